@@ -1,0 +1,638 @@
+//! Exact time: rational seconds ([`Time`]), the time syntax users type ([`TimeSpec`]), and
+//! half-open spans of time ([`Span`]) and of frames ([`FrameRange`]).
+//!
+//! Nothing here uses floating point for decisions: timestamps are `pts * time_base` kept as
+//! reduced fractions, compared by cross-multiplication in 128-bit integers. Floats appear only
+//! in `as_secs_f64` for display and JSON convenience fields.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::ops::{Add, Mul, Neg, Sub};
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// An exact number of seconds, `num / den` in lowest terms with `den > 0`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Time {
+    num: i64,
+    den: i64,
+}
+
+fn gcd_i128(mut a: i128, mut b: i128) -> i128 {
+    a = a.abs();
+    b = b.abs();
+    while b != 0 {
+        let t = a % b;
+        a = b;
+        b = t;
+    }
+    a
+}
+
+impl Time {
+    pub const ZERO: Time = Time { num: 0, den: 1 };
+
+    /// `num / den` seconds. Panics only on `den == 0`, which is a programming error.
+    pub fn new(num: i64, den: i64) -> Time {
+        assert!(den != 0, "Time with zero denominator");
+        Time::from_i128(num as i128, den as i128)
+    }
+
+    pub fn from_secs(secs: i64) -> Time {
+        Time { num: secs, den: 1 }
+    }
+
+    /// Reduces an `i128` fraction; if it does not fit `i64` even when reduced, it is rounded
+    /// to the nearest nanosecond-denominated value (a case that needs timestamps of about
+    /// 292 years or denominators beyond 2^63 and does not arise from real media).
+    fn from_i128(num: i128, den: i128) -> Time {
+        let (mut num, mut den) = if den < 0 { (-num, -den) } else { (num, den) };
+        let g = gcd_i128(num, den).max(1);
+        num /= g;
+        den /= g;
+        if let (Ok(n), Ok(d)) = (i64::try_from(num), i64::try_from(den)) {
+            return Time { num: n, den: d };
+        }
+        let scaled = div_round_i128(num * 1_000_000_000, den);
+        Time::from_i128(scaled, 1_000_000_000)
+    }
+
+    /// The time of `pts` ticks of `time_base` (`tb_num / tb_den` seconds per tick).
+    pub fn from_pts(pts: i64, tb_num: i32, tb_den: i32) -> Time {
+        Time::from_i128(pts as i128 * tb_num as i128, tb_den as i128)
+    }
+
+    /// This time in ticks of `tb_num / tb_den` seconds, rounded as `rounding` says.
+    pub fn to_pts(self, tb_num: i32, tb_den: i32, rounding: Rounding) -> i64 {
+        let num = self.num as i128 * tb_den as i128;
+        let den = self.den as i128 * tb_num as i128;
+        let q = match rounding {
+            Rounding::Down => div_floor_i128(num, den),
+            Rounding::Up => -div_floor_i128(-num, den),
+            Rounding::Nearest => div_round_i128(num, den),
+        };
+        q.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    pub fn numer(self) -> i64 {
+        self.num
+    }
+
+    pub fn denom(self) -> i64 {
+        self.den
+    }
+
+    pub fn is_zero(self) -> bool {
+        self.num == 0
+    }
+
+    pub fn is_negative(self) -> bool {
+        self.num < 0
+    }
+
+    pub fn as_secs_f64(self) -> f64 {
+        self.num as f64 / self.den as f64
+    }
+
+    /// The nearest time with denominator `den` (for turning float input into exact time).
+    pub fn from_secs_f64(secs: f64, den: i64) -> Option<Time> {
+        if !secs.is_finite() {
+            return None;
+        }
+        let n = (secs * den as f64).round();
+        if n.abs() > i64::MAX as f64 / 2.0 {
+            return None;
+        }
+        Some(Time::new(n as i64, den))
+    }
+
+    /// `floor(self / other)` for a positive `other`: how many whole `other`s fit.
+    pub fn div_floor(self, other: Time) -> i64 {
+        let num = self.num as i128 * other.den as i128;
+        let den = self.den as i128 * other.num as i128;
+        div_floor_i128(num, den).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    /// `self * factor` rounded to the nearest tick is not needed; exact scaling by a ratio.
+    pub fn scale(self, num: i64, den: i64) -> Time {
+        Time::from_i128(self.num as i128 * num as i128, self.den as i128 * den as i128)
+    }
+
+    pub fn max(self, other: Time) -> Time {
+        if self >= other {
+            self
+        } else {
+            other
+        }
+    }
+
+    pub fn min(self, other: Time) -> Time {
+        if self <= other {
+            self
+        } else {
+            other
+        }
+    }
+}
+
+/// How to round when a time is turned into whole ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    Down,
+    Up,
+    Nearest,
+}
+
+fn div_floor_i128(num: i128, den: i128) -> i128 {
+    let (num, den) = if den < 0 { (-num, -den) } else { (num, den) };
+    num.div_euclid(den)
+}
+
+/// Division rounding half away from zero, like `av_rescale_rnd(.., AV_ROUND_NEAR_INF)`.
+fn div_round_i128(num: i128, den: i128) -> i128 {
+    let (num, den) = if den < 0 { (-num, -den) } else { (num, den) };
+    if num >= 0 {
+        (num + den / 2) / den
+    } else {
+        -((-num + den / 2) / den)
+    }
+}
+
+impl Ord for Time {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.num as i128 * other.den as i128).cmp(&(other.num as i128 * self.den as i128))
+    }
+}
+
+impl PartialOrd for Time {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Add for Time {
+    type Output = Time;
+    fn add(self, rhs: Time) -> Time {
+        Time::from_i128(
+            self.num as i128 * rhs.den as i128 + rhs.num as i128 * self.den as i128,
+            self.den as i128 * rhs.den as i128,
+        )
+    }
+}
+
+impl Sub for Time {
+    type Output = Time;
+    fn sub(self, rhs: Time) -> Time {
+        self + (-rhs)
+    }
+}
+
+impl Neg for Time {
+    type Output = Time;
+    fn neg(self) -> Time {
+        Time { num: -self.num, den: self.den }
+    }
+}
+
+impl Mul<i64> for Time {
+    type Output = Time;
+    fn mul(self, rhs: i64) -> Time {
+        Time::from_i128(self.num as i128 * rhs as i128, self.den as i128)
+    }
+}
+
+impl fmt::Debug for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Time({self})")
+    }
+}
+
+/// Exact text: `"5"`, `"21/5"`, `"-1/3"`. Parsed back by [`Time::from_str`].
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.den == 1 {
+            write!(f, "{}", self.num)
+        } else {
+            write!(f, "{}/{}", self.num, self.den)
+        }
+    }
+}
+
+/// Parses the exact forms `"5"`, `"21/5"` and finite decimals `"4.2"` (no suffixes; see
+/// [`TimeSpec`] for the user-facing syntax).
+impl FromStr for Time {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Time, String> {
+        let s = s.trim();
+        if let Some((n, d)) = s.split_once('/') {
+            let n: i64 = n.trim().parse().map_err(|_| format!("bad numerator in {s:?}"))?;
+            let d: i64 = d.trim().parse().map_err(|_| format!("bad denominator in {s:?}"))?;
+            if d == 0 {
+                return Err(format!("zero denominator in {s:?}"));
+            }
+            return Ok(Time::new(n, d));
+        }
+        let (neg, body) = match s.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, s),
+        };
+        let t = parse_decimal(body).ok_or_else(|| format!("not a number: {s:?}"))?;
+        Ok(if neg { -t } else { t })
+    }
+}
+
+/// An unsigned decimal like `12`, `12.5`, `.5` or `12.` as an exact fraction.
+fn parse_decimal(s: &str) -> Option<Time> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    let (int_part, frac_part) = match s.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (s, ""),
+    };
+    if frac_part.contains('.') || (int_part.is_empty() && frac_part.is_empty()) {
+        return None;
+    }
+    if frac_part.len() > 18 || int_part.len() > 15 {
+        return None;
+    }
+    let int: i64 = if int_part.is_empty() { 0 } else { int_part.parse().ok()? };
+    let mut t = Time::from_secs(int);
+    if !frac_part.is_empty() {
+        let den = 10i64.pow(frac_part.len() as u32);
+        let frac: i64 = frac_part.parse().ok()?;
+        t = t + Time::new(frac, den);
+    }
+    Some(t)
+}
+
+impl Serialize for Time {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Time {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Time, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A point in a video as a user writes it, before it is resolved against a real video.
+///
+/// Syntax (as PySceneDetect users know it):
+/// - `150`: frame 150 (0-based);
+/// - `5s`, `5.0s`, `5.0`: seconds (a decimal point or an `s` suffix means seconds);
+/// - `00:01:05.250` or `01:05.250`: a timecode (hours optional, fraction optional);
+/// - `75%`: a fraction of the clip (only where a job allows it, e.g. truncation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeSpec {
+    Frame(u64),
+    Seconds(Time),
+    /// Percent of the clip, `0..=100` (stored as a fraction of 100, so `75%` is `Percent(75)`).
+    Percent(Time),
+}
+
+impl TimeSpec {
+    /// Parses the user syntax; the error message says what forms are accepted.
+    pub fn parse(text: &str) -> Result<TimeSpec, String> {
+        let s = text.trim();
+        let expected = "expected a frame number (150), seconds (5s, 5.0s, 5.0), a timecode \
+                        (00:01:05.250) or a percentage (75%)";
+        if s.is_empty() {
+            return Err(format!("empty time; {expected}"));
+        }
+        if s.starts_with('-') {
+            return Err(format!("negative time {s:?}; {expected}"));
+        }
+        if let Some(p) = s.strip_suffix('%') {
+            let v = parse_decimal(p.trim()).ok_or_else(|| format!("bad percentage {s:?}; {expected}"))?;
+            if v > Time::from_secs(100) {
+                return Err(format!("percentage {s:?} is above 100%"));
+            }
+            return Ok(TimeSpec::Percent(v));
+        }
+        if s.contains(':') {
+            return parse_timecode(s)
+                .map(TimeSpec::Seconds)
+                .ok_or_else(|| format!("bad timecode {s:?}; {expected}"));
+        }
+        if let Some(secs) = s.strip_suffix('s') {
+            return parse_decimal(secs.trim())
+                .map(TimeSpec::Seconds)
+                .ok_or_else(|| format!("bad seconds {s:?}; {expected}"));
+        }
+        if s.contains('.') {
+            return parse_decimal(s)
+                .map(TimeSpec::Seconds)
+                .ok_or_else(|| format!("bad seconds {s:?}; {expected}"));
+        }
+        if s.bytes().all(|b| b.is_ascii_digit()) {
+            return s
+                .parse::<u64>()
+                .map(TimeSpec::Frame)
+                .map_err(|_| format!("frame number {s:?} is too large"));
+        }
+        Err(format!("cannot read time {s:?}; {expected}"))
+    }
+
+    /// Reads a JSON value: strings use [`TimeSpec::parse`]; integers are frames and other
+    /// numbers seconds, mirroring the text rule (`150` is a frame, `5.0` is seconds).
+    pub fn from_json(value: &serde_json::Value) -> Result<TimeSpec, String> {
+        match value {
+            serde_json::Value::String(s) => TimeSpec::parse(s),
+            serde_json::Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    Ok(TimeSpec::Frame(u))
+                } else if n.as_i64().is_some() {
+                    Err(format!("negative time {n}"))
+                } else {
+                    // Use the decimal text serde_json kept, so 0.1 stays exactly 1/10.
+                    TimeSpec::parse(&format!("{n}s")).or_else(|_| {
+                        n.as_f64()
+                            .and_then(|f| Time::from_secs_f64(f, 1_000_000))
+                            .filter(|t| !t.is_negative())
+                            .map(TimeSpec::Seconds)
+                            .ok_or_else(|| format!("bad time {n}"))
+                    })
+                }
+            }
+            other => Err(format!("expected a time string or number, found {other}")),
+        }
+    }
+
+    /// The canonical text of this spec (round-trips through [`TimeSpec::parse`]).
+    pub fn to_text(&self) -> String {
+        match self {
+            TimeSpec::Frame(n) => n.to_string(),
+            TimeSpec::Seconds(t) => format!("{}s", decimal_text(*t)),
+            TimeSpec::Percent(p) => format!("{}%", decimal_text(*p)),
+        }
+    }
+}
+
+impl fmt::Display for TimeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}
+
+impl FromStr for TimeSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        TimeSpec::parse(s)
+    }
+}
+
+/// A finite decimal if the fraction has one (denominator 2^a * 5^b), else `num/den`.
+pub fn decimal_text(t: Time) -> String {
+    let mut d = t.den;
+    let (mut twos, mut fives) = (0u32, 0u32);
+    while d % 2 == 0 {
+        d /= 2;
+        twos += 1;
+    }
+    while d % 5 == 0 {
+        d /= 5;
+        fives += 1;
+    }
+    if d != 1 {
+        return t.to_string();
+    }
+    let digits = twos.max(fives);
+    if digits == 0 {
+        return t.num.to_string();
+    }
+    let scale = 10i128.pow(digits);
+    let scaled = t.num as i128 * scale / t.den as i128;
+    let sign = if scaled < 0 { "-" } else { "" };
+    let a = scaled.abs();
+    let int = a / scale;
+    let frac = a % scale;
+    format!("{sign}{int}.{frac:0width$}", width = digits as usize)
+}
+
+/// `HH:MM:SS[.fff]` or `MM:SS[.fff]`; minutes and seconds below 60 when a larger unit is given.
+fn parse_timecode(s: &str) -> Option<Time> {
+    let parts: Vec<&str> = s.split(':').collect();
+    if !(2..=3).contains(&parts.len()) {
+        return None;
+    }
+    let secs = parse_decimal(parts[parts.len() - 1])?;
+    let all_digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if !parts[..parts.len() - 1].iter().all(|p| all_digits(p)) {
+        return None;
+    }
+    let minutes: i64 = parts[parts.len() - 2].parse().ok()?;
+    let hours: i64 = if parts.len() == 3 { parts[0].parse().ok()? } else { 0 };
+    if secs >= Time::from_secs(60) || (parts.len() == 3 && minutes >= 60) {
+        return None;
+    }
+    Some(Time::from_secs(hours * 3600 + minutes * 60) + secs)
+}
+
+/// A half-open span of time `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    pub start: Time,
+    pub end: Time,
+}
+
+impl Span {
+    pub fn new(start: Time, end: Time) -> Span {
+        Span { start, end }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.end <= self.start
+    }
+
+    pub fn duration(&self) -> Time {
+        if self.is_empty() {
+            Time::ZERO
+        } else {
+            self.end - self.start
+        }
+    }
+
+    /// `start <= t < end`.
+    pub fn contains(&self, t: Time) -> bool {
+        self.start <= t && t < self.end
+    }
+
+    /// The overlap of two spans (empty spans come back with `start == end`).
+    pub fn intersect(&self, other: &Span) -> Span {
+        let start = self.start.max(other.start);
+        let end = self.end.min(other.end).max(start);
+        Span { start, end }
+    }
+
+    /// This span moved by `delta`.
+    pub fn shift(&self, delta: Time) -> Span {
+        Span { start: self.start + delta, end: self.end + delta }
+    }
+}
+
+/// A half-open range of 0-based frame indices `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FrameRange {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl FrameRange {
+    pub fn new(start: usize, end: usize) -> FrameRange {
+        FrameRange { start, end }
+    }
+
+    pub fn len(&self) -> usize {
+        self.end.saturating_sub(self.start)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.end <= self.start
+    }
+
+    pub fn contains(&self, index: usize) -> bool {
+        self.start <= index && index < self.end
+    }
+
+    pub fn intersect(&self, other: &FrameRange) -> FrameRange {
+        let start = self.start.max(other.start);
+        FrameRange { start, end: self.end.min(other.end).max(start) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn parses_each_form() {
+        assert_eq!(TimeSpec::parse("150"), Ok(TimeSpec::Frame(150)));
+        assert_eq!(TimeSpec::parse("5s"), Ok(TimeSpec::Seconds(Time::from_secs(5))));
+        assert_eq!(TimeSpec::parse("5.0s"), Ok(TimeSpec::Seconds(Time::from_secs(5))));
+        assert_eq!(TimeSpec::parse("5.0"), Ok(TimeSpec::Seconds(Time::from_secs(5))));
+        assert_eq!(TimeSpec::parse("0.1"), Ok(TimeSpec::Seconds(Time::new(1, 10))));
+        assert_eq!(
+            TimeSpec::parse("00:01:05.250"),
+            Ok(TimeSpec::Seconds(Time::new(65250, 1000)))
+        );
+        assert_eq!(TimeSpec::parse("01:05.5"), Ok(TimeSpec::Seconds(Time::new(131, 2))));
+        assert_eq!(TimeSpec::parse("75%"), Ok(TimeSpec::Percent(Time::from_secs(75))));
+        assert_eq!(TimeSpec::parse("12.5%"), Ok(TimeSpec::Percent(Time::new(25, 2))));
+    }
+
+    #[test]
+    fn rejects_bad_forms_with_a_reason() {
+        for bad in ["", "-1", "5x", "1:2:3:4", "00:61:00", "00:00:60", "1.2.3", "abc", "101%", "s"] {
+            let err = TimeSpec::parse(bad).unwrap_err();
+            assert!(!err.is_empty(), "{bad}");
+        }
+        assert!(TimeSpec::parse("5x").unwrap_err().contains("expected a frame number"));
+    }
+
+    #[test]
+    fn json_numbers_follow_the_text_rule() {
+        let v: serde_json::Value = serde_json::from_str("[150, 5.0, 0.1, \"2s\", -3]").unwrap();
+        let a = v.as_array().unwrap();
+        assert_eq!(TimeSpec::from_json(&a[0]), Ok(TimeSpec::Frame(150)));
+        assert_eq!(TimeSpec::from_json(&a[1]), Ok(TimeSpec::Seconds(Time::from_secs(5))));
+        assert_eq!(TimeSpec::from_json(&a[2]), Ok(TimeSpec::Seconds(Time::new(1, 10))));
+        assert_eq!(TimeSpec::from_json(&a[3]), Ok(TimeSpec::Seconds(Time::from_secs(2))));
+        assert!(TimeSpec::from_json(&a[4]).is_err());
+    }
+
+    #[test]
+    fn pts_rescaling_is_exact() {
+        let t = Time::from_pts(512, 1, 12800);
+        assert_eq!(t, Time::new(1, 25));
+        assert_eq!(t.to_pts(1, 90000, Rounding::Nearest), 3600);
+        assert_eq!(Time::new(1, 3).to_pts(1, 10, Rounding::Down), 3);
+        assert_eq!(Time::new(1, 3).to_pts(1, 10, Rounding::Up), 4);
+        assert_eq!(Time::new(-1, 3).to_pts(1, 10, Rounding::Down), -4);
+        assert_eq!(Time::new(-1, 3).to_pts(1, 10, Rounding::Up), -3);
+    }
+
+    #[test]
+    fn decimal_text_is_exact_or_fraction() {
+        assert_eq!(decimal_text(Time::new(1, 4)), "0.25");
+        assert_eq!(decimal_text(Time::new(-5, 2)), "-2.5");
+        assert_eq!(decimal_text(Time::new(1, 3)), "1/3");
+        assert_eq!(decimal_text(Time::from_secs(7)), "7");
+    }
+
+    fn any_time() -> impl Strategy<Value = Time> {
+        (-1_000_000_000i64..1_000_000_000, 1i64..100_000).prop_map(|(n, d)| Time::new(n, d))
+    }
+
+    proptest! {
+        #[test]
+        fn display_round_trips(t in any_time()) {
+            prop_assert_eq!(t.to_string().parse::<Time>().unwrap(), t);
+        }
+
+        #[test]
+        fn seconds_spec_round_trips(n in 0i64..10_000_000, d in prop::sample::select(vec![1i64, 2, 4, 5, 8, 10, 100, 1000, 1024])) {
+            let spec = TimeSpec::Seconds(Time::new(n, d));
+            prop_assert_eq!(TimeSpec::parse(&spec.to_text()).unwrap(), spec);
+        }
+
+        #[test]
+        fn timecode_matches_seconds(h in 0i64..100, m in 0i64..60, s in 0i64..60, ms in 0i64..1000) {
+            let text = format!("{h:02}:{m:02}:{s:02}.{ms:03}");
+            let expected = Time::from_secs(h * 3600 + m * 60 + s) + Time::new(ms, 1000);
+            prop_assert_eq!(TimeSpec::parse(&text).unwrap(), TimeSpec::Seconds(expected));
+        }
+
+        #[test]
+        fn arithmetic_is_exact(a in any_time(), b in any_time()) {
+            prop_assert_eq!((a + b) - b, a);
+            prop_assert_eq!(a - a, Time::ZERO);
+            prop_assert_eq!(a < b, (a - b).is_negative());
+        }
+
+        #[test]
+        fn pts_round_trip_through_a_finer_base(pts in -10_000_000i64..10_000_000, tb_den in 1i32..100_000) {
+            let t = Time::from_pts(pts, 1, tb_den);
+            // Any base that is a multiple of the original represents it exactly.
+            let fine = tb_den.saturating_mul(3);
+            let back = Time::from_pts(t.to_pts(1, fine, Rounding::Nearest), 1, fine);
+            prop_assert_eq!(back, t);
+            prop_assert_eq!(t.to_pts(1, tb_den, Rounding::Down), pts);
+        }
+
+        #[test]
+        fn rounding_brackets_the_value(t in any_time(), tb_den in 1i32..100_000) {
+            let down = t.to_pts(1, tb_den, Rounding::Down);
+            let up = t.to_pts(1, tb_den, Rounding::Up);
+            prop_assert!(Time::from_pts(down, 1, tb_den) <= t);
+            prop_assert!(Time::from_pts(up, 1, tb_den) >= t);
+            prop_assert!(up - down <= 1);
+        }
+
+        #[test]
+        fn span_intersection_is_within_both(a in any_time(), b in any_time(), c in any_time(), d in any_time()) {
+            let s1 = Span::new(a.min(b), a.max(b));
+            let s2 = Span::new(c.min(d), c.max(d));
+            let i = s1.intersect(&s2);
+            prop_assert!(i.duration() <= s1.duration() && i.duration() <= s2.duration());
+            for t in [a, b, c, d] {
+                prop_assert_eq!(i.contains(t), s1.contains(t) && s2.contains(t));
+            }
+        }
+
+        #[test]
+        fn frame_range_intersection(a in 0usize..1000, b in 0usize..1000, c in 0usize..1000, d in 0usize..1000) {
+            let r1 = FrameRange::new(a.min(b), a.max(b));
+            let r2 = FrameRange::new(c.min(d), c.max(d));
+            let i = r1.intersect(&r2);
+            for x in 0..1000 {
+                prop_assert_eq!(i.contains(x), r1.contains(x) && r2.contains(x));
+            }
+        }
+    }
+}
