@@ -1,2 +1,16 @@
 //! vidprep: frame-accurate video preparation for multimodal-LLM video benchmarks.
+//!
+//! The library owns one decode -> transform -> encode pipeline ([`pipeline`]) over the media
+//! core ([`media`]); each job ([`jobs`]) is a small plan on top of it. The `vidprep` binary is a
+//! thin command-line layer over these functions.
+
+pub mod error;
+pub mod media;
 pub mod time;
+
+pub use error::{Error, Result};
+pub mod jobs;
+pub mod output;
+pub mod pipeline;
+pub mod sidecar;
+pub mod sinks;

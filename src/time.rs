@@ -202,6 +202,13 @@ impl Mul<i64> for Time {
     }
 }
 
+impl Mul<Time> for Time {
+    type Output = Time;
+    fn mul(self, rhs: Time) -> Time {
+        Time::from_i128(self.num as i128 * rhs.num as i128, self.den as i128 * rhs.den as i128)
+    }
+}
+
 impl fmt::Debug for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Time({self})")
@@ -592,6 +599,7 @@ mod tests {
         fn arithmetic_is_exact(a in any_time(), b in any_time()) {
             prop_assert_eq!((a + b) - b, a);
             prop_assert_eq!(a - a, Time::ZERO);
+            prop_assert_eq!(a * Time::from_secs(2), a + a);
             prop_assert_eq!(a < b, (a - b).is_negative());
         }
 

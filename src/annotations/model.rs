@@ -1,0 +1,340 @@
+//! The format-neutral annotation model: tracks of keyed boxes ([`Track`]), untracked
+//! detections ([`Detection`]), and the file-level [`Annotations`] with its [`Meta`].
+//!
+//! Conventions: boxes are `x1,y1,x2,y2` in the displayed, upright frame (pixels, or fractions of
+//! the frame when [`Coords::Normalized`]); frame keys are 0-based; time keys are exact seconds
+//! from the start of the video. Every reader converts to these at its edge.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::bbox::BBox;
+use super::error::{AnnotationError, Location};
+use super::Format;
+use crate::time::Time;
+
+/// When an annotation applies: a 0-based frame index of the video, or a time in seconds from
+/// the video's start. Frame keys sort before time keys; within a kind they sort by value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Key {
+    Frame(usize),
+    Time(Time),
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Frame(i) => write!(f, "frame {i}"),
+            Key::Time(t) => write!(f, "time {t}s"),
+        }
+    }
+}
+
+/// What a track says at one key: a box, or that the object is not visible.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Entry {
+    Present(BBox),
+    Absent,
+}
+
+impl Entry {
+    /// `Present` for a finite box with positive area, `Absent` otherwise (NaN rows, zero-size
+    /// boxes: the convention of GOT-10k and most tracking datasets for "not visible").
+    pub fn from_box(bbox: BBox) -> Entry {
+        if bbox.has_area() {
+            Entry::Present(bbox)
+        } else {
+            Entry::Absent
+        }
+    }
+
+    pub fn bbox(&self) -> Option<&BBox> {
+        match self {
+            Entry::Present(b) => Some(b),
+            Entry::Absent => None,
+        }
+    }
+}
+
+/// Extra per-key numbers a format carries (GOT-10k `cover`, MOT `conf`/`class`/`visibility`,
+/// plain `score`), by name.
+pub type Extras = BTreeMap<String, f64>;
+
+/// One object over time. At most one entry per key (a `BTreeMap`, sorted by key).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Track {
+    pub id: String,
+    /// Class or object name to show next to the box (GOT-10k `object_class`, MOT class, ...).
+    pub label: Option<String>,
+    pub keys: BTreeMap<Key, Entry>,
+    /// Optional extras per key; only keys that have some appear here.
+    pub extras: BTreeMap<Key, Extras>,
+}
+
+impl Track {
+    pub fn new(id: impl Into<String>) -> Track {
+        Track { id: id.into(), ..Track::default() }
+    }
+
+    /// Adds an entry; a second entry for the same key is refused (the error names the track and key).
+    pub fn insert(&mut self, key: Key, entry: Entry) -> Result<(), AnnotationError> {
+        if self.keys.contains_key(&key) {
+            return Err(AnnotationError::Usage(format!(
+                "track {:?} already has an entry for {key}; one box per track and key",
+                self.id
+            )));
+        }
+        self.keys.insert(key, entry);
+        Ok(())
+    }
+
+    /// The number of keys with a box.
+    pub fn present_count(&self) -> usize {
+        self.keys.values().filter(|e| matches!(e, Entry::Present(_))).count()
+    }
+}
+
+/// An untracked box (a MOT row with id < 0, e.g. public detections): drawn only on its own
+/// frame, never filled between frames.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Detection {
+    pub key: Key,
+    pub bbox: BBox,
+    pub score: Option<f64>,
+    pub label: Option<String>,
+}
+
+/// The unit of box coordinates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Coords {
+    /// Pixels of the displayed frame.
+    #[default]
+    Pixels,
+    /// Fractions `0..1` of the frame's width and height; turned into pixels at resolution time.
+    Normalized,
+}
+
+impl Coords {
+    pub fn name(self) -> &'static str {
+        match self {
+            Coords::Pixels => "pixels",
+            Coords::Normalized => "normalized",
+        }
+    }
+}
+
+/// What the source file says about itself, beyond the boxes.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Meta {
+    /// The format the annotations were read from (never `Format::Auto`).
+    pub source_format: Option<Format>,
+    pub source_path: Option<PathBuf>,
+    /// The annotation rate: GOT-10k `anno_fps` (10 when `meta_info.ini` does not say), V-STaR `fps`.
+    pub fps: Option<Time>,
+    /// The frame size the file declares (V-STaR `width`, `height`).
+    pub frame_size: Option<(u32, u32)>,
+    /// The frame count the file declares (V-STaR `frame_count`).
+    pub frame_count: Option<usize>,
+    /// Everything else the file says, by its own names (GOT-10k `object_class`, `motion_class`;
+    /// V-STaR `vid`, `domain`, `question`, `timestamps`; counts of rows a filter dropped; ...).
+    pub fields: BTreeMap<String, serde_json::Value>,
+}
+
+/// A file's annotations in the common model.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Annotations {
+    pub tracks: Vec<Track>,
+    pub detections: Vec<Detection>,
+    pub coords: Coords,
+    pub meta: Meta,
+}
+
+impl Annotations {
+    pub fn new(coords: Coords) -> Annotations {
+        Annotations { coords, ..Annotations::default() }
+    }
+
+    /// The index of the track with this id.
+    pub fn track_index(&self, id: &str) -> Option<usize> {
+        self.tracks.iter().position(|t| t.id == id)
+    }
+
+    /// Number of track keys (present or absent) plus detections.
+    pub fn key_count(&self) -> usize {
+        self.tracks.iter().map(|t| t.keys.len()).sum::<usize>() + self.detections.len()
+    }
+
+    /// Number of boxes (present track keys plus detections).
+    pub fn box_count(&self) -> usize {
+        self.tracks.iter().map(|t| t.present_count()).sum::<usize>() + self.detections.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tracks.iter().all(|t| t.keys.is_empty()) && self.detections.is_empty()
+    }
+
+    /// The same annotations in pixels of a `width` x `height` frame (unchanged when already pixels).
+    pub fn to_pixels(&self, width: u32, height: u32) -> Annotations {
+        let mut out = self.clone();
+        if self.coords == Coords::Normalized {
+            let (sx, sy) = (width as f64, height as f64);
+            for track in &mut out.tracks {
+                for entry in track.keys.values_mut() {
+                    if let Entry::Present(b) = entry {
+                        *b = b.scaled(sx, sy);
+                    }
+                }
+            }
+            for d in &mut out.detections {
+                d.bbox = d.bbox.scaled(sx, sy);
+            }
+            out.coords = Coords::Pixels;
+        }
+        out
+    }
+}
+
+/// Collects reader rows into tracks, remembering where each key came from so that a duplicate
+/// or a conflicting label is reported with both places.
+pub(crate) struct TrackSet<'a> {
+    path: &'a Path,
+    tracks: Vec<Track>,
+    by_id: HashMap<String, usize>,
+    key_origin: HashMap<(usize, Key), Location>,
+    label_origin: Vec<Option<Location>>,
+}
+
+impl<'a> TrackSet<'a> {
+    pub(crate) fn new(path: &'a Path) -> TrackSet<'a> {
+        TrackSet { path, tracks: Vec::new(), by_id: HashMap::new(), key_origin: HashMap::new(), label_origin: Vec::new() }
+    }
+
+    /// Adds one keyed entry of track `id`, found at `at`.
+    pub(crate) fn add(
+        &mut self,
+        id: &str,
+        label: Option<&str>,
+        key: Key,
+        entry: Entry,
+        extras: Extras,
+        at: Location,
+    ) -> Result<(), AnnotationError> {
+        let index = match self.by_id.get(id) {
+            Some(&i) => i,
+            None => {
+                self.tracks.push(Track::new(id));
+                self.label_origin.push(None);
+                self.by_id.insert(id.to_string(), self.tracks.len() - 1);
+                self.tracks.len() - 1
+            }
+        };
+        if let Some(first) = self.key_origin.get(&(index, key)) {
+            return Err(AnnotationError::invalid(
+                self.path,
+                at,
+                format!(
+                    "track {id:?} has a second box for {key} (the first is at {first}); \
+                     expected one box per track and {}",
+                    if matches!(key, Key::Frame(_)) { "frame" } else { "time" }
+                ),
+            ));
+        }
+        let track = &mut self.tracks[index];
+        if let Some(label) = label.filter(|l| !l.is_empty()) {
+            match (&track.label, &self.label_origin[index]) {
+                (Some(existing), Some(origin)) if existing != label => {
+                    return Err(AnnotationError::invalid(
+                        self.path,
+                        at,
+                        format!(
+                            "track {id:?} is labelled {label:?} here but {existing:?} at {origin}; \
+                             expected one label per track"
+                        ),
+                    ));
+                }
+                (None, _) => {
+                    track.label = Some(label.to_string());
+                    self.label_origin[index] = Some(at.clone());
+                }
+                _ => {}
+            }
+        }
+        track.keys.insert(key, entry);
+        if !extras.is_empty() {
+            track.extras.insert(key, extras);
+        }
+        self.key_origin.insert((index, key), at);
+        Ok(())
+    }
+
+    pub(crate) fn into_tracks(self) -> Vec<Track> {
+        self.tracks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_sort_frames_then_times_exactly() {
+        let mut keys = vec![
+            Key::Time(Time::new(1, 3)),
+            Key::Frame(5),
+            Key::Time(Time::new(1, 4)),
+            Key::Frame(2),
+        ];
+        keys.sort();
+        assert_eq!(
+            keys,
+            vec![Key::Frame(2), Key::Frame(5), Key::Time(Time::new(1, 4)), Key::Time(Time::new(1, 3))]
+        );
+    }
+
+    #[test]
+    fn entry_from_box_marks_empty_and_nan_absent() {
+        assert_eq!(Entry::from_box(BBox::from_xywh(1.0, 1.0, 0.0, 5.0)), Entry::Absent);
+        assert_eq!(Entry::from_box(BBox::from_xywh(f64::NAN, 1.0, 2.0, 5.0)), Entry::Absent);
+        assert!(matches!(Entry::from_box(BBox::from_xywh(1.0, 1.0, 2.0, 5.0)), Entry::Present(_)));
+    }
+
+    #[test]
+    fn track_insert_refuses_duplicates() {
+        let mut t = Track::new("a");
+        t.insert(Key::Frame(1), Entry::Absent).unwrap();
+        let err = t.insert(Key::Frame(1), Entry::Absent).unwrap_err().to_string();
+        assert_eq!(err, "track \"a\" already has an entry for frame 1; one box per track and key");
+    }
+
+    #[test]
+    fn track_set_reports_duplicates_and_label_conflicts_with_both_places() {
+        let path = Path::new("boxes.csv");
+        let mut set = TrackSet::new(path);
+        let b = Entry::Present(BBox::new(0.0, 0.0, 1.0, 1.0));
+        set.add("7", Some("car"), Key::Frame(3), b, Extras::new(), Location::Line(2)).unwrap();
+        let err = set.add("7", None, Key::Frame(3), b, Extras::new(), Location::Line(9)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "boxes.csv line 9: track \"7\" has a second box for frame 3 (the first is at line 2); \
+             expected one box per track and frame"
+        );
+        let err = set.add("7", Some("truck"), Key::Frame(4), b, Extras::new(), Location::Line(10)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "boxes.csv line 10: track \"7\" is labelled \"truck\" here but \"car\" at line 2; \
+             expected one label per track"
+        );
+    }
+
+    #[test]
+    fn to_pixels_scales_normalised_boxes() {
+        let mut a = Annotations::new(Coords::Normalized);
+        let mut t = Track::new("1");
+        t.insert(Key::Frame(0), Entry::Present(BBox::new(0.25, 0.5, 0.75, 1.0))).unwrap();
+        a.tracks.push(t);
+        let p = a.to_pixels(640, 360);
+        assert_eq!(p.coords, Coords::Pixels);
+        assert_eq!(p.tracks[0].keys[&Key::Frame(0)], Entry::Present(BBox::new(160.0, 180.0, 480.0, 360.0)));
+    }
+}

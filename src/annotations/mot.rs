@@ -1,0 +1,287 @@
+//! MOT Challenge text files (`gt.txt`, `det.txt`): one box per line,
+//! `frame,id,x,y,w,h,conf,...` with 1-based frames. Rows with `id >= 0` become tracks (id as
+//! text), rows with `id < 0` (public detections) become [`Detection`]s.
+//!
+//! Columns after `conf` follow the file's generation: 9 columns are MOT16/17/20 ground truth
+//! (`class`, `visibility`, kept as extras and the class name as label); 10 columns are MOT15
+//! (`world_x,world_y,world_z`, usually -1, kept as extras when set). `conf` is the detector
+//! score in `det.txt` and the "consider this entry" flag (1/0) in `gt.txt`; it is kept as the
+//! `conf` extra, and `ReadOptions::min_confidence` drops rows below it.
+
+use std::path::Path;
+
+use super::bbox::BBox;
+use super::error::{AnnotationError, Location};
+use super::model::{Annotations, Coords, Detection, Entry, Extras, Key, Meta, TrackSet};
+use super::text::{parse_f64, read_text, split_numeric_line};
+use super::{Format, ReadOptions};
+
+const NAMES_9: [&str; 9] = ["frame", "id", "x", "y", "w", "h", "conf", "class", "visibility"];
+const NAMES_10: [&str; 10] = ["frame", "id", "x", "y", "w", "h", "conf", "world_x", "world_y", "world_z"];
+
+/// The MOT16/17/20 class names by class id.
+pub fn mot_class_name(class: i64) -> Option<&'static str> {
+    Some(match class {
+        1 => "pedestrian",
+        2 => "person on vehicle",
+        3 => "car",
+        4 => "bicycle",
+        5 => "motorbike",
+        6 => "non motorized vehicle",
+        7 => "static person",
+        8 => "distractor",
+        9 => "occluder",
+        10 => "occluder on the ground",
+        11 => "occluder full",
+        12 => "reflection",
+        13 => "crowd",
+        _ => return None,
+    })
+}
+
+fn column_name(count: usize, index: usize) -> &'static str {
+    if count == 10 {
+        NAMES_10[index]
+    } else {
+        NAMES_9[index]
+    }
+}
+
+/// Reads a MOT `gt.txt` / `det.txt`.
+pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+    let text = read_text(path)?;
+    let mut set = TrackSet::new(path);
+    let mut detections = Vec::new();
+    let mut first: Option<(usize, usize)> = None; // (line, column count)
+    let mut below_confidence = 0usize;
+    let mut empty_detections = 0usize;
+
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields = split_numeric_line(line);
+        let count = match first {
+            None => {
+                if !(6..=10).contains(&fields.len()) {
+                    return Err(AnnotationError::at_line(
+                        path,
+                        line_no,
+                        format!(
+                            "expected 6 to 10 comma-separated numbers (frame,id,x,y,w,h,conf,...), found {}",
+                            fields.len()
+                        ),
+                    ));
+                }
+                first = Some((line_no, fields.len()));
+                fields.len()
+            }
+            Some((first_line, count)) => {
+                if fields.len() != count {
+                    return Err(AnnotationError::at_line(
+                        path,
+                        line_no,
+                        format!(
+                            "expected {count} comma-separated numbers (frame,id,x,y,w,h,conf,...) like line {first_line}, found {}",
+                            fields.len()
+                        ),
+                    ));
+                }
+                count
+            }
+        };
+        let mut v = [0f64; 10];
+        for (k, f) in fields.iter().enumerate() {
+            v[k] = parse_f64(f).ok_or_else(|| {
+                AnnotationError::at_line(
+                    path,
+                    line_no,
+                    format!("column {} ({}): expected a number, found {f:?}", k + 1, column_name(count, k)),
+                )
+            })?;
+        }
+        let frame = v[0];
+        if !(frame.fract() == 0.0 && frame >= 1.0 && frame < 1e15) {
+            return Err(AnnotationError::at_line(
+                path,
+                line_no,
+                format!("column 1 (frame): expected a frame number 1, 2, ... (MOT frames are 1-based), found {}", fields[0]),
+            ));
+        }
+        let frame = frame as usize - 1;
+        let id = v[1];
+        if !(id.fract() == 0.0 && id.abs() < 1e15) {
+            return Err(AnnotationError::at_line(
+                path,
+                line_no,
+                format!("column 2 (id): expected an integer track id (-1 for detections), found {}", fields[1]),
+            ));
+        }
+        let conf = (count >= 7).then_some(v[6]);
+        if let (Some(min), Some(conf)) = (options.min_confidence, conf) {
+            if conf < min {
+                below_confidence += 1;
+                continue;
+            }
+        }
+        let bbox = BBox::from_xywh(v[2], v[3], v[4], v[5]);
+        let class = (count == 8 || count == 9).then_some(v[7]);
+        let label = class.and_then(|c| if c.fract() == 0.0 { mot_class_name(c as i64) } else { None });
+
+        if id < 0.0 {
+            if !bbox.has_area() {
+                empty_detections += 1;
+                continue;
+            }
+            detections.push(Detection { key: Key::Frame(frame), bbox, score: conf, label: label.map(str::to_string) });
+            continue;
+        }
+
+        let mut extras = Extras::new();
+        if let Some(conf) = conf {
+            extras.insert("conf".into(), conf);
+        }
+        if let Some(class) = class {
+            extras.insert("class".into(), class);
+        }
+        if count == 9 {
+            extras.insert("visibility".into(), v[8]);
+        }
+        if count == 10 {
+            for (k, name) in [(7, "world_x"), (8, "world_y"), (9, "world_z")] {
+                if v[k] != -1.0 {
+                    extras.insert(name.into(), v[k]);
+                }
+            }
+        }
+        let id_text = (id as i64).to_string();
+        set.add(&id_text, label, Key::Frame(frame), Entry::from_box(bbox), extras, Location::Line(line_no))?;
+    }
+
+    let mut annotations = Annotations::new(Coords::Pixels);
+    annotations.tracks = set.into_tracks();
+    annotations.detections = detections;
+    let mut meta = Meta { source_format: Some(Format::Mot), source_path: Some(path.to_path_buf()), ..Meta::default() };
+    if let Some((_, count)) = first {
+        meta.fields.insert("columns".into(), count.into());
+    }
+    if options.min_confidence.is_some() {
+        meta.fields.insert("rows_below_min_confidence".into(), below_confidence.into());
+    }
+    if empty_detections > 0 {
+        meta.fields.insert("empty_detections_skipped".into(), empty_detections.into());
+    }
+    annotations.meta = meta;
+    Ok(annotations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::annotations::test_support::{fixture, shared_data};
+    use crate::annotations::{read, Format};
+
+    #[test]
+    fn reads_ground_truth_fixture() {
+        let a = read_mot(&fixture("mot/gt.txt"), &ReadOptions::default()).unwrap();
+        assert_eq!(a.tracks.len(), 2);
+        assert_eq!(a.detections.len(), 0);
+        let t = &a.tracks[0];
+        assert_eq!(t.id, "1");
+        assert_eq!(t.label.as_deref(), Some("pedestrian"));
+        // frame 1 -> 0, x,y,w,h -> corners
+        assert_eq!(t.keys[&Key::Frame(0)], Entry::Present(BBox::new(100.0, 50.0, 120.0, 90.0)));
+        assert_eq!(t.keys[&Key::Frame(1)], Entry::Present(BBox::new(102.0, 50.0, 122.0, 90.0)));
+        assert_eq!(t.extras[&Key::Frame(0)]["visibility"], 0.75);
+        assert_eq!(t.extras[&Key::Frame(0)]["conf"], 1.0);
+        let car = &a.tracks[1];
+        assert_eq!(car.id, "2");
+        assert_eq!(car.label.as_deref(), Some("car"));
+        assert_eq!(car.keys.len(), 2);
+        // the consider-flag filter
+        let kept = read_mot(&fixture("mot/gt.txt"), &ReadOptions { min_confidence: Some(1.0), ..Default::default() }).unwrap();
+        assert_eq!(kept.tracks[1].keys.len(), 1);
+        assert_eq!(kept.meta.fields["rows_below_min_confidence"], 1);
+    }
+
+    #[test]
+    fn reads_detections_fixture() {
+        let a = read_mot(&fixture("mot/det.txt"), &ReadOptions::default()).unwrap();
+        assert!(a.tracks.is_empty());
+        assert_eq!(a.detections.len(), 3);
+        assert_eq!(
+            a.detections[0],
+            Detection { key: Key::Frame(0), bbox: BBox::new(649.5, 231.5, 694.0, 318.0), score: Some(0.9), label: None }
+        );
+        assert_eq!(a.detections[2].key, Key::Frame(1));
+        let auto = read(&fixture("mot/det.txt"), Format::Auto, &ReadOptions::default()).unwrap();
+        assert_eq!(auto.meta.source_format, Some(Format::Mot));
+    }
+
+    #[test]
+    fn bad_rows_name_file_line_and_expectation() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("det.txt");
+        let cases = [
+            (
+                "1,-1,1,2,3,4,0.9,-1,-1,-1\n1,-1,1,2\n",
+                "line 2: expected 10 comma-separated numbers (frame,id,x,y,w,h,conf,...) like line 1, found 4",
+            ),
+            ("1,-1,1,2,3\n", "line 1: expected 6 to 10 comma-separated numbers (frame,id,x,y,w,h,conf,...), found 5"),
+            ("1,-1,1,2,3,4,0.9,-1,-1,-1\n2,-1,1,y,3,4,0.9,-1,-1,-1\n", "line 2: column 4 (y): expected a number, found \"y\""),
+            (
+                "0,-1,1,2,3,4,0.9,-1,-1,-1\n",
+                "line 1: column 1 (frame): expected a frame number 1, 2, ... (MOT frames are 1-based), found 0",
+            ),
+            (
+                "1,1.5,1,2,3,4,0.9,-1,-1,-1\n",
+                "line 1: column 2 (id): expected an integer track id (-1 for detections), found 1.5",
+            ),
+            (
+                "1,3,1,2,3,4,1,1,1\n2,3,1,2,3,4,1,1,1\n2,3,5,2,3,4,1,1,1\n",
+                "line 3: track \"3\" has a second box for frame 1 (the first is at line 2); expected one box per track and frame",
+            ),
+        ];
+        for (text, want) in cases {
+            std::fs::write(&p, text).unwrap();
+            let err = read_mot(&p, &ReadOptions::default()).unwrap_err().to_string();
+            assert_eq!(err, format!("{} {want}", p.display()));
+        }
+        let err = read_mot(&dir.path().join("missing.txt"), &ReadOptions::default()).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("{}: cannot read: ", dir.path().join("missing.txt").display())), "{err}");
+    }
+
+    #[test]
+    fn real_pets09_detections() {
+        let Some(data) = shared_data("pets09") else { return };
+        let path = data.join("pets09/det.txt");
+        let a = read(&path, Format::Auto, &ReadOptions::default()).unwrap();
+        assert_eq!(a.meta.source_format, Some(Format::Mot));
+        assert!(a.tracks.is_empty());
+        assert_eq!(a.detections.len(), 4359);
+        let frames: Vec<usize> = a
+            .detections
+            .iter()
+            .map(|d| match d.key {
+                Key::Frame(f) => f,
+                Key::Time(_) => unreachable!("MOT keys are frames"),
+            })
+            .collect();
+        assert_eq!(frames.iter().min(), Some(&0));
+        assert_eq!(frames.iter().max(), Some(&794));
+        let mut distinct = frames.clone();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 795);
+        assert_eq!(a.detections[0].bbox, BBox::from_xywh(649.441, 231.502, 44.417, 86.13));
+        assert_eq!(a.detections[0].score, Some(0.995474));
+        let filtered = read(&path, Format::Mot, &ReadOptions { min_confidence: Some(0.9), ..Default::default() }).unwrap();
+        assert!(filtered.detections.len() < 4359 && !filtered.detections.is_empty());
+        assert!(filtered.detections.iter().all(|d| d.score.unwrap() >= 0.9));
+        assert_eq!(
+            filtered.meta.fields["rows_below_min_confidence"],
+            serde_json::json!(4359 - filtered.detections.len())
+        );
+    }
+}

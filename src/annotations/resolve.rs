@@ -1,0 +1,503 @@
+//! Resolution of annotations onto a video's frames: which boxes to draw on each frame
+//! ([`Annotations::resolve`] -> [`ResolvedBoxes`]), with keys mapped through a [`FrameClock`]
+//! and the gaps between keys filled as [`Fill`] says.
+//!
+//! Rules:
+//! - a frame key `i` is frame `i`; a time key `t` lands on the frame shown at `t` (the frame
+//!   with the largest presentation time `<= t`). Keys that land on no frame (frame index past
+//!   the end, time before the first frame or at/after the video's end) are counted in
+//!   [`ResolvedBoxes::keys_outside_video`]; time keys outside still anchor interpolation, so a
+//!   clip cut from a longer annotated video gets the in-between boxes at its edges.
+//! - when several keys of one track land on the same frame, the earliest (the one nearest the
+//!   frame's presentation time) is drawn; the others are counted in
+//!   [`ResolvedBoxes::keys_superseded`].
+//! - `Fill::Linear` interpolates by presentation time between two consecutive `Present` keys of
+//!   a track; `Fill::Hold` keeps a `Present` box on the frames up to the track's next key;
+//!   `Fill::None` draws keyed frames only. Nothing is filled before a track's first key, after
+//!   its last, or across an `Absent` key; `Absent` keys never get a box.
+//! - detections are drawn on their own frame only.
+//! - normalised coordinates become pixels of the clock's frame size. Boxes are not clamped;
+//!   drawing code clamps with [`BBox::clamped`].
+
+use std::str::FromStr;
+
+use super::bbox::BBox;
+use super::clock::FrameClock;
+use super::error::AnnotationError;
+use super::model::{Annotations, Coords, Entry, Key};
+use crate::time::Time;
+
+/// How frames between a track's keys get boxes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Fill {
+    /// Interpolate linearly by presentation time between consecutive present keys.
+    #[default]
+    Linear,
+    /// Keep each present box until the track's next key.
+    Hold,
+    /// Only keyed frames.
+    None,
+}
+
+impl FromStr for Fill {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Fill, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "linear" | "interpolate" => Ok(Fill::Linear),
+            "hold" => Ok(Fill::Hold),
+            "none" => Ok(Fill::None),
+            other => Err(format!("unknown fill {other:?}; expected linear, hold or none")),
+        }
+    }
+}
+
+/// Where a drawn box comes from: an index into `Annotations::tracks` or `::detections`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoxSource {
+    Track(usize),
+    Detection(usize),
+}
+
+/// One box to draw on one frame, in pixels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DrawBox {
+    pub source: BoxSource,
+    pub bbox: BBox,
+    /// True when the frame had no key of its own and the box was interpolated or held.
+    pub filled: bool,
+}
+
+/// The boxes of every frame, stored sparsely (only frames with boxes take space).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ResolvedBoxes {
+    frame_count: usize,
+    /// Frame indices that have boxes, increasing.
+    frames: Vec<usize>,
+    /// `boxes[starts[i]..starts[i + 1]]` belong to `frames[i]`.
+    starts: Vec<usize>,
+    boxes: Vec<DrawBox>,
+    /// Keys (of tracks and detections) that land on no frame of the video.
+    pub keys_outside_video: usize,
+    /// Track keys not drawn because an earlier key of the same track landed on the same frame.
+    pub keys_superseded: usize,
+}
+
+impl ResolvedBoxes {
+    /// The boxes to draw on frame `index`: tracks in track order, then detections.
+    pub fn boxes_at(&self, index: usize) -> &[DrawBox] {
+        match self.frames.binary_search(&index) {
+            Ok(i) => &self.boxes[self.starts[i]..self.starts[i + 1]],
+            Err(_) => &[],
+        }
+    }
+
+    /// The frames that have boxes, in order, with their boxes.
+    pub fn frames_with_boxes(&self) -> impl Iterator<Item = (usize, &[DrawBox])> + '_ {
+        self.frames.iter().enumerate().map(move |(i, &f)| (f, &self.boxes[self.starts[i]..self.starts[i + 1]]))
+    }
+
+    /// The video's frame count these boxes were resolved for.
+    pub fn frame_count(&self) -> usize {
+        self.frame_count
+    }
+
+    /// The total number of boxes over all frames.
+    pub fn box_count(&self) -> usize {
+        self.boxes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.boxes.is_empty()
+    }
+
+    /// The first and last frame with a box.
+    pub fn frame_span(&self) -> Option<(usize, usize)> {
+        Some((*self.frames.first()?, *self.frames.last()?))
+    }
+}
+
+struct Anchor {
+    time: Time,
+    frame: Option<usize>,
+    entry: Entry,
+    drawn: bool,
+}
+
+impl Annotations {
+    /// The boxes to draw on each frame of a video with this clock (see the module rules).
+    pub fn resolve(&self, clock: &dyn FrameClock, fill: Fill) -> Result<ResolvedBoxes, AnnotationError> {
+        let n = clock.frame_count();
+        let (w, h) = clock.frame_size();
+        let scale = match self.coords {
+            Coords::Pixels => None,
+            Coords::Normalized => {
+                if w == 0 || h == 0 {
+                    return Err(AnnotationError::Usage(format!(
+                        "normalised boxes need the video's frame size, but the clock says {w}x{h}"
+                    )));
+                }
+                Some((w as f64, h as f64))
+            }
+        };
+        let to_pixels = |b: &BBox| match scale {
+            Some((sx, sy)) => b.scaled(sx, sy),
+            None => *b,
+        };
+        let mut out: Vec<(usize, DrawBox)> = Vec::new();
+        let mut outside = 0usize;
+        let mut superseded = 0usize;
+
+        for (ti, track) in self.tracks.iter().enumerate() {
+            let mut anchors: Vec<Anchor> = Vec::with_capacity(track.keys.len());
+            for (key, entry) in &track.keys {
+                match *key {
+                    Key::Frame(i) if i < n => {
+                        anchors.push(Anchor { time: clock.frame_time(i), frame: Some(i), entry: *entry, drawn: false })
+                    }
+                    Key::Frame(_) => outside += 1,
+                    Key::Time(t) => {
+                        let frame = if n == 0 { None } else { clock.frame_shown_at(t) };
+                        if frame.is_none() {
+                            outside += 1;
+                        }
+                        anchors.push(Anchor { time: t, frame, entry: *entry, drawn: false });
+                    }
+                }
+            }
+            if n == 0 {
+                continue;
+            }
+            // Stable: at equal times the key order (frame keys first) decides.
+            anchors.sort_by(|a, b| a.time.cmp(&b.time));
+            let mut last_frame = None;
+            for a in anchors.iter_mut() {
+                if let Some(f) = a.frame {
+                    if last_frame == Some(f) {
+                        superseded += 1;
+                    } else {
+                        a.drawn = true;
+                        last_frame = Some(f);
+                        if let Entry::Present(b) = &a.entry {
+                            out.push((f, DrawBox { source: BoxSource::Track(ti), bbox: to_pixels(b), filled: false }));
+                        }
+                    }
+                }
+            }
+            if fill == Fill::None {
+                continue;
+            }
+            let first_time = clock.frame_time(0);
+            for pair in anchors.windows(2) {
+                let (a, b) = (&pair[0], &pair[1]);
+                let Entry::Present(box_a) = a.entry else { continue };
+                let box_b = match (fill, b.entry) {
+                    (Fill::Linear, Entry::Present(box_b)) => Some(box_b),
+                    (Fill::Linear, Entry::Absent) => continue,
+                    _ => None,
+                };
+                // Frames with presentation time strictly between a's frame and b's frame.
+                let start = match a.frame {
+                    Some(f) => f + 1,
+                    None if a.time < first_time => 0,
+                    None => n,
+                };
+                let end = match b.frame {
+                    Some(f) => f,
+                    None if b.time < first_time => 0,
+                    None => n,
+                };
+                for f in start..end {
+                    let bbox = match box_b {
+                        Some(box_b) => {
+                            let u = time_ratio(clock.frame_time(f) - a.time, b.time - a.time);
+                            BBox::lerp(&box_a, &box_b, u)
+                        }
+                        None => box_a,
+                    };
+                    out.push((f, DrawBox { source: BoxSource::Track(ti), bbox: to_pixels(&bbox), filled: true }));
+                }
+            }
+        }
+
+        for (di, d) in self.detections.iter().enumerate() {
+            let frame = match d.key {
+                Key::Frame(i) => (i < n).then_some(i),
+                Key::Time(t) if n > 0 => clock.frame_shown_at(t),
+                Key::Time(_) => None,
+            };
+            match frame {
+                Some(f) => out.push((f, DrawBox { source: BoxSource::Detection(di), bbox: to_pixels(&d.bbox), filled: false })),
+                None => outside += 1,
+            }
+        }
+
+        // Stable: within a frame, tracks in order, then detections.
+        out.sort_by_key(|(f, _)| *f);
+        let mut resolved = ResolvedBoxes {
+            frame_count: n,
+            keys_outside_video: outside,
+            keys_superseded: superseded,
+            ..ResolvedBoxes::default()
+        };
+        resolved.boxes.reserve(out.len());
+        for (f, draw) in out {
+            if resolved.frames.last() != Some(&f) {
+                resolved.frames.push(f);
+                resolved.starts.push(resolved.boxes.len());
+            }
+            resolved.boxes.push(draw);
+        }
+        resolved.starts.push(resolved.boxes.len());
+        Ok(resolved)
+    }
+}
+
+/// `num / den` for two times (den > 0), as the nearest f64 of the exact fraction.
+fn time_ratio(num: Time, den: Time) -> f64 {
+    let mut p = num.numer() as i128 * den.denom() as i128;
+    let mut q = num.denom() as i128 * den.numer() as i128;
+    let (mut a, mut b) = (p.abs(), q.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    if a > 1 {
+        p /= a;
+        q /= a;
+    }
+    p as f64 / q as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::annotations::clock::{ConstantRateClock, TimestampClock};
+    use crate::annotations::model::{Detection, Track};
+    use proptest::prelude::*;
+
+    fn bx(x: f64) -> BBox {
+        BBox::new(x, x, x + 10.0, x + 20.0)
+    }
+
+    fn track(keys: &[(Key, Option<BBox>)]) -> Track {
+        let mut t = Track::new("t");
+        for (k, b) in keys {
+            t.insert(*k, b.map_or(Entry::Absent, Entry::Present)).unwrap();
+        }
+        t
+    }
+
+    fn one_track(keys: &[(Key, Option<BBox>)]) -> Annotations {
+        let mut a = Annotations::new(Coords::Pixels);
+        a.tracks.push(track(keys));
+        a
+    }
+
+    fn cfr(n: usize, fps: i64) -> ConstantRateClock {
+        ConstantRateClock::new(n, Time::from_secs(fps), 640, 480).unwrap()
+    }
+
+    fn only(r: &ResolvedBoxes, f: usize) -> Option<(BBox, bool)> {
+        let b = r.boxes_at(f);
+        assert!(b.len() <= 1, "frame {f}: {b:?}");
+        b.first().map(|d| (d.bbox, d.filled))
+    }
+
+    #[test]
+    fn linear_midpoint_is_halfway_in_time() {
+        let a = one_track(&[(Key::Frame(2), Some(bx(0.0))), (Key::Frame(6), Some(bx(40.0)))]);
+        let r = a.resolve(&cfr(10, 25), Fill::Linear).unwrap();
+        assert_eq!(only(&r, 2), Some((bx(0.0), false)));
+        assert_eq!(only(&r, 3), Some((bx(10.0), true)));
+        assert_eq!(only(&r, 4), Some((bx(20.0), true)));
+        assert_eq!(only(&r, 5), Some((bx(30.0), true)));
+        assert_eq!(only(&r, 6), Some((bx(40.0), false)));
+        assert_eq!(only(&r, 1), None);
+        assert_eq!(only(&r, 7), None);
+        assert_eq!(r.box_count(), 5);
+        assert_eq!(r.frame_span(), Some((2, 6)));
+    }
+
+    #[test]
+    fn linear_uses_presentation_time_on_variable_rate() {
+        // Frames at 0, 0.1, 0.4, 0.5 s. Keys on frames 0 and 3: frame 1 is 1/5 of the way in
+        // time (not 1/3 as by index), frame 2 is 4/5.
+        let times = vec![Time::ZERO, Time::new(1, 10), Time::new(4, 10), Time::new(5, 10)];
+        let clock = TimestampClock::new(times, Time::new(6, 10), 100, 100).unwrap();
+        let a = one_track(&[(Key::Frame(0), Some(bx(0.0))), (Key::Frame(3), Some(bx(50.0)))]);
+        let r = a.resolve(&clock, Fill::Linear).unwrap();
+        assert_eq!(only(&r, 1), Some((BBox::lerp(&bx(0.0), &bx(50.0), 0.2), true)));
+        assert_eq!(only(&r, 2), Some((BBox::lerp(&bx(0.0), &bx(50.0), 0.8), true)));
+        assert!((only(&r, 1).unwrap().0.x1 - 10.0).abs() < 1e-12);
+        // Midpoint in time with time keys: keys at 0 and 0.8 s, frame at 0.4 s is exactly halfway.
+        let a = one_track(&[
+            (Key::Time(Time::ZERO), Some(BBox::new(0.0, 0.0, 10.0, 10.0))),
+            (Key::Time(Time::new(8, 10)), Some(BBox::new(7.0, 3.0, 17.0, 13.0))),
+        ]);
+        let r = a.resolve(&clock, Fill::Linear).unwrap();
+        assert_eq!(only(&r, 2), Some((BBox::new(3.5, 1.5, 13.5, 11.5), true)));
+        // The 0.8 s key is past the end (0.6 s): counted, but it still anchors frames 1..=3.
+        assert_eq!(r.keys_outside_video, 1);
+        assert_eq!(r.box_count(), 4);
+    }
+
+    #[test]
+    fn hold_and_none() {
+        let a = one_track(&[(Key::Frame(1), Some(bx(0.0))), (Key::Frame(4), Some(bx(30.0)))]);
+        let r = a.resolve(&cfr(10, 10), Fill::Hold).unwrap();
+        assert_eq!(only(&r, 0), None);
+        assert_eq!(only(&r, 2), Some((bx(0.0), true)));
+        assert_eq!(only(&r, 3), Some((bx(0.0), true)));
+        assert_eq!(only(&r, 4), Some((bx(30.0), false)));
+        assert_eq!(only(&r, 5), None, "never past the last key");
+        let r = a.resolve(&cfr(10, 10), Fill::None).unwrap();
+        assert_eq!(r.box_count(), 2);
+        assert_eq!(only(&r, 2), None);
+    }
+
+    #[test]
+    fn absent_breaks_fill() {
+        let a = one_track(&[
+            (Key::Frame(0), Some(bx(0.0))),
+            (Key::Frame(3), None),
+            (Key::Frame(6), Some(bx(60.0))),
+            (Key::Frame(8), Some(bx(80.0))),
+        ]);
+        let r = a.resolve(&cfr(10, 10), Fill::Linear).unwrap();
+        let drawn: Vec<usize> = r.frames_with_boxes().map(|(f, _)| f).collect();
+        assert_eq!(drawn, vec![0, 6, 7, 8]);
+        assert_eq!(only(&r, 7), Some((bx(70.0), true)));
+        // Hold keeps the box up to the absent key, not across it.
+        let r = a.resolve(&cfr(10, 10), Fill::Hold).unwrap();
+        let drawn: Vec<usize> = r.frames_with_boxes().map(|(f, _)| f).collect();
+        assert_eq!(drawn, vec![0, 1, 2, 6, 7, 8]);
+    }
+
+    #[test]
+    fn time_keys_land_on_frame_shown_at_t() {
+        let clock = cfr(10, 10);
+        let a = one_track(&[
+            (Key::Time(Time::new(25, 100)), Some(bx(0.0))), // 0.25 s: frame 2 (0.2 s) is on screen
+            (Key::Time(Time::new(3, 10)), None),           // exactly frame 3
+            (Key::Time(Time::new(-1, 10)), Some(bx(1.0))), // before the start
+            (Key::Time(Time::from_secs(1)), Some(bx(2.0))), // the end: no frame
+        ]);
+        let r = a.resolve(&clock, Fill::None).unwrap();
+        let drawn: Vec<usize> = r.frames_with_boxes().map(|(f, _)| f).collect();
+        assert_eq!(drawn, vec![2]);
+        assert_eq!(r.keys_outside_video, 2);
+    }
+
+    #[test]
+    fn several_keys_on_one_frame_keep_the_earliest() {
+        // 30 Hz annotations on a 10 fps video.
+        let keys: Vec<(Key, Option<BBox>)> =
+            (0..7).map(|i| (Key::Time(Time::new(i, 30)), Some(bx(i as f64)))).collect();
+        let r = one_track(&keys).resolve(&cfr(10, 10), Fill::Linear).unwrap();
+        assert_eq!(only(&r, 0), Some((bx(0.0), false)));
+        assert_eq!(only(&r, 1), Some((bx(3.0), false)));
+        assert_eq!(only(&r, 2), Some((bx(6.0), false)));
+        assert_eq!(r.keys_superseded, 4);
+        // An absent key hidden on a drawn frame still stops interpolation.
+        let a = one_track(&[
+            (Key::Time(Time::ZERO), Some(bx(0.0))),
+            (Key::Time(Time::new(1, 30)), None),
+            (Key::Time(Time::new(5, 10)), Some(bx(50.0))),
+        ]);
+        let r = a.resolve(&cfr(10, 10), Fill::Linear).unwrap();
+        let drawn: Vec<usize> = r.frames_with_boxes().map(|(f, _)| f).collect();
+        assert_eq!(drawn, vec![0, 5]);
+    }
+
+    #[test]
+    fn keys_beyond_the_video_are_counted_and_detections_are_not_filled() {
+        let mut a = one_track(&[(Key::Frame(8), Some(bx(0.0))), (Key::Frame(12), Some(bx(40.0)))]);
+        a.detections.push(Detection { key: Key::Frame(1), bbox: bx(5.0), score: Some(0.5), label: None });
+        a.detections.push(Detection { key: Key::Frame(3), bbox: bx(6.0), score: None, label: None });
+        a.detections.push(Detection { key: Key::Frame(30), bbox: bx(6.0), score: None, label: None });
+        a.detections.push(Detection { key: Key::Time(Time::new(11, 100)), bbox: bx(7.0), score: None, label: None });
+        let r = a.resolve(&cfr(10, 10), Fill::Linear).unwrap();
+        assert_eq!(r.keys_outside_video, 2);
+        // A frame key past the end has no time: no interpolation toward it.
+        assert_eq!(only(&r, 9), None);
+        assert_eq!(only(&r, 8), Some((bx(0.0), false)));
+        assert_eq!(r.boxes_at(1)[0].source, BoxSource::Detection(0));
+        assert_eq!(r.boxes_at(1)[1].source, BoxSource::Detection(3));
+        assert!(r.boxes_at(2).is_empty());
+        assert_eq!(r.boxes_at(3)[0].source, BoxSource::Detection(1));
+    }
+
+    #[test]
+    fn normalised_boxes_become_pixels() {
+        let mut a = one_track(&[(Key::Frame(0), Some(BBox::new(0.25, 0.5, 0.5, 1.0)))]);
+        a.coords = Coords::Normalized;
+        let r = a.resolve(&cfr(2, 10), Fill::Linear).unwrap();
+        assert_eq!(only(&r, 0), Some((BBox::new(160.0, 240.0, 320.0, 480.0), false)));
+        let zero = ConstantRateClock::new(2, Time::from_secs(10), 0, 0).unwrap();
+        assert!(a.resolve(&zero, Fill::Linear).is_err());
+    }
+
+    #[test]
+    fn sparse_over_a_long_video() {
+        let a = one_track(&[(Key::Frame(99_990), Some(bx(0.0))), (Key::Frame(99_999), Some(bx(9.0)))]);
+        let r = a.resolve(&cfr(100_000, 30), Fill::Linear).unwrap();
+        assert_eq!(r.box_count(), 10);
+        assert_eq!(r.frame_count(), 100_000);
+        assert!(r.boxes_at(5).is_empty());
+        assert_eq!(only(&r, 99_995), Some((BBox::lerp(&bx(0.0), &bx(9.0), 5.0 / 9.0), true)));
+    }
+
+    #[test]
+    fn fill_names() {
+        assert_eq!("linear".parse::<Fill>(), Ok(Fill::Linear));
+        assert_eq!("Hold".parse::<Fill>(), Ok(Fill::Hold));
+        assert_eq!("none".parse::<Fill>(), Ok(Fill::None));
+        assert!("cubic".parse::<Fill>().unwrap_err().contains("expected linear, hold or none"));
+    }
+
+    proptest! {
+        #[test]
+        fn interpolated_boxes_follow_time_exactly(
+            fa in 0usize..50, gap in 2usize..50, fps_num in 1i64..120, fps_den in 1i64..5,
+            x0 in -500.0f64..500.0, x1 in -500.0f64..500.0,
+        ) {
+            let fb = fa + gap;
+            let clock = ConstantRateClock::new(fb + 5, Time::new(fps_num, fps_den), 100, 100).unwrap();
+            let a = one_track(&[(Key::Frame(fa), Some(bx(x0))), (Key::Frame(fb), Some(bx(x1)))]);
+            let r = a.resolve(&clock, Fill::Linear).unwrap();
+            prop_assert_eq!(r.box_count(), gap + 1);
+            for f in fa..=fb {
+                let (b, filled) = only(&r, f).unwrap();
+                prop_assert_eq!(filled, f != fa && f != fb);
+                // On a constant-rate clock, the time fraction is the frame fraction.
+                let u = (f - fa) as f64 / gap as f64;
+                prop_assert_eq!(b, BBox::lerp(&bx(x0), &bx(x1), u));
+                prop_assert!(b.x1 >= x0.min(x1) - 1e-9 && b.x1 <= x0.max(x1) + 1e-9);
+            }
+            let held = a.resolve(&clock, Fill::Hold).unwrap();
+            for f in fa..fb {
+                prop_assert_eq!(only(&held, f).unwrap().0, bx(x0));
+            }
+            prop_assert_eq!(only(&held, fb + 1), None);
+        }
+
+        #[test]
+        fn time_keys_resolve_like_frame_shown_at(num in -100i64..2000, den in 1i64..200) {
+            let clock = cfr(30, 25);
+            let t = Time::new(num, den);
+            let a = one_track(&[(Key::Time(t), Some(bx(1.0)))]);
+            let r = a.resolve(&clock, Fill::Linear).unwrap();
+            match clock.frame_shown_at(t) {
+                Some(f) => {
+                    prop_assert!(clock.frame_time(f) <= t);
+                    prop_assert!(f + 1 == 30 || clock.frame_time(f + 1) > t);
+                    prop_assert_eq!(only(&r, f), Some((bx(1.0), false)));
+                    prop_assert_eq!(r.keys_outside_video, 0);
+                }
+                None => {
+                    prop_assert!(r.is_empty());
+                    prop_assert_eq!(r.keys_outside_video, 1);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,439 @@
+//! Shared parsing helpers for the readers: reading a text file, splitting lines, exact numbers
+//! and times from text and JSON, and a small "table of records" ([`Table`]) that CSV files with a
+//! header row and JSON lists of records both become (used by the plain and Waymo readers).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::error::{AnnotationError, Location};
+use crate::time::Time;
+
+/// The whole file as text (a leading UTF-8 byte-order mark is dropped).
+pub(crate) fn read_text(path: &Path) -> Result<String, AnnotationError> {
+    let text = std::fs::read_to_string(path).map_err(|e| AnnotationError::read(path, e))?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
+}
+
+/// Parses the whole file as JSON, reporting syntax errors at their line and column.
+pub(crate) fn read_json(path: &Path) -> Result<Value, AnnotationError> {
+    let text = read_text(path)?;
+    serde_json::from_str(&text).map_err(|e| AnnotationError::json(path, &e))
+}
+
+/// Fields of a numeric line: split on commas when there is one, else on tabs/spaces.
+pub(crate) fn split_numeric_line(line: &str) -> Vec<&str> {
+    if line.contains(',') {
+        line.split(',').map(str::trim).collect()
+    } else {
+        line.split_whitespace().collect()
+    }
+}
+
+/// A float from text; accepts `nan`/`NaN` (datasets use it for "no box").
+pub(crate) fn parse_f64(text: &str) -> Option<f64> {
+    text.trim().parse::<f64>().ok()
+}
+
+/// An integer written as `12`, `-1` or `12.0`.
+pub(crate) fn parse_integer(text: &str) -> Option<i64> {
+    let t = text.trim();
+    if let Ok(i) = t.parse::<i64>() {
+        return Some(i);
+    }
+    let f = t.parse::<f64>().ok()?;
+    (f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
+}
+
+/// `true` for `1`, `true`, `yes` (any case); `false` for `0`, `false`, `no`, empty.
+pub(crate) fn parse_flag(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "1.0" | "true" | "yes" | "y" => Some(true),
+        "0" | "0.0" | "false" | "no" | "n" | "" => Some(false),
+        _ => None,
+    }
+}
+
+/// Exact seconds from text: `4.2`, `21/5`, `-0.5`; numbers with an exponent (`1e-3`) are read
+/// as floats and rounded to the nanosecond.
+pub(crate) fn parse_time(text: &str) -> Option<Time> {
+    let t = text.trim();
+    if let Ok(time) = t.parse::<Time>() {
+        return Some(time);
+    }
+    let f = t.parse::<f64>().ok()?;
+    Time::from_secs_f64(f, 1_000_000_000)
+}
+
+/// Exact seconds from a JSON number (by the decimal text serde_json keeps, so `0.1` is exactly
+/// `1/10`) or a string.
+pub(crate) fn json_time(value: &Value) -> Option<Time> {
+    match value {
+        Value::Number(n) => parse_time(&n.to_string()),
+        Value::String(s) => parse_time(s),
+        _ => None,
+    }
+}
+
+/// A frame rate from JSON or text; decimal NTSC-style rates (`29.97`, `23.976`, `59.94`) become
+/// the exact `k*1000/1001` they stand for.
+pub(crate) fn snap_fps(fps: Time) -> Time {
+    if fps.denom() == 1 || !(fps > Time::ZERO) {
+        return fps;
+    }
+    // k = round(fps * 1.001)
+    let k = (fps.scale(1001, 1000) + Time::new(1, 2)).div_floor(Time::from_secs(1));
+    if k <= 0 {
+        return fps;
+    }
+    let ntsc = Time::new(k * 1000, 1001);
+    let diff = if fps > ntsc { fps - ntsc } else { ntsc - fps };
+    if diff <= Time::new(1, 2000) {
+        ntsc
+    } else {
+        fps
+    }
+}
+
+/// A short, quoted rendering of a JSON value for error messages.
+pub(crate) fn show_json(value: &Value) -> String {
+    let s = value.to_string();
+    if s.chars().count() > 40 {
+        let cut: String = s.chars().take(37).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}
+
+/// Splits one line of a delimited file; double-quoted fields may contain the delimiter and `""`.
+pub(crate) fn split_delimited(line: &str, delimiter: char) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if quoted {
+            if c == '"' {
+                if chars.peek() == Some(&'"') {
+                    current.push('"');
+                    chars.next();
+                } else {
+                    quoted = false;
+                }
+            } else {
+                current.push(c);
+            }
+        } else if c == '"' && current.trim().is_empty() {
+            quoted = true;
+            current.clear();
+        } else if c == delimiter {
+            out.push(current.trim().to_string());
+            current.clear();
+        } else {
+            current.push(c);
+        }
+    }
+    out.push(current.trim().to_string());
+    out
+}
+
+/// Records with named columns, from a CSV file with a header row or a JSON list of objects.
+pub(crate) struct Table {
+    /// Column names as written.
+    pub columns: Vec<String>,
+    pub rows: Vec<Row>,
+    /// How a row's values are separated, for messages ("comma-separated", ...); empty for JSON.
+    pub separator: &'static str,
+}
+
+pub(crate) struct Row {
+    pub at: Location,
+    /// One cell per column; `None` when empty or absent.
+    pub cells: Vec<Option<String>>,
+}
+
+/// A column found by one of its accepted names.
+#[derive(Clone, Copy)]
+pub(crate) struct Column<'t> {
+    pub index: usize,
+    pub name: &'t str,
+}
+
+/// Lower case, with Waymo v2 decorations removed: `[CameraBoxComponent].box.center.x` ->
+/// `box.center.x`, `key.camera_object_id` -> `camera_object_id`.
+pub(crate) fn normalize_column_name(name: &str) -> String {
+    let mut n = name.trim().to_ascii_lowercase();
+    if n.starts_with('[') {
+        if let Some(end) = n.find("].") {
+            n = n[end + 2..].to_string();
+        }
+    }
+    if let Some(rest) = n.strip_prefix("key.") {
+        n = rest.to_string();
+    }
+    n
+}
+
+impl Table {
+    /// The first column whose normalised name is one of `names` (tried in order).
+    pub(crate) fn column(&self, names: &[&str]) -> Option<Column<'_>> {
+        let normalized: Vec<String> = self.columns.iter().map(|c| normalize_column_name(c)).collect();
+        names.iter().find_map(|want| {
+            normalized
+                .iter()
+                .position(|n| n == want)
+                .map(|index| Column { index, name: self.columns[index].as_str() })
+        })
+    }
+
+    /// Reads a CSV (or TSV / semicolon) file whose first non-empty line is the header. Lines
+    /// starting with `#` are comments.
+    pub(crate) fn from_csv(path: &Path, text: &str) -> Result<Table, AnnotationError> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l))
+            .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+        let Some((_, header)) = lines.next() else {
+            return Err(AnnotationError::file(path, "is empty; expected a header row and records"));
+        };
+        let (delimiter, separator) = detect_delimiter(header);
+        let columns = split_delimited(header, delimiter);
+        let mut rows = Vec::new();
+        for (line_no, line) in lines {
+            let cells = split_delimited(line, delimiter);
+            if cells.len() != columns.len() {
+                return Err(AnnotationError::at_line(
+                    path,
+                    line_no,
+                    format!(
+                        "expected {} {separator} values ({}) as in the header, found {}",
+                        columns.len(),
+                        columns.join(","),
+                        cells.len()
+                    ),
+                ));
+            }
+            let cells = cells.into_iter().map(|c| (!c.is_empty()).then_some(c)).collect();
+            rows.push(Row { at: Location::Line(line_no), cells });
+        }
+        Ok(Table { columns, rows, separator })
+    }
+
+    /// Reads a JSON list of flat or nested records (nested objects become dotted names:
+    /// `{"box": {"center_x": 1}}` has a column `box.center_x`). The list may be the whole
+    /// document or the `annotations`, `boxes`, `records` or `labels` member of an object.
+    pub(crate) fn from_json(path: &Path, value: &Value) -> Result<Table, AnnotationError> {
+        let (list, list_name) = match value {
+            Value::Array(items) => (items, String::new()),
+            Value::Object(map) => {
+                let found = ["annotations", "boxes", "records", "labels"]
+                    .iter()
+                    .find_map(|k| map.get(*k).and_then(Value::as_array).map(|a| (a, k.to_string())));
+                found.ok_or_else(|| {
+                    AnnotationError::file(
+                        path,
+                        "expected a JSON list of records, or an object with an \"annotations\", \
+                         \"boxes\", \"records\" or \"labels\" list",
+                    )
+                })?
+            }
+            other => {
+                return Err(AnnotationError::file(
+                    path,
+                    format!("expected a JSON list of records, found {}", show_json(other)),
+                ))
+            }
+        };
+        let mut columns: Vec<String> = Vec::new();
+        let mut flat_rows = Vec::new();
+        for (i, item) in list.iter().enumerate() {
+            let at = format!("{list_name}[{i}]");
+            let Value::Object(_) = item else {
+                return Err(AnnotationError::at_item(
+                    path,
+                    at,
+                    format!("expected a record (a JSON object), found {}", show_json(item)),
+                ));
+            };
+            let mut flat = Vec::new();
+            flatten("", item, &mut flat);
+            for (name, _) in &flat {
+                if !columns.contains(name) {
+                    columns.push(name.clone());
+                }
+            }
+            flat_rows.push((at, flat));
+        }
+        let rows = flat_rows
+            .into_iter()
+            .map(|(at, flat)| {
+                let mut cells = vec![None; columns.len()];
+                for (name, value) in flat {
+                    if let Some(i) = columns.iter().position(|c| *c == name) {
+                        cells[i] = value;
+                    }
+                }
+                Row { at: Location::Item(at), cells }
+            })
+            .collect();
+        Ok(Table { columns, rows, separator: "" })
+    }
+}
+
+fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Option<String>)>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&name, v, out);
+            }
+        }
+        Value::Null => out.push((prefix.to_string(), None)),
+        Value::String(s) => out.push((prefix.to_string(), (!s.is_empty()).then(|| s.clone()))),
+        other => out.push((prefix.to_string(), Some(other.to_string()))),
+    }
+}
+
+fn detect_delimiter(header: &str) -> (char, &'static str) {
+    let count = |c: char| header.matches(c).count();
+    let (tabs, commas, semicolons) = (count('\t'), count(','), count(';'));
+    if tabs > commas && tabs >= semicolons {
+        ('\t', "tab-separated")
+    } else if semicolons > commas {
+        (';', "semicolon-separated")
+    } else {
+        (',', "comma-separated")
+    }
+}
+
+impl Row {
+    pub(crate) fn text(&self, column: Option<Column<'_>>) -> Option<&str> {
+        column.and_then(|c| self.cells[c.index].as_deref())
+    }
+
+    /// The number in a required column.
+    pub(crate) fn number(&self, path: &Path, column: Column<'_>) -> Result<f64, AnnotationError> {
+        let text = self.required(path, column)?;
+        parse_f64(text).ok_or_else(|| {
+            AnnotationError::invalid(
+                path,
+                self.at.clone(),
+                format!("column {:?}: expected a number, found {text:?}", column.name),
+            )
+        })
+    }
+
+    /// A non-negative integer (frame index) in a required column.
+    pub(crate) fn index(&self, path: &Path, column: Column<'_>) -> Result<usize, AnnotationError> {
+        let text = self.required(path, column)?;
+        parse_integer(text).and_then(|i| usize::try_from(i).ok()).ok_or_else(|| {
+            AnnotationError::invalid(
+                path,
+                self.at.clone(),
+                format!("column {:?}: expected a frame index (0, 1, 2, ...), found {text:?}", column.name),
+            )
+        })
+    }
+
+    /// Exact seconds in a required column.
+    pub(crate) fn time(&self, path: &Path, column: Column<'_>) -> Result<Time, AnnotationError> {
+        let text = self.required(path, column)?;
+        parse_time(text).ok_or_else(|| {
+            AnnotationError::invalid(
+                path,
+                self.at.clone(),
+                format!("column {:?}: expected a time in seconds (4.2 or 21/5), found {text:?}", column.name),
+            )
+        })
+    }
+
+    /// A yes/no column (`absent`); empty counts as no.
+    pub(crate) fn flag(&self, path: &Path, column: Column<'_>) -> Result<bool, AnnotationError> {
+        let text = self.text(Some(column)).unwrap_or("");
+        parse_flag(text).ok_or_else(|| {
+            AnnotationError::invalid(
+                path,
+                self.at.clone(),
+                format!("column {:?}: expected 0/1 or true/false, found {text:?}", column.name),
+            )
+        })
+    }
+
+    pub(crate) fn required(&self, path: &Path, column: Column<'_>) -> Result<&str, AnnotationError> {
+        self.cells[column.index].as_deref().ok_or_else(|| {
+            AnnotationError::invalid(path, self.at.clone(), format!("column {:?} is empty; expected a value", column.name))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_times() {
+        assert_eq!(parse_integer("12"), Some(12));
+        assert_eq!(parse_integer("-1"), Some(-1));
+        assert_eq!(parse_integer("3.0"), Some(3));
+        assert_eq!(parse_integer("3.5"), None);
+        assert!(parse_f64("NaN").unwrap().is_nan());
+        assert_eq!(parse_time("4.2"), Some(Time::new(21, 5)));
+        assert_eq!(parse_time("21/5"), Some(Time::new(21, 5)));
+        assert_eq!(parse_time("1e-3"), Some(Time::new(1, 1000)));
+        assert_eq!(parse_time("x"), None);
+        let v: Value = serde_json::from_str("[0.1, 3, \"21/5\"]").unwrap();
+        assert_eq!(json_time(&v[0]), Some(Time::new(1, 10)));
+        assert_eq!(json_time(&v[1]), Some(Time::from_secs(3)));
+        assert_eq!(json_time(&v[2]), Some(Time::new(21, 5)));
+    }
+
+    #[test]
+    fn ntsc_rates_snap() {
+        assert_eq!(snap_fps(Time::new(2997, 100)), Time::new(30000, 1001));
+        assert_eq!(snap_fps(Time::new(23976, 1000)), Time::new(24000, 1001));
+        assert_eq!(snap_fps("29.97002997002997".parse().unwrap()), Time::new(30000, 1001));
+        assert_eq!(snap_fps(Time::from_secs(25)), Time::from_secs(25));
+        assert_eq!(snap_fps(Time::new(25, 2)), Time::new(25, 2));
+    }
+
+    #[test]
+    fn csv_split_handles_quotes() {
+        assert_eq!(split_delimited("1, \"a, b\" ,\"say \"\"hi\"\"\",", ','), vec!["1", "a, b", "say \"hi\"", ""]);
+        assert_eq!(split_numeric_line("1\t2  3"), vec!["1", "2", "3"]);
+        assert_eq!(split_numeric_line("1, 2,3"), vec!["1", "2", "3"]);
+    }
+
+    #[test]
+    fn column_names_are_normalised() {
+        assert_eq!(normalize_column_name("[CameraBoxComponent].box.center.x"), "box.center.x");
+        assert_eq!(normalize_column_name(" key.camera_object_id"), "camera_object_id");
+        assert_eq!(normalize_column_name("X1"), "x1");
+    }
+
+    #[test]
+    fn csv_table_checks_row_width() {
+        let path = Path::new("t.csv");
+        let t = Table::from_csv(path, "# comment\nframe,x1\n\n0,1.5\n1,\n").unwrap();
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows[1].cells[1], None);
+        assert_eq!(t.rows[0].at, Location::Line(4));
+        let err = Table::from_csv(path, "frame,x1\n0\n").unwrap_err().to_string();
+        assert_eq!(err, "t.csv line 2: expected 2 comma-separated values (frame,x1) as in the header, found 1");
+    }
+
+    #[test]
+    fn json_table_flattens_records() {
+        let v: Value = serde_json::from_str(r#"{"boxes": [{"id": 1, "box": {"cx": 2.5}}, {"id": "b", "label": null}]}"#).unwrap();
+        let t = Table::from_json(Path::new("t.json"), &v).unwrap();
+        assert_eq!(t.columns, vec!["id", "box.cx", "label"]);
+        assert_eq!(t.rows[0].cells, vec![Some("1".into()), Some("2.5".into()), None]);
+        assert_eq!(t.rows[1].at, Location::Item("boxes[1]".into()));
+        let err = Table::from_json(Path::new("t.json"), &serde_json::json!([1])).unwrap_err().to_string();
+        assert_eq!(err, "t.json [0]: expected a record (a JSON object), found 1");
+    }
+}

@@ -1,0 +1,513 @@
+//! V-STaR benchmark JSON (github.com/V-STaR-Bench/V-STaR): reading an item's `bboxes` as one
+//! track, and writing a track over a video clock as a V-STaR item ([`VstarItem`]).
+//!
+//! An item is `{"vid", "domain", "fps", "width", "height", "frame_count", "question", "chain",
+//! "object", "answer", "temporal_question", "timestamps": [start_s, end_s], "spatial_question",
+//! "spatial_question_2", "bboxes": [...]}`. `bboxes` appears in two forms, both read:
+//! - a list of `{"timestamp", "frame_index", "xmin", "ymin", "xmax", "ymax"}` (what the
+//!   evaluation script reads);
+//! - a list of `{"<timestamp>_<frame_index>": {"xmin", "ymin", "xmax", "ymax"}}` (the
+//!   annotation README).
+//!
+//! Boxes are pixels of the item's `width` x `height`; `frame_index` is 0-based. The file may be
+//! one item or a list of items (a whole benchmark file); `ReadOptions::item` picks one by `vid`
+//! (or `#<index>`). Keys are times by default: when `frame_index / fps` agrees with the
+//! timestamp to within half a frame, that exact fraction is the key (so a rounded `3.33` for
+//! frame 100 at 30 fps lands exactly on frame 100).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::bbox::BBox;
+use super::clock::FrameClock;
+use super::error::{AnnotationError, Location};
+use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, TrackSet};
+use super::resolve::Fill;
+use super::text::{json_time, parse_integer, parse_time, read_json, show_json, snap_fps};
+use super::{Format, KeyKind, ReadOptions};
+use crate::time::Time;
+
+/// Fields that name an item, tried in order when selecting with `ReadOptions::item`.
+const ID_FIELDS: [&str; 4] = ["vid", "id", "video_id", "qid"];
+
+/// Reads one V-STaR item's boxes.
+pub fn read_vstar(path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+    let value = read_json(path)?;
+    let items: Vec<&Map<String, Value>> = match &value {
+        Value::Object(map) => vec![map],
+        Value::Array(list) => {
+            let mut items = Vec::with_capacity(list.len());
+            for (i, v) in list.iter().enumerate() {
+                match v {
+                    Value::Object(map) => items.push(map),
+                    other => {
+                        return Err(AnnotationError::at_item(
+                            path,
+                            format!("item {i}"),
+                            format!("expected a V-STaR item (a JSON object), found {}", show_json(other)),
+                        ))
+                    }
+                }
+            }
+            items
+        }
+        other => {
+            return Err(AnnotationError::file(
+                path,
+                format!("expected a V-STaR item or a list of items, found {}", show_json(other)),
+            ))
+        }
+    };
+    let listed = matches!(value, Value::Array(_));
+    let index = select_item(path, &items, options.item.as_deref())?;
+    let item = items[index];
+    let prefix = if listed {
+        match item_id(item) {
+            Some(id) => format!("item {index} (vid {id:?}) "),
+            None => format!("item {index} "),
+        }
+    } else {
+        String::new()
+    };
+    read_item(path, item, &prefix, options)
+}
+
+fn item_id(item: &Map<String, Value>) -> Option<String> {
+    ID_FIELDS.iter().find_map(|f| match item.get(*f)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    })
+}
+
+fn select_item(path: &Path, items: &[&Map<String, Value>], wanted: Option<&str>) -> Result<usize, AnnotationError> {
+    let some_ids = || {
+        let ids: Vec<String> = items.iter().take(5).enumerate().map(|(i, m)| item_id(m).unwrap_or(format!("#{i}"))).collect();
+        let more = if items.len() > 5 { ", ..." } else { "" };
+        format!("{}{more}", ids.join(", "))
+    };
+    match wanted {
+        None => match items.len() {
+            0 => Err(AnnotationError::file(path, "is an empty list; expected at least one V-STaR item")),
+            1 => Ok(0),
+            n => Err(AnnotationError::file(
+                path,
+                format!("holds {n} items; choose one by its vid (or #index), e.g. {}", some_ids()),
+            )),
+        },
+        Some(wanted) => {
+            let matches: Vec<usize> =
+                (0..items.len()).filter(|&i| item_id(items[i]).as_deref() == Some(wanted)).collect();
+            match matches.len() {
+                1 => Ok(matches[0]),
+                0 => {
+                    if let Some(i) = wanted.strip_prefix('#').and_then(|s| s.parse::<usize>().ok()) {
+                        if i < items.len() {
+                            return Ok(i);
+                        }
+                        return Err(AnnotationError::file(
+                            path,
+                            format!("has no item #{i}; it holds {} items (#0 to #{})", items.len(), items.len().saturating_sub(1)),
+                        ));
+                    }
+                    Err(AnnotationError::file(
+                        path,
+                        format!("has no item with vid {wanted:?}; its items include {}", some_ids()),
+                    ))
+                }
+                _ => Err(AnnotationError::file(
+                    path,
+                    format!(
+                        "has {} items with vid {wanted:?} ({}); choose one by index",
+                        matches.len(),
+                        matches.iter().map(|i| format!("#{i}")).collect::<Vec<_>>().join(", ")
+                    ),
+                )),
+            }
+        }
+    }
+}
+
+struct RawBox {
+    at: String,
+    timestamp: Option<Time>,
+    frame_index: Option<usize>,
+    bbox: BBox,
+}
+
+fn read_item(path: &Path, item: &Map<String, Value>, prefix: &str, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+    let here = |rest: &str| format!("{prefix}{rest}").trim_end().to_string();
+    let bboxes = match item.get("bboxes") {
+        Some(Value::Array(list)) => list,
+        Some(other) => {
+            return Err(AnnotationError::at_item(
+                path,
+                here("bboxes"),
+                format!("expected a list of boxes, found {}", show_json(other)),
+            ))
+        }
+        None => {
+            let at = if prefix.is_empty() { "item".to_string() } else { here("") };
+            return Err(AnnotationError::at_item(path, at, "has no \"bboxes\" list; expected a V-STaR item"));
+        }
+    };
+
+    let fps = match item.get("fps") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(json_time(v).filter(|t| *t > Time::ZERO).map(snap_fps).ok_or_else(|| {
+            AnnotationError::at_item(path, here("fps"), format!("expected a positive frame rate, found {}", show_json(v)))
+        })?),
+    };
+    let dimension = |name: &str| -> Result<Option<u64>, AnnotationError> {
+        match item.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_u64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)).map(Some).ok_or_else(|| {
+                AnnotationError::at_item(path, here(name), format!("expected a whole number, found {}", show_json(v)))
+            }),
+        }
+    };
+    let width = dimension("width")?;
+    let height = dimension("height")?;
+    let frame_count = dimension("frame_count")?;
+
+    let mut raw = Vec::new();
+    for (j, entry) in bboxes.iter().enumerate() {
+        let at = here(&format!("bboxes[{j}]"));
+        let Value::Object(map) = entry else {
+            return Err(AnnotationError::at_item(
+                path,
+                at,
+                format!("expected a box object, found {}", show_json(entry)),
+            ));
+        };
+        if map.contains_key("xmin") {
+            let timestamp = match map.get("timestamp") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(json_time(v).ok_or_else(|| {
+                    AnnotationError::at_item(path, &at, format!("\"timestamp\": expected seconds, found {}", show_json(v)))
+                })?),
+            };
+            let frame_index = match map.get("frame_index") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(json_index(v).ok_or_else(|| {
+                    AnnotationError::at_item(path, &at, format!("\"frame_index\": expected a frame index 0, 1, ..., found {}", show_json(v)))
+                })?),
+            };
+            let bbox = box_of(path, &at, map)?;
+            raw.push(RawBox { at, timestamp, frame_index, bbox });
+        } else {
+            if map.is_empty() {
+                return Err(AnnotationError::at_item(
+                    path,
+                    at,
+                    "is empty; expected {\"timestamp\", \"frame_index\", \"xmin\", ...} or {\"<timestamp>_<frame_index>\": {\"xmin\", ...}}",
+                ));
+            }
+            for (k, v) in map {
+                let at = format!("{at} {k:?}");
+                let parsed = k.rsplit_once('_').and_then(|(t, f)| Some((parse_time(t)?, parse_integer(f)?)));
+                let Some((timestamp, frame)) = parsed.filter(|(_, f)| *f >= 0) else {
+                    return Err(AnnotationError::at_item(
+                        path,
+                        at,
+                        "expected a key \"<timestamp>_<frame_index>\" (e.g. \"3.5_105\") or a box with \"xmin\"",
+                    ));
+                };
+                let Value::Object(inner) = v else {
+                    return Err(AnnotationError::at_item(
+                        path,
+                        at,
+                        format!("expected {{\"xmin\", \"ymin\", \"xmax\", \"ymax\"}}, found {}", show_json(v)),
+                    ));
+                };
+                let bbox = box_of(path, &at, inner)?;
+                raw.push(RawBox { at, timestamp: Some(timestamp), frame_index: Some(frame as usize), bbox });
+            }
+        }
+    }
+
+    let label = item.get("object").and_then(Value::as_str).filter(|s| !s.is_empty());
+    let mut set = TrackSet::new(path);
+    for b in raw {
+        let exact_time = match (b.timestamp, b.frame_index, fps) {
+            (Some(t), Some(f), Some(fps)) => {
+                let frame_time = Time::from_secs(f as i64).scale(fps.denom(), fps.numer());
+                let diff = if t > frame_time { t - frame_time } else { frame_time - t };
+                // within half a frame: diff * fps * 2 <= 1
+                Some(if diff.scale(2 * fps.numer(), fps.denom()) <= Time::from_secs(1) { frame_time } else { t })
+            }
+            (t, _, _) => t,
+        };
+        let key = match (options.prefer_keys, exact_time, b.frame_index) {
+            (KeyKind::Time, Some(t), _) => Key::Time(t),
+            (KeyKind::Frame, _, Some(f)) => Key::Frame(f),
+            (_, Some(t), None) => Key::Time(t),
+            (_, None, Some(f)) => Key::Frame(f),
+            (_, None, None) => {
+                return Err(AnnotationError::at_item(path, b.at, "expected a \"timestamp\" or a \"frame_index\""));
+            }
+        };
+        set.add("1", label, key, Entry::from_box(b.bbox), Extras::new(), Location::Item(b.at))?;
+    }
+
+    let mut annotations = Annotations::new(Coords::Pixels);
+    annotations.tracks = set.into_tracks();
+    let fields: BTreeMap<String, Value> =
+        item.iter().filter(|(k, _)| k.as_str() != "bboxes").map(|(k, v)| (k.clone(), v.clone())).collect();
+    annotations.meta = Meta {
+        source_format: Some(Format::Vstar),
+        source_path: Some(path.to_path_buf()),
+        fps,
+        frame_size: match (width, height) {
+            (Some(w), Some(h)) => Some((u32::try_from(w).unwrap_or(u32::MAX), u32::try_from(h).unwrap_or(u32::MAX))),
+            _ => None,
+        },
+        frame_count: frame_count.map(|n| n as usize),
+        fields,
+    };
+    Ok(annotations)
+}
+
+fn json_index(v: &Value) -> Option<usize> {
+    match v {
+        Value::Number(n) => n.as_u64().map(|u| u as usize).or_else(|| parse_integer(&n.to_string()).and_then(|i| usize::try_from(i).ok())),
+        Value::String(s) => parse_integer(s).and_then(|i| usize::try_from(i).ok()),
+        _ => None,
+    }
+}
+
+fn box_of(path: &Path, at: &str, map: &Map<String, Value>) -> Result<BBox, AnnotationError> {
+    let mut v = [0f64; 4];
+    for (k, name) in ["xmin", "ymin", "xmax", "ymax"].iter().enumerate() {
+        let value = map.get(*name);
+        v[k] = value
+            .and_then(|x| match x {
+                Value::Number(n) => n.as_f64(),
+                Value::String(s) => s.trim().parse().ok(),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                let found = value.map_or("nothing".to_string(), show_json);
+                AnnotationError::at_item(path, at, format!("{name:?}: expected a number, found {found}"))
+            })?;
+    }
+    Ok(BBox::new(v[0], v[1], v[2], v[3]))
+}
+
+/// One V-STaR box as written: `timestamp` in seconds, 0-based `frame_index`, pixel corners.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VstarBox {
+    pub timestamp: f64,
+    pub frame_index: usize,
+    pub xmin: f64,
+    pub ymin: f64,
+    pub xmax: f64,
+    pub ymax: f64,
+}
+
+/// A V-STaR item for one object over a video. `extra` holds any further fields (question,
+/// answer, provenance...) and is written flat beside the others.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VstarItem {
+    pub vid: String,
+    pub fps: f64,
+    pub width: u32,
+    pub height: u32,
+    pub frame_count: usize,
+    pub object: String,
+    /// `[start_s, end_s]`: the presentation times of the first and last frame with a box.
+    pub timestamps: [f64; 2],
+    pub bboxes: Vec<VstarBox>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The V-STaR item of track `track` over a video with this clock: one box per frame that has
+/// one after resolution with `fill` (absent frames omitted), clamped to the frame (frames whose
+/// box lies wholly outside are omitted). `object` is the track's label, or its id.
+pub fn vstar_item(
+    annotations: &Annotations,
+    track: usize,
+    clock: &dyn FrameClock,
+    fill: Fill,
+    vid: &str,
+) -> Result<VstarItem, AnnotationError> {
+    let Some(t) = annotations.tracks.get(track) else {
+        return Err(AnnotationError::Usage(format!(
+            "no track {track}: the annotations have {} tracks",
+            annotations.tracks.len()
+        )));
+    };
+    let single = Annotations {
+        tracks: vec![t.clone()],
+        detections: Vec::new(),
+        coords: annotations.coords,
+        meta: Meta::default(),
+    };
+    let resolved = single.resolve(clock, fill)?;
+    let (w, h) = clock.frame_size();
+    let mut bboxes = Vec::new();
+    for (frame, boxes) in resolved.frames_with_boxes() {
+        for d in boxes {
+            if let Some(b) = d.bbox.clamped(w as f64, h as f64) {
+                bboxes.push(VstarBox {
+                    timestamp: clock.frame_time(frame).as_secs_f64(),
+                    frame_index: frame,
+                    xmin: b.x1,
+                    ymin: b.y1,
+                    xmax: b.x2,
+                    ymax: b.y2,
+                });
+            }
+        }
+    }
+    let (Some(first), Some(last)) = (bboxes.first(), bboxes.last()) else {
+        return Err(AnnotationError::Usage(format!(
+            "track {:?} has no box inside any frame of the video ({} frames, {w}x{h})",
+            t.id,
+            clock.frame_count()
+        )));
+    };
+    let timestamps = [first.timestamp, last.timestamp];
+    Ok(VstarItem {
+        vid: vid.to_string(),
+        fps: clock.nominal_fps().map_or(0.0, Time::as_secs_f64),
+        width: w,
+        height: h,
+        frame_count: clock.frame_count(),
+        object: t.label.clone().unwrap_or_else(|| t.id.clone()),
+        timestamps,
+        bboxes,
+        extra: Map::new(),
+    })
+}
+
+/// Writes items as a pretty-printed JSON list (the layout of a V-STaR benchmark file).
+pub fn write_vstar(path: &Path, items: &[VstarItem]) -> Result<(), AnnotationError> {
+    let text = serde_json::to_string_pretty(items).map_err(|e| AnnotationError::file(path, e.to_string()))?;
+    std::fs::write(path, text + "\n").map_err(|e| AnnotationError::write(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::annotations::clock::ConstantRateClock;
+    use crate::annotations::test_support::fixture;
+    use crate::annotations::{read, Track};
+
+    #[test]
+    fn reads_list_form_with_exact_times() {
+        let a = read_vstar(&fixture("vstar/item_list_form.json"), &ReadOptions::default()).unwrap();
+        assert_eq!(a.meta.source_format, Some(Format::Vstar));
+        assert_eq!(a.meta.fps, Some(Time::new(30000, 1001)));
+        assert_eq!(a.meta.frame_size, Some((640, 360)));
+        assert_eq!(a.meta.frame_count, Some(300));
+        assert_eq!(a.meta.fields["vid"], "demo_0001");
+        assert!(!a.meta.fields.contains_key("bboxes"));
+        let t = &a.tracks[0];
+        assert_eq!(t.label.as_deref(), Some("red car"));
+        // frame 30 at 30000/1001 fps, timestamp written 1.001: exactly 1001/1000 s
+        assert_eq!(t.keys[&Key::Time(Time::new(1001, 1000))], Entry::Present(BBox::new(10.0, 20.0, 110.0, 220.0)));
+        // frame 61, timestamp rounded to 2.04: snapped to 61 * 1001 / 30000
+        assert_eq!(t.keys[&Key::Time(Time::new(61 * 1001, 30000))], Entry::Present(BBox::new(12.5, 20.0, 112.5, 220.0)));
+        assert_eq!(t.keys.len(), 2);
+        let frames = read_vstar(
+            &fixture("vstar/item_list_form.json"),
+            &ReadOptions { prefer_keys: KeyKind::Frame, ..Default::default() },
+        )
+        .unwrap();
+        assert_eq!(frames.tracks[0].keys.keys().copied().collect::<Vec<_>>(), vec![Key::Frame(30), Key::Frame(61)]);
+    }
+
+    #[test]
+    fn reads_keyed_form_from_a_benchmark_list() {
+        let path = fixture("vstar/bench_keyed_form.json");
+        let err = read_vstar(&path, &ReadOptions::default()).unwrap_err().to_string();
+        assert_eq!(err, format!("{}: holds 2 items; choose one by its vid (or #index), e.g. v_a, v_b", path.display()));
+        let pick = |item: &str| ReadOptions { item: Some(item.to_string()), ..Default::default() };
+        let a = read_vstar(&path, &pick("v_b")).unwrap();
+        let t = &a.tracks[0];
+        assert_eq!(t.label.as_deref(), Some("dog"));
+        assert_eq!(a.meta.fps, Some(Time::from_secs(10)));
+        assert_eq!(t.keys[&Key::Time(Time::new(1, 2))], Entry::Present(BBox::new(1.0, 2.0, 3.0, 4.0)));
+        assert_eq!(t.keys[&Key::Time(Time::new(7, 10))], Entry::Present(BBox::new(2.0, 2.0, 4.0, 4.0)));
+        assert_eq!(read_vstar(&path, &pick("#1")).unwrap().tracks, a.tracks);
+        let err = read_vstar(&path, &pick("v_z")).unwrap_err().to_string();
+        assert!(err.ends_with("has no item with vid \"v_z\"; its items include v_a, v_b"), "{err}");
+        let auto = read(&path, Format::Auto, &pick("v_a")).unwrap();
+        assert_eq!(auto.meta.source_format, Some(Format::Vstar));
+    }
+
+    #[test]
+    fn bad_items_are_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("v.json");
+        let cases = [
+            (
+                r#"[{"vid": "a", "bboxes": [{"timestamp": 1, "frame_index": 1, "xmin": 1, "ymin": "x", "xmax": 2, "ymax": 2}]}]"#,
+                "item 0 (vid \"a\") bboxes[0]: \"ymin\": expected a number, found \"x\"",
+            ),
+            (
+                r#"{"vid": "a", "bboxes": [{"1.5_15": {"xmin": 1, "ymin": 1, "xmax": 2}}]}"#,
+                "bboxes[0] \"1.5_15\": \"ymax\": expected a number, found nothing",
+            ),
+            (
+                r#"{"vid": "a", "bboxes": [{"oops": {"xmin": 1, "ymin": 1, "xmax": 2, "ymax": 3}}]}"#,
+                "bboxes[0] \"oops\": expected a key \"<timestamp>_<frame_index>\" (e.g. \"3.5_105\") or a box with \"xmin\"",
+            ),
+            (
+                r#"{"vid": "a", "bboxes": [{"0.5_5": {"xmin": 1, "ymin": 1, "xmax": 2, "ymax": 3}}, {"timestamp": 0.5, "xmin": 1, "ymin": 1, "xmax": 2, "ymax": 3}]}"#,
+                "bboxes[1]: track \"1\" has a second box for time 1/2s (the first is at bboxes[0] \"0.5_5\"); expected one box per track and time",
+            ),
+            (r#"{"vid": "a"}"#, "item: has no \"bboxes\" list; expected a V-STaR item"),
+        ];
+        for (text, want) in cases {
+            std::fs::write(&p, text).unwrap();
+            let err = read_vstar(&p, &ReadOptions::default()).unwrap_err().to_string();
+            assert_eq!(err, format!("{} {want}", p.display()));
+        }
+        std::fs::write(&p, "[{\"vid\": 1,\n  \"bboxes\": [}]").unwrap();
+        let err = read_vstar(&p, &ReadOptions::default()).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("{} line 2 column 14: invalid JSON: ", p.display())), "{err}");
+    }
+
+    #[test]
+    fn writer_lists_resolved_frames_and_reads_back() {
+        let clock = ConstantRateClock::new(20, Time::from_secs(25), 100, 50).unwrap();
+        let mut a = Annotations::new(Coords::Pixels);
+        let mut t = Track::new("7");
+        t.label = Some("ball".into());
+        t.insert(Key::Frame(2), Entry::Present(BBox::new(10.0, 10.0, 20.0, 20.0))).unwrap();
+        t.insert(Key::Frame(4), Entry::Present(BBox::new(30.0, 10.0, 40.0, 20.0))).unwrap();
+        t.insert(Key::Frame(5), Entry::Absent).unwrap();
+        t.insert(Key::Frame(7), Entry::Present(BBox::new(90.0, 40.0, 120.0, 60.0))).unwrap();
+        a.tracks.push(t);
+        let mut item = vstar_item(&a, 0, &clock, Fill::Linear, "clip_1").unwrap();
+        assert_eq!(item.object, "ball");
+        assert_eq!((item.width, item.height, item.frame_count, item.fps), (100, 50, 20, 25.0));
+        let frames: Vec<usize> = item.bboxes.iter().map(|b| b.frame_index).collect();
+        assert_eq!(frames, vec![2, 3, 4, 7]);
+        assert_eq!(item.bboxes[1], VstarBox { timestamp: 0.12, frame_index: 3, xmin: 20.0, ymin: 10.0, xmax: 30.0, ymax: 20.0 });
+        // clamped to the 100x50 frame
+        assert_eq!((item.bboxes[3].xmax, item.bboxes[3].ymax), (100.0, 50.0));
+        assert_eq!(item.timestamps, [0.08, 0.28]);
+        item.extra.insert("source".into(), "host.mp4".into());
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.json");
+        write_vstar(&p, &[item.clone()]).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("\"source\": \"host.mp4\""));
+        let back: Vec<VstarItem> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back[0], item);
+        let read_back = read(&p, Format::Auto, &ReadOptions::default()).unwrap();
+        let keys: Vec<Key> = read_back.tracks[0].keys.keys().copied().collect();
+        let want: Vec<Key> = frames.iter().map(|&f| Key::Time(clock.frame_time(f))).collect();
+        assert_eq!(keys, want, "timestamps read back as the exact frame times");
+        let r = read_back.resolve(&clock, Fill::None).unwrap();
+        assert_eq!(r.frames_with_boxes().map(|(f, _)| f).collect::<Vec<_>>(), frames);
+        assert!(vstar_item(&a, 3, &clock, Fill::Linear, "x").is_err());
+    }
+}

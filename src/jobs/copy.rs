@@ -1,0 +1,267 @@
+//! `cut --copy`: stream-copies whole GOPs without decoding. The start moves back to the
+//! keyframe at or before it and the end forward to the next keyframe (or the end of the video),
+//! since a copied clip can only begin at a keyframe and must keep the frames its B-frames
+//! reference. The sidecar says which span was really kept and lists the copied frames.
+
+use std::path::{Path, PathBuf};
+
+use ffmpeg_next as ffmpeg;
+use ffmpeg::ffi;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::jobs::clip::{resolve_clip, ClipSpec, ResolvedClip};
+use crate::media::input::{best_audio_stream, Ratio, VideoInput};
+use crate::media::table::FrameTable;
+use crate::output::{ensure_not_an_input, sidecar_path, PendingFile};
+use crate::pipeline::FrameOrigin;
+use crate::sidecar::{OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION};
+use crate::time::{FrameRange, Rounding, Time};
+
+/// What a copy kept, next to what was asked.
+#[derive(Clone, Debug, Serialize)]
+pub struct CopyResolution {
+    /// The frames asked for (exact span).
+    pub requested: ResolvedClip,
+    /// The frames really copied (whole GOPs).
+    pub copied: FrameRange,
+    pub copied_start: TimeRecord,
+    pub copied_end: TimeRecord,
+    pub audio: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CopyOutput {
+    pub output: PathBuf,
+    pub sidecar: PathBuf,
+    pub frames: usize,
+    pub resolution: CopyResolution,
+    pub warnings: Vec<String>,
+}
+
+/// The muxer for an output path, from its extension.
+fn muxer_for(path: &Path) -> Result<&'static str> {
+    let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "mp4" | "m4v" => Ok("mp4"),
+        "mov" => Ok("mov"),
+        "mkv" => Ok("matroska"),
+        _ => Err(Error::Usage(format!(
+            "{}: --copy writes .mp4, .m4v, .mov or .mkv; the extension decides the container",
+            path.display()
+        ))),
+    }
+}
+
+fn codec_fits(output: &ffmpeg::format::context::Output, id: ffi::AVCodecID) -> bool {
+    unsafe { ffi::avformat_query_codec((*output.as_ptr()).oformat, id, ffi::FF_COMPLIANCE_NORMAL) == 1 }
+}
+
+/// Copies the GOPs covering `spec`'s span of `input` into `output`.
+pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOutput> {
+    if spec.decision.is_some() {
+        return Err(Error::Usage(
+            "--copy cannot end a clip exactly at a decision point (it keeps whole GOPs, which could show frames after it); drop --copy".into(),
+        ));
+    }
+    ensure_not_an_input(output, &[input])?;
+    ensure_not_an_input(&sidecar_path(output), &[input])?;
+    let muxer = muxer_for(output)?;
+    let table = FrameTable::scan(input)?;
+    let requested = resolve_clip(input, &table, spec)?;
+    let first = table.keyframe_at_or_before(requested.kept.start);
+    let stop = table.keyframe_at_or_after(requested.kept.end);
+
+    let mut src = VideoInput::open(input)?;
+    let vindex = src.video.index;
+    let aindex = best_audio_stream(&src.context);
+    let mut keep = vec![vindex];
+    keep.extend(aindex);
+    src.keep_only_streams(&keep);
+
+    let pending = PendingFile::new(output)?;
+    let mut out = ffmpeg::format::output_as(&pending.path(), muxer).map_err(|e| Error::ffmpeg(output, "creating the output", e))?;
+    let mut warnings = Vec::new();
+
+    let vcodec = unsafe { (*(*src.context.stream(vindex).expect("video").as_ptr()).codecpar).codec_id };
+    if !codec_fits(&out, vcodec) {
+        return Err(Error::request(
+            input,
+            format!("--copy cannot put {} video into {muxer}; drop --copy to re-encode, or write .mkv", src.video.codec),
+        ));
+    }
+    let add_stream = |out: &mut ffmpeg::format::context::Output, index: usize| -> Result<usize> {
+        let ist = src.context.stream(index).expect("stream");
+        let mut ost = out.add_stream(ffmpeg::encoder::find(ffmpeg::codec::Id::None)).map_err(|e| Error::ffmpeg(output, "adding a stream", e))?;
+        ost.set_parameters(ist.parameters());
+        unsafe {
+            (*(*ost.as_mut_ptr()).codecpar).codec_tag = 0;
+            // Keep the display matrix so players still rotate the picture.
+            let mut size = 0usize;
+            let matrix = ffi::av_stream_get_side_data(ist.as_ptr(), ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX, &mut size);
+            if !matrix.is_null() && size > 0 {
+                let dst = ffi::av_stream_new_side_data(ost.as_mut_ptr(), ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX, size);
+                if !dst.is_null() {
+                    std::ptr::copy_nonoverlapping(matrix, dst, size);
+                }
+            }
+        }
+        ost.set_time_base(ist.time_base());
+        Ok(ost.index())
+    };
+    let out_video = add_stream(&mut out, vindex)?;
+    let mut audio_note = "none in the source".to_string();
+    let out_audio = match aindex {
+        Some(a) => {
+            let acodec = unsafe { (*(*src.context.stream(a).expect("audio").as_ptr()).codecpar).codec_id };
+            if codec_fits(&out, acodec) {
+                audio_note = "copied".into();
+                Some((a, add_stream(&mut out, a)?))
+            } else {
+                let name = ffmpeg::codec::Id::from(acodec).name().to_string();
+                audio_note = format!("dropped: {name} audio cannot be stored in {muxer} without re-encoding");
+                warnings.push(audio_note.clone());
+                None
+            }
+        }
+        None => None,
+    };
+    let mut header_options = ffmpeg::Dictionary::new();
+    if muxer != "matroska" {
+        header_options.set("movflags", "+faststart");
+    }
+    out.write_header_with(header_options).map_err(|e| Error::ffmpeg(output, "writing the header", e))?;
+
+    let vtb = src.video.time_base;
+    let start_pts = table.pts(first);
+    let start_abs = Time::from_pts(start_pts, vtb.num, vtb.den);
+    let end_abs = if stop < table.len() {
+        Time::from_pts(table.pts(stop), vtb.num, vtb.den)
+    } else {
+        Time::from_pts(table.origin_pts(), vtb.num, vtb.den) + table.end_time()
+    };
+    let entry = *table.entry(first);
+    unsafe {
+        ffi::av_seek_frame(src.context.as_mut_ptr(), vindex as i32, entry.pts.min(entry.dts), ffi::AVSEEK_FLAG_BACKWARD as i32);
+    }
+    let out_tb = |out: &ffmpeg::format::context::Output, i: usize| out.stream(i).map(|s| s.time_base()).expect("stream");
+    let mut copied: Vec<usize> = Vec::new();
+    let mut video_done = false;
+    let mut audio_done = out_audio.is_none();
+    let mut started = false;
+    let mut packet = ffmpeg::Packet::empty();
+    while !(video_done && audio_done) {
+        match packet.read(&mut src.context) {
+            Ok(()) => {}
+            Err(ffmpeg::Error::Eof) => break,
+            Err(e) => return Err(Error::corrupt(input, "while copying", format!("cannot read the file: {e}"))),
+        }
+        let stream = packet.stream();
+        if stream == vindex {
+            if video_done {
+                continue;
+            }
+            let pts = packet.pts().or(packet.dts()).unwrap_or(i64::MIN);
+            let Some(index) = table.index_of_pts(pts) else { continue };
+            if !started {
+                if !packet.is_key() || index < first {
+                    continue;
+                }
+                started = true;
+            }
+            if packet.is_key() && index >= stop {
+                video_done = true;
+                continue;
+            }
+            if index < first || index >= stop {
+                continue;
+            }
+            copied.push(index);
+            let offset = start_pts;
+            packet.set_pts(packet.pts().map(|p| p - offset));
+            packet.set_dts(packet.dts().map(|d| d - offset));
+            packet.set_position(-1);
+            packet.set_stream(out_video);
+            packet.rescale_ts(ffmpeg::Rational::from(vtb), out_tb(&out, out_video));
+            packet.write_interleaved(&mut out).map_err(|e| Error::ffmpeg(output, "writing video", e))?;
+        } else if let Some((_, aout)) = out_audio.filter(|(ain, _)| *ain == stream) {
+            let atb: Ratio = src.context.stream(stream).expect("audio").time_base().into();
+            let Some(pts) = packet.pts().or(packet.dts()) else { continue };
+            let t = Time::from_pts(pts, atb.num, atb.den);
+            if t < start_abs {
+                continue;
+            }
+            if t >= end_abs {
+                audio_done = true;
+                continue;
+            }
+            let offset = start_abs.to_pts(atb.num, atb.den, Rounding::Nearest);
+            packet.set_pts(packet.pts().map(|p| p - offset));
+            packet.set_dts(packet.dts().map(|d| d - offset));
+            packet.set_position(-1);
+            packet.set_stream(aout);
+            packet.rescale_ts(ffmpeg::Rational::from(atb), out_tb(&out, aout));
+            packet.write_interleaved(&mut out).map_err(|e| Error::ffmpeg(output, "writing audio", e))?;
+        }
+    }
+    if copied.is_empty() {
+        return Err(Error::corrupt(input, format!("at frame {first}"), "no packet could be copied from this keyframe"));
+    }
+    out.write_trailer().map_err(|e| Error::ffmpeg(output, "finishing the output", e))?;
+    drop(out);
+    let path = pending.commit()?;
+
+    copied.sort_unstable();
+    let mut provenance = ProvenanceRecorder::new(&[(table.origin_pts(), table.time_base)]);
+    let base_time = table.time(first);
+    for (out_index, &src_index) in copied.iter().enumerate() {
+        provenance.record_parts(out_index, table.time(src_index) - base_time, FrameOrigin { source: 0, index: src_index, pts: table.pts(src_index) });
+    }
+    let copied_range = FrameRange::new(first, stop);
+    if copied.len() != copied_range.len() {
+        warnings.push(format!(
+            "{} of the {} frames in the copied GOPs could not be copied (open-GOP leading pictures)",
+            copied_range.len() - copied.len(),
+            copied_range.len()
+        ));
+    }
+    let copied_end_time = if stop < table.len() { table.time(stop) } else { table.end_time() };
+    let resolution = CopyResolution {
+        requested: requested.clone(),
+        copied: copied_range,
+        copied_start: base_time.into(),
+        copied_end: copied_end_time.into(),
+        audio: audio_note,
+    };
+    let duration = copied_end_time - base_time;
+    let (w, h) = src.video.displayed_size();
+    let sidecar = Sidecar {
+        vidprep_version: VERSION,
+        job: "cut-copy".into(),
+        output: OutputRecord {
+            path: path.display().to_string(),
+            frames: copied.len(),
+            width: w,
+            height: h,
+            cropped_right: 0,
+            cropped_bottom: 0,
+            duration: crate::time::decimal_text(duration),
+            duration_s: duration.as_secs_f64(),
+            audio: None,
+        },
+        sources: vec![SourceRecord::new(input, &src.video, &table, true)],
+        request: serde_json::json!({
+            "input": input.display().to_string(),
+            "start": spec.start.map(|t| t.to_text()),
+            "end": spec.end.map(|t| t.to_text()),
+            "copy": true,
+        }),
+        resolved: serde_json::to_value(&resolution).expect("serializes"),
+        frames: provenance.into_runs(),
+        encode: None,
+        warnings: warnings.clone(),
+    };
+    let sidecar_file = sidecar_path(&path);
+    sidecar.write(&sidecar_file)?;
+    Ok(CopyOutput { output: path, sidecar: sidecar_file, frames: copied.len(), resolution, warnings })
+}

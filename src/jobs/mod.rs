@@ -1,0 +1,6 @@
+//! Jobs: small plans over the pipeline. Each resolves what the user asked against the real
+//! video, picks a source, stages and sinks, runs the pipeline and writes sidecars.
+
+pub mod clip;
+pub mod copy;
+pub mod cut_manifest;

@@ -1,0 +1,522 @@
+//! Audio for outputs: an [`AudioPlan`] says which stretches of which files (or silence) make the
+//! output's soundtrack, and [`AudioTrack`] decodes, trims to the sample, resamples and encodes
+//! them as AAC in step with the video, so memory stays flat and A/V stay aligned.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use ffmpeg_next as ffmpeg;
+use ffmpeg::ffi;
+use ffmpeg::format::context::Output;
+use ffmpeg::util::error::EAGAIN;
+
+use crate::error::{Error, Result};
+use crate::media::input::{best_audio_stream, open_media, Ratio};
+use crate::time::{Rounding, Time};
+
+/// One stretch of the output soundtrack.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AudioSegment {
+    /// The audio of `path` from `start` to `end`, in seconds on the file's own timeline
+    /// (the same timeline as its packets' timestamps).
+    Source { path: PathBuf, start: Time, end: Time },
+    /// Silence of this duration.
+    Silence { duration: Time },
+}
+
+impl AudioSegment {
+    pub fn duration(&self) -> Time {
+        match self {
+            AudioSegment::Source { start, end, .. } => (*end - *start).max(Time::ZERO),
+            AudioSegment::Silence { duration } => *duration,
+        }
+    }
+}
+
+/// The soundtrack of one output, segment after segment.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AudioPlan {
+    pub segments: Vec<AudioSegment>,
+}
+
+/// Sample rate and channel count of the encoded soundtrack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AudioFormat {
+    pub sample_rate: u32,
+    pub channels: u16,
+}
+
+/// Sample rates the AAC encoder accepts.
+const AAC_RATES: [u32; 13] = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350];
+
+impl AudioPlan {
+    pub fn duration(&self) -> Time {
+        self.segments.iter().fold(Time::ZERO, |acc, s| acc + s.duration())
+    }
+
+    /// The output format, from the first source segment whose file has audio; `None` when no
+    /// segment has audio (then the output has no audio stream).
+    pub fn output_format(&self) -> Result<Option<AudioFormat>> {
+        for seg in &self.segments {
+            if let AudioSegment::Source { path, .. } = seg {
+                if let Some((rate, channels)) = audio_stream_format(path)? {
+                    let rate = if AAC_RATES.contains(&rate) { rate } else { 48000 };
+                    return Ok(Some(AudioFormat { sample_rate: rate, channels: channels.clamp(1, 2) }));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Sample rate and channels of the best audio stream of `path`, if it has one.
+pub fn audio_stream_format(path: &Path) -> Result<Option<(u32, u16)>> {
+    let ctx = open_media(path)?;
+    let Some(index) = best_audio_stream(&ctx) else { return Ok(None) };
+    let stream = ctx.stream(index).expect("index from best_audio_stream");
+    let (rate, channels) = unsafe {
+        let par = (*stream.as_ptr()).codecpar;
+        ((*par).sample_rate, (*par).ch_layout.nb_channels)
+    };
+    if rate <= 0 || channels <= 0 {
+        return Ok(None);
+    }
+    Ok(Some((rate as u32, channels as u16)))
+}
+
+fn layout_for(channels: u16) -> u64 {
+    unsafe { ffi::av_get_default_channel_layout(channels as i32) as u64 }
+}
+
+/// A thin wrapper over swresample converting to planar f32 at the output rate and layout.
+struct Resampler {
+    ctx: *mut ffi::SwrContext,
+    channels: usize,
+}
+
+// The context is used by one thread at a time (owned by one reader).
+unsafe impl Send for Resampler {}
+
+impl Resampler {
+    fn new(src_fmt: ffi::AVSampleFormat, src_layout: u64, src_rate: i32, out: AudioFormat) -> Option<Resampler> {
+        unsafe {
+            let mut ctx = ffi::swr_alloc_set_opts(
+                std::ptr::null_mut(),
+                layout_for(out.channels) as i64,
+                ffi::AVSampleFormat::AV_SAMPLE_FMT_FLTP,
+                out.sample_rate as i32,
+                src_layout as i64,
+                src_fmt,
+                src_rate,
+                0,
+                std::ptr::null_mut(),
+            );
+            if ctx.is_null() {
+                return None;
+            }
+            if ffi::swr_init(ctx) < 0 {
+                ffi::swr_free(&mut ctx);
+                return None;
+            }
+            Some(Resampler { ctx, channels: out.channels as usize })
+        }
+    }
+
+    /// Converts `frame` (or flushes with `None`) into per-channel sample vectors.
+    fn convert(&mut self, frame: Option<&ffmpeg::frame::Audio>) -> Result<Vec<Vec<f32>>, ffmpeg::Error> {
+        unsafe {
+            let in_samples = frame.map(|f| f.samples() as i32).unwrap_or(0);
+            let cap = ffi::swr_get_out_samples(self.ctx, in_samples).max(0) as usize + 16;
+            let mut out: Vec<Vec<f32>> = (0..self.channels).map(|_| vec![0f32; cap]).collect();
+            let mut out_ptrs: Vec<*mut u8> = out.iter_mut().map(|v| v.as_mut_ptr() as *mut u8).collect();
+            let in_ptr: *mut *const u8 = match frame {
+                Some(f) => (*f.as_ptr()).extended_data as *mut *const u8,
+                None => std::ptr::null_mut(),
+            };
+            let n = ffi::swr_convert(self.ctx, out_ptrs.as_mut_ptr(), cap as i32, in_ptr, in_samples);
+            if n < 0 {
+                return Err(ffmpeg::Error::from(n));
+            }
+            for ch in &mut out {
+                ch.truncate(n as usize);
+            }
+            Ok(out)
+        }
+    }
+}
+
+impl Drop for Resampler {
+    fn drop(&mut self) {
+        unsafe { ffi::swr_free(&mut self.ctx) }
+    }
+}
+
+/// Decodes one source segment and hands out its samples, trimmed to `[start, end)`.
+struct SegmentReader {
+    path: PathBuf,
+    input: ffmpeg::format::context::Input,
+    stream: usize,
+    time_base: Ratio,
+    decoder: ffmpeg::decoder::Audio,
+    resampler: Option<Resampler>,
+    format: AudioFormat,
+    start: Time,
+    end: Time,
+    /// Time of the first sample fed to the resampler, once known.
+    first_time: Option<Time>,
+    /// Samples the resampler produced so far (at the output rate).
+    produced: i64,
+    packets_done: bool,
+    flushed: bool,
+    done: bool,
+}
+
+impl SegmentReader {
+    fn open(path: &Path, start: Time, end: Time, format: AudioFormat) -> Result<Option<SegmentReader>> {
+        let mut input = open_media(path)?;
+        let Some(stream) = best_audio_stream(&input) else { return Ok(None) };
+        for i in 0..input.nb_streams() as usize {
+            unsafe {
+                let st = *(*input.as_mut_ptr()).streams.add(i);
+                (*st).discard = if i == stream { ffi::AVDiscard::AVDISCARD_DEFAULT } else { ffi::AVDiscard::AVDISCARD_ALL };
+            }
+        }
+        let st = input.stream(stream).expect("audio stream index");
+        let time_base: Ratio = st.time_base().into();
+        let mut ctx = ffmpeg::codec::context::Context::from_parameters(st.parameters())
+            .map_err(|e| Error::ffmpeg(path, "reading the audio codec parameters", e))?;
+        unsafe {
+            (*ctx.as_mut_ptr()).pkt_timebase = st.time_base().into();
+        }
+        let decoder = ctx.decoder().audio().map_err(|e| Error::ffmpeg(path, "opening the audio decoder", e))?;
+        // Start a little early: decoders need a few packets to settle, and we trim exactly.
+        let preroll = (start - Time::from_secs(1)).max(Time::ZERO);
+        let ts = preroll.to_pts(time_base.num, time_base.den, Rounding::Down);
+        unsafe {
+            let start_pts = (*(*(*input.as_mut_ptr()).streams.add(stream))).start_time;
+            let base = if start_pts == ffi::AV_NOPTS_VALUE { 0 } else { start_pts.min(ts) };
+            if ts > base {
+                ffi::av_seek_frame(input.as_mut_ptr(), stream as i32, ts, ffi::AVSEEK_FLAG_BACKWARD as i32);
+            }
+        }
+        Ok(Some(SegmentReader {
+            path: path.to_path_buf(),
+            input,
+            stream,
+            time_base,
+            decoder,
+            resampler: None,
+            format,
+            start,
+            end,
+            first_time: None,
+            produced: 0,
+            packets_done: false,
+            flushed: false,
+            done: false,
+        }))
+    }
+
+    /// The next chunk of kept samples, `None` when the segment is exhausted.
+    fn next_chunk(&mut self) -> Result<Option<Vec<Vec<f32>>>> {
+        while !self.done {
+            let mut frame = ffmpeg::frame::Audio::empty();
+            match self.decoder.receive_frame(&mut frame) {
+                Ok(()) => {
+                    let chunk = self.take_frame(&frame)?;
+                    if let Some(c) = chunk {
+                        return Ok(Some(c));
+                    }
+                    continue;
+                }
+                Err(ffmpeg::Error::Eof) => {
+                    // Drain what the resampler still holds.
+                    if !self.flushed {
+                        self.flushed = true;
+                        if let Some(r) = self.resampler.as_mut() {
+                            let out = r.convert(None).map_err(|e| Error::ffmpeg(&self.path, "resampling audio", e))?;
+                            let kept = self.trim(out);
+                            if kept.first().is_some_and(|c| !c.is_empty()) {
+                                return Ok(Some(kept));
+                            }
+                        }
+                    }
+                    self.done = true;
+                    break;
+                }
+                Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => {}
+                Err(e) => return Err(Error::corrupt(&self.path, "in the audio stream", format!("decoding failed: {e}"))),
+            }
+            if self.packets_done {
+                self.decoder.send_eof().map_err(|e| Error::ffmpeg(&self.path, "flushing the audio decoder", e))?;
+                continue;
+            }
+            let mut packet = ffmpeg::Packet::empty();
+            match packet.read(&mut self.input) {
+                Ok(()) => {
+                    if packet.stream() != self.stream {
+                        continue;
+                    }
+                    if let Err(e) = self.decoder.send_packet(&packet) {
+                        if e != ffmpeg::Error::InvalidData || self.first_time.is_some() {
+                            return Err(Error::corrupt(&self.path, "in the audio stream", format!("decoding failed: {e}")));
+                        }
+                    }
+                }
+                Err(ffmpeg::Error::Eof) => self.packets_done = true,
+                Err(e) => return Err(Error::corrupt(&self.path, "in the audio stream", format!("cannot read the file: {e}"))),
+            }
+        }
+        Ok(None)
+    }
+
+    fn take_frame(&mut self, frame: &ffmpeg::frame::Audio) -> Result<Option<Vec<Vec<f32>>>> {
+        if frame.samples() == 0 {
+            return Ok(None);
+        }
+        if self.first_time.is_none() {
+            let pts = frame.timestamp().or(frame.pts()).unwrap_or(0);
+            let t = Time::from_pts(pts, self.time_base.num, self.time_base.den);
+            // A frame wholly before the segment does not start the clock yet.
+            let rate = frame.rate().max(1) as i64;
+            let frame_end = t + Time::new(frame.samples() as i64, rate);
+            if frame_end <= self.start {
+                return Ok(None);
+            }
+            self.first_time = Some(t);
+            let (fmt, layout, rate) = unsafe {
+                let f = frame.as_ptr();
+                let layout = if (*f).channel_layout != 0 { (*f).channel_layout } else { layout_for((*f).ch_layout.nb_channels.max(1) as u16) };
+                (std::mem::transmute::<i32, ffi::AVSampleFormat>((*f).format), layout, (*f).sample_rate)
+            };
+            self.resampler = Some(
+                Resampler::new(fmt, layout, rate, self.format)
+                    .ok_or_else(|| Error::corrupt(&self.path, "in the audio stream", "unsupported audio sample layout"))?,
+            );
+            // The source starts after the segment does: lead with silence.
+            if t > self.start {
+                let lead = ((t - self.start).scale(self.format.sample_rate as i64, 1)).to_pts(1, 1, Rounding::Nearest);
+                let mut out: Vec<Vec<f32>> = (0..self.format.channels).map(|_| vec![0.0; lead as usize]).collect();
+                let conv = self.convert(frame)?;
+                let kept = self.trim(conv);
+                for (o, k) in out.iter_mut().zip(kept) {
+                    o.extend(k);
+                }
+                return Ok(Some(out));
+            }
+        }
+        let conv = self.convert(frame)?;
+        let kept = self.trim(conv);
+        Ok(kept.first().is_some_and(|c| !c.is_empty()).then_some(kept))
+    }
+
+    fn convert(&mut self, frame: &ffmpeg::frame::Audio) -> Result<Vec<Vec<f32>>> {
+        let r = self.resampler.as_mut().expect("resampler made with the first frame");
+        r.convert(Some(frame)).map_err(|e| Error::ffmpeg(&self.path, "resampling audio", e))
+    }
+
+    /// Keeps the samples of `chunk` whose time lies in `[start, end)`.
+    fn trim(&mut self, mut chunk: Vec<Vec<f32>>) -> Vec<Vec<f32>> {
+        let n = chunk.first().map_or(0, |c| c.len()) as i64;
+        let k0 = self.produced;
+        self.produced += n;
+        let first = self.first_time.unwrap_or(self.start);
+        let rate = self.format.sample_rate as i64;
+        let lo_abs = if self.start > first { (self.start - first).scale(rate, 1).to_pts(1, 1, Rounding::Up) } else { 0 };
+        let hi_abs = (self.end - first).scale(rate, 1).to_pts(1, 1, Rounding::Up);
+        if k0 + n >= hi_abs {
+            self.done = true;
+        }
+        let lo = (lo_abs - k0).clamp(0, n) as usize;
+        let hi = (hi_abs - k0).clamp(0, n) as usize;
+        for c in &mut chunk {
+            if hi <= lo {
+                c.clear();
+            } else {
+                c.truncate(hi);
+                c.drain(..lo);
+            }
+        }
+        chunk
+    }
+}
+
+/// The AAC stream of an output file, fed from an [`AudioPlan`].
+pub struct AudioTrack {
+    encoder: ffmpeg::encoder::Audio,
+    stream_index: usize,
+    stream_time_base: ffmpeg::Rational,
+    format: AudioFormat,
+    frame_size: usize,
+    fifo: Vec<VecDeque<f32>>,
+    /// Samples encoded so far (the pts of the next encoder frame).
+    encoded: i64,
+    /// Samples queued into the FIFO so far, over all segments.
+    queued: i64,
+    segments: VecDeque<AudioSegment>,
+    /// Output-timeline time at which the current segment ends.
+    segment_end: Time,
+    reader: Option<SegmentReader>,
+    total_samples: i64,
+    output_path: PathBuf,
+}
+
+impl AudioTrack {
+    /// Adds an AAC stream to `output` (before its header is written).
+    pub fn add_to(output: &mut Output, output_path: &Path, plan: &AudioPlan, format: AudioFormat, bit_rate: usize) -> Result<AudioTrack> {
+        let codec = ffmpeg::encoder::find(ffmpeg::codec::Id::AAC)
+            .ok_or_else(|| Error::request(output_path, "this ffmpeg build has no AAC encoder"))?;
+        let global_header = output.format().flags().contains(ffmpeg::format::Flags::GLOBAL_HEADER);
+        let mut enc = ffmpeg::codec::context::Context::new_with_codec(codec)
+            .encoder()
+            .audio()
+            .map_err(|e| Error::ffmpeg(output_path, "creating the AAC encoder", e))?;
+        enc.set_rate(format.sample_rate as i32);
+        enc.set_channel_layout(ffmpeg::ChannelLayout::from_bits_truncate(layout_for(format.channels)));
+        enc.set_channels(format.channels as i32);
+        enc.set_format(ffmpeg::format::Sample::F32(ffmpeg::format::sample::Type::Planar));
+        enc.set_bit_rate(bit_rate * format.channels as usize / 2);
+        enc.set_time_base(ffmpeg::Rational::new(1, format.sample_rate as i32));
+        if global_header {
+            enc.set_flags(ffmpeg::codec::Flags::GLOBAL_HEADER);
+        }
+        let encoder = enc.open_as(codec).map_err(|e| Error::ffmpeg(output_path, "opening the AAC encoder", e))?;
+        let mut stream = output.add_stream(codec).map_err(|e| Error::ffmpeg(output_path, "adding the audio stream", e))?;
+        stream.set_parameters(&encoder);
+        stream.set_time_base(ffmpeg::Rational::new(1, format.sample_rate as i32));
+        let stream_index = stream.index();
+        let frame_size = (encoder.frame_size() as usize).max(1);
+        let total_samples = plan.duration().scale(format.sample_rate as i64, 1).to_pts(1, 1, Rounding::Nearest);
+        Ok(AudioTrack {
+            encoder,
+            stream_index,
+            stream_time_base: ffmpeg::Rational::new(1, format.sample_rate as i32),
+            format,
+            frame_size,
+            fifo: (0..format.channels).map(|_| VecDeque::new()).collect(),
+            encoded: 0,
+            queued: 0,
+            segments: plan.segments.iter().cloned().collect(),
+            segment_end: Time::ZERO,
+            reader: None,
+            total_samples,
+            output_path: output_path.to_path_buf(),
+        })
+    }
+
+    pub fn format(&self) -> AudioFormat {
+        self.format
+    }
+
+    /// Call after the header is written: the muxer may have changed the stream's time base.
+    pub fn header_written(&mut self, output: &Output) {
+        if let Some(st) = output.stream(self.stream_index) {
+            self.stream_time_base = st.time_base();
+        }
+    }
+
+    /// Encodes audio up to output time `t` (or the end of the plan, whichever is first).
+    pub fn pump_until(&mut self, output: &mut Output, t: Time) -> Result<()> {
+        let want = t.scale(self.format.sample_rate as i64, 1).to_pts(1, 1, Rounding::Up).min(self.total_samples);
+        while self.encoded < want {
+            let needed = (self.encoded + self.frame_size as i64).min(self.total_samples);
+            self.fill_to(needed)?;
+            let available = self.fifo[0].len();
+            if available == 0 {
+                break;
+            }
+            let n = available.min(self.frame_size);
+            self.encode_samples(output, n)?;
+        }
+        Ok(())
+    }
+
+    /// Encodes everything left in the plan and drains the encoder.
+    pub fn finish(&mut self, output: &mut Output) -> Result<()> {
+        self.pump_until(output, Time::new(self.total_samples, self.format.sample_rate as i64))?;
+        while !self.fifo[0].is_empty() {
+            let n = self.fifo[0].len().min(self.frame_size);
+            self.encode_samples(output, n)?;
+        }
+        self.encoder.send_eof().map_err(|e| Error::ffmpeg(&self.output_path, "flushing the AAC encoder", e))?;
+        self.drain(output)
+    }
+
+    /// Queues samples until `target` samples have been queued in total (or the plan ends).
+    fn fill_to(&mut self, target: i64) -> Result<()> {
+        let rate = self.format.sample_rate as i64;
+        while self.queued < target {
+            let seg_end_samples = self.segment_end.scale(rate, 1).to_pts(1, 1, Rounding::Nearest);
+            if self.queued >= seg_end_samples {
+                // Start the next segment.
+                let Some(seg) = self.segments.pop_front() else { return Ok(()) };
+                self.segment_end = self.segment_end + seg.duration();
+                self.reader = match &seg {
+                    AudioSegment::Source { path, start, end } => SegmentReader::open(path, *start, *end, self.format)?,
+                    AudioSegment::Silence { .. } => None,
+                };
+                continue;
+            }
+            let room = (seg_end_samples - self.queued) as usize;
+            let chunk = match self.reader.as_mut() {
+                Some(r) => r.next_chunk()?,
+                None => None,
+            };
+            match chunk {
+                Some(mut c) => {
+                    for ch in &mut c {
+                        ch.truncate(room);
+                    }
+                    let n = c[0].len();
+                    for (q, ch) in self.fifo.iter_mut().zip(c) {
+                        q.extend(ch);
+                    }
+                    self.queued += n as i64;
+                }
+                None => {
+                    // Source exhausted (or silence): pad to the segment's exact length.
+                    self.reader = None;
+                    for q in &mut self.fifo {
+                        q.extend(std::iter::repeat_n(0.0, room));
+                    }
+                    self.queued += room as i64;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn encode_samples(&mut self, output: &mut Output, n: usize) -> Result<()> {
+        let layout = ffmpeg::ChannelLayout::from_bits_truncate(layout_for(self.format.channels));
+        let mut frame = ffmpeg::frame::Audio::new(ffmpeg::format::Sample::F32(ffmpeg::format::sample::Type::Planar), n, layout);
+        frame.set_rate(self.format.sample_rate);
+        for (ch, q) in self.fifo.iter_mut().enumerate() {
+            let plane = frame.plane_mut::<f32>(ch);
+            for (dst, src) in plane.iter_mut().zip(q.drain(..n)) {
+                *dst = src;
+            }
+        }
+        frame.set_pts(Some(self.encoded));
+        self.encoded += n as i64;
+        self.encoder.send_frame(&frame).map_err(|e| Error::ffmpeg(&self.output_path, "encoding audio", e))?;
+        self.drain(output)
+    }
+
+    fn drain(&mut self, output: &mut Output) -> Result<()> {
+        let mut packet = ffmpeg::Packet::empty();
+        loop {
+            match self.encoder.receive_packet(&mut packet) {
+                Ok(()) => {
+                    packet.set_stream(self.stream_index);
+                    packet.rescale_ts(ffmpeg::Rational::new(1, self.format.sample_rate as i32), self.stream_time_base);
+                    packet
+                        .write_interleaved(output)
+                        .map_err(|e| Error::ffmpeg(&self.output_path, "writing audio", e))?;
+                }
+                Err(ffmpeg::Error::Eof) => return Ok(()),
+                Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => return Ok(()),
+                Err(e) => return Err(Error::ffmpeg(&self.output_path, "encoding audio", e)),
+            }
+        }
+    }
+}

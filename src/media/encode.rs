@@ -1,0 +1,290 @@
+//! Encoding: [`Mp4Writer`] turns pipeline frames into H.264 (libx264, yuv420p) in an MP4 with
+//! faststart, carrying each frame's presentation time and duration from the source (so variable
+//! frame rate survives), with an optional AAC soundtrack from an [`AudioPlan`].
+//!
+//! The writer writes to the path it is given; callers write to a temporary path and rename it
+//! into place when the writer has finished (see `crate::output`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use ffmpeg_next as ffmpeg;
+use ffmpeg::format::context::Output;
+use ffmpeg::frame::Video as VideoFrame;
+use ffmpeg::util::error::EAGAIN;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::media::audio::{AudioFormat, AudioPlan, AudioTrack};
+use crate::media::frame::{crop_to_even, PIPELINE_FORMAT};
+use crate::media::input::Ratio;
+use crate::time::{Rounding, Time};
+
+/// How outputs are encoded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EncodeSettings {
+    /// x264 constant rate factor (0-51, lower is better quality). Ignored when `bit_rate` is set.
+    pub crf: f32,
+    /// x264 preset (ultrafast ... placebo).
+    pub preset: String,
+    /// Target video bit rate in bits per second (rate-controlled encode instead of CRF).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub bit_rate: Option<u64>,
+    /// Encode the matching audio (AAC) when the source has audio.
+    pub audio: bool,
+    /// AAC bit rate for stereo, bits per second (mono gets half).
+    pub audio_bit_rate: u64,
+    /// Encoder threads; 0 lets x264 choose.
+    #[serde(skip)]
+    pub threads: usize,
+}
+
+impl Default for EncodeSettings {
+    fn default() -> Self {
+        EncodeSettings { crf: 18.0, preset: "medium".into(), bit_rate: None, audio: true, audio_bit_rate: 128_000, threads: 0 }
+    }
+}
+
+pub const X264_PRESETS: [&str; 10] =
+    ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"];
+
+impl EncodeSettings {
+    /// Checks values a user can get wrong.
+    pub fn validate(&self) -> Result<()> {
+        if !(0.0..=51.0).contains(&self.crf) {
+            return Err(Error::Usage(format!("--crf {} is outside 0..51", self.crf)));
+        }
+        if !X264_PRESETS.contains(&self.preset.as_str()) {
+            return Err(Error::Usage(format!("unknown x264 preset {:?}; expected one of {}", self.preset, X264_PRESETS.join(", "))));
+        }
+        Ok(())
+    }
+}
+
+/// The video stream an [`Mp4Writer`] produces.
+#[derive(Clone, Copy, Debug)]
+pub struct VideoFormat {
+    /// Size of the frames that will be written (odd sizes are cropped to even).
+    pub width: u32,
+    pub height: u32,
+    /// Time base of the encoded timestamps; it should represent every frame time exactly
+    /// (the source stream's time base does).
+    pub time_base: Ratio,
+    /// Typical frame rate (a hint for rate control and the container).
+    pub frame_rate: Option<Ratio>,
+    pub sample_aspect_ratio: Ratio,
+}
+
+/// What a finished [`Mp4Writer`] wrote.
+#[derive(Clone, Debug, Serialize)]
+pub struct WriteReport {
+    pub frames: usize,
+    pub width: u32,
+    pub height: u32,
+    /// Columns/rows cropped away to make the size even.
+    pub cropped_right: u32,
+    pub cropped_bottom: u32,
+    pub duration: Time,
+    pub audio: Option<AudioFormat>,
+    pub video_bytes: u64,
+}
+
+/// An H.264/AAC MP4 file being written.
+pub struct Mp4Writer {
+    path: PathBuf,
+    output: Output,
+    encoder: ffmpeg::encoder::Video,
+    stream_index: usize,
+    encoder_time_base: ffmpeg::Rational,
+    stream_time_base: ffmpeg::Rational,
+    /// Frame durations by pts, to give packets their durations (x264 does not).
+    durations: HashMap<i64, i64>,
+    audio: Option<AudioTrack>,
+    width: u32,
+    height: u32,
+    cropped: (u32, u32),
+    frames: usize,
+    last_pts: Option<i64>,
+    end_time: Time,
+    video_bytes: u64,
+    finished: bool,
+}
+
+impl Mp4Writer {
+    /// Creates `path` (overwriting it) and prepares the streams.
+    pub fn create(path: &Path, video: VideoFormat, settings: &EncodeSettings, audio: Option<&AudioPlan>) -> Result<Mp4Writer> {
+        crate::media::input::init();
+        settings.validate()?;
+        let (width, height) = (video.width & !1, video.height & !1);
+        if width == 0 || height == 0 {
+            return Err(Error::request(path, format!("cannot encode a {}x{} picture", video.width, video.height)));
+        }
+        let mut output = ffmpeg::format::output_as(&path, "mp4").map_err(|e| Error::ffmpeg(path, "creating the MP4 file", e))?;
+        let codec = ffmpeg::encoder::find_by_name("libx264")
+            .ok_or_else(|| Error::request(path, "this ffmpeg build has no libx264 encoder"))?;
+        let global_header = output.format().flags().contains(ffmpeg::format::Flags::GLOBAL_HEADER);
+        let mut enc = ffmpeg::codec::context::Context::new_with_codec(codec)
+            .encoder()
+            .video()
+            .map_err(|e| Error::ffmpeg(path, "creating the H.264 encoder", e))?;
+        let tb: ffmpeg::Rational = video.time_base.into();
+        enc.set_width(width);
+        enc.set_height(height);
+        enc.set_format(PIPELINE_FORMAT);
+        enc.set_time_base(tb);
+        if let Some(fps) = video.frame_rate.filter(|r| r.is_valid()) {
+            enc.set_frame_rate(Some(ffmpeg::Rational::from(fps)));
+        }
+        if video.sample_aspect_ratio.is_valid() {
+            enc.set_aspect_ratio(ffmpeg::Rational::from(video.sample_aspect_ratio));
+        }
+        if global_header {
+            enc.set_flags(ffmpeg::codec::Flags::GLOBAL_HEADER);
+        }
+        enc.set_threading(ffmpeg::codec::threading::Config { count: settings.threads, ..Default::default() });
+        let mut options = ffmpeg::Dictionary::new();
+        options.set("preset", &settings.preset);
+        match settings.bit_rate {
+            Some(rate) => {
+                enc.set_bit_rate(rate as usize);
+                enc.set_max_bit_rate((rate as f64 * 1.5) as usize);
+                unsafe {
+                    (*enc.as_mut_ptr()).rc_buffer_size = (rate * 2) as i32;
+                }
+            }
+            None => options.set("crf", &format!("{}", settings.crf)),
+        }
+        let encoder = enc.open_as_with(codec, options).map_err(|e| Error::ffmpeg(path, "opening the H.264 encoder", e))?;
+        let mut stream = output.add_stream(codec).map_err(|e| Error::ffmpeg(path, "adding the video stream", e))?;
+        stream.set_parameters(&encoder);
+        stream.set_time_base(tb);
+        if let Some(fps) = video.frame_rate.filter(|r| r.is_valid()) {
+            stream.set_avg_frame_rate(ffmpeg::Rational::from(fps));
+        }
+        let stream_index = stream.index();
+
+        let mut audio_track = match (settings.audio, audio) {
+            (true, Some(plan)) if !plan.segments.is_empty() => match plan.output_format()? {
+                Some(format) => Some(AudioTrack::add_to(&mut output, path, plan, format, settings.audio_bit_rate as usize)?),
+                None => None,
+            },
+            _ => None,
+        };
+
+        let mut header_options = ffmpeg::Dictionary::new();
+        header_options.set("movflags", "+faststart");
+        output.write_header_with(header_options).map_err(|e| Error::ffmpeg(path, "writing the MP4 header", e))?;
+        let stream_time_base = output.stream(stream_index).map(|s| s.time_base()).unwrap_or(tb);
+        if let Some(a) = audio_track.as_mut() {
+            a.header_written(&output);
+        }
+        Ok(Mp4Writer {
+            path: path.to_path_buf(),
+            output,
+            encoder,
+            stream_index,
+            encoder_time_base: tb,
+            stream_time_base,
+            durations: HashMap::new(),
+            audio: audio_track,
+            width,
+            height,
+            cropped: (video.width - width, video.height - height),
+            frames: 0,
+            last_pts: None,
+            end_time: Time::ZERO,
+            video_bytes: 0,
+            finished: false,
+        })
+    }
+
+    /// Encodes one picture shown from `time` (seconds from the start of the output) for
+    /// `duration`. Times must increase from frame to frame.
+    pub fn write(&mut self, image: &VideoFrame, time: Time, duration: Time) -> Result<()> {
+        let tb = self.encoder_time_base;
+        let pts = time.to_pts(tb.numerator(), tb.denominator(), Rounding::Nearest);
+        if self.last_pts.is_some_and(|last| pts <= last) {
+            return Err(Error::request(
+                &self.path,
+                format!("frame {} has time {}s, not after the previous frame (the time base {} cannot separate them)", self.frames, time.as_secs_f64(), Ratio::from(tb)),
+            ));
+        }
+        let mut frame = if image.width() != self.width || image.height() != self.height {
+            let cropped = crop_to_even(image);
+            if cropped.width() != self.width || cropped.height() != self.height {
+                return Err(Error::request(
+                    &self.path,
+                    format!("frame {} is {}x{}, the output is {}x{}", self.frames, image.width(), image.height(), self.width, self.height),
+                ));
+            }
+            cropped
+        } else {
+            image.clone()
+        };
+        frame.set_pts(Some(pts));
+        frame.set_kind(ffmpeg::picture::Type::None);
+        let dur = duration.to_pts(tb.numerator(), tb.denominator(), Rounding::Nearest).max(1);
+        self.durations.insert(pts, dur);
+        self.last_pts = Some(pts);
+        self.end_time = time + duration;
+        self.encoder.send_frame(&frame).map_err(|e| Error::ffmpeg(&self.path, format!("encoding frame {}", self.frames), e))?;
+        self.frames += 1;
+        self.drain_video()?;
+        if let Some(a) = self.audio.as_mut() {
+            // Keep audio about half a second ahead so the muxer interleaves closely.
+            a.pump_until(&mut self.output, time + Time::new(1, 2))?;
+        }
+        Ok(())
+    }
+
+    fn drain_video(&mut self) -> Result<()> {
+        let mut packet = ffmpeg::Packet::empty();
+        loop {
+            match self.encoder.receive_packet(&mut packet) {
+                Ok(()) => {
+                    if let Some(d) = packet.pts().and_then(|p| self.durations.remove(&p)) {
+                        packet.set_duration(d);
+                    }
+                    self.video_bytes += packet.size() as u64;
+                    packet.set_stream(self.stream_index);
+                    packet.rescale_ts(self.encoder_time_base, self.stream_time_base);
+                    packet.write_interleaved(&mut self.output).map_err(|e| Error::ffmpeg(&self.path, "writing video", e))?;
+                }
+                Err(ffmpeg::Error::Eof) => return Ok(()),
+                Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => return Ok(()),
+                Err(e) => return Err(Error::ffmpeg(&self.path, "encoding video", e)),
+            }
+        }
+    }
+
+    /// Flushes the encoders and writes the trailer (moving the index to the front). Safe to
+    /// call twice; the second call does nothing.
+    pub fn finish(&mut self) -> Result<WriteReport> {
+        if !self.finished {
+            self.finished = true;
+            if self.frames == 0 {
+                return Err(Error::request(&self.path, "no frames to write"));
+            }
+            self.encoder.send_eof().map_err(|e| Error::ffmpeg(&self.path, "flushing the H.264 encoder", e))?;
+            self.drain_video()?;
+            if let Some(a) = self.audio.as_mut() {
+                a.finish(&mut self.output)?;
+            }
+            self.output.write_trailer().map_err(|e| Error::ffmpeg(&self.path, "finishing the MP4 file", e))?;
+        }
+        Ok(WriteReport {
+            frames: self.frames,
+            width: self.width,
+            height: self.height,
+            cropped_right: self.cropped.0,
+            cropped_bottom: self.cropped.1,
+            duration: self.end_time,
+            audio: self.audio.as_ref().map(|a| a.format()),
+            video_bytes: self.video_bytes,
+        })
+    }
+
+    pub fn frames_written(&self) -> usize {
+        self.frames
+    }
+}

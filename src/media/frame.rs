@@ -1,0 +1,257 @@
+//! Decoded pictures as the pipeline handles them: [`Frame`] (a YUV 4:2:0 picture plus where it
+//! came from), pixel-format conversion into that layout, rotation to upright, cropping to even
+//! sizes, and conversion to and from RGB images.
+
+use ffmpeg_next as ffmpeg;
+use ffmpeg::format::Pixel;
+use ffmpeg::frame::Video as VideoFrame;
+use ffmpeg::software::scaling::{Context as Scaler, Flags};
+
+use crate::media::input::Rotation;
+use crate::time::Time;
+
+/// The pixel layout every stage of the pipeline works on.
+pub const PIPELINE_FORMAT: Pixel = Pixel::YUV420P;
+
+/// One decoded picture in presentation order.
+pub struct Frame {
+    /// 0-based presentation index in its source.
+    pub index: usize,
+    /// Presentation timestamp in the source stream's time base.
+    pub pts: i64,
+    /// Presentation time relative to the source's frame 0.
+    pub time: Time,
+    /// The picture: YUV 4:2:0, upright (unless the reader was asked otherwise).
+    pub image: VideoFrame,
+}
+
+impl Frame {
+    pub fn width(&self) -> u32 {
+        self.image.width()
+    }
+
+    pub fn height(&self) -> u32 {
+        self.image.height()
+    }
+}
+
+/// Converts pictures to another pixel format and/or size, caching the swscale context for
+/// the last input geometry seen.
+pub struct Converter {
+    scaler: Option<Scaler>,
+    key: (Pixel, u32, u32),
+    dst: (Pixel, u32, u32),
+    flags: Flags,
+}
+
+impl Converter {
+    /// A converter to `format` at the input's own size (`dst_size == None`) or a fixed size.
+    pub fn new(format: Pixel, dst_size: Option<(u32, u32)>, flags: Flags) -> Converter {
+        let (w, h) = dst_size.unwrap_or((0, 0));
+        Converter { scaler: None, key: (Pixel::None, 0, 0), dst: (format, w, h), flags }
+    }
+
+    /// Same-size conversion with the ffmpeg CLI's default scaler flags (bicubic), so results
+    /// match what `ffmpeg -pix_fmt ...` produces.
+    pub fn to_format(format: Pixel) -> Converter {
+        Converter::new(format, None, Flags::BICUBIC)
+    }
+
+    pub fn convert(&mut self, src: &VideoFrame) -> Result<VideoFrame, ffmpeg::Error> {
+        let key = (src.format(), src.width(), src.height());
+        let (dw, dh) = if self.dst.1 == 0 { (src.width(), src.height()) } else { (self.dst.1, self.dst.2) };
+        if self.scaler.is_none() || self.key != key || self.scaler.as_ref().map(|s| (s.output().width, s.output().height)) != Some((dw, dh)) {
+            self.scaler = Some(Scaler::get(key.0, key.1, key.2, self.dst.0, dw, dh, self.flags)?);
+            self.key = key;
+        }
+        let mut out = VideoFrame::empty();
+        self.scaler.as_mut().expect("scaler set above").run(src, &mut out)?;
+        copy_color_props(src, &mut out);
+        Ok(out)
+    }
+}
+
+/// Carries colour description from one picture to another (the encoder tags its output with it).
+pub fn copy_color_props(src: &VideoFrame, dst: &mut VideoFrame) {
+    dst.set_color_space(src.color_space());
+    dst.set_color_primaries(src.color_primaries());
+    dst.set_color_transfer_characteristic(src.color_transfer_characteristic());
+    // Conversion to YUV420P yields limited range.
+    if dst.format() == Pixel::YUV420P {
+        dst.set_color_range(ffmpeg::util::color::Range::MPEG);
+    } else {
+        dst.set_color_range(src.color_range());
+    }
+}
+
+/// The sizes of the three planes of a `width x height` YUV 4:2:0 picture.
+pub fn yuv420_plane_sizes(width: u32, height: u32) -> [(usize, usize); 3] {
+    let (cw, ch) = (width.div_ceil(2) as usize, height.div_ceil(2) as usize);
+    [(width as usize, height as usize), (cw, ch), (cw, ch)]
+}
+
+/// Rotates a YUV 4:2:0 picture clockwise by `rotation` into a new picture.
+pub fn rotate_yuv420(src: &VideoFrame, rotation: Rotation) -> VideoFrame {
+    if rotation == Rotation::None {
+        return src.clone();
+    }
+    let (w, h) = (src.width(), src.height());
+    let (dw, dh) = rotation.displayed_size(w, h);
+    let mut dst = VideoFrame::new(PIPELINE_FORMAT, dw, dh);
+    let sizes = yuv420_plane_sizes(w, h);
+    for (plane, &(pw, ph)) in sizes.iter().enumerate() {
+        let s_stride = src.stride(plane);
+        let d_stride = dst.stride(plane);
+        let s = src.data(plane);
+        let d = dst.data_mut(plane);
+        match rotation {
+            Rotation::Rotate180 => {
+                for y in 0..ph {
+                    let srow = &s[y * s_stride..y * s_stride + pw];
+                    let dy = ph - 1 - y;
+                    let drow = &mut d[dy * d_stride..dy * d_stride + pw];
+                    for (x, &v) in srow.iter().enumerate() {
+                        drow[pw - 1 - x] = v;
+                    }
+                }
+            }
+            Rotation::Clockwise90 => {
+                // dst(x', y') = src(x = y', y = ph - 1 - x'); dst is ph wide and pw tall.
+                for y in 0..ph {
+                    let srow = &s[y * s_stride..y * s_stride + pw];
+                    let dx = ph - 1 - y;
+                    for (x, &v) in srow.iter().enumerate() {
+                        d[x * d_stride + dx] = v;
+                    }
+                }
+            }
+            Rotation::Clockwise270 => {
+                // dst(x', y') = src(x = pw - 1 - y', y = x')
+                for y in 0..ph {
+                    let srow = &s[y * s_stride..y * s_stride + pw];
+                    for (x, &v) in srow.iter().enumerate() {
+                        d[(pw - 1 - x) * d_stride + y] = v;
+                    }
+                }
+            }
+            Rotation::None => unreachable!(),
+        }
+    }
+    copy_color_props(src, &mut dst);
+    dst
+}
+
+/// A copy of `src` (YUV 4:2:0) into a freshly allocated, writable picture of the same size.
+pub fn copy_yuv420(src: &VideoFrame) -> VideoFrame {
+    let mut dst = VideoFrame::new(PIPELINE_FORMAT, src.width(), src.height());
+    for (plane, &(pw, ph)) in yuv420_plane_sizes(src.width(), src.height()).iter().enumerate() {
+        let (ss, ds) = (src.stride(plane), dst.stride(plane));
+        let s = src.data(plane);
+        let d = dst.data_mut(plane);
+        for y in 0..ph {
+            d[y * ds..y * ds + pw].copy_from_slice(&s[y * ss..y * ss + pw]);
+        }
+    }
+    copy_color_props(src, &mut dst);
+    dst
+}
+
+/// A view of `src` cropped to an even width and height (dropping the last column/row when
+/// odd), without copying pixels: planes start top-left, so only the size changes.
+pub fn crop_to_even(src: &VideoFrame) -> VideoFrame {
+    let (w, h) = (src.width() & !1, src.height() & !1);
+    let mut out = src.clone();
+    if (w, h) != (src.width(), src.height()) {
+        out.set_width(w);
+        out.set_height(h);
+    }
+    out
+}
+
+/// The picture as packed 8-bit RGB (via swscale, ffmpeg's default bicubic flags).
+pub fn to_rgb_image(src: &VideoFrame, converter: &mut Converter) -> Result<image::RgbImage, ffmpeg::Error> {
+    let rgb = converter.convert(src)?;
+    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+    let stride = rgb.stride(0);
+    let data = rgb.data(0);
+    let mut buf = Vec::with_capacity(w * h * 3);
+    for y in 0..h {
+        buf.extend_from_slice(&data[y * stride..y * stride + w * 3]);
+    }
+    Ok(image::RgbImage::from_raw(w as u32, h as u32, buf).expect("buffer sized from the frame"))
+}
+
+/// An RGB image as an ffmpeg RGB24 picture (to be converted with a [`Converter`]).
+pub fn rgb_image_to_frame(img: &image::RgbImage) -> VideoFrame {
+    let (w, h) = img.dimensions();
+    let mut frame = VideoFrame::new(Pixel::RGB24, w, h);
+    let stride = frame.stride(0);
+    let row = w as usize * 3;
+    let data = frame.data_mut(0);
+    for (y, src_row) in img.as_raw().chunks_exact(row).enumerate() {
+        data[y * stride..y * stride + row].copy_from_slice(src_row);
+    }
+    frame
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbered(w: u32, h: u32) -> VideoFrame {
+        crate::media::input::init();
+        let mut f = VideoFrame::new(PIPELINE_FORMAT, w, h);
+        for (plane, &(pw, ph)) in yuv420_plane_sizes(w, h).iter().enumerate() {
+            let stride = f.stride(plane);
+            let d = f.data_mut(plane);
+            for y in 0..ph {
+                for x in 0..pw {
+                    d[y * stride + x] = ((y * pw + x) % 251) as u8 + plane as u8;
+                }
+            }
+        }
+        f
+    }
+
+    fn px(f: &VideoFrame, plane: usize, x: usize, y: usize) -> u8 {
+        f.data(plane)[y * f.stride(plane) + x]
+    }
+
+    #[test]
+    fn rotations_move_pixels_like_transpose_filters() {
+        let src = numbered(5, 3); // odd sizes on purpose
+        let r90 = rotate_yuv420(&src, Rotation::Clockwise90);
+        assert_eq!((r90.width(), r90.height()), (3, 5));
+        // clockwise: top-left of the result is the bottom-left of the source
+        assert_eq!(px(&r90, 0, 0, 0), px(&src, 0, 0, 2));
+        assert_eq!(px(&r90, 0, 2, 0), px(&src, 0, 0, 0));
+        assert_eq!(px(&r90, 0, 2, 4), px(&src, 0, 4, 0));
+        let r270 = rotate_yuv420(&src, Rotation::Clockwise270);
+        assert_eq!(px(&r270, 0, 0, 0), px(&src, 0, 4, 0));
+        assert_eq!(px(&r270, 0, 0, 4), px(&src, 0, 0, 0));
+        let r180 = rotate_yuv420(&src, Rotation::Rotate180);
+        assert_eq!(px(&r180, 0, 0, 0), px(&src, 0, 4, 2));
+        assert_eq!(px(&r180, 1, 0, 0), px(&src, 1, 2, 1));
+        // four quarter turns are the identity
+        let mut back = src.clone();
+        for _ in 0..4 {
+            back = rotate_yuv420(&back, Rotation::Clockwise90);
+        }
+        for plane in 0..3 {
+            let (pw, ph) = yuv420_plane_sizes(5, 3)[plane];
+            for y in 0..ph {
+                for x in 0..pw {
+                    assert_eq!(px(&back, plane, x, y), px(&src, plane, x, y));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn crop_to_even_keeps_pixels() {
+        let src = numbered(5, 3);
+        let c = crop_to_even(&src);
+        assert_eq!((c.width(), c.height()), (4, 2));
+        assert_eq!(px(&c, 0, 3, 1), px(&src, 0, 3, 1));
+    }
+}

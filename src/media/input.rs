@@ -1,0 +1,295 @@
+//! Opening a media file and describing its video stream: which stream, its time base, stored
+//! size, rotation (from the display matrix), frame rates and metadata counts. Everything else in
+//! `media` starts from a [`VideoInput`].
+
+use std::path::{Path, PathBuf};
+
+use ffmpeg_next as ffmpeg;
+use ffmpeg::ffi;
+use ffmpeg::format::context::Input;
+use ffmpeg::media::Type as MediaType;
+
+use crate::error::{Error, Result};
+use crate::time::Time;
+
+/// Clockwise rotation that turns the stored picture upright, as players show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Rotation {
+    None,
+    Clockwise90,
+    Rotate180,
+    Clockwise270,
+}
+
+impl Rotation {
+    /// From the clockwise angle in degrees (any multiple of 90 after rounding).
+    pub fn from_degrees_cw(degrees: f64) -> Rotation {
+        let d = (((degrees / 90.0).round() as i64 * 90) % 360 + 360) % 360;
+        match d {
+            90 => Rotation::Clockwise90,
+            180 => Rotation::Rotate180,
+            270 => Rotation::Clockwise270,
+            _ => Rotation::None,
+        }
+    }
+
+    pub fn degrees_cw(self) -> u32 {
+        match self {
+            Rotation::None => 0,
+            Rotation::Clockwise90 => 90,
+            Rotation::Rotate180 => 180,
+            Rotation::Clockwise270 => 270,
+        }
+    }
+
+    /// Whether width and height trade places.
+    pub fn swaps_axes(self) -> bool {
+        matches!(self, Rotation::Clockwise90 | Rotation::Clockwise270)
+    }
+
+    /// The displayed size of a stored `width x height` picture.
+    pub fn displayed_size(self, width: u32, height: u32) -> (u32, u32) {
+        if self.swaps_axes() {
+            (height, width)
+        } else {
+            (width, height)
+        }
+    }
+}
+
+/// A rational number as ffmpeg keeps it, for time bases and frame rates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Ratio {
+    pub num: i32,
+    pub den: i32,
+}
+
+impl Ratio {
+    pub fn new(num: i32, den: i32) -> Ratio {
+        Ratio { num, den }
+    }
+
+    pub fn is_valid(self) -> bool {
+        self.num > 0 && self.den > 0
+    }
+
+    pub fn as_f64(self) -> f64 {
+        if self.den == 0 {
+            0.0
+        } else {
+            self.num as f64 / self.den as f64
+        }
+    }
+
+    /// As exact seconds (meaningful for time bases).
+    pub fn as_time(self) -> Time {
+        Time::new(self.num as i64, self.den.max(1) as i64)
+    }
+}
+
+impl From<ffmpeg::Rational> for Ratio {
+    fn from(r: ffmpeg::Rational) -> Ratio {
+        Ratio { num: r.numerator(), den: r.denominator() }
+    }
+}
+
+impl From<Ratio> for ffmpeg::Rational {
+    fn from(r: Ratio) -> ffmpeg::Rational {
+        ffmpeg::Rational::new(r.num, r.den)
+    }
+}
+
+impl std::fmt::Display for Ratio {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.num, self.den)
+    }
+}
+
+/// What the container says about the chosen video stream (before decoding anything).
+#[derive(Clone, Debug)]
+pub struct VideoStreamInfo {
+    pub index: usize,
+    pub codec: String,
+    pub time_base: Ratio,
+    pub stored_width: u32,
+    pub stored_height: u32,
+    pub rotation: Rotation,
+    pub sample_aspect_ratio: Ratio,
+    pub avg_frame_rate: Ratio,
+    pub nominal_frame_rate: Ratio,
+    pub pixel_format: String,
+    /// The stream's start time in `time_base` ticks, when the container gives one.
+    pub start_pts: Option<i64>,
+    /// The stream's duration in `time_base` ticks, when the container gives one.
+    pub duration_pts: Option<i64>,
+    /// The frame count the container claims (often missing or wrong).
+    pub metadata_frames: Option<u64>,
+    pub bit_rate: Option<u64>,
+}
+
+impl VideoStreamInfo {
+    pub fn displayed_size(&self) -> (u32, u32) {
+        self.rotation.displayed_size(self.stored_width, self.stored_height)
+    }
+
+    /// The frame rate to assume when the file gives no better information.
+    pub fn best_frame_rate(&self) -> Option<Ratio> {
+        [self.avg_frame_rate, self.nominal_frame_rate].into_iter().find(|r| r.is_valid())
+    }
+}
+
+/// An opened file with its best video stream chosen.
+pub struct VideoInput {
+    pub path: PathBuf,
+    pub context: Input,
+    pub video: VideoStreamInfo,
+}
+
+/// Starts ffmpeg once per process and keeps its logging quiet (errors are reported through
+/// our own messages).
+pub fn init() {
+    static INIT: std::sync::Once = std::sync::Once::new();
+    INIT.call_once(|| {
+        let _ = ffmpeg::init();
+        let level = match std::env::var("VIDPREP_FFMPEG_LOG").as_deref() {
+            Ok("debug") => ffmpeg::log::Level::Debug,
+            Ok("info") => ffmpeg::log::Level::Info,
+            Ok("warning") => ffmpeg::log::Level::Warning,
+            Ok("error") => ffmpeg::log::Level::Error,
+            _ => ffmpeg::log::Level::Fatal,
+        };
+        ffmpeg::log::set_level(level);
+    });
+}
+
+/// Opens `path` as a media file, with a clear error for a missing or unreadable file.
+pub fn open_media(path: &Path) -> Result<Input> {
+    init();
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::NotFound { path: path.to_path_buf() })
+        }
+        Err(e) => return Err(Error::io(path, e)),
+        Ok(m) if m.is_dir() => {
+            return Err(Error::request(path, "is a directory, expected a video file"))
+        }
+        Ok(_) => {}
+    }
+    ffmpeg::format::input(&path).map_err(|source| Error::Open { path: path.to_path_buf(), source })
+}
+
+impl VideoInput {
+    /// Opens `path` and picks its best video stream (ffmpeg's choice, skipping cover art).
+    pub fn open(path: &Path) -> Result<VideoInput> {
+        let context = open_media(path)?;
+        let index = best_video_stream(&context).ok_or_else(|| Error::NoVideo { path: path.to_path_buf() })?;
+        let video = describe_video_stream(&context, index);
+        Ok(VideoInput { path: path.to_path_buf(), context, video })
+    }
+
+    /// Tells the demuxer to drop every stream but the ones listed (saves reading their data).
+    pub fn keep_only_streams(&mut self, keep: &[usize]) {
+        for i in 0..self.context.nb_streams() as usize {
+            let discard = if keep.contains(&i) { ffi::AVDiscard::AVDISCARD_DEFAULT } else { ffi::AVDiscard::AVDISCARD_ALL };
+            unsafe {
+                let st = *(*self.context.as_mut_ptr()).streams.add(i);
+                (*st).discard = discard;
+            }
+        }
+    }
+}
+
+/// The best video stream: ffmpeg's choice, but never an attached picture (cover art).
+pub fn best_video_stream(context: &Input) -> Option<usize> {
+    let is_picture = |i: usize| unsafe {
+        let st = *(*context.as_ptr()).streams.add(i);
+        (*st).disposition & ffi::AV_DISPOSITION_ATTACHED_PIC as i32 != 0
+    };
+    if let Some(s) = context.streams().best(MediaType::Video) {
+        if !is_picture(s.index()) {
+            return Some(s.index());
+        }
+    }
+    context
+        .streams()
+        .filter(|s| s.parameters().medium() == MediaType::Video && !is_picture(s.index()))
+        .map(|s| s.index())
+        .next()
+}
+
+/// The best audio stream, if any.
+pub fn best_audio_stream(context: &Input) -> Option<usize> {
+    context.streams().best(MediaType::Audio).map(|s| s.index())
+}
+
+fn describe_video_stream(context: &Input, index: usize) -> VideoStreamInfo {
+    let stream = context.stream(index).expect("stream index from best_video_stream");
+    let (codec, width, height, pix_fmt, sar, bit_rate) = unsafe {
+        let par = (*stream.as_ptr()).codecpar;
+        let id = ffmpeg::codec::Id::from((*par).codec_id);
+        let fmt: ffmpeg::format::Pixel =
+            ffmpeg::format::Pixel::from(std::mem::transmute::<i32, ffi::AVPixelFormat>((*par).format));
+        let sar = Ratio::new((*par).sample_aspect_ratio.num, (*par).sample_aspect_ratio.den);
+        let br = (*par).bit_rate;
+        (
+            id.name().to_string(),
+            (*par).width.max(0) as u32,
+            (*par).height.max(0) as u32,
+            fmt.descriptor().map(|d| d.name().to_string()).unwrap_or_else(|| "unknown".into()),
+            sar,
+            if br > 0 { Some(br as u64) } else { None },
+        )
+    };
+    let start = stream.start_time();
+    let duration = stream.duration();
+    let frames = stream.frames();
+    VideoStreamInfo {
+        index,
+        codec,
+        time_base: stream.time_base().into(),
+        stored_width: width,
+        stored_height: height,
+        rotation: stream_rotation(context, index),
+        sample_aspect_ratio: sar,
+        avg_frame_rate: stream.avg_frame_rate().into(),
+        nominal_frame_rate: stream.rate().into(),
+        pixel_format: pix_fmt,
+        start_pts: (start != ffi::AV_NOPTS_VALUE).then_some(start),
+        duration_pts: (duration != ffi::AV_NOPTS_VALUE && duration > 0).then_some(duration),
+        metadata_frames: (frames > 0).then_some(frames as u64),
+        bit_rate,
+    }
+}
+
+/// The clockwise rotation to apply so the picture is upright, read from the stream's display
+/// matrix the way the ffmpeg 5.1 CLI reads it (`theta = -av_display_rotation_get`).
+fn stream_rotation(context: &Input, index: usize) -> Rotation {
+    unsafe {
+        let st = *(*context.as_ptr()).streams.add(index);
+        let mut size = 0;
+        let data = ffi::av_stream_get_side_data(st, ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX, &mut size);
+        if data.is_null() || (size as usize) < 9 * std::mem::size_of::<i32>() {
+            return Rotation::None;
+        }
+        let angle = ffi::av_display_rotation_get(data as *const i32);
+        if !angle.is_finite() {
+            return Rotation::None;
+        }
+        Rotation::from_degrees_cw(-angle)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotation_from_degrees() {
+        assert_eq!(Rotation::from_degrees_cw(90.0), Rotation::Clockwise90);
+        assert_eq!(Rotation::from_degrees_cw(-90.0), Rotation::Clockwise270);
+        assert_eq!(Rotation::from_degrees_cw(180.0), Rotation::Rotate180);
+        assert_eq!(Rotation::from_degrees_cw(-180.0), Rotation::Rotate180);
+        assert_eq!(Rotation::from_degrees_cw(359.6), Rotation::None);
+        assert_eq!(Rotation::Clockwise90.displayed_size(568, 320), (320, 568));
+    }
+}

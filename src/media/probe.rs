@@ -1,0 +1,186 @@
+//! `probe`: what a media file holds — container, video stream geometry (stored and displayed
+//! after rotation), rates, duration, start time, frame counts (from metadata, from packets, and
+//! on request by decoding every frame), and its audio streams.
+
+use std::path::Path;
+
+use ffmpeg_next as ffmpeg;
+use ffmpeg::media::Type as MediaType;
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::media::decode::{DecodeOptions, FrameReader};
+use crate::media::input::{Ratio, Rotation, VideoInput};
+use crate::media::table::FrameTable;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MediaInfo {
+    pub path: String,
+    pub container: String,
+    pub size_bytes: u64,
+    pub duration_s: Option<f64>,
+    pub bit_rate: Option<u64>,
+    pub video: VideoInfo,
+    pub audio: Vec<AudioInfo>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct VideoInfo {
+    pub stream_index: usize,
+    pub codec: String,
+    pub pixel_format: String,
+    pub stored_width: u32,
+    pub stored_height: u32,
+    /// Size as players show it, after rotation.
+    pub width: u32,
+    pub height: u32,
+    pub rotation_cw: u32,
+    pub sample_aspect_ratio: Ratio,
+    pub avg_frame_rate: Ratio,
+    pub nominal_frame_rate: Ratio,
+    pub time_base: Ratio,
+    /// Stream start time in seconds (container's view).
+    pub start_time_s: Option<f64>,
+    /// From frame 0 to the end of the last frame, from the packets (exact for the file).
+    pub duration_s: f64,
+    /// Frame count the container claims (may be missing or wrong).
+    pub frames_metadata: Option<u64>,
+    /// Frame count from reading every packet.
+    pub frames_packets: usize,
+    /// Frame count from decoding every frame (only with `count_frames`).
+    pub frames_decoded: Option<usize>,
+    pub keyframes: usize,
+    /// True when the timestamps are not evenly spaced.
+    pub variable_frame_rate: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AudioInfo {
+    pub stream_index: usize,
+    pub codec: String,
+    pub sample_rate: u32,
+    pub channels: u16,
+    pub start_time_s: Option<f64>,
+    pub duration_s: Option<f64>,
+}
+
+/// Describes `path`; with `count_frames` every frame is decoded and counted (slow, exact).
+pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
+    let input = VideoInput::open(path)?;
+    let v = &input.video;
+    let size_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let ctx = &input.context;
+    let container = ctx.format().name().to_string();
+    let fmt_duration = ctx.duration();
+    let duration_s = (fmt_duration > 0).then(|| fmt_duration as f64 / f64::from(ffmpeg::ffi::AV_TIME_BASE));
+    let bit_rate = unsafe { (*ctx.as_ptr()).bit_rate };
+    let mut audio = Vec::new();
+    for s in ctx.streams() {
+        if s.parameters().medium() != MediaType::Audio {
+            continue;
+        }
+        let (codec, rate, channels) = unsafe {
+            let par = (*s.as_ptr()).codecpar;
+            (ffmpeg::codec::Id::from((*par).codec_id).name().to_string(), (*par).sample_rate.max(0) as u32, (*par).ch_layout.nb_channels.max(0) as u16)
+        };
+        let tb = s.time_base();
+        let secs = |ts: i64| (ts != ffmpeg::ffi::AV_NOPTS_VALUE).then(|| ts as f64 * f64::from(tb));
+        audio.push(AudioInfo {
+            stream_index: s.index(),
+            codec,
+            sample_rate: rate,
+            channels,
+            start_time_s: secs(s.start_time()),
+            duration_s: secs(s.duration()).filter(|d| *d > 0.0),
+        });
+    }
+    let table = FrameTable::scan(path)?;
+    let frames_decoded = if count_frames {
+        let mut reader = FrameReader::open_with(path, DecodeOptions { upright: false, threads: 0 })?;
+        let mut n = 0usize;
+        while reader.next_frame()?.is_some() {
+            n += 1;
+        }
+        Some(n)
+    } else {
+        None
+    };
+    let step = table.typical_frame_duration();
+    let variable_frame_rate = table.entries().windows(2).any(|w| (w[1].pts - w[0].pts - step).abs() > step / 100 + 1);
+    let (width, height) = v.displayed_size();
+    let tb = v.time_base;
+    Ok(MediaInfo {
+        path: path.display().to_string(),
+        container,
+        size_bytes,
+        duration_s,
+        bit_rate: (bit_rate > 0).then_some(bit_rate as u64),
+        video: VideoInfo {
+            stream_index: v.index,
+            codec: v.codec.clone(),
+            pixel_format: v.pixel_format.clone(),
+            stored_width: v.stored_width,
+            stored_height: v.stored_height,
+            width,
+            height,
+            rotation_cw: v.rotation.degrees_cw(),
+            sample_aspect_ratio: v.sample_aspect_ratio,
+            avg_frame_rate: v.avg_frame_rate,
+            nominal_frame_rate: v.nominal_frame_rate,
+            time_base: tb,
+            start_time_s: v.start_pts.map(|p| p as f64 * tb.as_f64()),
+            duration_s: table.end_time().as_secs_f64(),
+            frames_metadata: v.metadata_frames,
+            frames_packets: table.len(),
+            frames_decoded,
+            keyframes: table.keyframe_count(),
+            variable_frame_rate,
+        },
+        audio,
+    })
+}
+
+impl MediaInfo {
+    /// A short human-readable description.
+    pub fn to_text(&self) -> String {
+        let v = &self.video;
+        let mut s = format!(
+            "{}\n  container: {} ({} bytes)\n  video #{}: {} {}, {}x{} stored, {}x{} displayed (rotation {} deg cw), SAR {}\n  frame rate: avg {} ({:.3} fps), nominal {}{}\n  time base {}, start {}, duration {:.3}s\n  frames: {} from packets, {} in metadata{}; {} keyframes\n",
+            self.path,
+            self.container,
+            self.size_bytes,
+            v.stream_index,
+            v.codec,
+            v.pixel_format,
+            v.stored_width,
+            v.stored_height,
+            v.width,
+            v.height,
+            v.rotation_cw,
+            v.sample_aspect_ratio,
+            v.avg_frame_rate,
+            v.avg_frame_rate.as_f64(),
+            v.nominal_frame_rate,
+            if v.variable_frame_rate { ", variable frame rate" } else { "" },
+            v.time_base,
+            v.start_time_s.map(|s| format!("{s:.3}s")).unwrap_or_else(|| "unknown".into()),
+            v.duration_s,
+            v.frames_packets,
+            v.frames_metadata.map(|n| n.to_string()).unwrap_or_else(|| "none".into()),
+            v.frames_decoded.map(|n| format!(", {n} decoded")).unwrap_or_default(),
+            v.keyframes,
+        );
+        if self.audio.is_empty() {
+            s.push_str("  audio: none\n");
+        }
+        for a in &self.audio {
+            s.push_str(&format!("  audio #{}: {} {} Hz, {} channel(s)\n", a.stream_index, a.codec, a.sample_rate, a.channels));
+        }
+        s
+    }
+}
+
+/// Rotation reported for tests and callers that only need it.
+pub fn rotation_of(path: &Path) -> Result<Rotation> {
+    Ok(VideoInput::open(path)?.video.rotation)
+}

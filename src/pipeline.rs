@@ -1,0 +1,173 @@
+//! The one decode -> transform -> encode pipeline. A [`FrameSource`] yields output frames with
+//! their output timing and provenance, [`FrameStage`]s change them in place (drawing boxes,
+//! resizing), and every [`FrameSink`] consumes the same stream (an MP4 encoder, a frame
+//! sampler, ...). Jobs are small plans that choose a source, stages and sinks.
+
+use std::sync::Arc;
+
+use ffmpeg_next::frame::Video as VideoFrame;
+
+use crate::error::{Error, Result};
+use crate::media::decode::FrameReader;
+use crate::media::table::FrameTable;
+use crate::time::{FrameRange, Time};
+
+/// Where an output frame came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameOrigin {
+    /// Which input of the job (index into the job's list of sources).
+    pub source: usize,
+    /// 0-based frame index in that source.
+    pub index: usize,
+    /// Presentation timestamp in that source's time base.
+    pub pts: i64,
+}
+
+/// One frame travelling through the pipeline.
+pub struct PipelineFrame {
+    /// YUV 4:2:0, upright.
+    pub image: VideoFrame,
+    /// 0-based index in the output.
+    pub index: usize,
+    /// Presentation time in the output, from 0.
+    pub time: Time,
+    /// How long the frame is shown.
+    pub duration: Time,
+    pub origin: FrameOrigin,
+}
+
+/// Produces the frames of an output in order.
+pub trait FrameSource {
+    fn next_frame(&mut self) -> Result<Option<PipelineFrame>>;
+    /// Frames this source will produce, when known (for progress).
+    fn len_hint(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// Changes frames in place.
+pub trait FrameStage {
+    fn apply(&mut self, frame: &mut PipelineFrame) -> Result<()>;
+}
+
+/// Consumes frames; `finish` is called once after the last frame.
+pub trait FrameSink {
+    fn accept(&mut self, frame: &PipelineFrame) -> Result<()>;
+    fn finish(&mut self) -> Result<()>;
+    /// False once the sink wants no more frames (the pipeline stops early when all agree).
+    fn wants_more(&self) -> bool {
+        true
+    }
+}
+
+/// Progress reports from long work. The library never draws; callers implement this (the CLI
+/// draws a bar). Returning `false` from `advance` cancels the work.
+pub trait Progress: Send {
+    fn set_length(&mut self, _frames: u64) {}
+    fn advance(&mut self, _frames: u64) -> bool {
+        true
+    }
+}
+
+/// A [`Progress`] that ignores everything.
+pub struct NoProgress;
+
+impl Progress for NoProgress {}
+
+/// Runs the pipeline to the end of the source (or until no sink wants more); returns the
+/// number of frames that went through.
+pub fn run(
+    source: &mut dyn FrameSource,
+    stages: &mut [&mut dyn FrameStage],
+    sinks: &mut [&mut dyn FrameSink],
+    progress: &mut dyn Progress,
+) -> Result<usize> {
+    if let Some(n) = source.len_hint() {
+        progress.set_length(n as u64);
+    }
+    let mut count = 0usize;
+    while sinks.iter().any(|s| s.wants_more()) {
+        let Some(mut frame) = source.next_frame()? else { break };
+        for stage in stages.iter_mut() {
+            stage.apply(&mut frame)?;
+        }
+        for sink in sinks.iter_mut() {
+            if sink.wants_more() {
+                sink.accept(&frame)?;
+            }
+        }
+        count += 1;
+        if !progress.advance(1) {
+            return Err(Error::Cancelled);
+        }
+    }
+    for sink in sinks.iter_mut() {
+        sink.finish()?;
+    }
+    Ok(count)
+}
+
+/// The frames `[range.start, range.end)` of one video, timed from the first of them, each
+/// shown until the next (the last one no later than `end_limit`, a source time).
+pub struct ClipSource {
+    reader: FrameReader,
+    table: Arc<FrameTable>,
+    range: FrameRange,
+    end_limit: Time,
+    origin_time: Time,
+    source_id: usize,
+    next: usize,
+    started: bool,
+}
+
+impl ClipSource {
+    pub fn new(reader: FrameReader, table: Arc<FrameTable>, range: FrameRange, end_limit: Time, source_id: usize) -> ClipSource {
+        let reader = reader.with_table(table.clone());
+        let origin_time = table.time(range.start.min(table.len().saturating_sub(1)));
+        ClipSource { reader, table, range, end_limit, origin_time, source_id, next: range.start, started: false }
+    }
+
+    pub fn reader(&self) -> &FrameReader {
+        &self.reader
+    }
+}
+
+impl FrameSource for ClipSource {
+    fn next_frame(&mut self) -> Result<Option<PipelineFrame>> {
+        if self.next >= self.range.end {
+            return Ok(None);
+        }
+        if !self.started {
+            self.started = true;
+            self.reader.seek_to_index(self.range.start)?;
+        }
+        let Some(frame) = self.reader.next_frame()? else {
+            return Err(Error::corrupt(
+                self.reader.path(),
+                format!("at frame {}", self.next),
+                format!("the video ended early: the packets promise {} frames", self.table.len()),
+            ));
+        };
+        if frame.index != self.next {
+            return Err(Error::corrupt(
+                self.reader.path(),
+                format!("at frame {}", self.next),
+                format!("the decoder returned frame {} instead", frame.index),
+            ));
+        }
+        let index = self.next;
+        self.next += 1;
+        let shown_until = (self.table.time(index) + self.table.duration_of(index)).min(self.end_limit);
+        Ok(Some(PipelineFrame {
+            image: frame.image,
+            index: index - self.range.start,
+            time: frame.time - self.origin_time,
+            duration: (shown_until - frame.time).max(Time::ZERO),
+            origin: FrameOrigin { source: self.source_id, index, pts: frame.pts },
+        }))
+    }
+
+    fn len_hint(&self) -> Option<usize> {
+        Some(self.range.len())
+    }
+}

@@ -1,0 +1,197 @@
+//! The JSON sidecar written beside every output: which tool version made it, from which
+//! sources, what was asked and what was really kept, and for every output frame its source
+//! frame index and source timestamp (as runs), plus the encode settings.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::media::encode::{EncodeSettings, WriteReport};
+use crate::media::input::{Ratio, VideoStreamInfo};
+use crate::media::table::FrameTable;
+use crate::output::PendingFile;
+use crate::pipeline::{FrameOrigin, PipelineFrame};
+use crate::time::{decimal_text, Time};
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// One input of a job, as the sidecar describes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct SourceRecord {
+    pub path: String,
+    pub size_bytes: u64,
+    pub frames: usize,
+    pub width: u32,
+    pub height: u32,
+    pub rotation_cw: u32,
+    pub time_base: Ratio,
+    pub avg_frame_rate: Ratio,
+    pub duration_s: f64,
+    /// pts of the source's frame 0 (source times are relative to it).
+    pub origin_pts: i64,
+}
+
+impl SourceRecord {
+    pub fn new(path: &Path, info: &VideoStreamInfo, table: &FrameTable, upright: bool) -> SourceRecord {
+        let rotation = if upright { info.rotation } else { crate::media::input::Rotation::None };
+        let (width, height) = rotation.displayed_size(info.stored_width, info.stored_height);
+        SourceRecord {
+            path: path.display().to_string(),
+            size_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+            frames: table.len(),
+            width,
+            height,
+            rotation_cw: rotation.degrees_cw(),
+            time_base: table.time_base,
+            avg_frame_rate: info.avg_frame_rate,
+            duration_s: table.end_time().as_secs_f64(),
+            origin_pts: table.origin_pts(),
+        }
+    }
+}
+
+/// A run of output frames that come from consecutive source frames with evenly spaced
+/// timestamps: output frame `output_start + k` is source frame `source_start + k`, with source
+/// pts `source_pts_start + k * source_pts_step`, shown in the output at
+/// `output_time_start + k * source_pts_step * time_base`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FrameRun {
+    pub output_start: usize,
+    pub count: usize,
+    /// Index into the sidecar's `sources`.
+    pub source: usize,
+    pub source_start: usize,
+    pub source_pts_start: i64,
+    pub source_pts_step: i64,
+    /// Exact output time of the first frame of the run, in seconds (`"num/den"` or decimal).
+    pub output_time_start: String,
+    pub output_time_start_s: f64,
+    pub source_time_start_s: f64,
+}
+
+/// Collects [`FrameRun`]s from the frames an output receives.
+#[derive(Clone, Debug, Default)]
+pub struct ProvenanceRecorder {
+    runs: Vec<FrameRun>,
+    source_times: Vec<(i64, Ratio)>,
+}
+
+impl ProvenanceRecorder {
+    /// `sources` gives, per source, its origin pts and time base (for `source_time_start_s`).
+    pub fn new(sources: &[(i64, Ratio)]) -> ProvenanceRecorder {
+        ProvenanceRecorder { runs: Vec::new(), source_times: sources.to_vec() }
+    }
+
+    pub fn record(&mut self, frame: &PipelineFrame) {
+        self.record_parts(frame.index, frame.time, frame.origin);
+    }
+
+    /// Records output frame `index`, shown at output time `time`, taken from `o`.
+    pub fn record_parts(&mut self, index: usize, time: Time, o: FrameOrigin) {
+        if let Some(run) = self.runs.last_mut() {
+            let next_out = run.output_start + run.count;
+            let expected_pts = run.source_pts_start + run.count as i64 * run.source_pts_step;
+            let continues = run.source == o.source
+                && index == next_out
+                && o.index == run.source_start + run.count
+                && (run.count == 1 || o.pts == expected_pts);
+            if continues {
+                if run.count == 1 {
+                    run.source_pts_step = o.pts - run.source_pts_start;
+                }
+                run.count += 1;
+                return;
+            }
+        }
+        let (origin, tb) = self.source_times.get(o.source).copied().unwrap_or((0, Ratio::new(1, 1)));
+        self.runs.push(FrameRun {
+            output_start: index,
+            count: 1,
+            source: o.source,
+            source_start: o.index,
+            source_pts_start: o.pts,
+            source_pts_step: 0,
+            output_time_start: decimal_text(time),
+            output_time_start_s: time.as_secs_f64(),
+            source_time_start_s: Time::from_pts(o.pts - origin, tb.num, tb.den).as_secs_f64(),
+        });
+    }
+
+    pub fn runs(&self) -> &[FrameRun] {
+        &self.runs
+    }
+
+    pub fn into_runs(self) -> Vec<FrameRun> {
+        self.runs
+    }
+}
+
+/// The output file as the sidecar describes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct OutputRecord {
+    pub path: String,
+    pub frames: usize,
+    pub width: u32,
+    pub height: u32,
+    pub cropped_right: u32,
+    pub cropped_bottom: u32,
+    /// Exact duration (seconds, `"num/den"` or decimal).
+    pub duration: String,
+    pub duration_s: f64,
+    pub audio: Option<crate::media::audio::AudioFormat>,
+}
+
+impl OutputRecord {
+    pub fn from_report(path: &Path, report: &WriteReport) -> OutputRecord {
+        OutputRecord {
+            path: path.display().to_string(),
+            frames: report.frames,
+            width: report.width,
+            height: report.height,
+            cropped_right: report.cropped_right,
+            cropped_bottom: report.cropped_bottom,
+            duration: decimal_text(report.duration),
+            duration_s: report.duration.as_secs_f64(),
+            audio: report.audio,
+        }
+    }
+}
+
+/// The whole sidecar. `job` fields are job-specific JSON (what was requested and resolved).
+#[derive(Clone, Debug, Serialize)]
+pub struct Sidecar {
+    pub vidprep_version: &'static str,
+    pub job: String,
+    pub output: OutputRecord,
+    pub sources: Vec<SourceRecord>,
+    pub request: serde_json::Value,
+    pub resolved: serde_json::Value,
+    pub frames: Vec<FrameRun>,
+    pub encode: Option<EncodeSettings>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl Sidecar {
+    /// Writes the sidecar atomically to `path`.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(self).expect("sidecar serializes");
+        text.push('\n');
+        PendingFile::write_all(path, text.as_bytes())?;
+        Ok(())
+    }
+}
+
+/// A time as exact text plus seconds, for sidecar fields.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TimeRecord {
+    pub exact: String,
+    pub seconds: f64,
+}
+
+impl From<Time> for TimeRecord {
+    fn from(t: Time) -> TimeRecord {
+        TimeRecord { exact: decimal_text(t), seconds: t.as_secs_f64() }
+    }
+}

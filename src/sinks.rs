@@ -1,0 +1,131 @@
+//! Pipeline sinks that write files: [`Mp4Sink`] encodes the frames it receives into an MP4
+//! under a temporary name and records where every frame came from, for the sidecar.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::media::audio::AudioPlan;
+use crate::media::encode::{EncodeSettings, Mp4Writer, VideoFormat, WriteReport};
+use crate::media::input::Ratio;
+use crate::output::PendingFile;
+use crate::pipeline::{FrameSink, PipelineFrame};
+use crate::sidecar::{FrameRun, ProvenanceRecorder};
+use crate::time::Time;
+
+/// Stream properties an [`Mp4Sink`] gives its encoder (the size comes from the first frame).
+#[derive(Clone, Copy, Debug)]
+pub struct StreamTiming {
+    pub time_base: Ratio,
+    pub frame_rate: Option<Ratio>,
+    pub sample_aspect_ratio: Ratio,
+}
+
+/// Encodes frames into an MP4, optionally only the first `limit` of them and ending no later
+/// than `end_time` (an output time).
+pub struct Mp4Sink {
+    pending: PendingFile,
+    timing: StreamTiming,
+    settings: EncodeSettings,
+    audio: Option<AudioPlan>,
+    limit: Option<usize>,
+    end_time: Option<Time>,
+    writer: Option<Mp4Writer>,
+    provenance: ProvenanceRecorder,
+    report: Option<WriteReport>,
+}
+
+impl Mp4Sink {
+    pub fn new(
+        final_path: &Path,
+        timing: StreamTiming,
+        settings: &EncodeSettings,
+        audio: Option<AudioPlan>,
+        provenance: ProvenanceRecorder,
+    ) -> Result<Mp4Sink> {
+        Ok(Mp4Sink {
+            pending: PendingFile::new(final_path)?,
+            timing,
+            settings: settings.clone(),
+            audio,
+            limit: None,
+            end_time: None,
+            writer: None,
+            provenance,
+            report: None,
+        })
+    }
+
+    /// Keep only output frames `0..limit`.
+    pub fn with_limit(mut self, limit: usize) -> Mp4Sink {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// End the last frame no later than this output time.
+    pub fn with_end_time(mut self, end: Time) -> Mp4Sink {
+        self.end_time = Some(end);
+        self
+    }
+
+    pub fn final_path(&self) -> &Path {
+        self.pending.final_path()
+    }
+
+    /// After `finish`: what was written.
+    pub fn report(&self) -> Option<&WriteReport> {
+        self.report.as_ref()
+    }
+
+    pub fn frame_runs(&self) -> &[FrameRun] {
+        self.provenance.runs()
+    }
+
+    /// Renames the finished file into place.
+    pub fn commit(self) -> Result<(PathBuf, WriteReport, Vec<FrameRun>)> {
+        let report = self.report.ok_or_else(|| Error::Usage("output committed before it was finished".into()))?;
+        let path = self.pending.commit()?;
+        Ok((path, report, self.provenance.into_runs()))
+    }
+}
+
+impl FrameSink for Mp4Sink {
+    fn accept(&mut self, frame: &PipelineFrame) -> Result<()> {
+        if !self.wants_more() {
+            return Ok(());
+        }
+        if self.writer.is_none() {
+            let format = VideoFormat {
+                width: frame.image.width(),
+                height: frame.image.height(),
+                time_base: self.timing.time_base,
+                frame_rate: self.timing.frame_rate,
+                sample_aspect_ratio: self.timing.sample_aspect_ratio,
+            };
+            self.writer = Some(Mp4Writer::create(self.pending.path(), format, &self.settings, self.audio.as_ref())?);
+        }
+        let duration = match self.end_time {
+            Some(end) => (end - frame.time).min(frame.duration),
+            None => frame.duration,
+        };
+        self.writer.as_mut().expect("created above").write(&frame.image, frame.time, duration)?;
+        self.provenance.record(frame);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| Error::request(self.pending.final_path(), "no frames to write"))?;
+        self.report = Some(writer.finish()?);
+        Ok(())
+    }
+
+    fn wants_more(&self) -> bool {
+        match (self.limit, &self.writer) {
+            (Some(limit), Some(w)) => w.frames_written() < limit,
+            (Some(limit), None) => limit > 0,
+            _ => true,
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Running the ffmpeg / ffprobe CLI with loud failures: every error message
+//! carries the exact (shell-quoted) command line, the exit status and the
+//! tail of stderr, so a failing test says what ffmpeg was asked and what it
+//! answered.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// How many trailing stderr lines an error message keeps.
+pub const STDERR_TAIL_LINES: usize = 30;
+
+/// Shell-quote one argument for display (copy-paste into a shell works).
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Render `program args...` as one copy-pastable shell line.
+pub fn cmdline<S: AsRef<OsStr>>(program: &str, args: &[S]) -> String {
+    let mut out = shell_quote(program);
+    for a in args {
+        out.push(' ');
+        out.push_str(&shell_quote(&a.as_ref().to_string_lossy()));
+    }
+    out
+}
+
+/// Last `n` lines of `text`.
+pub fn tail_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.len().saturating_sub(n);
+    lines[start..].join("\n")
+}
+
+/// Run a command, capturing stdout and stderr, without judging the exit code.
+/// Errors only if the program cannot be started.
+pub fn run_raw<S: AsRef<OsStr>>(program: &str, args: &[S]) -> Result<Output, String> {
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("could not start `{}`: {e}", cmdline(program, args)))
+}
+
+/// Run a command; `Err` (with command line, status and stderr tail) unless it
+/// exits with status 0.
+pub fn run<S: AsRef<OsStr>>(program: &str, args: &[S]) -> Result<Output, String> {
+    let out = run_raw(program, args)?;
+    if out.status.success() {
+        Ok(out)
+    } else {
+        Err(failure_message(program, args, &out))
+    }
+}
+
+/// Like [`run`] but panics with the full message.
+pub fn run_ok<S: AsRef<OsStr>>(program: &str, args: &[S]) -> Output {
+    match run(program, args) {
+        Ok(o) => o,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The message used for a failed command.
+pub fn failure_message<S: AsRef<OsStr>>(program: &str, args: &[S], out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    format!(
+        "command failed ({}):\n  $ {}\n--- stderr (last {} lines) ---\n{}\n---",
+        out.status,
+        cmdline(program, args),
+        STDERR_TAIL_LINES,
+        tail_lines(&stderr, STDERR_TAIL_LINES)
+    )
+}
+
+/// `ffmpeg -hide_banner -nostdin -y` followed by `args`; Err unless exit 0.
+pub fn ffmpeg<S: AsRef<OsStr>>(args: &[S]) -> Result<Output, String> {
+    let mut all: Vec<std::ffi::OsString> =
+        ["-hide_banner", "-nostdin", "-y"].iter().map(Into::into).collect();
+    all.extend(args.iter().map(|a| a.as_ref().to_os_string()));
+    run("ffmpeg", &all)
+}
+
+/// `ffprobe -hide_banner` followed by `args`; Err unless exit 0.
+pub fn ffprobe<S: AsRef<OsStr>>(args: &[S]) -> Result<Output, String> {
+    let mut all: Vec<std::ffi::OsString> = vec!["-hide_banner".into()];
+    all.extend(args.iter().map(|a| a.as_ref().to_os_string()));
+    run("ffprobe", &all)
+}
+
+/// Path as a `String` argument (test paths are always valid UTF-8).
+pub fn p(path: &Path) -> String {
+    path.to_str()
+        .unwrap_or_else(|| panic!("non-UTF-8 path {path:?}"))
+        .to_string()
+}
