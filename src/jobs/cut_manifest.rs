@@ -49,7 +49,7 @@ pub fn validate_id(id: &str) -> std::result::Result<(), String> {
         return Err("id is empty".into());
     }
     if id == "." || id == ".." || id.starts_with('.') {
-        return Err(format!("id {id:?} may not start with '.'"));
+        return Err(format!("id {id:?} must be usable as a file name and may not start with '.'"));
     }
     if id.chars().any(|c| c == '/' || c == '\\' || c.is_control()) {
         return Err(format!("id {id:?} must be usable as a file name (no slashes or control characters)"));
