@@ -9,6 +9,8 @@ pub mod media;
 pub mod time;
 
 pub use error::{Error, Result};
+/// The ffmpeg bindings vidprep is built on (for callers that handle its frames).
+pub use ffmpeg_next;
 pub mod jobs;
 pub mod output;
 pub mod pipeline;

@@ -9,10 +9,13 @@ use common::code::{self, paint_code, read_code, CodeGeom};
 use common::md5::md5_hex;
 use common::oracle::{self, DecodeOpts, PixFmt};
 use common::synth::{AudioCodec, Codec, Corruption, Source, SynthVideo};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn tmp() -> tempfile::TempDir {
-    tempfile::Builder::new().prefix("vidprep-selftest").tempdir().expect("tempdir")
+    tempfile::Builder::new()
+        .prefix("vidprep-selftest")
+        .tempdir()
+        .expect("tempdir")
 }
 
 fn seq(n: u32) -> Vec<u32> {
@@ -60,8 +63,14 @@ fn noise_plane(w: usize, h: usize, seed: u64) -> Vec<u8> {
 fn md5_known_vectors() {
     assert_eq!(md5_hex(b""), "d41d8cd98f00b204e9800998ecf8427e");
     assert_eq!(md5_hex(b"abc"), "900150983cd24fb0d6963f7d28e17f72");
-    assert_eq!(md5_hex(b"The quick brown fox jumps over the lazy dog"), "9e107d9d372bb6826bd81d3542a419d6");
-    assert_eq!(md5_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"), "8215ef0796a20bcaaae116d3876c664a");
+    assert_eq!(
+        md5_hex(b"The quick brown fox jumps over the lazy dog"),
+        "9e107d9d372bb6826bd81d3542a419d6"
+    );
+    assert_eq!(
+        md5_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+        "8215ef0796a20bcaaae116d3876c664a"
+    );
     assert_eq!(md5_hex(&[b'a'; 1000]), "cabe45dcc9ae5b66ba86600cca6b8ba8");
 }
 
@@ -85,7 +94,11 @@ fn code_layout_is_consistent() {
     // every single data-bit flip changes the check nibble
     for n in [0u32, 1, 77, 4095, 16383] {
         for b in 0..code::DATA_BITS {
-            assert_ne!(code::check_nibble(n), code::check_nibble(n ^ (1 << b)), "n={n} bit={b}");
+            assert_ne!(
+                code::check_nibble(n),
+                code::check_nibble(n ^ (1 << b)),
+                "n={n} bit={b}"
+            );
         }
     }
 }
@@ -93,21 +106,45 @@ fn code_layout_is_consistent() {
 #[test]
 fn code_paint_read_roundtrip_and_scaled() {
     let (w, h, stride) = (200usize, 100usize, 208usize);
-    for (i, n) in [0u32, 1, 2, 3, 100, 255, 256, 1000, 4095, 4096, 9999, 16383].into_iter().enumerate() {
+    for (i, n) in [0u32, 1, 2, 3, 100, 255, 256, 1000, 4095, 4096, 9999, 16383]
+        .into_iter()
+        .enumerate()
+    {
         let mut buf = noise_plane(stride, h, 99 + i as u64);
         paint_code(&mut buf, w, h, stride, n, 16, 16, 235);
         assert_eq!(read_code(&buf, w, h, stride), Some(n), "unscaled n={n}");
-        assert_eq!(code::read_code_geom(&buf, w, h, stride, &CodeGeom::unscaled(16)), Some(n));
+        assert_eq!(
+            code::read_code_geom(&buf, w, h, stride, &CodeGeom::unscaled(16)),
+            Some(n)
+        );
         // packed copy for downscaling
-        let packed: Vec<u8> = (0..h).flat_map(|y| buf[y * stride..y * stride + w].to_vec()).collect();
-        for (nw, nh) in [(100, 50), (60, 30), (50, 25), (40, 20), (100, 30), (64, 50), (150, 75)] {
+        let packed: Vec<u8> = (0..h)
+            .flat_map(|y| buf[y * stride..y * stride + w].to_vec())
+            .collect();
+        for (nw, nh) in [
+            (100, 50),
+            (60, 30),
+            (50, 25),
+            (40, 20),
+            (100, 30),
+            (64, 50),
+            (150, 75),
+        ] {
             let s = downscale(&packed, w, h, nw, nh);
-            assert_eq!(read_code(&s, nw, nh, nw), Some(n), "n={n} scaled to {nw}x{nh}");
+            assert_eq!(
+                read_code(&s, nw, nh, nw),
+                Some(n),
+                "n={n} scaled to {nw}x{nh}"
+            );
         }
         // full-range values too
         let mut full = noise_plane(w, h, 7 + i as u64);
         paint_code(&mut full, w, h, w, n, 8, 0, 255);
-        assert_eq!(read_code(&full, w, h, w), Some(n), "block 8, full range, n={n}");
+        assert_eq!(
+            read_code(&full, w, h, w),
+            Some(n),
+            "block 8, full range, n={n}"
+        );
     }
 }
 
@@ -118,13 +155,21 @@ fn code_rejects_garbage() {
         assert_eq!(read_code(&vec![v; w * h], w, h, w), None, "uniform {v}");
     }
     for seed in 1..200u64 {
-        assert_eq!(read_code(&noise_plane(w, h, seed), w, h, w), None, "noise seed {seed}");
+        assert_eq!(
+            read_code(&noise_plane(w, h, seed), w, h, w),
+            None,
+            "noise seed {seed}"
+        );
     }
     // coarse blocky noise (looks like a code to a naive reader)
     for seed in 1..200u64 {
         let mut s = seed;
-        let cells: Vec<u8> = (0..(w / 16 + 1) * (h / 16 + 1)).map(|_| if xorshift(&mut s) & 1 == 1 { 235 } else { 16 }).collect();
-        let buf: Vec<u8> = (0..w * h).map(|i| cells[(i / w / 16) * (w / 16 + 1) + (i % w) / 16]).collect();
+        let cells: Vec<u8> = (0..(w / 16 + 1) * (h / 16 + 1))
+            .map(|_| if xorshift(&mut s) & 1 == 1 { 235 } else { 16 })
+            .collect();
+        let buf: Vec<u8> = (0..w * h)
+            .map(|i| cells[(i / w / 16) * (w / 16 + 1) + (i % w) / 16])
+            .collect();
         if let Some(n) = read_code(&buf, w, h, w) {
             // only acceptable if it is exactly a valid code picture
             let mut painted = buf.clone();
@@ -203,7 +248,30 @@ fn cfr_h264_mp4_counts_pts_codes_md5_psnr() {
     let y = oracle::decode_frame_at(&path, 33, PixFmt::Yuv420p);
     assert_eq!(y.data.len(), 160 * 120 * 3 / 2);
     assert_eq!(y.code(), Some(33));
-    assert_eq!(oracle::decode_frame_at(&path, 34, PixFmt::Rgb24).code(), Some(34));
+    assert_eq!(
+        oracle::decode_frame_at(&path, 34, PixFmt::Rgb24).code(),
+        Some(34)
+    );
+    // a still image written by ffmpeg reads back through the same oracle
+    let png = d.path().join("f21.png");
+    let src = common::cmd::p(&path);
+    let dst = common::cmd::p(&png);
+    let args = [
+        "-v",
+        "error",
+        "-i",
+        &src,
+        "-vf",
+        "select='eq(n,21)'",
+        "-frames:v",
+        "1",
+        &dst,
+    ];
+    common::cmd::ffmpeg(&args).unwrap_or_else(|e| panic!("{e}"));
+    let img = oracle::decode_image(&png, PixFmt::Rgb24);
+    assert_eq!((img.width, img.height), (160, 120));
+    assert_eq!(img.code(), Some(21));
+    assert!(oracle::psnr(&img, &oracle::decode_frame_at(&path, 21, PixFmt::Rgb24)) > 45.0);
 }
 
 #[test]
@@ -218,8 +286,14 @@ fn psnr_agrees_with_ffmpeg_psnr_filter() {
     let d = tmp();
     let lossless = d.path().join("ref.mkv");
     let lossy = d.path().join("lossy.mp4");
-    SynthVideo::new(160, 120).frames(10).codec(Codec::Ffv1).write(&lossless);
-    SynthVideo::new(160, 120).frames(10).quality(38).write(&lossy);
+    SynthVideo::new(160, 120)
+        .frames(10)
+        .codec(Codec::Ffv1)
+        .write(&lossless);
+    SynthVideo::new(160, 120)
+        .frames(10)
+        .quality(38)
+        .write(&lossy);
     let a = oracle::decode_frames(&lossless, PixFmt::Yuv420p, None);
     let b = oracle::decode_frames(&lossy, PixFmt::Yuv420p, None);
     let ff = oracle::ffmpeg_psnr_frames(&lossy, &lossless);
@@ -227,9 +301,16 @@ fn psnr_agrees_with_ffmpeg_psnr_filter() {
     for (i, st) in ff.iter().enumerate() {
         let ours = oracle::psnr(&b[i], &a[i]);
         let planes = oracle::psnr_planes(&b[i], &a[i]);
-        assert!((ours - st.psnr_avg).abs() < 0.011, "frame {i}: ours {ours} ffmpeg {}", st.psnr_avg);
+        assert!(
+            (ours - st.psnr_avg).abs() < 0.011,
+            "frame {i}: ours {ours} ffmpeg {}",
+            st.psnr_avg
+        );
         for (o, f) in planes.iter().zip([st.psnr_y, st.psnr_u, st.psnr_v]) {
-            assert!((o - f).abs() < 0.011, "frame {i}: plane ours {o} ffmpeg {f}");
+            assert!(
+                (o - f).abs() < 0.011,
+                "frame {i}: plane ours {o} ffmpeg {f}"
+            );
         }
         assert!(ours > 20.0 && ours < 60.0, "lossy psnr {ours}");
     }
@@ -243,19 +324,39 @@ fn bframes_long_gop() {
     let d = tmp();
     for ext in ["mp4", "mkv", "ts"] {
         let path = d.path().join(format!("bf.{ext}"));
-        SynthVideo::new(160, 120).frames(120).gop(250).bframes(3).write(&path);
+        SynthVideo::new(160, 120)
+            .frames(120)
+            .gop(250)
+            .bframes(3)
+            .write(&path);
         assert_eq!(oracle::count_frames(&path), 120, "{ext}");
         let ft = oracle::frame_times(&path);
         assert_eq!(ft.frames.len(), 120);
         let b = ft.frames.iter().filter(|f| f.pict_type == "B").count();
-        let k: Vec<usize> = ft.frames.iter().enumerate().filter(|(_, f)| f.key_frame).map(|(i, _)| i).collect();
+        let k: Vec<usize> = ft
+            .frames
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.key_frame)
+            .map(|(i, _)| i)
+            .collect();
         assert!(b >= 30, "{ext}: only {b} B-frames");
         assert_eq!(k, vec![0], "{ext}: key frames");
         let t: Vec<f64> = ft.seconds().into_iter().map(Option::unwrap).collect();
         for i in 1..t.len() {
-            assert!((t[i] - t[i - 1] - 0.04).abs() < 1e-4, "{ext}: pts step at {i}: {}", t[i] - t[i - 1]);
+            assert!(
+                (t[i] - t[i - 1] - 0.04).abs() < 1e-4,
+                "{ext}: pts step at {i}: {}",
+                t[i] - t[i - 1]
+            );
         }
-        assert!(oracle::video_stream(&path)["has_b_frames"].as_i64().unwrap_or(0) > 0, "{ext}");
+        assert!(
+            oracle::video_stream(&path)["has_b_frames"]
+                .as_i64()
+                .unwrap_or(0)
+                > 0,
+            "{ext}"
+        );
         assert_codes(&path, 120);
     }
 }
@@ -264,17 +365,39 @@ fn bframes_long_gop() {
 fn vfr_pts_follow_pattern() {
     let d = tmp();
     let pattern = [40u32, 40, 80, 20, 120];
-    for ext in ["mp4", "mkv"] {
+    for ext in ["mp4", "mkv", "mov", "ts"] {
         let path = d.path().join(format!("vfr.{ext}"));
-        let info = SynthVideo::new(160, 120).frames(30).vfr(&pattern).bframes(2).write(&path);
-        assert_eq!(oracle::time_base(&path), (1, 1000), "{ext}");
+        let info = SynthVideo::new(160, 120)
+            .frames(30)
+            .vfr(&pattern)
+            .bframes(2)
+            .write(&path);
+        if ext != "ts" {
+            assert_eq!(oracle::time_base(&path), (1, 1000), "{ext}");
+            // exact integer milliseconds
+            let ft = oracle::frame_times(&path);
+            let ms: Vec<i64> = ft
+                .frames
+                .iter()
+                .map(|f| f.best_effort.or(f.pts).unwrap())
+                .collect();
+            let want: Vec<i64> = info
+                .times
+                .iter()
+                .map(|t| (t * 1000.0).round() as i64)
+                .collect();
+            assert_eq!(ms, want, "{ext}: pts in ms");
+        }
         assert_eq!(oracle::count_frames(&path), 30);
-        let ft = oracle::frame_times(&path);
-        let ms: Vec<i64> = ft.frames.iter().map(|f| f.best_effort.or(f.pts).unwrap()).collect();
-        let want: Vec<i64> = info.times.iter().map(|t| (t * 1000.0).round() as i64).collect();
-        assert_eq!(ms, want, "{ext}: pts in ms");
-        let steps: Vec<i64> = ms.windows(2).map(|w| w[1] - w[0]).collect();
-        assert_eq!(steps[..5], [40, 40, 80, 20, 120], "{ext}");
+        let pts = oracle::frame_pts(&path);
+        let steps: Vec<i64> = pts
+            .windows(2)
+            .map(|w| ((w[1] - w[0]) * 1000.0).round() as i64)
+            .collect();
+        let want: Vec<i64> = (0..29).map(|i| pattern[i % 5] as i64).collect();
+        assert_eq!(steps, want, "{ext}: frame durations in ms");
+        let c = oracle::decode_check(&path);
+        assert!(c.is_clean(), "{ext}: {c:?}");
         assert_codes(&path, 30);
     }
 }
@@ -283,15 +406,26 @@ fn vfr_pts_follow_pattern() {
 fn start_offset_variants() {
     let d = tmp();
     // (ext, offset, expected start_time)
-    for (ext, off, want) in [("mp4", Some(10.0), 10.0), ("mov", Some(3.0), 3.0), ("mkv", Some(2.5), 2.5), ("ts", Some(10.0), 11.4), ("ts", None, 1.4)] {
-        let path = d.path().join(format!("off-{ext}-{}.{ext}", off.unwrap_or(0.0)));
+    for (ext, off, want) in [
+        ("mp4", Some(10.0), 10.0),
+        ("mov", Some(3.0), 3.0),
+        ("mkv", Some(2.5), 2.5),
+        ("ts", Some(10.0), 11.4),
+        ("ts", None, 1.4),
+    ] {
+        let path = d
+            .path()
+            .join(format!("off-{ext}-{}.{ext}", off.unwrap_or(0.0)));
         let mut b = SynthVideo::new(160, 120).frames(25);
         if let Some(o) = off {
             b = b.start_offset(o);
         }
         b.write(&path);
         let st = oracle::start_time(&path).expect("start_time");
-        assert!((st - want).abs() < 1e-6, "{ext} offset {off:?}: start_time {st}, want {want}");
+        assert!(
+            (st - want).abs() < 1e-6,
+            "{ext} offset {off:?}: start_time {st}, want {want}"
+        );
         let pts = oracle::frame_pts(&path);
         assert!((pts[0] - want).abs() < 1e-6, "{ext}: first pts {}", pts[0]);
         assert!((pts[24] - pts[0] - 0.96).abs() < 1e-4);
@@ -299,7 +433,11 @@ fn start_offset_variants() {
     }
     // AVI cannot express it: the offset becomes 250 empty leading chunks.
     let path = d.path().join("off.avi");
-    SynthVideo::new(160, 120).frames(25).codec(Codec::Mpeg4).start_offset(10.0).write(&path);
+    SynthVideo::new(160, 120)
+        .frames(25)
+        .codec(Codec::Mpeg4)
+        .start_offset(10.0)
+        .write(&path);
     assert_eq!(oracle::start_time(&path), Some(0.0));
     assert_eq!(oracle::count_frames(&path), 25);
 }
@@ -314,7 +452,10 @@ fn odd_sizes() {
         (Codec::Vp9, "webm", "yuv420p"),
     ] {
         let path = d.path().join(format!("odd.{ext}"));
-        SynthVideo::new(321, 241).frames(12).codec(codec).write(&path);
+        SynthVideo::new(321, 241)
+            .frames(12)
+            .codec(codec)
+            .write(&path);
         assert_eq!(oracle::dimensions(&path), (321, 241), "{codec:?}");
         assert_eq!(oracle::video_stream(&path)["pix_fmt"], pix, "{codec:?}");
         assert_codes(&path, 12);
@@ -327,33 +468,59 @@ fn odd_sizes() {
 #[test]
 fn rotation_metadata() {
     let d = tmp();
-    for (ext, deg) in [("mp4", 90), ("mov", 90), ("mp4", 270), ("mp4", 180)] {
+    for (ext, deg) in [("mp4", 90), ("mov", 270), ("mp4", 180)] {
         let path = d.path().join(format!("rot{deg}.{ext}"));
-        SynthVideo::new(160, 120).frames(12).rotation(deg).write(&path);
+        SynthVideo::new(160, 120)
+            .frames(12)
+            .rotation(deg)
+            .write(&path);
         let s = oracle::video_stream(&path);
         assert!(
-            s["side_data_list"].as_array().is_some_and(|a| a.iter().any(|x| x["side_data_type"] == "Display Matrix")),
+            s["side_data_list"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|x| x["side_data_type"] == "Display Matrix")),
             "{ext} {deg}: no display matrix: {s}"
         );
         let r = oracle::rotation(&path).expect("rotation");
-        // ffprobe 5.1 prints the tag's angle for 90/180 and -90 for 270
-        let want = if deg == 270 { -90.0 } else { deg as f64 };
+        // ffprobe 5.1 prints 90 / -180 / -90 for rotate=90 / 180 / 270
+        let want = match deg {
+            90 => 90.0,
+            180 => -180.0,
+            _ => -90.0,
+        };
         assert_eq!(r, want, "{ext} {deg}");
         assert_eq!(oracle::dimensions(&path), (160, 120));
         // without autorotation the coded frames read directly
         let raw = oracle::frame_codes_opts(&path, &DecodeOpts::new(PixFmt::Gray).autorotate(false));
-        assert_eq!(raw, seq(12).into_iter().map(Some).collect::<Vec<_>>(), "{ext} {deg}");
+        assert_eq!(
+            raw,
+            seq(12).into_iter().map(Some).collect::<Vec<_>>(),
+            "{ext} {deg}"
+        );
         // with autorotation (default) the frames come out as displayed
         let up = oracle::decode_frames(&path, PixFmt::Gray, None);
-        let dims = if deg % 180 == 90 { (120, 160) } else { (160, 120) };
+        let dims = if deg % 180 == 90 {
+            (120, 160)
+        } else {
+            (160, 120)
+        };
         assert_eq!((up[0].width, up[0].height), dims, "{ext} {deg}");
         // ffmpeg 5.1 displays a `rotate=deg` file turned `deg` degrees
         // counter-clockwise (ffprobe's `rotation` sign convention): turning
         // the displayed frame `deg` clockwise restores the coded picture.
-        let coded = oracle::decode_frames_opts(&path, &DecodeOpts::new(PixFmt::Gray).autorotate(false));
+        let coded =
+            oracle::decode_frames_opts(&path, &DecodeOpts::new(PixFmt::Gray).autorotate(false));
         for (i, f) in up.iter().enumerate() {
-            assert_eq!(f.rotate_cw(deg).code(), Some(i as u32), "{ext} {deg} frame {i}");
-            assert_eq!(f.rotate_cw(deg), coded[i], "{ext} {deg} frame {i}: rotation is not lossless");
+            assert_eq!(
+                f.rotate_cw(deg).code(),
+                Some(i as u32),
+                "{ext} {deg} frame {i}"
+            );
+            assert_eq!(
+                f.rotate_cw(deg),
+                coded[i],
+                "{ext} {deg} frame {i}: rotation is not lossless"
+            );
             assert_eq!(f.code_any_orientation(), Some((i as u32, deg)));
         }
         let one = oracle::decode_frame_at(&path, 7, PixFmt::Gray);
@@ -384,7 +551,11 @@ fn audio_track() {
         let dur = oracle::num(&pr["format"]["duration"]).expect("duration");
         assert!((dur - 2.0).abs() < 0.15, "{ext}: duration {dur}");
         assert_eq!(oracle::count_frames(&path), 50);
-        assert!(oracle::decode_check(&path).is_clean(), "{ext}: {:?}", oracle::decode_check(&path));
+        assert!(
+            oracle::decode_check(&path).is_clean(),
+            "{ext}: {:?}",
+            oracle::decode_check(&path)
+        );
         assert_codes(&path, 50);
     }
 }
@@ -397,19 +568,36 @@ fn corrupt_files_make_ffmpeg_complain() {
     assert!(oracle::decode_check(&clean).is_clean());
 
     let garbage = d.path().join("garbage.mp4");
-    SynthVideo::new(160, 120).frames(96).corrupt(Corruption::Garbage { at_fraction: 0.4, len_fraction: 0.2, seed: 7 }).write(&garbage);
+    SynthVideo::new(160, 120)
+        .frames(96)
+        .corrupt(Corruption::Garbage {
+            at_fraction: 0.4,
+            len_fraction: 0.2,
+            seed: 7,
+        })
+        .write(&garbage);
     let c = oracle::decode_check(&garbage);
-    assert!(!c.error_lines.is_empty(), "garbage: no errors reported: {c:?}");
+    assert!(
+        !c.error_lines.is_empty(),
+        "garbage: no errors reported: {c:?}"
+    );
 
     let trunc = d.path().join("trunc.mkv");
-    SynthVideo::new(160, 120).frames(96).corrupt(Corruption::Truncate { keep_fraction: 0.5 }).write(&trunc);
+    SynthVideo::new(160, 120)
+        .frames(96)
+        .corrupt(Corruption::Truncate { keep_fraction: 0.5 })
+        .write(&trunc);
     let c = oracle::decode_check(&trunc);
     assert!(!c.error_lines.is_empty(), "truncated mkv: no errors: {c:?}");
     assert!(oracle::count_frames(&trunc) < 96);
 
     // mp4 with moov first, cut in half: header keeps all 96 samples
     let cut = d.path().join("cut.mp4");
-    SynthVideo::new(160, 120).frames(96).faststart(true).corrupt(Corruption::Truncate { keep_fraction: 0.5 }).write(&cut);
+    SynthVideo::new(160, 120)
+        .frames(96)
+        .faststart(true)
+        .corrupt(Corruption::Truncate { keep_fraction: 0.5 })
+        .write(&cut);
     assert_eq!(oracle::header_frame_count(&cut), Some(96));
     let n = oracle::count_frames(&cut);
     assert!(n > 10 && n < 96, "decodable {n}");
@@ -426,7 +614,11 @@ fn corrupt_files_make_ffmpeg_complain() {
 fn avi_header_lies_about_frame_count() {
     let d = tmp();
     let path = d.path().join("lie.avi");
-    SynthVideo::new(160, 120).frames(40).codec(Codec::Mpeg4).avi_header_frames(250).write(&path);
+    SynthVideo::new(160, 120)
+        .frames(40)
+        .codec(Codec::Mpeg4)
+        .avi_header_frames(250)
+        .write(&path);
     assert_eq!(oracle::header_frame_count(&path), Some(250));
     let dur = oracle::num(&oracle::video_stream(&path)["duration"]).unwrap();
     assert!((dur - 10.0).abs() < 1e-6, "header duration {dur}");
@@ -439,18 +631,28 @@ fn avi_header_lies_about_frame_count() {
 fn scaled_decodes_still_read() {
     let info = SynthVideo::new(320, 240).frames(20).cached();
     let path = &info.path;
-    for (w, h) in [(160, 120), (96, 72), (200, 90), (64, 48), (400, 300)] {
-        for flags in [None, Some("area"), Some("neighbor"), Some("bilinear")] {
-            let mut o = DecodeOpts::new(PixFmt::Gray).size(w, h);
-            if let Some(f) = flags {
-                o = o.scale_flags(f);
-            }
-            let codes = oracle::frame_codes_opts(path, &o);
-            assert_eq!(codes, seq(20).into_iter().map(Some).collect::<Vec<_>>(), "{w}x{h} {flags:?}");
+    // (size, swscale flags): uniform, anisotropic, ~3 px blocks, upscaled
+    for ((w, h), flags) in [
+        ((160, 120), None),
+        ((96, 72), Some("area")),
+        ((200, 90), Some("bilinear")),
+        ((64, 48), None),
+        ((64, 48), Some("neighbor")),
+        ((400, 300), None),
+    ] {
+        let mut o = DecodeOpts::new(PixFmt::Gray).size(w, h);
+        if let Some(f) = flags {
+            o = o.scale_flags(f);
         }
+        let codes = oracle::frame_codes_opts(path, &o);
+        let want: Vec<Option<u32>> = seq(20).into_iter().map(Some).collect();
+        assert_eq!(codes, want, "{w}x{h} {flags:?}");
     }
     let rgb = oracle::decode_frames(path, PixFmt::Rgb24, Some((160, 120)));
-    assert_eq!(rgb.iter().map(|f| f.code().unwrap()).collect::<Vec<_>>(), seq(20));
+    assert_eq!(
+        rgb.iter().map(|f| f.code().unwrap()).collect::<Vec<_>>(),
+        seq(20)
+    );
 }
 
 #[test]
@@ -466,13 +668,22 @@ fn other_codecs_and_sources() {
         (Codec::H264, "mp4", Source::Named("smptehdbars".into())),
     ] {
         let path = d.path().join(format!("c-{codec:?}.{ext}"));
-        SynthVideo::new(160, 120).frames(24).codec(codec).source(src.clone()).write(&path);
+        SynthVideo::new(160, 120)
+            .frames(24)
+            .codec(codec)
+            .source(src.clone())
+            .write(&path);
         assert_eq!(oracle::count_frames(&path), 24, "{codec:?}/{src:?}");
         assert_codes(&path, 24);
     }
     // 10 fps, 1001-based rate, small blocks
     let path = d.path().join("ntsc.mp4");
-    SynthVideo::new(160, 120).fps(30000, 1001).frames(30).code_block(8).label(false).write(&path);
+    SynthVideo::new(160, 120)
+        .fps(30000, 1001)
+        .frames(30)
+        .code_block(8)
+        .label(false)
+        .write(&path);
     assert_eq!(oracle::video_stream(&path)["r_frame_rate"], "30000/1001");
     assert_codes(&path, 30);
 }
@@ -488,11 +699,21 @@ fn cached_is_reused_and_errors_are_loud() {
     assert_ne!(a.path, c.path);
     // invalid requests fail with a message, not a silent bad file
     let d = tmp();
-    let e = SynthVideo::new(100, 40).try_write(&d.path().join("x.mp4")).unwrap_err();
+    let e = SynthVideo::new(100, 40)
+        .try_write(&d.path().join("x.mp4"))
+        .unwrap_err();
     assert!(e.contains("too small"), "{e}");
-    let e = SynthVideo::new(160, 120).rotation(90).try_write(&d.path().join("x.mkv")).unwrap_err();
+    let e = SynthVideo::new(160, 120)
+        .rotation(90)
+        .try_write(&d.path().join("x.mkv"))
+        .unwrap_err();
     assert!(e.contains("rotation"), "{e}");
-    let e = SynthVideo::new(160, 120).extra_args(&["-no_such_option", "1"]).try_write(&d.path().join("x.mp4")).unwrap_err();
-    assert!(e.contains("$ ffmpeg") && e.contains("no_such_option"), "{e}");
-    let _: PathBuf = d.path().to_path_buf();
+    let e = SynthVideo::new(160, 120)
+        .extra_args(&["-no_such_option", "1"])
+        .try_write(&d.path().join("x.mp4"))
+        .unwrap_err();
+    assert!(
+        e.contains("$ ffmpeg") && e.contains("no_such_option"),
+        "{e}"
+    );
 }

@@ -59,7 +59,9 @@ impl BBox {
     /// The part of this box inside a `frame_w` x `frame_h` frame, or `None` when nothing
     /// (no positive area) is left inside, or the box is not finite.
     pub fn clamped(&self, frame_w: f64, frame_h: f64) -> Option<BBox> {
-        if !self.is_finite() || !(frame_w > 0.0) || !(frame_h > 0.0) {
+        // Written so that NaN frame sizes also give None.
+        let positive = |v: f64| v > 0.0;
+        if !self.is_finite() || !positive(frame_w) || !positive(frame_h) {
             return None;
         }
         let b = BBox {

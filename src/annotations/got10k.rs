@@ -75,7 +75,11 @@ pub fn read_got10k(path: &Path) -> Result<Annotations, AnnotationError> {
             "anno_fps" => {
                 let ini = ini_path.as_deref().unwrap_or(path);
                 fps = parse_rate(value).ok_or_else(|| {
-                    AnnotationError::at_line(ini, *line, format!("anno_fps: expected a rate like 10Hz, found {value:?}"))
+                    AnnotationError::at_line(
+                        ini,
+                        *line,
+                        format!("anno_fps: expected a rate like 10Hz, found {value:?}"),
+                    )
                 })?;
             }
             "object_class" if !is_unset(value) => label = Some(value.clone()),
@@ -135,7 +139,8 @@ pub(crate) fn read_groundtruth(path: &Path) -> Result<Vec<(usize, Entry)>, Annot
     for (i, line) in lines[..used].iter().enumerate() {
         let line_no = i + 1;
         let fields = split_numeric_line(line.trim());
-        let expected = "expected 4 numbers x,y,w,h separated by commas, tabs or spaces (or 8 polygon corner coordinates)";
+        let expected =
+            "expected 4 numbers x,y,w,h separated by commas, tabs or spaces (or 8 polygon corner coordinates)";
         if line.trim().is_empty() {
             return Err(AnnotationError::at_line(path, line_no, format!("{expected}, found an empty line")));
         }
@@ -253,10 +258,8 @@ pub fn check_sequence(dir: &Path) -> Result<Vec<PathBuf>, AnnotationError> {
         return Err(AnnotationError::file(dir, "has no .jpg images; expected 00000001.jpg, 00000002.jpg, ..."));
     }
     let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let numbers: Option<Vec<u64>> = images
-        .iter()
-        .map(|p| p.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok()))
-        .collect();
+    let numbers: Option<Vec<u64>> =
+        images.iter().map(|p| p.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok())).collect();
     if let Some(numbers) = numbers {
         for (i, n) in numbers.iter().enumerate() {
             let want = i as u64 + 1;

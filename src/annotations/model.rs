@@ -207,7 +207,13 @@ pub(crate) struct TrackSet<'a> {
 
 impl<'a> TrackSet<'a> {
     pub(crate) fn new(path: &'a Path) -> TrackSet<'a> {
-        TrackSet { path, tracks: Vec::new(), by_id: HashMap::new(), key_origin: HashMap::new(), label_origin: Vec::new() }
+        TrackSet {
+            path,
+            tracks: Vec::new(),
+            by_id: HashMap::new(),
+            key_origin: HashMap::new(),
+            label_origin: Vec::new(),
+        }
     }
 
     /// Adds one keyed entry of track `id`, found at `at`.
@@ -279,17 +285,9 @@ mod tests {
 
     #[test]
     fn keys_sort_frames_then_times_exactly() {
-        let mut keys = vec![
-            Key::Time(Time::new(1, 3)),
-            Key::Frame(5),
-            Key::Time(Time::new(1, 4)),
-            Key::Frame(2),
-        ];
+        let mut keys = vec![Key::Time(Time::new(1, 3)), Key::Frame(5), Key::Time(Time::new(1, 4)), Key::Frame(2)];
         keys.sort();
-        assert_eq!(
-            keys,
-            vec![Key::Frame(2), Key::Frame(5), Key::Time(Time::new(1, 4)), Key::Time(Time::new(1, 3))]
-        );
+        assert_eq!(keys, vec![Key::Frame(2), Key::Frame(5), Key::Time(Time::new(1, 4)), Key::Time(Time::new(1, 3))]);
     }
 
     #[test]

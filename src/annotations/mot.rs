@@ -103,11 +103,14 @@ pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, Annot
             })?;
         }
         let frame = v[0];
-        if !(frame.fract() == 0.0 && frame >= 1.0 && frame < 1e15) {
+        if !(frame.fract() == 0.0 && (1.0..1e15).contains(&frame)) {
             return Err(AnnotationError::at_line(
                 path,
                 line_no,
-                format!("column 1 (frame): expected a frame number 1, 2, ... (MOT frames are 1-based), found {}", fields[0]),
+                format!(
+                    "column 1 (frame): expected a frame number 1, 2, ... (MOT frames are 1-based), found {}",
+                    fields[0]
+                ),
             ));
         }
         let frame = frame as usize - 1;
@@ -201,7 +204,8 @@ mod tests {
         assert_eq!(car.label.as_deref(), Some("car"));
         assert_eq!(car.keys.len(), 2);
         // the consider-flag filter
-        let kept = read_mot(&fixture("mot/gt.txt"), &ReadOptions { min_confidence: Some(1.0), ..Default::default() }).unwrap();
+        let kept =
+            read_mot(&fixture("mot/gt.txt"), &ReadOptions { min_confidence: Some(1.0), ..Default::default() }).unwrap();
         assert_eq!(kept.tracks[1].keys.len(), 1);
         assert_eq!(kept.meta.fields["rows_below_min_confidence"], 1);
     }
@@ -213,7 +217,12 @@ mod tests {
         assert_eq!(a.detections.len(), 3);
         assert_eq!(
             a.detections[0],
-            Detection { key: Key::Frame(0), bbox: BBox::new(649.5, 231.5, 694.0, 318.0), score: Some(0.9), label: None }
+            Detection {
+                key: Key::Frame(0),
+                bbox: BBox::new(649.5, 231.5, 694.0, 318.0),
+                score: Some(0.9),
+                label: None
+            }
         );
         assert_eq!(a.detections[2].key, Key::Frame(1));
         let auto = read(&fixture("mot/det.txt"), Format::Auto, &ReadOptions::default()).unwrap();
@@ -276,7 +285,8 @@ mod tests {
         assert_eq!(distinct.len(), 795);
         assert_eq!(a.detections[0].bbox, BBox::from_xywh(649.441, 231.502, 44.417, 86.13));
         assert_eq!(a.detections[0].score, Some(0.995474));
-        let filtered = read(&path, Format::Mot, &ReadOptions { min_confidence: Some(0.9), ..Default::default() }).unwrap();
+        let filtered =
+            read(&path, Format::Mot, &ReadOptions { min_confidence: Some(0.9), ..Default::default() }).unwrap();
         assert!(filtered.detections.len() < 4359 && !filtered.detections.is_empty());
         assert!(filtered.detections.iter().all(|d| d.score.unwrap() >= 0.9));
         assert_eq!(

@@ -168,7 +168,7 @@ impl Annotations {
                 continue;
             }
             // Stable: at equal times the key order (frame keys first) decides.
-            anchors.sort_by(|a, b| a.time.cmp(&b.time));
+            anchors.sort_by_key(|a| a.time);
             let mut last_frame = None;
             for a in anchors.iter_mut() {
                 if let Some(f) = a.frame {
@@ -226,7 +226,9 @@ impl Annotations {
                 Key::Time(_) => None,
             };
             match frame {
-                Some(f) => out.push((f, DrawBox { source: BoxSource::Detection(di), bbox: to_pixels(&d.bbox), filled: false })),
+                Some(f) => {
+                    out.push((f, DrawBox { source: BoxSource::Detection(di), bbox: to_pixels(&d.bbox), filled: false }))
+                }
                 None => outside += 1,
             }
         }
@@ -377,8 +379,8 @@ mod tests {
         let clock = cfr(10, 10);
         let a = one_track(&[
             (Key::Time(Time::new(25, 100)), Some(bx(0.0))), // 0.25 s: frame 2 (0.2 s) is on screen
-            (Key::Time(Time::new(3, 10)), None),           // exactly frame 3
-            (Key::Time(Time::new(-1, 10)), Some(bx(1.0))), // before the start
+            (Key::Time(Time::new(3, 10)), None),            // exactly frame 3
+            (Key::Time(Time::new(-1, 10)), Some(bx(1.0))),  // before the start
             (Key::Time(Time::from_secs(1)), Some(bx(2.0))), // the end: no frame
         ]);
         let r = a.resolve(&clock, Fill::None).unwrap();

@@ -85,7 +85,8 @@ fn item_id(item: &Map<String, Value>) -> Option<String> {
 
 fn select_item(path: &Path, items: &[&Map<String, Value>], wanted: Option<&str>) -> Result<usize, AnnotationError> {
     let some_ids = || {
-        let ids: Vec<String> = items.iter().take(5).enumerate().map(|(i, m)| item_id(m).unwrap_or(format!("#{i}"))).collect();
+        let ids: Vec<String> =
+            items.iter().take(5).enumerate().map(|(i, m)| item_id(m).unwrap_or(format!("#{i}"))).collect();
         let more = if items.len() > 5 { ", ..." } else { "" };
         format!("{}{more}", ids.join(", "))
     };
@@ -110,7 +111,11 @@ fn select_item(path: &Path, items: &[&Map<String, Value>], wanted: Option<&str>)
                         }
                         return Err(AnnotationError::file(
                             path,
-                            format!("has no item #{i}; it holds {} items (#0 to #{})", items.len(), items.len().saturating_sub(1)),
+                            format!(
+                                "has no item #{i}; it holds {} items (#0 to #{})",
+                                items.len(),
+                                items.len().saturating_sub(1)
+                            ),
                         ));
                     }
                     Err(AnnotationError::file(
@@ -138,7 +143,12 @@ struct RawBox {
     bbox: BBox,
 }
 
-fn read_item(path: &Path, item: &Map<String, Value>, prefix: &str, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+fn read_item(
+    path: &Path,
+    item: &Map<String, Value>,
+    prefix: &str,
+    options: &ReadOptions,
+) -> Result<Annotations, AnnotationError> {
     let here = |rest: &str| format!("{prefix}{rest}").trim_end().to_string();
     let bboxes = match item.get("bboxes") {
         Some(Value::Array(list)) => list,
@@ -158,15 +168,27 @@ fn read_item(path: &Path, item: &Map<String, Value>, prefix: &str, options: &Rea
     let fps = match item.get("fps") {
         None | Some(Value::Null) => None,
         Some(v) => Some(json_time(v).filter(|t| *t > Time::ZERO).map(snap_fps).ok_or_else(|| {
-            AnnotationError::at_item(path, here("fps"), format!("expected a positive frame rate, found {}", show_json(v)))
+            AnnotationError::at_item(
+                path,
+                here("fps"),
+                format!("expected a positive frame rate, found {}", show_json(v)),
+            )
         })?),
     };
     let dimension = |name: &str| -> Result<Option<u64>, AnnotationError> {
         match item.get(name) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => v.as_u64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)).map(Some).ok_or_else(|| {
-                AnnotationError::at_item(path, here(name), format!("expected a whole number, found {}", show_json(v)))
-            }),
+            Some(v) => v
+                .as_u64()
+                .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64))
+                .map(Some)
+                .ok_or_else(|| {
+                    AnnotationError::at_item(
+                        path,
+                        here(name),
+                        format!("expected a whole number, found {}", show_json(v)),
+                    )
+                }),
         }
     };
     let width = dimension("width")?;
@@ -187,13 +209,21 @@ fn read_item(path: &Path, item: &Map<String, Value>, prefix: &str, options: &Rea
             let timestamp = match map.get("timestamp") {
                 None | Some(Value::Null) => None,
                 Some(v) => Some(json_time(v).ok_or_else(|| {
-                    AnnotationError::at_item(path, &at, format!("\"timestamp\": expected seconds, found {}", show_json(v)))
+                    AnnotationError::at_item(
+                        path,
+                        &at,
+                        format!("\"timestamp\": expected seconds, found {}", show_json(v)),
+                    )
                 })?),
             };
             let frame_index = match map.get("frame_index") {
                 None | Some(Value::Null) => None,
                 Some(v) => Some(json_index(v).ok_or_else(|| {
-                    AnnotationError::at_item(path, &at, format!("\"frame_index\": expected a frame index 0, 1, ..., found {}", show_json(v)))
+                    AnnotationError::at_item(
+                        path,
+                        &at,
+                        format!("\"frame_index\": expected a frame index 0, 1, ..., found {}", show_json(v)),
+                    )
                 })?),
             };
             let bbox = box_of(path, &at, map)?;
@@ -273,7 +303,10 @@ fn read_item(path: &Path, item: &Map<String, Value>, prefix: &str, options: &Rea
 
 fn json_index(v: &Value) -> Option<usize> {
     match v {
-        Value::Number(n) => n.as_u64().map(|u| u as usize).or_else(|| parse_integer(&n.to_string()).and_then(|i| usize::try_from(i).ok())),
+        Value::Number(n) => n
+            .as_u64()
+            .map(|u| u as usize)
+            .or_else(|| parse_integer(&n.to_string()).and_then(|i| usize::try_from(i).ok())),
         Value::String(s) => parse_integer(s).and_then(|i| usize::try_from(i).ok()),
         _ => None,
     }
@@ -412,7 +445,10 @@ mod tests {
         // frame 30 at 30000/1001 fps, timestamp written 1.001: exactly 1001/1000 s
         assert_eq!(t.keys[&Key::Time(Time::new(1001, 1000))], Entry::Present(BBox::new(10.0, 20.0, 110.0, 220.0)));
         // frame 61, timestamp rounded to 2.04: snapped to 61 * 1001 / 30000
-        assert_eq!(t.keys[&Key::Time(Time::new(61 * 1001, 30000))], Entry::Present(BBox::new(12.5, 20.0, 112.5, 220.0)));
+        assert_eq!(
+            t.keys[&Key::Time(Time::new(61 * 1001, 30000))],
+            Entry::Present(BBox::new(12.5, 20.0, 112.5, 220.0))
+        );
         assert_eq!(t.keys.len(), 2);
         let frames = read_vstar(
             &fixture("vstar/item_list_form.json"),
@@ -490,7 +526,10 @@ mod tests {
         assert_eq!((item.width, item.height, item.frame_count, item.fps), (100, 50, 20, 25.0));
         let frames: Vec<usize> = item.bboxes.iter().map(|b| b.frame_index).collect();
         assert_eq!(frames, vec![2, 3, 4, 7]);
-        assert_eq!(item.bboxes[1], VstarBox { timestamp: 0.12, frame_index: 3, xmin: 20.0, ymin: 10.0, xmax: 30.0, ymax: 20.0 });
+        assert_eq!(
+            item.bboxes[1],
+            VstarBox { timestamp: 0.12, frame_index: 3, xmin: 20.0, ymin: 10.0, xmax: 30.0, ymax: 20.0 }
+        );
         // clamped to the 100x50 frame
         assert_eq!((item.bboxes[3].xmax, item.bboxes[3].ymax), (100.0, 50.0));
         assert_eq!(item.timestamps, [0.08, 0.28]);

@@ -25,6 +25,12 @@ pub struct Frame {
     pub image: VideoFrame,
 }
 
+impl std::fmt::Debug for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Frame(#{} pts {} at {}s, {}x{})", self.index, self.pts, self.time.as_secs_f64(), self.width(), self.height())
+    }
+}
+
 impl Frame {
     pub fn width(&self) -> u32 {
         self.image.width()

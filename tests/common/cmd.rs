@@ -84,8 +84,10 @@ pub fn failure_message<S: AsRef<OsStr>>(program: &str, args: &[S], out: &Output)
 
 /// `ffmpeg -hide_banner -nostdin -y` followed by `args`; Err unless exit 0.
 pub fn ffmpeg<S: AsRef<OsStr>>(args: &[S]) -> Result<Output, String> {
-    let mut all: Vec<std::ffi::OsString> =
-        ["-hide_banner", "-nostdin", "-y"].iter().map(Into::into).collect();
+    let mut all: Vec<std::ffi::OsString> = ["-hide_banner", "-nostdin", "-y"]
+        .iter()
+        .map(Into::into)
+        .collect();
     all.extend(args.iter().map(|a| a.as_ref().to_os_string()));
     run("ffmpeg", &all)
 }

@@ -67,7 +67,10 @@ const MARKERS: [((u32, u32), bool); 6] = [
 
 /// Role of cell (row, col).
 pub fn cell_role(row: u32, col: u32) -> Cell {
-    assert!(row < ROWS && col < COLS, "cell ({row},{col}) outside the grid");
+    assert!(
+        row < ROWS && col < COLS,
+        "cell ({row},{col}) outside the grid"
+    );
     if let Some((_, v)) = MARKERS.iter().find(|(rc, _)| *rc == (row, col)) {
         return Cell::Marker(*v);
     }
@@ -109,7 +112,8 @@ pub fn cell_value(n: u32, row: u32, col: u32) -> bool {
 /// paints the code of the filter's running frame number `n` with block `b`.
 /// Put it before any `setpts`; `n` counts frames entering the filter.
 pub fn ffmpeg_code_filter(b: u32) -> String {
-    let check_expr = "mod(mod(n,16)+3*mod(floor(n/16),16)+5*mod(floor(n/256),16)+7*mod(floor(n/4096),4)+9,16)";
+    let check_expr =
+        "mod(mod(n,16)+3*mod(floor(n/16),16)+5*mod(floor(n/256),16)+7*mod(floor(n/4096),4)+9,16)";
     let mut f = vec![format!(
         "drawbox=x=0:y=0:w={}:h={}:color=black:t=fill",
         COLS * b,
@@ -139,9 +143,22 @@ pub fn ffmpeg_code_filter(b: u32) -> String {
 
 /// Paint the code of `n` into a luma plane (pure Rust, block `b` px,
 /// black = `lo`, white = `hi`). For unit-testing the reader.
-pub fn paint_code(luma: &mut [u8], width: usize, height: usize, stride: usize, n: u32, b: usize, lo: u8, hi: u8) {
+#[allow(clippy::too_many_arguments)]
+pub fn paint_code(
+    luma: &mut [u8],
+    width: usize,
+    height: usize,
+    stride: usize,
+    n: u32,
+    b: usize,
+    lo: u8,
+    hi: u8,
+) {
     assert!(n <= MAX_CODE, "code {n} > {MAX_CODE}");
-    assert!(COLS as usize * b <= width && ROWS as usize * b <= height, "code strip does not fit");
+    assert!(
+        COLS as usize * b <= width && ROWS as usize * b <= height,
+        "code strip does not fit"
+    );
     for y in 0..ROWS as usize * b {
         for x in 0..COLS as usize * b {
             let v = cell_value(n, (y / b) as u32, (x / b) as u32);
@@ -163,15 +180,33 @@ pub struct CodeGeom {
 impl CodeGeom {
     /// Geometry for block `b` at the top-left (unscaled frame).
     pub fn unscaled(b: u32) -> Self {
-        CodeGeom { x0: 0.0, y0: 0.0, bx: b as f64, by: b as f64 }
+        CodeGeom {
+            x0: 0.0,
+            y0: 0.0,
+            bx: b as f64,
+            by: b as f64,
+        }
     }
     /// Geometry after the frame was scaled by (sx, sy) from block `b`.
     pub fn scaled(b: u32, sx: f64, sy: f64) -> Self {
-        CodeGeom { x0: 0.0, y0: 0.0, bx: b as f64 * sx, by: b as f64 * sy }
+        CodeGeom {
+            x0: 0.0,
+            y0: 0.0,
+            bx: b as f64 * sx,
+            by: b as f64 * sy,
+        }
     }
 }
 
-fn cell_mean(luma: &[u8], width: usize, height: usize, stride: usize, g: &CodeGeom, r: u32, c: u32) -> Option<f64> {
+fn cell_mean(
+    luma: &[u8],
+    width: usize,
+    height: usize,
+    stride: usize,
+    g: &CodeGeom,
+    r: u32,
+    c: u32,
+) -> Option<f64> {
     let x_a = g.x0 + (c as f64 + 0.25) * g.bx;
     let x_b = g.x0 + (c as f64 + 0.75) * g.bx;
     let y_a = g.y0 + (r as f64 + 0.25) * g.by;
@@ -193,24 +228,30 @@ fn cell_mean(luma: &[u8], width: usize, height: usize, stride: usize, g: &CodeGe
     }
     let mut sum = 0u64;
     for y in ys as usize..ye as usize {
-        let row = &luma[y * stride..];
-        for x in xs as usize..xe as usize {
-            sum += row[x] as u64;
-        }
+        let row = &luma[y * stride + xs as usize..y * stride + xe as usize];
+        sum += row.iter().map(|&v| v as u64).sum::<u64>();
     }
     Some(sum as f64 / ((xe - xs) * (ye - ys)) as f64)
 }
 
 /// Read the code with a known geometry. `None` if any cell is not decisive,
 /// a marker is wrong, the grid does not fit, or the check nibble disagrees.
-pub fn read_code_geom(luma: &[u8], width: usize, height: usize, stride: usize, g: &CodeGeom) -> Option<u32> {
+pub fn read_code_geom(
+    luma: &[u8],
+    width: usize,
+    height: usize,
+    stride: usize,
+    g: &CodeGeom,
+) -> Option<u32> {
     if stride < width || luma.len() < stride * (height.saturating_sub(1)) + width {
         return None;
     }
     if g.bx < 1.0 || g.by < 1.0 {
         return None;
     }
-    if g.x0 + COLS as f64 * g.bx > width as f64 + 0.5 || g.y0 + ROWS as f64 * g.by > height as f64 + 0.5 {
+    if g.x0 + COLS as f64 * g.bx > width as f64 + 0.5
+        || g.y0 + ROWS as f64 * g.by > height as f64 + 0.5
+    {
         return None;
     }
     let mut n = 0u32;
@@ -241,8 +282,21 @@ pub fn read_code_geom(luma: &[u8], width: usize, height: usize, stride: usize, g
 
 /// Read the code assuming the unscaled block size was `block` and the frame
 /// was scaled uniformly by `scale` (e.g. 0.5 for a half-size frame).
-pub fn read_code_scaled(luma: &[u8], width: usize, height: usize, stride: usize, block: u32, scale: f64) -> Option<u32> {
-    read_code_geom(luma, width, height, stride, &CodeGeom::scaled(block, scale, scale))
+pub fn read_code_scaled(
+    luma: &[u8],
+    width: usize,
+    height: usize,
+    stride: usize,
+    block: u32,
+    scale: f64,
+) -> Option<u32> {
+    read_code_geom(
+        luma,
+        width,
+        height,
+        stride,
+        &CodeGeom::scaled(block, scale, scale),
+    )
 }
 
 /// Sub-pixel positions where a 1-D profile crosses 128, starting bright.
@@ -258,7 +312,11 @@ fn crossings(profile: &[u8], max: usize) -> Vec<f64> {
         let now_bright = b >= 128.0;
         if now_bright != bright {
             // linear interpolation between pixel centres (i-1)+0.5 and i+0.5
-            let frac = if (a - b).abs() > 0.0 { (a - 128.0) / (a - b) } else { 0.5 };
+            let frac = if (a - b).abs() > 0.0 {
+                (a - 128.0) / (a - b)
+            } else {
+                0.5
+            };
             out.push(i as f64 - 0.5 + frac);
             bright = now_bright;
             if out.len() == max {
@@ -292,7 +350,12 @@ pub fn detect_blocks(luma: &[u8], width: usize, height: usize, stride: usize) ->
     let mut out: Vec<(f64, f64)> = Vec::new();
     for &bx in &bxs {
         for &by in &bys {
-            if bx >= 2.0 && by >= 2.0 && !out.iter().any(|&(a, b)| (a - bx).abs() < 0.05 && (b - by).abs() < 0.05) {
+            if bx >= 2.0
+                && by >= 2.0
+                && !out
+                    .iter()
+                    .any(|&(a, b)| (a - bx).abs() < 0.05 && (b - by).abs() < 0.05)
+            {
                 out.push((bx, by));
             }
         }
@@ -310,7 +373,12 @@ pub fn read_code(luma: &[u8], width: usize, height: usize, stride: usize) -> Opt
     for (bx, by) in detect_blocks(luma, width, height, stride) {
         for fx in FACTORS {
             for fy in FACTORS {
-                let g = CodeGeom { x0: 0.0, y0: 0.0, bx: bx * fx, by: by * fy };
+                let g = CodeGeom {
+                    x0: 0.0,
+                    y0: 0.0,
+                    bx: bx * fx,
+                    by: by * fy,
+                };
                 if let Some(n) = read_code_geom(luma, width, height, stride, &g) {
                     return Some(n);
                 }

@@ -33,7 +33,12 @@ pub fn md5(data: &[u8]) -> [u8; 16] {
     for chunk in msg.chunks_exact(64) {
         let mut m = [0u32; 16];
         for (i, w) in m.iter_mut().enumerate() {
-            *w = u32::from_le_bytes([chunk[4 * i], chunk[4 * i + 1], chunk[4 * i + 2], chunk[4 * i + 3]]);
+            *w = u32::from_le_bytes([
+                chunk[4 * i],
+                chunk[4 * i + 1],
+                chunk[4 * i + 2],
+                chunk[4 * i + 3],
+            ]);
         }
         let (mut a, mut b, mut c, mut d) = (st[0], st[1], st[2], st[3]);
         for i in 0..64 {

@@ -21,13 +21,24 @@ fn ok<T>(r: Result<T, String>) -> T {
 
 /// `ffprobe -show_streams -show_format -of json` as a JSON value.
 pub fn probe(path: &Path) -> Value {
-    let out = ok(cmd::ffprobe(&["-v", "error", "-show_streams", "-show_format", "-of", "json", &p(path)]));
+    let out = ok(cmd::ffprobe(&[
+        "-v",
+        "error",
+        "-show_streams",
+        "-show_format",
+        "-of",
+        "json",
+        &p(path),
+    ]));
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("ffprobe JSON for {path:?}: {e}"))
 }
 
 /// The first stream of `codec_type` ("video", "audio") in a probe result.
 pub fn stream<'a>(probe: &'a Value, codec_type: &str) -> Option<&'a Value> {
-    probe["streams"].as_array()?.iter().find(|s| s["codec_type"] == codec_type)
+    probe["streams"]
+        .as_array()?
+        .iter()
+        .find(|s| s["codec_type"] == codec_type)
 }
 
 /// All streams of `codec_type` in a probe result.
@@ -41,7 +52,9 @@ pub fn streams<'a>(probe: &'a Value, codec_type: &str) -> Vec<&'a Value> {
 /// First video stream of `path` (panics if none).
 pub fn video_stream(path: &Path) -> Value {
     let pr = probe(path);
-    stream(&pr, "video").cloned().unwrap_or_else(|| panic!("no video stream in {path:?}: {pr}"))
+    stream(&pr, "video")
+        .cloned()
+        .unwrap_or_else(|| panic!("no video stream in {path:?}: {pr}"))
 }
 
 /// Parse an ffprobe number that may be a JSON number or a string ("N/A" -> None).
@@ -63,7 +76,10 @@ pub fn ratio(v: &Value) -> Option<(i64, i64)> {
 /// (width, height) of the coded video stream (before rotation).
 pub fn dimensions(path: &Path) -> (u32, u32) {
     let s = video_stream(path);
-    (num(&s["width"]).expect("width") as u32, num(&s["height"]).expect("height") as u32)
+    (
+        num(&s["width"]).expect("width") as u32,
+        num(&s["height"]).expect("height") as u32,
+    )
 }
 
 /// Video stream time base.
@@ -118,7 +134,8 @@ pub fn count_frames(path: &Path) -> u64 {
         &p(path),
     ]));
     let v: Value = serde_json::from_slice(&out.stdout).expect("ffprobe json");
-    num(&v["streams"][0]["nb_read_frames"]).unwrap_or_else(|| panic!("no nb_read_frames for {path:?}: {v}")) as u64
+    num(&v["streams"][0]["nb_read_frames"])
+        .unwrap_or_else(|| panic!("no nb_read_frames for {path:?}: {v}")) as u64
 }
 
 /// Per-frame timing as ffprobe's `-show_frames` reports it (decoder output
@@ -147,7 +164,11 @@ impl FrameTimes {
         let (n, d) = self.time_base;
         self.frames
             .iter()
-            .map(|f| f.best_effort.or(f.pts).map(|t| t as f64 * n as f64 / d as f64))
+            .map(|f| {
+                f.best_effort
+                    .or(f.pts)
+                    .map(|t| t as f64 * n as f64 / d as f64)
+            })
             .collect()
     }
 }
@@ -166,7 +187,8 @@ pub fn frame_times(path: &Path) -> FrameTimes {
         &p(path),
     ]));
     let v: Value = serde_json::from_slice(&out.stdout).expect("ffprobe json");
-    let time_base = ratio(&v["streams"][0]["time_base"]).unwrap_or_else(|| panic!("no time_base: {v}"));
+    let time_base =
+        ratio(&v["streams"][0]["time_base"]).unwrap_or_else(|| panic!("no time_base: {v}"));
     let int = |x: &Value| num(x).map(|f| f as i64);
     let frames = v["frames"]
         .as_array()
@@ -243,7 +265,14 @@ pub struct Frame {
 
 impl std::fmt::Debug for Frame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Frame({}x{} {:?}, md5 {})", self.width, self.height, self.pix_fmt, self.md5())
+        write!(
+            f,
+            "Frame({}x{} {:?}, md5 {})",
+            self.width,
+            self.height,
+            self.pix_fmt,
+            self.md5()
+        )
     }
 }
 
@@ -267,7 +296,9 @@ impl Frame {
             PixFmt::Rgb24 => self
                 .data
                 .chunks_exact(3)
-                .map(|c| (0.299 * c[0] as f64 + 0.587 * c[1] as f64 + 0.114 * c[2] as f64).round() as u8)
+                .map(|c| {
+                    (0.299 * c[0] as f64 + 0.587 * c[1] as f64 + 0.114 * c[2] as f64).round() as u8
+                })
                 .collect(),
         }
     }
@@ -279,7 +310,9 @@ impl Frame {
     /// Try the code at 0, 90, 180, 270 degrees of clockwise rotation
     /// applied to this frame; returns (code, degrees that made it readable).
     pub fn code_any_orientation(&self) -> Option<(u32, i32)> {
-        [0, 90, 180, 270].into_iter().find_map(|d| self.rotate_cw(d).code().map(|c| (c, d)))
+        [0, 90, 180, 270]
+            .into_iter()
+            .find_map(|d| self.rotate_cw(d).code().map(|c| (c, d)))
     }
     /// MD5 of the raw frame bytes (equals ffmpeg `framemd5` of the same
     /// pixel format and size).
@@ -294,7 +327,10 @@ impl Frame {
     /// The frame rotated clockwise by `deg` (a multiple of 90).
     pub fn rotate_cw(&self, deg: i32) -> Frame {
         let turns = deg.rem_euclid(360) / 90;
-        assert!(deg.rem_euclid(90) == 0, "rotate_cw({deg}): only multiples of 90");
+        assert!(
+            deg.rem_euclid(90) == 0,
+            "rotate_cw({deg}): only multiples of 90"
+        );
         let mut f = self.clone();
         for _ in 0..turns {
             f = f.rotate90_cw();
@@ -304,7 +340,12 @@ impl Frame {
     fn rotate90_cw(&self) -> Frame {
         let (nw, nh) = (self.height, self.width);
         let mut data = Vec::with_capacity(self.data.len());
-        for (i, &(w, h, bpp)) in self.pix_fmt.planes(self.width, self.height).iter().enumerate() {
+        for (i, &(w, h, bpp)) in self
+            .pix_fmt
+            .planes(self.width, self.height)
+            .iter()
+            .enumerate()
+        {
             let src = self.plane(i);
             // new plane is h x w; new(x', y') = old(x = y', y = h-1-x')
             for y2 in 0..w {
@@ -314,7 +355,12 @@ impl Frame {
                 }
             }
         }
-        Frame { width: nw, height: nh, pix_fmt: self.pix_fmt, data }
+        Frame {
+            width: nw,
+            height: nh,
+            pix_fmt: self.pix_fmt,
+            data,
+        }
     }
 }
 
@@ -333,7 +379,12 @@ pub struct DecodeOpts {
 
 impl DecodeOpts {
     pub fn new(pix_fmt: PixFmt) -> Self {
-        DecodeOpts { pix_fmt, size: None, autorotate: true, scale_flags: None }
+        DecodeOpts {
+            pix_fmt,
+            size: None,
+            autorotate: true,
+            scale_flags: None,
+        }
     }
     pub fn size(mut self, w: u32, h: u32) -> Self {
         self.size = Some((w, h));
@@ -355,8 +406,15 @@ fn output_size(path: &Path, opts: &DecodeOpts) -> (usize, usize) {
         return (w as usize, h as usize);
     }
     let s = video_stream(path);
-    let (w, h) = (num(&s["width"]).expect("width") as usize, num(&s["height"]).expect("height") as usize);
-    let rot = if opts.autorotate { rotation_of(&s).unwrap_or(0.0) } else { 0.0 };
+    let (w, h) = (
+        num(&s["width"]).expect("width") as usize,
+        num(&s["height"]).expect("height") as usize,
+    );
+    let rot = if opts.autorotate {
+        rotation_of(&s).unwrap_or(0.0)
+    } else {
+        0.0
+    };
     let quarter = ((rot / 90.0).round() as i64).rem_euclid(2) == 1;
     if quarter {
         (h, w)
@@ -376,7 +434,11 @@ fn decode_args(path: &Path, opts: &DecodeOpts, extra_filter: Option<&str>) -> Ve
         filters.push(f.to_string());
     }
     if let Some((w, h)) = opts.size {
-        let flags = opts.scale_flags.as_deref().map(|f| format!(":flags={f}")).unwrap_or_default();
+        let flags = opts
+            .scale_flags
+            .as_deref()
+            .map(|f| format!(":flags={f}"))
+            .unwrap_or_default();
         filters.push(format!("scale={w}:{h}{flags}"));
     }
     if !filters.is_empty() {
@@ -395,12 +457,17 @@ fn decode_args(path: &Path, opts: &DecodeOpts, extra_filter: Option<&str>) -> Ve
 fn split_frames(raw: Vec<u8>, w: usize, h: usize, pf: PixFmt, what: &str) -> Vec<Frame> {
     let fb = pf.frame_bytes(w, h);
     assert!(
-        fb > 0 && raw.len() % fb == 0,
+        fb > 0 && raw.len() / fb * fb == raw.len(),
         "{what}: {} bytes of raw video is not a whole number of {w}x{h} {pf:?} frames ({fb} bytes each)",
         raw.len()
     );
     raw.chunks_exact(fb)
-        .map(|c| Frame { width: w, height: h, pix_fmt: pf, data: c.to_vec() })
+        .map(|c| Frame {
+            width: w,
+            height: h,
+            pix_fmt: pf,
+            data: c.to_vec(),
+        })
         .collect()
 }
 
@@ -422,6 +489,18 @@ pub fn decode_frames_opts(path: &Path, opts: &DecodeOpts) -> Vec<Frame> {
     split_frames(out.stdout, w, h, opts.pix_fmt, &cmd::cmdline("ffmpeg", &a))
 }
 
+/// Decode a still image (png, jpg, bmp, ... anything ffmpeg reads as one
+/// frame), e.g. a frame exported by vidprep.
+pub fn decode_image(path: &Path, pix_fmt: PixFmt) -> Frame {
+    let mut v = decode_frames(path, pix_fmt, None);
+    assert!(
+        v.len() == 1,
+        "{path:?}: expected one image, decoded {} frames",
+        v.len()
+    );
+    v.pop().unwrap()
+}
+
 /// Decode only frame `index` (0-based, presentation order) via the select
 /// filter. Panics if the video has no such frame.
 pub fn decode_frame_at(path: &Path, index: u64, pix_fmt: PixFmt) -> Frame {
@@ -433,11 +512,21 @@ pub fn decode_frame_at_opts(path: &Path, index: u64, opts: &DecodeOpts) -> Frame
     let (w, h) = output_size(path, opts);
     let sel = format!("select='eq(n,{index})'");
     let mut a = decode_args(path, opts, Some(&sel));
-    a.extend(["-frames:v".into(), "1".into(), "-f".into(), "rawvideo".into(), "-".into()]);
+    a.extend([
+        "-frames:v".into(),
+        "1".into(),
+        "-f".into(),
+        "rawvideo".into(),
+        "-".into(),
+    ]);
     let out = ok(cmd::ffmpeg(&a));
     let what = cmd::cmdline("ffmpeg", &a);
     let mut v = split_frames(out.stdout, w, h, opts.pix_fmt, &what);
-    assert!(v.len() == 1, "{what}: expected frame {index}, got {} frames", v.len());
+    assert!(
+        v.len() == 1,
+        "{what}: expected frame {index}, got {} frames",
+        v.len()
+    );
     v.pop().unwrap()
 }
 
@@ -458,7 +547,12 @@ pub fn framemd5(path: &Path, opts: &DecodeOpts) -> Vec<String> {
 /// frames whose code cannot be read.
 pub fn frame_codes(path: &Path) -> Vec<u32> {
     let codes = frame_codes_opts(path, &DecodeOpts::new(PixFmt::Gray));
-    let bad: Vec<usize> = codes.iter().enumerate().filter(|(_, c)| c.is_none()).map(|(i, _)| i).collect();
+    let bad: Vec<usize> = codes
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.is_none())
+        .map(|(i, _)| i)
+        .collect();
     assert!(
         bad.is_empty(),
         "{path:?}: frame code unreadable in {} of {} frames (first: {:?})",
@@ -471,7 +565,10 @@ pub fn frame_codes(path: &Path) -> Vec<u32> {
 
 /// Codes of all frames with explicit decode options (None = unreadable).
 pub fn frame_codes_opts(path: &Path, opts: &DecodeOpts) -> Vec<Option<u32>> {
-    decode_frames_opts(path, opts).iter().map(Frame::code).collect()
+    decode_frames_opts(path, opts)
+        .iter()
+        .map(Frame::code)
+        .collect()
 }
 
 // ---------------------------------------------------------------- quality
@@ -486,7 +583,10 @@ pub fn psnr_from_mse(mse: f64) -> f64 {
 }
 
 fn plane_sse(a: &[u8], b: &[u8]) -> f64 {
-    a.iter().zip(b).map(|(&x, &y)| ((x as i32 - y as i32) * (x as i32 - y as i32)) as f64).sum()
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| ((x as i32 - y as i32) * (x as i32 - y as i32)) as f64)
+        .sum()
 }
 
 fn assert_same_layout(a: &Frame, b: &Frame) {
@@ -529,7 +629,19 @@ pub struct FfPsnr {
 /// filter pairs by index). Independent cross-check of [`psnr`].
 pub fn ffmpeg_psnr_frames(a: &Path, b: &Path) -> Vec<FfPsnr> {
     let graph = "[0:v]format=yuv420p,settb=1/25,setpts=N[a];[1:v]format=yuv420p,settb=1/25,setpts=N[b];[a][b]psnr=stats_file=-";
-    let args = ["-v", "error", "-i", &p(a), "-i", &p(b), "-lavfi", graph, "-f", "null", "-"];
+    let args = [
+        "-v",
+        "error",
+        "-i",
+        &p(a),
+        "-i",
+        &p(b),
+        "-lavfi",
+        graph,
+        "-f",
+        "null",
+        "-",
+    ];
     let out = ok(cmd::ffmpeg(&args));
     let text = String::from_utf8_lossy(&out.stdout);
     text.lines()
@@ -541,14 +653,21 @@ pub fn ffmpeg_psnr_frames(a: &Path, b: &Path) -> Vec<FfPsnr> {
                     .and_then(|v| v.parse().ok())
                     .unwrap_or_else(|| panic!("psnr stats line without {k}: {l}"))
             };
-            FfPsnr { n: get("n") as u64, psnr_avg: get("psnr_avg"), psnr_y: get("psnr_y"), psnr_u: get("psnr_u"), psnr_v: get("psnr_v") }
+            FfPsnr {
+                n: get("n") as u64,
+                psnr_avg: get("psnr_avg"),
+                psnr_y: get("psnr_y"),
+                psnr_u: get("psnr_u"),
+                psnr_v: get("psnr_v"),
+            }
         })
         .collect()
 }
 
 // ---------------------------------------------------------------- damage
 
-/// Result of decoding a whole file with `ffmpeg -v error -i F -map 0 -f null -`.
+/// Result of decoding a whole file with
+/// `ffmpeg -v error -i F -map 0 -fps_mode passthrough -enc_time_base:v -1 -f null -`.
 #[derive(Clone, Debug)]
 pub struct DecodeCheck {
     /// ffmpeg exited with status 0 (it often does even on damaged input).
@@ -569,7 +688,25 @@ impl DecodeCheck {
 /// Decode every stream and collect what ffmpeg complains about; never panics
 /// on a broken file.
 pub fn decode_check(path: &Path) -> DecodeCheck {
-    let args = ["-hide_banner", "-nostdin", "-v", "error", "-i", &p(path), "-map", "0", "-f", "null", "-"];
+    // passthrough + the demuxer's time base: VFR input must not collide in
+    // the null muxer's default 1/fps time base (false "non monotonic dts").
+    let args = [
+        "-hide_banner",
+        "-nostdin",
+        "-v",
+        "error",
+        "-i",
+        &p(path),
+        "-map",
+        "0",
+        "-fps_mode",
+        "passthrough",
+        "-enc_time_base:v",
+        "-1",
+        "-f",
+        "null",
+        "-",
+    ];
     let command = cmd::cmdline("ffmpeg", &args);
     match cmd::run_raw("ffmpeg", &args) {
         Ok(out) => DecodeCheck {
@@ -581,6 +718,10 @@ pub fn decode_check(path: &Path) -> DecodeCheck {
                 .collect(),
             command,
         },
-        Err(e) => DecodeCheck { exit_ok: false, error_lines: vec![e], command },
+        Err(e) => DecodeCheck {
+            exit_ok: false,
+            error_lines: vec![e],
+            command,
+        },
     }
 }

@@ -64,7 +64,11 @@ pub enum Corruption {
     Truncate { keep_fraction: f64 },
     /// Overwrite `len_fraction` of the file starting at `at_fraction` with
     /// deterministic pseudo-random bytes (xorshift, `seed`).
-    Garbage { at_fraction: f64, len_fraction: f64, seed: u64 },
+    Garbage {
+        at_fraction: f64,
+        len_fraction: f64,
+        seed: u64,
+    },
 }
 
 /// Builder for a synthetic video. All options have defaults: 25 fps, 48
@@ -182,8 +186,11 @@ impl SynthVideo {
         self.vfr_ms = Some(pattern_ms.to_vec());
         self
     }
-    /// Rotation metadata in degrees as the legacy `rotate` tag (90 = display
-    /// rotated 90 degrees clockwise); mp4/mov only.
+    /// Rotation metadata: the legacy `rotate=deg` tag, turned into a Display
+    /// Matrix by a stream-copy remux (ffmpeg 5.1 has no `-display_rotation`
+    /// and drops the tag while encoding); mp4/mov only. ffprobe 5.1 then
+    /// reports rotation 90 / -180 / -90 for deg 90 / 180 / 270, and ffmpeg's
+    /// autorotation shows the coded picture turned `deg` counter-clockwise.
     pub fn rotation(mut self, deg: i32) -> Self {
         self.rotation = Some(deg);
         self
@@ -275,7 +282,12 @@ impl SynthVideo {
     /// Total designed duration in seconds.
     pub fn duration(&self) -> f64 {
         match &self.vfr_ms {
-            Some(pat) => (0..self.frames as usize).map(|i| pat[i % pat.len()] as u64).sum::<u64>() as f64 / 1000.0,
+            Some(pat) => {
+                (0..self.frames as usize)
+                    .map(|i| pat[i % pat.len()] as u64)
+                    .sum::<u64>() as f64
+                    / 1000.0
+            }
             None => self.frames as f64 * self.fps.1 as f64 / self.fps.0 as f64,
         }
     }
@@ -306,7 +318,10 @@ impl SynthVideo {
         if self.width % 2 == 1 || self.height % 2 == 1 {
             // lavfi sources round odd sizes down in yuv420p: make it even,
             // go to 4:4:4 and crop to the exact odd size.
-            f.push(format!("format=yuv444p,crop={}:{}:0:0", self.width, self.height));
+            f.push(format!(
+                "format=yuv444p,crop={}:{}:0:0",
+                self.width, self.height
+            ));
         }
         f.push(code::ffmpeg_code_filter(b));
         let label_y = code::ROWS * b + 2;
@@ -344,10 +359,20 @@ impl SynthVideo {
             Source::Mandelbrot => format!("mandelbrot=size={sw}x{sh}:rate={rate}"),
             Source::Named(n) => format!("{n}=size={sw}x{sh}:rate={rate}"),
         };
-        let mut a: Vec<String> = vec!["-v".into(), "error".into(), "-f".into(), "lavfi".into(), "-i".into(), src];
+        let mut a: Vec<String> = vec![
+            "-v".into(),
+            "error".into(),
+            "-f".into(),
+            "lavfi".into(),
+            "-i".into(),
+            src,
+        ];
         if let Some((freq, _)) = self.audio_tone {
             a.extend(["-f".into(), "lavfi".into(), "-i".into()]);
-            a.push(format!("sine=frequency={freq}:sample_rate=48000:duration={}", self.duration()));
+            a.push(format!(
+                "sine=frequency={freq}:sample_rate=48000:duration={}",
+                self.duration()
+            ));
         }
         a.extend(["-vf".into(), self.video_filter()]);
         a.extend(["-map".into(), "0:v:0".into()]);
@@ -370,18 +395,31 @@ impl SynthVideo {
         };
         match self.codec {
             Codec::H264 => {
-                a.extend(["-c:v".into(), "libx264".into(), "-preset".into(), self.preset.clone()]);
+                a.extend([
+                    "-c:v".into(),
+                    "libx264".into(),
+                    "-preset".into(),
+                    self.preset.clone(),
+                ]);
                 a.extend(["-crf".into(), q.unwrap_or(20).to_string()]);
                 gop_args(&mut a);
                 if let Some(g) = self.gop {
-                    a.extend(["-x264-params".into(), format!("keyint={g}:min-keyint={g}:scenecut=0")]);
+                    a.extend([
+                        "-x264-params".into(),
+                        format!("keyint={g}:min-keyint={g}:scenecut=0"),
+                    ]);
                 }
                 if let Some(bf) = self.bframes {
                     a.extend(["-bf".into(), bf.to_string()]);
                 }
             }
             Codec::H265 => {
-                a.extend(["-c:v".into(), "libx265".into(), "-preset".into(), self.preset.clone()]);
+                a.extend([
+                    "-c:v".into(),
+                    "libx265".into(),
+                    "-preset".into(),
+                    self.preset.clone(),
+                ]);
                 a.extend(["-crf".into(), q.unwrap_or(24).to_string()]);
                 let mut xp = vec!["log-level=error".to_string()];
                 if let Some(g) = self.gop {
@@ -396,8 +434,17 @@ impl SynthVideo {
                 }
             }
             Codec::Mpeg4 | Codec::Mpeg2 => {
-                let name = if self.codec == Codec::Mpeg4 { "mpeg4" } else { "mpeg2video" };
-                a.extend(["-c:v".into(), name.into(), "-q:v".into(), q.unwrap_or(3).to_string()]);
+                let name = if self.codec == Codec::Mpeg4 {
+                    "mpeg4"
+                } else {
+                    "mpeg2video"
+                };
+                a.extend([
+                    "-c:v".into(),
+                    name.into(),
+                    "-q:v".into(),
+                    q.unwrap_or(3).to_string(),
+                ]);
                 gop_args(&mut a);
                 if let Some(bf) = self.bframes {
                     a.extend(["-bf".into(), bf.to_string()]);
@@ -408,16 +455,29 @@ impl SynthVideo {
                 gop_args(&mut a);
             }
             Codec::Vp9 => {
-                a.extend(["-c:v".into(), "libvpx-vp9".into(), "-deadline".into(), "realtime".into()]);
+                a.extend([
+                    "-c:v".into(),
+                    "libvpx-vp9".into(),
+                    "-deadline".into(),
+                    "realtime".into(),
+                ]);
                 a.extend(["-cpu-used".into(), "8".into(), "-b:v".into(), "0".into()]);
                 a.extend(["-crf".into(), q.unwrap_or(32).to_string()]);
                 gop_args(&mut a);
             }
             Codec::Mjpeg => {
-                a.extend(["-c:v".into(), "mjpeg".into(), "-q:v".into(), q.unwrap_or(3).to_string()]);
+                a.extend([
+                    "-c:v".into(),
+                    "mjpeg".into(),
+                    "-q:v".into(),
+                    q.unwrap_or(3).to_string(),
+                ]);
             }
         }
-        let pix = self.pix_fmt.clone().unwrap_or_else(|| self.default_pix_fmt().to_string());
+        let pix = self
+            .pix_fmt
+            .clone()
+            .unwrap_or_else(|| self.default_pix_fmt().to_string());
         a.extend(["-pix_fmt".into(), pix]);
         if let Some((_, ac)) = self.audio_tone {
             let ac = match (ac, ext) {
@@ -425,8 +485,15 @@ impl SynthVideo {
                 (x, _) => x,
             };
             match ac {
-                AudioCodec::Aac => a.extend(["-c:a".into(), "aac".into(), "-b:a".into(), "64k".into()]),
-                AudioCodec::Mp3 => a.extend(["-c:a".into(), "libmp3lame".into(), "-b:a".into(), "64k".into()]),
+                AudioCodec::Aac => {
+                    a.extend(["-c:a".into(), "aac".into(), "-b:a".into(), "64k".into()])
+                }
+                AudioCodec::Mp3 => a.extend([
+                    "-c:a".into(),
+                    "libmp3lame".into(),
+                    "-b:a".into(),
+                    "64k".into(),
+                ]),
                 AudioCodec::Pcm => a.extend(["-c:a".into(), "pcm_s16le".into()]),
             }
         }
@@ -448,7 +515,11 @@ impl SynthVideo {
     pub fn try_write(&self, path: &Path) -> Result<SynthInfo, String> {
         let ext = self.ext_for(path)?;
         if self.frames == 0 || self.frames > MAX_CODE + 1 {
-            return Err(format!("frames must be 1..={} (code range), got {}", MAX_CODE + 1, self.frames));
+            return Err(format!(
+                "frames must be 1..={} (code range), got {}",
+                MAX_CODE + 1,
+                self.frames
+            ));
         }
         if self.width < code::COLS * self.block || self.height < code::ROWS * self.block {
             return Err(format!(
@@ -460,14 +531,20 @@ impl SynthVideo {
                 self.block
             ));
         }
-        if self.vfr_ms.as_ref().is_some_and(|v| v.is_empty() || v.contains(&0)) {
+        if self
+            .vfr_ms
+            .as_ref()
+            .is_some_and(|v| v.is_empty() || v.contains(&0))
+        {
             return Err("vfr pattern must be non-empty with durations > 0 ms".into());
         }
         if self.vfr_ms.is_some() && ext == "avi" {
             return Err("AVI cannot carry variable frame rate".into());
         }
         if self.rotation.is_some() && ext != "mp4" && ext != "mov" {
-            return Err(format!("rotation metadata is only supported for mp4/mov here (ffmpeg 5.1), not {ext}"));
+            return Err(format!(
+                "rotation metadata is only supported for mp4/mov here (ffmpeg 5.1), not {ext}"
+            ));
         }
         if self.avi_header_frames.is_some() && ext != "avi" {
             return Err("avi_header_frames needs the avi container".into());
@@ -520,7 +597,9 @@ impl SynthVideo {
     /// Write the video to `path`; panics with the ffmpeg command line and
     /// stderr tail on failure.
     pub fn write(&self, path: &Path) -> SynthInfo {
-        self.try_write(path).unwrap_or_else(|e| panic!("SynthVideo::write({path:?}) failed:\n{e}\nbuilder: {self:?}"))
+        self.try_write(path).unwrap_or_else(|e| {
+            panic!("SynthVideo::write({path:?}) failed:\n{e}\nbuilder: {self:?}")
+        })
     }
 
     /// Write once per distinct builder into a shared cache directory
@@ -529,12 +608,18 @@ impl SynthVideo {
     pub fn cached(&self) -> SynthInfo {
         let ext = self.container.clone().unwrap_or_else(|| "mp4".into());
         let dir = cache_dir();
-        let key = md5_hex(format!("{self:?}").as_bytes());
+        // Key: the builder and the exact ffmpeg arguments, so a changed
+        // generator never serves a stale file.
+        let args = self
+            .encode_args(Path::new("OUT"), &ext, true)
+            .unwrap_or_default();
+        let key = md5_hex(format!("{self:?}\n{}", args.join("\u{1f}")).as_bytes());
         let path = dir.join(format!("{}.{ext}", &key[..20]));
         if !path.exists() {
             let tmp = sibling_tmp(&path, &ext);
             let info = self.clone().container(&ext).write(&tmp);
-            std::fs::rename(&tmp, &path).unwrap_or_else(|e| panic!("rename {tmp:?} -> {path:?}: {e}"));
+            std::fs::rename(&tmp, &path)
+                .unwrap_or_else(|e| panic!("rename {tmp:?} -> {path:?}: {e}"));
             return SynthInfo { path, ..info };
         }
         SynthInfo {
@@ -552,7 +637,9 @@ impl SynthVideo {
 
 /// Directory for [`SynthVideo::cached`].
 pub fn cache_dir() -> PathBuf {
-    let base = option_env!("CARGO_TARGET_TMPDIR").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let base = option_env!("CARGO_TARGET_TMPDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
     let dir = base.join("vidprep-synth");
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {dir:?}: {e}"));
     dir
@@ -587,7 +674,11 @@ pub fn corrupt_file(path: &Path, c: &Corruption) -> Result<(), String> {
         Corruption::Truncate { keep_fraction } => {
             data.truncate(((len as f64) * keep_fraction.clamp(0.0, 1.0)) as usize);
         }
-        Corruption::Garbage { at_fraction, len_fraction, seed } => {
+        Corruption::Garbage {
+            at_fraction,
+            len_fraction,
+            seed,
+        } => {
             let start = ((len as f64) * at_fraction.clamp(0.0, 1.0)) as usize;
             let end = (start + ((len as f64) * len_fraction.clamp(0.0, 1.0)) as usize).min(len);
             let mut s = seed | 1;
@@ -610,7 +701,12 @@ pub fn patch_avi_frame_count(path: &Path, n: u32) -> Result<(), String> {
         return Err(format!("{path:?} is not an AVI (RIFF/AVI) file"));
     }
     let head: Vec<u8> = d[..d.len().min(64 * 1024)].to_vec();
-    let find = |tag: &[u8], from: usize| head[from..].windows(4).position(|w| w == tag).map(|i| i + from);
+    let find = |tag: &[u8], from: usize| {
+        head[from..]
+            .windows(4)
+            .position(|w| w == tag)
+            .map(|i| i + from)
+    };
     let avih = find(b"avih", 12).ok_or("no avih chunk")?;
     // avih payload starts at +8; dwTotalFrames is its 5th u32 (offset 16).
     let off = avih + 8 + 16;

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# One command for a newcomer: installs the Debian packages, builds vidprep, and runs the main
+# job on the bundled example (fixtures/example), writing to out/example.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+$SUDO apt-get update
+$SUDO apt-get install -y --no-install-recommends $(grep -v '^#' scripts/debian-packages.txt)
+cargo build
+./target/debug/vidprep cut --manifest fixtures/example/events.jsonl --out-dir out/example
+echo "Outputs and sidecars: out/example/ (report: out/example/report.jsonl)"

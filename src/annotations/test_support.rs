@@ -1,0 +1,42 @@
+//! Test helpers for the annotation module: where the hand-written fixtures and the shared real
+//! data live. Change [`shared_data_root`] if the real data moves.
+
+use std::path::{Path, PathBuf};
+
+/// `fixtures/annotations/` of this crate.
+pub(crate) fn fixtures_dir() -> PathBuf {
+    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/annotations");
+    if local.is_dir() {
+        local
+    } else {
+        // A scratch crate that compiles these sources from the main checkout.
+        PathBuf::from("/work/main/fixtures/annotations")
+    }
+}
+
+/// A fixture file or folder by its path under `fixtures/annotations/`.
+pub(crate) fn fixture(relative: &str) -> PathBuf {
+    fixtures_dir().join(relative)
+}
+
+/// The real test data folder (`../shared/data` from the crate root).
+pub(crate) fn shared_data_root() -> PathBuf {
+    let relative = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    if relative.is_dir() {
+        relative
+    } else {
+        PathBuf::from("/work/shared/data")
+    }
+}
+
+/// The shared data root when `sub` exists under it; otherwise prints why the test is skipped
+/// and returns `None`.
+pub(crate) fn shared_data(sub: &str) -> Option<PathBuf> {
+    let root = shared_data_root();
+    if root.join(sub).exists() {
+        Some(root)
+    } else {
+        eprintln!("skipping: real data {} not found", root.join(sub).display());
+        None
+    }
+}
