@@ -24,7 +24,11 @@ pub enum Error {
 
     /// The file opened but its data is damaged or cannot be decoded.
     #[error("{}: corrupt or unreadable video {at}: {detail}", path.display())]
-    Corrupt { path: PathBuf, at: String, detail: String },
+    Corrupt {
+        path: PathBuf,
+        at: String,
+        detail: String,
+    },
 
     /// A request that does not fit the input (span outside the video, empty span, decision
     /// point outside the clip, ...).
@@ -33,7 +37,11 @@ pub enum Error {
 
     /// A bad manifest, annotation or parameter file, with the line it is about.
     #[error("{}{}: {message}", path.display(), line.map(|l| format!(" line {l}")).unwrap_or_default())]
-    BadFile { path: PathBuf, line: Option<usize>, message: String },
+    BadFile {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
 
     /// Invalid arguments that do not concern one file.
     #[error("{0}")]
@@ -62,22 +70,40 @@ pub enum Error {
 
 impl Error {
     pub fn request(path: &Path, message: impl Into<String>) -> Error {
-        Error::Request { path: path.to_path_buf(), message: message.into() }
+        Error::Request {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
     }
 
     pub fn ffmpeg(path: &Path, context: impl Into<String>, source: ffmpeg_next::Error) -> Error {
-        Error::Ffmpeg { path: path.to_path_buf(), context: context.into(), source }
+        Error::Ffmpeg {
+            path: path.to_path_buf(),
+            context: context.into(),
+            source,
+        }
     }
 
     pub fn io(path: &Path, source: std::io::Error) -> Error {
-        Error::Io { path: path.to_path_buf(), source }
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 
     pub fn bad_file(path: &Path, line: Option<usize>, message: impl Into<String>) -> Error {
-        Error::BadFile { path: path.to_path_buf(), line, message: message.into() }
+        Error::BadFile {
+            path: path.to_path_buf(),
+            line,
+            message: message.into(),
+        }
     }
 
     pub fn corrupt(path: &Path, at: impl Into<String>, detail: impl Into<String>) -> Error {
-        Error::Corrupt { path: path.to_path_buf(), at: at.into(), detail: detail.into() }
+        Error::Corrupt {
+            path: path.to_path_buf(),
+            at: at.into(),
+            detail: detail.into(),
+        }
     }
 }

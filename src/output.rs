@@ -20,7 +20,10 @@ pub struct PendingFile {
 impl PendingFile {
     /// Prepares to write `final_path` (its folder must exist or is created).
     pub fn new(final_path: &Path) -> Result<PendingFile> {
-        let parent = final_path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let parent = final_path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         let name = final_path
             .file_name()
@@ -29,7 +32,11 @@ impl PendingFile {
             .into_owned();
         let unique = format!("{}-{}", std::process::id(), next_serial());
         let temp_path = parent.join(format!(".{name}{TEMP_MARKER}-{unique}"));
-        Ok(PendingFile { final_path: final_path.to_path_buf(), temp_path, committed: false })
+        Ok(PendingFile {
+            final_path: final_path.to_path_buf(),
+            temp_path,
+            committed: false,
+        })
     }
 
     /// Where to write now.
@@ -43,7 +50,8 @@ impl PendingFile {
 
     /// Moves the finished file to its final name.
     pub fn commit(mut self) -> Result<PathBuf> {
-        std::fs::rename(&self.temp_path, &self.final_path).map_err(|e| Error::io(&self.final_path, e))?;
+        std::fs::rename(&self.temp_path, &self.final_path)
+            .map_err(|e| Error::io(&self.final_path, e))?;
         self.committed = true;
         Ok(self.final_path.clone())
     }
@@ -87,7 +95,8 @@ pub fn ensure_not_an_input(output: &Path, inputs: &[&Path]) -> Result<()> {
 }
 
 fn absolute(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
+    std::fs::canonicalize(p)
+        .unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
 }
 
 #[cfg(unix)]
@@ -111,7 +120,9 @@ pub fn sidecar_path(output: &Path) -> PathBuf {
 
 /// Removes temporary files left in `dir` by interrupted runs; returns how many.
 pub fn remove_stale_temporaries(dir: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
     entries
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().contains(TEMP_MARKER))

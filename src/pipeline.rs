@@ -87,7 +87,9 @@ pub fn run(
     }
     let mut count = 0usize;
     while sinks.iter().any(|s| s.wants_more()) {
-        let Some(mut frame) = source.next_frame()? else { break };
+        let Some(mut frame) = source.next_frame()? else {
+            break;
+        };
         for stage in stages.iter_mut() {
             stage.apply(&mut frame)?;
         }
@@ -121,10 +123,25 @@ pub struct ClipSource {
 }
 
 impl ClipSource {
-    pub fn new(reader: FrameReader, table: Arc<FrameTable>, range: FrameRange, end_limit: Time, source_id: usize) -> ClipSource {
+    pub fn new(
+        reader: FrameReader,
+        table: Arc<FrameTable>,
+        range: FrameRange,
+        end_limit: Time,
+        source_id: usize,
+    ) -> ClipSource {
         let reader = reader.with_table(table.clone());
         let origin_time = table.time(range.start.min(table.len().saturating_sub(1)));
-        ClipSource { reader, table, range, end_limit, origin_time, source_id, next: range.start, started: false }
+        ClipSource {
+            reader,
+            table,
+            range,
+            end_limit,
+            origin_time,
+            source_id,
+            next: range.start,
+            started: false,
+        }
     }
 
     pub fn reader(&self) -> &FrameReader {
@@ -145,7 +162,10 @@ impl FrameSource for ClipSource {
             return Err(Error::corrupt(
                 self.reader.path(),
                 format!("at frame {}", self.next),
-                format!("the video ended early: the packets promise {} frames", self.table.len()),
+                format!(
+                    "the video ended early: the packets promise {} frames",
+                    self.table.len()
+                ),
             ));
         };
         if frame.index != self.next {
@@ -157,13 +177,18 @@ impl FrameSource for ClipSource {
         }
         let index = self.next;
         self.next += 1;
-        let shown_until = (self.table.time(index) + self.table.duration_of(index)).min(self.end_limit);
+        let shown_until =
+            (self.table.time(index) + self.table.duration_of(index)).min(self.end_limit);
         Ok(Some(PipelineFrame {
             image: frame.image,
             index: index - self.range.start,
             time: frame.time - self.origin_time,
             duration: (shown_until - frame.time).max(Time::ZERO),
-            origin: FrameOrigin { source: self.source_id, index, pts: frame.pts },
+            origin: FrameOrigin {
+                source: self.source_id,
+                index,
+                pts: frame.pts,
+            },
         }))
     }
 

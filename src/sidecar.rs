@@ -33,8 +33,17 @@ pub struct SourceRecord {
 }
 
 impl SourceRecord {
-    pub fn new(path: &Path, info: &VideoStreamInfo, table: &FrameTable, upright: bool) -> SourceRecord {
-        let rotation = if upright { info.rotation } else { crate::media::input::Rotation::None };
+    pub fn new(
+        path: &Path,
+        info: &VideoStreamInfo,
+        table: &FrameTable,
+        upright: bool,
+    ) -> SourceRecord {
+        let rotation = if upright {
+            info.rotation
+        } else {
+            crate::media::input::Rotation::None
+        };
         let (width, height) = rotation.displayed_size(info.stored_width, info.stored_height);
         SourceRecord {
             path: path.display().to_string(),
@@ -80,7 +89,10 @@ pub struct ProvenanceRecorder {
 impl ProvenanceRecorder {
     /// `sources` gives, per source, its origin pts and time base (for `source_time_start_s`).
     pub fn new(sources: &[(i64, Ratio)]) -> ProvenanceRecorder {
-        ProvenanceRecorder { runs: Vec::new(), source_times: sources.to_vec() }
+        ProvenanceRecorder {
+            runs: Vec::new(),
+            source_times: sources.to_vec(),
+        }
     }
 
     pub fn record(&mut self, frame: &PipelineFrame) {
@@ -104,7 +116,11 @@ impl ProvenanceRecorder {
                 return;
             }
         }
-        let (origin, tb) = self.source_times.get(o.source).copied().unwrap_or((0, Ratio::new(1, 1)));
+        let (origin, tb) = self
+            .source_times
+            .get(o.source)
+            .copied()
+            .unwrap_or((0, Ratio::new(1, 1)));
         self.runs.push(FrameRun {
             output_start: index,
             count: 1,
@@ -192,6 +208,9 @@ pub struct TimeRecord {
 
 impl From<Time> for TimeRecord {
     fn from(t: Time) -> TimeRecord {
-        TimeRecord { exact: decimal_text(t), seconds: t.as_secs_f64() }
+        TimeRecord {
+            exact: decimal_text(t),
+            seconds: t.as_secs_f64(),
+        }
     }
 }

@@ -82,7 +82,9 @@ impl Mp4Sink {
 
     /// Renames the finished file into place.
     pub fn commit(self) -> Result<(PathBuf, WriteReport, Vec<FrameRun>)> {
-        let report = self.report.ok_or_else(|| Error::Usage("output committed before it was finished".into()))?;
+        let report = self
+            .report
+            .ok_or_else(|| Error::Usage("output committed before it was finished".into()))?;
         let path = self.pending.commit()?;
         Ok((path, report, self.provenance.into_runs()))
     }
@@ -101,13 +103,21 @@ impl FrameSink for Mp4Sink {
                 frame_rate: self.timing.frame_rate,
                 sample_aspect_ratio: self.timing.sample_aspect_ratio,
             };
-            self.writer = Some(Mp4Writer::create(self.pending.path(), format, &self.settings, self.audio.as_ref())?);
+            self.writer = Some(Mp4Writer::create(
+                self.pending.path(),
+                format,
+                &self.settings,
+                self.audio.as_ref(),
+            )?);
         }
         let duration = match self.end_time {
             Some(end) => (end - frame.time).min(frame.duration),
             None => frame.duration,
         };
-        self.writer.as_mut().expect("created above").write(&frame.image, frame.time, duration)?;
+        self.writer
+            .as_mut()
+            .expect("created above")
+            .write(&frame.image, frame.time, duration)?;
         self.provenance.record(frame);
         Ok(())
     }

@@ -116,7 +116,10 @@ impl Time {
 
     /// `self * factor` rounded to the nearest tick is not needed; exact scaling by a ratio.
     pub fn scale(self, num: i64, den: i64) -> Time {
-        Time::from_i128(self.num as i128 * num as i128, self.den as i128 * den as i128)
+        Time::from_i128(
+            self.num as i128 * num as i128,
+            self.den as i128 * den as i128,
+        )
     }
 
     pub fn max(self, other: Time) -> Time {
@@ -191,7 +194,10 @@ impl Sub for Time {
 impl Neg for Time {
     type Output = Time;
     fn neg(self) -> Time {
-        Time { num: -self.num, den: self.den }
+        Time {
+            num: -self.num,
+            den: self.den,
+        }
     }
 }
 
@@ -205,7 +211,10 @@ impl Mul<i64> for Time {
 impl Mul<Time> for Time {
     type Output = Time;
     fn mul(self, rhs: Time) -> Time {
-        Time::from_i128(self.num as i128 * rhs.num as i128, self.den as i128 * rhs.den as i128)
+        Time::from_i128(
+            self.num as i128 * rhs.num as i128,
+            self.den as i128 * rhs.den as i128,
+        )
     }
 }
 
@@ -233,8 +242,14 @@ impl FromStr for Time {
     fn from_str(s: &str) -> Result<Time, String> {
         let s = s.trim();
         if let Some((n, d)) = s.split_once('/') {
-            let n: i64 = n.trim().parse().map_err(|_| format!("bad numerator in {s:?}"))?;
-            let d: i64 = d.trim().parse().map_err(|_| format!("bad denominator in {s:?}"))?;
+            let n: i64 = n
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad numerator in {s:?}"))?;
+            let d: i64 = d
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad denominator in {s:?}"))?;
             if d == 0 {
                 return Err(format!("zero denominator in {s:?}"));
             }
@@ -264,7 +279,11 @@ fn parse_decimal(s: &str) -> Option<Time> {
     if frac_part.len() > 18 || int_part.len() > 15 {
         return None;
     }
-    let int: i64 = if int_part.is_empty() { 0 } else { int_part.parse().ok()? };
+    let int: i64 = if int_part.is_empty() {
+        0
+    } else {
+        int_part.parse().ok()?
+    };
     let mut t = Time::from_secs(int);
     if !frac_part.is_empty() {
         let den = 10i64.pow(frac_part.len() as u32);
@@ -315,7 +334,8 @@ impl TimeSpec {
             return Err(format!("negative time {s:?}; {expected}"));
         }
         if let Some(p) = s.strip_suffix('%') {
-            let v = parse_decimal(p.trim()).ok_or_else(|| format!("bad percentage {s:?}; {expected}"))?;
+            let v = parse_decimal(p.trim())
+                .ok_or_else(|| format!("bad percentage {s:?}; {expected}"))?;
             if v > Time::from_secs(100) {
                 return Err(format!("percentage {s:?} is above 100%"));
             }
@@ -433,7 +453,11 @@ fn parse_timecode(s: &str) -> Option<Time> {
         return None;
     }
     let minutes: i64 = parts[parts.len() - 2].parse().ok()?;
-    let hours: i64 = if parts.len() == 3 { parts[0].parse().ok()? } else { 0 };
+    let hours: i64 = if parts.len() == 3 {
+        parts[0].parse().ok()?
+    } else {
+        0
+    };
     if secs >= Time::from_secs(60) || (parts.len() == 3 && minutes >= 60) {
         return None;
     }
@@ -478,7 +502,10 @@ impl Span {
 
     /// This span moved by `delta`.
     pub fn shift(&self, delta: Time) -> Span {
-        Span { start: self.start + delta, end: self.end + delta }
+        Span {
+            start: self.start + delta,
+            end: self.end + delta,
+        }
     }
 }
 
@@ -508,7 +535,10 @@ impl FrameRange {
 
     pub fn intersect(&self, other: &FrameRange) -> FrameRange {
         let start = self.start.max(other.start);
-        FrameRange { start, end: self.end.min(other.end).max(start) }
+        FrameRange {
+            start,
+            end: self.end.min(other.end).max(start),
+        }
     }
 }
 
@@ -520,26 +550,51 @@ mod tests {
     #[test]
     fn parses_each_form() {
         assert_eq!(TimeSpec::parse("150"), Ok(TimeSpec::Frame(150)));
-        assert_eq!(TimeSpec::parse("5s"), Ok(TimeSpec::Seconds(Time::from_secs(5))));
-        assert_eq!(TimeSpec::parse("5.0s"), Ok(TimeSpec::Seconds(Time::from_secs(5))));
-        assert_eq!(TimeSpec::parse("5.0"), Ok(TimeSpec::Seconds(Time::from_secs(5))));
-        assert_eq!(TimeSpec::parse("0.1"), Ok(TimeSpec::Seconds(Time::new(1, 10))));
+        assert_eq!(
+            TimeSpec::parse("5s"),
+            Ok(TimeSpec::Seconds(Time::from_secs(5)))
+        );
+        assert_eq!(
+            TimeSpec::parse("5.0s"),
+            Ok(TimeSpec::Seconds(Time::from_secs(5)))
+        );
+        assert_eq!(
+            TimeSpec::parse("5.0"),
+            Ok(TimeSpec::Seconds(Time::from_secs(5)))
+        );
+        assert_eq!(
+            TimeSpec::parse("0.1"),
+            Ok(TimeSpec::Seconds(Time::new(1, 10)))
+        );
         assert_eq!(
             TimeSpec::parse("00:01:05.250"),
             Ok(TimeSpec::Seconds(Time::new(65250, 1000)))
         );
-        assert_eq!(TimeSpec::parse("01:05.5"), Ok(TimeSpec::Seconds(Time::new(131, 2))));
-        assert_eq!(TimeSpec::parse("75%"), Ok(TimeSpec::Percent(Time::from_secs(75))));
-        assert_eq!(TimeSpec::parse("12.5%"), Ok(TimeSpec::Percent(Time::new(25, 2))));
+        assert_eq!(
+            TimeSpec::parse("01:05.5"),
+            Ok(TimeSpec::Seconds(Time::new(131, 2)))
+        );
+        assert_eq!(
+            TimeSpec::parse("75%"),
+            Ok(TimeSpec::Percent(Time::from_secs(75)))
+        );
+        assert_eq!(
+            TimeSpec::parse("12.5%"),
+            Ok(TimeSpec::Percent(Time::new(25, 2)))
+        );
     }
 
     #[test]
     fn rejects_bad_forms_with_a_reason() {
-        for bad in ["", "-1", "5x", "1:2:3:4", "00:61:00", "00:00:60", "1.2.3", "abc", "101%", "s"] {
+        for bad in [
+            "", "-1", "5x", "1:2:3:4", "00:61:00", "00:00:60", "1.2.3", "abc", "101%", "s",
+        ] {
             let err = TimeSpec::parse(bad).unwrap_err();
             assert!(!err.is_empty(), "{bad}");
         }
-        assert!(TimeSpec::parse("5x").unwrap_err().contains("expected a frame number"));
+        assert!(TimeSpec::parse("5x")
+            .unwrap_err()
+            .contains("expected a frame number"));
     }
 
     #[test]
@@ -547,9 +602,18 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str("[150, 5.0, 0.1, \"2s\", -3]").unwrap();
         let a = v.as_array().unwrap();
         assert_eq!(TimeSpec::from_json(&a[0]), Ok(TimeSpec::Frame(150)));
-        assert_eq!(TimeSpec::from_json(&a[1]), Ok(TimeSpec::Seconds(Time::from_secs(5))));
-        assert_eq!(TimeSpec::from_json(&a[2]), Ok(TimeSpec::Seconds(Time::new(1, 10))));
-        assert_eq!(TimeSpec::from_json(&a[3]), Ok(TimeSpec::Seconds(Time::from_secs(2))));
+        assert_eq!(
+            TimeSpec::from_json(&a[1]),
+            Ok(TimeSpec::Seconds(Time::from_secs(5)))
+        );
+        assert_eq!(
+            TimeSpec::from_json(&a[2]),
+            Ok(TimeSpec::Seconds(Time::new(1, 10)))
+        );
+        assert_eq!(
+            TimeSpec::from_json(&a[3]),
+            Ok(TimeSpec::Seconds(Time::from_secs(2)))
+        );
         assert!(TimeSpec::from_json(&a[4]).is_err());
     }
 

@@ -25,7 +25,9 @@ fn source_times(path: &Path) -> Vec<f64> {
 /// Indices with `start <= t < end` (times in seconds, compared with a tolerance far below
 /// any frame spacing, on ffprobe's decimal output).
 fn frames_in(times: &[f64], start: f64, end: f64) -> Vec<usize> {
-    (0..times.len()).filter(|&i| times[i] >= start - 1e-9 && times[i] < end - 1e-9).collect()
+    (0..times.len())
+        .filter(|&i| times[i] >= start - 1e-9 && times[i] < end - 1e-9)
+        .collect()
 }
 
 fn sidecar(output: &Path) -> Value {
@@ -35,21 +37,31 @@ fn sidecar(output: &Path) -> Value {
 
 /// The output holds exactly `expected` source frames, in order, each close to the source.
 fn assert_output_frames(source: &SynthInfo, output: &Path, expected: &[usize]) {
-    let codes: Vec<usize> = oracle::frame_codes(output).into_iter().map(|c| c as usize).collect();
+    let codes: Vec<usize> = oracle::frame_codes(output)
+        .into_iter()
+        .map(|c| c as usize)
+        .collect();
     assert_eq!(codes, expected, "{output:?}: source frames in the output");
     assert_eq!(oracle::count_frames(output) as usize, expected.len());
     let src = oracle::decode_frames(&source.path, PixFmt::Yuv420p, None);
     let out = oracle::decode_frames(output, PixFmt::Yuv420p, None);
     for (k, &i) in expected.iter().enumerate() {
         let p = oracle::psnr(&out[k], &src[i]);
-        assert!(p >= 40.0, "{output:?} frame {k} (source {i}): PSNR {p:.2} dB");
+        assert!(
+            p >= 40.0,
+            "{output:?} frame {k} (source {i}): PSNR {p:.2} dB"
+        );
     }
     // Output timestamps keep the source spacing (variable frame rate survives).
     let st = source_times(&source.path);
     let ot = source_times(output);
     for (k, &i) in expected.iter().enumerate() {
         let want = st[i] - st[expected[0]];
-        assert!((ot[k] - want).abs() < 1e-3, "{output:?} frame {k}: time {} vs {want}", ot[k]);
+        assert!(
+            (ot[k] - want).abs() < 1e-3,
+            "{output:?} frame {k}: time {} vs {want}",
+            ot[k]
+        );
     }
     // And the sidecar says the same, frame by frame.
     let sc = sidecar(output);
@@ -79,12 +91,26 @@ fn cut(source: &Path, dir: &Path, name: &str, args: &[&str]) -> PathBuf {
 
 #[test]
 fn cuts_are_frame_exact_for_constant_rate() {
-    let v = SynthVideo::new(320, 240).frames(100).gop(30).bframes(3).cached();
+    let v = SynthVideo::new(320, 240)
+        .frames(100)
+        .gop(30)
+        .bframes(3)
+        .cached();
     let dir = tempfile::tempdir().unwrap();
     let times = source_times(&v.path);
-    let out = cut(&v.path, dir.path(), "frames.mp4", &["--start", "17", "--end", "63"]);
+    let out = cut(
+        &v.path,
+        dir.path(),
+        "frames.mp4",
+        &["--start", "17", "--end", "63"],
+    );
     assert_output_frames(&v, &out, &(17..63).collect::<Vec<_>>());
-    let out = cut(&v.path, dir.path(), "secs.mp4", &["--start", "1.01s", "--end", "00:00:02.500"]);
+    let out = cut(
+        &v.path,
+        dir.path(),
+        "secs.mp4",
+        &["--start", "1.01s", "--end", "00:00:02.500"],
+    );
     assert_output_frames(&v, &out, &frames_in(&times, 1.01, 2.5));
     // Open-ended spans run to the end / from the start.
     let out = cut(&v.path, dir.path(), "tail.mp4", &["--start", "2.0"]);
@@ -95,24 +121,48 @@ fn cuts_are_frame_exact_for_constant_rate() {
 
 #[test]
 fn cuts_are_frame_exact_for_variable_rate() {
-    let v = SynthVideo::new(320, 240).frames(80).vfr(&[40, 40, 80, 20, 120]).gop(20).bframes(2).cached();
+    let v = SynthVideo::new(320, 240)
+        .frames(80)
+        .vfr(&[40, 40, 80, 20, 120])
+        .gop(20)
+        .bframes(2)
+        .cached();
     let dir = tempfile::tempdir().unwrap();
     let times = source_times(&v.path);
-    for (i, (a, b)) in [(0.3, 1.7), (0.16, 0.18), (1.0, 4.0), (0.0, 0.04)].into_iter().enumerate() {
+    for (i, (a, b)) in [(0.3, 1.7), (0.16, 0.18), (1.0, 4.0), (0.0, 0.04)]
+        .into_iter()
+        .enumerate()
+    {
         let expected = frames_in(&times, a, b);
         assert!(!expected.is_empty());
-        let out = cut(&v.path, dir.path(), &format!("vfr{i}.mp4"), &["--start", &format!("{a}s"), "--end", &format!("{b}s")]);
+        let out = cut(
+            &v.path,
+            dir.path(),
+            &format!("vfr{i}.mp4"),
+            &["--start", &format!("{a}s"), "--end", &format!("{b}s")],
+        );
         assert_output_frames(&v, &out, &expected);
     }
 }
 
 #[test]
 fn cuts_are_frame_exact_with_a_long_gop_and_a_nonzero_start() {
-    let v = SynthVideo::new(320, 240).frames(200).gop(250).bframes(3).start_offset(5.0).audio_tone(440.0).cached();
+    let v = SynthVideo::new(320, 240)
+        .frames(200)
+        .gop(250)
+        .bframes(3)
+        .start_offset(5.0)
+        .audio_tone(440.0)
+        .cached();
     let dir = tempfile::tempdir().unwrap();
     let times = source_times(&v.path);
     // Times are relative to the stream start (5 s in the container).
-    let out = cut(&v.path, dir.path(), "mid.mp4", &["--start", "3.3s", "--end", "5.5s"]);
+    let out = cut(
+        &v.path,
+        dir.path(),
+        "mid.mp4",
+        &["--start", "3.3s", "--end", "5.5s"],
+    );
     assert_output_frames(&v, &out, &frames_in(&times, 3.3, 5.5));
     // The audio covers the same span.
     let probe = oracle::probe(&out);
@@ -121,16 +171,34 @@ fn cuts_are_frame_exact_with_a_long_gop_and_a_nonzero_start() {
     let ad = oracle::num(&audio["duration"]).unwrap();
     let vd = oracle::num(&video["duration"]).unwrap();
     assert!((ad - vd).abs() < 0.03, "audio {ad} s vs video {vd} s");
-    let ts = SynthVideo::new(320, 240).frames(90).gop(30).bframes(2).container("ts").cached();
-    let out = cut(&ts.path, dir.path(), "ts.mp4", &["--start", "31", "--end", "77"]);
+    let ts = SynthVideo::new(320, 240)
+        .frames(90)
+        .gop(30)
+        .bframes(2)
+        .container("ts")
+        .cached();
+    let out = cut(
+        &ts.path,
+        dir.path(),
+        "ts.mp4",
+        &["--start", "31", "--end", "77"],
+    );
     assert_output_frames(&ts, &out, &(31..77).collect::<Vec<_>>());
 }
 
 #[test]
 fn no_audio_drops_the_audio_stream() {
-    let v = SynthVideo::new(320, 240).frames(50).audio_tone(440.0).cached();
+    let v = SynthVideo::new(320, 240)
+        .frames(50)
+        .audio_tone(440.0)
+        .cached();
     let dir = tempfile::tempdir().unwrap();
-    let out = cut(&v.path, dir.path(), "mute.mp4", &["--start", "10", "--no-audio"]);
+    let out = cut(
+        &v.path,
+        dir.path(),
+        "mute.mp4",
+        &["--start", "10", "--no-audio"],
+    );
     assert!(oracle::stream(&oracle::probe(&out), "audio").is_none());
     let out = cut(&v.path, dir.path(), "loud.mp4", &["--start", "10"]);
     assert!(oracle::stream(&oracle::probe(&out), "audio").is_some());
@@ -138,12 +206,29 @@ fn no_audio_drops_the_audio_stream() {
 
 #[test]
 fn truncation_never_leaks_the_decision_point() {
-    let v = SynthVideo::new(320, 240).frames(100).vfr(&[40, 40, 80, 20, 120]).gop(24).bframes(3).audio_tone(300.0).cached();
+    let v = SynthVideo::new(320, 240)
+        .frames(100)
+        .vfr(&[40, 40, 80, 20, 120])
+        .gop(24)
+        .bframes(3)
+        .audio_tone(300.0)
+        .cached();
     let dir = tempfile::tempdir().unwrap();
     let times = source_times(&v.path);
-    for (name, at, cutoff) in [("t1.mp4", "1.5s", 1.5), ("t2.mp4", "00:00:02.230", 2.23), ("t3.mp4", "0.161", 0.161)] {
+    for (name, at, cutoff) in [
+        ("t1.mp4", "1.5s", 1.5),
+        ("t2.mp4", "00:00:02.230", 2.23),
+        ("t3.mp4", "0.161", 0.161),
+    ] {
         let out = dir.path().join(name);
-        vidprep().args(["truncate"]).arg(&v.path).args(["--at", at, "-o"]).arg(&out).args(["--preset", "ultrafast", "--crf", "12"]).assert().success();
+        vidprep()
+            .args(["truncate"])
+            .arg(&v.path)
+            .args(["--at", at, "-o"])
+            .arg(&out)
+            .args(["--preset", "ultrafast", "--crf", "12"])
+            .assert()
+            .success();
         let expected = frames_in(&times, 0.0, cutoff);
         assert_output_frames(&v, &out, &expected);
         // Nothing at or after the decision point: every kept frame is earlier.
@@ -151,14 +236,29 @@ fn truncation_never_leaks_the_decision_point() {
         // The whole output, audio included, ends at the decision point.
         let probe = oracle::probe(&out);
         let ad = oracle::num(&oracle::stream(&probe, "audio").unwrap()["duration"]).unwrap();
-        assert!(ad <= cutoff + 0.025, "audio runs to {ad} s past the decision point {cutoff}");
+        assert!(
+            ad <= cutoff + 0.025,
+            "audio runs to {ad} s past the decision point {cutoff}"
+        );
         let sc = sidecar(&out);
         assert_eq!(sc["job"], "truncate");
-        assert_eq!(sc["resolved"]["decision"]["last_kept_frame"].as_u64().unwrap() as usize, *expected.last().unwrap());
+        assert_eq!(
+            sc["resolved"]["decision"]["last_kept_frame"]
+                .as_u64()
+                .unwrap() as usize,
+            *expected.last().unwrap()
+        );
     }
     // A frame number as decision point keeps the frames before it.
     let out = dir.path().join("f.mp4");
-    vidprep().args(["truncate"]).arg(&v.path).args(["--at", "37", "-o"]).arg(&out).args(["--preset", "ultrafast"]).assert().success();
+    vidprep()
+        .args(["truncate"])
+        .arg(&v.path)
+        .args(["--at", "37", "-o"])
+        .arg(&out)
+        .args(["--preset", "ultrafast"])
+        .assert()
+        .success();
     assert_output_frames(&v, &out, &(0..37).collect::<Vec<_>>());
 }
 
@@ -187,7 +287,12 @@ fn cut_then_decision_is_relative_to_the_clip() {
     let v = SynthVideo::new(320, 240).frames(100).cached();
     let dir = tempfile::tempdir().unwrap();
     // Clip [1 s, 3 s) = frames 25..75; decision 1 s into it = frame 50.
-    let out = cut(&v.path, dir.path(), "d.mp4", &["--start", "1s", "--end", "3s", "--decision", "1s"]);
+    let out = cut(
+        &v.path,
+        dir.path(),
+        "d.mp4",
+        &["--start", "1s", "--end", "3s", "--decision", "1s"],
+    );
     assert_output_frames(&v, &out, &(25..50).collect::<Vec<_>>());
     let sc = sidecar(&out);
     assert_eq!(sc["resolved"]["decision"]["first_dropped_frame"], 50);
@@ -197,10 +302,21 @@ fn cut_then_decision_is_relative_to_the_clip() {
 
 #[test]
 fn copy_mode_keeps_whole_gops_and_says_so() {
-    let v = SynthVideo::new(320, 240).frames(120).gop(25).bframes(2).audio_tone(440.0).cached();
+    let v = SynthVideo::new(320, 240)
+        .frames(120)
+        .gop(25)
+        .bframes(2)
+        .audio_tone(440.0)
+        .cached();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("copy.mp4");
-    vidprep().args(["cut"]).arg(&v.path).args(["--start", "1.1s", "--end", "2.9s", "--copy", "-o"]).arg(&out).assert().success();
+    vidprep()
+        .args(["cut"])
+        .arg(&v.path)
+        .args(["--start", "1.1s", "--end", "2.9s", "--copy", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
     let sc = sidecar(&out);
     // Requested frames 28..73; keyframes every 25 frames: copied 25..75.
     assert_eq!(sc["resolved"]["requested"]["kept"]["start"], 28);
@@ -243,7 +359,12 @@ fn cut_manifest_runs_items_in_parallel_and_reports_bad_ones() {
         .assert()
         .code(1);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-    assert!(stderr.contains("line 3") && stderr.contains("(id c)") && stderr.contains("outside the video"), "{stderr}");
+    assert!(
+        stderr.contains("line 3")
+            && stderr.contains("(id c)")
+            && stderr.contains("outside the video"),
+        "{stderr}"
+    );
     assert!(stderr.contains("missing.mp4: file not found"), "{stderr}");
     assert!(stderr.contains("line 5"), "{stderr}");
     assert_output_frames(&v, &out_dir.join("a.mp4"), &(25..50).collect::<Vec<_>>());
@@ -251,7 +372,10 @@ fn cut_manifest_runs_items_in_parallel_and_reports_bad_ones() {
     assert_output_frames(&v, &out_dir.join("e.mp4"), &(13..30).collect::<Vec<_>>());
     assert!(!out_dir.join("c.mp4").exists() && !out_dir.join("d.mp4").exists());
     let report = std::fs::read_to_string(out_dir.join("report.jsonl")).unwrap();
-    let rows: Vec<Value> = report.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<Value> = report
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), 6);
     let ok: Vec<bool> = rows.iter().map(|r| r["ok"].as_bool().unwrap()).collect();
     assert_eq!(ok, vec![true, true, false, false, false, true]);

@@ -14,13 +14,25 @@ use vidprep::time::Time;
 fn packed(image: &vidprep::ffmpeg_next::frame::Video) -> OracleFrame {
     let (w, h) = (image.width() as usize, image.height() as usize);
     let mut data = Vec::with_capacity(w * h * 3 / 2);
-    for (plane, (pw, ph)) in [(w, h), (w.div_ceil(2), h.div_ceil(2)), (w.div_ceil(2), h.div_ceil(2))].into_iter().enumerate() {
+    for (plane, (pw, ph)) in [
+        (w, h),
+        (w.div_ceil(2), h.div_ceil(2)),
+        (w.div_ceil(2), h.div_ceil(2)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let stride = image.stride(plane);
         for y in 0..ph {
             data.extend_from_slice(&image.data(plane)[y * stride..y * stride + pw]);
         }
     }
-    OracleFrame { width: w, height: h, pix_fmt: PixFmt::Yuv420p, data }
+    OracleFrame {
+        width: w,
+        height: h,
+        pix_fmt: PixFmt::Yuv420p,
+        data,
+    }
 }
 
 struct Decoded {
@@ -31,7 +43,11 @@ struct Decoded {
 
 fn decode_all(path: &std::path::Path) -> Decoded {
     let reader = FrameReader::open(path).expect("open");
-    let mut out = Decoded { frames: Vec::new(), times: Vec::new(), indices: Vec::new() };
+    let mut out = Decoded {
+        frames: Vec::new(),
+        times: Vec::new(),
+        indices: Vec::new(),
+    };
     for frame in reader {
         let frame = frame.expect("decode");
         out.frames.push(packed(&frame.image));
@@ -46,22 +62,41 @@ fn assert_decode_matches_ffmpeg(path: &std::path::Path, exact_pixels: bool) {
     let ours = decode_all(path);
     let theirs = oracle::decode_frames(path, PixFmt::Yuv420p, None);
     assert_eq!(ours.frames.len(), theirs.len(), "{path:?}: frame count");
-    assert_eq!(ours.frames.len() as u64, oracle::count_frames(path), "{path:?}: ffprobe count");
+    assert_eq!(
+        ours.frames.len() as u64,
+        oracle::count_frames(path),
+        "{path:?}: ffprobe count"
+    );
     assert_eq!(ours.indices, (0..ours.frames.len()).collect::<Vec<_>>());
     for (i, (a, b)) in ours.frames.iter().zip(&theirs).enumerate() {
-        assert_eq!((a.width, a.height), (b.width, b.height), "{path:?} frame {i}: size");
+        assert_eq!(
+            (a.width, a.height),
+            (b.width, b.height),
+            "{path:?} frame {i}: size"
+        );
         if exact_pixels {
-            assert_eq!(a.md5(), b.md5(), "{path:?} frame {i}: pixels differ from ffmpeg");
+            assert_eq!(
+                a.md5(),
+                b.md5(),
+                "{path:?} frame {i}: pixels differ from ffmpeg"
+            );
         } else {
             let p = oracle::psnr(a, b);
-            assert!(p >= 45.0, "{path:?} frame {i}: PSNR {p:.2} dB against ffmpeg");
+            assert!(
+                p >= 45.0,
+                "{path:?} frame {i}: PSNR {p:.2} dB against ffmpeg"
+            );
         }
     }
     // Timestamps relative to the first frame, as ffprobe reports them.
     let pts = oracle::frame_pts(path);
     for (i, (ours, theirs)) in ours.times.iter().zip(&pts).enumerate() {
         let expected = theirs - pts[0];
-        assert!((ours.as_secs_f64() - expected).abs() < 1e-6, "{path:?} frame {i}: time {} vs ffprobe {expected}", ours.as_secs_f64());
+        assert!(
+            (ours.as_secs_f64() - expected).abs() < 1e-6,
+            "{path:?} frame {i}: time {} vs ffprobe {expected}",
+            ours.as_secs_f64()
+        );
     }
 }
 
@@ -70,38 +105,69 @@ fn constant_rate_mp4_decodes_like_ffmpeg() {
     let v = SynthVideo::new(320, 240).frames(60).cached();
     assert_decode_matches_ffmpeg(&v.path, true);
     let ours = decode_all(&v.path);
-    let codes: Vec<u32> = ours.frames.iter().map(|f| f.code().expect("code")).collect();
+    let codes: Vec<u32> = ours
+        .frames
+        .iter()
+        .map(|f| f.code().expect("code"))
+        .collect();
     assert_eq!(codes, (0..60).collect::<Vec<u32>>());
 }
 
 #[test]
 fn variable_rate_keeps_exact_timestamps() {
     for ext in ["mp4", "mkv", "ts"] {
-        let v = SynthVideo::new(320, 240).frames(40).vfr(&[40, 40, 80, 20, 120]).container(ext).cached();
+        let v = SynthVideo::new(320, 240)
+            .frames(40)
+            .vfr(&[40, 40, 80, 20, 120])
+            .container(ext)
+            .cached();
         assert_decode_matches_ffmpeg(&v.path, true);
         let ours = decode_all(&v.path);
         // The designed times: cumulative 40, 40, 80, 20, 120 ms.
         for (i, t) in ours.times.iter().enumerate() {
-            assert!((t.as_secs_f64() - v.times[i]).abs() < 1e-6, "{ext} frame {i}: {} vs {}", t.as_secs_f64(), v.times[i]);
+            assert!(
+                (t.as_secs_f64() - v.times[i]).abs() < 1e-6,
+                "{ext} frame {i}: {} vs {}",
+                t.as_secs_f64(),
+                v.times[i]
+            );
         }
     }
 }
 
 #[test]
 fn b_frames_long_gop_and_nonzero_start() {
-    let v = SynthVideo::new(320, 240).frames(120).gop(250).bframes(3).start_offset(10.0).cached();
+    let v = SynthVideo::new(320, 240)
+        .frames(120)
+        .gop(250)
+        .bframes(3)
+        .start_offset(10.0)
+        .cached();
     assert!(oracle::start_time(&v.path).unwrap() > 9.9);
     assert_decode_matches_ffmpeg(&v.path, true);
     let ours = decode_all(&v.path);
-    assert_eq!(ours.times[0], Time::ZERO, "times are relative to the stream's first frame");
-    let ts = SynthVideo::new(320, 240).frames(60).gop(30).bframes(2).container("ts").cached();
+    assert_eq!(
+        ours.times[0],
+        Time::ZERO,
+        "times are relative to the stream's first frame"
+    );
+    let ts = SynthVideo::new(320, 240)
+        .frames(60)
+        .gop(30)
+        .bframes(2)
+        .container("ts")
+        .cached();
     assert_decode_matches_ffmpeg(&ts.path, true);
 }
 
 #[test]
 fn odd_sizes_decode() {
     // mpeg4 keeps odd 4:2:0; x264 switches odd sizes to 4:4:4 (converted to 4:2:0 by us).
-    let a = SynthVideo::new(321, 241).codec(Codec::Mpeg4).container("avi").frames(30).cached();
+    let a = SynthVideo::new(321, 241)
+        .codec(Codec::Mpeg4)
+        .container("avi")
+        .frames(30)
+        .cached();
     assert_decode_matches_ffmpeg(&a.path, true);
     let b = SynthVideo::new(321, 241).frames(30).cached();
     assert_decode_matches_ffmpeg(&b.path, false);
@@ -115,7 +181,11 @@ fn rotated_video_comes_out_upright_like_ffmpeg_shows_it() {
         let theirs = oracle::decode_frames(&v.path, PixFmt::Yuv420p, None);
         assert_eq!(ours.frames.len(), theirs.len());
         for (a, b) in ours.frames.iter().zip(&theirs) {
-            assert_eq!(a.md5(), b.md5(), "rotation {deg}: upright pixels differ from ffmpeg's autorotation");
+            assert_eq!(
+                a.md5(),
+                b.md5(),
+                "rotation {deg}: upright pixels differ from ffmpeg's autorotation"
+            );
         }
         let (w, h) = (ours.frames[0].width, ours.frames[0].height);
         if deg == 180 {
@@ -137,7 +207,11 @@ fn assert_seeks_match_full_decode(path: &std::path::Path, targets: &[usize]) {
         reader.seek_to_index(i).unwrap();
         let f = reader.next_frame().unwrap().expect("frame after seek");
         assert_eq!(f.index, i, "{path:?}: seek to {i}");
-        assert_eq!(packed(&f.image).md5(), full.frames[i].md5(), "{path:?}: seek to {i} gave other pixels");
+        assert_eq!(
+            packed(&f.image).md5(),
+            full.frames[i].md5(),
+            "{path:?}: seek to {i} gave other pixels"
+        );
         assert_eq!(f.time, full.times[i]);
         // And the frame after it continues the sequence.
         if i + 1 < full.frames.len() {
@@ -150,7 +224,11 @@ fn assert_seeks_match_full_decode(path: &std::path::Path, targets: &[usize]) {
 
 #[test]
 fn seeking_to_a_frame_index_is_exact_with_b_frames() {
-    let v = SynthVideo::new(320, 240).frames(150).gop(48).bframes(3).cached();
+    let v = SynthVideo::new(320, 240)
+        .frames(150)
+        .gop(48)
+        .bframes(3)
+        .cached();
     let table = FrameTable::scan(&v.path).unwrap();
     assert!(table.keyframe_count() >= 3);
     let keys: Vec<usize> = (0..table.len()).filter(|&i| table.entry(i).key).collect();
@@ -161,17 +239,37 @@ fn seeking_to_a_frame_index_is_exact_with_b_frames() {
 
 #[test]
 fn seeking_is_exact_for_variable_rate_and_offset_starts() {
-    let v = SynthVideo::new(320, 240).frames(90).vfr(&[40, 40, 80, 20, 120]).gop(20).bframes(2).cached();
+    let v = SynthVideo::new(320, 240)
+        .frames(90)
+        .vfr(&[40, 40, 80, 20, 120])
+        .gop(20)
+        .bframes(2)
+        .cached();
     assert_seeks_match_full_decode(&v.path, &[89, 3, 40, 19, 20, 21, 60, 0]);
-    let ts = SynthVideo::new(320, 240).frames(90).gop(25).bframes(2).container("ts").cached();
+    let ts = SynthVideo::new(320, 240)
+        .frames(90)
+        .gop(25)
+        .bframes(2)
+        .container("ts")
+        .cached();
     assert_seeks_match_full_decode(&ts.path, &[89, 24, 25, 26, 0, 50]);
-    let mkv = SynthVideo::new(320, 240).frames(90).gop(25).bframes(2).container("mkv").start_offset(3.0).cached();
+    let mkv = SynthVideo::new(320, 240)
+        .frames(90)
+        .gop(25)
+        .bframes(2)
+        .container("mkv")
+        .start_offset(3.0)
+        .cached();
     assert_seeks_match_full_decode(&mkv.path, &[70, 24, 25, 5, 89]);
 }
 
 #[test]
 fn seeking_to_a_time_gives_the_frame_shown_then() {
-    let v = SynthVideo::new(320, 240).frames(60).vfr(&[40, 40, 80, 20, 120]).gop(15).cached();
+    let v = SynthVideo::new(320, 240)
+        .frames(60)
+        .vfr(&[40, 40, 80, 20, 120])
+        .gop(15)
+        .cached();
     let full = decode_all(&v.path);
     let mut reader = FrameReader::open(&v.path).unwrap();
     // For each probe time, the expected frame is the last whose ffprobe time is <= t.
@@ -179,7 +277,10 @@ fn seeking_to_a_time_gives_the_frame_shown_then() {
     let rel: Vec<f64> = pts.iter().map(|p| p - pts[0]).collect();
     for ms in [0i64, 39, 40, 41, 159, 160, 179, 180, 299, 300, 1234, 2000] {
         let t = Time::new(ms, 1000);
-        let expected = rel.iter().rposition(|&x| x <= ms as f64 / 1000.0 + 1e-9).unwrap();
+        let expected = rel
+            .iter()
+            .rposition(|&x| x <= ms as f64 / 1000.0 + 1e-9)
+            .unwrap();
         let got = reader.seek_to_time(t).unwrap();
         assert_eq!(got, expected, "time {ms} ms");
         let f = reader.next_frame().unwrap().unwrap();
@@ -193,11 +294,19 @@ fn corrupt_video_is_an_error_not_a_panic() {
     use common::synth::Corruption;
     let v = SynthVideo::new(320, 240)
         .frames(96)
-        .corrupt(Corruption::Garbage { at_fraction: 0.3, len_fraction: 0.2, seed: 7 })
+        .corrupt(Corruption::Garbage {
+            at_fraction: 0.3,
+            len_fraction: 0.2,
+            seed: 7,
+        })
         .cached();
-    let result: Result<Vec<_>, _> = FrameReader::open(&v.path).and_then(|r| r.collect::<Result<Vec<_>, _>>());
+    let result: Result<Vec<_>, _> =
+        FrameReader::open(&v.path).and_then(|r| r.collect::<Result<Vec<_>, _>>());
     let err = result.expect_err("a damaged file must fail");
     let text = err.to_string();
     assert!(text.contains(&v.path.display().to_string()), "{text}");
-    assert!(text.contains("corrupt") || text.contains("cannot"), "{text}");
+    assert!(
+        text.contains("corrupt") || text.contains("cannot"),
+        "{text}"
+    );
 }

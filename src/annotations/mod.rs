@@ -102,9 +102,11 @@ impl FromStr for Format {
             "waymo" => Format::Waymo,
             "csv" | "json" | "plain" => Format::Plain,
             "vidprep" | "native" => Format::Vidprep,
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "unknown annotation format {other:?}; expected auto, got10k, mot, vstar, waymo, csv, json or vidprep"
-            )),
+            ))
+            }
         })
     }
 }
@@ -296,6 +298,18 @@ mod tests {
         for (name, want) in cases {
             assert_eq!(detect_format(&fixture(name)).unwrap(), want, "{name}");
         }
+    }
+
+    #[test]
+    fn missing_files_are_named_by_every_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.json");
+        for format in [Format::Mot, Format::Vstar, Format::Waymo, Format::Plain, Format::Vidprep] {
+            let err = read(&missing, format, &ReadOptions::default()).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("{}: cannot read: ", missing.display())), "{format}: {err}");
+        }
+        let err = read(&missing, Format::Got10k, &ReadOptions::default()).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("{}: no groundtruth.txt", missing.display())), "{err}");
     }
 
     #[test]

@@ -40,3 +40,11 @@ pub(crate) fn shared_data(sub: &str) -> Option<PathBuf> {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn absent_real_data_is_skipped_not_failed() {
+        assert_eq!(super::shared_data("no/such/folder"), None);
+    }
+}

@@ -26,7 +26,12 @@ pub struct EncodeArgs {
 
 impl EncodeArgs {
     pub fn settings(&self) -> EncodeSettings {
-        EncodeSettings { crf: self.crf, preset: self.preset.clone(), audio: !self.no_audio, ..EncodeSettings::default() }
+        EncodeSettings {
+            crf: self.crf,
+            preset: self.preset.clone(),
+            audio: !self.no_audio,
+            ..EncodeSettings::default()
+        }
     }
 }
 
@@ -73,7 +78,11 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
     }
     let input = args.input.expect("clap requires input");
     let output = args.output.expect("clap requires output");
-    let spec = ClipSpec { start: args.start, end: args.end, decision: args.decision };
+    let spec = ClipSpec {
+        start: args.start,
+        end: args.end,
+        decision: args.decision,
+    };
     if args.copy {
         let out = vidprep::jobs::copy::copy_clip(&input, &spec, &output)?;
         for w in &out.warnings {
@@ -93,7 +102,13 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
         return Ok(super::EXIT_OK);
     }
     let mut progress = BarProgress::new("cut");
-    let out = make_clip(&input, &spec, &output, &args.encode.settings(), &mut progress)?;
+    let out = make_clip(
+        &input,
+        &spec,
+        &output,
+        &args.encode.settings(),
+        &mut progress,
+    )?;
     progress.done();
     println!(
         "{}: {} frames (source frames {}..{}), sidecar {}",
@@ -125,12 +140,21 @@ pub struct TruncateArgs {
 
 pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
     let jobs: Vec<ClipJob> = match args.at {
-        Some(at) => vec![ClipJob { spec: ClipSpec { decision: Some(at), ..Default::default() }, output: args.output.clone() }],
+        Some(at) => vec![ClipJob {
+            spec: ClipSpec {
+                decision: Some(at),
+                ..Default::default()
+            },
+            output: args.output.clone(),
+        }],
         None => args
             .ratios
             .iter()
             .map(|r| ClipJob {
-                spec: ClipSpec { decision: Some(*r), ..Default::default() },
+                spec: ClipSpec {
+                    decision: Some(*r),
+                    ..Default::default()
+                },
                 output: ratio_output_path(&args.output, r),
             })
             .collect(),
@@ -139,7 +163,11 @@ pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
     let outs = make_clips(&args.input, &jobs, &args.encode.settings(), &mut progress)?;
     progress.done();
     for out in outs {
-        let d = out.resolved.decision.as_ref().expect("truncation has a decision");
+        let d = out
+            .resolved
+            .decision
+            .as_ref()
+            .expect("truncation has a decision");
         println!(
             "{}: {} frames, ends at {}s (last kept source frame {}), sidecar {}",
             out.output.display(),
@@ -154,16 +182,31 @@ pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
 
 fn run_cut_manifest_cli(manifest: &std::path::Path, args: &CutArgs) -> anyhow::Result<u8> {
     let out_dir = args.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
     let print = |o: &vidprep::jobs::cut_manifest::ItemOutcome| {
         let id = o.id.as_deref().unwrap_or("?");
         match (&o.error, &o.output) {
-            (None, Some(out)) => eprintln!("ok     {id}: {} ({} frames, {:.1}s)", out.display(), o.frames.unwrap_or(0), o.seconds),
+            (None, Some(out)) => eprintln!(
+                "ok     {id}: {} ({} frames, {:.1}s)",
+                out.display(),
+                o.frames.unwrap_or(0),
+                o.seconds
+            ),
             (Some(e), _) => eprintln!("FAILED {id}: {e}"),
             _ => {}
         }
     };
-    let outcomes = vidprep::jobs::cut_manifest::run_cut_manifest(manifest, &out_dir, &args.encode.settings(), jobs, &print)?;
+    let outcomes = vidprep::jobs::cut_manifest::run_cut_manifest(
+        manifest,
+        &out_dir,
+        &args.encode.settings(),
+        jobs,
+        &print,
+    )?;
     let failed = outcomes.iter().filter(|o| !o.ok).count();
     eprintln!(
         "{} items: {} ok, {failed} failed; report in {}",
@@ -171,5 +214,9 @@ fn run_cut_manifest_cli(manifest: &std::path::Path, args: &CutArgs) -> anyhow::R
         outcomes.len() - failed,
         out_dir.join("report.jsonl").display()
     );
-    Ok(if failed > 0 { super::EXIT_FAILED } else { super::EXIT_OK })
+    Ok(if failed > 0 {
+        super::EXIT_FAILED
+    } else {
+        super::EXIT_OK
+    })
 }

@@ -50,7 +50,9 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e:#}");
-            let usage = e.downcast_ref::<vidprep::Error>().is_some_and(|e| matches!(e, vidprep::Error::Usage(_)));
+            let usage = e
+                .downcast_ref::<vidprep::Error>()
+                .is_some_and(|e| matches!(e, vidprep::Error::Usage(_)));
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
     }

@@ -17,9 +17,11 @@ impl BarProgress {
         }
         let bar = ProgressBar::new(0);
         bar.set_style(
-            ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} frames {per_sec} eta {eta}")
-                .expect("valid template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} frames {per_sec} eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         bar.set_prefix(label.to_string());
         BarProgress { bar: Some(bar) }

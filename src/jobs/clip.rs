@@ -24,7 +24,9 @@ use crate::media::input::Ratio;
 use crate::media::table::FrameTable;
 use crate::output::{ensure_not_an_input, sidecar_path};
 use crate::pipeline::{self, ClipSource, FrameSink, Progress};
-use crate::sidecar::{OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION};
+use crate::sidecar::{
+    OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION,
+};
 use crate::sinks::{Mp4Sink, StreamTiming};
 use crate::time::{FrameRange, Time, TimeSpec};
 
@@ -104,7 +106,13 @@ pub fn resolve_clip(path: &Path, table: &FrameTable, spec: &ClipSpec) -> Result<
     let n = table.len();
     let video_end = table.end_time();
     let outside = |what: &str, detail: String| {
-        Error::request(path, format!("{what} is outside the video: {detail} (the video has {n} frames, 0s to {})", secs(video_end)))
+        Error::request(
+            path,
+            format!(
+                "{what} is outside the video: {detail} (the video has {n} frames, 0s to {})",
+                secs(video_end)
+            ),
+        )
     };
     let start = match spec.start {
         None => 0,
@@ -147,8 +155,12 @@ pub fn resolve_clip(path: &Path, table: &FrameTable, spec: &ClipSpec) -> Result<
             path,
             format!(
                 "the span [{}, {}) holds no frames",
-                spec.start.map(|s| s.to_text()).unwrap_or_else(|| "0".into()),
-                spec.end.map(|s| s.to_text()).unwrap_or_else(|| "end".into())
+                spec.start
+                    .map(|s| s.to_text())
+                    .unwrap_or_else(|| "0".into()),
+                spec.end
+                    .map(|s| s.to_text())
+                    .unwrap_or_else(|| "end".into())
             ),
         ));
     }
@@ -183,7 +195,11 @@ pub fn resolve_clip(path: &Path, table: &FrameTable, spec: &ClipSpec) -> Result<
             if f > cut.len() {
                 return Err(outside_clip(format!("frame {f}")));
             }
-            let t = if start + f < end { table.time(start + f) - start_time } else { clip_duration };
+            let t = if start + f < end {
+                table.time(start + f) - start_time
+            } else {
+                clip_duration
+            };
             (start + f, t)
         }
         TimeSpec::Seconds(t) => {
@@ -198,7 +214,13 @@ pub fn resolve_clip(path: &Path, table: &FrameTable, spec: &ClipSpec) -> Result<
         }
     };
     if kept_end <= start {
-        return Err(Error::request(path, format!("decision point {} leaves no frame before it", decision.to_text())));
+        return Err(Error::request(
+            path,
+            format!(
+                "decision point {} leaves no frame before it",
+                decision.to_text()
+            ),
+        ));
     }
     let end_time = start_time + decision_clip_time;
     Ok(ResolvedClip {
@@ -262,13 +284,31 @@ pub fn make_clips(
         ensure_not_an_input(&sidecar_path(&job.output), &[input])?;
     }
     let table = Arc::new(FrameTable::scan(input)?);
-    let resolved: Vec<ResolvedClip> = jobs.iter().map(|j| resolve_clip(input, &table, &j.spec)).collect::<Result<_>>()?;
-    let Some(first) = resolved.first() else { return Ok(Vec::new()) };
+    let resolved: Vec<ResolvedClip> = jobs
+        .iter()
+        .map(|j| resolve_clip(input, &table, &j.spec))
+        .collect::<Result<_>>()?;
+    let Some(first) = resolved.first() else {
+        return Ok(Vec::new());
+    };
     if resolved.iter().any(|r| r.kept.start != first.kept.start) {
-        return Err(Error::Usage("clips made in one pass must start at the same frame".into()));
+        return Err(Error::Usage(
+            "clips made in one pass must start at the same frame".into(),
+        ));
     }
-    let range = FrameRange::new(first.kept.start, resolved.iter().map(|r| r.kept.end).max().unwrap_or(first.kept.end));
-    let end_limit = resolved.iter().map(|r| r.end_time).max().unwrap_or(first.end_time);
+    let range = FrameRange::new(
+        first.kept.start,
+        resolved
+            .iter()
+            .map(|r| r.kept.end)
+            .max()
+            .unwrap_or(first.kept.end),
+    );
+    let end_limit = resolved
+        .iter()
+        .map(|r| r.end_time)
+        .max()
+        .unwrap_or(first.end_time);
 
     let reader = FrameReader::open(input)?;
     let info = reader.info().clone();
@@ -295,7 +335,8 @@ pub fn make_clips(
     }
     let mut source = ClipSource::new(reader, table.clone(), range, end_limit, 0);
     {
-        let mut sink_refs: Vec<&mut dyn FrameSink> = sinks.iter_mut().map(|s| s as &mut dyn FrameSink).collect();
+        let mut sink_refs: Vec<&mut dyn FrameSink> =
+            sinks.iter_mut().map(|s| s as &mut dyn FrameSink).collect();
         pipeline::run(&mut source, &mut [], &mut sink_refs, progress)?;
     }
     let mut outputs = Vec::with_capacity(jobs.len());
@@ -314,14 +355,28 @@ pub fn make_clips(
         };
         let sidecar_file = sidecar_path(&path);
         sidecar.write(&sidecar_file)?;
-        outputs.push(ClipOutput { output: path, sidecar: sidecar_file, frames: report.frames, resolved: r });
+        outputs.push(ClipOutput {
+            output: path,
+            sidecar: sidecar_file,
+            frames: report.frames,
+            resolved: r,
+        });
     }
     Ok(outputs)
 }
 
 /// Makes one clip.
-pub fn make_clip(input: &Path, spec: &ClipSpec, output: &Path, settings: &EncodeSettings, progress: &mut dyn Progress) -> Result<ClipOutput> {
-    let jobs = [ClipJob { spec: spec.clone(), output: output.to_path_buf() }];
+pub fn make_clip(
+    input: &Path,
+    spec: &ClipSpec,
+    output: &Path,
+    settings: &EncodeSettings,
+    progress: &mut dyn Progress,
+) -> Result<ClipOutput> {
+    let jobs = [ClipJob {
+        spec: spec.clone(),
+        output: output.to_path_buf(),
+    }];
     Ok(make_clips(input, &jobs, settings, progress)?.remove(0))
 }
 
@@ -331,16 +386,30 @@ pub fn ratio_output_path(base: &Path, ratio: &TimeSpec) -> PathBuf {
         TimeSpec::Percent(p) => crate::time::decimal_text(*p),
         other => other.to_text().replace('/', "_"),
     };
-    let stem = base.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "clip".into());
-    let ext = base.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_else(|| "mp4".into());
+    let stem = base
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "clip".into());
+    let ext = base
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "mp4".into());
     base.with_file_name(format!("{stem}_{label}.{ext}"))
 }
 
 /// Encoder timing taken from the source stream (its time base represents every frame time).
 pub fn stream_timing(info: &crate::media::input::VideoStreamInfo, swapped: bool) -> StreamTiming {
     let sar = info.sample_aspect_ratio;
-    let sar = if sar.is_valid() && swapped { Ratio::new(sar.den, sar.num) } else { sar };
-    StreamTiming { time_base: info.time_base, frame_rate: info.best_frame_rate(), sample_aspect_ratio: sar }
+    let sar = if sar.is_valid() && swapped {
+        Ratio::new(sar.den, sar.num)
+    } else {
+        sar
+    };
+    StreamTiming {
+        time_base: info.time_base,
+        frame_rate: info.best_frame_rate(),
+        sample_aspect_ratio: sar,
+    }
 }
 
 #[cfg(test)]
@@ -366,13 +435,24 @@ mod tests {
             metadata_frames: None,
             bit_rate: None,
         };
-        let entries = (0..frames as i64).map(|i| FrameEntry { pts: i, dts: i, duration: 1, key: i % 10 == 0 }).collect();
+        let entries = (0..frames as i64)
+            .map(|i| FrameEntry {
+                pts: i,
+                dts: i,
+                duration: 1,
+                key: i % 10 == 0,
+            })
+            .collect();
         FrameTable::from_entries(Ratio::new(1, 25), entries, 0, &info)
     }
 
     fn spec(start: Option<&str>, end: Option<&str>, decision: Option<&str>) -> ClipSpec {
         let p = |s: Option<&str>| s.map(|t| TimeSpec::parse(t).unwrap());
-        ClipSpec { start: p(start), end: p(end), decision: p(decision) }
+        ClipSpec {
+            start: p(start),
+            end: p(end),
+            decision: p(decision),
+        }
     }
 
     #[test]
@@ -431,7 +511,10 @@ mod tests {
 
     #[test]
     fn ratio_paths() {
-        let p = ratio_output_path(Path::new("out/clip.mp4"), &TimeSpec::parse("62.5%").unwrap());
+        let p = ratio_output_path(
+            Path::new("out/clip.mp4"),
+            &TimeSpec::parse("62.5%").unwrap(),
+        );
         assert_eq!(p, Path::new("out/clip_62.5.mp4"));
     }
 }

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ffmpeg_next as ffmpeg;
 use ffmpeg::ffi;
+use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -15,7 +15,9 @@ use crate::media::input::{best_audio_stream, Ratio, VideoInput};
 use crate::media::table::FrameTable;
 use crate::output::{ensure_not_an_input, sidecar_path, PendingFile};
 use crate::pipeline::FrameOrigin;
-use crate::sidecar::{OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION};
+use crate::sidecar::{
+    OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION,
+};
 use crate::time::{FrameRange, Rounding, Time};
 
 /// What a copy kept, next to what was asked.
@@ -41,7 +43,10 @@ pub struct CopyOutput {
 
 /// The muxer for an output path, from its extension.
 fn muxer_for(path: &Path) -> Result<&'static str> {
-    let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
     match ext.as_str() {
         "mp4" | "m4v" => Ok("mp4"),
         "mov" => Ok("mov"),
@@ -54,7 +59,9 @@ fn muxer_for(path: &Path) -> Result<&'static str> {
 }
 
 fn codec_fits(output: &ffmpeg::format::context::Output, id: ffi::AVCodecID) -> bool {
-    unsafe { ffi::avformat_query_codec((*output.as_ptr()).oformat, id, ffi::FF_COMPLIANCE_NORMAL) == 1 }
+    unsafe {
+        ffi::avformat_query_codec((*output.as_ptr()).oformat, id, ffi::FF_COMPLIANCE_NORMAL) == 1
+    }
 }
 
 /// Copies the GOPs covering `spec`'s span of `input` into `output`.
@@ -80,27 +87,42 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     src.keep_only_streams(&keep);
 
     let pending = PendingFile::new(output)?;
-    let mut out = ffmpeg::format::output_as(&pending.path(), muxer).map_err(|e| Error::ffmpeg(output, "creating the output", e))?;
+    let mut out = ffmpeg::format::output_as(&pending.path(), muxer)
+        .map_err(|e| Error::ffmpeg(output, "creating the output", e))?;
     let mut warnings = Vec::new();
 
-    let vcodec = unsafe { (*(*src.context.stream(vindex).expect("video").as_ptr()).codecpar).codec_id };
+    let vcodec =
+        unsafe { (*(*src.context.stream(vindex).expect("video").as_ptr()).codecpar).codec_id };
     if !codec_fits(&out, vcodec) {
         return Err(Error::request(
             input,
-            format!("--copy cannot put {} video into {muxer}; drop --copy to re-encode, or write .mkv", src.video.codec),
+            format!(
+                "--copy cannot put {} video into {muxer}; drop --copy to re-encode, or write .mkv",
+                src.video.codec
+            ),
         ));
     }
     let add_stream = |out: &mut ffmpeg::format::context::Output, index: usize| -> Result<usize> {
         let ist = src.context.stream(index).expect("stream");
-        let mut ost = out.add_stream(ffmpeg::encoder::find(ffmpeg::codec::Id::None)).map_err(|e| Error::ffmpeg(output, "adding a stream", e))?;
+        let mut ost = out
+            .add_stream(ffmpeg::encoder::find(ffmpeg::codec::Id::None))
+            .map_err(|e| Error::ffmpeg(output, "adding a stream", e))?;
         ost.set_parameters(ist.parameters());
         unsafe {
             (*(*ost.as_mut_ptr()).codecpar).codec_tag = 0;
             // Keep the display matrix so players still rotate the picture.
             let mut size = 0usize;
-            let matrix = ffi::av_stream_get_side_data(ist.as_ptr(), ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX, &mut size);
+            let matrix = ffi::av_stream_get_side_data(
+                ist.as_ptr(),
+                ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
+                &mut size,
+            );
             if !matrix.is_null() && size > 0 {
-                let dst = ffi::av_stream_new_side_data(ost.as_mut_ptr(), ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX, size);
+                let dst = ffi::av_stream_new_side_data(
+                    ost.as_mut_ptr(),
+                    ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
+                    size,
+                );
                 if !dst.is_null() {
                     std::ptr::copy_nonoverlapping(matrix, dst, size);
                 }
@@ -113,13 +135,16 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     let mut audio_note = "none in the source".to_string();
     let out_audio = match aindex {
         Some(a) => {
-            let acodec = unsafe { (*(*src.context.stream(a).expect("audio").as_ptr()).codecpar).codec_id };
+            let acodec =
+                unsafe { (*(*src.context.stream(a).expect("audio").as_ptr()).codecpar).codec_id };
             if codec_fits(&out, acodec) {
                 audio_note = "copied".into();
                 Some((a, add_stream(&mut out, a)?))
             } else {
                 let name = ffmpeg::codec::Id::from(acodec).name().to_string();
-                audio_note = format!("dropped: {name} audio cannot be stored in {muxer} without re-encoding");
+                audio_note = format!(
+                    "dropped: {name} audio cannot be stored in {muxer} without re-encoding"
+                );
                 warnings.push(audio_note.clone());
                 None
             }
@@ -130,7 +155,8 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     if muxer != "matroska" {
         header_options.set("movflags", "+faststart");
     }
-    out.write_header_with(header_options).map_err(|e| Error::ffmpeg(output, "writing the header", e))?;
+    out.write_header_with(header_options)
+        .map_err(|e| Error::ffmpeg(output, "writing the header", e))?;
 
     let vtb = src.video.time_base;
     let start_pts = table.pts(first);
@@ -142,9 +168,16 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     };
     let entry = *table.entry(first);
     unsafe {
-        ffi::av_seek_frame(src.context.as_mut_ptr(), vindex as i32, entry.pts.min(entry.dts), ffi::AVSEEK_FLAG_BACKWARD as i32);
+        ffi::av_seek_frame(
+            src.context.as_mut_ptr(),
+            vindex as i32,
+            entry.pts.min(entry.dts),
+            ffi::AVSEEK_FLAG_BACKWARD as i32,
+        );
     }
-    let out_tb = |out: &ffmpeg::format::context::Output, i: usize| out.stream(i).map(|s| s.time_base()).expect("stream");
+    let out_tb = |out: &ffmpeg::format::context::Output, i: usize| {
+        out.stream(i).map(|s| s.time_base()).expect("stream")
+    };
     let mut copied: Vec<usize> = Vec::new();
     let mut video_done = false;
     let mut audio_done = out_audio.is_none();
@@ -154,7 +187,13 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
         match packet.read(&mut src.context) {
             Ok(()) => {}
             Err(ffmpeg::Error::Eof) => break,
-            Err(e) => return Err(Error::corrupt(input, "while copying", format!("cannot read the file: {e}"))),
+            Err(e) => {
+                return Err(Error::corrupt(
+                    input,
+                    "while copying",
+                    format!("cannot read the file: {e}"),
+                ))
+            }
         }
         let stream = packet.stream();
         if stream == vindex {
@@ -162,7 +201,9 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
                 continue;
             }
             let pts = packet.pts().or(packet.dts()).unwrap_or(i64::MIN);
-            let Some(index) = table.index_of_pts(pts) else { continue };
+            let Some(index) = table.index_of_pts(pts) else {
+                continue;
+            };
             if !started {
                 if !packet.is_key() || index < first {
                     continue;
@@ -183,10 +224,19 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
             packet.set_position(-1);
             packet.set_stream(out_video);
             packet.rescale_ts(ffmpeg::Rational::from(vtb), out_tb(&out, out_video));
-            packet.write_interleaved(&mut out).map_err(|e| Error::ffmpeg(output, "writing video", e))?;
+            packet
+                .write_interleaved(&mut out)
+                .map_err(|e| Error::ffmpeg(output, "writing video", e))?;
         } else if let Some((_, aout)) = out_audio.filter(|(ain, _)| *ain == stream) {
-            let atb: Ratio = src.context.stream(stream).expect("audio").time_base().into();
-            let Some(pts) = packet.pts().or(packet.dts()) else { continue };
+            let atb: Ratio = src
+                .context
+                .stream(stream)
+                .expect("audio")
+                .time_base()
+                .into();
+            let Some(pts) = packet.pts().or(packet.dts()) else {
+                continue;
+            };
             let t = Time::from_pts(pts, atb.num, atb.den);
             if t < start_abs {
                 continue;
@@ -201,13 +251,20 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
             packet.set_position(-1);
             packet.set_stream(aout);
             packet.rescale_ts(ffmpeg::Rational::from(atb), out_tb(&out, aout));
-            packet.write_interleaved(&mut out).map_err(|e| Error::ffmpeg(output, "writing audio", e))?;
+            packet
+                .write_interleaved(&mut out)
+                .map_err(|e| Error::ffmpeg(output, "writing audio", e))?;
         }
     }
     if copied.is_empty() {
-        return Err(Error::corrupt(input, format!("at frame {first}"), "no packet could be copied from this keyframe"));
+        return Err(Error::corrupt(
+            input,
+            format!("at frame {first}"),
+            "no packet could be copied from this keyframe",
+        ));
     }
-    out.write_trailer().map_err(|e| Error::ffmpeg(output, "finishing the output", e))?;
+    out.write_trailer()
+        .map_err(|e| Error::ffmpeg(output, "finishing the output", e))?;
     drop(out);
     let path = pending.commit()?;
 
@@ -215,7 +272,15 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     let mut provenance = ProvenanceRecorder::new(&[(table.origin_pts(), table.time_base)]);
     let base_time = table.time(first);
     for (out_index, &src_index) in copied.iter().enumerate() {
-        provenance.record_parts(out_index, table.time(src_index) - base_time, FrameOrigin { source: 0, index: src_index, pts: table.pts(src_index) });
+        provenance.record_parts(
+            out_index,
+            table.time(src_index) - base_time,
+            FrameOrigin {
+                source: 0,
+                index: src_index,
+                pts: table.pts(src_index),
+            },
+        );
     }
     let copied_range = FrameRange::new(first, stop);
     if copied.len() != copied_range.len() {
@@ -225,7 +290,11 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
             copied_range.len()
         ));
     }
-    let copied_end_time = if stop < table.len() { table.time(stop) } else { table.end_time() };
+    let copied_end_time = if stop < table.len() {
+        table.time(stop)
+    } else {
+        table.end_time()
+    };
     let resolution = CopyResolution {
         requested: requested.clone(),
         copied: copied_range,
@@ -263,5 +332,11 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     };
     let sidecar_file = sidecar_path(&path);
     sidecar.write(&sidecar_file)?;
-    Ok(CopyOutput { output: path, sidecar: sidecar_file, frames: copied.len(), resolution, warnings })
+    Ok(CopyOutput {
+        output: path,
+        sidecar: sidecar_file,
+        frames: copied.len(),
+        resolution,
+        warnings,
+    })
 }

@@ -49,18 +49,26 @@ pub fn validate_id(id: &str) -> std::result::Result<(), String> {
         return Err("id is empty".into());
     }
     if id == "." || id == ".." || id.starts_with('.') {
-        return Err(format!("id {id:?} must be usable as a file name and may not start with '.'"));
+        return Err(format!(
+            "id {id:?} must be usable as a file name and may not start with '.'"
+        ));
     }
     if id.chars().any(|c| c == '/' || c == '\\' || c.is_control()) {
-        return Err(format!("id {id:?} must be usable as a file name (no slashes or control characters)"));
+        return Err(format!(
+            "id {id:?} must be usable as a file name (no slashes or control characters)"
+        ));
     }
     Ok(())
 }
 
 /// Parses one manifest line (already known to be non-blank).
 fn parse_line(text: &str, base: &Path) -> std::result::Result<CutItem, (Option<String>, String)> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| (None, format!("not valid JSON: {e}")))?;
-    let obj = value.as_object().ok_or((None, "expected a JSON object like {\"id\": ..., \"source\": ...}".to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| (None, format!("not valid JSON: {e}")))?;
+    let obj = value.as_object().ok_or((
+        None,
+        "expected a JSON object like {\"id\": ..., \"source\": ...}".to_string(),
+    ))?;
     let id = match obj.get("id") {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(serde_json::Value::Number(n)) => n.to_string(),
@@ -70,33 +78,57 @@ fn parse_line(text: &str, base: &Path) -> std::result::Result<CutItem, (Option<S
     let fail = |msg: String| (Some(id.clone()), msg);
     validate_id(&id).map_err(fail)?;
     if let Some(unknown) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-        return Err(fail(format!("unknown field {unknown:?}; expected only {}", FIELDS.join(", "))));
+        return Err(fail(format!(
+            "unknown field {unknown:?}; expected only {}",
+            FIELDS.join(", ")
+        )));
     }
     let source = match obj.get("source") {
         Some(serde_json::Value::String(s)) if !s.is_empty() => base.join(s),
-        Some(_) => return Err(fail("\"source\" must be a non-empty string (a video path)".into())),
+        Some(_) => {
+            return Err(fail(
+                "\"source\" must be a non-empty string (a video path)".into(),
+            ))
+        }
         None => return Err(fail("missing \"source\"".into())),
     };
     let time = |key: &str| -> std::result::Result<Option<TimeSpec>, (Option<String>, String)> {
         match obj.get(key) {
             None | Some(serde_json::Value::Null) => Ok(None),
-            Some(v) => TimeSpec::from_json(v).map(Some).map_err(|e| fail(format!("\"{key}\": {e}"))),
+            Some(v) => TimeSpec::from_json(v)
+                .map(Some)
+                .map_err(|e| fail(format!("\"{key}\": {e}"))),
         }
     };
-    let spec = ClipSpec { start: time("start")?, end: time("end")?, decision: time("decision")? };
+    let spec = ClipSpec {
+        start: time("start")?,
+        end: time("end")?,
+        decision: time("decision")?,
+    };
     for (key, t) in [("start", spec.start), ("end", spec.end)] {
         if matches!(t, Some(TimeSpec::Percent(_))) {
-            return Err(fail(format!("\"{key}\": a percentage is only allowed for \"decision\"")));
+            return Err(fail(format!(
+                "\"{key}\": a percentage is only allowed for \"decision\""
+            )));
         }
     }
-    Ok(CutItem { id, source, spec, line: 0 })
+    Ok(CutItem {
+        id,
+        source,
+        spec,
+        line: 0,
+    })
 }
 
 /// Reads a manifest: the valid items, and one error per bad line (naming the file and line).
 /// Fails as a whole only when the file cannot be read.
-pub fn read_cut_manifest(path: &Path) -> Result<(Vec<CutItem>, Vec<(usize, Option<String>, Error)>)> {
+pub fn read_cut_manifest(
+    path: &Path,
+) -> Result<(Vec<CutItem>, Vec<(usize, Option<String>, Error)>)> {
     let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::NotFound { path: path.to_path_buf() },
+        std::io::ErrorKind::NotFound => Error::NotFound {
+            path: path.to_path_buf(),
+        },
         _ => Error::io(path, e),
     })?;
     let base = path.parent().unwrap_or(Path::new("."));
@@ -112,13 +144,19 @@ pub fn read_cut_manifest(path: &Path) -> Result<(Vec<CutItem>, Vec<(usize, Optio
         match parse_line(trimmed, base) {
             Ok(mut item) => {
                 if !seen.insert(item.id.clone()) {
-                    errors.push((number, Some(item.id.clone()), Error::bad_file(path, Some(number), format!("duplicate id {:?}", item.id))));
+                    errors.push((
+                        number,
+                        Some(item.id.clone()),
+                        Error::bad_file(path, Some(number), format!("duplicate id {:?}", item.id)),
+                    ));
                     continue;
                 }
                 item.line = number;
                 items.push(item);
             }
-            Err((id, message)) => errors.push((number, id, Error::bad_file(path, Some(number), message))),
+            Err((id, message)) => {
+                errors.push((number, id, Error::bad_file(path, Some(number), message)))
+            }
         }
     }
     Ok((items, errors))
@@ -137,13 +175,24 @@ pub fn run_cut_manifest(
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let mut outcomes: Vec<ItemOutcome> = errors
         .into_iter()
-        .map(|(line, id, e)| ItemOutcome { id, line, ok: false, output: None, sidecar: None, frames: None, error: Some(e.to_string()), seconds: 0.0 })
+        .map(|(line, id, e)| ItemOutcome {
+            id,
+            line,
+            ok: false,
+            output: None,
+            sidecar: None,
+            frames: None,
+            error: Some(e.to_string()),
+            seconds: 0.0,
+        })
         .collect();
     for o in &outcomes {
         on_done(o);
     }
     let jobs = jobs.max(1);
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     let mut item_settings = settings.clone();
     item_settings.threads = (cores / jobs).max(1);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -156,7 +205,13 @@ pub fn run_cut_manifest(
             .map(|item| {
                 let started = Instant::now();
                 let output = out_dir.join(format!("{}.mp4", item.id));
-                let result = make_clip(&item.source, &item.spec, &output, &item_settings, &mut NoProgress);
+                let result = make_clip(
+                    &item.source,
+                    &item.spec,
+                    &output,
+                    &item_settings,
+                    &mut NoProgress,
+                );
                 let outcome = match result {
                     Ok(out) => ItemOutcome {
                         id: Some(item.id.clone()),
@@ -175,7 +230,12 @@ pub fn run_cut_manifest(
                         output: None,
                         sidecar: None,
                         frames: None,
-                        error: Some(format!("{} line {} (id {}): {e}", manifest.display(), item.line, item.id)),
+                        error: Some(format!(
+                            "{} line {} (id {}): {e}",
+                            manifest.display(),
+                            item.line,
+                            item.id
+                        )),
                         seconds: started.elapsed().as_secs_f64(),
                     },
                 };
@@ -226,7 +286,11 @@ mod tests {
         let lines: Vec<usize> = errors.iter().map(|e| e.0).collect();
         assert_eq!(lines, vec![4, 5, 6, 7, 8]);
         let text: Vec<String> = errors.iter().map(|e| e.2.to_string()).collect();
-        assert!(text[0].contains("line 4") && text[0].contains("not valid JSON"), "{}", text[0]);
+        assert!(
+            text[0].contains("line 4") && text[0].contains("not valid JSON"),
+            "{}",
+            text[0]
+        );
         assert!(text[1].contains("duplicate id"));
         assert!(text[2].contains("unknown field \"decison\""));
         assert!(text[3].contains("file name"));

@@ -5,10 +5,10 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-use ffmpeg_next as ffmpeg;
 use ffmpeg::ffi;
 use ffmpeg::format::context::Output;
 use ffmpeg::util::error::EAGAIN;
+use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
 use crate::media::input::{best_audio_stream, open_media, Ratio};
@@ -19,7 +19,11 @@ use crate::time::{Rounding, Time};
 pub enum AudioSegment {
     /// The audio of `path` from `start` to `end`, in seconds on the file's own timeline
     /// (the same timeline as its packets' timestamps).
-    Source { path: PathBuf, start: Time, end: Time },
+    Source {
+        path: PathBuf,
+        start: Time,
+        end: Time,
+    },
     /// Silence of this duration.
     Silence { duration: Time },
 }
@@ -47,11 +51,15 @@ pub struct AudioFormat {
 }
 
 /// Sample rates the AAC encoder accepts.
-const AAC_RATES: [u32; 13] = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350];
+const AAC_RATES: [u32; 13] = [
+    96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350,
+];
 
 impl AudioPlan {
     pub fn duration(&self) -> Time {
-        self.segments.iter().fold(Time::ZERO, |acc, s| acc + s.duration())
+        self.segments
+            .iter()
+            .fold(Time::ZERO, |acc, s| acc + s.duration())
     }
 
     /// The output format, from the first source segment whose file has audio; `None` when no
@@ -60,8 +68,15 @@ impl AudioPlan {
         for seg in &self.segments {
             if let AudioSegment::Source { path, .. } = seg {
                 if let Some((rate, channels)) = audio_stream_format(path)? {
-                    let rate = if AAC_RATES.contains(&rate) { rate } else { 48000 };
-                    return Ok(Some(AudioFormat { sample_rate: rate, channels: channels.clamp(1, 2) }));
+                    let rate = if AAC_RATES.contains(&rate) {
+                        rate
+                    } else {
+                        48000
+                    };
+                    return Ok(Some(AudioFormat {
+                        sample_rate: rate,
+                        channels: channels.clamp(1, 2),
+                    }));
                 }
             }
         }
@@ -72,7 +87,9 @@ impl AudioPlan {
 /// Sample rate and channels of the best audio stream of `path`, if it has one.
 pub fn audio_stream_format(path: &Path) -> Result<Option<(u32, u16)>> {
     let ctx = open_media(path)?;
-    let Some(index) = best_audio_stream(&ctx) else { return Ok(None) };
+    let Some(index) = best_audio_stream(&ctx) else {
+        return Ok(None);
+    };
     let stream = ctx.stream(index).expect("index from best_audio_stream");
     let (rate, channels) = unsafe {
         let par = (*stream.as_ptr()).codecpar;
@@ -98,7 +115,12 @@ struct Resampler {
 unsafe impl Send for Resampler {}
 
 impl Resampler {
-    fn new(src_fmt: ffi::AVSampleFormat, src_layout: u64, src_rate: i32, out: AudioFormat) -> Option<Resampler> {
+    fn new(
+        src_fmt: ffi::AVSampleFormat,
+        src_layout: u64,
+        src_rate: i32,
+        out: AudioFormat,
+    ) -> Option<Resampler> {
         unsafe {
             let mut ctx = ffi::swr_alloc_set_opts(
                 std::ptr::null_mut(),
@@ -118,22 +140,35 @@ impl Resampler {
                 ffi::swr_free(&mut ctx);
                 return None;
             }
-            Some(Resampler { ctx, channels: out.channels as usize })
+            Some(Resampler {
+                ctx,
+                channels: out.channels as usize,
+            })
         }
     }
 
     /// Converts `frame` (or flushes with `None`) into per-channel sample vectors.
-    fn convert(&mut self, frame: Option<&ffmpeg::frame::Audio>) -> Result<Vec<Vec<f32>>, ffmpeg::Error> {
+    fn convert(
+        &mut self,
+        frame: Option<&ffmpeg::frame::Audio>,
+    ) -> Result<Vec<Vec<f32>>, ffmpeg::Error> {
         unsafe {
             let in_samples = frame.map(|f| f.samples() as i32).unwrap_or(0);
             let cap = ffi::swr_get_out_samples(self.ctx, in_samples).max(0) as usize + 16;
             let mut out: Vec<Vec<f32>> = (0..self.channels).map(|_| vec![0f32; cap]).collect();
-            let mut out_ptrs: Vec<*mut u8> = out.iter_mut().map(|v| v.as_mut_ptr() as *mut u8).collect();
+            let mut out_ptrs: Vec<*mut u8> =
+                out.iter_mut().map(|v| v.as_mut_ptr() as *mut u8).collect();
             let in_ptr: *mut *const u8 = match frame {
                 Some(f) => (*f.as_ptr()).extended_data as *mut *const u8,
                 None => std::ptr::null_mut(),
             };
-            let n = ffi::swr_convert(self.ctx, out_ptrs.as_mut_ptr(), cap as i32, in_ptr, in_samples);
+            let n = ffi::swr_convert(
+                self.ctx,
+                out_ptrs.as_mut_ptr(),
+                cap as i32,
+                in_ptr,
+                in_samples,
+            );
             if n < 0 {
                 return Err(ffmpeg::Error::from(n));
             }
@@ -172,13 +207,24 @@ struct SegmentReader {
 }
 
 impl SegmentReader {
-    fn open(path: &Path, start: Time, end: Time, format: AudioFormat) -> Result<Option<SegmentReader>> {
+    fn open(
+        path: &Path,
+        start: Time,
+        end: Time,
+        format: AudioFormat,
+    ) -> Result<Option<SegmentReader>> {
         let mut input = open_media(path)?;
-        let Some(stream) = best_audio_stream(&input) else { return Ok(None) };
+        let Some(stream) = best_audio_stream(&input) else {
+            return Ok(None);
+        };
         for i in 0..input.nb_streams() as usize {
             unsafe {
                 let st = *(*input.as_mut_ptr()).streams.add(i);
-                (*st).discard = if i == stream { ffi::AVDiscard::AVDISCARD_DEFAULT } else { ffi::AVDiscard::AVDISCARD_ALL };
+                (*st).discard = if i == stream {
+                    ffi::AVDiscard::AVDISCARD_DEFAULT
+                } else {
+                    ffi::AVDiscard::AVDISCARD_ALL
+                };
             }
         }
         let st = input.stream(stream).expect("audio stream index");
@@ -188,15 +234,27 @@ impl SegmentReader {
         unsafe {
             (*ctx.as_mut_ptr()).pkt_timebase = st.time_base().into();
         }
-        let decoder = ctx.decoder().audio().map_err(|e| Error::ffmpeg(path, "opening the audio decoder", e))?;
+        let decoder = ctx
+            .decoder()
+            .audio()
+            .map_err(|e| Error::ffmpeg(path, "opening the audio decoder", e))?;
         // Start a little early: decoders need a few packets to settle, and we trim exactly.
         let preroll = (start - Time::from_secs(1)).max(Time::ZERO);
         let ts = preroll.to_pts(time_base.num, time_base.den, Rounding::Down);
         unsafe {
             let start_pts = (*(*(*input.as_mut_ptr()).streams.add(stream))).start_time;
-            let base = if start_pts == ffi::AV_NOPTS_VALUE { 0 } else { start_pts.min(ts) };
+            let base = if start_pts == ffi::AV_NOPTS_VALUE {
+                0
+            } else {
+                start_pts.min(ts)
+            };
             if ts > base {
-                ffi::av_seek_frame(input.as_mut_ptr(), stream as i32, ts, ffi::AVSEEK_FLAG_BACKWARD as i32);
+                ffi::av_seek_frame(
+                    input.as_mut_ptr(),
+                    stream as i32,
+                    ts,
+                    ffi::AVSEEK_FLAG_BACKWARD as i32,
+                );
             }
         }
         Ok(Some(SegmentReader {
@@ -234,7 +292,9 @@ impl SegmentReader {
                     if !self.flushed {
                         self.flushed = true;
                         if let Some(r) = self.resampler.as_mut() {
-                            let out = r.convert(None).map_err(|e| Error::ffmpeg(&self.path, "resampling audio", e))?;
+                            let out = r
+                                .convert(None)
+                                .map_err(|e| Error::ffmpeg(&self.path, "resampling audio", e))?;
                             let kept = self.trim(out);
                             if kept.first().is_some_and(|c| !c.is_empty()) {
                                 return Ok(Some(kept));
@@ -245,10 +305,18 @@ impl SegmentReader {
                     break;
                 }
                 Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => {}
-                Err(e) => return Err(Error::corrupt(&self.path, "in the audio stream", format!("decoding failed: {e}"))),
+                Err(e) => {
+                    return Err(Error::corrupt(
+                        &self.path,
+                        "in the audio stream",
+                        format!("decoding failed: {e}"),
+                    ))
+                }
             }
             if self.packets_done {
-                self.decoder.send_eof().map_err(|e| Error::ffmpeg(&self.path, "flushing the audio decoder", e))?;
+                self.decoder
+                    .send_eof()
+                    .map_err(|e| Error::ffmpeg(&self.path, "flushing the audio decoder", e))?;
                 continue;
             }
             let mut packet = ffmpeg::Packet::empty();
@@ -259,12 +327,22 @@ impl SegmentReader {
                     }
                     if let Err(e) = self.decoder.send_packet(&packet) {
                         if e != ffmpeg::Error::InvalidData || self.first_time.is_some() {
-                            return Err(Error::corrupt(&self.path, "in the audio stream", format!("decoding failed: {e}")));
+                            return Err(Error::corrupt(
+                                &self.path,
+                                "in the audio stream",
+                                format!("decoding failed: {e}"),
+                            ));
                         }
                     }
                 }
                 Err(ffmpeg::Error::Eof) => self.packets_done = true,
-                Err(e) => return Err(Error::corrupt(&self.path, "in the audio stream", format!("cannot read the file: {e}"))),
+                Err(e) => {
+                    return Err(Error::corrupt(
+                        &self.path,
+                        "in the audio stream",
+                        format!("cannot read the file: {e}"),
+                    ))
+                }
             }
         }
         Ok(None)
@@ -286,17 +364,36 @@ impl SegmentReader {
             self.first_time = Some(t);
             let (fmt, layout, rate) = unsafe {
                 let f = frame.as_ptr();
-                let layout = if (*f).channel_layout != 0 { (*f).channel_layout } else { layout_for((*f).ch_layout.nb_channels.max(1) as u16) };
-                (std::mem::transmute::<i32, ffi::AVSampleFormat>((*f).format), layout, (*f).sample_rate)
+                let layout = if (*f).channel_layout != 0 {
+                    (*f).channel_layout
+                } else {
+                    layout_for((*f).ch_layout.nb_channels.max(1) as u16)
+                };
+                (
+                    std::mem::transmute::<i32, ffi::AVSampleFormat>((*f).format),
+                    layout,
+                    (*f).sample_rate,
+                )
             };
-            self.resampler = Some(
-                Resampler::new(fmt, layout, rate, self.format)
-                    .ok_or_else(|| Error::corrupt(&self.path, "in the audio stream", "unsupported audio sample layout"))?,
-            );
+            self.resampler = Some(Resampler::new(fmt, layout, rate, self.format).ok_or_else(
+                || {
+                    Error::corrupt(
+                        &self.path,
+                        "in the audio stream",
+                        "unsupported audio sample layout",
+                    )
+                },
+            )?);
             // The source starts after the segment does: lead with silence.
             if t > self.start {
-                let lead = ((t - self.start).scale(self.format.sample_rate as i64, 1)).to_pts(1, 1, Rounding::Nearest);
-                let mut out: Vec<Vec<f32>> = (0..self.format.channels).map(|_| vec![0.0; lead as usize]).collect();
+                let lead = ((t - self.start).scale(self.format.sample_rate as i64, 1)).to_pts(
+                    1,
+                    1,
+                    Rounding::Nearest,
+                );
+                let mut out: Vec<Vec<f32>> = (0..self.format.channels)
+                    .map(|_| vec![0.0; lead as usize])
+                    .collect();
                 let conv = self.convert(frame)?;
                 let kept = self.trim(conv);
                 for (o, k) in out.iter_mut().zip(kept) {
@@ -311,8 +408,12 @@ impl SegmentReader {
     }
 
     fn convert(&mut self, frame: &ffmpeg::frame::Audio) -> Result<Vec<Vec<f32>>> {
-        let r = self.resampler.as_mut().expect("resampler made with the first frame");
-        r.convert(Some(frame)).map_err(|e| Error::ffmpeg(&self.path, "resampling audio", e))
+        let r = self
+            .resampler
+            .as_mut()
+            .expect("resampler made with the first frame");
+        r.convert(Some(frame))
+            .map_err(|e| Error::ffmpeg(&self.path, "resampling audio", e))
     }
 
     /// Keeps the samples of `chunk` whose time lies in `[start, end)`.
@@ -322,7 +423,13 @@ impl SegmentReader {
         self.produced += n;
         let first = self.first_time.unwrap_or(self.start);
         let rate = self.format.sample_rate as i64;
-        let lo_abs = if self.start > first { (self.start - first).scale(rate, 1).to_pts(1, 1, Rounding::Up) } else { 0 };
+        let lo_abs = if self.start > first {
+            (self.start - first)
+                .scale(rate, 1)
+                .to_pts(1, 1, Rounding::Up)
+        } else {
+            0
+        };
         let hi_abs = (self.end - first).scale(rate, 1).to_pts(1, 1, Rounding::Up);
         if k0 + n >= hi_abs {
             self.done = true;
@@ -363,30 +470,50 @@ pub struct AudioTrack {
 
 impl AudioTrack {
     /// Adds an AAC stream to `output` (before its header is written).
-    pub fn add_to(output: &mut Output, output_path: &Path, plan: &AudioPlan, format: AudioFormat, bit_rate: usize) -> Result<AudioTrack> {
+    pub fn add_to(
+        output: &mut Output,
+        output_path: &Path,
+        plan: &AudioPlan,
+        format: AudioFormat,
+        bit_rate: usize,
+    ) -> Result<AudioTrack> {
         let codec = ffmpeg::encoder::find(ffmpeg::codec::Id::AAC)
             .ok_or_else(|| Error::request(output_path, "this ffmpeg build has no AAC encoder"))?;
-        let global_header = output.format().flags().contains(ffmpeg::format::Flags::GLOBAL_HEADER);
+        let global_header = output
+            .format()
+            .flags()
+            .contains(ffmpeg::format::Flags::GLOBAL_HEADER);
         let mut enc = ffmpeg::codec::context::Context::new_with_codec(codec)
             .encoder()
             .audio()
             .map_err(|e| Error::ffmpeg(output_path, "creating the AAC encoder", e))?;
         enc.set_rate(format.sample_rate as i32);
-        enc.set_channel_layout(ffmpeg::ChannelLayout::from_bits_truncate(layout_for(format.channels)));
+        enc.set_channel_layout(ffmpeg::ChannelLayout::from_bits_truncate(layout_for(
+            format.channels,
+        )));
         enc.set_channels(format.channels as i32);
-        enc.set_format(ffmpeg::format::Sample::F32(ffmpeg::format::sample::Type::Planar));
+        enc.set_format(ffmpeg::format::Sample::F32(
+            ffmpeg::format::sample::Type::Planar,
+        ));
         enc.set_bit_rate(bit_rate * format.channels as usize / 2);
         enc.set_time_base(ffmpeg::Rational::new(1, format.sample_rate as i32));
         if global_header {
             enc.set_flags(ffmpeg::codec::Flags::GLOBAL_HEADER);
         }
-        let encoder = enc.open_as(codec).map_err(|e| Error::ffmpeg(output_path, "opening the AAC encoder", e))?;
-        let mut stream = output.add_stream(codec).map_err(|e| Error::ffmpeg(output_path, "adding the audio stream", e))?;
+        let encoder = enc
+            .open_as(codec)
+            .map_err(|e| Error::ffmpeg(output_path, "opening the AAC encoder", e))?;
+        let mut stream = output
+            .add_stream(codec)
+            .map_err(|e| Error::ffmpeg(output_path, "adding the audio stream", e))?;
         stream.set_parameters(&encoder);
         stream.set_time_base(ffmpeg::Rational::new(1, format.sample_rate as i32));
         let stream_index = stream.index();
         let frame_size = (encoder.frame_size() as usize).max(1);
-        let total_samples = plan.duration().scale(format.sample_rate as i64, 1).to_pts(1, 1, Rounding::Nearest);
+        let total_samples =
+            plan.duration()
+                .scale(format.sample_rate as i64, 1)
+                .to_pts(1, 1, Rounding::Nearest);
         Ok(AudioTrack {
             encoder,
             stream_index,
@@ -417,7 +544,10 @@ impl AudioTrack {
 
     /// Encodes audio up to output time `t` (or the end of the plan, whichever is first).
     pub fn pump_until(&mut self, output: &mut Output, t: Time) -> Result<()> {
-        let want = t.scale(self.format.sample_rate as i64, 1).to_pts(1, 1, Rounding::Up).min(self.total_samples);
+        let want = t
+            .scale(self.format.sample_rate as i64, 1)
+            .to_pts(1, 1, Rounding::Up)
+            .min(self.total_samples);
         while self.encoded < want {
             let needed = (self.encoded + self.frame_size as i64).min(self.total_samples);
             self.fill_to(needed)?;
@@ -433,12 +563,17 @@ impl AudioTrack {
 
     /// Encodes everything left in the plan and drains the encoder.
     pub fn finish(&mut self, output: &mut Output) -> Result<()> {
-        self.pump_until(output, Time::new(self.total_samples, self.format.sample_rate as i64))?;
+        self.pump_until(
+            output,
+            Time::new(self.total_samples, self.format.sample_rate as i64),
+        )?;
         while !self.fifo[0].is_empty() {
             let n = self.fifo[0].len().min(self.frame_size);
             self.encode_samples(output, n)?;
         }
-        self.encoder.send_eof().map_err(|e| Error::ffmpeg(&self.output_path, "flushing the AAC encoder", e))?;
+        self.encoder
+            .send_eof()
+            .map_err(|e| Error::ffmpeg(&self.output_path, "flushing the AAC encoder", e))?;
         self.drain(output)
     }
 
@@ -446,13 +581,20 @@ impl AudioTrack {
     fn fill_to(&mut self, target: i64) -> Result<()> {
         let rate = self.format.sample_rate as i64;
         while self.queued < target {
-            let seg_end_samples = self.segment_end.scale(rate, 1).to_pts(1, 1, Rounding::Nearest);
+            let seg_end_samples = self
+                .segment_end
+                .scale(rate, 1)
+                .to_pts(1, 1, Rounding::Nearest);
             if self.queued >= seg_end_samples {
                 // Start the next segment.
-                let Some(seg) = self.segments.pop_front() else { return Ok(()) };
+                let Some(seg) = self.segments.pop_front() else {
+                    return Ok(());
+                };
                 self.segment_end = self.segment_end + seg.duration();
                 self.reader = match &seg {
-                    AudioSegment::Source { path, start, end } => SegmentReader::open(path, *start, *end, self.format)?,
+                    AudioSegment::Source { path, start, end } => {
+                        SegmentReader::open(path, *start, *end, self.format)?
+                    }
                     AudioSegment::Silence { .. } => None,
                 };
                 continue;
@@ -488,7 +630,11 @@ impl AudioTrack {
 
     fn encode_samples(&mut self, output: &mut Output, n: usize) -> Result<()> {
         let layout = ffmpeg::ChannelLayout::from_bits_truncate(layout_for(self.format.channels));
-        let mut frame = ffmpeg::frame::Audio::new(ffmpeg::format::Sample::F32(ffmpeg::format::sample::Type::Planar), n, layout);
+        let mut frame = ffmpeg::frame::Audio::new(
+            ffmpeg::format::Sample::F32(ffmpeg::format::sample::Type::Planar),
+            n,
+            layout,
+        );
         frame.set_rate(self.format.sample_rate);
         for (ch, q) in self.fifo.iter_mut().enumerate() {
             let plane = frame.plane_mut::<f32>(ch);
@@ -498,7 +644,9 @@ impl AudioTrack {
         }
         frame.set_pts(Some(self.encoded));
         self.encoded += n as i64;
-        self.encoder.send_frame(&frame).map_err(|e| Error::ffmpeg(&self.output_path, "encoding audio", e))?;
+        self.encoder
+            .send_frame(&frame)
+            .map_err(|e| Error::ffmpeg(&self.output_path, "encoding audio", e))?;
         self.drain(output)
     }
 
@@ -508,7 +656,10 @@ impl AudioTrack {
             match self.encoder.receive_packet(&mut packet) {
                 Ok(()) => {
                     packet.set_stream(self.stream_index);
-                    packet.rescale_ts(ffmpeg::Rational::new(1, self.format.sample_rate as i32), self.stream_time_base);
+                    packet.rescale_ts(
+                        ffmpeg::Rational::new(1, self.format.sample_rate as i32),
+                        self.stream_time_base,
+                    );
                     packet
                         .write_interleaved(output)
                         .map_err(|e| Error::ffmpeg(&self.output_path, "writing audio", e))?;

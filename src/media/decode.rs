@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ffmpeg_next as ffmpeg;
 use ffmpeg::ffi;
 use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::util::error::EAGAIN;
+use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
 use crate::media::frame::{rotate_yuv420, Converter, Frame, PIPELINE_FORMAT};
@@ -28,7 +28,10 @@ pub struct DecodeOptions {
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions { upright: true, threads: 0 }
+        DecodeOptions {
+            upright: true,
+            threads: 0,
+        }
     }
 }
 
@@ -117,7 +120,10 @@ impl FrameReader {
 
     /// Size of the frames this reader returns.
     pub fn output_size(&self) -> (u32, u32) {
-        self.applied_rotation().displayed_size(self.input.video.stored_width, self.input.video.stored_height)
+        self.applied_rotation().displayed_size(
+            self.input.video.stored_width,
+            self.input.video.stored_height,
+        )
     }
 
     /// The frame table, scanned from the file on first use.
@@ -142,15 +148,23 @@ impl FrameReader {
         if index >= table.len() {
             return Err(Error::request(
                 &self.path,
-                format!("frame {index} is past the end of the video ({} frames)", table.len()),
+                format!(
+                    "frame {index} is past the end of the video ({} frames)",
+                    table.len()
+                ),
             ));
         }
         let pts = table.pts(index);
         // Decoding forward from here is no more work than seeking: do that.
         if let Some(next) = self.next_index {
-            if self.target.is_none() && next <= index && table.keyframe_at_or_before(index) <= next {
+            if self.target.is_none() && next <= index && table.keyframe_at_or_before(index) <= next
+            {
                 if next < index {
-                    self.target = Some(Target::Pts { index, pts, retries: 0 });
+                    self.target = Some(Target::Pts {
+                        index,
+                        pts,
+                        retries: 0,
+                    });
                 }
                 return Ok(());
             }
@@ -160,7 +174,11 @@ impl FrameReader {
         }
         let keyframe = table.keyframe_at_or_before(index);
         self.seek_to_keyframe(keyframe)?;
-        self.target = Some(Target::Pts { index, pts, retries: 0 });
+        self.target = Some(Target::Pts {
+            index,
+            pts,
+            retries: 0,
+        });
         Ok(())
     }
 
@@ -171,7 +189,11 @@ impl FrameReader {
         let index = table.shown_at(t).ok_or_else(|| {
             Error::request(
                 &self.path,
-                format!("no frame is shown at {}s: the video runs from 0s to {}s", t.as_secs_f64(), table.end_time().as_secs_f64()),
+                format!(
+                    "no frame is shown at {}s: the video runs from 0s to {}s",
+                    t.as_secs_f64(),
+                    table.end_time().as_secs_f64()
+                ),
             )
         })?;
         self.seek_to_index(index)?;
@@ -183,7 +205,12 @@ impl FrameReader {
         let entry = *table.entry(keyframe);
         let ts = entry.pts.min(entry.dts);
         let ret = unsafe {
-            ffi::av_seek_frame(self.input.context.as_mut_ptr(), self.input.video.index as i32, ts, ffi::AVSEEK_FLAG_BACKWARD as i32)
+            ffi::av_seek_frame(
+                self.input.context.as_mut_ptr(),
+                self.input.video.index as i32,
+                ts,
+                ffi::AVSEEK_FLAG_BACKWARD as i32,
+            )
         };
         if ret < 0 {
             // Some files cannot seek; decoding from the start is slow but exact.
@@ -231,7 +258,10 @@ impl FrameReader {
             };
             let pts = match raw.timestamp().or(raw.pts()) {
                 Some(p) => p,
-                None => self.last_pts.map(|p| p + self.typical_duration()).unwrap_or(0),
+                None => self
+                    .last_pts
+                    .map(|p| p + self.typical_duration())
+                    .unwrap_or(0),
             };
             self.last_pts = Some(pts);
             if self.origin_pts.is_none() {
@@ -251,7 +281,11 @@ impl FrameReader {
                     self.target = None;
                     i
                 }
-                Some(Target::Pts { index, pts: want, retries }) => {
+                Some(Target::Pts {
+                    index,
+                    pts: want,
+                    retries,
+                }) => {
                     if pts < want {
                         continue;
                     }
@@ -263,7 +297,11 @@ impl FrameReader {
                             let k = table.keyframe_at_or_before(index);
                             let earlier = table.keyframe_at_or_before(k.saturating_sub(1).max(0));
                             self.seek_to_keyframe(if retries == 0 { earlier } else { 0 })?;
-                            self.target = Some(Target::Pts { index, pts: want, retries: retries + 1 });
+                            self.target = Some(Target::Pts {
+                                index,
+                                pts: want,
+                                retries: retries + 1,
+                            });
                         } else {
                             self.restart_and_count_to(index)?;
                         }
@@ -275,37 +313,61 @@ impl FrameReader {
             };
             self.next_index = Some(index + 1);
             if raw.flags().contains(ffmpeg::frame::Flags::CORRUPT) {
-                return Err(Error::corrupt(&self.path, format!("at frame {index}"), "the decoder reports a damaged picture"));
+                return Err(Error::corrupt(
+                    &self.path,
+                    format!("at frame {index}"),
+                    "the decoder reports a damaged picture",
+                ));
             }
             let image = self.to_pipeline_image(&raw)?;
             let origin = self.origin_pts.unwrap_or(pts);
             let tb = self.input.video.time_base;
-            return Ok(Some(Frame { index, pts, time: Time::from_pts(pts - origin, tb.num, tb.den), image }));
+            return Ok(Some(Frame {
+                index,
+                pts,
+                time: Time::from_pts(pts - origin, tb.num, tb.den),
+                image,
+            }));
         }
     }
 
     fn typical_duration(&self) -> i64 {
-        self.table.as_ref().map(|t| t.typical_frame_duration()).unwrap_or(1)
+        self.table
+            .as_ref()
+            .map(|t| t.typical_frame_duration())
+            .unwrap_or(1)
     }
 
     fn target_missed(&self, target: Target, _pts: Option<i64>) -> Error {
         let what = match target {
             Target::Pts { index, .. } | Target::Count { index } => index,
         };
-        Error::corrupt(&self.path, format!("at frame {what}"), "the video ended before this frame could be decoded")
+        Error::corrupt(
+            &self.path,
+            format!("at frame {what}"),
+            "the video ended before this frame could be decoded",
+        )
     }
 
     fn internal_position_lost(&self) -> Error {
-        Error::corrupt(&self.path, "after a seek", "lost track of the frame position")
+        Error::corrupt(
+            &self.path,
+            "after a seek",
+            "lost track of the frame position",
+        )
     }
 
     fn to_pipeline_image(&mut self, raw: &VideoFrame) -> Result<VideoFrame> {
         let converted = if raw.format() == PIPELINE_FORMAT {
             raw.clone()
         } else {
-            self.converter
-                .convert(raw)
-                .map_err(|e| Error::ffmpeg(&self.path, format!("converting {:?} to yuv420p", raw.format()), e))?
+            self.converter.convert(raw).map_err(|e| {
+                Error::ffmpeg(
+                    &self.path,
+                    format!("converting {:?} to yuv420p", raw.format()),
+                    e,
+                )
+            })?
         };
         Ok(match self.applied_rotation() {
             Rotation::None => converted,
@@ -325,14 +387,20 @@ impl FrameReader {
                 Err(ffmpeg::Error::Eof) => return Ok(None),
                 Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => {}
                 Err(e) => {
-                    return Err(Error::corrupt(&self.path, self.position_text(), format!("decoding failed: {e}")))
+                    return Err(Error::corrupt(
+                        &self.path,
+                        self.position_text(),
+                        format!("decoding failed: {e}"),
+                    ))
                 }
             }
             if self.packets_done {
                 if self.eof_sent {
                     return Ok(None);
                 }
-                self.decoder.send_eof().map_err(|e| Error::ffmpeg(&self.path, "flushing the decoder", e))?;
+                self.decoder
+                    .send_eof()
+                    .map_err(|e| Error::ffmpeg(&self.path, "flushing the decoder", e))?;
                 self.eof_sent = true;
                 continue;
             }
@@ -344,7 +412,11 @@ impl FrameReader {
                     continue;
                 }
                 Err(e) => {
-                    return Err(Error::corrupt(&self.path, self.position_text(), format!("cannot read the file: {e}")))
+                    return Err(Error::corrupt(
+                        &self.path,
+                        self.position_text(),
+                        format!("cannot read the file: {e}"),
+                    ))
                 }
             }
             if packet.stream() != self.input.video.index {
@@ -364,7 +436,11 @@ impl FrameReader {
                     _ => false,
                 };
                 if !before_target {
-                    return Err(Error::corrupt(&self.path, self.position_text(), format!("decoding failed: {e}")));
+                    return Err(Error::corrupt(
+                        &self.path,
+                        self.position_text(),
+                        format!("decoding failed: {e}"),
+                    ));
                 }
             }
         }
@@ -372,7 +448,9 @@ impl FrameReader {
 
     fn position_text(&self) -> String {
         match (self.target, self.next_index) {
-            (Some(Target::Pts { index, .. }) | Some(Target::Count { index }), _) => format!("while seeking to frame {index}"),
+            (Some(Target::Pts { index, .. }) | Some(Target::Count { index }), _) => {
+                format!("while seeking to frame {index}")
+            }
             (None, Some(i)) => format!("at frame {i}"),
             (None, None) => "after a seek".into(),
         }
@@ -387,7 +465,10 @@ impl Iterator for FrameReader {
 }
 
 fn open_decoder(input: &VideoInput, options: &DecodeOptions) -> Result<ffmpeg::decoder::Video> {
-    let stream = input.context.stream(input.video.index).expect("video stream exists");
+    let stream = input
+        .context
+        .stream(input.video.index)
+        .expect("video stream exists");
     let mut context = ffmpeg::codec::context::Context::from_parameters(stream.parameters())
         .map_err(|e| Error::ffmpeg(&input.path, "reading the video codec parameters", e))?;
     context.set_threading(ffmpeg::codec::threading::Config {
@@ -400,6 +481,10 @@ fn open_decoder(input: &VideoInput, options: &DecodeOptions) -> Result<ffmpeg::d
         (*context.as_mut_ptr()).pkt_timebase = stream.time_base().into();
     }
     context.decoder().video().map_err(|e| {
-        Error::ffmpeg(&input.path, format!("opening a decoder for {}", input.video.codec), e)
+        Error::ffmpeg(
+            &input.path,
+            format!("opening a decoder for {}", input.video.codec),
+            e,
+        )
     })
 }

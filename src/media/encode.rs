@@ -8,10 +8,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use ffmpeg_next as ffmpeg;
 use ffmpeg::format::context::Output;
 use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::util::error::EAGAIN;
+use ffmpeg_next as ffmpeg;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -41,12 +41,29 @@ pub struct EncodeSettings {
 
 impl Default for EncodeSettings {
     fn default() -> Self {
-        EncodeSettings { crf: 18.0, preset: "medium".into(), bit_rate: None, audio: true, audio_bit_rate: 128_000, threads: 0 }
+        EncodeSettings {
+            crf: 18.0,
+            preset: "medium".into(),
+            bit_rate: None,
+            audio: true,
+            audio_bit_rate: 128_000,
+            threads: 0,
+        }
     }
 }
 
-pub const X264_PRESETS: [&str; 10] =
-    ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"];
+pub const X264_PRESETS: [&str; 10] = [
+    "ultrafast",
+    "superfast",
+    "veryfast",
+    "faster",
+    "fast",
+    "medium",
+    "slow",
+    "slower",
+    "veryslow",
+    "placebo",
+];
 
 impl EncodeSettings {
     /// Checks values a user can get wrong.
@@ -55,7 +72,11 @@ impl EncodeSettings {
             return Err(Error::Usage(format!("--crf {} is outside 0..51", self.crf)));
         }
         if !X264_PRESETS.contains(&self.preset.as_str()) {
-            return Err(Error::Usage(format!("unknown x264 preset {:?}; expected one of {}", self.preset, X264_PRESETS.join(", "))));
+            return Err(Error::Usage(format!(
+                "unknown x264 preset {:?}; expected one of {}",
+                self.preset,
+                X264_PRESETS.join(", ")
+            )));
         }
         Ok(())
     }
@@ -112,17 +133,29 @@ pub struct Mp4Writer {
 
 impl Mp4Writer {
     /// Creates `path` (overwriting it) and prepares the streams.
-    pub fn create(path: &Path, video: VideoFormat, settings: &EncodeSettings, audio: Option<&AudioPlan>) -> Result<Mp4Writer> {
+    pub fn create(
+        path: &Path,
+        video: VideoFormat,
+        settings: &EncodeSettings,
+        audio: Option<&AudioPlan>,
+    ) -> Result<Mp4Writer> {
         crate::media::input::init();
         settings.validate()?;
         let (width, height) = (video.width & !1, video.height & !1);
         if width == 0 || height == 0 {
-            return Err(Error::request(path, format!("cannot encode a {}x{} picture", video.width, video.height)));
+            return Err(Error::request(
+                path,
+                format!("cannot encode a {}x{} picture", video.width, video.height),
+            ));
         }
-        let mut output = ffmpeg::format::output_as(&path, "mp4").map_err(|e| Error::ffmpeg(path, "creating the MP4 file", e))?;
+        let mut output = ffmpeg::format::output_as(&path, "mp4")
+            .map_err(|e| Error::ffmpeg(path, "creating the MP4 file", e))?;
         let codec = ffmpeg::encoder::find_by_name("libx264")
             .ok_or_else(|| Error::request(path, "this ffmpeg build has no libx264 encoder"))?;
-        let global_header = output.format().flags().contains(ffmpeg::format::Flags::GLOBAL_HEADER);
+        let global_header = output
+            .format()
+            .flags()
+            .contains(ffmpeg::format::Flags::GLOBAL_HEADER);
         let mut enc = ffmpeg::codec::context::Context::new_with_codec(codec)
             .encoder()
             .video()
@@ -141,7 +174,10 @@ impl Mp4Writer {
         if global_header {
             enc.set_flags(ffmpeg::codec::Flags::GLOBAL_HEADER);
         }
-        enc.set_threading(ffmpeg::codec::threading::Config { count: settings.threads, ..Default::default() });
+        enc.set_threading(ffmpeg::codec::threading::Config {
+            count: settings.threads,
+            ..Default::default()
+        });
         let mut options = ffmpeg::Dictionary::new();
         options.set("preset", &settings.preset);
         match settings.bit_rate {
@@ -154,8 +190,12 @@ impl Mp4Writer {
             }
             None => options.set("crf", &format!("{}", settings.crf)),
         }
-        let encoder = enc.open_as_with(codec, options).map_err(|e| Error::ffmpeg(path, "opening the H.264 encoder", e))?;
-        let mut stream = output.add_stream(codec).map_err(|e| Error::ffmpeg(path, "adding the video stream", e))?;
+        let encoder = enc
+            .open_as_with(codec, options)
+            .map_err(|e| Error::ffmpeg(path, "opening the H.264 encoder", e))?;
+        let mut stream = output
+            .add_stream(codec)
+            .map_err(|e| Error::ffmpeg(path, "adding the video stream", e))?;
         stream.set_parameters(&encoder);
         stream.set_time_base(tb);
         if let Some(fps) = video.frame_rate.filter(|r| r.is_valid()) {
@@ -165,7 +205,13 @@ impl Mp4Writer {
 
         let mut audio_track = match (settings.audio, audio) {
             (true, Some(plan)) if !plan.segments.is_empty() => match plan.output_format()? {
-                Some(format) => Some(AudioTrack::add_to(&mut output, path, plan, format, settings.audio_bit_rate as usize)?),
+                Some(format) => Some(AudioTrack::add_to(
+                    &mut output,
+                    path,
+                    plan,
+                    format,
+                    settings.audio_bit_rate as usize,
+                )?),
                 None => None,
             },
             _ => None,
@@ -173,8 +219,13 @@ impl Mp4Writer {
 
         let mut header_options = ffmpeg::Dictionary::new();
         header_options.set("movflags", "+faststart");
-        output.write_header_with(header_options).map_err(|e| Error::ffmpeg(path, "writing the MP4 header", e))?;
-        let stream_time_base = output.stream(stream_index).map(|s| s.time_base()).unwrap_or(tb);
+        output
+            .write_header_with(header_options)
+            .map_err(|e| Error::ffmpeg(path, "writing the MP4 header", e))?;
+        let stream_time_base = output
+            .stream(stream_index)
+            .map(|s| s.time_base())
+            .unwrap_or(tb);
         if let Some(a) = audio_track.as_mut() {
             a.header_written(&output);
         }
@@ -214,7 +265,14 @@ impl Mp4Writer {
             if cropped.width() != self.width || cropped.height() != self.height {
                 return Err(Error::request(
                     &self.path,
-                    format!("frame {} is {}x{}, the output is {}x{}", self.frames, image.width(), image.height(), self.width, self.height),
+                    format!(
+                        "frame {} is {}x{}, the output is {}x{}",
+                        self.frames,
+                        image.width(),
+                        image.height(),
+                        self.width,
+                        self.height
+                    ),
                 ));
             }
             cropped
@@ -223,11 +281,15 @@ impl Mp4Writer {
         };
         frame.set_pts(Some(pts));
         frame.set_kind(ffmpeg::picture::Type::None);
-        let dur = duration.to_pts(tb.numerator(), tb.denominator(), Rounding::Nearest).max(1);
+        let dur = duration
+            .to_pts(tb.numerator(), tb.denominator(), Rounding::Nearest)
+            .max(1);
         self.durations.insert(pts, dur);
         self.last_pts = Some(pts);
         self.end_time = time + duration;
-        self.encoder.send_frame(&frame).map_err(|e| Error::ffmpeg(&self.path, format!("encoding frame {}", self.frames), e))?;
+        self.encoder
+            .send_frame(&frame)
+            .map_err(|e| Error::ffmpeg(&self.path, format!("encoding frame {}", self.frames), e))?;
         self.frames += 1;
         self.drain_video()?;
         if let Some(a) = self.audio.as_mut() {
@@ -248,7 +310,9 @@ impl Mp4Writer {
                     self.video_bytes += packet.size() as u64;
                     packet.set_stream(self.stream_index);
                     packet.rescale_ts(self.encoder_time_base, self.stream_time_base);
-                    packet.write_interleaved(&mut self.output).map_err(|e| Error::ffmpeg(&self.path, "writing video", e))?;
+                    packet
+                        .write_interleaved(&mut self.output)
+                        .map_err(|e| Error::ffmpeg(&self.path, "writing video", e))?;
                 }
                 Err(ffmpeg::Error::Eof) => return Ok(()),
                 Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => return Ok(()),
@@ -265,12 +329,16 @@ impl Mp4Writer {
             if self.frames == 0 {
                 return Err(Error::request(&self.path, "no frames to write"));
             }
-            self.encoder.send_eof().map_err(|e| Error::ffmpeg(&self.path, "flushing the H.264 encoder", e))?;
+            self.encoder
+                .send_eof()
+                .map_err(|e| Error::ffmpeg(&self.path, "flushing the H.264 encoder", e))?;
             self.drain_video()?;
             if let Some(a) = self.audio.as_mut() {
                 a.finish(&mut self.output)?;
             }
-            self.output.write_trailer().map_err(|e| Error::ffmpeg(&self.path, "finishing the MP4 file", e))?;
+            self.output
+                .write_trailer()
+                .map_err(|e| Error::ffmpeg(&self.path, "finishing the MP4 file", e))?;
         }
         Ok(WriteReport {
             frames: self.frames,

@@ -2,10 +2,10 @@
 //! came from), pixel-format conversion into that layout, rotation to upright, cropping to even
 //! sizes, and conversion to and from RGB images.
 
-use ffmpeg_next as ffmpeg;
 use ffmpeg::format::Pixel;
 use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::software::scaling::{Context as Scaler, Flags};
+use ffmpeg_next as ffmpeg;
 
 use crate::media::input::Rotation;
 use crate::time::Time;
@@ -27,7 +27,15 @@ pub struct Frame {
 
 impl std::fmt::Debug for Frame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Frame(#{} pts {} at {}s, {}x{})", self.index, self.pts, self.time.as_secs_f64(), self.width(), self.height())
+        write!(
+            f,
+            "Frame(#{} pts {} at {}s, {}x{})",
+            self.index,
+            self.pts,
+            self.time.as_secs_f64(),
+            self.width(),
+            self.height()
+        )
     }
 }
 
@@ -54,7 +62,12 @@ impl Converter {
     /// A converter to `format` at the input's own size (`dst_size == None`) or a fixed size.
     pub fn new(format: Pixel, dst_size: Option<(u32, u32)>, flags: Flags) -> Converter {
         let (w, h) = dst_size.unwrap_or((0, 0));
-        Converter { scaler: None, key: (Pixel::None, 0, 0), dst: (format, w, h), flags }
+        Converter {
+            scaler: None,
+            key: (Pixel::None, 0, 0),
+            dst: (format, w, h),
+            flags,
+        }
     }
 
     /// Same-size conversion with the ffmpeg CLI's default scaler flags (bicubic), so results
@@ -65,13 +78,29 @@ impl Converter {
 
     pub fn convert(&mut self, src: &VideoFrame) -> Result<VideoFrame, ffmpeg::Error> {
         let key = (src.format(), src.width(), src.height());
-        let (dw, dh) = if self.dst.1 == 0 { (src.width(), src.height()) } else { (self.dst.1, self.dst.2) };
-        if self.scaler.is_none() || self.key != key || self.scaler.as_ref().map(|s| (s.output().width, s.output().height)) != Some((dw, dh)) {
-            self.scaler = Some(Scaler::get(key.0, key.1, key.2, self.dst.0, dw, dh, self.flags)?);
+        let (dw, dh) = if self.dst.1 == 0 {
+            (src.width(), src.height())
+        } else {
+            (self.dst.1, self.dst.2)
+        };
+        if self.scaler.is_none()
+            || self.key != key
+            || self
+                .scaler
+                .as_ref()
+                .map(|s| (s.output().width, s.output().height))
+                != Some((dw, dh))
+        {
+            self.scaler = Some(Scaler::get(
+                key.0, key.1, key.2, self.dst.0, dw, dh, self.flags,
+            )?);
             self.key = key;
         }
         let mut out = VideoFrame::empty();
-        self.scaler.as_mut().expect("scaler set above").run(src, &mut out)?;
+        self.scaler
+            .as_mut()
+            .expect("scaler set above")
+            .run(src, &mut out)?;
         copy_color_props(src, &mut out);
         Ok(out)
     }
@@ -150,7 +179,10 @@ pub fn rotate_yuv420(src: &VideoFrame, rotation: Rotation) -> VideoFrame {
 /// A copy of `src` (YUV 4:2:0) into a freshly allocated, writable picture of the same size.
 pub fn copy_yuv420(src: &VideoFrame) -> VideoFrame {
     let mut dst = VideoFrame::new(PIPELINE_FORMAT, src.width(), src.height());
-    for (plane, &(pw, ph)) in yuv420_plane_sizes(src.width(), src.height()).iter().enumerate() {
+    for (plane, &(pw, ph)) in yuv420_plane_sizes(src.width(), src.height())
+        .iter()
+        .enumerate()
+    {
         let (ss, ds) = (src.stride(plane), dst.stride(plane));
         let s = src.data(plane);
         let d = dst.data_mut(plane);
@@ -175,7 +207,10 @@ pub fn crop_to_even(src: &VideoFrame) -> VideoFrame {
 }
 
 /// The picture as packed 8-bit RGB (via swscale, ffmpeg's default bicubic flags).
-pub fn to_rgb_image(src: &VideoFrame, converter: &mut Converter) -> Result<image::RgbImage, ffmpeg::Error> {
+pub fn to_rgb_image(
+    src: &VideoFrame,
+    converter: &mut Converter,
+) -> Result<image::RgbImage, ffmpeg::Error> {
     let rgb = converter.convert(src)?;
     let (w, h) = (rgb.width() as usize, rgb.height() as usize);
     let stride = rgb.stride(0);

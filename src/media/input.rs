@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use ffmpeg_next as ffmpeg;
 use ffmpeg::ffi;
 use ffmpeg::format::context::Input;
 use ffmpeg::media::Type as MediaType;
+use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
 use crate::time::Time;
@@ -57,8 +57,9 @@ impl Rotation {
     }
 }
 
-/// A rational number as ffmpeg keeps it, for time bases and frame rates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// A rational number as ffmpeg keeps it, for time bases and frame rates. In JSON it is the
+/// text `"num/den"`, as ffprobe writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ratio {
     pub num: i32,
     pub den: i32,
@@ -89,13 +90,34 @@ impl Ratio {
 
 impl From<ffmpeg::Rational> for Ratio {
     fn from(r: ffmpeg::Rational) -> Ratio {
-        Ratio { num: r.numerator(), den: r.denominator() }
+        Ratio {
+            num: r.numerator(),
+            den: r.denominator(),
+        }
     }
 }
 
 impl From<Ratio> for ffmpeg::Rational {
     fn from(r: Ratio) -> ffmpeg::Rational {
         ffmpeg::Rational::new(r.num, r.den)
+    }
+}
+
+impl serde::Serialize for Ratio {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Ratio {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Ratio, D::Error> {
+        let text = String::deserialize(d)?;
+        let (n, den) = text.split_once('/').ok_or_else(|| {
+            serde::de::Error::custom(format!("expected \"num/den\", found {text:?}"))
+        })?;
+        let num = n.trim().parse().map_err(serde::de::Error::custom)?;
+        let den = den.trim().parse().map_err(serde::de::Error::custom)?;
+        Ok(Ratio { num, den })
     }
 }
 
@@ -129,12 +151,15 @@ pub struct VideoStreamInfo {
 
 impl VideoStreamInfo {
     pub fn displayed_size(&self) -> (u32, u32) {
-        self.rotation.displayed_size(self.stored_width, self.stored_height)
+        self.rotation
+            .displayed_size(self.stored_width, self.stored_height)
     }
 
     /// The frame rate to assume when the file gives no better information.
     pub fn best_frame_rate(&self) -> Option<Ratio> {
-        [self.avg_frame_rate, self.nominal_frame_rate].into_iter().find(|r| r.is_valid())
+        [self.avg_frame_rate, self.nominal_frame_rate]
+            .into_iter()
+            .find(|r| r.is_valid())
     }
 }
 
@@ -167,30 +192,48 @@ pub fn open_media(path: &Path) -> Result<Input> {
     init();
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::NotFound { path: path.to_path_buf() })
+            return Err(Error::NotFound {
+                path: path.to_path_buf(),
+            })
         }
         Err(e) => return Err(Error::io(path, e)),
         Ok(m) if m.is_dir() => {
-            return Err(Error::request(path, "is a directory, expected a video file"))
+            return Err(Error::request(
+                path,
+                "is a directory, expected a video file",
+            ))
         }
         Ok(_) => {}
     }
-    ffmpeg::format::input(&path).map_err(|source| Error::Open { path: path.to_path_buf(), source })
+    ffmpeg::format::input(&path).map_err(|source| Error::Open {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 impl VideoInput {
     /// Opens `path` and picks its best video stream (ffmpeg's choice, skipping cover art).
     pub fn open(path: &Path) -> Result<VideoInput> {
         let context = open_media(path)?;
-        let index = best_video_stream(&context).ok_or_else(|| Error::NoVideo { path: path.to_path_buf() })?;
+        let index = best_video_stream(&context).ok_or_else(|| Error::NoVideo {
+            path: path.to_path_buf(),
+        })?;
         let video = describe_video_stream(&context, index);
-        Ok(VideoInput { path: path.to_path_buf(), context, video })
+        Ok(VideoInput {
+            path: path.to_path_buf(),
+            context,
+            video,
+        })
     }
 
     /// Tells the demuxer to drop every stream but the ones listed (saves reading their data).
     pub fn keep_only_streams(&mut self, keep: &[usize]) {
         for i in 0..self.context.nb_streams() as usize {
-            let discard = if keep.contains(&i) { ffi::AVDiscard::AVDISCARD_DEFAULT } else { ffi::AVDiscard::AVDISCARD_ALL };
+            let discard = if keep.contains(&i) {
+                ffi::AVDiscard::AVDISCARD_DEFAULT
+            } else {
+                ffi::AVDiscard::AVDISCARD_ALL
+            };
             unsafe {
                 let st = *(*self.context.as_mut_ptr()).streams.add(i);
                 (*st).discard = discard;
@@ -223,19 +266,28 @@ pub fn best_audio_stream(context: &Input) -> Option<usize> {
 }
 
 fn describe_video_stream(context: &Input, index: usize) -> VideoStreamInfo {
-    let stream = context.stream(index).expect("stream index from best_video_stream");
+    let stream = context
+        .stream(index)
+        .expect("stream index from best_video_stream");
     let (codec, width, height, pix_fmt, sar, bit_rate) = unsafe {
         let par = (*stream.as_ptr()).codecpar;
         let id = ffmpeg::codec::Id::from((*par).codec_id);
-        let fmt: ffmpeg::format::Pixel =
-            ffmpeg::format::Pixel::from(std::mem::transmute::<i32, ffi::AVPixelFormat>((*par).format));
-        let sar = Ratio::new((*par).sample_aspect_ratio.num, (*par).sample_aspect_ratio.den);
+        let fmt: ffmpeg::format::Pixel = ffmpeg::format::Pixel::from(std::mem::transmute::<
+            i32,
+            ffi::AVPixelFormat,
+        >((*par).format));
+        let sar = Ratio::new(
+            (*par).sample_aspect_ratio.num,
+            (*par).sample_aspect_ratio.den,
+        );
         let br = (*par).bit_rate;
         (
             id.name().to_string(),
             (*par).width.max(0) as u32,
             (*par).height.max(0) as u32,
-            fmt.descriptor().map(|d| d.name().to_string()).unwrap_or_else(|| "unknown".into()),
+            fmt.descriptor()
+                .map(|d| d.name().to_string())
+                .unwrap_or_else(|| "unknown".into()),
             sar,
             if br > 0 { Some(br as u64) } else { None },
         )
@@ -267,7 +319,11 @@ fn stream_rotation(context: &Input, index: usize) -> Rotation {
     unsafe {
         let st = *(*context.as_ptr()).streams.add(index);
         let mut size = 0;
-        let data = ffi::av_stream_get_side_data(st, ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX, &mut size);
+        let data = ffi::av_stream_get_side_data(
+            st,
+            ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
+            &mut size,
+        );
         if data.is_null() || (size as usize) < 9 * std::mem::size_of::<i32>() {
             return Rotation::None;
         }

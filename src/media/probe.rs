@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use ffmpeg_next as ffmpeg;
 use ffmpeg::media::Type as MediaType;
+use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
 use crate::error::Result;
@@ -72,7 +72,8 @@ pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
     let ctx = &input.context;
     let container = ctx.format().name().to_string();
     let fmt_duration = ctx.duration();
-    let duration_s = (fmt_duration > 0).then(|| fmt_duration as f64 / f64::from(ffmpeg::ffi::AV_TIME_BASE));
+    let duration_s =
+        (fmt_duration > 0).then(|| fmt_duration as f64 / f64::from(ffmpeg::ffi::AV_TIME_BASE));
     let bit_rate = unsafe { (*ctx.as_ptr()).bit_rate };
     let mut audio = Vec::new();
     for s in ctx.streams() {
@@ -81,7 +82,11 @@ pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
         }
         let (codec, rate, channels) = unsafe {
             let par = (*s.as_ptr()).codecpar;
-            (ffmpeg::codec::Id::from((*par).codec_id).name().to_string(), (*par).sample_rate.max(0) as u32, (*par).ch_layout.nb_channels.max(0) as u16)
+            (
+                ffmpeg::codec::Id::from((*par).codec_id).name().to_string(),
+                (*par).sample_rate.max(0) as u32,
+                (*par).ch_layout.nb_channels.max(0) as u16,
+            )
         };
         let tb = s.time_base();
         let secs = |ts: i64| (ts != ffmpeg::ffi::AV_NOPTS_VALUE).then(|| ts as f64 * f64::from(tb));
@@ -96,7 +101,13 @@ pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
     }
     let table = FrameTable::scan(path)?;
     let frames_decoded = if count_frames {
-        let mut reader = FrameReader::open_with(path, DecodeOptions { upright: false, threads: 0 })?;
+        let mut reader = FrameReader::open_with(
+            path,
+            DecodeOptions {
+                upright: false,
+                threads: 0,
+            },
+        )?;
         let mut n = 0usize;
         while reader.next_frame()?.is_some() {
             n += 1;
@@ -106,7 +117,10 @@ pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
         None
     };
     let step = table.typical_frame_duration();
-    let variable_frame_rate = table.entries().windows(2).any(|w| (w[1].pts - w[0].pts - step).abs() > step / 100 + 1);
+    let variable_frame_rate = table
+        .entries()
+        .windows(2)
+        .any(|w| (w[1].pts - w[0].pts - step).abs() > step / 100 + 1);
     let (width, height) = v.displayed_size();
     let tb = v.time_base;
     Ok(MediaInfo {
@@ -174,7 +188,10 @@ impl MediaInfo {
             s.push_str("  audio: none\n");
         }
         for a in &self.audio {
-            s.push_str(&format!("  audio #{}: {} {} Hz, {} channel(s)\n", a.stream_index, a.codec, a.sample_rate, a.channels));
+            s.push_str(&format!(
+                "  audio #{}: {} {} Hz, {} channel(s)\n",
+                a.stream_index, a.codec, a.sample_rate, a.channels
+            ));
         }
         s
     }

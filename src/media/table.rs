@@ -8,9 +8,9 @@
 
 use std::path::Path;
 
-use ffmpeg_next as ffmpeg;
 use ffmpeg::ffi;
 use ffmpeg::packet::Ref as _;
+use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
 use crate::media::input::{Ratio, VideoInput, VideoStreamInfo};
@@ -86,20 +86,45 @@ impl FrameTable {
                     ))
                 }
             };
-            entries.push(FrameEntry { pts, dts, duration: packet.duration().max(0), key: packet.is_key() });
+            entries.push(FrameEntry {
+                pts,
+                dts,
+                duration: packet.duration().max(0),
+                key: packet.is_key(),
+            });
         }
         if entries.is_empty() {
-            return Err(Error::corrupt(&input.path, "at the start", "the video stream has no frames"));
+            return Err(Error::corrupt(
+                &input.path,
+                "at the start",
+                "the video stream has no frames",
+            ));
         }
-        Ok(Self::from_entries(input.video.time_base, entries, discarded, &input.video))
+        Ok(Self::from_entries(
+            input.video.time_base,
+            entries,
+            discarded,
+            &input.video,
+        ))
     }
 
     /// Builds a table from packet entries in any order (sorted here by pts).
-    pub fn from_entries(time_base: Ratio, mut entries: Vec<FrameEntry>, discarded: usize, info: &VideoStreamInfo) -> FrameTable {
+    pub fn from_entries(
+        time_base: Ratio,
+        mut entries: Vec<FrameEntry>,
+        discarded: usize,
+        info: &VideoStreamInfo,
+    ) -> FrameTable {
         entries.sort_by_key(|e| e.pts);
         let has_duplicate_pts = entries.windows(2).any(|w| w[0].pts == w[1].pts);
         let fallback_frame_duration = fallback_duration(&entries, time_base, info);
-        FrameTable { time_base, entries, has_duplicate_pts, discarded_packets: discarded, fallback_frame_duration }
+        FrameTable {
+            time_base,
+            entries,
+            has_duplicate_pts,
+            discarded_packets: discarded,
+            fallback_frame_duration,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -129,7 +154,11 @@ impl FrameTable {
 
     /// Time of `pts` relative to frame 0.
     pub fn time_of_pts(&self, pts: i64) -> Time {
-        Time::from_pts(pts - self.origin_pts(), self.time_base.num, self.time_base.den)
+        Time::from_pts(
+            pts - self.origin_pts(),
+            self.time_base.num,
+            self.time_base.den,
+        )
     }
 
     /// Presentation time of frame `index`, relative to frame 0.
@@ -150,7 +179,11 @@ impl FrameTable {
     }
 
     pub fn duration_of(&self, index: usize) -> Time {
-        Time::from_pts(self.duration_pts(index), self.time_base.num, self.time_base.den)
+        Time::from_pts(
+            self.duration_pts(index),
+            self.time_base.num,
+            self.time_base.den,
+        )
     }
 
     /// When the last frame stops being shown: the video's duration from frame 0.
@@ -161,7 +194,8 @@ impl FrameTable {
 
     /// The first frame whose time is `>= t` (`len()` when there is none).
     pub fn first_at_or_after(&self, t: Time) -> usize {
-        self.entries.partition_point(|e| self.time_of_pts(e.pts) < t)
+        self.entries
+            .partition_point(|e| self.time_of_pts(e.pts) < t)
     }
 
     /// The frame shown at time `t`: the one with the largest time `<= t`; `None` before frame
@@ -170,7 +204,9 @@ impl FrameTable {
         if t.is_negative() || t >= self.end_time() {
             return None;
         }
-        let after = self.entries.partition_point(|e| self.time_of_pts(e.pts) <= t);
+        let after = self
+            .entries
+            .partition_point(|e| self.time_of_pts(e.pts) <= t);
         after.checked_sub(1)
     }
 
@@ -182,12 +218,17 @@ impl FrameTable {
     /// The last keyframe at or before frame `index` in presentation order: decoding from it
     /// reaches frame `index`. Frame 0 when the stream marks no earlier keyframe.
     pub fn keyframe_at_or_before(&self, index: usize) -> usize {
-        (0..=index.min(self.entries.len() - 1)).rev().find(|&i| self.entries[i].key).unwrap_or(0)
+        (0..=index.min(self.entries.len() - 1))
+            .rev()
+            .find(|&i| self.entries[i].key)
+            .unwrap_or(0)
     }
 
     /// The first keyframe at or after frame `index` (`len()` when there is none).
     pub fn keyframe_at_or_after(&self, index: usize) -> usize {
-        (index..self.entries.len()).find(|&i| self.entries[i].key).unwrap_or(self.entries.len())
+        (index..self.entries.len())
+            .find(|&i| self.entries[i].key)
+            .unwrap_or(self.entries.len())
     }
 
     pub fn keyframe_count(&self) -> usize {
@@ -202,7 +243,11 @@ impl FrameTable {
 
 fn fallback_duration(entries: &[FrameEntry], tb: Ratio, info: &VideoStreamInfo) -> i64 {
     if entries.len() >= 2 {
-        let mut gaps: Vec<i64> = entries.windows(2).map(|w| w[1].pts - w[0].pts).filter(|&g| g > 0).collect();
+        let mut gaps: Vec<i64> = entries
+            .windows(2)
+            .map(|w| w[1].pts - w[0].pts)
+            .filter(|&g| g > 0)
+            .collect();
         if !gaps.is_empty() {
             gaps.sort_unstable();
             return gaps[gaps.len() / 2];
@@ -246,7 +291,12 @@ mod tests {
         let entries = pts
             .iter()
             .enumerate()
-            .map(|(i, &p)| FrameEntry { pts: p, dts: p, duration: 0, key: keys.contains(&i) })
+            .map(|(i, &p)| FrameEntry {
+                pts: p,
+                dts: p,
+                duration: 0,
+                key: keys.contains(&i),
+            })
             .collect();
         FrameTable::from_entries(Ratio::new(1, 1000), entries, 0, &info())
     }

@@ -1,0 +1,182 @@
+//! Bad input never panics, never leaves a half-written output and never overwrites an input:
+//! each case gets a clear error naming the file (and what was expected) and a non-zero exit
+//! code (1 for a failed item, 2 for bad usage).
+
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use common::synth::SynthVideo;
+
+fn vidprep() -> Command {
+    Command::cargo_bin("vidprep").unwrap()
+}
+
+/// Runs vidprep in `dir`, expects `code`, and returns stderr.
+fn fails(dir: &Path, args: &[&str], code: i32) -> String {
+    let a = vidprep().current_dir(dir).args(args).assert().code(code);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn each_bad_request_names_the_file_and_leaves_nothing() {
+    let v = SynthVideo::new(320, 240).frames(50).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    std::fs::write(d.join("notes.txt"), "not a video").unwrap();
+    let cases: &[(&[&str], i32, &[&str])] = &[
+        (
+            &["cut", "missing.mp4", "-o", "o.mp4"],
+            1,
+            &["missing.mp4", "not found"],
+        ),
+        (
+            &["cut", "notes.txt", "-o", "o.mp4"],
+            1,
+            &["notes.txt", "cannot open as a video"],
+        ),
+        (
+            &["cut", "in.mp4", "--start", "3s", "-o", "o.mp4"],
+            1,
+            &["in.mp4", "start is outside the video", "50 frames"],
+        ),
+        (
+            &["cut", "in.mp4", "--end", "51", "-o", "o.mp4"],
+            1,
+            &["in.mp4", "end is outside the video"],
+        ),
+        (
+            &[
+                "cut", "in.mp4", "--start", "1s", "--end", "1s", "-o", "o.mp4",
+            ],
+            1,
+            &["in.mp4", "holds no frames"],
+        ),
+        (
+            &[
+                "cut", "in.mp4", "--start", "20", "--end", "10", "-o", "o.mp4",
+            ],
+            1,
+            &["holds no frames"],
+        ),
+        (
+            &[
+                "cut",
+                "in.mp4",
+                "--start",
+                "10",
+                "--end",
+                "20",
+                "--decision",
+                "1s",
+                "-o",
+                "o.mp4",
+            ],
+            1,
+            &["in.mp4", "outside the clip"],
+        ),
+        (
+            &["truncate", "in.mp4", "--at", "3s", "-o", "o.mp4"],
+            1,
+            &["in.mp4", "outside the clip"],
+        ),
+        (
+            &["truncate", "in.mp4", "--at", "0", "-o", "o.mp4"],
+            1,
+            &["leaves no frame"],
+        ),
+        (
+            &["cut", "in.mp4", "--start", "5x", "-o", "o.mp4"],
+            2,
+            &["5x", "expected a frame number"],
+        ),
+        (
+            &["cut", "in.mp4", "-o", "in.mp4"],
+            2,
+            &["refusing to overwrite an input"],
+        ),
+        (
+            &["cut", "in.mp4", "--decision", "1s", "--copy", "-o", "o.mp4"],
+            2,
+            &["--copy"],
+        ),
+        (
+            &["cut", "in.mp4", "--copy", "-o", "o.avi"],
+            2,
+            &["o.avi", ".mkv"],
+        ),
+        (
+            &["cut", "in.mp4", "--preset", "turbo", "-o", "o.mp4"],
+            2,
+            &["turbo"],
+        ),
+        (
+            &["cut", "--manifest", "nothere.jsonl", "--out-dir", "out"],
+            1,
+            &["nothere.jsonl", "not found"],
+        ),
+    ];
+    let before = std::fs::read(d.join("in.mp4")).unwrap();
+    for (args, code, needles) in cases {
+        let err = fails(d, args, *code);
+        for n in *needles {
+            assert!(err.contains(n), "{args:?}: expected {n:?} in: {err}");
+        }
+        assert_eq!(
+            files_in(d),
+            vec!["in.mp4".to_string(), "notes.txt".to_string()],
+            "{args:?} left files behind"
+        );
+    }
+    assert_eq!(
+        std::fs::read(d.join("in.mp4")).unwrap(),
+        before,
+        "the input was modified"
+    );
+}
+
+#[test]
+fn a_failure_midway_leaves_no_partial_output() {
+    use common::synth::Corruption;
+    // Damage the second half: the cut starts fine and fails while encoding.
+    let v = SynthVideo::new(320, 240)
+        .frames(96)
+        .corrupt(Corruption::Garbage {
+            at_fraction: 0.6,
+            len_fraction: 0.3,
+            seed: 3,
+        })
+        .cached();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.mp4");
+    let a = vidprep()
+        .arg("cut")
+        .arg(&v.path)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains(&v.path.display().to_string()) && err.contains("frame"),
+        "{err}"
+    );
+    assert!(
+        files_in(dir.path()).is_empty(),
+        "left {:?}",
+        files_in(dir.path())
+    );
+}
