@@ -385,3 +385,60 @@ fn cut_manifest_runs_items_in_parallel_and_reports_bad_ones() {
         assert!(!name.contains("vidprep-tmp"), "left {name}");
     }
 }
+
+#[test]
+fn odd_sizes_are_cropped_to_even_and_say_so() {
+    let v = SynthVideo::new(321, 241)
+        .codec(common::synth::Codec::Mpeg4)
+        .container("avi")
+        .frames(30)
+        .cached();
+    let dir = tempfile::tempdir().unwrap();
+    let out = cut(
+        &v.path,
+        dir.path(),
+        "odd.mp4",
+        &["--start", "5", "--end", "20"],
+    );
+    assert_eq!(oracle::dimensions(&out), (320, 240));
+    let sc = sidecar(&out);
+    assert_eq!(sc["output"]["cropped_right"], 1);
+    assert_eq!(sc["output"]["cropped_bottom"], 1);
+    // Cropping drops the last column and row; everything else is the source picture.
+    let src = oracle::decode_frames_opts(&v.path, &oracle::DecodeOpts::new(PixFmt::Gray));
+    let got = oracle::decode_frames_opts(&out, &oracle::DecodeOpts::new(PixFmt::Gray));
+    for (k, f) in got.iter().enumerate() {
+        let s = &src[5 + k];
+        let mut cropped = Vec::with_capacity(320 * 240);
+        for y in 0..240 {
+            cropped.extend_from_slice(&s.data[y * 321..y * 321 + 320]);
+        }
+        let s = oracle::Frame {
+            width: 320,
+            height: 240,
+            pix_fmt: PixFmt::Gray,
+            data: cropped,
+        };
+        assert!(oracle::psnr(f, &s) >= 40.0, "frame {k}");
+    }
+}
+
+#[test]
+fn probe_tells_metadata_counts_from_real_counts() {
+    let v = SynthVideo::new(160, 120)
+        .codec(common::synth::Codec::Mpeg4)
+        .container("avi")
+        .frames(40)
+        .avi_header_frames(250)
+        .cached();
+    let out = vidprep()
+        .args(["probe", "--json", "--count-frames"])
+        .arg(&v.path)
+        .assert()
+        .success();
+    let j: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(j["video"]["frames_metadata"], 250);
+    assert_eq!(j["video"]["frames_packets"], 40);
+    assert_eq!(j["video"]["frames_decoded"], 40);
+    assert_eq!(oracle::count_frames(&v.path), 40);
+}
