@@ -3,15 +3,12 @@
 //! code (1 for a failed item, 2 for bad usage).
 
 mod common;
+mod support;
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use common::synth::SynthVideo;
-
-fn vidprep() -> Command {
-    Command::cargo_bin("vidprep").unwrap()
-}
+use support::{files_in, vidprep};
 
 /// Runs vidprep in `dir`, expects `code`, and returns stderr.
 fn fails(dir: &Path, args: &[&str], code: i32) -> String {
@@ -19,15 +16,6 @@ fn fails(dir: &Path, args: &[&str], code: i32) -> String {
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(!err.contains("panicked"), "{err}");
     err
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]

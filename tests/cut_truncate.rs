@@ -4,17 +4,14 @@
 //! source frame (PSNR >= 40 dB).
 
 mod common;
+mod support;
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use common::oracle::{self, PixFmt};
 use common::synth::{SynthInfo, SynthVideo};
 use serde_json::Value;
-
-fn vidprep() -> Command {
-    Command::cargo_bin("vidprep").unwrap()
-}
+use support::{sidecar, vidprep};
 
 /// Source frame times relative to the first frame, from ffprobe.
 fn source_times(path: &Path) -> Vec<f64> {
@@ -28,11 +25,6 @@ fn frames_in(times: &[f64], start: f64, end: f64) -> Vec<usize> {
     (0..times.len())
         .filter(|&i| times[i] >= start - 1e-9 && times[i] < end - 1e-9)
         .collect()
-}
-
-fn sidecar(output: &Path) -> Value {
-    let text = std::fs::read_to_string(output.with_extension("json")).expect("sidecar exists");
-    serde_json::from_str(&text).unwrap()
 }
 
 /// The output holds exactly `expected` source frames, in order, each close to the source.

@@ -4,36 +4,13 @@
 //! seek must give exactly the frame a full decode gives.
 
 mod common;
+mod support;
 
 use common::oracle::{self, Frame as OracleFrame, PixFmt};
 use common::synth::{Codec, SynthVideo};
+use support::packed;
 use vidprep::media::{FrameReader, FrameTable};
 use vidprep::time::Time;
-
-/// A vidprep picture as the oracle's packed YUV 4:2:0 frame.
-fn packed(image: &vidprep::ffmpeg_next::frame::Video) -> OracleFrame {
-    let (w, h) = (image.width() as usize, image.height() as usize);
-    let mut data = Vec::with_capacity(w * h * 3 / 2);
-    for (plane, (pw, ph)) in [
-        (w, h),
-        (w.div_ceil(2), h.div_ceil(2)),
-        (w.div_ceil(2), h.div_ceil(2)),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let stride = image.stride(plane);
-        for y in 0..ph {
-            data.extend_from_slice(&image.data(plane)[y * stride..y * stride + pw]);
-        }
-    }
-    OracleFrame {
-        width: w,
-        height: h,
-        pix_fmt: PixFmt::Yuv420p,
-        data,
-    }
-}
 
 struct Decoded {
     frames: Vec<OracleFrame>,

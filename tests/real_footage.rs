@@ -4,62 +4,18 @@
 //! absent.
 
 mod common;
+mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use common::oracle::{self, PixFmt};
+use support::{packed, shared, vidprep};
 use vidprep::media::FrameReader;
-
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data")
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!(
-            "skipping: {} is absent (the shared real-footage folder is not here)",
-            p.display()
-        );
-        None
-    }
-}
-
-fn vidprep() -> Command {
-    Command::cargo_bin("vidprep").unwrap()
-}
 
 fn md5s_of_ours(path: &Path) -> Vec<String> {
     FrameReader::open(path)
         .unwrap()
-        .map(|f| {
-            let f = f.unwrap();
-            let img = &f.image;
-            let (w, h) = (img.width() as usize, img.height() as usize);
-            let mut data = Vec::new();
-            for (plane, (pw, ph)) in [
-                (w, h),
-                (w.div_ceil(2), h.div_ceil(2)),
-                (w.div_ceil(2), h.div_ceil(2)),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                for y in 0..ph {
-                    data.extend_from_slice(
-                        &img.data(plane)[y * img.stride(plane)..y * img.stride(plane) + pw],
-                    );
-                }
-            }
-            oracle::Frame {
-                width: w,
-                height: h,
-                pix_fmt: PixFmt::Yuv420p,
-                data,
-            }
-            .md5()
-        })
+        .map(|f| packed(&f.unwrap().image).md5())
         .collect()
 }
 

@@ -415,26 +415,9 @@ pub fn stream_timing(info: &crate::media::input::VideoStreamInfo, swapped: bool)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::input::{Rotation, VideoStreamInfo};
     use crate::media::table::FrameEntry;
 
     fn cfr_table(frames: usize) -> FrameTable {
-        let info = VideoStreamInfo {
-            index: 0,
-            codec: "h264".into(),
-            time_base: Ratio::new(1, 25),
-            stored_width: 2,
-            stored_height: 2,
-            rotation: Rotation::None,
-            sample_aspect_ratio: Ratio::new(1, 1),
-            avg_frame_rate: Ratio::new(25, 1),
-            nominal_frame_rate: Ratio::new(25, 1),
-            pixel_format: "yuv420p".into(),
-            start_pts: Some(0),
-            duration_pts: None,
-            metadata_frames: None,
-            bit_rate: None,
-        };
         let entries = (0..frames as i64)
             .map(|i| FrameEntry {
                 pts: i,
@@ -443,7 +426,7 @@ mod tests {
                 key: i % 10 == 0,
             })
             .collect();
-        FrameTable::from_entries(Ratio::new(1, 25), entries, 0, &info)
+        FrameTable::from_entries(Ratio::new(1, 25), entries, 0, Some(Ratio::new(25, 1)))
     }
 
     fn spec(start: Option<&str>, end: Option<&str>, decision: Option<&str>) -> ClipSpec {

@@ -13,7 +13,7 @@ use ffmpeg::packet::Ref as _;
 use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
-use crate::media::input::{Ratio, VideoInput, VideoStreamInfo};
+use crate::media::input::{Ratio, VideoInput};
 use crate::time::Time;
 
 /// One frame as the packets describe it.
@@ -104,20 +104,21 @@ impl FrameTable {
             input.video.time_base,
             entries,
             discarded,
-            &input.video,
+            input.video.best_frame_rate(),
         ))
     }
 
     /// Builds a table from packet entries in any order (sorted here by pts).
+    /// `nominal_rate` gives the last frame a duration when the file has none.
     pub fn from_entries(
         time_base: Ratio,
         mut entries: Vec<FrameEntry>,
         discarded: usize,
-        info: &VideoStreamInfo,
+        nominal_rate: Option<Ratio>,
     ) -> FrameTable {
         entries.sort_by_key(|e| e.pts);
         let has_duplicate_pts = entries.windows(2).any(|w| w[0].pts == w[1].pts);
-        let fallback_frame_duration = fallback_duration(&entries, time_base, info);
+        let fallback_frame_duration = fallback_duration(&entries, time_base, nominal_rate);
         FrameTable {
             time_base,
             entries,
@@ -241,7 +242,7 @@ impl FrameTable {
     }
 }
 
-fn fallback_duration(entries: &[FrameEntry], tb: Ratio, info: &VideoStreamInfo) -> i64 {
+fn fallback_duration(entries: &[FrameEntry], tb: Ratio, nominal_rate: Option<Ratio>) -> i64 {
     if entries.len() >= 2 {
         let mut gaps: Vec<i64> = entries
             .windows(2)
@@ -253,7 +254,7 @@ fn fallback_duration(entries: &[FrameEntry], tb: Ratio, info: &VideoStreamInfo) 
             return gaps[gaps.len() / 2];
         }
     }
-    if let Some(fps) = info.best_frame_rate() {
+    if let Some(fps) = nominal_rate {
         // ticks per frame = 1/fps / tb = den_fps * tb_den / (num_fps * tb_num)
         let ticks = (fps.den as i128 * tb.den as i128) / (fps.num as i128 * tb.num.max(1) as i128);
         if ticks > 0 {
@@ -266,26 +267,6 @@ fn fallback_duration(entries: &[FrameEntry], tb: Ratio, info: &VideoStreamInfo) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::input::Rotation;
-
-    fn info() -> VideoStreamInfo {
-        VideoStreamInfo {
-            index: 0,
-            codec: "h264".into(),
-            time_base: Ratio::new(1, 1000),
-            stored_width: 2,
-            stored_height: 2,
-            rotation: Rotation::None,
-            sample_aspect_ratio: Ratio::new(1, 1),
-            avg_frame_rate: Ratio::new(25, 1),
-            nominal_frame_rate: Ratio::new(25, 1),
-            pixel_format: "yuv420p".into(),
-            start_pts: None,
-            duration_pts: None,
-            metadata_frames: None,
-            bit_rate: None,
-        }
-    }
 
     fn table(pts: &[i64], keys: &[usize]) -> FrameTable {
         let entries = pts
@@ -298,7 +279,7 @@ mod tests {
                 key: keys.contains(&i),
             })
             .collect();
-        FrameTable::from_entries(Ratio::new(1, 1000), entries, 0, &info())
+        FrameTable::from_entries(Ratio::new(1, 1000), entries, 0, Some(Ratio::new(25, 1)))
     }
 
     #[test]

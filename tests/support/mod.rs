@@ -1,0 +1,70 @@
+//! Helpers for end-to-end tests that touch vidprep itself (the `common` toolkit never does):
+//! running the binary, finding the shared real footage, reading sidecars, and turning
+//! vidprep's pictures into the oracle's packed frames for comparison.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use crate::common::oracle::{Frame as OracleFrame, PixFmt};
+
+/// The `vidprep` binary under test.
+pub fn vidprep() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("vidprep").unwrap()
+}
+
+/// A path under `../shared/data`, or `None` (with a message) when the folder is absent.
+pub fn shared(rel: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!(
+            "skipping: {} is absent (the shared real-footage folder is not here)",
+            p.display()
+        );
+        None
+    }
+}
+
+/// The sidecar JSON of an output.
+pub fn sidecar(output: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(output.with_extension("json")).expect("sidecar exists");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A vidprep picture (YUV 4:2:0) as the oracle's packed frame.
+pub fn packed(image: &vidprep::ffmpeg_next::frame::Video) -> OracleFrame {
+    let (w, h) = (image.width() as usize, image.height() as usize);
+    let mut data = Vec::with_capacity(w * h * 3 / 2);
+    for (plane, (pw, ph)) in [
+        (w, h),
+        (w.div_ceil(2), h.div_ceil(2)),
+        (w.div_ceil(2), h.div_ceil(2)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let stride = image.stride(plane);
+        for y in 0..ph {
+            data.extend_from_slice(&image.data(plane)[y * stride..y * stride + pw]);
+        }
+    }
+    OracleFrame {
+        width: w,
+        height: h,
+        pix_fmt: PixFmt::Yuv420p,
+        data,
+    }
+}
+
+/// Names of the files in `dir`, sorted.
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
