@@ -63,6 +63,10 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A bad annotation file (the message names the file and line or item).
+    #[error(transparent)]
+    Annotation(#[from] crate::annotations::AnnotationError),
+
     /// Work stopped because the caller's progress reporter asked to stop.
     #[error("cancelled")]
     Cancelled,

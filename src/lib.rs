@@ -4,6 +4,8 @@
 //! core ([`media`]); each job ([`jobs`]) is a small plan on top of it. The `vidprep` binary is a
 //! thin command-line layer over these functions.
 
+pub mod annotations;
+pub mod draw;
 pub mod error;
 pub mod media;
 pub mod time;
@@ -13,6 +15,7 @@ pub use error::{Error, Result};
 pub use ffmpeg_next;
 pub mod jobs;
 pub mod output;
+pub mod overlay;
 pub mod pipeline;
 pub mod sidecar;
 pub mod sinks;

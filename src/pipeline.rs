@@ -23,6 +23,52 @@ pub struct FrameOrigin {
     pub pts: i64,
 }
 
+/// How a frame's pixels relate to its source's displayed (upright) frame: a source point
+/// `(x, y)` is at `(x * scale_x + offset_x, y * scale_y + offset_y)` in the frame. Stages that
+/// resize, pad or place pictures update it, so annotations can follow the pixels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Geometry {
+    pub scale_x: f64,
+    pub scale_y: f64,
+    pub offset_x: f64,
+    pub offset_y: f64,
+}
+
+impl Geometry {
+    pub const IDENTITY: Geometry = Geometry {
+        scale_x: 1.0,
+        scale_y: 1.0,
+        offset_x: 0.0,
+        offset_y: 0.0,
+    };
+
+    /// Maps a source box into the frame.
+    pub fn apply(&self, b: &crate::annotations::BBox) -> crate::annotations::BBox {
+        crate::annotations::BBox {
+            x1: b.x1 * self.scale_x + self.offset_x,
+            y1: b.y1 * self.scale_y + self.offset_y,
+            x2: b.x2 * self.scale_x + self.offset_x,
+            y2: b.y2 * self.scale_y + self.offset_y,
+        }
+    }
+
+    /// This geometry followed by `then` (e.g. a later resize).
+    pub fn then(&self, then: &Geometry) -> Geometry {
+        Geometry {
+            scale_x: self.scale_x * then.scale_x,
+            scale_y: self.scale_y * then.scale_y,
+            offset_x: self.offset_x * then.scale_x + then.offset_x,
+            offset_y: self.offset_y * then.scale_y + then.offset_y,
+        }
+    }
+}
+
+impl Default for Geometry {
+    fn default() -> Self {
+        Geometry::IDENTITY
+    }
+}
+
 /// One frame travelling through the pipeline.
 pub struct PipelineFrame {
     /// YUV 4:2:0, upright.
@@ -34,6 +80,8 @@ pub struct PipelineFrame {
     /// How long the frame is shown.
     pub duration: Time,
     pub origin: FrameOrigin,
+    /// Where the source's pixels are in `image`.
+    pub geometry: Geometry,
 }
 
 /// Produces the frames of an output in order.
@@ -189,6 +237,7 @@ impl FrameSource for ClipSource {
                 index,
                 pts: frame.pts,
             },
+            geometry: Geometry::IDENTITY,
         }))
     }
 

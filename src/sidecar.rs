@@ -185,6 +185,9 @@ pub struct Sidecar {
     pub resolved: serde_json::Value,
     pub frames: Vec<FrameRun>,
     pub encode: Option<EncodeSettings>,
+    /// The boxes of the output, in its own frames and pixels (vidprep annotation JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }

@@ -8,6 +8,7 @@ use crate::media::audio::AudioPlan;
 use crate::media::encode::{EncodeSettings, Mp4Writer, VideoFormat, WriteReport};
 use crate::media::input::Ratio;
 use crate::output::PendingFile;
+use crate::overlay::BoxRecorder;
 use crate::pipeline::{FrameSink, PipelineFrame};
 use crate::sidecar::{FrameRun, ProvenanceRecorder};
 use crate::time::Time;
@@ -18,6 +19,14 @@ pub struct StreamTiming {
     pub time_base: Ratio,
     pub frame_rate: Option<Ratio>,
     pub sample_aspect_ratio: Ratio,
+}
+
+/// A finished output, renamed into place.
+pub struct CommittedOutput {
+    pub path: PathBuf,
+    pub report: WriteReport,
+    pub frames: Vec<FrameRun>,
+    pub boxes: Option<BoxRecorder>,
 }
 
 /// Encodes frames into an MP4, optionally only the first `limit` of them and ending no later
@@ -31,6 +40,7 @@ pub struct Mp4Sink {
     end_time: Option<Time>,
     writer: Option<Mp4Writer>,
     provenance: ProvenanceRecorder,
+    boxes: Option<BoxRecorder>,
     report: Option<WriteReport>,
 }
 
@@ -51,6 +61,7 @@ impl Mp4Sink {
             end_time: None,
             writer: None,
             provenance,
+            boxes: None,
             report: None,
         })
     }
@@ -64,6 +75,12 @@ impl Mp4Sink {
     /// End the last frame no later than this output time.
     pub fn with_end_time(mut self, end: Time) -> Mp4Sink {
         self.end_time = Some(end);
+        self
+    }
+
+    /// Also record the boxes of every frame, in this output's frames and pixels.
+    pub fn with_boxes(mut self, recorder: BoxRecorder) -> Mp4Sink {
+        self.boxes = Some(recorder);
         self
     }
 
@@ -81,12 +98,17 @@ impl Mp4Sink {
     }
 
     /// Renames the finished file into place.
-    pub fn commit(self) -> Result<(PathBuf, WriteReport, Vec<FrameRun>)> {
+    pub fn commit(self) -> Result<CommittedOutput> {
         let report = self
             .report
             .ok_or_else(|| Error::Usage("output committed before it was finished".into()))?;
         let path = self.pending.commit()?;
-        Ok((path, report, self.provenance.into_runs()))
+        Ok(CommittedOutput {
+            path,
+            report,
+            frames: self.provenance.into_runs(),
+            boxes: self.boxes,
+        })
     }
 }
 
@@ -114,11 +136,13 @@ impl FrameSink for Mp4Sink {
             Some(end) => (end - frame.time).min(frame.duration),
             None => frame.duration,
         };
-        self.writer
-            .as_mut()
-            .expect("created above")
-            .write(&frame.image, frame.time, duration)?;
+        let writer = self.writer.as_mut().expect("created above");
+        writer.write(&frame.image, frame.time, duration)?;
         self.provenance.record(frame);
+        if let Some(boxes) = self.boxes.as_mut() {
+            let (w, h) = writer.size();
+            boxes.record(frame, w, h)?;
+        }
         Ok(())
     }
 

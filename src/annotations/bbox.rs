@@ -21,12 +21,22 @@ impl BBox {
 
     /// From the top-left corner and size (GOT-10k, MOT, COCO `x,y,w,h`).
     pub fn from_xywh(x: f64, y: f64, w: f64, h: f64) -> BBox {
-        BBox { x1: x, y1: y, x2: x + w, y2: y + h }
+        BBox {
+            x1: x,
+            y1: y,
+            x2: x + w,
+            y2: y + h,
+        }
     }
 
     /// From the centre and size (Waymo camera boxes: `w` = length along x, `h` = width along y).
     pub fn from_center(cx: f64, cy: f64, w: f64, h: f64) -> BBox {
-        BBox { x1: cx - w / 2.0, y1: cy - h / 2.0, x2: cx + w / 2.0, y2: cy + h / 2.0 }
+        BBox {
+            x1: cx - w / 2.0,
+            y1: cy - h / 2.0,
+            x2: cx + w / 2.0,
+            y2: cy + h / 2.0,
+        }
     }
 
     /// `[x, y, w, h]` of this box.
@@ -75,12 +85,22 @@ impl BBox {
 
     /// Each x multiplied by `sx` and each y by `sy` (normalised -> pixels, or a resize).
     pub fn scaled(&self, sx: f64, sy: f64) -> BBox {
-        BBox { x1: self.x1 * sx, y1: self.y1 * sy, x2: self.x2 * sx, y2: self.y2 * sy }
+        BBox {
+            x1: self.x1 * sx,
+            y1: self.y1 * sy,
+            x2: self.x2 * sx,
+            y2: self.y2 * sy,
+        }
     }
 
     /// Moved by `dx`, `dy`.
     pub fn translated(&self, dx: f64, dy: f64) -> BBox {
-        BBox { x1: self.x1 + dx, y1: self.y1 + dy, x2: self.x2 + dx, y2: self.y2 + dy }
+        BBox {
+            x1: self.x1 + dx,
+            y1: self.y1 + dy,
+            x2: self.x2 + dx,
+            y2: self.y2 + dy,
+        }
     }
 
     /// The box a fraction `t` of the way from `a` to `b`, coordinate by coordinate.
@@ -88,7 +108,12 @@ impl BBox {
     /// (rounded once).
     pub fn lerp(a: &BBox, b: &BBox, t: f64) -> BBox {
         let mix = |p: f64, q: f64| p * (1.0 - t) + q * t;
-        BBox { x1: mix(a.x1, b.x1), y1: mix(a.y1, b.y1), x2: mix(a.x2, b.x2), y2: mix(a.y2, b.y2) }
+        BBox {
+            x1: mix(a.x1, b.x1),
+            y1: mix(a.y1, b.y1),
+            x2: mix(a.x2, b.x2),
+            y2: mix(a.y2, b.y2),
+        }
     }
 }
 
@@ -104,16 +129,28 @@ mod tests {
         assert_eq!(b.width(), 30.0);
         assert_eq!(b.height(), 40.0);
         assert_eq!(b.xywh(), [10.0, 20.0, 30.0, 40.0]);
-        assert_eq!(BBox::from_center(100.0, 50.0, 20.0, 10.0), BBox::new(90.0, 45.0, 110.0, 55.0));
+        assert_eq!(
+            BBox::from_center(100.0, 50.0, 20.0, 10.0),
+            BBox::new(90.0, 45.0, 110.0, 55.0)
+        );
         assert_eq!(b.center(), (25.0, 40.0));
     }
 
     #[test]
     fn clamping() {
         let b = BBox::new(-10.0, -5.0, 50.0, 500.0);
-        assert_eq!(b.clamped(100.0, 100.0), Some(BBox::new(0.0, 0.0, 50.0, 100.0)));
-        assert_eq!(BBox::new(120.0, 0.0, 150.0, 10.0).clamped(100.0, 100.0), None);
-        assert_eq!(BBox::new(f64::NAN, 0.0, 150.0, 10.0).clamped(100.0, 100.0), None);
+        assert_eq!(
+            b.clamped(100.0, 100.0),
+            Some(BBox::new(0.0, 0.0, 50.0, 100.0))
+        );
+        assert_eq!(
+            BBox::new(120.0, 0.0, 150.0, 10.0).clamped(100.0, 100.0),
+            None
+        );
+        assert_eq!(
+            BBox::new(f64::NAN, 0.0, 150.0, 10.0).clamped(100.0, 100.0),
+            None
+        );
         assert_eq!(BBox::new(0.0, 0.0, 10.0, 10.0).clamped(0.0, 100.0), None);
     }
 
@@ -131,7 +168,8 @@ mod tests {
     }
 
     fn any_box() -> impl Strategy<Value = BBox> {
-        (coord(), coord(), 0.0f64..1e5, 0.0f64..1e5).prop_map(|(x, y, w, h)| BBox::from_xywh(x, y, w, h))
+        (coord(), coord(), 0.0f64..1e5, 0.0f64..1e5)
+            .prop_map(|(x, y, w, h)| BBox::from_xywh(x, y, w, h))
     }
 
     fn close(a: f64, b: f64) -> bool {

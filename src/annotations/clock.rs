@@ -59,11 +59,23 @@ pub struct ConstantRateClock {
 
 impl ConstantRateClock {
     /// `fps` must be positive.
-    pub fn new(frame_count: usize, fps: Time, width: u32, height: u32) -> Result<ConstantRateClock, AnnotationError> {
+    pub fn new(
+        frame_count: usize,
+        fps: Time,
+        width: u32,
+        height: u32,
+    ) -> Result<ConstantRateClock, AnnotationError> {
         if fps <= Time::ZERO {
-            return Err(AnnotationError::Usage(format!("frame rate must be positive, got {fps}")));
+            return Err(AnnotationError::Usage(format!(
+                "frame rate must be positive, got {fps}"
+            )));
         }
-        Ok(ConstantRateClock { frame_count, fps, width, height })
+        Ok(ConstantRateClock {
+            frame_count,
+            fps,
+            width,
+            height,
+        })
     }
 
     pub fn fps(&self) -> Time {
@@ -116,7 +128,12 @@ pub struct TimestampClock {
 
 impl TimestampClock {
     /// `times` must increase strictly and `end` must be after the last time.
-    pub fn new(times: Vec<Time>, end: Time, width: u32, height: u32) -> Result<TimestampClock, AnnotationError> {
+    pub fn new(
+        times: Vec<Time>,
+        end: Time,
+        width: u32,
+        height: u32,
+    ) -> Result<TimestampClock, AnnotationError> {
         if let Some(i) = times.windows(2).position(|w| w[1] <= w[0]) {
             return Err(AnnotationError::Usage(format!(
                 "frame times must increase: frame {} is at {} but frame {} at {}",
@@ -133,7 +150,12 @@ impl TimestampClock {
                 )));
             }
         }
-        Ok(TimestampClock { times, end, width, height })
+        Ok(TimestampClock {
+            times,
+            end,
+            width,
+            height,
+        })
     }
 }
 
@@ -166,8 +188,14 @@ mod tests {
         assert_eq!(c.end_time(), Time::new(2, 5));
         assert_eq!(c.frame_shown_at(Time::ZERO), Some(0));
         assert_eq!(c.frame_shown_at(Time::new(3, 25)), Some(3));
-        assert_eq!(c.frame_shown_at(Time::new(3, 25) - Time::new(1, 1_000_000)), Some(2));
-        assert_eq!(c.frame_shown_at(Time::new(2, 5) - Time::new(1, 1000)), Some(9));
+        assert_eq!(
+            c.frame_shown_at(Time::new(3, 25) - Time::new(1, 1_000_000)),
+            Some(2)
+        );
+        assert_eq!(
+            c.frame_shown_at(Time::new(2, 5) - Time::new(1, 1000)),
+            Some(9)
+        );
         assert_eq!(c.frame_shown_at(Time::new(2, 5)), None);
         assert_eq!(c.frame_shown_at(Time::new(-1, 100)), None);
         assert!(ConstantRateClock::new(10, Time::ZERO, 1, 1).is_err());
@@ -178,7 +206,12 @@ mod tests {
 
     #[test]
     fn timestamp_clock_matches_default_search() {
-        let times = vec![Time::ZERO, Time::new(1, 10), Time::new(3, 10), Time::new(7, 20)];
+        let times = vec![
+            Time::ZERO,
+            Time::new(1, 10),
+            Time::new(3, 10),
+            Time::new(7, 20),
+        ];
         let c = TimestampClock::new(times, Time::new(1, 2), 8, 8).unwrap();
         assert_eq!(c.frame_shown_at(Time::new(1, 20)), Some(0));
         assert_eq!(c.frame_shown_at(Time::new(1, 10)), Some(1));
@@ -187,8 +220,12 @@ mod tests {
         assert_eq!(c.frame_shown_at(Time::new(49, 100)), Some(3));
         assert_eq!(c.frame_shown_at(Time::new(1, 2)), None);
         assert_eq!(c.nominal_fps(), Some(Time::from_secs(8)));
-        let err = TimestampClock::new(vec![Time::ZERO, Time::ZERO], Time::from_secs(1), 1, 1).unwrap_err();
-        assert_eq!(err.to_string(), "frame times must increase: frame 0 is at 0 but frame 1 at 0");
+        let err = TimestampClock::new(vec![Time::ZERO, Time::ZERO], Time::from_secs(1), 1, 1)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "frame times must increase: frame 0 is at 0 but frame 1 at 0"
+        );
     }
 
     #[test]

@@ -43,7 +43,11 @@ pub enum AnnotationError {
 
     /// Something at a known place in a file is not what the format expects.
     #[error("{} {at}: {message}", .path.display())]
-    Invalid { path: PathBuf, at: Location, message: String },
+    Invalid {
+        path: PathBuf,
+        at: Location,
+        message: String,
+    },
 
     /// A problem with a file as a whole (missing part, wrong count, several items to choose from).
     #[error("{}: {message}", .path.display())]
@@ -51,7 +55,10 @@ pub enum AnnotationError {
 
     /// `Format::Auto` could not tell the format; `tried` lists each format and why it did not fit.
     #[error("{}: cannot tell the annotation format; tried {}", .path.display(), tried_list(.tried))]
-    UnknownFormat { path: PathBuf, tried: Vec<(String, String)> },
+    UnknownFormat {
+        path: PathBuf,
+        tried: Vec<(String, String)>,
+    },
 
     /// A caller-supplied value (a clock, a track index) that cannot be used.
     #[error("{0}")]
@@ -59,32 +66,59 @@ pub enum AnnotationError {
 }
 
 fn tried_list(tried: &[(String, String)]) -> String {
-    tried.iter().map(|(format, why)| format!("{format} ({why})")).collect::<Vec<_>>().join(", ")
+    tried
+        .iter()
+        .map(|(format, why)| format!("{format} ({why})"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl AnnotationError {
-    pub(crate) fn invalid(path: &Path, at: Location, message: impl Into<String>) -> AnnotationError {
-        AnnotationError::Invalid { path: path.to_path_buf(), at, message: message.into() }
+    pub(crate) fn invalid(
+        path: &Path,
+        at: Location,
+        message: impl Into<String>,
+    ) -> AnnotationError {
+        AnnotationError::Invalid {
+            path: path.to_path_buf(),
+            at,
+            message: message.into(),
+        }
     }
 
     pub(crate) fn at_line(path: &Path, line: usize, message: impl Into<String>) -> AnnotationError {
         AnnotationError::invalid(path, Location::Line(line), message)
     }
 
-    pub(crate) fn at_item(path: &Path, item: impl Into<String>, message: impl Into<String>) -> AnnotationError {
+    pub(crate) fn at_item(
+        path: &Path,
+        item: impl Into<String>,
+        message: impl Into<String>,
+    ) -> AnnotationError {
         AnnotationError::invalid(path, Location::Item(item.into()), message)
     }
 
     pub(crate) fn file(path: &Path, message: impl Into<String>) -> AnnotationError {
-        AnnotationError::File { path: path.to_path_buf(), message: message.into() }
+        AnnotationError::File {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
     }
 
     pub(crate) fn read(path: &Path, source: std::io::Error) -> AnnotationError {
-        AnnotationError::Io { path: path.to_path_buf(), action: "cannot read", source }
+        AnnotationError::Io {
+            path: path.to_path_buf(),
+            action: "cannot read",
+            source,
+        }
     }
 
     pub(crate) fn write(path: &Path, source: std::io::Error) -> AnnotationError {
-        AnnotationError::Io { path: path.to_path_buf(), action: "cannot write", source }
+        AnnotationError::Io {
+            path: path.to_path_buf(),
+            action: "cannot write",
+            source,
+        }
     }
 
     /// A `serde_json` syntax or schema error, placed at its line and column.
@@ -116,11 +150,21 @@ mod tests {
 
     #[test]
     fn messages_name_file_place_and_expectation() {
-        let e = AnnotationError::at_line(Path::new("pets09/det.txt"), 17, "expected 10 numbers, found 4");
-        assert_eq!(e.to_string(), "pets09/det.txt line 17: expected 10 numbers, found 4");
+        let e = AnnotationError::at_line(
+            Path::new("pets09/det.txt"),
+            17,
+            "expected 10 numbers, found 4",
+        );
+        assert_eq!(
+            e.to_string(),
+            "pets09/det.txt line 17: expected 10 numbers, found 4"
+        );
         let e = AnnotationError::UnknownFormat {
             path: PathBuf::from("a.bin"),
-            tried: vec![("got10k".into(), "no groundtruth.txt".into()), ("mot".into(), "not text".into())],
+            tried: vec![
+                ("got10k".into(), "no groundtruth.txt".into()),
+                ("mot".into(), "not text".into()),
+            ],
         };
         assert_eq!(
             e.to_string(),

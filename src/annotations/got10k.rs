@@ -100,7 +100,14 @@ pub fn read_got10k(path: &Path) -> Result<Annotations, AnnotationError> {
         if let Some(cover) = &cover {
             extras.insert("cover".to_string(), cover[frame] as f64);
         }
-        set.add(&track_id, label.as_deref(), Key::Frame(frame), entry, extras, Location::Line(line))?;
+        set.add(
+            &track_id,
+            label.as_deref(),
+            Key::Frame(frame),
+            entry,
+            extras,
+            Location::Line(line),
+        )?;
     }
 
     let mut annotations = Annotations::new(Coords::Pixels);
@@ -124,7 +131,11 @@ fn is_unset(value: &str) -> bool {
 /// `10Hz`, `25 Hz`, `29.97hz`, `10` -> exact rate.
 fn parse_rate(value: &str) -> Option<Time> {
     let v = value.trim();
-    let v = v.strip_suffix("Hz").or_else(|| v.strip_suffix("hz")).or_else(|| v.strip_suffix("HZ")).unwrap_or(v);
+    let v = v
+        .strip_suffix("Hz")
+        .or_else(|| v.strip_suffix("hz"))
+        .or_else(|| v.strip_suffix("HZ"))
+        .unwrap_or(v);
     let t: Time = v.trim().parse().ok()?;
     (t > Time::ZERO).then_some(t)
 }
@@ -134,7 +145,10 @@ fn parse_rate(value: &str) -> Option<Time> {
 pub(crate) fn read_groundtruth(path: &Path) -> Result<Vec<(usize, Entry)>, AnnotationError> {
     let text = read_text(path)?;
     let lines: Vec<&str> = text.lines().collect();
-    let used = lines.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
+    let used = lines
+        .iter()
+        .rposition(|l| !l.trim().is_empty())
+        .map_or(0, |i| i + 1);
     let mut out = Vec::with_capacity(used);
     for (i, line) in lines[..used].iter().enumerate() {
         let line_no = i + 1;
@@ -142,15 +156,27 @@ pub(crate) fn read_groundtruth(path: &Path) -> Result<Vec<(usize, Entry)>, Annot
         let expected =
             "expected 4 numbers x,y,w,h separated by commas, tabs or spaces (or 8 polygon corner coordinates)";
         if line.trim().is_empty() {
-            return Err(AnnotationError::at_line(path, line_no, format!("{expected}, found an empty line")));
+            return Err(AnnotationError::at_line(
+                path,
+                line_no,
+                format!("{expected}, found an empty line"),
+            ));
         }
         if fields.len() != 4 && fields.len() != 8 {
-            return Err(AnnotationError::at_line(path, line_no, format!("{expected}, found {}", fields.len())));
+            return Err(AnnotationError::at_line(
+                path,
+                line_no,
+                format!("{expected}, found {}", fields.len()),
+            ));
         }
         let mut values = Vec::with_capacity(fields.len());
         for (k, f) in fields.iter().enumerate() {
             let v = parse_f64(f).ok_or_else(|| {
-                AnnotationError::at_line(path, line_no, format!("value {}: expected a number, found {f:?}", k + 1))
+                AnnotationError::at_line(
+                    path,
+                    line_no,
+                    format!("value {}: expected a number, found {f:?}", k + 1),
+                )
             })?;
             values.push(v);
         }
@@ -159,8 +185,12 @@ pub(crate) fn read_groundtruth(path: &Path) -> Result<Vec<(usize, Entry)>, Annot
         } else {
             let xs = values.iter().step_by(2);
             let ys = values.iter().skip(1).step_by(2);
-            let (x1, x2) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
-            let (y1, y2) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| (a.min(y), b.max(y)));
+            let (x1, x2) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
+            let (y1, y2) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| {
+                (a.min(y), b.max(y))
+            });
             if values.iter().any(|v| v.is_nan()) {
                 BBox::new(f64::NAN, f64::NAN, f64::NAN, f64::NAN)
             } else {
@@ -174,17 +204,28 @@ pub(crate) fn read_groundtruth(path: &Path) -> Result<Vec<(usize, Entry)>, Annot
 
 /// One integer per line (`absence.label`, `cover.label`); `None` when the file does not exist.
 /// Its line count must match the groundtruth's.
-fn read_label_file(path: &Path, expected: usize, gt_path: &Path) -> Result<Option<Vec<i64>>, AnnotationError> {
+fn read_label_file(
+    path: &Path,
+    expected: usize,
+    gt_path: &Path,
+) -> Result<Option<Vec<i64>>, AnnotationError> {
     if !path.exists() {
         return Ok(None);
     }
     let text = read_text(path)?;
     let lines: Vec<&str> = text.lines().collect();
-    let used = lines.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
+    let used = lines
+        .iter()
+        .rposition(|l| !l.trim().is_empty())
+        .map_or(0, |i| i + 1);
     let mut values = Vec::with_capacity(used);
     for (i, line) in lines[..used].iter().enumerate() {
         let v = parse_integer(line).ok_or_else(|| {
-            AnnotationError::at_line(path, i + 1, format!("expected one integer per frame, found {:?}", line.trim()))
+            AnnotationError::at_line(
+                path,
+                i + 1,
+                format!("expected one integer per frame, found {:?}", line.trim()),
+            )
         })?;
         values.push(v);
     }
@@ -208,7 +249,11 @@ pub fn read_meta_info(path: &Path) -> Result<Vec<(usize, String, String)>, Annot
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let l = line.trim();
-        if l.is_empty() || l.starts_with(';') || l.starts_with('#') || (l.starts_with('[') && l.ends_with(']')) {
+        if l.is_empty()
+            || l.starts_with(';')
+            || l.starts_with('#')
+            || (l.starts_with('[') && l.ends_with(']'))
+        {
             continue;
         }
         let split = match (l.find(':'), l.find('=')) {
@@ -222,7 +267,11 @@ pub fn read_meta_info(path: &Path) -> Result<Vec<(usize, String, String)>, Annot
                 format!("expected \"key: value\" (e.g. anno_fps: 10Hz), found {l:?}"),
             ));
         };
-        out.push((i + 1, l[..at].trim().to_ascii_lowercase(), l[at + 1..].trim().to_string()));
+        out.push((
+            i + 1,
+            l[..at].trim().to_ascii_lowercase(),
+            l[at + 1..].trim().to_string(),
+        ));
     }
     Ok(out)
 }
@@ -251,15 +300,31 @@ pub fn sequence_images(dir: &Path) -> Result<Vec<PathBuf>, AnnotationError> {
 /// exactly one box line per image. Returns the images in frame order.
 pub fn check_sequence(dir: &Path) -> Result<Vec<PathBuf>, AnnotationError> {
     if !dir.is_dir() {
-        return Err(AnnotationError::file(dir, "is not a folder; expected a GOT-10k sequence folder"));
+        return Err(AnnotationError::file(
+            dir,
+            "is not a folder; expected a GOT-10k sequence folder",
+        ));
     }
     let images = sequence_images(dir)?;
     if images.is_empty() {
-        return Err(AnnotationError::file(dir, "has no .jpg images; expected 00000001.jpg, 00000002.jpg, ..."));
+        return Err(AnnotationError::file(
+            dir,
+            "has no .jpg images; expected 00000001.jpg, 00000002.jpg, ...",
+        ));
     }
-    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let numbers: Option<Vec<u64>> =
-        images.iter().map(|p| p.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok())).collect();
+    let name = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let numbers: Option<Vec<u64>> = images
+        .iter()
+        .map(|p| {
+            p.file_stem()
+                .and_then(|s| s.to_str())
+                .and_then(|s| s.parse::<u64>().ok())
+        })
+        .collect();
     if let Some(numbers) = numbers {
         for (i, n) in numbers.iter().enumerate() {
             let want = i as u64 + 1;
@@ -278,11 +343,18 @@ pub fn check_sequence(dir: &Path) -> Result<Vec<PathBuf>, AnnotationError> {
     }
     let gt_path = dir.join("groundtruth.txt");
     if !gt_path.exists() {
-        return Err(AnnotationError::file(dir, "has no groundtruth.txt; expected one x,y,w,h line per image"));
+        return Err(AnnotationError::file(
+            dir,
+            "has no groundtruth.txt; expected one x,y,w,h line per image",
+        ));
     }
     let lines = read_groundtruth(&gt_path)?.len();
     if lines != images.len() {
-        let relation = if lines < images.len() { "fewer" } else { "more" };
+        let relation = if lines < images.len() {
+            "fewer"
+        } else {
+            "more"
+        };
         return Err(AnnotationError::file(
             &gt_path,
             format!(
@@ -302,7 +374,11 @@ pub fn check_sequence(dir: &Path) -> Result<Vec<PathBuf>, AnnotationError> {
 pub fn open_sequence(dir: &Path) -> Result<Got10kSequence, AnnotationError> {
     let images = check_sequence(dir)?;
     let annotations = read_got10k(dir)?;
-    Ok(Got10kSequence { dir: dir.to_path_buf(), images, annotations })
+    Ok(Got10kSequence {
+        dir: dir.to_path_buf(),
+        images,
+        annotations,
+    })
 }
 
 #[cfg(test)]
@@ -326,10 +402,19 @@ mod tests {
         assert_eq!(a.meta.fields["motion_class"], "walking");
         assert_eq!(a.meta.source_format, Some(Format::Got10k));
         // line 1 -> frame 0, x,y,w,h -> corners
-        assert_eq!(t.keys[&Key::Frame(0)], Entry::Present(BBox::new(10.0, 20.0, 40.0, 60.0)));
+        assert_eq!(
+            t.keys[&Key::Frame(0)],
+            Entry::Present(BBox::new(10.0, 20.0, 40.0, 60.0))
+        );
         // tab- and space-separated lines
-        assert_eq!(t.keys[&Key::Frame(1)], Entry::Present(BBox::new(11.5, 20.0, 41.5, 60.0)));
-        assert_eq!(t.keys[&Key::Frame(2)], Entry::Present(BBox::new(12.0, 21.0, 42.0, 61.0)));
+        assert_eq!(
+            t.keys[&Key::Frame(1)],
+            Entry::Present(BBox::new(11.5, 20.0, 41.5, 60.0))
+        );
+        assert_eq!(
+            t.keys[&Key::Frame(2)],
+            Entry::Present(BBox::new(12.0, 21.0, 42.0, 61.0))
+        );
         // absence.label = 1
         assert_eq!(t.keys[&Key::Frame(3)], Entry::Absent);
         // NaN box
@@ -373,7 +458,10 @@ mod tests {
         write(dir.path(), "00000001.jpg", "");
         write(dir.path(), "00000003.jpg", "");
         let err = check_sequence(dir.path()).unwrap_err().to_string();
-        assert!(err.ends_with("found 00000003.jpg where 00000002.jpg was expected"), "{err}");
+        assert!(
+            err.ends_with("found 00000003.jpg where 00000002.jpg was expected"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -391,7 +479,10 @@ mod tests {
         );
         write(dir.path(), "groundtruth.txt", "1,2,3,4\n1,2,abc,4\n");
         let err = read_got10k(dir.path()).unwrap_err().to_string();
-        assert_eq!(err, format!("{gt} line 2: value 3: expected a number, found \"abc\""));
+        assert_eq!(
+            err,
+            format!("{gt} line 2: value 3: expected a number, found \"abc\"")
+        );
         write(dir.path(), "groundtruth.txt", "1,2,3,4\n1,2,3,4\n");
         write(dir.path(), "absence.label", "0\n");
         let err = read_got10k(dir.path()).unwrap_err().to_string();
@@ -405,15 +496,32 @@ mod tests {
         fs::remove_file(dir.path().join("absence.label")).unwrap();
         write(dir.path(), "meta_info.ini", "[METAINFO]\nanno_fps: fast\n");
         let err = read_got10k(dir.path()).unwrap_err().to_string();
-        assert!(err.ends_with("meta_info.ini line 2: anno_fps: expected a rate like 10Hz, found \"fast\""), "{err}");
+        assert!(
+            err.ends_with(
+                "meta_info.ini line 2: anno_fps: expected a rate like 10Hz, found \"fast\""
+            ),
+            "{err}"
+        );
     }
 
     #[test]
     fn missing_folder_or_file() {
-        let err = read_got10k(Path::new("/nonexistent/seq")).unwrap_err().to_string();
-        assert!(err.starts_with("/nonexistent/seq: no groundtruth.txt; expected a GOT-10k sequence folder"), "{err}");
-        let err = check_sequence(Path::new("/nonexistent/seq")).unwrap_err().to_string();
-        assert_eq!(err, "/nonexistent/seq: is not a folder; expected a GOT-10k sequence folder");
+        let err = read_got10k(Path::new("/nonexistent/seq"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(
+                "/nonexistent/seq: no groundtruth.txt; expected a GOT-10k sequence folder"
+            ),
+            "{err}"
+        );
+        let err = check_sequence(Path::new("/nonexistent/seq"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "/nonexistent/seq: is not a folder; expected a GOT-10k sequence folder"
+        );
     }
 
     #[test]
@@ -421,12 +529,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "groundtruth.txt", "10,5,30,8,28,40,8,37\n");
         let a = read_got10k(dir.path()).unwrap();
-        assert_eq!(a.tracks[0].keys[&Key::Frame(0)], Entry::Present(BBox::new(8.0, 5.0, 30.0, 40.0)));
+        assert_eq!(
+            a.tracks[0].keys[&Key::Frame(0)],
+            Entry::Present(BBox::new(8.0, 5.0, 30.0, 40.0))
+        );
     }
 
     #[test]
     fn real_sequences() {
-        let Some(data) = shared_data("got10k") else { return };
+        let Some(data) = shared_data("got10k") else {
+            return;
+        };
         let bag = open_sequence(&data.join("got10k/VOT_bag")).unwrap();
         assert_eq!(bag.images.len(), 196);
         let t = &bag.annotations.tracks[0];
@@ -434,11 +547,17 @@ mod tests {
         assert_eq!(t.present_count(), 196);
         assert_eq!(t.label.as_deref(), Some("bag"));
         assert_eq!(bag.annotations.meta.fps, Some(Time::from_secs(25)));
-        assert_eq!(t.keys[&Key::Frame(0)], Entry::Present(BBox::from_xywh(292.23, 128.36, 145.96, 132.47)));
+        assert_eq!(
+            t.keys[&Key::Frame(0)],
+            Entry::Present(BBox::from_xywh(292.23, 128.36, 145.96, 132.47))
+        );
         let crossing = open_sequence(&data.join("got10k/OTB_Crossing")).unwrap();
         assert_eq!(crossing.images.len(), 120);
         assert_eq!(crossing.annotations.tracks[0].keys.len(), 120);
         assert_eq!(crossing.annotations.meta.fps, Some(Time::from_secs(30)));
-        assert_eq!(crossing.annotations.tracks[0].label.as_deref(), Some("person"));
+        assert_eq!(
+            crossing.annotations.tracks[0].label.as_deref(),
+            Some("person")
+        );
     }
 }

@@ -147,7 +147,11 @@ pub struct ReadOptions {
 }
 
 /// Reads an annotation file (or GOT-10k folder) in `format`, detecting it when `Auto`.
-pub fn read(path: &Path, format: Format, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+pub fn read(
+    path: &Path,
+    format: Format,
+    options: &ReadOptions,
+) -> Result<Annotations, AnnotationError> {
     let format = match format {
         Format::Auto => detect_format(path)?,
         f => f,
@@ -168,7 +172,10 @@ pub fn read(path: &Path, format: Format, options: &ReadOptions) -> Result<Annota
 pub fn detect_format(path: &Path) -> Result<Format, AnnotationError> {
     let unknown = |tried: Vec<(&str, String)>| AnnotationError::UnknownFormat {
         path: path.to_path_buf(),
-        tried: tried.into_iter().map(|(f, why)| (f.to_string(), why)).collect(),
+        tried: tried
+            .into_iter()
+            .map(|(f, why)| (f.to_string(), why))
+            .collect(),
     };
     let metadata = std::fs::metadata(path).map_err(|e| AnnotationError::read(path, e))?;
     if metadata.is_dir() {
@@ -188,11 +195,15 @@ pub fn detect_format(path: &Path) -> Result<Format, AnnotationError> {
     let mut tried: Vec<(&str, String)> = Vec::new();
 
     if start.starts_with('[') || start.starts_with('{') {
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| AnnotationError::json(path, &e))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| AnnotationError::json(path, &e))?;
         if value.get(native::NATIVE_MARKER).is_some() {
             return Ok(Format::Vidprep);
         }
-        tried.push(("vidprep", format!("no \"{}\" member", native::NATIVE_MARKER)));
+        tried.push((
+            "vidprep",
+            format!("no \"{}\" member", native::NATIVE_MARKER),
+        ));
         let has_bboxes = |v: &serde_json::Value| v.get("bboxes").is_some_and(|b| b.is_array());
         let is_vstar = match &value {
             serde_json::Value::Object(_) => has_bboxes(&value),
@@ -222,7 +233,10 @@ pub fn detect_format(path: &Path) -> Result<Format, AnnotationError> {
         return Err(unknown(tried));
     }
 
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'));
     let Some(first) = first else {
         return Err(unknown(vec![("any", "the file is empty".to_string())]));
     };
@@ -233,7 +247,10 @@ pub fn detect_format(path: &Path) -> Result<Format, AnnotationError> {
             6..=10 => return Ok(Format::Mot),
             n => {
                 tried.push(("got10k", format!("lines have {n} numbers, not 4 (x,y,w,h)")));
-                tried.push(("mot", format!("lines have {n} numbers, not 6 to 10 (frame,id,x,y,w,h,conf,...)")));
+                tried.push((
+                    "mot",
+                    format!("lines have {n} numbers, not 6 to 10 (frame,id,x,y,w,h,conf,...)"),
+                ));
                 tried.push(("csv", "no header row".to_string()));
                 return Err(unknown(tried));
             }
@@ -249,7 +266,10 @@ pub fn detect_format(path: &Path) -> Result<Format, AnnotationError> {
     if plain::has_box_columns(&header) {
         return Ok(Format::Plain);
     }
-    tried.push(("csv", "no x1,y1,x2,y2 or x,y,w,h columns in the header".to_string()));
+    tried.push((
+        "csv",
+        "no x1,y1,x2,y2 or x,y,w,h columns in the header".to_string(),
+    ));
     Err(unknown(tried))
 }
 
@@ -272,12 +292,21 @@ mod tests {
         ] {
             assert_eq!(name.parse::<Format>(), Ok(f));
         }
-        for f in
-            [Format::Auto, Format::Got10k, Format::Mot, Format::Vstar, Format::Waymo, Format::Plain, Format::Vidprep]
-        {
+        for f in [
+            Format::Auto,
+            Format::Got10k,
+            Format::Mot,
+            Format::Vstar,
+            Format::Waymo,
+            Format::Plain,
+            Format::Vidprep,
+        ] {
             assert_eq!(f.name().parse::<Format>(), Ok(f));
         }
-        assert!("xml".parse::<Format>().unwrap_err().contains("expected auto, got10k"));
+        assert!("xml"
+            .parse::<Format>()
+            .unwrap_err()
+            .contains("expected auto, got10k"));
     }
 
     #[test]
@@ -304,12 +333,28 @@ mod tests {
     fn missing_files_are_named_by_every_reader() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing.json");
-        for format in [Format::Mot, Format::Vstar, Format::Waymo, Format::Plain, Format::Vidprep] {
-            let err = read(&missing, format, &ReadOptions::default()).unwrap_err().to_string();
-            assert!(err.starts_with(&format!("{}: cannot read: ", missing.display())), "{format}: {err}");
+        for format in [
+            Format::Mot,
+            Format::Vstar,
+            Format::Waymo,
+            Format::Plain,
+            Format::Vidprep,
+        ] {
+            let err = read(&missing, format, &ReadOptions::default())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(&format!("{}: cannot read: ", missing.display())),
+                "{format}: {err}"
+            );
         }
-        let err = read(&missing, Format::Got10k, &ReadOptions::default()).unwrap_err().to_string();
-        assert!(err.starts_with(&format!("{}: no groundtruth.txt", missing.display())), "{err}");
+        let err = read(&missing, Format::Got10k, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("{}: no groundtruth.txt", missing.display())),
+            "{err}"
+        );
     }
 
     #[test]
@@ -317,7 +362,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.json");
         std::fs::write(&p, r#"[{"name": "x"}]"#).unwrap();
-        let err = read(&p, Format::Auto, &ReadOptions::default()).unwrap_err().to_string();
+        let err = read(&p, Format::Auto, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             format!(
@@ -329,15 +376,31 @@ mod tests {
         );
         let p = dir.path().join("a.txt");
         std::fs::write(&p, "1,2,3\n").unwrap();
-        let err = read(&p, Format::Auto, &ReadOptions::default()).unwrap_err().to_string();
+        let err = read(&p, Format::Auto, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
         assert!(
-            err.contains("tried got10k (lines have 3 numbers, not 4 (x,y,w,h)), mot (lines have 3 numbers"),
+            err.contains(
+                "tried got10k (lines have 3 numbers, not 4 (x,y,w,h)), mot (lines have 3 numbers"
+            ),
             "{err}"
         );
-        let err = read(dir.path(), Format::Auto, &ReadOptions::default()).unwrap_err().to_string();
-        assert!(err.ends_with("tried got10k (the folder has no groundtruth.txt (other formats are files))"), "{err}");
+        let err = read(dir.path(), Format::Auto, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with(
+                "tried got10k (the folder has no groundtruth.txt (other formats are files))"
+            ),
+            "{err}"
+        );
         let missing = dir.path().join("nope.txt");
-        let err = read(&missing, Format::Auto, &ReadOptions::default()).unwrap_err().to_string();
-        assert!(err.starts_with(&format!("{}: cannot read: ", missing.display())), "{err}");
+        let err = read(&missing, Format::Auto, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("{}: cannot read: ", missing.display())),
+            "{err}"
+        );
     }
 }

@@ -74,7 +74,10 @@ pub struct Track {
 
 impl Track {
     pub fn new(id: impl Into<String>) -> Track {
-        Track { id: id.into(), ..Track::default() }
+        Track {
+            id: id.into(),
+            ..Track::default()
+        }
     }
 
     /// Adds an entry; a second entry for the same key is refused (the error names the track and key).
@@ -91,7 +94,10 @@ impl Track {
 
     /// The number of keys with a box.
     pub fn present_count(&self) -> usize {
-        self.keys.values().filter(|e| matches!(e, Entry::Present(_))).count()
+        self.keys
+            .values()
+            .filter(|e| matches!(e, Entry::Present(_)))
+            .count()
     }
 }
 
@@ -152,7 +158,10 @@ pub struct Annotations {
 
 impl Annotations {
     pub fn new(coords: Coords) -> Annotations {
-        Annotations { coords, ..Annotations::default() }
+        Annotations {
+            coords,
+            ..Annotations::default()
+        }
     }
 
     /// The index of the track with this id.
@@ -242,7 +251,11 @@ impl<'a> TrackSet<'a> {
                 format!(
                     "track {id:?} has a second box for {key} (the first is at {first}); \
                      expected one box per track and {}",
-                    if matches!(key, Key::Frame(_)) { "frame" } else { "time" }
+                    if matches!(key, Key::Frame(_)) {
+                        "frame"
+                    } else {
+                        "time"
+                    }
                 ),
             ));
         }
@@ -285,24 +298,52 @@ mod tests {
 
     #[test]
     fn keys_sort_frames_then_times_exactly() {
-        let mut keys = vec![Key::Time(Time::new(1, 3)), Key::Frame(5), Key::Time(Time::new(1, 4)), Key::Frame(2)];
+        let mut keys = vec![
+            Key::Time(Time::new(1, 3)),
+            Key::Frame(5),
+            Key::Time(Time::new(1, 4)),
+            Key::Frame(2),
+        ];
         keys.sort();
-        assert_eq!(keys, vec![Key::Frame(2), Key::Frame(5), Key::Time(Time::new(1, 4)), Key::Time(Time::new(1, 3))]);
+        assert_eq!(
+            keys,
+            vec![
+                Key::Frame(2),
+                Key::Frame(5),
+                Key::Time(Time::new(1, 4)),
+                Key::Time(Time::new(1, 3))
+            ]
+        );
     }
 
     #[test]
     fn entry_from_box_marks_empty_and_nan_absent() {
-        assert_eq!(Entry::from_box(BBox::from_xywh(1.0, 1.0, 0.0, 5.0)), Entry::Absent);
-        assert_eq!(Entry::from_box(BBox::from_xywh(f64::NAN, 1.0, 2.0, 5.0)), Entry::Absent);
-        assert!(matches!(Entry::from_box(BBox::from_xywh(1.0, 1.0, 2.0, 5.0)), Entry::Present(_)));
+        assert_eq!(
+            Entry::from_box(BBox::from_xywh(1.0, 1.0, 0.0, 5.0)),
+            Entry::Absent
+        );
+        assert_eq!(
+            Entry::from_box(BBox::from_xywh(f64::NAN, 1.0, 2.0, 5.0)),
+            Entry::Absent
+        );
+        assert!(matches!(
+            Entry::from_box(BBox::from_xywh(1.0, 1.0, 2.0, 5.0)),
+            Entry::Present(_)
+        ));
     }
 
     #[test]
     fn track_insert_refuses_duplicates() {
         let mut t = Track::new("a");
         t.insert(Key::Frame(1), Entry::Absent).unwrap();
-        let err = t.insert(Key::Frame(1), Entry::Absent).unwrap_err().to_string();
-        assert_eq!(err, "track \"a\" already has an entry for frame 1; one box per track and key");
+        let err = t
+            .insert(Key::Frame(1), Entry::Absent)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "track \"a\" already has an entry for frame 1; one box per track and key"
+        );
     }
 
     #[test]
@@ -310,14 +351,40 @@ mod tests {
         let path = Path::new("boxes.csv");
         let mut set = TrackSet::new(path);
         let b = Entry::Present(BBox::new(0.0, 0.0, 1.0, 1.0));
-        set.add("7", Some("car"), Key::Frame(3), b, Extras::new(), Location::Line(2)).unwrap();
-        let err = set.add("7", None, Key::Frame(3), b, Extras::new(), Location::Line(9)).unwrap_err();
+        set.add(
+            "7",
+            Some("car"),
+            Key::Frame(3),
+            b,
+            Extras::new(),
+            Location::Line(2),
+        )
+        .unwrap();
+        let err = set
+            .add(
+                "7",
+                None,
+                Key::Frame(3),
+                b,
+                Extras::new(),
+                Location::Line(9),
+            )
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "boxes.csv line 9: track \"7\" has a second box for frame 3 (the first is at line 2); \
              expected one box per track and frame"
         );
-        let err = set.add("7", Some("truck"), Key::Frame(4), b, Extras::new(), Location::Line(10)).unwrap_err();
+        let err = set
+            .add(
+                "7",
+                Some("truck"),
+                Key::Frame(4),
+                b,
+                Extras::new(),
+                Location::Line(10),
+            )
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "boxes.csv line 10: track \"7\" is labelled \"truck\" here but \"car\" at line 2; \
@@ -329,10 +396,17 @@ mod tests {
     fn to_pixels_scales_normalised_boxes() {
         let mut a = Annotations::new(Coords::Normalized);
         let mut t = Track::new("1");
-        t.insert(Key::Frame(0), Entry::Present(BBox::new(0.25, 0.5, 0.75, 1.0))).unwrap();
+        t.insert(
+            Key::Frame(0),
+            Entry::Present(BBox::new(0.25, 0.5, 0.75, 1.0)),
+        )
+        .unwrap();
         a.tracks.push(t);
         let p = a.to_pixels(640, 360);
         assert_eq!(p.coords, Coords::Pixels);
-        assert_eq!(p.tracks[0].keys[&Key::Frame(0)], Entry::Present(BBox::new(160.0, 180.0, 480.0, 360.0)));
+        assert_eq!(
+            p.tracks[0].keys[&Key::Frame(0)],
+            Entry::Present(BBox::new(160.0, 180.0, 480.0, 360.0))
+        );
     }
 }

@@ -16,8 +16,20 @@ use super::model::{Annotations, Coords, Detection, Entry, Extras, Key, Meta, Tra
 use super::text::{parse_f64, read_text, split_numeric_line};
 use super::{Format, ReadOptions};
 
-const NAMES_9: [&str; 9] = ["frame", "id", "x", "y", "w", "h", "conf", "class", "visibility"];
-const NAMES_10: [&str; 10] = ["frame", "id", "x", "y", "w", "h", "conf", "world_x", "world_y", "world_z"];
+const NAMES_9: [&str; 9] = [
+    "frame",
+    "id",
+    "x",
+    "y",
+    "w",
+    "h",
+    "conf",
+    "class",
+    "visibility",
+];
+const NAMES_10: [&str; 10] = [
+    "frame", "id", "x", "y", "w", "h", "conf", "world_x", "world_y", "world_z",
+];
 
 /// The MOT16/17/20 class names by class id.
 pub fn mot_class_name(class: i64) -> Option<&'static str> {
@@ -98,7 +110,11 @@ pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, Annot
                 AnnotationError::at_line(
                     path,
                     line_no,
-                    format!("column {} ({}): expected a number, found {f:?}", k + 1, column_name(count, k)),
+                    format!(
+                        "column {} ({}): expected a number, found {f:?}",
+                        k + 1,
+                        column_name(count, k)
+                    ),
                 )
             })?;
         }
@@ -119,7 +135,10 @@ pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, Annot
             return Err(AnnotationError::at_line(
                 path,
                 line_no,
-                format!("column 2 (id): expected an integer track id (-1 for detections), found {}", fields[1]),
+                format!(
+                    "column 2 (id): expected an integer track id (-1 for detections), found {}",
+                    fields[1]
+                ),
             ));
         }
         let conf = (count >= 7).then_some(v[6]);
@@ -131,14 +150,25 @@ pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, Annot
         }
         let bbox = BBox::from_xywh(v[2], v[3], v[4], v[5]);
         let class = (count == 8 || count == 9).then_some(v[7]);
-        let label = class.and_then(|c| if c.fract() == 0.0 { mot_class_name(c as i64) } else { None });
+        let label = class.and_then(|c| {
+            if c.fract() == 0.0 {
+                mot_class_name(c as i64)
+            } else {
+                None
+            }
+        });
 
         if id < 0.0 {
             if !bbox.has_area() {
                 empty_detections += 1;
                 continue;
             }
-            detections.push(Detection { key: Key::Frame(frame), bbox, score: conf, label: label.map(str::to_string) });
+            detections.push(Detection {
+                key: Key::Frame(frame),
+                bbox,
+                score: conf,
+                label: label.map(str::to_string),
+            });
             continue;
         }
 
@@ -160,21 +190,34 @@ pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, Annot
             }
         }
         let id_text = (id as i64).to_string();
-        set.add(&id_text, label, Key::Frame(frame), Entry::from_box(bbox), extras, Location::Line(line_no))?;
+        set.add(
+            &id_text,
+            label,
+            Key::Frame(frame),
+            Entry::from_box(bbox),
+            extras,
+            Location::Line(line_no),
+        )?;
     }
 
     let mut annotations = Annotations::new(Coords::Pixels);
     annotations.tracks = set.into_tracks();
     annotations.detections = detections;
-    let mut meta = Meta { source_format: Some(Format::Mot), source_path: Some(path.to_path_buf()), ..Meta::default() };
+    let mut meta = Meta {
+        source_format: Some(Format::Mot),
+        source_path: Some(path.to_path_buf()),
+        ..Meta::default()
+    };
     if let Some((_, count)) = first {
         meta.fields.insert("columns".into(), count.into());
     }
     if options.min_confidence.is_some() {
-        meta.fields.insert("rows_below_min_confidence".into(), below_confidence.into());
+        meta.fields
+            .insert("rows_below_min_confidence".into(), below_confidence.into());
     }
     if empty_detections > 0 {
-        meta.fields.insert("empty_detections_skipped".into(), empty_detections.into());
+        meta.fields
+            .insert("empty_detections_skipped".into(), empty_detections.into());
     }
     annotations.meta = meta;
     Ok(annotations)
@@ -195,8 +238,14 @@ mod tests {
         assert_eq!(t.id, "1");
         assert_eq!(t.label.as_deref(), Some("pedestrian"));
         // frame 1 -> 0, x,y,w,h -> corners
-        assert_eq!(t.keys[&Key::Frame(0)], Entry::Present(BBox::new(100.0, 50.0, 120.0, 90.0)));
-        assert_eq!(t.keys[&Key::Frame(1)], Entry::Present(BBox::new(102.0, 50.0, 122.0, 90.0)));
+        assert_eq!(
+            t.keys[&Key::Frame(0)],
+            Entry::Present(BBox::new(100.0, 50.0, 120.0, 90.0))
+        );
+        assert_eq!(
+            t.keys[&Key::Frame(1)],
+            Entry::Present(BBox::new(102.0, 50.0, 122.0, 90.0))
+        );
         assert_eq!(t.extras[&Key::Frame(0)]["visibility"], 0.75);
         assert_eq!(t.extras[&Key::Frame(0)]["conf"], 1.0);
         let car = &a.tracks[1];
@@ -204,8 +253,14 @@ mod tests {
         assert_eq!(car.label.as_deref(), Some("car"));
         assert_eq!(car.keys.len(), 2);
         // the consider-flag filter
-        let kept =
-            read_mot(&fixture("mot/gt.txt"), &ReadOptions { min_confidence: Some(1.0), ..Default::default() }).unwrap();
+        let kept = read_mot(
+            &fixture("mot/gt.txt"),
+            &ReadOptions {
+                min_confidence: Some(1.0),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(kept.tracks[1].keys.len(), 1);
         assert_eq!(kept.meta.fields["rows_below_min_confidence"], 1);
     }
@@ -225,7 +280,12 @@ mod tests {
             }
         );
         assert_eq!(a.detections[2].key, Key::Frame(1));
-        let auto = read(&fixture("mot/det.txt"), Format::Auto, &ReadOptions::default()).unwrap();
+        let auto = read(
+            &fixture("mot/det.txt"),
+            Format::Auto,
+            &ReadOptions::default(),
+        )
+        .unwrap();
         assert_eq!(auto.meta.source_format, Some(Format::Mot));
     }
 
@@ -255,16 +315,28 @@ mod tests {
         ];
         for (text, want) in cases {
             std::fs::write(&p, text).unwrap();
-            let err = read_mot(&p, &ReadOptions::default()).unwrap_err().to_string();
+            let err = read_mot(&p, &ReadOptions::default())
+                .unwrap_err()
+                .to_string();
             assert_eq!(err, format!("{} {want}", p.display()));
         }
-        let err = read_mot(&dir.path().join("missing.txt"), &ReadOptions::default()).unwrap_err().to_string();
-        assert!(err.starts_with(&format!("{}: cannot read: ", dir.path().join("missing.txt").display())), "{err}");
+        let err = read_mot(&dir.path().join("missing.txt"), &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!(
+                "{}: cannot read: ",
+                dir.path().join("missing.txt").display()
+            )),
+            "{err}"
+        );
     }
 
     #[test]
     fn real_pets09_detections() {
-        let Some(data) = shared_data("pets09") else { return };
+        let Some(data) = shared_data("pets09") else {
+            return;
+        };
         let path = data.join("pets09/det.txt");
         let a = read(&path, Format::Auto, &ReadOptions::default()).unwrap();
         assert_eq!(a.meta.source_format, Some(Format::Mot));
@@ -283,10 +355,20 @@ mod tests {
         let mut distinct = frames.clone();
         distinct.dedup();
         assert_eq!(distinct.len(), 795);
-        assert_eq!(a.detections[0].bbox, BBox::from_xywh(649.441, 231.502, 44.417, 86.13));
+        assert_eq!(
+            a.detections[0].bbox,
+            BBox::from_xywh(649.441, 231.502, 44.417, 86.13)
+        );
         assert_eq!(a.detections[0].score, Some(0.995474));
-        let filtered =
-            read(&path, Format::Mot, &ReadOptions { min_confidence: Some(0.9), ..Default::default() }).unwrap();
+        let filtered = read(
+            &path,
+            Format::Mot,
+            &ReadOptions {
+                min_confidence: Some(0.9),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert!(filtered.detections.len() < 4359 && !filtered.detections.is_empty());
         assert!(filtered.detections.iter().all(|d| d.score.unwrap() >= 0.9));
         assert_eq!(

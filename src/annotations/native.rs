@@ -139,12 +139,17 @@ fn box_array(b: &BBox) -> [f64; 4] {
 /// which JSON cannot hold.
 pub fn to_native_string(annotations: &Annotations) -> Result<String, AnnotationError> {
     let unsaved = |at: String, what: &str| {
-        AnnotationError::Usage(format!("cannot save annotations as JSON: {at} has a non-finite {what}"))
+        AnnotationError::Usage(format!(
+            "cannot save annotations as JSON: {at} has a non-finite {what}"
+        ))
     };
     let meta = &annotations.meta;
     let meta_wire = MetaWire {
         source_format: meta.source_format.map(|f| f.name().to_string()),
-        source_path: meta.source_path.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        source_path: meta
+            .source_path
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
         fps: meta.fps,
         frame_size: meta.frame_size.map(|(w, h)| [w, h]),
         frame_count: meta.frame_count,
@@ -178,13 +183,27 @@ pub fn to_native_string(annotations: &Annotations) -> Result<String, AnnotationE
             if extras.values().any(|v| !v.is_finite()) {
                 return Err(unsaved(at(), "extra value"));
             }
-            let wire = KeyWire { frame, time, bbox, absent: bbox.is_none(), extras };
+            let wire = KeyWire {
+                frame,
+                time,
+                bbox,
+                absent: bbox.is_none(),
+                extras,
+            };
             out.push_str(if ki == 0 { "\n" } else { ",\n" });
             let _ = write!(out, "      {}", json(&wire));
         }
-        out.push_str(if track.keys.is_empty() { "]}" } else { "\n    ]}" });
+        out.push_str(if track.keys.is_empty() {
+            "]}"
+        } else {
+            "\n    ]}"
+        });
     }
-    out.push_str(if annotations.tracks.is_empty() { "],\n" } else { "\n  ],\n" });
+    out.push_str(if annotations.tracks.is_empty() {
+        "],\n"
+    } else {
+        "\n  ],\n"
+    });
     out.push_str("  \"detections\": [");
     for (di, d) in annotations.detections.iter().enumerate() {
         let (frame, time) = split_key(d.key);
@@ -195,11 +214,21 @@ pub fn to_native_string(annotations: &Annotations) -> Result<String, AnnotationE
         if d.score.is_some_and(|s| !s.is_finite()) {
             return Err(unsaved(at(), "score"));
         }
-        let wire = DetectionWire { frame, time, bbox: box_array(&d.bbox), score: d.score, label: d.label.clone() };
+        let wire = DetectionWire {
+            frame,
+            time,
+            bbox: box_array(&d.bbox),
+            score: d.score,
+            label: d.label.clone(),
+        };
         out.push_str(if di == 0 { "\n" } else { ",\n" });
         let _ = write!(out, "    {}", json(&wire));
     }
-    out.push_str(if annotations.detections.is_empty() { "]\n}\n" } else { "\n  ]\n}\n" });
+    out.push_str(if annotations.detections.is_empty() {
+        "]\n}\n"
+    } else {
+        "\n  ]\n}\n"
+    });
     Ok(out)
 }
 
@@ -249,7 +278,11 @@ pub fn from_native_str(text: &str, path: &Path) -> Result<Annotations, Annotatio
     let key_of = |frame: Option<usize>, time: Option<Time>, at: &str| match (frame, time) {
         (Some(f), None) => Ok(Key::Frame(f)),
         (None, Some(t)) => Ok(Key::Time(t)),
-        _ => Err(AnnotationError::at_item(path, at, "expected exactly one of \"frame\" or \"time\"")),
+        _ => Err(AnnotationError::at_item(
+            path,
+            at,
+            "expected exactly one of \"frame\" or \"time\"",
+        )),
     };
     let mut tracks = Vec::with_capacity(file.tracks.len());
     let mut seen_ids: HashMap<String, usize> = HashMap::new();
@@ -261,7 +294,11 @@ pub fn from_native_str(text: &str, path: &Path) -> Result<Annotations, Annotatio
                 format!("a second track with id {:?} (the first is tracks[{first}]); expected unique ids", tw.id),
             ));
         }
-        let mut track = Track { id: tw.id, label: tw.label, ..Track::default() };
+        let mut track = Track {
+            id: tw.id,
+            label: tw.label,
+            ..Track::default()
+        };
         let mut key_at: HashMap<Key, usize> = HashMap::new();
         for (ki, kw) in tw.keys.into_iter().enumerate() {
             let at = format!("tracks[{ti}].keys[{ki}]");
@@ -298,7 +335,12 @@ pub fn from_native_str(text: &str, path: &Path) -> Result<Annotations, Annotatio
     for (di, dw) in file.detections.into_iter().enumerate() {
         let key = key_of(dw.frame, dw.time, &format!("detections[{di}]"))?;
         let [x1, y1, x2, y2] = dw.bbox;
-        detections.push(Detection { key, bbox: BBox::new(x1, y1, x2, y2), score: dw.score, label: dw.label });
+        detections.push(Detection {
+            key,
+            bbox: BBox::new(x1, y1, x2, y2),
+            score: dw.score,
+            label: dw.label,
+        });
     }
     let source_format = match file.meta.source_format {
         None => None,
@@ -338,13 +380,21 @@ mod tests {
 
     #[test]
     fn reads_the_documented_fixture() {
-        let a = read(&fixture("native/example.vidprep.json"), Format::Auto, &ReadOptions::default()).unwrap();
+        let a = read(
+            &fixture("native/example.vidprep.json"),
+            Format::Auto,
+            &ReadOptions::default(),
+        )
+        .unwrap();
         assert_eq!(a.meta.source_format, Some(Format::Got10k));
         assert_eq!(a.meta.fps, Some(Time::from_secs(25)));
         assert_eq!(a.meta.frame_size, Some((480, 360)));
         let t = &a.tracks[0];
         assert_eq!(t.label.as_deref(), Some("bag"));
-        assert_eq!(t.keys[&Key::Frame(0)], Entry::Present(BBox::new(292.23, 128.36, 438.19, 260.83)));
+        assert_eq!(
+            t.keys[&Key::Frame(0)],
+            Entry::Present(BBox::new(292.23, 128.36, 438.19, 260.83))
+        );
         assert_eq!(t.keys[&Key::Time(Time::new(21, 5))], Entry::Absent);
         assert_eq!(t.extras[&Key::Frame(0)]["cover"], 8.0);
         assert_eq!(a.detections[0].score, Some(0.995474));
@@ -353,13 +403,21 @@ mod tests {
 
     #[test]
     fn round_trips_a_written_file() {
-        let a = read(&fixture("native/example.vidprep.json"), Format::Vidprep, &ReadOptions::default()).unwrap();
+        let a = read(
+            &fixture("native/example.vidprep.json"),
+            Format::Vidprep,
+            &ReadOptions::default(),
+        )
+        .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out.json");
         write_native(&p, &a).unwrap();
         let b = read_native(&p).unwrap();
         assert_eq!(a, b);
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), to_native_string(&b).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            to_native_string(&b).unwrap()
+        );
     }
 
     #[test]
@@ -388,13 +446,23 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(from_native_str(text, path).unwrap_err().to_string(), want);
         }
-        let err = from_native_str("{\"vidprep_annotations\": 1,\n \"coords\": \"pixels\", \"trakcs\": []}", path)
-            .unwrap_err()
-            .to_string();
-        assert!(err.starts_with("n.json line 2 column ") && err.contains("unknown field `trakcs`"), "{err}");
+        let err = from_native_str(
+            "{\"vidprep_annotations\": 1,\n \"coords\": \"pixels\", \"trakcs\": []}",
+            path,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("n.json line 2 column ") && err.contains("unknown field `trakcs`"),
+            "{err}"
+        );
         let mut a = Annotations::new(Coords::Pixels);
         let mut t = Track::new("x");
-        t.insert(Key::Frame(3), Entry::Present(BBox::new(f64::NAN, 0.0, 1.0, 1.0))).unwrap();
+        t.insert(
+            Key::Frame(3),
+            Entry::Present(BBox::new(f64::NAN, 0.0, 1.0, 1.0)),
+        )
+        .unwrap();
         a.tracks.push(t);
         assert_eq!(
             to_native_string(&a).unwrap_err().to_string(),
@@ -436,12 +504,23 @@ mod tests {
             proptest::option::of(text()),
             proptest::collection::btree_map(
                 key(),
-                (entry(), proptest::option::of(proptest::collection::btree_map("[a-z]{1,5}", finite(), 0..3))),
+                (
+                    entry(),
+                    proptest::option::of(proptest::collection::btree_map(
+                        "[a-z]{1,5}",
+                        finite(),
+                        0..3,
+                    )),
+                ),
                 0..12,
             ),
         )
             .prop_map(|(id, label, keyed)| {
-                let mut t = Track { id, label, ..Track::default() };
+                let mut t = Track {
+                    id,
+                    label,
+                    ..Track::default()
+                };
                 for (k, (e, extras)) in keyed {
                     t.keys.insert(k, e);
                     if let Some(x) = extras.filter(|x: &Extras| !x.is_empty()) {
@@ -453,8 +532,21 @@ mod tests {
     }
 
     fn detection() -> impl Strategy<Value = Detection> {
-        (key(), finite(), finite(), finite(), finite(), proptest::option::of(finite()), proptest::option::of(text()))
-            .prop_map(|(key, a, b, c, d, score, label)| Detection { key, bbox: BBox::new(a, b, c, d), score, label })
+        (
+            key(),
+            finite(),
+            finite(),
+            finite(),
+            finite(),
+            proptest::option::of(finite()),
+            proptest::option::of(text()),
+        )
+            .prop_map(|(key, a, b, c, d, score, label)| Detection {
+                key,
+                bbox: BBox::new(a, b, c, d),
+                score,
+                label,
+            })
     }
 
     fn annotations() -> impl Strategy<Value = Annotations> {
@@ -482,7 +574,11 @@ mod tests {
                 Annotations {
                     tracks,
                     detections,
-                    coords: if normalized { Coords::Normalized } else { Coords::Pixels },
+                    coords: if normalized {
+                        Coords::Normalized
+                    } else {
+                        Coords::Pixels
+                    },
                     meta: Meta {
                         source_format: Some(Format::Mot),
                         source_path: Some(PathBuf::from("some/where.txt")),

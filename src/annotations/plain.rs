@@ -39,7 +39,8 @@ pub(crate) fn read_table(path: &Path) -> Result<Table, AnnotationError> {
     let text = read_text(path)?;
     let start = text.trim_start();
     if start.starts_with('[') || start.starts_with('{') {
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| AnnotationError::json(path, &e))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| AnnotationError::json(path, &e))?;
         Table::from_json(path, &value)
     } else {
         Table::from_csv(path, &text)
@@ -86,7 +87,11 @@ pub(crate) fn key_column<'t>(
     }
 }
 
-fn read_plain_table(path: &Path, table: &Table, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+fn read_plain_table(
+    path: &Path,
+    table: &Table,
+    options: &ReadOptions,
+) -> Result<Annotations, AnnotationError> {
     let columns_found = || table.columns.join(",");
     let Some(boxes) = box_columns(table) else {
         return Err(AnnotationError::file(
@@ -97,7 +102,8 @@ fn read_plain_table(path: &Path, table: &Table, options: &ReadOptions) -> Result
             ),
         ));
     };
-    let Some((kind, key_col)) = key_column(table, FRAME_COLUMNS, TIME_COLUMNS, options.prefer_keys) else {
+    let Some((kind, key_col)) = key_column(table, FRAME_COLUMNS, TIME_COLUMNS, options.prefer_keys)
+    else {
         return Err(AnnotationError::file(
             path,
             format!(
@@ -153,8 +159,11 @@ fn read_plain_table(path: &Path, table: &Table, options: &ReadOptions) -> Result
     let mut annotations = Annotations::new(Coords::Pixels);
     annotations.tracks = set.into_tracks();
     annotations.coords = decide_coords(options.units, &annotations.tracks);
-    annotations.meta =
-        Meta { source_format: Some(Format::Plain), source_path: Some(path.to_path_buf()), ..Meta::default() };
+    annotations.meta = Meta {
+        source_format: Some(Format::Plain),
+        source_path: Some(path.to_path_buf()),
+        ..Meta::default()
+    };
     Ok(annotations)
 }
 
@@ -164,9 +173,14 @@ pub(crate) fn decide_coords(units: Units, tracks: &[Track]) -> Coords {
         Units::Pixels => Coords::Pixels,
         Units::Normalized => Coords::Normalized,
         Units::Auto => {
-            let mut boxes = tracks.iter().flat_map(|t| t.keys.values()).filter_map(Entry::bbox).peekable();
+            let mut boxes = tracks
+                .iter()
+                .flat_map(|t| t.keys.values())
+                .filter_map(Entry::bbox)
+                .peekable();
             let in_unit = |v: f64| (0.0..=1.0).contains(&v);
-            if boxes.peek().is_some() && boxes.all(|b| in_unit(b.x1) && in_unit(b.y1) && in_unit(b.x2) && in_unit(b.y2))
+            if boxes.peek().is_some()
+                && boxes.all(|b| in_unit(b.x1) && in_unit(b.y1) && in_unit(b.x2) && in_unit(b.y2))
             {
                 Coords::Normalized
             } else {
@@ -189,9 +203,18 @@ mod tests {
         assert_eq!(a.coords, Coords::Pixels);
         assert_eq!(a.tracks.len(), 2);
         let car = &a.tracks[0];
-        assert_eq!((car.id.as_str(), car.label.as_deref()), ("car1", Some("car")));
-        assert_eq!(car.keys[&Key::Frame(0)], Entry::Present(BBox::new(10.0, 20.0, 50.0, 60.0)));
-        assert_eq!(car.keys[&Key::Frame(10)], Entry::Present(BBox::new(20.0, 20.0, 60.0, 60.0)));
+        assert_eq!(
+            (car.id.as_str(), car.label.as_deref()),
+            ("car1", Some("car"))
+        );
+        assert_eq!(
+            car.keys[&Key::Frame(0)],
+            Entry::Present(BBox::new(10.0, 20.0, 50.0, 60.0))
+        );
+        assert_eq!(
+            car.keys[&Key::Frame(10)],
+            Entry::Present(BBox::new(20.0, 20.0, 60.0, 60.0))
+        );
         assert_eq!(car.extras[&Key::Frame(0)]["score"], 0.9);
         let person = &a.tracks[1];
         assert_eq!(person.label.as_deref(), Some("person, adult"));
@@ -200,12 +223,22 @@ mod tests {
 
     #[test]
     fn reads_normalised_json_with_times_and_xywh() {
-        let a = read_plain(&fixture("plain/boxes_normalized.json"), &ReadOptions::default()).unwrap();
+        let a = read_plain(
+            &fixture("plain/boxes_normalized.json"),
+            &ReadOptions::default(),
+        )
+        .unwrap();
         assert_eq!(a.coords, Coords::Normalized);
         let t = &a.tracks[0];
         assert_eq!(t.id, "1");
-        assert_eq!(t.keys[&Key::Time(Time::new(1, 2))], Entry::Present(BBox::new(0.25, 0.5, 0.75, 1.0)));
-        assert_eq!(t.keys[&Key::Time(Time::new(21, 5))], Entry::Present(BBox::new(0.0, 0.0, 0.5, 0.5)));
+        assert_eq!(
+            t.keys[&Key::Time(Time::new(1, 2))],
+            Entry::Present(BBox::new(0.25, 0.5, 0.75, 1.0))
+        );
+        assert_eq!(
+            t.keys[&Key::Time(Time::new(21, 5))],
+            Entry::Present(BBox::new(0.0, 0.0, 0.5, 0.5))
+        );
         // normalised -> pixels of a 640x360 frame
         let p = a.to_pixels(640, 360);
         assert_eq!(
@@ -215,7 +248,10 @@ mod tests {
         // forced pixels
         let px = read_plain(
             &fixture("plain/boxes_normalized.json"),
-            &ReadOptions { units: Units::Pixels, ..Default::default() },
+            &ReadOptions {
+                units: Units::Pixels,
+                ..Default::default()
+            },
         )
         .unwrap();
         assert_eq!(px.coords, Coords::Pixels);
@@ -236,11 +272,15 @@ mod tests {
         ];
         for (text, want) in cases {
             std::fs::write(&p, text).unwrap();
-            let err = read_plain(&p, &ReadOptions::default()).unwrap_err().to_string();
+            let err = read_plain(&p, &ReadOptions::default())
+                .unwrap_err()
+                .to_string();
             assert_eq!(err, format!("{} {want}", p.display()));
         }
         std::fs::write(&p, "frame,a,b\n0,1,2\n").unwrap();
-        let err = read_plain(&p, &ReadOptions::default()).unwrap_err().to_string();
+        let err = read_plain(&p, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             format!(
@@ -249,11 +289,15 @@ mod tests {
             )
         );
         std::fs::write(&p, "x1,y1,x2,y2\n0,1,2,3\n").unwrap();
-        let err = read_plain(&p, &ReadOptions::default()).unwrap_err().to_string();
+        let err = read_plain(&p, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
         assert!(err.ends_with("expected a frame column (frame, frame_index) or a time column (time, timestamp); found columns x1,y1,x2,y2"), "{err}");
         let j = dir.path().join("b.json");
         std::fs::write(&j, r#"[{"time": "0.5", "x1": 1, "x2": 2, "y1": 1}]"#).unwrap();
-        let err = read_plain(&j, &ReadOptions::default()).unwrap_err().to_string();
+        let err = read_plain(&j, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             format!(
@@ -261,9 +305,21 @@ mod tests {
                 j.display()
             )
         );
-        std::fs::write(&j, r#"[{"time": "0.5", "x1": 1, "y1": 1, "x2": 2, "y2": null}]"#).unwrap();
-        let err = read_plain(&j, &ReadOptions::default()).unwrap_err().to_string();
-        assert_eq!(err, format!("{} [0]: column \"y2\" is empty; expected a value", j.display()));
+        std::fs::write(
+            &j,
+            r#"[{"time": "0.5", "x1": 1, "y1": 1, "x2": 2, "y2": null}]"#,
+        )
+        .unwrap();
+        let err = read_plain(&j, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{} [0]: column \"y2\" is empty; expected a value",
+                j.display()
+            )
+        );
     }
 
     #[test]

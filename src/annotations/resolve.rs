@@ -46,7 +46,9 @@ impl FromStr for Fill {
             "linear" | "interpolate" => Ok(Fill::Linear),
             "hold" => Ok(Fill::Hold),
             "none" => Ok(Fill::None),
-            other => Err(format!("unknown fill {other:?}; expected linear, hold or none")),
+            other => Err(format!(
+                "unknown fill {other:?}; expected linear, hold or none"
+            )),
         }
     }
 }
@@ -93,7 +95,10 @@ impl ResolvedBoxes {
 
     /// The frames that have boxes, in order, with their boxes.
     pub fn frames_with_boxes(&self) -> impl Iterator<Item = (usize, &[DrawBox])> + '_ {
-        self.frames.iter().enumerate().map(move |(i, &f)| (f, &self.boxes[self.starts[i]..self.starts[i + 1]]))
+        self.frames
+            .iter()
+            .enumerate()
+            .map(move |(i, &f)| (f, &self.boxes[self.starts[i]..self.starts[i + 1]]))
     }
 
     /// The video's frame count these boxes were resolved for.
@@ -125,7 +130,11 @@ struct Anchor {
 
 impl Annotations {
     /// The boxes to draw on each frame of a video with this clock (see the module rules).
-    pub fn resolve(&self, clock: &dyn FrameClock, fill: Fill) -> Result<ResolvedBoxes, AnnotationError> {
+    pub fn resolve(
+        &self,
+        clock: &dyn FrameClock,
+        fill: Fill,
+    ) -> Result<ResolvedBoxes, AnnotationError> {
         let n = clock.frame_count();
         let (w, h) = clock.frame_size();
         let scale = match self.coords {
@@ -151,16 +160,28 @@ impl Annotations {
             let mut anchors: Vec<Anchor> = Vec::with_capacity(track.keys.len());
             for (key, entry) in &track.keys {
                 match *key {
-                    Key::Frame(i) if i < n => {
-                        anchors.push(Anchor { time: clock.frame_time(i), frame: Some(i), entry: *entry, drawn: false })
-                    }
+                    Key::Frame(i) if i < n => anchors.push(Anchor {
+                        time: clock.frame_time(i),
+                        frame: Some(i),
+                        entry: *entry,
+                        drawn: false,
+                    }),
                     Key::Frame(_) => outside += 1,
                     Key::Time(t) => {
-                        let frame = if n == 0 { None } else { clock.frame_shown_at(t) };
+                        let frame = if n == 0 {
+                            None
+                        } else {
+                            clock.frame_shown_at(t)
+                        };
                         if frame.is_none() {
                             outside += 1;
                         }
-                        anchors.push(Anchor { time: t, frame, entry: *entry, drawn: false });
+                        anchors.push(Anchor {
+                            time: t,
+                            frame,
+                            entry: *entry,
+                            drawn: false,
+                        });
                     }
                 }
             }
@@ -178,7 +199,14 @@ impl Annotations {
                         a.drawn = true;
                         last_frame = Some(f);
                         if let Entry::Present(b) = &a.entry {
-                            out.push((f, DrawBox { source: BoxSource::Track(ti), bbox: to_pixels(b), filled: false }));
+                            out.push((
+                                f,
+                                DrawBox {
+                                    source: BoxSource::Track(ti),
+                                    bbox: to_pixels(b),
+                                    filled: false,
+                                },
+                            ));
                         }
                     }
                 }
@@ -189,7 +217,9 @@ impl Annotations {
             let first_time = clock.frame_time(0);
             for pair in anchors.windows(2) {
                 let (a, b) = (&pair[0], &pair[1]);
-                let Entry::Present(box_a) = a.entry else { continue };
+                let Entry::Present(box_a) = a.entry else {
+                    continue;
+                };
                 let box_b = match (fill, b.entry) {
                     (Fill::Linear, Entry::Present(box_b)) => Some(box_b),
                     (Fill::Linear, Entry::Absent) => continue,
@@ -214,7 +244,14 @@ impl Annotations {
                         }
                         None => box_a,
                     };
-                    out.push((f, DrawBox { source: BoxSource::Track(ti), bbox: to_pixels(&bbox), filled: true }));
+                    out.push((
+                        f,
+                        DrawBox {
+                            source: BoxSource::Track(ti),
+                            bbox: to_pixels(&bbox),
+                            filled: true,
+                        },
+                    ));
                 }
             }
         }
@@ -226,9 +263,14 @@ impl Annotations {
                 Key::Time(_) => None,
             };
             match frame {
-                Some(f) => {
-                    out.push((f, DrawBox { source: BoxSource::Detection(di), bbox: to_pixels(&d.bbox), filled: false }))
-                }
+                Some(f) => out.push((
+                    f,
+                    DrawBox {
+                        source: BoxSource::Detection(di),
+                        bbox: to_pixels(&d.bbox),
+                        filled: false,
+                    },
+                )),
                 None => outside += 1,
             }
         }
@@ -283,7 +325,8 @@ mod tests {
     fn track(keys: &[(Key, Option<BBox>)]) -> Track {
         let mut t = Track::new("t");
         for (k, b) in keys {
-            t.insert(*k, b.map_or(Entry::Absent, Entry::Present)).unwrap();
+            t.insert(*k, b.map_or(Entry::Absent, Entry::Present))
+                .unwrap();
         }
         t
     }
@@ -306,7 +349,10 @@ mod tests {
 
     #[test]
     fn linear_midpoint_is_halfway_in_time() {
-        let a = one_track(&[(Key::Frame(2), Some(bx(0.0))), (Key::Frame(6), Some(bx(40.0)))]);
+        let a = one_track(&[
+            (Key::Frame(2), Some(bx(0.0))),
+            (Key::Frame(6), Some(bx(40.0))),
+        ]);
         let r = a.resolve(&cfr(10, 25), Fill::Linear).unwrap();
         assert_eq!(only(&r, 2), Some((bx(0.0), false)));
         assert_eq!(only(&r, 3), Some((bx(10.0), true)));
@@ -323,17 +369,34 @@ mod tests {
     fn linear_uses_presentation_time_on_variable_rate() {
         // Frames at 0, 0.1, 0.4, 0.5 s. Keys on frames 0 and 3: frame 1 is 1/5 of the way in
         // time (not 1/3 as by index), frame 2 is 4/5.
-        let times = vec![Time::ZERO, Time::new(1, 10), Time::new(4, 10), Time::new(5, 10)];
+        let times = vec![
+            Time::ZERO,
+            Time::new(1, 10),
+            Time::new(4, 10),
+            Time::new(5, 10),
+        ];
         let clock = TimestampClock::new(times, Time::new(6, 10), 100, 100).unwrap();
-        let a = one_track(&[(Key::Frame(0), Some(bx(0.0))), (Key::Frame(3), Some(bx(50.0)))]);
+        let a = one_track(&[
+            (Key::Frame(0), Some(bx(0.0))),
+            (Key::Frame(3), Some(bx(50.0))),
+        ]);
         let r = a.resolve(&clock, Fill::Linear).unwrap();
-        assert_eq!(only(&r, 1), Some((BBox::lerp(&bx(0.0), &bx(50.0), 0.2), true)));
-        assert_eq!(only(&r, 2), Some((BBox::lerp(&bx(0.0), &bx(50.0), 0.8), true)));
+        assert_eq!(
+            only(&r, 1),
+            Some((BBox::lerp(&bx(0.0), &bx(50.0), 0.2), true))
+        );
+        assert_eq!(
+            only(&r, 2),
+            Some((BBox::lerp(&bx(0.0), &bx(50.0), 0.8), true))
+        );
         assert!((only(&r, 1).unwrap().0.x1 - 10.0).abs() < 1e-12);
         // Midpoint in time with time keys: keys at 0 and 0.8 s, frame at 0.4 s is exactly halfway.
         let a = one_track(&[
             (Key::Time(Time::ZERO), Some(BBox::new(0.0, 0.0, 10.0, 10.0))),
-            (Key::Time(Time::new(8, 10)), Some(BBox::new(7.0, 3.0, 17.0, 13.0))),
+            (
+                Key::Time(Time::new(8, 10)),
+                Some(BBox::new(7.0, 3.0, 17.0, 13.0)),
+            ),
         ]);
         let r = a.resolve(&clock, Fill::Linear).unwrap();
         assert_eq!(only(&r, 2), Some((BBox::new(3.5, 1.5, 13.5, 11.5), true)));
@@ -344,7 +407,10 @@ mod tests {
 
     #[test]
     fn hold_and_none() {
-        let a = one_track(&[(Key::Frame(1), Some(bx(0.0))), (Key::Frame(4), Some(bx(30.0)))]);
+        let a = one_track(&[
+            (Key::Frame(1), Some(bx(0.0))),
+            (Key::Frame(4), Some(bx(30.0))),
+        ]);
         let r = a.resolve(&cfr(10, 10), Fill::Hold).unwrap();
         assert_eq!(only(&r, 0), None);
         assert_eq!(only(&r, 2), Some((bx(0.0), true)));
@@ -392,9 +458,12 @@ mod tests {
     #[test]
     fn several_keys_on_one_frame_keep_the_earliest() {
         // 30 Hz annotations on a 10 fps video.
-        let keys: Vec<(Key, Option<BBox>)> =
-            (0..7).map(|i| (Key::Time(Time::new(i, 30)), Some(bx(i as f64)))).collect();
-        let r = one_track(&keys).resolve(&cfr(10, 10), Fill::Linear).unwrap();
+        let keys: Vec<(Key, Option<BBox>)> = (0..7)
+            .map(|i| (Key::Time(Time::new(i, 30)), Some(bx(i as f64))))
+            .collect();
+        let r = one_track(&keys)
+            .resolve(&cfr(10, 10), Fill::Linear)
+            .unwrap();
         assert_eq!(only(&r, 0), Some((bx(0.0), false)));
         assert_eq!(only(&r, 1), Some((bx(3.0), false)));
         assert_eq!(only(&r, 2), Some((bx(6.0), false)));
@@ -412,11 +481,34 @@ mod tests {
 
     #[test]
     fn keys_beyond_the_video_are_counted_and_detections_are_not_filled() {
-        let mut a = one_track(&[(Key::Frame(8), Some(bx(0.0))), (Key::Frame(12), Some(bx(40.0)))]);
-        a.detections.push(Detection { key: Key::Frame(1), bbox: bx(5.0), score: Some(0.5), label: None });
-        a.detections.push(Detection { key: Key::Frame(3), bbox: bx(6.0), score: None, label: None });
-        a.detections.push(Detection { key: Key::Frame(30), bbox: bx(6.0), score: None, label: None });
-        a.detections.push(Detection { key: Key::Time(Time::new(11, 100)), bbox: bx(7.0), score: None, label: None });
+        let mut a = one_track(&[
+            (Key::Frame(8), Some(bx(0.0))),
+            (Key::Frame(12), Some(bx(40.0))),
+        ]);
+        a.detections.push(Detection {
+            key: Key::Frame(1),
+            bbox: bx(5.0),
+            score: Some(0.5),
+            label: None,
+        });
+        a.detections.push(Detection {
+            key: Key::Frame(3),
+            bbox: bx(6.0),
+            score: None,
+            label: None,
+        });
+        a.detections.push(Detection {
+            key: Key::Frame(30),
+            bbox: bx(6.0),
+            score: None,
+            label: None,
+        });
+        a.detections.push(Detection {
+            key: Key::Time(Time::new(11, 100)),
+            bbox: bx(7.0),
+            score: None,
+            label: None,
+        });
         let r = a.resolve(&cfr(10, 10), Fill::Linear).unwrap();
         assert_eq!(r.keys_outside_video, 2);
         // A frame key past the end has no time: no interpolation toward it.
@@ -433,19 +525,28 @@ mod tests {
         let mut a = one_track(&[(Key::Frame(0), Some(BBox::new(0.25, 0.5, 0.5, 1.0)))]);
         a.coords = Coords::Normalized;
         let r = a.resolve(&cfr(2, 10), Fill::Linear).unwrap();
-        assert_eq!(only(&r, 0), Some((BBox::new(160.0, 240.0, 320.0, 480.0), false)));
+        assert_eq!(
+            only(&r, 0),
+            Some((BBox::new(160.0, 240.0, 320.0, 480.0), false))
+        );
         let zero = ConstantRateClock::new(2, Time::from_secs(10), 0, 0).unwrap();
         assert!(a.resolve(&zero, Fill::Linear).is_err());
     }
 
     #[test]
     fn sparse_over_a_long_video() {
-        let a = one_track(&[(Key::Frame(99_990), Some(bx(0.0))), (Key::Frame(99_999), Some(bx(9.0)))]);
+        let a = one_track(&[
+            (Key::Frame(99_990), Some(bx(0.0))),
+            (Key::Frame(99_999), Some(bx(9.0))),
+        ]);
         let r = a.resolve(&cfr(100_000, 30), Fill::Linear).unwrap();
         assert_eq!(r.box_count(), 10);
         assert_eq!(r.frame_count(), 100_000);
         assert!(r.boxes_at(5).is_empty());
-        assert_eq!(only(&r, 99_995), Some((BBox::lerp(&bx(0.0), &bx(9.0), 5.0 / 9.0), true)));
+        assert_eq!(
+            only(&r, 99_995),
+            Some((BBox::lerp(&bx(0.0), &bx(9.0), 5.0 / 9.0), true))
+        );
     }
 
     #[test]
@@ -453,7 +554,10 @@ mod tests {
         assert_eq!("linear".parse::<Fill>(), Ok(Fill::Linear));
         assert_eq!("Hold".parse::<Fill>(), Ok(Fill::Hold));
         assert_eq!("none".parse::<Fill>(), Ok(Fill::None));
-        assert!("cubic".parse::<Fill>().unwrap_err().contains("expected linear, hold or none"));
+        assert!("cubic"
+            .parse::<Fill>()
+            .unwrap_err()
+            .contains("expected linear, hold or none"));
     }
 
     proptest! {

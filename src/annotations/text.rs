@@ -181,9 +181,19 @@ pub(crate) fn normalize_column_name(name: &str) -> String {
 impl Table {
     /// The first column whose normalised name is one of `names` (tried in order).
     pub(crate) fn column(&self, names: &[&str]) -> Option<Column<'_>> {
-        let normalized: Vec<String> = self.columns.iter().map(|c| normalize_column_name(c)).collect();
+        let normalized: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| normalize_column_name(c))
+            .collect();
         names.iter().find_map(|want| {
-            normalized.iter().position(|n| n == want).map(|index| Column { index, name: self.columns[index].as_str() })
+            normalized
+                .iter()
+                .position(|n| n == want)
+                .map(|index| Column {
+                    index,
+                    name: self.columns[index].as_str(),
+                })
         })
     }
 
@@ -196,7 +206,10 @@ impl Table {
             .map(|(i, l)| (i + 1, l))
             .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
         let Some((_, header)) = lines.next() else {
-            return Err(AnnotationError::file(path, "is empty; expected a header row and records"));
+            return Err(AnnotationError::file(
+                path,
+                "is empty; expected a header row and records",
+            ));
         };
         let (delimiter, separator) = detect_delimiter(header);
         let columns = split_delimited(header, delimiter);
@@ -215,8 +228,14 @@ impl Table {
                     ),
                 ));
             }
-            let cells = cells.into_iter().map(|c| (!c.is_empty()).then_some(c)).collect();
-            rows.push(Row { at: Location::Line(line_no), cells });
+            let cells = cells
+                .into_iter()
+                .map(|c| (!c.is_empty()).then_some(c))
+                .collect();
+            rows.push(Row {
+                at: Location::Line(line_no),
+                cells,
+            });
         }
         Ok(Table { columns, rows })
     }
@@ -230,7 +249,11 @@ impl Table {
             Value::Object(map) => {
                 let found = ["annotations", "boxes", "records", "labels"]
                     .iter()
-                    .find_map(|k| map.get(*k).and_then(Value::as_array).map(|a| (a, k.to_string())));
+                    .find_map(|k| {
+                        map.get(*k)
+                            .and_then(Value::as_array)
+                            .map(|a| (a, k.to_string()))
+                    });
                 found.ok_or_else(|| {
                     AnnotationError::file(
                         path,
@@ -242,7 +265,10 @@ impl Table {
             other => {
                 return Err(AnnotationError::file(
                     path,
-                    format!("expected a JSON list of records, found {}", show_json(other)),
+                    format!(
+                        "expected a JSON list of records, found {}",
+                        show_json(other)
+                    ),
                 ))
             }
         };
@@ -254,7 +280,10 @@ impl Table {
                 return Err(AnnotationError::at_item(
                     path,
                     at,
-                    format!("expected a record (a JSON object), found {}", show_json(item)),
+                    format!(
+                        "expected a record (a JSON object), found {}",
+                        show_json(item)
+                    ),
                 ));
             };
             let mut flat = Vec::new();
@@ -275,7 +304,10 @@ impl Table {
                         cells[i] = value;
                     }
                 }
-                Row { at: Location::Item(at), cells }
+                Row {
+                    at: Location::Item(at),
+                    cells,
+                }
             })
             .collect();
         Ok(Table { columns, rows })
@@ -286,7 +318,11 @@ fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Option<String>)>)
     match value {
         Value::Object(map) => {
             for (k, v) in map {
-                let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let name = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 flatten(&name, v, out);
             }
         }
@@ -320,7 +356,10 @@ impl Row {
             AnnotationError::invalid(
                 path,
                 self.at.clone(),
-                format!("column {:?}: expected a number, found {text:?}", column.name),
+                format!(
+                    "column {:?}: expected a number, found {text:?}",
+                    column.name
+                ),
             )
         })
     }
@@ -328,13 +367,18 @@ impl Row {
     /// A non-negative integer (frame index) in a required column.
     pub(crate) fn index(&self, path: &Path, column: Column<'_>) -> Result<usize, AnnotationError> {
         let text = self.required(path, column)?;
-        parse_integer(text).and_then(|i| usize::try_from(i).ok()).ok_or_else(|| {
-            AnnotationError::invalid(
-                path,
-                self.at.clone(),
-                format!("column {:?}: expected a frame index (0, 1, 2, ...), found {text:?}", column.name),
-            )
-        })
+        parse_integer(text)
+            .and_then(|i| usize::try_from(i).ok())
+            .ok_or_else(|| {
+                AnnotationError::invalid(
+                    path,
+                    self.at.clone(),
+                    format!(
+                        "column {:?}: expected a frame index (0, 1, 2, ...), found {text:?}",
+                        column.name
+                    ),
+                )
+            })
     }
 
     /// Exact seconds in a required column.
@@ -344,7 +388,10 @@ impl Row {
             AnnotationError::invalid(
                 path,
                 self.at.clone(),
-                format!("column {:?}: expected a time in seconds (4.2 or 21/5), found {text:?}", column.name),
+                format!(
+                    "column {:?}: expected a time in seconds (4.2 or 21/5), found {text:?}",
+                    column.name
+                ),
             )
         })
     }
@@ -356,12 +403,19 @@ impl Row {
             AnnotationError::invalid(
                 path,
                 self.at.clone(),
-                format!("column {:?}: expected 0/1 or true/false, found {text:?}", column.name),
+                format!(
+                    "column {:?}: expected 0/1 or true/false, found {text:?}",
+                    column.name
+                ),
             )
         })
     }
 
-    pub(crate) fn required(&self, path: &Path, column: Column<'_>) -> Result<&str, AnnotationError> {
+    pub(crate) fn required(
+        &self,
+        path: &Path,
+        column: Column<'_>,
+    ) -> Result<&str, AnnotationError> {
         self.cells[column.index].as_deref().ok_or_else(|| {
             AnnotationError::invalid(
                 path,
@@ -397,22 +451,34 @@ mod tests {
     fn ntsc_rates_snap() {
         assert_eq!(snap_fps(Time::new(2997, 100)), Time::new(30000, 1001));
         assert_eq!(snap_fps(Time::new(23976, 1000)), Time::new(24000, 1001));
-        assert_eq!(snap_fps("29.97002997002997".parse().unwrap()), Time::new(30000, 1001));
+        assert_eq!(
+            snap_fps("29.97002997002997".parse().unwrap()),
+            Time::new(30000, 1001)
+        );
         assert_eq!(snap_fps(Time::from_secs(25)), Time::from_secs(25));
         assert_eq!(snap_fps(Time::new(25, 2)), Time::new(25, 2));
     }
 
     #[test]
     fn csv_split_handles_quotes() {
-        assert_eq!(split_delimited("1, \"a, b\" ,\"say \"\"hi\"\"\",", ','), vec!["1", "a, b", "say \"hi\"", ""]);
+        assert_eq!(
+            split_delimited("1, \"a, b\" ,\"say \"\"hi\"\"\",", ','),
+            vec!["1", "a, b", "say \"hi\"", ""]
+        );
         assert_eq!(split_numeric_line("1\t2  3"), vec!["1", "2", "3"]);
         assert_eq!(split_numeric_line("1, 2,3"), vec!["1", "2", "3"]);
     }
 
     #[test]
     fn column_names_are_normalised() {
-        assert_eq!(normalize_column_name("[CameraBoxComponent].box.center.x"), "box.center.x");
-        assert_eq!(normalize_column_name(" key.camera_object_id"), "camera_object_id");
+        assert_eq!(
+            normalize_column_name("[CameraBoxComponent].box.center.x"),
+            "box.center.x"
+        );
+        assert_eq!(
+            normalize_column_name(" key.camera_object_id"),
+            "camera_object_id"
+        );
         assert_eq!(normalize_column_name("X1"), "x1");
     }
 
@@ -423,21 +489,36 @@ mod tests {
         assert_eq!(t.rows.len(), 2);
         assert_eq!(t.rows[1].cells[1], None);
         assert_eq!(t.rows[0].at, Location::Line(4));
-        let err = Table::from_csv(path, "frame,x1\n0\n").unwrap_err().to_string();
-        assert_eq!(err, "t.csv line 2: expected 2 comma-separated values (frame,x1) as in the header, found 1");
+        let err = Table::from_csv(path, "frame,x1\n0\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "t.csv line 2: expected 2 comma-separated values (frame,x1) as in the header, found 1"
+        );
     }
 
     #[test]
     fn json_table_flattens_records() {
         // Members in sorted order, so the column order is the same with or without serde_json's
         // preserve_order feature.
-        let v: Value =
-            serde_json::from_str(r#"{"boxes": [{"box": {"cx": 2.5}, "id": 1}, {"id": "b", "label": null}]}"#).unwrap();
+        let v: Value = serde_json::from_str(
+            r#"{"boxes": [{"box": {"cx": 2.5}, "id": 1}, {"id": "b", "label": null}]}"#,
+        )
+        .unwrap();
         let t = Table::from_json(Path::new("t.json"), &v).unwrap();
         assert_eq!(t.columns, vec!["box.cx", "id", "label"]);
-        assert_eq!(t.rows[0].cells, vec![Some("2.5".into()), Some("1".into()), None]);
+        assert_eq!(
+            t.rows[0].cells,
+            vec![Some("2.5".into()), Some("1".into()), None]
+        );
         assert_eq!(t.rows[1].at, Location::Item("boxes[1]".into()));
-        let err = Table::from_json(Path::new("t.json"), &serde_json::json!([1])).unwrap_err().to_string();
-        assert_eq!(err, "t.json [0]: expected a record (a JSON object), found 1");
+        let err = Table::from_json(Path::new("t.json"), &serde_json::json!([1]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "t.json [0]: expected a record (a JSON object), found 1"
+        );
     }
 }

@@ -47,7 +47,10 @@ pub fn read_vstar(path: &Path, options: &ReadOptions) -> Result<Annotations, Ann
                         return Err(AnnotationError::at_item(
                             path,
                             format!("item {i}"),
-                            format!("expected a V-STaR item (a JSON object), found {}", show_json(other)),
+                            format!(
+                                "expected a V-STaR item (a JSON object), found {}",
+                                show_json(other)
+                            ),
                         ))
                     }
                 }
@@ -57,7 +60,10 @@ pub fn read_vstar(path: &Path, options: &ReadOptions) -> Result<Annotations, Ann
         other => {
             return Err(AnnotationError::file(
                 path,
-                format!("expected a V-STaR item or a list of items, found {}", show_json(other)),
+                format!(
+                    "expected a V-STaR item or a list of items, found {}",
+                    show_json(other)
+                ),
             ))
         }
     };
@@ -83,29 +89,47 @@ fn item_id(item: &Map<String, Value>) -> Option<String> {
     })
 }
 
-fn select_item(path: &Path, items: &[&Map<String, Value>], wanted: Option<&str>) -> Result<usize, AnnotationError> {
+fn select_item(
+    path: &Path,
+    items: &[&Map<String, Value>],
+    wanted: Option<&str>,
+) -> Result<usize, AnnotationError> {
     let some_ids = || {
-        let ids: Vec<String> =
-            items.iter().take(5).enumerate().map(|(i, m)| item_id(m).unwrap_or(format!("#{i}"))).collect();
+        let ids: Vec<String> = items
+            .iter()
+            .take(5)
+            .enumerate()
+            .map(|(i, m)| item_id(m).unwrap_or(format!("#{i}")))
+            .collect();
         let more = if items.len() > 5 { ", ..." } else { "" };
         format!("{}{more}", ids.join(", "))
     };
     match wanted {
         None => match items.len() {
-            0 => Err(AnnotationError::file(path, "is an empty list; expected at least one V-STaR item")),
+            0 => Err(AnnotationError::file(
+                path,
+                "is an empty list; expected at least one V-STaR item",
+            )),
             1 => Ok(0),
             n => Err(AnnotationError::file(
                 path,
-                format!("holds {n} items; choose one by its vid (or #index), e.g. {}", some_ids()),
+                format!(
+                    "holds {n} items; choose one by its vid (or #index), e.g. {}",
+                    some_ids()
+                ),
             )),
         },
         Some(wanted) => {
-            let matches: Vec<usize> =
-                (0..items.len()).filter(|&i| item_id(items[i]).as_deref() == Some(wanted)).collect();
+            let matches: Vec<usize> = (0..items.len())
+                .filter(|&i| item_id(items[i]).as_deref() == Some(wanted))
+                .collect();
             match matches.len() {
                 1 => Ok(matches[0]),
                 0 => {
-                    if let Some(i) = wanted.strip_prefix('#').and_then(|s| s.parse::<usize>().ok()) {
+                    if let Some(i) = wanted
+                        .strip_prefix('#')
+                        .and_then(|s| s.parse::<usize>().ok())
+                    {
                         if i < items.len() {
                             return Ok(i);
                         }
@@ -120,7 +144,10 @@ fn select_item(path: &Path, items: &[&Map<String, Value>], wanted: Option<&str>)
                     }
                     Err(AnnotationError::file(
                         path,
-                        format!("has no item with vid {wanted:?}; its items include {}", some_ids()),
+                        format!(
+                            "has no item with vid {wanted:?}; its items include {}",
+                            some_ids()
+                        ),
                     ))
                 }
                 _ => Err(AnnotationError::file(
@@ -128,7 +155,11 @@ fn select_item(path: &Path, items: &[&Map<String, Value>], wanted: Option<&str>)
                     format!(
                         "has {} items with vid {wanted:?} ({}); choose one by index",
                         matches.len(),
-                        matches.iter().map(|i| format!("#{i}")).collect::<Vec<_>>().join(", ")
+                        matches
+                            .iter()
+                            .map(|i| format!("#{i}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 )),
             }
@@ -160,27 +191,44 @@ fn read_item(
             ))
         }
         None => {
-            let at = if prefix.is_empty() { "item".to_string() } else { here("") };
-            return Err(AnnotationError::at_item(path, at, "has no \"bboxes\" list; expected a V-STaR item"));
+            let at = if prefix.is_empty() {
+                "item".to_string()
+            } else {
+                here("")
+            };
+            return Err(AnnotationError::at_item(
+                path,
+                at,
+                "has no \"bboxes\" list; expected a V-STaR item",
+            ));
         }
     };
 
     let fps = match item.get("fps") {
         None | Some(Value::Null) => None,
-        Some(v) => Some(json_time(v).filter(|t| *t > Time::ZERO).map(snap_fps).ok_or_else(|| {
-            AnnotationError::at_item(
-                path,
-                here("fps"),
-                format!("expected a positive frame rate, found {}", show_json(v)),
-            )
-        })?),
+        Some(v) => Some(
+            json_time(v)
+                .filter(|t| *t > Time::ZERO)
+                .map(snap_fps)
+                .ok_or_else(|| {
+                    AnnotationError::at_item(
+                        path,
+                        here("fps"),
+                        format!("expected a positive frame rate, found {}", show_json(v)),
+                    )
+                })?,
+        ),
     };
     let dimension = |name: &str| -> Result<Option<u64>, AnnotationError> {
         match item.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => v
                 .as_u64()
-                .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64))
+                .or_else(|| {
+                    v.as_f64()
+                        .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                        .map(|f| f as u64)
+                })
                 .map(Some)
                 .ok_or_else(|| {
                     AnnotationError::at_item(
@@ -222,12 +270,20 @@ fn read_item(
                     AnnotationError::at_item(
                         path,
                         &at,
-                        format!("\"frame_index\": expected a frame index 0, 1, ..., found {}", show_json(v)),
+                        format!(
+                            "\"frame_index\": expected a frame index 0, 1, ..., found {}",
+                            show_json(v)
+                        ),
                     )
                 })?),
             };
             let bbox = box_of(path, &at, map)?;
-            raw.push(RawBox { at, timestamp, frame_index, bbox });
+            raw.push(RawBox {
+                at,
+                timestamp,
+                frame_index,
+                bbox,
+            });
         } else {
             if map.is_empty() {
                 return Err(AnnotationError::at_item(
@@ -238,7 +294,9 @@ fn read_item(
             }
             for (k, v) in map {
                 let at = format!("{at} {k:?}");
-                let parsed = k.rsplit_once('_').and_then(|(t, f)| Some((parse_time(t)?, parse_integer(f)?)));
+                let parsed = k
+                    .rsplit_once('_')
+                    .and_then(|(t, f)| Some((parse_time(t)?, parse_integer(f)?)));
                 let Some((timestamp, frame)) = parsed.filter(|(_, f)| *f >= 0) else {
                     return Err(AnnotationError::at_item(
                         path,
@@ -250,24 +308,45 @@ fn read_item(
                     return Err(AnnotationError::at_item(
                         path,
                         at,
-                        format!("expected {{\"xmin\", \"ymin\", \"xmax\", \"ymax\"}}, found {}", show_json(v)),
+                        format!(
+                            "expected {{\"xmin\", \"ymin\", \"xmax\", \"ymax\"}}, found {}",
+                            show_json(v)
+                        ),
                     ));
                 };
                 let bbox = box_of(path, &at, inner)?;
-                raw.push(RawBox { at, timestamp: Some(timestamp), frame_index: Some(frame as usize), bbox });
+                raw.push(RawBox {
+                    at,
+                    timestamp: Some(timestamp),
+                    frame_index: Some(frame as usize),
+                    bbox,
+                });
             }
         }
     }
 
-    let label = item.get("object").and_then(Value::as_str).filter(|s| !s.is_empty());
+    let label = item
+        .get("object")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty());
     let mut set = TrackSet::new(path);
     for b in raw {
         let exact_time = match (b.timestamp, b.frame_index, fps) {
             (Some(t), Some(f), Some(fps)) => {
                 let frame_time = Time::from_secs(f as i64).scale(fps.denom(), fps.numer());
-                let diff = if t > frame_time { t - frame_time } else { frame_time - t };
+                let diff = if t > frame_time {
+                    t - frame_time
+                } else {
+                    frame_time - t
+                };
                 // within half a frame: diff * fps * 2 <= 1
-                Some(if diff.scale(2 * fps.numer(), fps.denom()) <= Time::from_secs(1) { frame_time } else { t })
+                Some(
+                    if diff.scale(2 * fps.numer(), fps.denom()) <= Time::from_secs(1) {
+                        frame_time
+                    } else {
+                        t
+                    },
+                )
             }
             (t, _, _) => t,
         };
@@ -277,22 +356,39 @@ fn read_item(
             (_, Some(t), None) => Key::Time(t),
             (_, None, Some(f)) => Key::Frame(f),
             (_, None, None) => {
-                return Err(AnnotationError::at_item(path, b.at, "expected a \"timestamp\" or a \"frame_index\""));
+                return Err(AnnotationError::at_item(
+                    path,
+                    b.at,
+                    "expected a \"timestamp\" or a \"frame_index\"",
+                ));
             }
         };
-        set.add("1", label, key, Entry::from_box(b.bbox), Extras::new(), Location::Item(b.at))?;
+        set.add(
+            "1",
+            label,
+            key,
+            Entry::from_box(b.bbox),
+            Extras::new(),
+            Location::Item(b.at),
+        )?;
     }
 
     let mut annotations = Annotations::new(Coords::Pixels);
     annotations.tracks = set.into_tracks();
-    let fields: BTreeMap<String, Value> =
-        item.iter().filter(|(k, _)| k.as_str() != "bboxes").map(|(k, v)| (k.clone(), v.clone())).collect();
+    let fields: BTreeMap<String, Value> = item
+        .iter()
+        .filter(|(k, _)| k.as_str() != "bboxes")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     annotations.meta = Meta {
         source_format: Some(Format::Vstar),
         source_path: Some(path.to_path_buf()),
         fps,
         frame_size: match (width, height) {
-            (Some(w), Some(h)) => Some((u32::try_from(w).unwrap_or(u32::MAX), u32::try_from(h).unwrap_or(u32::MAX))),
+            (Some(w), Some(h)) => Some((
+                u32::try_from(w).unwrap_or(u32::MAX),
+                u32::try_from(h).unwrap_or(u32::MAX),
+            )),
             _ => None,
         },
         frame_count: frame_count.map(|n| n as usize),
@@ -324,7 +420,11 @@ fn box_of(path: &Path, at: &str, map: &Map<String, Value>) -> Result<BBox, Annot
             })
             .ok_or_else(|| {
                 let found = value.map_or("nothing".to_string(), show_json);
-                AnnotationError::at_item(path, at, format!("{name:?}: expected a number, found {found}"))
+                AnnotationError::at_item(
+                    path,
+                    at,
+                    format!("{name:?}: expected a number, found {found}"),
+                )
             })?;
     }
     Ok(BBox::new(v[0], v[1], v[2], v[3]))
@@ -420,7 +520,8 @@ pub fn vstar_item(
 
 /// Writes items as a pretty-printed JSON list (the layout of a V-STaR benchmark file).
 pub fn write_vstar(path: &Path, items: &[VstarItem]) -> Result<(), AnnotationError> {
-    let text = serde_json::to_string_pretty(items).map_err(|e| AnnotationError::file(path, e.to_string()))?;
+    let text = serde_json::to_string_pretty(items)
+        .map_err(|e| AnnotationError::file(path, e.to_string()))?;
     std::fs::write(path, text + "\n").map_err(|e| AnnotationError::write(path, e))
 }
 
@@ -433,7 +534,11 @@ mod tests {
 
     #[test]
     fn reads_list_form_with_exact_times() {
-        let a = read_vstar(&fixture("vstar/item_list_form.json"), &ReadOptions::default()).unwrap();
+        let a = read_vstar(
+            &fixture("vstar/item_list_form.json"),
+            &ReadOptions::default(),
+        )
+        .unwrap();
         assert_eq!(a.meta.source_format, Some(Format::Vstar));
         assert_eq!(a.meta.fps, Some(Time::new(30000, 1001)));
         assert_eq!(a.meta.frame_size, Some((640, 360)));
@@ -443,7 +548,10 @@ mod tests {
         let t = &a.tracks[0];
         assert_eq!(t.label.as_deref(), Some("red car"));
         // frame 30 at 30000/1001 fps, timestamp written 1.001: exactly 1001/1000 s
-        assert_eq!(t.keys[&Key::Time(Time::new(1001, 1000))], Entry::Present(BBox::new(10.0, 20.0, 110.0, 220.0)));
+        assert_eq!(
+            t.keys[&Key::Time(Time::new(1001, 1000))],
+            Entry::Present(BBox::new(10.0, 20.0, 110.0, 220.0))
+        );
         // frame 61, timestamp rounded to 2.04: snapped to 61 * 1001 / 30000
         assert_eq!(
             t.keys[&Key::Time(Time::new(61 * 1001, 30000))],
@@ -452,27 +560,53 @@ mod tests {
         assert_eq!(t.keys.len(), 2);
         let frames = read_vstar(
             &fixture("vstar/item_list_form.json"),
-            &ReadOptions { prefer_keys: KeyKind::Frame, ..Default::default() },
+            &ReadOptions {
+                prefer_keys: KeyKind::Frame,
+                ..Default::default()
+            },
         )
         .unwrap();
-        assert_eq!(frames.tracks[0].keys.keys().copied().collect::<Vec<_>>(), vec![Key::Frame(30), Key::Frame(61)]);
+        assert_eq!(
+            frames.tracks[0].keys.keys().copied().collect::<Vec<_>>(),
+            vec![Key::Frame(30), Key::Frame(61)]
+        );
     }
 
     #[test]
     fn reads_keyed_form_from_a_benchmark_list() {
         let path = fixture("vstar/bench_keyed_form.json");
-        let err = read_vstar(&path, &ReadOptions::default()).unwrap_err().to_string();
-        assert_eq!(err, format!("{}: holds 2 items; choose one by its vid (or #index), e.g. v_a, v_b", path.display()));
-        let pick = |item: &str| ReadOptions { item: Some(item.to_string()), ..Default::default() };
+        let err = read_vstar(&path, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}: holds 2 items; choose one by its vid (or #index), e.g. v_a, v_b",
+                path.display()
+            )
+        );
+        let pick = |item: &str| ReadOptions {
+            item: Some(item.to_string()),
+            ..Default::default()
+        };
         let a = read_vstar(&path, &pick("v_b")).unwrap();
         let t = &a.tracks[0];
         assert_eq!(t.label.as_deref(), Some("dog"));
         assert_eq!(a.meta.fps, Some(Time::from_secs(10)));
-        assert_eq!(t.keys[&Key::Time(Time::new(1, 2))], Entry::Present(BBox::new(1.0, 2.0, 3.0, 4.0)));
-        assert_eq!(t.keys[&Key::Time(Time::new(7, 10))], Entry::Present(BBox::new(2.0, 2.0, 4.0, 4.0)));
+        assert_eq!(
+            t.keys[&Key::Time(Time::new(1, 2))],
+            Entry::Present(BBox::new(1.0, 2.0, 3.0, 4.0))
+        );
+        assert_eq!(
+            t.keys[&Key::Time(Time::new(7, 10))],
+            Entry::Present(BBox::new(2.0, 2.0, 4.0, 4.0))
+        );
         assert_eq!(read_vstar(&path, &pick("#1")).unwrap().tracks, a.tracks);
         let err = read_vstar(&path, &pick("v_z")).unwrap_err().to_string();
-        assert!(err.ends_with("has no item with vid \"v_z\"; its items include v_a, v_b"), "{err}");
+        assert!(
+            err.ends_with("has no item with vid \"v_z\"; its items include v_a, v_b"),
+            "{err}"
+        );
         let auto = read(&path, Format::Auto, &pick("v_a")).unwrap();
         assert_eq!(auto.meta.source_format, Some(Format::Vstar));
     }
@@ -502,12 +636,19 @@ mod tests {
         ];
         for (text, want) in cases {
             std::fs::write(&p, text).unwrap();
-            let err = read_vstar(&p, &ReadOptions::default()).unwrap_err().to_string();
+            let err = read_vstar(&p, &ReadOptions::default())
+                .unwrap_err()
+                .to_string();
             assert_eq!(err, format!("{} {want}", p.display()));
         }
         std::fs::write(&p, "[{\"vid\": 1,\n  \"bboxes\": [}]").unwrap();
-        let err = read_vstar(&p, &ReadOptions::default()).unwrap_err().to_string();
-        assert!(err.starts_with(&format!("{} line 2 column 14: invalid JSON: ", p.display())), "{err}");
+        let err = read_vstar(&p, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("{} line 2 column 14: invalid JSON: ", p.display())),
+            "{err}"
+        );
     }
 
     #[test]
@@ -516,19 +657,41 @@ mod tests {
         let mut a = Annotations::new(Coords::Pixels);
         let mut t = Track::new("7");
         t.label = Some("ball".into());
-        t.insert(Key::Frame(2), Entry::Present(BBox::new(10.0, 10.0, 20.0, 20.0))).unwrap();
-        t.insert(Key::Frame(4), Entry::Present(BBox::new(30.0, 10.0, 40.0, 20.0))).unwrap();
+        t.insert(
+            Key::Frame(2),
+            Entry::Present(BBox::new(10.0, 10.0, 20.0, 20.0)),
+        )
+        .unwrap();
+        t.insert(
+            Key::Frame(4),
+            Entry::Present(BBox::new(30.0, 10.0, 40.0, 20.0)),
+        )
+        .unwrap();
         t.insert(Key::Frame(5), Entry::Absent).unwrap();
-        t.insert(Key::Frame(7), Entry::Present(BBox::new(90.0, 40.0, 120.0, 60.0))).unwrap();
+        t.insert(
+            Key::Frame(7),
+            Entry::Present(BBox::new(90.0, 40.0, 120.0, 60.0)),
+        )
+        .unwrap();
         a.tracks.push(t);
         let mut item = vstar_item(&a, 0, &clock, Fill::Linear, "clip_1").unwrap();
         assert_eq!(item.object, "ball");
-        assert_eq!((item.width, item.height, item.frame_count, item.fps), (100, 50, 20, 25.0));
+        assert_eq!(
+            (item.width, item.height, item.frame_count, item.fps),
+            (100, 50, 20, 25.0)
+        );
         let frames: Vec<usize> = item.bboxes.iter().map(|b| b.frame_index).collect();
         assert_eq!(frames, vec![2, 3, 4, 7]);
         assert_eq!(
             item.bboxes[1],
-            VstarBox { timestamp: 0.12, frame_index: 3, xmin: 20.0, ymin: 10.0, xmax: 30.0, ymax: 20.0 }
+            VstarBox {
+                timestamp: 0.12,
+                frame_index: 3,
+                xmin: 20.0,
+                ymin: 10.0,
+                xmax: 30.0,
+                ymax: 20.0
+            }
         );
         // clamped to the 100x50 frame
         assert_eq!((item.bboxes[3].xmax, item.bboxes[3].ymax), (100.0, 50.0));
@@ -543,10 +706,16 @@ mod tests {
         assert_eq!(back[0], item);
         let read_back = read(&p, Format::Auto, &ReadOptions::default()).unwrap();
         let keys: Vec<Key> = read_back.tracks[0].keys.keys().copied().collect();
-        let want: Vec<Key> = frames.iter().map(|&f| Key::Time(clock.frame_time(f))).collect();
+        let want: Vec<Key> = frames
+            .iter()
+            .map(|&f| Key::Time(clock.frame_time(f)))
+            .collect();
         assert_eq!(keys, want, "timestamps read back as the exact frame times");
         let r = read_back.resolve(&clock, Fill::None).unwrap();
-        assert_eq!(r.frames_with_boxes().map(|(f, _)| f).collect::<Vec<_>>(), frames);
+        assert_eq!(
+            r.frames_with_boxes().map(|(f, _)| f).collect::<Vec<_>>(),
+            frames
+        );
         assert!(vstar_item(&a, 3, &clock, Fill::Linear, "x").is_err());
     }
 }

@@ -63,7 +63,10 @@ fn camera_name(number: i64) -> Option<&'static str> {
 
 /// The camera a cell names, as its canonical name (`1` and `front` are both `FRONT`).
 fn canonical_camera(text: &str) -> String {
-    parse_integer(text).and_then(camera_name).map(str::to_string).unwrap_or_else(|| text.trim().to_ascii_uppercase())
+    parse_integer(text)
+        .and_then(camera_name)
+        .map(str::to_string)
+        .unwrap_or_else(|| text.trim().to_ascii_uppercase())
 }
 
 /// True when the table has Waymo box columns (centre and length).
@@ -72,18 +75,29 @@ pub(crate) fn has_waymo_columns(table: &Table) -> bool {
 }
 
 /// Reads Waymo-style camera boxes.
-pub fn read_waymo(path: &Path, options: &crate::annotations::ReadOptions) -> Result<Annotations, AnnotationError> {
+pub fn read_waymo(
+    path: &Path,
+    options: &crate::annotations::ReadOptions,
+) -> Result<Annotations, AnnotationError> {
     let table = read_table(path)?;
     read_waymo_table(path, &table, options)
 }
 
-fn read_waymo_table(path: &Path, table: &Table, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+fn read_waymo_table(
+    path: &Path,
+    table: &Table,
+    options: &ReadOptions,
+) -> Result<Annotations, AnnotationError> {
     let found = || table.columns.join(",");
     let need = |names: &[&str], what: &str| {
         table.column(names).ok_or_else(|| {
             AnnotationError::file(
                 path,
-                format!("expected {what} column ({}); found columns {}", names.join(", "), found()),
+                format!(
+                    "expected {what} column ({}); found columns {}",
+                    names.join(", "),
+                    found()
+                ),
             )
         })
     };
@@ -111,8 +125,12 @@ fn read_waymo_table(path: &Path, table: &Table, options: &ReadOptions) -> Result
     // Camera selection.
     let wanted_camera = options.camera.as_deref().map(canonical_camera);
     if let Some(col) = camera_col {
-        let cameras: BTreeSet<String> =
-            table.rows.iter().filter_map(|r| r.text(Some(col))).map(canonical_camera).collect();
+        let cameras: BTreeSet<String> = table
+            .rows
+            .iter()
+            .filter_map(|r| r.text(Some(col)))
+            .map(canonical_camera)
+            .collect();
         if cameras.len() > 1 && wanted_camera.is_none() {
             return Err(AnnotationError::file(
                 path,
@@ -155,7 +173,10 @@ fn read_waymo_table(path: &Path, table: &Table, options: &ReadOptions) -> Result
                     AnnotationError::invalid(
                         path,
                         row.at.clone(),
-                        format!("column {:?}: expected whole microseconds, found {text:?}", col.name),
+                        format!(
+                            "column {:?}: expected whole microseconds, found {text:?}",
+                            col.name
+                        ),
                     )
                 })?;
                 origin = Some(origin.map_or(us, |o: i64| o.min(us)));
@@ -173,7 +194,9 @@ fn read_waymo_table(path: &Path, table: &Table, options: &ReadOptions) -> Result
             Some((KeyKind::Time, c)) => Key::Time(row.time(path, c)?),
             None => {
                 // `micros` is Some here (checked above) and every row parsed in the origin pass.
-                let (Some(col), Some(origin)) = (micros, origin) else { continue };
+                let (Some(col), Some(origin)) = (micros, origin) else {
+                    continue;
+                };
                 let us = parse_integer(row.required(path, col)?).unwrap_or(origin);
                 Key::Time(Time::new(us - origin, 1_000_000))
             }
@@ -185,18 +208,30 @@ fn read_waymo_table(path: &Path, table: &Table, options: &ReadOptions) -> Result
             row.number(path, width)?,
         );
         let id = row.required(path, id_col)?;
-        let label = row.text(type_col).map(|t| match parse_integer(t).and_then(waymo_type_name) {
-            Some(name) => name.to_string(),
-            None => t.to_string(),
-        });
-        set.add(id, label.as_deref(), k, Entry::from_box(bbox), Extras::new(), row.at.clone())?;
+        let label = row
+            .text(type_col)
+            .map(|t| match parse_integer(t).and_then(waymo_type_name) {
+                Some(name) => name.to_string(),
+                None => t.to_string(),
+            });
+        set.add(
+            id,
+            label.as_deref(),
+            k,
+            Entry::from_box(bbox),
+            Extras::new(),
+            row.at.clone(),
+        )?;
     }
 
     let mut annotations = Annotations::new(Coords::Pixels);
     annotations.tracks = set.into_tracks();
     annotations.coords = decide_coords(options.units, &annotations.tracks);
-    let mut meta =
-        Meta { source_format: Some(Format::Waymo), source_path: Some(path.to_path_buf()), ..Meta::default() };
+    let mut meta = Meta {
+        source_format: Some(Format::Waymo),
+        source_path: Some(path.to_path_buf()),
+        ..Meta::default()
+    };
     if let Some(o) = origin {
         meta.fields.insert("time_origin_micros".into(), o.into());
     }
@@ -230,28 +265,65 @@ mod tests {
         assert_eq!(car.id, "veh_a");
         assert_eq!(car.label.as_deref(), Some("vehicle"));
         // centre (100, 50), length 40 along x, width 20 along y
-        assert_eq!(car.keys[&Key::Frame(0)], Entry::Present(BBox::new(80.0, 40.0, 120.0, 60.0)));
-        assert_eq!(car.keys[&Key::Frame(1)], Entry::Present(BBox::new(90.0, 40.0, 130.0, 60.0)));
+        assert_eq!(
+            car.keys[&Key::Frame(0)],
+            Entry::Present(BBox::new(80.0, 40.0, 120.0, 60.0))
+        );
+        assert_eq!(
+            car.keys[&Key::Frame(1)],
+            Entry::Present(BBox::new(90.0, 40.0, 130.0, 60.0))
+        );
         let ped = &a.tracks[1];
         assert_eq!(ped.label.as_deref(), Some("pedestrian"));
-        assert_eq!(ped.keys[&Key::Frame(1)], Entry::Present(BBox::new(295.0, 180.0, 305.0, 220.0)));
+        assert_eq!(
+            ped.keys[&Key::Frame(1)],
+            Entry::Present(BBox::new(295.0, 180.0, 305.0, 220.0))
+        );
     }
 
     #[test]
     fn reads_v2_style_json_with_micros_and_cameras() {
         let path = fixture("waymo/camera_boxes_v2.json");
-        let err = read_waymo(&path, &ReadOptions::default()).unwrap_err().to_string();
-        assert_eq!(err, format!("{}: has boxes from 2 cameras (FRONT, FRONT_LEFT); choose one camera", path.display()));
-        let opts = ReadOptions { camera: Some("front".into()), ..Default::default() };
+        let err = read_waymo(&path, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}: has boxes from 2 cameras (FRONT, FRONT_LEFT); choose one camera",
+                path.display()
+            )
+        );
+        let opts = ReadOptions {
+            camera: Some("front".into()),
+            ..Default::default()
+        };
         let a = read_waymo(&path, &opts).unwrap();
-        assert_eq!(a.meta.fields["time_origin_micros"], 1_550_000_000_000_000i64);
+        assert_eq!(
+            a.meta.fields["time_origin_micros"],
+            1_550_000_000_000_000i64
+        );
         let t = &a.tracks[0];
         assert_eq!(t.id, "obj1");
         assert_eq!(t.label.as_deref(), Some("cyclist"));
-        assert_eq!(t.keys[&Key::Time(Time::ZERO)], Entry::Present(BBox::new(5.0, 10.0, 15.0, 30.0)));
-        assert_eq!(t.keys[&Key::Time(Time::new(1, 10))], Entry::Present(BBox::new(6.0, 10.0, 16.0, 30.0)));
+        assert_eq!(
+            t.keys[&Key::Time(Time::ZERO)],
+            Entry::Present(BBox::new(5.0, 10.0, 15.0, 30.0))
+        );
+        assert_eq!(
+            t.keys[&Key::Time(Time::new(1, 10))],
+            Entry::Present(BBox::new(6.0, 10.0, 16.0, 30.0))
+        );
         assert_eq!(t.keys.len(), 2);
-        let auto = read(&path, Format::Auto, &ReadOptions { camera: Some("1".into()), ..Default::default() }).unwrap();
+        let auto = read(
+            &path,
+            Format::Auto,
+            &ReadOptions {
+                camera: Some("1".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(auto.tracks, a.tracks);
         assert_eq!(auto.meta.source_format, Some(Format::Waymo));
     }
@@ -260,11 +332,25 @@ mod tests {
     fn bad_input_is_located() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("w.csv");
-        std::fs::write(&p, "frame,id,center_x,center_y,length,width\n0,a,1,2,3,4\n1,a,1,2,x,4\n").unwrap();
-        let err = read_waymo(&p, &ReadOptions::default()).unwrap_err().to_string();
-        assert_eq!(err, format!("{} line 3: column \"length\": expected a number, found \"x\"", p.display()));
+        std::fs::write(
+            &p,
+            "frame,id,center_x,center_y,length,width\n0,a,1,2,3,4\n1,a,1,2,x,4\n",
+        )
+        .unwrap();
+        let err = read_waymo(&p, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{} line 3: column \"length\": expected a number, found \"x\"",
+                p.display()
+            )
+        );
         std::fs::write(&p, "frame,center_x,center_y,length,width\n0,1,2,3,4\n").unwrap();
-        let err = read_waymo(&p, &ReadOptions::default()).unwrap_err().to_string();
+        let err = read_waymo(&p, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             format!(
@@ -272,8 +358,14 @@ mod tests {
                 p.display()
             )
         );
-        std::fs::write(&p, "frame,id,center_x,center_y,length,width\n0,a,1,2,3,4\n0,a,1,2,3,4\n").unwrap();
-        let err = read_waymo(&p, &ReadOptions::default()).unwrap_err().to_string();
+        std::fs::write(
+            &p,
+            "frame,id,center_x,center_y,length,width\n0,a,1,2,3,4\n0,a,1,2,3,4\n",
+        )
+        .unwrap();
+        let err = read_waymo(&p, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
         assert!(err.ends_with("line 3: track \"a\" has a second box for frame 0 (the first is at line 2); expected one box per track and frame"), "{err}");
     }
 }

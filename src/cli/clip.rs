@@ -1,10 +1,16 @@
-//! `vidprep cut` and `vidprep truncate`: argument parsing and printing around `jobs::clip`.
+//! `vidprep cut`, `vidprep truncate` and `vidprep overlay`: argument parsing and printing
+//! around `jobs::clip` (and `jobs::copy`, `jobs::cut_manifest`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
-use vidprep::jobs::clip::{make_clip, make_clips, ratio_output_path, ClipJob, ClipSpec};
+use vidprep::annotations::{Fill, Format, KeyKind, ReadOptions, Units};
+use vidprep::draw::Rgb;
+use vidprep::jobs::clip::{
+    make_clip, make_clips, ratio_output_path, ClipJob, ClipOptions, ClipOutput, ClipSpec,
+};
 use vidprep::media::EncodeSettings;
+use vidprep::overlay::{BoxesOutFormat, BoxesRequest, Style};
 use vidprep::time::TimeSpec;
 
 use super::progress::BarProgress;
@@ -35,6 +41,108 @@ impl EncodeArgs {
     }
 }
 
+/// Annotation options: which boxes, read how.
+#[derive(Args, Clone, Default)]
+#[command(next_help_heading = "Boxes")]
+pub struct BoxesArgs {
+    /// Annotation file (or GOT-10k sequence folder) of the source; its boxes are remapped into
+    /// every output's sidecar.
+    #[arg(long)]
+    boxes: Option<PathBuf>,
+    /// Annotation format: auto, got10k, mot, vstar, waymo, csv, json, vidprep.
+    #[arg(long, default_value = "auto", value_parser = parse_format)]
+    format: Format,
+    /// Frames between keys: linear (interpolate), hold, none.
+    #[arg(long, default_value = "linear", value_parser = parse_fill)]
+    fill: Fill,
+    /// MOT: drop boxes whose confidence is below this.
+    #[arg(long)]
+    min_confidence: Option<f64>,
+    /// V-STaR: the item (vid) to read from a benchmark file.
+    #[arg(long)]
+    item: Option<String>,
+    /// Use time or frame keys when a file has both.
+    #[arg(long, default_value = "time", value_parser = ["time", "frame"])]
+    keys: String,
+    /// Plain/Waymo coordinates: auto, pixels, normalized.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "pixels", "normalized"])]
+    units: String,
+    /// Waymo: the camera to read when the file has several.
+    #[arg(long)]
+    camera: Option<String>,
+    /// Also write each output's remapped boxes beside it: vidprep (X.boxes.json) or vstar
+    /// (X.vstar.json).
+    #[arg(long, value_parser = parse_boxes_out)]
+    boxes_out: Option<BoxesOutFormat>,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+}
+
+fn parse_fill(s: &str) -> Result<Fill, String> {
+    s.parse()
+}
+
+fn parse_boxes_out(s: &str) -> Result<BoxesOutFormat, String> {
+    s.parse()
+}
+
+impl BoxesArgs {
+    fn request(&self, draw: Option<Style>) -> Option<BoxesRequest> {
+        let path = self.boxes.clone()?;
+        Some(BoxesRequest {
+            path,
+            format: self.format,
+            read: ReadOptions {
+                min_confidence: self.min_confidence,
+                item: self.item.clone(),
+                prefer_keys: if self.keys == "frame" {
+                    KeyKind::Frame
+                } else {
+                    KeyKind::Time
+                },
+                units: match self.units.as_str() {
+                    "pixels" => Units::Pixels,
+                    "normalized" => Units::Normalized,
+                    _ => Units::Auto,
+                },
+                camera: self.camera.clone(),
+            },
+            fill: self.fill,
+            draw,
+        })
+    }
+}
+
+/// How boxes look.
+#[derive(Args, Clone)]
+#[command(next_help_heading = "Drawing")]
+pub struct StyleArgs {
+    /// Line width in pixels (default: scaled to the frame, 2 px at 360p, 6 px at 1080p).
+    #[arg(long)]
+    thickness: Option<u32>,
+    /// One colour for all boxes (RRGGBB or a name) instead of a colour per track.
+    #[arg(long, value_parser = Rgb::parse)]
+    color: Option<Rgb>,
+    /// Draw label tabs (track label and id) above boxes (the default).
+    #[arg(long, overrides_with = "no_labels")]
+    labels: bool,
+    /// Draw boxes without labels.
+    #[arg(long)]
+    no_labels: bool,
+}
+
+impl StyleArgs {
+    fn style(&self) -> Style {
+        Style {
+            thickness: self.thickness,
+            color: self.color.map(|c| (c.0, c.1, c.2)),
+            labels: !self.no_labels,
+        }
+    }
+}
+
 fn parse_time(s: &str) -> Result<TimeSpec, String> {
     TimeSpec::parse(s)
 }
@@ -59,8 +167,8 @@ pub struct CutArgs {
     /// Stream-copy whole GOPs instead of re-encoding (fast; snaps to keyframes).
     #[arg(long)]
     copy: bool,
-    /// JSONL manifest: one {"id", "source", "start", "end", "decision"} per line.
-    #[arg(long, conflicts_with_all = ["input", "output", "start", "end", "decision"])]
+    /// JSONL manifest: one {"id", "source", "start", "end", "decision", "boxes", ...} per line.
+    #[arg(long, conflicts_with_all = ["input", "output", "start", "end", "decision", "copy", "boxes"])]
     manifest: Option<PathBuf>,
     /// Output folder for --manifest.
     #[arg(long, requires = "manifest")]
@@ -70,20 +178,64 @@ pub struct CutArgs {
     jobs: Option<usize>,
     #[command(flatten)]
     encode: EncodeArgs,
+    #[command(flatten)]
+    boxes: BoxesArgs,
+    #[command(flatten)]
+    style: StyleArgs,
+}
+
+fn print_outputs(outs: &[ClipOutput]) {
+    for out in outs {
+        let mut line = format!(
+            "{}: {} frames (source frames {}..{})",
+            out.output.display(),
+            out.frames,
+            out.resolved.kept.start,
+            out.resolved.kept.end
+        );
+        if let Some(d) = &out.resolved.decision {
+            line.push_str(&format!(
+                ", ends at the decision point {}s",
+                d.clip_time.exact
+            ));
+        }
+        line.push_str(&format!(", sidecar {}", out.sidecar.display()));
+        if let Some(b) = &out.boxes_file {
+            line.push_str(&format!(", boxes {}", b.display()));
+        }
+        println!("{line}");
+    }
+}
+
+fn print_warnings(sidecar: &Path) {
+    let Ok(text) = std::fs::read_to_string(sidecar) else {
+        return;
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return;
+    };
+    for w in v["warnings"].as_array().into_iter().flatten() {
+        if let Some(w) = w.as_str() {
+            eprintln!("warning: {w}");
+        }
+    }
 }
 
 pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
     if let Some(manifest) = &args.manifest {
         return run_cut_manifest_cli(manifest, &args);
     }
-    let input = args.input.expect("clap requires input");
-    let output = args.output.expect("clap requires output");
+    let input = args.input.clone().expect("clap requires input");
+    let output = args.output.clone().expect("clap requires output");
     let spec = ClipSpec {
         start: args.start,
         end: args.end,
         decision: args.decision,
     };
     if args.copy {
+        if args.boxes.boxes.is_some() {
+            anyhow::bail!("--copy cannot carry --boxes (it does not decode); drop one of them");
+        }
         let out = vidprep::jobs::copy::copy_clip(&input, &spec, &output)?;
         for w in &out.warnings {
             eprintln!("warning: {w}");
@@ -101,23 +253,16 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
         );
         return Ok(super::EXIT_OK);
     }
+    let options = ClipOptions {
+        encode: args.encode.settings(),
+        boxes: args.boxes.request(None),
+        boxes_out: args.boxes.boxes_out,
+    };
     let mut progress = BarProgress::new("cut");
-    let out = make_clip(
-        &input,
-        &spec,
-        &output,
-        &args.encode.settings(),
-        &mut progress,
-    )?;
+    let out = make_clip(&input, &spec, &output, &options, &mut progress)?;
     progress.done();
-    println!(
-        "{}: {} frames (source frames {}..{}), sidecar {}",
-        out.output.display(),
-        out.frames,
-        out.resolved.kept.start,
-        out.resolved.kept.end,
-        out.sidecar.display()
-    );
+    print_warnings(&out.sidecar);
+    print_outputs(&[out]);
     Ok(super::EXIT_OK)
 }
 
@@ -136,6 +281,8 @@ pub struct TruncateArgs {
     output: PathBuf,
     #[command(flatten)]
     encode: EncodeArgs,
+    #[command(flatten)]
+    boxes: BoxesArgs,
 }
 
 pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
@@ -159,24 +306,66 @@ pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
             })
             .collect(),
     };
+    let options = ClipOptions {
+        encode: args.encode.settings(),
+        boxes: args.boxes.request(None),
+        boxes_out: args.boxes.boxes_out,
+    };
     let mut progress = BarProgress::new("truncate");
-    let outs = make_clips(&args.input, &jobs, &args.encode.settings(), &mut progress)?;
+    let outs = make_clips(&args.input, &jobs, &options, &mut progress)?;
     progress.done();
-    for out in outs {
-        let d = out
-            .resolved
-            .decision
-            .as_ref()
-            .expect("truncation has a decision");
-        println!(
-            "{}: {} frames, ends at {}s (last kept source frame {}), sidecar {}",
-            out.output.display(),
-            out.frames,
-            d.clip_time.exact,
-            d.last_kept_frame,
-            out.sidecar.display()
-        );
+    if let Some(first) = outs.first() {
+        print_warnings(&first.sidecar);
     }
+    print_outputs(&outs);
+    Ok(super::EXIT_OK)
+}
+
+#[derive(Args)]
+pub struct OverlayArgs {
+    /// The source video.
+    input: PathBuf,
+    /// Output MP4 (a sidecar JSON with the boxes in output frames and pixels is written beside).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Only this span of the source (same syntax as `cut`).
+    #[arg(long, value_parser = parse_time)]
+    start: Option<TimeSpec>,
+    #[arg(long, value_parser = parse_time)]
+    end: Option<TimeSpec>,
+    /// Decision point relative to the clip.
+    #[arg(long, value_parser = parse_time)]
+    decision: Option<TimeSpec>,
+    #[command(flatten)]
+    boxes: BoxesArgs,
+    #[command(flatten)]
+    style: StyleArgs,
+    #[command(flatten)]
+    encode: EncodeArgs,
+}
+
+pub fn run_overlay(args: OverlayArgs) -> anyhow::Result<u8> {
+    let Some(boxes) = args.boxes.request(Some(args.style.style())) else {
+        return Err(vidprep::Error::Usage(
+            "overlay needs --boxes FILE (the annotations to draw)".into(),
+        )
+        .into());
+    };
+    let options = ClipOptions {
+        encode: args.encode.settings(),
+        boxes: Some(boxes),
+        boxes_out: args.boxes.boxes_out,
+    };
+    let spec = ClipSpec {
+        start: args.start,
+        end: args.end,
+        decision: args.decision,
+    };
+    let mut progress = BarProgress::new("overlay");
+    let out = make_clip(&args.input, &spec, &args.output, &options, &mut progress)?;
+    progress.done();
+    print_warnings(&out.sidecar);
+    print_outputs(&[out]);
     Ok(super::EXIT_OK)
 }
 
@@ -200,10 +389,16 @@ fn run_cut_manifest_cli(manifest: &std::path::Path, args: &CutArgs) -> anyhow::R
             _ => {}
         }
     };
+    let options = ClipOptions {
+        encode: args.encode.settings(),
+        boxes: None,
+        boxes_out: args.boxes.boxes_out,
+    };
     let outcomes = vidprep::jobs::cut_manifest::run_cut_manifest(
         manifest,
         &out_dir,
-        &args.encode.settings(),
+        &options,
+        &args.style.style(),
         jobs,
         &print,
     )?;

@@ -25,6 +25,8 @@ enum Command {
     Cut(clip::CutArgs),
     /// End a clip just before its decision point (time, frame or percentage).
     Truncate(clip::TruncateArgs),
+    /// Draw bounding boxes from dataset annotations onto the frames (visual prompting).
+    Overlay(clip::OverlayArgs),
 }
 
 /// Exit codes.
@@ -45,6 +47,7 @@ pub fn main() -> ExitCode {
         Command::Probe(args) => probe::run(args),
         Command::Cut(args) => clip::run_cut(args),
         Command::Truncate(args) => clip::run_truncate(args),
+        Command::Overlay(args) => clip::run_overlay(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -18,12 +18,15 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::media::audio::{AudioPlan, AudioSegment};
-use crate::media::decode::FrameReader;
+use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::encode::EncodeSettings;
 use crate::media::input::Ratio;
 use crate::media::table::FrameTable;
 use crate::output::{ensure_not_an_input, sidecar_path};
-use crate::pipeline::{self, ClipSource, FrameSink, Progress};
+use crate::overlay::{
+    write_boxes_beside, BoxRecorder, BoxesOutFormat, BoxesRequest, OverlayStage, SourceBoxes,
+};
+use crate::pipeline::{self, ClipSource, FrameSink, FrameStage, Progress};
 use crate::sidecar::{
     OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION,
 };
@@ -252,6 +255,8 @@ pub struct ClipOutput {
     pub sidecar: PathBuf,
     pub frames: usize,
     pub resolved: ResolvedClip,
+    /// The output's boxes, when asked to write them beside it.
+    pub boxes_file: Option<PathBuf>,
 }
 
 /// One output to make from a source: what to keep and where to write it.
@@ -262,11 +267,32 @@ pub struct ClipJob {
 }
 
 /// The name a job gives itself in sidecars.
-fn job_name(spec: &ClipSpec) -> &'static str {
-    if spec.start.is_none() && spec.end.is_none() && spec.decision.is_some() {
+fn job_name(spec: &ClipSpec, options: &ClipOptions) -> &'static str {
+    if options.boxes.as_ref().is_some_and(|b| b.draw.is_some()) {
+        "overlay"
+    } else if spec.start.is_none() && spec.end.is_none() && spec.decision.is_some() {
         "truncate"
     } else {
         "cut"
+    }
+}
+
+/// How clips are made: encoding, and optionally boxes to carry (and draw).
+#[derive(Clone, Debug, Default)]
+pub struct ClipOptions {
+    pub encode: EncodeSettings,
+    /// Annotations of the source: remapped into every output's sidecar, drawn when asked.
+    pub boxes: Option<BoxesRequest>,
+    /// Also write each output's boxes beside it in this format.
+    pub boxes_out: Option<BoxesOutFormat>,
+}
+
+impl ClipOptions {
+    pub fn with_encode(encode: EncodeSettings) -> ClipOptions {
+        ClipOptions {
+            encode,
+            ..ClipOptions::default()
+        }
     }
 }
 
@@ -275,13 +301,18 @@ fn job_name(spec: &ClipSpec) -> &'static str {
 pub fn make_clips(
     input: &Path,
     jobs: &[ClipJob],
-    settings: &EncodeSettings,
+    options: &ClipOptions,
     progress: &mut dyn Progress,
 ) -> Result<Vec<ClipOutput>> {
+    let settings = &options.encode;
     settings.validate()?;
     for job in jobs {
-        ensure_not_an_input(&job.output, &[input])?;
-        ensure_not_an_input(&sidecar_path(&job.output), &[input])?;
+        let mut inputs = vec![input];
+        if let Some(b) = &options.boxes {
+            inputs.push(&b.path);
+        }
+        ensure_not_an_input(&job.output, &inputs)?;
+        ensure_not_an_input(&sidecar_path(&job.output), &inputs)?;
     }
     let table = Arc::new(FrameTable::scan(input)?);
     let resolved: Vec<ResolvedClip> = jobs
@@ -310,11 +341,24 @@ pub fn make_clips(
         .max()
         .unwrap_or(first.end_time);
 
-    let reader = FrameReader::open(input)?;
+    let reader = FrameReader::open_with(
+        input,
+        DecodeOptions {
+            threads: settings.threads,
+            ..DecodeOptions::default()
+        },
+    )?;
     let info = reader.info().clone();
     let source_record = SourceRecord::new(input, &info, &table, true);
     let timing = stream_timing(&info, reader.applied_rotation().swaps_axes());
     let origin_abs = Time::from_pts(table.origin_pts(), table.time_base.num, table.time_base.den);
+    let boxes = match &options.boxes {
+        Some(request) => {
+            let (w, h) = reader.output_size();
+            Some(Arc::new(SourceBoxes::load(request, &table, w, h)?))
+        }
+        None => None,
+    };
 
     let mut sinks = Vec::with_capacity(jobs.len());
     for (job, r) in jobs.iter().zip(&resolved) {
@@ -328,38 +372,70 @@ pub fn make_clips(
             }],
         };
         let provenance = ProvenanceRecorder::new(&[(table.origin_pts(), table.time_base)]);
-        let sink = Mp4Sink::new(&job.output, timing, settings, Some(audio), provenance)?
+        let mut sink = Mp4Sink::new(&job.output, timing, settings, Some(audio), provenance)?
             .with_limit(r.kept.len())
             .with_end_time(r.end_time - r.start_time);
+        if let Some(b) = &boxes {
+            sink = sink.with_boxes(BoxRecorder::new(b.clone(), 0));
+        }
         sinks.push(sink);
     }
+    let mut overlay = match (&boxes, options.boxes.as_ref().and_then(|b| b.draw.clone())) {
+        (Some(b), Some(style)) => Some(OverlayStage::new(b.clone(), 0, style)),
+        _ => None,
+    };
     let mut source = ClipSource::new(reader, table.clone(), range, end_limit, 0);
     {
+        let mut stages: Vec<&mut dyn FrameStage> = Vec::new();
+        if let Some(o) = overlay.as_mut() {
+            stages.push(o);
+        }
         let mut sink_refs: Vec<&mut dyn FrameSink> =
             sinks.iter_mut().map(|s| s as &mut dyn FrameSink).collect();
-        pipeline::run(&mut source, &mut [], &mut sink_refs, progress)?;
+        pipeline::run(&mut source, &mut stages, &mut sink_refs, progress)?;
     }
     let mut outputs = Vec::with_capacity(jobs.len());
     for ((job, r), sink) in jobs.iter().zip(resolved).zip(sinks) {
-        let (path, report, runs) = sink.commit()?;
+        let done = sink.commit()?;
+        let mut warnings = boxes
+            .as_ref()
+            .map(|b| b.warnings.clone())
+            .unwrap_or_default();
+        let mut request = job.spec.request_json(input);
+        let mut annotations = None;
+        let mut boxes_file = None;
+        if let (Some(recorder), Some(b)) = (done.boxes, &boxes) {
+            request["boxes"] = b.request.to_json();
+            let (out_boxes, clock) = recorder.finish()?;
+            if out_boxes.box_count() == 0 {
+                warnings.push("no annotated box falls inside this output".into());
+            }
+            if let Some(format) = options.boxes_out {
+                boxes_file = Some(write_boxes_beside(&done.path, &out_boxes, &clock, format)?);
+            }
+            let text = crate::annotations::to_native_string(&out_boxes)?;
+            annotations = Some(serde_json::from_str(&text).expect("native JSON parses"));
+        }
         let sidecar = Sidecar {
             vidprep_version: VERSION,
-            job: job_name(&job.spec).into(),
-            output: OutputRecord::from_report(&path, &report),
+            job: job_name(&job.spec, options).into(),
+            output: OutputRecord::from_report(&done.path, &done.report),
             sources: vec![source_record.clone()],
-            request: job.spec.request_json(input),
+            request,
             resolved: serde_json::to_value(&r).expect("resolved clip serializes"),
-            frames: runs,
+            frames: done.frames,
             encode: Some(settings.clone()),
-            warnings: Vec::new(),
+            annotations,
+            warnings,
         };
-        let sidecar_file = sidecar_path(&path);
+        let sidecar_file = sidecar_path(&done.path);
         sidecar.write(&sidecar_file)?;
         outputs.push(ClipOutput {
-            output: path,
+            output: done.path,
             sidecar: sidecar_file,
-            frames: report.frames,
+            frames: done.report.frames,
             resolved: r,
+            boxes_file,
         });
     }
     Ok(outputs)
@@ -370,14 +446,14 @@ pub fn make_clip(
     input: &Path,
     spec: &ClipSpec,
     output: &Path,
-    settings: &EncodeSettings,
+    options: &ClipOptions,
     progress: &mut dyn Progress,
 ) -> Result<ClipOutput> {
     let jobs = [ClipJob {
         spec: spec.clone(),
         output: output.to_path_buf(),
     }];
-    Ok(make_clips(input, &jobs, settings, progress)?.remove(0))
+    Ok(make_clips(input, &jobs, options, progress)?.remove(0))
 }
 
 /// Output paths for a set of truncation ratios: `clip.mp4` with 50% -> `clip_50.mp4`.

@@ -328,6 +328,7 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
         resolved: serde_json::to_value(&resolution).expect("serializes"),
         frames: provenance.into_runs(),
         encode: None,
+        annotations: None,
         warnings: warnings.clone(),
     };
     let sidecar_file = sidecar_path(&path);

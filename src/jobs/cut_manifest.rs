@@ -12,9 +12,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::jobs::clip::{make_clip, ClipSpec};
-use crate::media::encode::EncodeSettings;
+use crate::jobs::clip::{make_clip, ClipOptions, ClipSpec};
 use crate::output::PendingFile;
+use crate::overlay::{BoxesRequest, Style};
 use crate::pipeline::NoProgress;
 use crate::time::TimeSpec;
 
@@ -24,6 +24,8 @@ pub struct CutItem {
     pub id: String,
     pub source: PathBuf,
     pub spec: ClipSpec,
+    /// Annotations of the source (drawn unless the item says `"draw": false`).
+    pub boxes: Option<BoxesRequest>,
     /// 1-based line number in the manifest.
     pub line: usize,
 }
@@ -41,7 +43,9 @@ pub struct ItemOutcome {
     pub seconds: f64,
 }
 
-const FIELDS: [&str; 5] = ["id", "source", "start", "end", "decision"];
+const FIELDS: [&str; 9] = [
+    "id", "source", "start", "end", "decision", "boxes", "format", "fill", "draw",
+];
 
 /// Checks that an id can name an output file.
 pub fn validate_id(id: &str) -> std::result::Result<(), String> {
@@ -112,10 +116,55 @@ fn parse_line(text: &str, base: &Path) -> std::result::Result<CutItem, (Option<S
             )));
         }
     }
+    let text_field = |key: &str| -> std::result::Result<Option<&str>, (Option<String>, String)> {
+        match obj.get(key) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(s)) => Ok(Some(s.as_str())),
+            Some(other) => Err(fail(format!("\"{key}\" must be a string, found {other}"))),
+        }
+    };
+    let boxes = match text_field("boxes")? {
+        None => {
+            if let Some(key) = ["format", "fill", "draw"]
+                .into_iter()
+                .find(|k| obj.contains_key(*k))
+            {
+                return Err(fail(format!(
+                    "\"{key}\" needs \"boxes\" (an annotation file)"
+                )));
+            }
+            None
+        }
+        Some(path) => {
+            let mut request = BoxesRequest::new(base.join(path));
+            if let Some(f) = text_field("format")? {
+                request.format = f
+                    .parse()
+                    .map_err(|e: String| fail(format!("\"format\": {e}")))?;
+            }
+            if let Some(f) = text_field("fill")? {
+                request.fill = f
+                    .parse()
+                    .map_err(|e: String| fail(format!("\"fill\": {e}")))?;
+            }
+            let draw = match obj.get("draw") {
+                None | Some(serde_json::Value::Null) => true,
+                Some(serde_json::Value::Bool(b)) => *b,
+                Some(other) => {
+                    return Err(fail(format!(
+                        "\"draw\" must be true or false, found {other}"
+                    )))
+                }
+            };
+            request.draw = draw.then(Style::default);
+            Some(request)
+        }
+    };
     Ok(CutItem {
         id,
         source,
         spec,
+        boxes,
         line: 0,
     })
 }
@@ -164,10 +213,12 @@ pub fn read_cut_manifest(
 
 /// Runs every item of `manifest` into `out_dir` (`ID.mp4` + `ID.json`) with `jobs` items at a
 /// time, calling `on_done` as each item finishes; writes `out_dir/report.jsonl` at the end.
+/// Items that name boxes draw them in `style`.
 pub fn run_cut_manifest(
     manifest: &Path,
     out_dir: &Path,
-    settings: &EncodeSettings,
+    options: &ClipOptions,
+    style: &Style,
     jobs: usize,
     on_done: &(dyn Fn(&ItemOutcome) + Sync),
 ) -> Result<Vec<ItemOutcome>> {
@@ -193,8 +244,8 @@ pub fn run_cut_manifest(
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    let mut item_settings = settings.clone();
-    item_settings.threads = (cores / jobs).max(1);
+    let mut base = options.clone();
+    base.encode.threads = (cores / jobs).max(1);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -205,11 +256,18 @@ pub fn run_cut_manifest(
             .map(|item| {
                 let started = Instant::now();
                 let output = out_dir.join(format!("{}.mp4", item.id));
+                let mut item_options = base.clone();
+                item_options.boxes = item.boxes.clone().map(|mut b| {
+                    if b.draw.is_some() {
+                        b.draw = Some(style.clone());
+                    }
+                    b
+                });
                 let result = make_clip(
                     &item.source,
                     &item.spec,
                     &output,
-                    &item_settings,
+                    &item_options,
                     &mut NoProgress,
                 );
                 let outcome = match result {

@@ -352,6 +352,11 @@ impl Mp4Writer {
         })
     }
 
+    /// The encoded size (even).
+    pub fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
     pub fn frames_written(&self) -> usize {
         self.frames
     }

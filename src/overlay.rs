@@ -1,0 +1,406 @@
+//! Boxes on video: loading a source's annotations and resolving them onto its frames
+//! ([`SourceBoxes`]), the pipeline stage that draws them on the YUV planes ([`OverlayStage`]),
+//! and the recorder that carries them into an output's own frames and pixels
+//! ([`BoxRecorder`]), so annotations stay true through cuts, truncation and resizing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::annotations::{
+    self, Annotations, BBox, BoxSource, Coords, Detection, Entry, Fill, FrameClock, Key,
+    ReadOptions, ResolvedBoxes, TimestampClock, Track,
+};
+use crate::draw::{make_writable, rgb_to_yuv, Canvas, Matrix, Rgb, TextRenderer, PALETTE};
+use crate::error::{Error, Result};
+use crate::media::table::FrameTable;
+use crate::pipeline::{FrameStage, PipelineFrame};
+use crate::time::Time;
+
+/// How boxes are drawn.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Style {
+    /// Line width in pixels; by default it scales with the frame (2 px at 360p, 6 px at 1080p).
+    pub thickness: Option<u32>,
+    /// One colour for every box instead of a palette colour per track.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub color: Option<(u8, u8, u8)>,
+    /// Draw a label tab (track label and id) above each box.
+    pub labels: bool,
+}
+
+impl Style {
+    /// Line width for a `width x height` frame.
+    pub fn thickness_for(&self, width: u32, height: u32) -> i64 {
+        match self.thickness {
+            Some(t) => t.max(1) as i64,
+            None => ((width.min(height) as f64 / 180.0).round() as i64).max(2),
+        }
+    }
+
+    /// Label text height for a `width x height` frame.
+    pub fn text_height_for(width: u32, height: u32) -> u32 {
+        ((width.min(height) as f64 / 28.0).round() as u32).max(10)
+    }
+
+    fn color_of(&self, source: BoxSource, tracks: usize) -> Rgb {
+        if let Some((r, g, b)) = self.color {
+            return Rgb(r, g, b);
+        }
+        match source {
+            BoxSource::Track(i) => PALETTE[i % PALETTE.len()],
+            // Untracked detections share the colour after the tracks'.
+            BoxSource::Detection(_) => PALETTE[tracks % PALETTE.len()],
+        }
+    }
+}
+
+/// Which annotation file to use for a source and how.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoxesRequest {
+    pub path: PathBuf,
+    pub format: annotations::Format,
+    pub read: ReadOptions,
+    pub fill: Fill,
+    /// Draw the boxes (`None`: only carry them into the sidecar).
+    pub draw: Option<Style>,
+}
+
+impl BoxesRequest {
+    pub fn new(path: PathBuf) -> BoxesRequest {
+        BoxesRequest {
+            path,
+            format: annotations::Format::Auto,
+            read: ReadOptions::default(),
+            fill: Fill::Linear,
+            draw: None,
+        }
+    }
+
+    /// For the sidecar.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "path": self.path.display().to_string(),
+            "format": self.format.name(),
+            "fill": format!("{:?}", self.fill).to_lowercase(),
+            "draw": self.draw,
+        })
+    }
+}
+
+/// A video's frames as annotation resolution sees them.
+pub struct VideoClock<'a> {
+    pub table: &'a FrameTable,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl FrameClock for VideoClock<'_> {
+    fn frame_count(&self) -> usize {
+        self.table.len()
+    }
+
+    fn frame_time(&self, index: usize) -> Time {
+        self.table.time(index)
+    }
+
+    fn end_time(&self) -> Time {
+        self.table.end_time()
+    }
+
+    fn frame_size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
+    fn frame_shown_at(&self, t: Time) -> Option<usize> {
+        self.table.shown_at(t)
+    }
+}
+
+/// A source's annotations resolved onto its frames.
+pub struct SourceBoxes {
+    pub request: BoxesRequest,
+    pub annotations: Annotations,
+    pub resolved: ResolvedBoxes,
+    pub warnings: Vec<String>,
+}
+
+impl SourceBoxes {
+    /// Reads `request.path` and resolves it onto the frames of the video described by `table`
+    /// (displayed size `width x height`).
+    pub fn load(
+        request: &BoxesRequest,
+        table: &FrameTable,
+        width: u32,
+        height: u32,
+    ) -> Result<SourceBoxes> {
+        let annotations = annotations::read(&request.path, request.format, &request.read)?;
+        let clock = VideoClock {
+            table,
+            width,
+            height,
+        };
+        let resolved = annotations.resolve(&clock, request.fill)?;
+        let mut warnings = Vec::new();
+        if resolved.keys_outside_video > 0 {
+            warnings.push(format!(
+                "{}: {} annotation keys fall outside the video ({} frames, {:.3}s) and were not drawn",
+                request.path.display(),
+                resolved.keys_outside_video,
+                table.len(),
+                table.end_time().as_secs_f64()
+            ));
+        }
+        if resolved.is_empty() && !annotations.is_empty() {
+            warnings.push(format!(
+                "{}: no annotation lands on any frame of the video",
+                request.path.display()
+            ));
+        }
+        Ok(SourceBoxes {
+            request: request.clone(),
+            annotations,
+            resolved,
+            warnings,
+        })
+    }
+
+    /// The text of a box's label tab, if it has one.
+    fn label(&self, source: BoxSource) -> Option<String> {
+        match source {
+            BoxSource::Track(i) => {
+                let t = &self.annotations.tracks[i];
+                Some(match &t.label {
+                    Some(l) if l != &t.id => format!("{l} {}", t.id),
+                    Some(l) => l.clone(),
+                    None => format!("id {}", t.id),
+                })
+            }
+            BoxSource::Detection(i) => {
+                let d = &self.annotations.detections[i];
+                match (&d.label, d.score) {
+                    (Some(l), _) => Some(l.clone()),
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+/// Rounds a box to whole pixels (half-open), at least one pixel wide and tall.
+fn pixel_rect(b: &BBox) -> (i64, i64, i64, i64) {
+    let (x0, y0) = (b.x1.round() as i64, b.y1.round() as i64);
+    let (x1, y1) = (
+        (b.x2.round() as i64).max(x0 + 1),
+        (b.y2.round() as i64).max(y0 + 1),
+    );
+    (x0, y0, x1, y1)
+}
+
+/// Draws a source's boxes on the frames that come from it.
+pub struct OverlayStage {
+    boxes: Arc<SourceBoxes>,
+    source: usize,
+    style: Style,
+    text: TextRenderer,
+}
+
+impl OverlayStage {
+    pub fn new(boxes: Arc<SourceBoxes>, source: usize, style: Style) -> OverlayStage {
+        OverlayStage {
+            boxes,
+            source,
+            style,
+            text: TextRenderer::new(),
+        }
+    }
+}
+
+impl FrameStage for OverlayStage {
+    fn apply(&mut self, frame: &mut PipelineFrame) -> Result<()> {
+        if frame.origin.source != self.source {
+            return Ok(());
+        }
+        let list = self.boxes.resolved.boxes_at(frame.origin.index);
+        if list.is_empty() {
+            return Ok(());
+        }
+        make_writable(&mut frame.image)
+            .map_err(|e| Error::Usage(format!("cannot draw on frame {}: {e}", frame.index)))?;
+        let (w, h) = (frame.image.width(), frame.image.height());
+        let matrix = Matrix::of(&frame.image);
+        let thickness = self.style.thickness_for(w, h);
+        let text_px = Style::text_height_for(w, h);
+        let tracks = self.boxes.annotations.tracks.len();
+        let mut canvas = Canvas::new(&mut frame.image);
+        for d in list {
+            let Some(b) = frame.geometry.apply(&d.bbox).clamped(w as f64, h as f64) else {
+                continue;
+            };
+            let rgb = self.style.color_of(d.source, tracks);
+            let color = rgb_to_yuv(rgb, matrix);
+            let (x0, y0, x1, y1) = pixel_rect(&b);
+            canvas.stroke_rect(x0, y0, x1, y1, thickness, color);
+            if !self.style.labels {
+                continue;
+            }
+            let Some(text) = self.boxes.label(d.source) else {
+                continue;
+            };
+            let mask = self.text.render(&text, text_px);
+            let pad = (text_px as i64 / 5).max(2);
+            let (tab_w, tab_h) = (mask.width as i64 + 2 * pad, mask.height as i64 + pad);
+            let tx = x0.min(w as i64 - tab_w).max(0);
+            let ty = if y0 - tab_h >= 0 { y0 - tab_h } else { y0 };
+            canvas.fill_rect(tx, ty, tx + tab_w, ty + tab_h, color);
+            let ink = if rgb.luma() > 140.0 {
+                Rgb(0, 0, 0)
+            } else {
+                Rgb(255, 255, 255)
+            };
+            canvas.blend_mask(tx + pad, ty + pad / 2, mask, rgb_to_yuv(ink, matrix));
+        }
+        Ok(())
+    }
+}
+
+/// Collects the boxes of the frames an output receives, in the output's frames and pixels.
+pub struct BoxRecorder {
+    boxes: Arc<SourceBoxes>,
+    source: usize,
+    out: Annotations,
+    times: Vec<Time>,
+    end: Time,
+    size: (u32, u32),
+}
+
+impl BoxRecorder {
+    pub fn new(boxes: Arc<SourceBoxes>, source: usize) -> BoxRecorder {
+        let mut out = Annotations::new(Coords::Pixels);
+        out.tracks = boxes
+            .annotations
+            .tracks
+            .iter()
+            .map(|t| Track {
+                id: t.id.clone(),
+                label: t.label.clone(),
+                ..Track::new(t.id.clone())
+            })
+            .collect();
+        BoxRecorder {
+            boxes,
+            source,
+            out,
+            times: Vec::new(),
+            end: Time::ZERO,
+            size: (0, 0),
+        }
+    }
+
+    /// Records `frame`, which the output stores at `width x height` (after cropping to even).
+    pub fn record(&mut self, frame: &PipelineFrame, width: u32, height: u32) -> Result<()> {
+        self.times.push(frame.time);
+        self.end = frame.time + frame.duration;
+        self.size = (width, height);
+        if frame.origin.source != self.source {
+            return Ok(());
+        }
+        let key = Key::Frame(frame.index);
+        for d in self.boxes.resolved.boxes_at(frame.origin.index) {
+            let Some(b) = frame
+                .geometry
+                .apply(&d.bbox)
+                .clamped(width as f64, height as f64)
+            else {
+                continue;
+            };
+            match d.source {
+                BoxSource::Track(i) => self.out.tracks[i].insert(key, Entry::Present(b))?,
+                BoxSource::Detection(i) => {
+                    let src = &self.boxes.annotations.detections[i];
+                    self.out.detections.push(Detection {
+                        key,
+                        bbox: b,
+                        score: src.score,
+                        label: src.label.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The recorded annotations (tracks without any box in the output are dropped) and the
+    /// output's clock.
+    pub fn finish(mut self) -> Result<(Annotations, TimestampClock)> {
+        self.out.tracks.retain(|t| !t.keys.is_empty());
+        let (w, h) = self.size;
+        self.out.meta.frame_size = Some((w, h));
+        self.out.meta.frame_count = Some(self.times.len());
+        self.out.meta.source_format = Some(annotations::Format::Vidprep);
+        self.out.meta.fields.insert(
+            "remapped_from".into(),
+            serde_json::Value::String(self.boxes.request.path.display().to_string()),
+        );
+        let clock = TimestampClock::new(self.times, self.end, w, h)?;
+        self.out.meta.fps = clock.nominal_fps();
+        Ok((self.out, clock))
+    }
+}
+
+/// Where to write an output's remapped boxes besides its sidecar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoxesOutFormat {
+    /// `X.boxes.json`: vidprep's own annotation JSON.
+    Vidprep,
+    /// `X.vstar.json`: V-STaR items, one per track.
+    Vstar,
+}
+
+impl std::str::FromStr for BoxesOutFormat {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "vidprep" => Ok(BoxesOutFormat::Vidprep),
+            "vstar" => Ok(BoxesOutFormat::Vstar),
+            other => Err(format!(
+                "unknown boxes output format {other:?}; expected vidprep or vstar"
+            )),
+        }
+    }
+}
+
+/// Writes `annotations` (an output's boxes) beside `output` in `format`; returns the path.
+pub fn write_boxes_beside(
+    output: &std::path::Path,
+    annotations: &Annotations,
+    clock: &TimestampClock,
+    format: BoxesOutFormat,
+) -> Result<PathBuf> {
+    let stem = output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (path, text) = match format {
+        BoxesOutFormat::Vidprep => (
+            output.with_file_name(format!("{stem}.boxes.json")),
+            annotations::to_native_string(annotations)?,
+        ),
+        BoxesOutFormat::Vstar => {
+            let mut items = Vec::new();
+            for i in 0..annotations.tracks.len() {
+                items.push(annotations::vstar_item(
+                    annotations,
+                    i,
+                    clock,
+                    Fill::None,
+                    &stem,
+                )?);
+            }
+            let text = serde_json::to_string_pretty(&items).expect("V-STaR items serialize") + "\n";
+            (output.with_file_name(format!("{stem}.vstar.json")), text)
+        }
+    };
+    crate::output::PendingFile::write_all(&path, text.as_bytes())
+}
