@@ -77,17 +77,25 @@ class Result:
         return statistics.median(self.walls)
 
 
-def run_tool(task, tool, args, repeats, frames, check=None, note=""):
-    walls, rss = [], []
+def compare(task, tools, repeats, frames):
+    """Runs each tool `repeats` times, interleaved (A B C, A B C, ...) so that machine noise
+    hits all of them alike; then runs each tool's output check. `tools` is a list of
+    (name, args, check or None, note)."""
+    walls = {name: [] for name, *_ in tools}
+    rss = {name: 0.0 for name, *_ in tools}
     for _ in range(repeats):
-        w, r = measure(args)
-        walls.append(w)
-        rss.append(r)
-    if check:
-        check()
-    res = Result(task, tool, walls, max(rss), frames, note)
-    print(f"  {task:10s} {tool:28s} median {res.median:7.3f} s  ({', '.join(f'{w:.2f}' for w in walls)})  peak {res.rss:7.1f} MiB", flush=True)
-    return res
+        for name, args, _check, _note in tools:
+            w, r = measure(args)
+            walls[name].append(w)
+            rss[name] = max(rss[name], r)
+    results = []
+    for name, _args, check, note in tools:
+        if check:
+            check()
+        res = Result(task, name, walls[name], rss[name], frames, note)
+        print(f"  {task:10s} {name:28s} median {res.median:7.3f} s  ({', '.join(f'{w:.2f}' for w in res.walls)})  peak {res.rss:7.1f} MiB", flush=True)
+        results.append(res)
+    return results
 
 
 def task_overlay(media, repeats):
@@ -106,16 +114,13 @@ def task_overlay(media, repeats):
                 raise SystemExit(f"{path}: {got} frames, expected {n}")
         return f
 
-    out = [
-        run_tool("overlay", "vidprep overlay", [VIDPREP, "overlay", src, "--boxes", boxes, "--no-labels", "--thickness", "4",
-                                               "--preset", "veryfast", "--crf", "23", "--no-audio", "-o", ours],
-                 repeats, n, check_count(ours)),
-        run_tool("overlay", "ffmpeg drawbox", ["ffmpeg", "-v", "error", "-y", "-i", src, "-vf",
-                                               "drawbox=x=400:y=200:w=300:h=300:color=red:t=4",
-                                               "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-an", theirs],
-                 repeats, n, check_count(theirs)),
-    ]
-    return out
+    return compare("overlay", [
+        ("vidprep overlay", [VIDPREP, "overlay", src, "--boxes", boxes, "--no-labels", "--thickness", "4",
+                             "--preset", "veryfast", "--crf", "23", "--no-audio", "-o", ours], check_count(ours), ""),
+        ("ffmpeg drawbox", ["ffmpeg", "-v", "error", "-y", "-i", src, "-vf",
+                            "drawbox=x=400:y=200:w=300:h=300:color=red:t=4",
+                            "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-an", theirs], check_count(theirs), ""),
+    ], repeats, n)
 
 
 TASKS = {"overlay": task_overlay}

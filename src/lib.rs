@@ -17,5 +17,6 @@ pub mod jobs;
 pub mod output;
 pub mod overlay;
 pub mod pipeline;
+pub mod sampling;
 pub mod sidecar;
 pub mod sinks;

@@ -84,8 +84,8 @@ pub struct PipelineFrame {
     pub geometry: Geometry,
 }
 
-/// Produces the frames of an output in order.
-pub trait FrameSource {
+/// Produces the frames of an output in order (on its own thread, hence `Send`).
+pub trait FrameSource: Send {
     fn next_frame(&mut self) -> Result<Option<PipelineFrame>>;
     /// Frames this source will produce, when known (for progress).
     fn len_hint(&self) -> Option<usize> {
@@ -122,8 +122,12 @@ pub struct NoProgress;
 
 impl Progress for NoProgress {}
 
+/// Frames decoded ahead of the stages and sinks (bounds memory: a few frames at most).
+const READ_AHEAD: usize = 4;
+
 /// Runs the pipeline to the end of the source (or until no sink wants more); returns the
-/// number of frames that went through.
+/// number of frames that went through. The source runs on its own thread, a few frames ahead,
+/// so decoding overlaps drawing and encoding.
 pub fn run(
     source: &mut dyn FrameSource,
     stages: &mut [&mut dyn FrameStage],
@@ -133,28 +137,44 @@ pub fn run(
     if let Some(n) = source.len_hint() {
         progress.set_length(n as u64);
     }
-    let mut count = 0usize;
-    while sinks.iter().any(|s| s.wants_more()) {
-        let Some(mut frame) = source.next_frame()? else {
-            break;
-        };
-        for stage in stages.iter_mut() {
-            stage.apply(&mut frame)?;
-        }
-        for sink in sinks.iter_mut() {
-            if sink.wants_more() {
-                sink.accept(&frame)?;
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<PipelineFrame>>(READ_AHEAD);
+        scope.spawn(move || loop {
+            let next = source.next_frame();
+            let stop = !matches!(next, Ok(Some(_)));
+            let item = match next {
+                Ok(Some(frame)) => Ok(frame),
+                Ok(None) => break,
+                Err(e) => Err(e),
+            };
+            // A closed channel means the consumer stopped: stop reading.
+            if tx.send(item).is_err() || stop {
+                break;
+            }
+        });
+        let mut count = 0usize;
+        while sinks.iter().any(|s| s.wants_more()) {
+            let Ok(next) = rx.recv() else { break };
+            let mut frame = next?;
+            for stage in stages.iter_mut() {
+                stage.apply(&mut frame)?;
+            }
+            for sink in sinks.iter_mut() {
+                if sink.wants_more() {
+                    sink.accept(&frame)?;
+                }
+            }
+            count += 1;
+            if !progress.advance(1) {
+                return Err(Error::Cancelled);
             }
         }
-        count += 1;
-        if !progress.advance(1) {
-            return Err(Error::Cancelled);
+        drop(rx);
+        for sink in sinks.iter_mut() {
+            sink.finish()?;
         }
-    }
-    for sink in sinks.iter_mut() {
-        sink.finish()?;
-    }
-    Ok(count)
+        Ok(count)
+    })
 }
 
 /// The frames `[range.start, range.end)` of one video, timed from the first of them, each

@@ -58,6 +58,9 @@ pub struct Converter {
     flags: Flags,
 }
 
+// The swscale context is only ever used by the thread that owns the converter.
+unsafe impl Send for Converter {}
+
 impl Converter {
     /// A converter to `format` at the input's own size (`dst_size == None`) or a fixed size.
     pub fn new(format: Pixel, dst_size: Option<(u32, u32)>, flags: Flags) -> Converter {
