@@ -13,6 +13,7 @@ pub mod time;
 pub use error::{Error, Result};
 /// The ffmpeg bindings vidprep is built on (for callers that handle its frames).
 pub use ffmpeg_next;
+pub mod fit;
 pub mod jobs;
 pub mod output;
 pub mod overlay;

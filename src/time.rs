@@ -218,6 +218,18 @@ impl Mul<Time> for Time {
     }
 }
 
+impl std::ops::Div<Time> for Time {
+    type Output = Time;
+    /// Exact quotient; panics on division by zero like integer division.
+    fn div(self, rhs: Time) -> Time {
+        assert!(rhs.num != 0, "Time divided by zero");
+        Time::from_i128(
+            self.num as i128 * rhs.den as i128,
+            self.den as i128 * rhs.num as i128,
+        )
+    }
+}
+
 impl fmt::Debug for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Time({self})")

@@ -134,7 +134,7 @@ pub struct StyleArgs {
 }
 
 impl StyleArgs {
-    fn style(&self) -> Style {
+    pub fn style(&self) -> Style {
         Style {
             thickness: self.thickness,
             color: self.color.map(|c| (c.0, c.1, c.2)),

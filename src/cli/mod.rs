@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod clip;
+mod insert;
 mod probe;
 mod progress;
 
@@ -27,6 +28,8 @@ enum Command {
     Truncate(clip::TruncateArgs),
     /// Draw bounding boxes from dataset annotations onto the frames (visual prompting).
     Overlay(clip::OverlayArgs),
+    /// Insert GOT-10k tracking sequences into host videos, with remapped annotations.
+    Insert(insert::InsertArgs),
 }
 
 /// Exit codes.
@@ -48,6 +51,7 @@ pub fn main() -> ExitCode {
         Command::Cut(args) => clip::run_cut(args),
         Command::Truncate(args) => clip::run_truncate(args),
         Command::Overlay(args) => clip::run_overlay(args),
+        Command::Insert(args) => insert::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

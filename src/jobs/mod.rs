@@ -4,3 +4,4 @@
 pub mod clip;
 pub mod copy;
 pub mod cut_manifest;
+pub mod insert;

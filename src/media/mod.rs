@@ -7,6 +7,7 @@ pub mod encode;
 pub mod frame;
 pub mod input;
 pub mod probe;
+pub mod still;
 pub mod table;
 
 pub use audio::{AudioFormat, AudioPlan, AudioSegment};

@@ -1,0 +1,848 @@
+//! Needle insertion: a GOT-10k tracking sequence (JPEG frames + boxes) inserted into a host
+//! video at a chosen or seeded-random frame boundary, conformed to the host (retimed from the
+//! sequence's `anno_fps` to the host's frame rate, fitted to its frame), with the host's later
+//! content delayed by the needle's duration (nothing of the host is lost), host audio around it
+//! and silence under it, and the boxes written in V-STaR's schema in output frames and pixels.
+//!
+//! Timing: the needle lasts `D = K / host_fps` with `K = round(n * host_fps / anno_fps)`
+//! output frames for `n` sequence frames; output needle frame `k` shows sequence frame
+//! `floor(k * anno_fps / host_fps)` (each sequence frame is shown for `1 / anno_fps` seconds).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ffmpeg_next::frame::Video as VideoFrame;
+use serde::Serialize;
+
+use crate::annotations::{self, ConstantRateClock, Fill, FrameClock};
+use crate::error::{Error, Result};
+use crate::fit::{Fit, Placement, Placer};
+use crate::jobs::clip::stream_timing;
+use crate::media::audio::{AudioPlan, AudioSegment};
+use crate::media::decode::{DecodeOptions, FrameReader};
+use crate::media::encode::EncodeSettings;
+use crate::media::frame::Frame;
+use crate::media::input::Ratio;
+use crate::media::still::{decode_still, still_size};
+use crate::media::table::FrameTable;
+use crate::output::{ensure_not_an_input, sidecar_path, PendingFile};
+use crate::overlay::{BoxRecorder, BoxesRequest, OverlayStage, SourceBoxes, Style};
+use crate::pipeline::{
+    self, FrameOrigin, FrameSink, FrameSource, FrameStage, Geometry, PipelineFrame, Progress,
+};
+use crate::sampling::SplitMix64;
+use crate::sidecar::{
+    OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION,
+};
+use crate::sinks::{Mp4Sink, StreamTiming};
+use crate::time::{Rounding, Time, TimeSpec};
+
+/// Where the needle goes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Position {
+    /// Before the host frame at this time/frame/percentage (`100%` or the frame count appends).
+    At(TimeSpec),
+    /// Uniformly over the host's frame boundaries `0..=frames`, reproducibly from this seed.
+    Seed(u64),
+}
+
+#[derive(Clone, Debug)]
+pub struct InsertRequest {
+    pub host: PathBuf,
+    pub sequence: PathBuf,
+    pub position: Position,
+    pub fit: Fit,
+    pub output: PathBuf,
+    /// Where to write the V-STaR annotations (default: `OUTPUT.vstar.json`).
+    pub annotations: Option<PathBuf>,
+    /// Draw the remapped boxes (for inspection).
+    pub overlay: Option<Style>,
+    pub encode: EncodeSettings,
+}
+
+/// Where the needle went, in host and output terms.
+#[derive(Clone, Debug, Serialize)]
+pub struct Insertion {
+    /// The needle sits before this host frame (0 = at the start, host frame count = appended).
+    pub insert_frame: usize,
+    pub insert_time: TimeRecord,
+    pub seed: Option<u64>,
+    pub needle_frames: usize,
+    pub needle_duration: TimeRecord,
+    pub sequence_frames: usize,
+    pub anno_fps: String,
+    pub host_fps: String,
+    pub placement: Placement,
+    /// Output frames `[needle_start, needle_end)` are the needle.
+    pub needle_start: usize,
+    pub needle_end: usize,
+    pub output_frames: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct InsertOutput {
+    pub output: PathBuf,
+    pub sidecar: PathBuf,
+    pub annotations: PathBuf,
+    pub insertion: Insertion,
+}
+
+/// A checked GOT-10k sequence ready to insert.
+struct Needle {
+    dir: PathBuf,
+    images: Vec<PathBuf>,
+    size: (u32, u32),
+    anno_fps: Time,
+    annotations: annotations::Annotations,
+}
+
+fn load_needle(dir: &Path) -> Result<Needle> {
+    let seq = annotations::open_sequence(dir)?;
+    let first = still_size(&seq.images[0])?;
+    for image in &seq.images[1..] {
+        let size = still_size(image)?;
+        if size != first {
+            return Err(Error::request(
+                image,
+                format!(
+                    "is {}x{} but the sequence's first frame {} is {}x{}; a sequence's frames must all have one size",
+                    size.0,
+                    size.1,
+                    seq.images[0].display(),
+                    first.0,
+                    first.1
+                ),
+            ));
+        }
+    }
+    let anno_fps = seq
+        .annotations
+        .meta
+        .fps
+        .filter(|f| *f > Time::ZERO)
+        .unwrap_or(Time::from_secs(annotations::got10k::DEFAULT_ANNO_FPS));
+    Ok(Needle {
+        dir: dir.to_path_buf(),
+        images: seq.images,
+        size: first,
+        anno_fps,
+        annotations: seq.annotations,
+    })
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// A time base that represents both the host's timestamps and multiples of `1 / fps` exactly,
+/// when one fits ffmpeg's 32-bit rationals; else the host's (needle times are then rounded).
+fn common_time_base(host: Ratio, fps: Time) -> Ratio {
+    // gcd(p1/q1, p2/q2) = gcd(p1, p2) / lcm(q1, q2), with the frame step p2/q2 = 1/fps.
+    let (p1, q1) = (host.num as i128, host.den as i128);
+    let (p2, q2) = (fps.denom() as i128, fps.numer() as i128);
+    let num = gcd(p1, p2);
+    let den = q1 / gcd(q1, q2) * q2;
+    let g = gcd(num, den);
+    let (num, den) = (num / g, den / g);
+    match (i32::try_from(num), i32::try_from(den)) {
+        (Ok(n), Ok(d)) if n > 0 && d > 0 => Ratio::new(n, d),
+        _ => host,
+    }
+}
+
+/// Host frames before the insertion point, the needle, then the rest of the host, delayed.
+struct SpliceSource {
+    host: FrameReader,
+    table: Arc<FrameTable>,
+    insert_at: usize,
+    images: Vec<PathBuf>,
+    /// Sequence frame shown by each needle frame.
+    needle_map: Vec<usize>,
+    placer: Placer,
+    geometry: Geometry,
+    step: Time,
+    insert_time: Time,
+    shift: Time,
+    phase: Phase,
+    pending: Option<Frame>,
+    cached: Option<(usize, VideoFrame)>,
+    out_index: usize,
+}
+
+enum Phase {
+    Before,
+    Needle(usize),
+    After,
+}
+
+impl SpliceSource {
+    fn host_frame(&mut self, frame: Frame, shift: Time) -> PipelineFrame {
+        let index = self.out_index;
+        self.out_index += 1;
+        PipelineFrame {
+            duration: self.table.duration_of(frame.index),
+            time: frame.time + shift,
+            origin: FrameOrigin {
+                source: 0,
+                index: frame.index,
+                pts: frame.pts,
+            },
+            image: frame.image,
+            index,
+            geometry: Geometry::IDENTITY,
+        }
+    }
+
+    fn needle_frame(&mut self, k: usize) -> Result<PipelineFrame> {
+        let s = self.needle_map[k];
+        let image = match &self.cached {
+            Some((cached, image)) if *cached == s => image.clone(),
+            _ => {
+                let path = &self.images[s];
+                let raw = decode_still(path)?;
+                if (raw.width(), raw.height()) != self.placer.placement().src {
+                    let (w, h) = self.placer.placement().src;
+                    return Err(Error::request(
+                        path,
+                        format!(
+                            "decodes to {}x{}, expected {w}x{h} like the other frames",
+                            raw.width(),
+                            raw.height()
+                        ),
+                    ));
+                }
+                let placed = self
+                    .placer
+                    .place(&raw)
+                    .map_err(|e| Error::ffmpeg(path, "scaling the sequence frame", e))?;
+                self.cached = Some((s, placed.clone()));
+                placed
+            }
+        };
+        let index = self.out_index;
+        self.out_index += 1;
+        Ok(PipelineFrame {
+            image,
+            index,
+            time: self.insert_time + self.step * k as i64,
+            duration: self.step,
+            origin: FrameOrigin {
+                source: 1,
+                index: s,
+                pts: s as i64,
+            },
+            geometry: self.geometry,
+        })
+    }
+}
+
+impl FrameSource for SpliceSource {
+    fn next_frame(&mut self) -> Result<Option<PipelineFrame>> {
+        loop {
+            match self.phase {
+                Phase::Before => {
+                    if self.insert_at == 0 {
+                        self.phase = Phase::Needle(0);
+                        continue;
+                    }
+                    match self.host.next_frame()? {
+                        Some(f) if f.index >= self.insert_at => {
+                            self.pending = Some(f);
+                            self.phase = Phase::Needle(0);
+                        }
+                        Some(f) => return Ok(Some(self.host_frame(f, Time::ZERO))),
+                        None => self.phase = Phase::Needle(0),
+                    }
+                }
+                Phase::Needle(k) => {
+                    if k >= self.needle_map.len() {
+                        self.phase = Phase::After;
+                        continue;
+                    }
+                    self.phase = Phase::Needle(k + 1);
+                    return self.needle_frame(k).map(Some);
+                }
+                Phase::After => {
+                    let next = match self.pending.take() {
+                        Some(f) => Some(f),
+                        None => self.host.next_frame()?,
+                    };
+                    let shift = self.shift;
+                    return Ok(next.map(|f| self.host_frame(f, shift)));
+                }
+            }
+        }
+    }
+
+    fn len_hint(&self) -> Option<usize> {
+        Some(self.table.len() + self.needle_map.len())
+    }
+}
+
+/// The host frame before which the needle goes.
+fn resolve_position(host: &Path, table: &FrameTable, position: Position) -> Result<usize> {
+    let n = table.len();
+    Ok(match position {
+        Position::Seed(seed) => SplitMix64::new(seed).below(n as u64 + 1) as usize,
+        Position::At(TimeSpec::Frame(f)) => {
+            if f as usize > n {
+                return Err(Error::request(
+                    host,
+                    format!("insertion frame {f} is past the end of the host ({n} frames)"),
+                ));
+            }
+            f as usize
+        }
+        Position::At(TimeSpec::Seconds(t)) => {
+            if t > table.end_time() {
+                return Err(Error::request(
+                    host,
+                    format!(
+                        "insertion time {}s is past the end of the host ({}s)",
+                        t.as_secs_f64(),
+                        table.end_time().as_secs_f64()
+                    ),
+                ));
+            }
+            table.first_at_or_after(t)
+        }
+        Position::At(TimeSpec::Percent(p)) => {
+            table.first_at_or_after((table.end_time() * p).scale(1, 100))
+        }
+    })
+}
+
+/// Inserts `request.sequence` into `request.host`.
+pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<InsertOutput> {
+    request.encode.validate()?;
+    let annotations_path = request.annotations.clone().unwrap_or_else(|| {
+        let stem = request
+            .output
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        request.output.with_file_name(format!("{stem}.vstar.json"))
+    });
+    for out in [
+        &request.output,
+        &sidecar_path(&request.output),
+        &annotations_path,
+    ] {
+        ensure_not_an_input(out, &[&request.host, &request.sequence])?;
+    }
+    if annotations_path == sidecar_path(&request.output) {
+        return Err(Error::Usage(format!(
+            "--annotations {} would be overwritten by the output's sidecar; choose another name",
+            annotations_path.display()
+        )));
+    }
+    let needle = load_needle(&request.sequence)?;
+    let table = Arc::new(FrameTable::scan(&request.host)?);
+    let reader = FrameReader::open_with(
+        &request.host,
+        DecodeOptions {
+            threads: request.encode.threads,
+            ..Default::default()
+        },
+    )?
+    .with_table(table.clone());
+    let info = reader.info().clone();
+    let host_size = reader.output_size();
+    let host_fps = info
+        .best_frame_rate()
+        .map(|r| Time::new(r.num as i64, r.den as i64))
+        .unwrap_or_else(|| {
+            Time::new(
+                table.time_base.den as i64,
+                table.time_base.num as i64 * table.typical_frame_duration().max(1),
+            )
+        });
+    let insert_at = resolve_position(&request.host, &table, request.position)?;
+    let insert_time = if insert_at < table.len() {
+        table.time(insert_at)
+    } else {
+        table.end_time()
+    };
+
+    let n = needle.images.len();
+    // K = round(n * host_fps / anno_fps), at least one frame.
+    let k_frames = (Time::from_secs(n as i64) * host_fps)
+        .scale(needle.anno_fps.denom(), needle.anno_fps.numer())
+        .to_pts(1, 1, Rounding::Nearest)
+        .max(1) as usize;
+    let needle_map: Vec<usize> = (0..k_frames)
+        .map(|k| {
+            let s = (Time::from_secs(k as i64) * needle.anno_fps)
+                .scale(host_fps.denom(), host_fps.numer())
+                .div_floor(Time::from_secs(1));
+            (s.max(0) as usize).min(n - 1)
+        })
+        .collect();
+    let step = Time::new(host_fps.denom(), host_fps.numer());
+    let shift = step * k_frames as i64;
+    let placement = Placement::new(needle.size, host_size, request.fit);
+
+    // The sequence's boxes, resolved onto its own frames.
+    let seq_clock = ConstantRateClock::new(n, needle.anno_fps, needle.size.0, needle.size.1)?;
+    let mut boxes_request = BoxesRequest::new(needle.dir.clone());
+    boxes_request.format = annotations::Format::Got10k;
+    boxes_request.fill = Fill::None;
+    boxes_request.draw = request.overlay.clone();
+    let resolved = needle.annotations.resolve(&seq_clock, Fill::None)?;
+    let needle_boxes = Arc::new(SourceBoxes {
+        request: boxes_request,
+        annotations: needle.annotations.clone(),
+        resolved,
+        warnings: Vec::new(),
+    });
+
+    let origin_abs = Time::from_pts(table.origin_pts(), table.time_base.num, table.time_base.den);
+    let mut segments = Vec::new();
+    if insert_time > Time::ZERO {
+        segments.push(AudioSegment::Source {
+            path: request.host.clone(),
+            start: origin_abs,
+            end: origin_abs + insert_time,
+        });
+    }
+    segments.push(AudioSegment::Silence { duration: shift });
+    if insert_time < table.end_time() {
+        segments.push(AudioSegment::Source {
+            path: request.host.clone(),
+            start: origin_abs + insert_time,
+            end: origin_abs + table.end_time(),
+        });
+    }
+    let base_timing = stream_timing(&info, reader.applied_rotation().swaps_axes());
+    let timing = StreamTiming {
+        time_base: common_time_base(base_timing.time_base, host_fps),
+        frame_rate: Some(Ratio::new(host_fps.numer() as i32, host_fps.denom() as i32)),
+        sample_aspect_ratio: base_timing.sample_aspect_ratio,
+    };
+    let seq_tb = Ratio::new(
+        needle.anno_fps.denom() as i32,
+        needle.anno_fps.numer() as i32,
+    );
+    let provenance = ProvenanceRecorder::new(&[(table.origin_pts(), table.time_base), (0, seq_tb)]);
+    let mut sink = Mp4Sink::new(
+        &request.output,
+        timing,
+        &request.encode,
+        Some(AudioPlan { segments }),
+        provenance,
+    )?
+    .with_boxes(BoxRecorder::new(needle_boxes.clone(), 1));
+    let mut overlay = request
+        .overlay
+        .clone()
+        .map(|style| OverlayStage::new(needle_boxes.clone(), 1, style));
+    let mut source = SpliceSource {
+        host: reader,
+        table: table.clone(),
+        insert_at,
+        images: needle.images.clone(),
+        needle_map,
+        placer: Placer::new(placement),
+        geometry: placement.geometry(),
+        step,
+        insert_time,
+        shift,
+        phase: Phase::Before,
+        pending: None,
+        cached: None,
+        out_index: 0,
+    };
+    {
+        let mut stages: Vec<&mut dyn FrameStage> = Vec::new();
+        if let Some(o) = overlay.as_mut() {
+            stages.push(o);
+        }
+        pipeline::run(
+            &mut source,
+            &mut stages,
+            &mut [&mut sink as &mut dyn FrameSink],
+            progress,
+        )?;
+    }
+
+    let insertion = Insertion {
+        insert_frame: insert_at,
+        insert_time: insert_time.into(),
+        seed: match request.position {
+            Position::Seed(s) => Some(s),
+            _ => None,
+        },
+        needle_frames: k_frames,
+        needle_duration: shift.into(),
+        sequence_frames: n,
+        anno_fps: crate::time::decimal_text(needle.anno_fps),
+        host_fps: crate::time::decimal_text(host_fps),
+        placement,
+        needle_start: insert_at,
+        needle_end: insert_at + k_frames,
+        output_frames: table.len() + k_frames,
+    };
+    // Annotations in V-STaR's schema, built from the boxes of the frames really written.
+    let done = sink.commit()?;
+    let recorder = done.boxes.expect("recorder attached above");
+    let (out_boxes, clock) = recorder.finish()?;
+    let vid = request
+        .output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut item = match out_boxes.tracks.first() {
+        Some(_) => annotations::vstar_item(&out_boxes, 0, &clock, Fill::None, &vid)?,
+        None => annotations::VstarItem {
+            vid: vid.clone(),
+            fps: clock.nominal_fps().map_or(0.0, Time::as_secs_f64),
+            width: clock.frame_size().0,
+            height: clock.frame_size().1,
+            frame_count: clock.frame_count(),
+            object: needle
+                .annotations
+                .tracks
+                .first()
+                .and_then(|t| t.label.clone())
+                .unwrap_or_default(),
+            timestamps: [0.0, 0.0],
+            bboxes: Vec::new(),
+            extra: Default::default(),
+        },
+    };
+    item.fps = host_fps.as_secs_f64();
+    item.timestamps = [
+        insert_time.as_secs_f64(),
+        (insert_time + shift).as_secs_f64(),
+    ];
+    item.extra.insert(
+        "provenance".into(),
+        serde_json::json!({
+            "host": request.host.display().to_string(),
+            "sequence": request.sequence.display().to_string(),
+            "insert_frame": insert_at,
+            "insert_time": crate::time::decimal_text(insert_time),
+            "needle_frames": [insert_at, insert_at + k_frames],
+            "seed": insertion.seed,
+            "fit": request.fit,
+            "vidprep_version": VERSION,
+        }),
+    );
+    let text = serde_json::to_string_pretty(&item).expect("V-STaR item serializes") + "\n";
+    PendingFile::write_all(&annotations_path, text.as_bytes())?;
+
+    let host_record = SourceRecord::new(&request.host, &info, &table, true);
+    let seq_record = SourceRecord {
+        path: needle.dir.display().to_string(),
+        size_bytes: needle
+            .images
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum(),
+        frames: n,
+        width: needle.size.0,
+        height: needle.size.1,
+        rotation_cw: 0,
+        time_base: seq_tb,
+        avg_frame_rate: Ratio::new(
+            needle.anno_fps.numer() as i32,
+            needle.anno_fps.denom() as i32,
+        ),
+        duration_s: (Time::from_secs(n as i64) / needle.anno_fps).as_secs_f64(),
+        origin_pts: 0,
+    };
+    let native = annotations::to_native_string(&out_boxes)?;
+    let sidecar = Sidecar {
+        vidprep_version: VERSION,
+        job: "insert".into(),
+        output: OutputRecord::from_report(&done.path, &done.report),
+        sources: vec![host_record, seq_record],
+        request: serde_json::json!({
+            "host": request.host.display().to_string(),
+            "sequence": request.sequence.display().to_string(),
+            "position": match request.position {
+                Position::At(t) => serde_json::json!({"at": t.to_text()}),
+                Position::Seed(s) => serde_json::json!({"seed": s}),
+            },
+            "fit": request.fit,
+            "overlay": request.overlay,
+        }),
+        resolved: serde_json::to_value(&insertion).expect("insertion serializes"),
+        frames: done.frames,
+        encode: Some(request.encode.clone()),
+        annotations: Some(serde_json::from_str(&native).expect("native JSON parses")),
+        warnings: Vec::new(),
+    };
+    let sidecar_file = sidecar_path(&done.path);
+    sidecar.write(&sidecar_file)?;
+    Ok(InsertOutput {
+        output: done.path,
+        sidecar: sidecar_file,
+        annotations: annotations_path,
+        insertion,
+    })
+}
+
+/// File extensions taken as host videos in a folder.
+const VIDEO_EXTENSIONS: [&str; 11] = [
+    "mp4", "m4v", "mov", "mkv", "webm", "avi", "ts", "mpg", "mpeg", "flv", "wmv",
+];
+
+/// The host videos in `dir` (not recursive), sorted by name.
+pub fn list_hosts(dir: &Path) -> Result<Vec<PathBuf>> {
+    if !dir.is_dir() {
+        return Err(Error::request(dir, "is not a folder of host videos"));
+    }
+    let mut hosts: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .max_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| {
+                VIDEO_EXTENSIONS.contains(&x.to_string_lossy().to_lowercase().as_str())
+            })
+        })
+        .collect();
+    hosts.sort();
+    if hosts.is_empty() {
+        return Err(Error::request(
+            dir,
+            format!(
+                "holds no videos (looked for {})",
+                VIDEO_EXTENSIONS.join(", ")
+            ),
+        ));
+    }
+    Ok(hosts)
+}
+
+/// The sequence folders of a GOT-10k dataset root: the ones `list.txt` names, in its order,
+/// when the root has one; else every folder below the root holding a `groundtruth.txt`,
+/// sorted by path (a folder that is itself a sequence counts as one).
+pub fn list_sequences(root: &Path) -> Result<Vec<PathBuf>> {
+    if !root.is_dir() {
+        return Err(Error::request(root, "is not a folder of GOT-10k sequences"));
+    }
+    let list = root.join("list.txt");
+    if list.is_file() {
+        let text = std::fs::read_to_string(&list).map_err(|e| Error::io(&list, e))?;
+        let seqs: Vec<PathBuf> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(|l| root.join(l))
+            .collect();
+        if seqs.is_empty() {
+            return Err(Error::bad_file(&list, None, "lists no sequences"));
+        }
+        return Ok(seqs);
+    }
+    let mut seqs: Vec<PathBuf> = walkdir::WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_dir() && e.path().join("groundtruth.txt").is_file())
+        .map(|e| e.into_path())
+        .collect();
+    seqs.sort();
+    if seqs.is_empty() {
+        return Err(Error::request(
+            root,
+            "holds no GOT-10k sequence folders (folders with a groundtruth.txt)",
+        ));
+    }
+    Ok(seqs)
+}
+
+/// One planned insertion of a batch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BatchItem {
+    pub index: usize,
+    pub host: PathBuf,
+    pub sequence: PathBuf,
+    /// The seed of this item's insertion position.
+    pub seed: u64,
+    pub output: PathBuf,
+}
+
+/// Pairs sequences with hosts for `count` outputs, reproducibly from `seed` alone: sequences
+/// and hosts are each shuffled once (Fisher-Yates, SplitMix64) and item `j` takes sequence
+/// `j mod S` and host `j mod H` of the shuffled lists; its position seed is the first
+/// SplitMix64 output seeded with `seed + j`. Nothing depends on threads or timing.
+pub fn plan_batch(
+    hosts: &[PathBuf],
+    sequences: &[PathBuf],
+    count: usize,
+    seed: u64,
+    out_dir: &Path,
+) -> Vec<BatchItem> {
+    let seq_order = crate::sampling::shuffle_permutation(sequences.len(), seed);
+    let host_order =
+        crate::sampling::shuffle_permutation(hosts.len(), seed ^ 0xD1B5_4A32_D192_ED03);
+    let name = |p: &Path| {
+        p.file_stem()
+            .or(p.file_name())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    (0..count)
+        .map(|j| {
+            let sequence = sequences[seq_order[j % sequences.len()]].clone();
+            let host = hosts[host_order[j % hosts.len()]].clone();
+            let item_seed = SplitMix64::new(seed.wrapping_add(j as u64)).next_u64();
+            let output = out_dir.join(format!("{j:05}_{}_in_{}.mp4", name(&sequence), name(&host)));
+            BatchItem {
+                index: j,
+                host,
+                sequence,
+                seed: item_seed,
+                output,
+            }
+        })
+        .collect()
+}
+
+/// What became of one batch item (a line of `index.jsonl`).
+#[derive(Clone, Debug, Serialize)]
+pub struct BatchOutcome {
+    #[serde(flatten)]
+    pub item: BatchItem,
+    pub ok: bool,
+    pub sidecar: Option<PathBuf>,
+    pub annotations: Option<PathBuf>,
+    pub insert_frame: Option<usize>,
+    pub insert_time_s: Option<f64>,
+    pub needle_frames: Option<[usize; 2]>,
+    pub error: Option<String>,
+    pub seconds: f64,
+}
+
+/// Runs a batch of insertions, `jobs` at a time, writing `out_dir/index.jsonl`. A bad host or
+/// sequence fails its items only.
+pub fn run_batch(
+    items: &[BatchItem],
+    fit: Fit,
+    overlay: Option<Style>,
+    encode: &EncodeSettings,
+    jobs: usize,
+    out_dir: &Path,
+    on_done: &(dyn Fn(&BatchOutcome) + Sync),
+) -> Result<Vec<BatchOutcome>> {
+    use rayon::prelude::*;
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let jobs = jobs.max(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let mut encode = encode.clone();
+    encode.threads = (cores / jobs).max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start {jobs} workers: {e}")))?;
+    let outcomes: Vec<BatchOutcome> = pool.install(|| {
+        items
+            .par_iter()
+            .map(|item| {
+                let started = std::time::Instant::now();
+                let request = InsertRequest {
+                    host: item.host.clone(),
+                    sequence: item.sequence.clone(),
+                    position: Position::Seed(item.seed),
+                    fit,
+                    output: item.output.clone(),
+                    annotations: None,
+                    overlay: overlay.clone(),
+                    encode: encode.clone(),
+                };
+                let result = insert(&request, &mut pipeline::NoProgress);
+                let outcome = match result {
+                    Ok(out) => BatchOutcome {
+                        item: item.clone(),
+                        ok: true,
+                        sidecar: Some(out.sidecar),
+                        annotations: Some(out.annotations),
+                        insert_frame: Some(out.insertion.insert_frame),
+                        insert_time_s: Some(out.insertion.insert_time.seconds),
+                        needle_frames: Some([out.insertion.needle_start, out.insertion.needle_end]),
+                        error: None,
+                        seconds: started.elapsed().as_secs_f64(),
+                    },
+                    Err(e) => BatchOutcome {
+                        item: item.clone(),
+                        ok: false,
+                        sidecar: None,
+                        annotations: None,
+                        insert_frame: None,
+                        insert_time_s: None,
+                        needle_frames: None,
+                        error: Some(e.to_string()),
+                        seconds: started.elapsed().as_secs_f64(),
+                    },
+                };
+                on_done(&outcome);
+                outcome
+            })
+            .collect()
+    });
+    let mut index = String::new();
+    for o in &outcomes {
+        index.push_str(&serde_json::to_string(o).expect("outcome serializes"));
+        index.push('\n');
+    }
+    PendingFile::write_all(&out_dir.join("index.jsonl"), index.as_bytes())?;
+    Ok(outcomes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_time_base_represents_both_grids() {
+        // 1/12800 and 25 fps: 1/25 = 512/12800 already fits.
+        assert_eq!(
+            common_time_base(Ratio::new(1, 12800), Time::from_secs(25)),
+            Ratio::new(1, 12800)
+        );
+        // 1/1000 (mkv) and 30000/1001 fps: step 1001/30000 needs 1/30000.
+        assert_eq!(
+            common_time_base(Ratio::new(1, 1000), Time::new(30000, 1001)),
+            Ratio::new(1, 30000)
+        );
+        // 1/10 (AVI) and 10 fps.
+        assert_eq!(
+            common_time_base(Ratio::new(1, 10), Time::from_secs(10)),
+            Ratio::new(1, 10)
+        );
+    }
+
+    #[test]
+    fn batch_plans_are_reproducible_and_cover_everything() {
+        let hosts: Vec<PathBuf> = (0..3).map(|i| PathBuf::from(format!("h{i}.mp4"))).collect();
+        let seqs: Vec<PathBuf> = (0..4).map(|i| PathBuf::from(format!("s{i}"))).collect();
+        let a = plan_batch(&hosts, &seqs, 12, 7, Path::new("out"));
+        let b = plan_batch(&hosts, &seqs, 12, 7, Path::new("out"));
+        assert_eq!(a, b);
+        let c = plan_batch(&hosts, &seqs, 12, 8, Path::new("out"));
+        assert_ne!(a, c);
+        // Every sequence is used 3 times, every host 4 times.
+        for s in &seqs {
+            assert_eq!(a.iter().filter(|i| &i.sequence == s).count(), 3);
+        }
+        for h in &hosts {
+            assert_eq!(a.iter().filter(|i| &i.host == h).count(), 4);
+        }
+        let names: std::collections::HashSet<_> = a.iter().map(|i| i.output.clone()).collect();
+        assert_eq!(names.len(), 12);
+    }
+}

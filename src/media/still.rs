@@ -1,0 +1,101 @@
+//! Still images (GOT-10k sequence JPEGs): decoding one picture with ffmpeg's image decoders,
+//! strictly (damaged data is an error naming the file, not a concealed picture), and reading
+//! image sizes from headers without decoding.
+
+use std::path::Path;
+
+use ffmpeg::ffi;
+use ffmpeg::frame::Video as VideoFrame;
+use ffmpeg::util::error::EAGAIN;
+use ffmpeg_next as ffmpeg;
+
+use crate::error::{Error, Result};
+use crate::media::input::VideoInput;
+
+/// Decodes the single picture in `path` (JPEG, PNG, ...) in its own pixel format.
+pub fn decode_still(path: &Path) -> Result<VideoFrame> {
+    let mut input = VideoInput::open(path)?;
+    let index = input.video.index;
+    let stream = input.context.stream(index).expect("video stream");
+    let mut ctx = ffmpeg::codec::context::Context::from_parameters(stream.parameters())
+        .map_err(|e| Error::ffmpeg(path, "reading the image codec parameters", e))?;
+    unsafe {
+        // Fail on damaged data instead of concealing it.
+        (*ctx.as_mut_ptr()).err_recognition =
+            (ffi::AV_EF_EXPLODE | ffi::AV_EF_BITSTREAM | ffi::AV_EF_BUFFER | ffi::AV_EF_CRCCHECK)
+                as i32;
+    }
+    let mut decoder = ctx
+        .decoder()
+        .video()
+        .map_err(|e| Error::ffmpeg(path, "opening the image decoder", e))?;
+    let corrupt = |detail: String| Error::corrupt(path, "in the image", detail);
+    let mut packet = ffmpeg::Packet::empty();
+    let mut frame = VideoFrame::empty();
+    let mut sent_eof = false;
+    loop {
+        match decoder.receive_frame(&mut frame) {
+            Ok(()) => {
+                if frame.flags().contains(ffmpeg::frame::Flags::CORRUPT)
+                    || unsafe { (*frame.as_ptr()).decode_error_flags } != 0
+                {
+                    return Err(corrupt("the picture is damaged".into()));
+                }
+                return Ok(frame);
+            }
+            Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => {}
+            Err(ffmpeg::Error::Eof) => return Err(corrupt("no picture could be decoded".into())),
+            Err(e) => return Err(corrupt(format!("decoding failed: {e}"))),
+        }
+        if sent_eof {
+            return Err(corrupt("no picture could be decoded".into()));
+        }
+        match packet.read(&mut input.context) {
+            Ok(()) if packet.stream() == index => {
+                decoder
+                    .send_packet(&packet)
+                    .map_err(|e| corrupt(format!("decoding failed: {e}")))?;
+            }
+            Ok(()) => {}
+            Err(ffmpeg::Error::Eof) => {
+                decoder
+                    .send_eof()
+                    .map_err(|e| corrupt(format!("decoding failed: {e}")))?;
+                sent_eof = true;
+            }
+            Err(e) => return Err(corrupt(format!("cannot read the file: {e}"))),
+        }
+    }
+}
+
+/// Width and height of an image from its header (no decoding). JPEG files must also end with
+/// their end-of-image marker, which catches truncated files before any work starts.
+pub fn still_size(path: &Path) -> Result<(u32, u32)> {
+    let size = image::image_dimensions(path).map_err(|e| match e {
+        image::ImageError::IoError(io) if io.kind() == std::io::ErrorKind::NotFound => {
+            Error::NotFound {
+                path: path.to_path_buf(),
+            }
+        }
+        other => Error::corrupt(path, "in the image header", other.to_string()),
+    })?;
+    let is_jpeg = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("jpg") || e.eq_ignore_ascii_case("jpeg"));
+    if is_jpeg {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let trimmed = bytes
+            .iter()
+            .rposition(|&b| b != 0)
+            .map(|i| &bytes[..=i])
+            .unwrap_or(&bytes[..]);
+        if !trimmed.ends_with(&[0xFF, 0xD9]) {
+            return Err(Error::corrupt(
+                path,
+                "at the end of the image",
+                "the JPEG is truncated (no end-of-image marker)",
+            ));
+        }
+    }
+    Ok(size)
+}
