@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::jobs::clip::{resolve_clip, ClipSpec, ResolvedClip};
-use crate::media::input::{best_audio_stream, Ratio, VideoInput};
+use crate::media::input::{best_audio_stream, read_packet, Ratio, VideoInput};
 use crate::media::table::FrameTable;
 use crate::output::{ensure_not_an_input, sidecar_path, PendingFile};
 use crate::pipeline::FrameOrigin;
@@ -182,11 +182,10 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     let mut video_done = false;
     let mut audio_done = out_audio.is_none();
     let mut started = false;
-    let mut packet = ffmpeg::Packet::empty();
     while !(video_done && audio_done) {
-        match packet.read(&mut src.context) {
-            Ok(()) => {}
-            Err(ffmpeg::Error::Eof) => break,
+        let mut packet = match read_packet(&mut src.context) {
+            Ok(Some(p)) => p,
+            Ok(None) => break,
             Err(e) => {
                 return Err(Error::corrupt(
                     input,
@@ -194,7 +193,7 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
                     format!("cannot read the file: {e}"),
                 ))
             }
-        }
+        };
         let stream = packet.stream();
         if stream == vindex {
             if video_done {

@@ -242,6 +242,17 @@ impl VideoInput {
     }
 }
 
+/// The next packet of `context` in a fresh packet, `Ok(None)` at the end of the file.
+/// (`av_read_frame` wants a blank packet: reading into a used one leaks its data.)
+pub fn read_packet(context: &mut Input) -> Result<Option<ffmpeg::Packet>, ffmpeg::Error> {
+    let mut packet = ffmpeg::Packet::empty();
+    match packet.read(context) {
+        Ok(()) => Ok(Some(packet)),
+        Err(ffmpeg::Error::Eof) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The best video stream: ffmpeg's choice, but never an attached picture (cover art).
 pub fn best_video_stream(context: &Input) -> Option<usize> {
     let is_picture = |i: usize| unsafe {

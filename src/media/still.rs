@@ -10,7 +10,7 @@ use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
-use crate::media::input::VideoInput;
+use crate::media::input::{read_packet, VideoInput};
 
 /// Decodes the single picture in `path` (JPEG, PNG, ...) in its own pixel format.
 pub fn decode_still(path: &Path) -> Result<VideoFrame> {
@@ -30,7 +30,6 @@ pub fn decode_still(path: &Path) -> Result<VideoFrame> {
         .video()
         .map_err(|e| Error::ffmpeg(path, "opening the image decoder", e))?;
     let corrupt = |detail: String| Error::corrupt(path, "in the image", detail);
-    let mut packet = ffmpeg::Packet::empty();
     let mut frame = VideoFrame::empty();
     let mut sent_eof = false;
     loop {
@@ -50,14 +49,14 @@ pub fn decode_still(path: &Path) -> Result<VideoFrame> {
         if sent_eof {
             return Err(corrupt("no picture could be decoded".into()));
         }
-        match packet.read(&mut input.context) {
-            Ok(()) if packet.stream() == index => {
+        match read_packet(&mut input.context) {
+            Ok(Some(packet)) if packet.stream() == index => {
                 decoder
                     .send_packet(&packet)
                     .map_err(|e| corrupt(format!("decoding failed: {e}")))?;
             }
-            Ok(()) => {}
-            Err(ffmpeg::Error::Eof) => {
+            Ok(Some(_)) => {}
+            Ok(None) => {
                 decoder
                     .send_eof()
                     .map_err(|e| corrupt(format!("decoding failed: {e}")))?;

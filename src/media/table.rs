@@ -13,7 +13,7 @@ use ffmpeg::packet::Ref as _;
 use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
-use crate::media::input::{Ratio, VideoInput};
+use crate::media::input::{read_packet, Ratio, VideoInput};
 use crate::time::Time;
 
 /// One frame as the packets describe it.
@@ -54,11 +54,10 @@ impl FrameTable {
         input.keep_only_streams(&[index]);
         let mut entries = Vec::new();
         let mut discarded = 0usize;
-        let mut packet = ffmpeg::Packet::empty();
         loop {
-            match packet.read(&mut input.context) {
-                Ok(()) => {}
-                Err(ffmpeg::Error::Eof) => break,
+            let packet = match read_packet(&mut input.context) {
+                Ok(Some(p)) => p,
+                Ok(None) => break,
                 Err(e) => {
                     return Err(Error::corrupt(
                         &input.path,
@@ -66,7 +65,7 @@ impl FrameTable {
                         format!("cannot read packets: {e}"),
                     ))
                 }
-            }
+            };
             if packet.stream() != index {
                 continue;
             }
