@@ -230,3 +230,65 @@ mod tests {
         }
     }
 }
+
+/// The size of a `width x height` picture scaled down (never up) to fit inside
+/// `max_width x max_height`, keeping its aspect ratio, with even sides (rounded down, so the
+/// result stays inside the box).
+pub fn fit_within(width: u32, height: u32, max_width: u32, max_height: u32) -> (u32, u32) {
+    let s = (max_width as f64 / width.max(1) as f64)
+        .min(max_height as f64 / height.max(1) as f64)
+        .min(1.0);
+    let side = |v: u32, limit: u32| -> u32 {
+        let scaled = if s >= 1.0 {
+            v
+        } else {
+            (v as f64 * s).round() as u32
+        };
+        (scaled.min(limit) & !1).max(2)
+    };
+    (side(width, max_width), side(height, max_height))
+}
+
+/// Parses `WxH` (e.g. `1920x1280`).
+pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(|| {
+        format!("cannot read size {text:?}; expected WIDTHxHEIGHT such as 1920x1280")
+    })?;
+    let parse = |v: &str| v.trim().parse::<u32>().ok().filter(|&n| n >= 2);
+    match (parse(w), parse(h)) {
+        (Some(w), Some(h)) => Ok((w, h)),
+        _ => Err(format!(
+            "cannot read size {text:?}; expected WIDTHxHEIGHT with sides of at least 2 pixels"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod fit_within_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn examples() {
+        assert_eq!(fit_within(3840, 2160, 1920, 1280), (1920, 1080));
+        // A portrait video is bounded by the same box.
+        assert_eq!(fit_within(1080, 1920, 1920, 1280), (720, 1280));
+        // Never upscale; odd sides become even.
+        assert_eq!(fit_within(641, 361, 1920, 1280), (640, 360));
+        assert_eq!(parse_size("1920x1280"), Ok((1920, 1280)));
+        assert!(parse_size("1920").is_err() && parse_size("0x5").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn stays_inside_and_keeps_aspect(w in 2u32..8000, h in 2u32..8000, mw in 2u32..4000, mh in 2u32..4000) {
+            let (a, b) = fit_within(w, h, mw, mh);
+            prop_assert!(a <= mw.max(2) && b <= mh.max(2) && a <= w.max(2) && b <= h.max(2));
+            prop_assert!(a % 2 == 0 && b % 2 == 0);
+            if a > 16 && b > 16 {
+                let r = (a as f64 / b as f64) / (w as f64 / h as f64);
+                prop_assert!((r - 1.0).abs() < 0.15, "aspect {} vs {}", a as f64 / b as f64, w as f64 / h as f64);
+            }
+        }
+    }
+}

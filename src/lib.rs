@@ -21,3 +21,5 @@ pub mod pipeline;
 pub mod sampling;
 pub mod sidecar;
 pub mod sinks;
+pub mod sparse;
+pub mod stages;

@@ -93,8 +93,14 @@ pub trait FrameSource: Send {
     }
 }
 
-/// Changes frames in place.
+/// Changes frames in place, or drops them.
 pub trait FrameStage {
+    /// False drops the frame (the stages after it and the sinks never see it). Called before
+    /// `apply`; the default keeps every frame.
+    fn keeps(&mut self, _frame: &PipelineFrame) -> bool {
+        true
+    }
+
     fn apply(&mut self, frame: &mut PipelineFrame) -> Result<()>;
 }
 
@@ -153,21 +159,26 @@ pub fn run(
             }
         });
         let mut count = 0usize;
-        while sinks.iter().any(|s| s.wants_more()) {
+        'frames: while sinks.iter().any(|s| s.wants_more()) {
             let Ok(next) = rx.recv() else { break };
             let mut frame = next?;
+            if !progress.advance(1) {
+                return Err(Error::Cancelled);
+            }
             for stage in stages.iter_mut() {
+                if !stage.keeps(&frame) {
+                    continue 'frames;
+                }
                 stage.apply(&mut frame)?;
             }
+            // Output indices count the frames that reach the sinks.
+            frame.index = count;
             for sink in sinks.iter_mut() {
                 if sink.wants_more() {
                     sink.accept(&frame)?;
                 }
             }
             count += 1;
-            if !progress.advance(1) {
-                return Err(Error::Cancelled);
-            }
         }
         drop(rx);
         for sink in sinks.iter_mut() {

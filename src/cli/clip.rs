@@ -49,9 +49,6 @@ pub struct BoxesArgs {
     /// every output's sidecar.
     #[arg(long)]
     boxes: Option<PathBuf>,
-    /// Annotation format: auto, got10k, mot, vstar, waymo, csv, json, vidprep.
-    #[arg(long, default_value = "auto", value_parser = parse_format)]
-    format: Format,
     /// Frames between keys: linear (interpolate), hold, none.
     #[arg(long, default_value = "linear", value_parser = parse_fill)]
     fill: Fill,
@@ -76,7 +73,7 @@ pub struct BoxesArgs {
     boxes_out: Option<BoxesOutFormat>,
 }
 
-fn parse_format(s: &str) -> Result<Format, String> {
+pub fn parse_format(s: &str) -> Result<Format, String> {
     s.parse()
 }
 
@@ -88,12 +85,21 @@ fn parse_boxes_out(s: &str) -> Result<BoxesOutFormat, String> {
     s.parse()
 }
 
+/// The annotation format option (`--format` on most commands).
+#[derive(Args, Clone)]
+#[command(next_help_heading = "Boxes")]
+pub struct FormatArg {
+    /// Annotation format of --boxes: auto, got10k, mot, vstar, waymo, csv, json, vidprep.
+    #[arg(long, default_value = "auto", value_parser = parse_format)]
+    pub format: Format,
+}
+
 impl BoxesArgs {
-    fn request(&self, draw: Option<Style>) -> Option<BoxesRequest> {
+    pub fn request(&self, format: Format, draw: Option<Style>) -> Option<BoxesRequest> {
         let path = self.boxes.clone()?;
         Some(BoxesRequest {
             path,
-            format: self.format,
+            format,
             read: ReadOptions {
                 min_confidence: self.min_confidence,
                 item: self.item.clone(),
@@ -181,6 +187,8 @@ pub struct CutArgs {
     #[command(flatten)]
     boxes: BoxesArgs,
     #[command(flatten)]
+    format: FormatArg,
+    #[command(flatten)]
     style: StyleArgs,
 }
 
@@ -255,8 +263,9 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
     }
     let options = ClipOptions {
         encode: args.encode.settings(),
-        boxes: args.boxes.request(None),
+        boxes: args.boxes.request(args.format.format, None),
         boxes_out: args.boxes.boxes_out,
+        ..ClipOptions::default()
     };
     let mut progress = BarProgress::new("cut");
     let out = make_clip(&input, &spec, &output, &options, &mut progress)?;
@@ -283,6 +292,8 @@ pub struct TruncateArgs {
     encode: EncodeArgs,
     #[command(flatten)]
     boxes: BoxesArgs,
+    #[command(flatten)]
+    format: FormatArg,
 }
 
 pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
@@ -308,8 +319,9 @@ pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
     };
     let options = ClipOptions {
         encode: args.encode.settings(),
-        boxes: args.boxes.request(None),
+        boxes: args.boxes.request(args.format.format, None),
         boxes_out: args.boxes.boxes_out,
+        ..ClipOptions::default()
     };
     let mut progress = BarProgress::new("truncate");
     let outs = make_clips(&args.input, &jobs, &options, &mut progress)?;
@@ -339,13 +351,18 @@ pub struct OverlayArgs {
     #[command(flatten)]
     boxes: BoxesArgs,
     #[command(flatten)]
+    format: FormatArg,
+    #[command(flatten)]
     style: StyleArgs,
     #[command(flatten)]
     encode: EncodeArgs,
 }
 
 pub fn run_overlay(args: OverlayArgs) -> anyhow::Result<u8> {
-    let Some(boxes) = args.boxes.request(Some(args.style.style())) else {
+    let Some(boxes) = args
+        .boxes
+        .request(args.format.format, Some(args.style.style()))
+    else {
         return Err(vidprep::Error::Usage(
             "overlay needs --boxes FILE (the annotations to draw)".into(),
         )
@@ -355,6 +372,7 @@ pub fn run_overlay(args: OverlayArgs) -> anyhow::Result<u8> {
         encode: args.encode.settings(),
         boxes: Some(boxes),
         boxes_out: args.boxes.boxes_out,
+        ..ClipOptions::default()
     };
     let spec = ClipSpec {
         start: args.start,
@@ -393,6 +411,7 @@ fn run_cut_manifest_cli(manifest: &std::path::Path, args: &CutArgs) -> anyhow::R
         encode: args.encode.settings(),
         boxes: None,
         boxes_out: args.boxes.boxes_out,
+        ..ClipOptions::default()
     };
     let outcomes = vidprep::jobs::cut_manifest::run_cut_manifest(
         manifest,

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod clip;
+mod export;
+mod frames;
 mod insert;
 mod probe;
 mod progress;
@@ -30,6 +32,8 @@ enum Command {
     Overlay(clip::OverlayArgs),
     /// Insert GOT-10k tracking sequences into host videos, with remapped annotations.
     Insert(insert::InsertArgs),
+    /// Model inputs: capped videos for video models, sampled frames for image models.
+    Export(export::ExportArgs),
 }
 
 /// Exit codes.
@@ -52,6 +56,7 @@ pub fn main() -> ExitCode {
         Command::Truncate(args) => clip::run_truncate(args),
         Command::Overlay(args) => clip::run_overlay(args),
         Command::Insert(args) => insert::run(args),
+        Command::Export(args) => export::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -11,6 +11,11 @@ use ffmpeg_next as ffmpeg;
 /// The embedded label font (licence in `src/draw/DejaVu-LICENSE.txt`).
 const FONT_BYTES: &[u8] = include_bytes!("DejaVuSans-Bold.ttf");
 
+/// The embedded label font, for callers that draw text themselves (e.g. on RGB images).
+pub fn font() -> FontRef<'static> {
+    FontRef::try_from_slice(FONT_BYTES).expect("embedded font parses")
+}
+
 /// An 8-bit sRGB colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Rgb(pub u8, pub u8, pub u8);

@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
-use crate::media::encode::EncodeSettings;
+use crate::media::encode::{EncodeSettings, WriteReport};
 use crate::media::input::Ratio;
 use crate::media::table::FrameTable;
 use crate::output::{ensure_not_an_input, sidecar_path};
@@ -31,6 +31,7 @@ use crate::sidecar::{
     OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION,
 };
 use crate::sinks::{Mp4Sink, StreamTiming};
+use crate::stages::{DecimateStage, ScaleStage};
 use crate::time::{FrameRange, Time, TimeSpec};
 
 /// What a user asks of one clip.
@@ -257,6 +258,11 @@ pub struct ClipOutput {
     pub resolved: ResolvedClip,
     /// The output's boxes, when asked to write them beside it.
     pub boxes_file: Option<PathBuf>,
+    /// What the encoder wrote.
+    pub report: WriteReport,
+    /// The sidecar as written.
+    #[serde(skip)]
+    pub sidecar_record: Sidecar,
 }
 
 /// One output to make from a source: what to keep and where to write it.
@@ -285,6 +291,10 @@ pub struct ClipOptions {
     pub boxes: Option<BoxesRequest>,
     /// Also write each output's boxes beside it in this format.
     pub boxes_out: Option<BoxesOutFormat>,
+    /// Resize every frame to this size (boxes follow).
+    pub scale_to: Option<(u32, u32)>,
+    /// Keep one frame in this many (1 or 0: all).
+    pub decimate: usize,
 }
 
 impl ClipOptions {
@@ -384,9 +394,18 @@ pub fn make_clips(
         (Some(b), Some(style)) => Some(OverlayStage::new(b.clone(), 0, style)),
         _ => None,
     };
+    let mut decimate = (options.decimate > 1).then(|| DecimateStage::new(options.decimate));
+    let mut scale = options.scale_to.map(ScaleStage::new);
     let mut source = ClipSource::new(reader, table.clone(), range, end_limit, 0);
     {
+        // Drop frames first, resize next, draw last (on the output's own pixels).
         let mut stages: Vec<&mut dyn FrameStage> = Vec::new();
+        if let Some(d) = decimate.as_mut() {
+            stages.push(d);
+        }
+        if let Some(s) = scale.as_mut() {
+            stages.push(s);
+        }
         if let Some(o) = overlay.as_mut() {
             stages.push(o);
         }
@@ -436,6 +455,8 @@ pub fn make_clips(
             frames: done.report.frames,
             resolved: r,
             boxes_file,
+            report: done.report,
+            sidecar_record: sidecar,
         });
     }
     Ok(outputs)

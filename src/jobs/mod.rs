@@ -4,4 +4,6 @@
 pub mod clip;
 pub mod copy;
 pub mod cut_manifest;
+pub mod export_frames;
+pub mod export_video;
 pub mod insert;

@@ -3,9 +3,11 @@
 //! frame index or to the frame shown at a time by seeking to the keyframe before it and
 //! decoding forward, so a seek gives exactly the frame a full decode gives.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ffmpeg::codec::discard::Discard;
 use ffmpeg::ffi;
 use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::util::error::EAGAIN;
@@ -64,6 +66,9 @@ pub struct FrameReader {
     /// Last pts returned or dropped (to fill in missing timestamps).
     last_pts: Option<i64>,
     decoded: usize,
+    /// When set, only frames with these pts are wanted: the decoder may skip non-reference
+    /// frames that are not among them (see [`FrameReader::want_only`]).
+    wanted_pts: Option<Arc<HashSet<i64>>>,
 }
 
 impl FrameReader {
@@ -91,7 +96,23 @@ impl FrameReader {
             eof_sent: false,
             last_pts: None,
             decoded: 0,
+            wanted_pts: None,
         })
+    }
+
+    /// Declares that only the frames with these indices will be read (by seeking to each in
+    /// increasing order), so the decoder may skip non-reference frames that are not wanted:
+    /// they cost nothing and never come out. Frames are still identified by their pts, so what
+    /// comes out is exactly what a full decode gives for those indices.
+    pub fn want_only(&mut self, indices: &[usize]) -> Result<()> {
+        let table = self.table()?;
+        let set: HashSet<i64> = indices
+            .iter()
+            .filter(|&&i| i < table.len())
+            .map(|&i| table.pts(i))
+            .collect();
+        self.wanted_pts = Some(Arc::new(set));
+        Ok(())
     }
 
     /// Uses an already built table (e.g. shared between readers of the same file).
@@ -427,6 +448,17 @@ impl FrameReader {
                     continue;
                 }
                 self.need_keyframe = false;
+            }
+            if let Some(wanted) = &self.wanted_pts {
+                let want = packet
+                    .pts()
+                    .or(packet.dts())
+                    .is_some_and(|p| wanted.contains(&p));
+                self.decoder.skip_frame(if want {
+                    Discard::Default
+                } else {
+                    Discard::NonReference
+                });
             }
             if let Err(e) = self.decoder.send_packet(&packet) {
                 // Packets decoded only to reach a seek target may lack their references

@@ -185,7 +185,8 @@ impl Mp4Writer {
                 enc.set_bit_rate(rate as usize);
                 enc.set_max_bit_rate((rate as f64 * 1.5) as usize);
                 unsafe {
-                    (*enc.as_mut_ptr()).rc_buffer_size = (rate * 2) as i32;
+                    (*enc.as_mut_ptr()).rc_buffer_size =
+                        (rate.saturating_mul(2)).min(i32::MAX as u64) as i32;
                 }
             }
             None => options.set("crf", &format!("{}", settings.crf)),

@@ -1,0 +1,75 @@
+//! General pipeline stages: resizing ([`ScaleStage`]) and frame-rate reduction
+//! ([`DecimateStage`]). Both keep the frames' geometry and timing true, so boxes and sidecars
+//! follow them.
+
+use ffmpeg_next::software::scaling::Flags;
+
+use crate::error::{Error, Result};
+use crate::media::frame::{Converter, PIPELINE_FORMAT};
+use crate::pipeline::{FrameStage, Geometry, PipelineFrame};
+
+/// Resizes every frame to `size` (bicubic, like the ffmpeg CLI's scale filter).
+pub struct ScaleStage {
+    size: (u32, u32),
+    converter: Converter,
+}
+
+impl ScaleStage {
+    pub fn new(size: (u32, u32)) -> ScaleStage {
+        ScaleStage {
+            size,
+            converter: Converter::new(PIPELINE_FORMAT, Some(size), Flags::BICUBIC),
+        }
+    }
+}
+
+impl FrameStage for ScaleStage {
+    fn apply(&mut self, frame: &mut PipelineFrame) -> Result<()> {
+        let (w, h) = (frame.image.width(), frame.image.height());
+        if (w, h) == self.size {
+            return Ok(());
+        }
+        frame.image = self.converter.convert(&frame.image).map_err(|e| {
+            Error::Usage(format!(
+                "cannot scale frame {} to {}x{}: {e}",
+                frame.index, self.size.0, self.size.1
+            ))
+        })?;
+        let resize = Geometry {
+            scale_x: self.size.0 as f64 / w as f64,
+            scale_y: self.size.1 as f64 / h as f64,
+            offset_x: 0.0,
+            offset_y: 0.0,
+        };
+        frame.geometry = frame.geometry.then(&resize);
+        Ok(())
+    }
+}
+
+/// Keeps one frame in `every`, each kept frame shown for the time of the frames it stands for.
+pub struct DecimateStage {
+    every: usize,
+    seen: usize,
+}
+
+impl DecimateStage {
+    pub fn new(every: usize) -> DecimateStage {
+        DecimateStage {
+            every: every.max(1),
+            seen: 0,
+        }
+    }
+}
+
+impl FrameStage for DecimateStage {
+    fn keeps(&mut self, _frame: &PipelineFrame) -> bool {
+        let keep = self.seen % self.every == 0;
+        self.seen += 1;
+        keep
+    }
+
+    fn apply(&mut self, frame: &mut PipelineFrame) -> Result<()> {
+        frame.duration = frame.duration * self.every as i64;
+        Ok(())
+    }
+}
