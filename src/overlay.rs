@@ -265,10 +265,11 @@ impl FrameStage for OverlayStage {
     }
 }
 
-/// Collects the boxes of the frames an output receives, in the output's frames and pixels.
+/// Collects the boxes of the frames an output receives, in the output's frames and pixels,
+/// from one or more sources' annotations (e.g. a host's and an inserted sequence's).
 pub struct BoxRecorder {
-    boxes: Arc<SourceBoxes>,
-    source: usize,
+    /// (pipeline source id, its boxes, index of its first track in `out.tracks`).
+    sources: Vec<(usize, Arc<SourceBoxes>, usize)>,
     out: Annotations,
     times: Vec<Time>,
     end: Time,
@@ -276,26 +277,23 @@ pub struct BoxRecorder {
 }
 
 impl BoxRecorder {
+    /// Boxes of one source.
     pub fn new(boxes: Arc<SourceBoxes>, source: usize) -> BoxRecorder {
+        BoxRecorder::for_sources(vec![(source, boxes)])
+    }
+
+    /// Boxes of several sources; their tracks are listed one source after the other.
+    pub fn for_sources(sources: Vec<(usize, Arc<SourceBoxes>)>) -> BoxRecorder {
         let mut out = Annotations::new(Coords::Pixels);
-        out.tracks = boxes
-            .annotations
-            .tracks
-            .iter()
-            .map(|t| Track {
-                id: t.id.clone(),
-                label: t.label.clone(),
-                ..Track::new(t.id.clone())
-            })
-            .collect();
-        BoxRecorder {
-            boxes,
-            source,
-            out,
-            times: Vec::new(),
-            end: Time::ZERO,
-            size: (0, 0),
+        let mut listed = Vec::new();
+        for (id, boxes) in sources {
+            let first = out.tracks.len();
+            out.tracks.extend(
+                boxes.annotations.tracks.iter().map(|t| Track { id: t.id.clone(), label: t.label.clone(), ..Track::new(t.id.clone()) }),
+            );
+            listed.push((id, boxes, first));
         }
+        BoxRecorder { sources: listed, out, times: Vec::new(), end: Time::ZERO, size: (0, 0) }
     }
 
     /// Records `frame`, which the output stores at `width x height` (after cropping to even).
@@ -303,28 +301,19 @@ impl BoxRecorder {
         self.times.push(frame.time);
         self.end = frame.time + frame.duration;
         self.size = (width, height);
-        if frame.origin.source != self.source {
-            return Ok(());
-        }
         let key = Key::Frame(frame.index);
-        for d in self.boxes.resolved.boxes_at(frame.origin.index) {
-            let Some(b) = frame
-                .geometry
-                .apply(&d.bbox)
-                .clamped(width as f64, height as f64)
-            else {
+        for (id, boxes, first) in &self.sources {
+            if frame.origin.source != *id {
                 continue;
-            };
-            match d.source {
-                BoxSource::Track(i) => self.out.tracks[i].insert(key, Entry::Present(b))?,
-                BoxSource::Detection(i) => {
-                    let src = &self.boxes.annotations.detections[i];
-                    self.out.detections.push(Detection {
-                        key,
-                        bbox: b,
-                        score: src.score,
-                        label: src.label.clone(),
-                    });
+            }
+            for d in boxes.resolved.boxes_at(frame.origin.index) {
+                let Some(b) = frame.geometry.apply(&d.bbox).clamped(width as f64, height as f64) else { continue };
+                match d.source {
+                    BoxSource::Track(i) => self.out.tracks[first + i].insert(key, Entry::Present(b))?,
+                    BoxSource::Detection(i) => {
+                        let src = &boxes.annotations.detections[i];
+                        self.out.detections.push(Detection { key, bbox: b, score: src.score, label: src.label.clone() });
+                    }
                 }
             }
         }
@@ -339,9 +328,11 @@ impl BoxRecorder {
         self.out.meta.frame_size = Some((w, h));
         self.out.meta.frame_count = Some(self.times.len());
         self.out.meta.source_format = Some(annotations::Format::Vidprep);
+        let from: Vec<serde_json::Value> =
+            self.sources.iter().map(|(_, b, _)| serde_json::Value::String(b.request.path.display().to_string())).collect();
         self.out.meta.fields.insert(
             "remapped_from".into(),
-            serde_json::Value::String(self.boxes.request.path.display().to_string()),
+            if from.len() == 1 { from[0].clone() } else { serde_json::Value::Array(from) },
         );
         let clock = TimestampClock::new(self.times, self.end, w, h)?;
         self.out.meta.fps = clock.nominal_fps();

@@ -21,21 +21,20 @@ use crate::jobs::clip::stream_timing;
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::encode::EncodeSettings;
-use crate::media::frame::Frame;
 use crate::media::input::Ratio;
 use crate::media::still::{decode_still, still_size};
 use crate::media::table::FrameTable;
 use crate::output::{ensure_not_an_input, sidecar_path, PendingFile};
 use crate::overlay::{BoxRecorder, BoxesRequest, OverlayStage, SourceBoxes, Style};
 use crate::pipeline::{
-    self, FrameOrigin, FrameSink, FrameSource, FrameStage, Geometry, PipelineFrame, Progress,
+    self, ClipSource, FrameOrigin, FrameSink, FrameSource, FrameStage, Geometry, PipelineFrame, Progress,
 };
 use crate::sampling::SplitMix64;
 use crate::sidecar::{
     OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION,
 };
 use crate::sinks::{Mp4Sink, StreamTiming};
-use crate::time::{Rounding, Time, TimeSpec};
+use crate::time::{FrameRange, Rounding, Time, TimeSpec};
 
 /// Where the needle goes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -154,23 +153,107 @@ fn common_time_base(host: Ratio, fps: Time) -> Ratio {
     }
 }
 
-/// Host frames before the insertion point, the needle, then the rest of the host, delayed.
-struct SpliceSource {
-    host: FrameReader,
-    table: Arc<FrameTable>,
-    insert_at: usize,
-    images: Vec<PathBuf>,
+/// A sequence prepared for insertion into one host: its frames' placement, timing and boxes.
+pub struct PreparedNeedle {
+    pub dir: PathBuf,
+    pub images: Vec<PathBuf>,
+    pub size: (u32, u32),
+    pub anno_fps: Time,
+    /// Number of output frames the needle takes.
+    pub frames: usize,
     /// Sequence frame shown by each needle frame.
-    needle_map: Vec<usize>,
+    pub map: Vec<usize>,
+    /// Output frame duration (one host frame).
+    pub step: Time,
+    /// The needle's duration (`frames * step`).
+    pub duration: Time,
+    pub placement: Placement,
+    /// The sequence's boxes on its own frames (drawn when asked).
+    pub boxes: Arc<SourceBoxes>,
+    pub object: Option<String>,
+}
+
+impl PreparedNeedle {
+    /// Checks and prepares `sequence` for a host of `host_size` at `host_fps`.
+    pub fn new(sequence: &Path, host_size: (u32, u32), host_fps: Time, fit: Fit, draw: Option<Style>) -> Result<PreparedNeedle> {
+        let needle = load_needle(sequence)?;
+        let n = needle.images.len();
+        // K = round(n * host_fps / anno_fps), at least one frame.
+        let frames = (Time::from_secs(n as i64) * host_fps)
+            .scale(needle.anno_fps.denom(), needle.anno_fps.numer())
+            .to_pts(1, 1, Rounding::Nearest)
+            .max(1) as usize;
+        let map: Vec<usize> = (0..frames)
+            .map(|k| {
+                let s = (Time::from_secs(k as i64) * needle.anno_fps / host_fps).div_floor(Time::from_secs(1));
+                (s.max(0) as usize).min(n - 1)
+            })
+            .collect();
+        let step = Time::from_secs(1) / host_fps;
+        let placement = Placement::new(needle.size, host_size, fit);
+        let clock = ConstantRateClock::new(n, needle.anno_fps, needle.size.0, needle.size.1)?;
+        let mut request = BoxesRequest::new(needle.dir.clone());
+        request.format = annotations::Format::Got10k;
+        request.fill = Fill::None;
+        request.draw = draw;
+        let resolved = needle.annotations.resolve(&clock, Fill::None)?;
+        let object = needle.annotations.tracks.first().and_then(|t| t.label.clone());
+        let boxes = Arc::new(SourceBoxes { request, annotations: needle.annotations, resolved, warnings: Vec::new() });
+        Ok(PreparedNeedle {
+            dir: needle.dir,
+            images: needle.images,
+            size: needle.size,
+            anno_fps: needle.anno_fps,
+            frames,
+            map,
+            step,
+            duration: step * frames as i64,
+            placement,
+            boxes,
+            object,
+        })
+    }
+
+    /// The time base of the sequence's own frames (`1 / anno_fps`).
+    pub fn time_base(&self) -> Ratio {
+        Ratio::new(self.anno_fps.denom() as i32, self.anno_fps.numer() as i32)
+    }
+
+    /// The sequence as a source record for sidecars.
+    pub fn record(&self) -> SourceRecord {
+        SourceRecord {
+            path: self.dir.display().to_string(),
+            size_bytes: self.images.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum(),
+            frames: self.images.len(),
+            width: self.size.0,
+            height: self.size.1,
+            rotation_cw: 0,
+            time_base: self.time_base(),
+            avg_frame_rate: Ratio::new(self.anno_fps.numer() as i32, self.anno_fps.denom() as i32),
+            duration_s: (Time::from_secs(self.images.len() as i64) / self.anno_fps).as_secs_f64(),
+            origin_pts: 0,
+        }
+    }
+}
+
+/// The host's frames before the insertion point, the needle (pipeline source id 1), then the
+/// rest of the host delayed by the needle's duration. `S` yields the host frames (a whole
+/// video or a clip of it), timed from 0.
+pub struct SpliceSource<S: FrameSource> {
+    host: S,
+    /// Output index of the host frame the needle goes before.
+    insert_at: usize,
+    insert_time: Time,
+    images: Vec<PathBuf>,
+    map: Vec<usize>,
     placer: Placer,
     geometry: Geometry,
     step: Time,
-    insert_time: Time,
     shift: Time,
     phase: Phase,
-    pending: Option<Frame>,
+    pending: Option<PipelineFrame>,
     cached: Option<(usize, VideoFrame)>,
-    out_index: usize,
+    host_frames: usize,
 }
 
 enum Phase {
@@ -179,26 +262,29 @@ enum Phase {
     After,
 }
 
-impl SpliceSource {
-    fn host_frame(&mut self, frame: Frame, shift: Time) -> PipelineFrame {
-        let index = self.out_index;
-        self.out_index += 1;
-        PipelineFrame {
-            duration: self.table.duration_of(frame.index),
-            time: frame.time + shift,
-            origin: FrameOrigin {
-                source: 0,
-                index: frame.index,
-                pts: frame.pts,
-            },
-            image: frame.image,
-            index,
-            geometry: Geometry::IDENTITY,
+impl<S: FrameSource> SpliceSource<S> {
+    /// `host` has `host_frames` frames; the needle goes before its frame `insert_at`, which is
+    /// shown at `insert_time` (the host's end when `insert_at == host_frames`).
+    pub fn new(host: S, host_frames: usize, insert_at: usize, insert_time: Time, needle: &PreparedNeedle) -> SpliceSource<S> {
+        SpliceSource {
+            host,
+            insert_at,
+            insert_time,
+            images: needle.images.clone(),
+            map: needle.map.clone(),
+            placer: Placer::new(needle.placement),
+            geometry: needle.placement.geometry(),
+            step: needle.step,
+            shift: needle.duration,
+            phase: Phase::Before,
+            pending: None,
+            cached: None,
+            host_frames,
         }
     }
 
     fn needle_frame(&mut self, k: usize) -> Result<PipelineFrame> {
-        let s = self.needle_map[k];
+        let s = self.map[k];
         let image = match &self.cached {
             Some((cached, image)) if *cached == s => image.clone(),
             _ => {
@@ -208,39 +294,26 @@ impl SpliceSource {
                     let (w, h) = self.placer.placement().src;
                     return Err(Error::request(
                         path,
-                        format!(
-                            "decodes to {}x{}, expected {w}x{h} like the other frames",
-                            raw.width(),
-                            raw.height()
-                        ),
+                        format!("decodes to {}x{}, expected {w}x{h} like the other frames", raw.width(), raw.height()),
                     ));
                 }
-                let placed = self
-                    .placer
-                    .place(&raw)
-                    .map_err(|e| Error::ffmpeg(path, "scaling the sequence frame", e))?;
+                let placed = self.placer.place(&raw).map_err(|e| Error::ffmpeg(path, "scaling the sequence frame", e))?;
                 self.cached = Some((s, placed.clone()));
                 placed
             }
         };
-        let index = self.out_index;
-        self.out_index += 1;
         Ok(PipelineFrame {
             image,
-            index,
+            index: self.insert_at + k,
             time: self.insert_time + self.step * k as i64,
             duration: self.step,
-            origin: FrameOrigin {
-                source: 1,
-                index: s,
-                pts: s as i64,
-            },
+            origin: FrameOrigin { source: 1, index: s, pts: s as i64 },
             geometry: self.geometry,
         })
     }
 }
 
-impl FrameSource for SpliceSource {
+impl<S: FrameSource> FrameSource for SpliceSource<S> {
     fn next_frame(&mut self) -> Result<Option<PipelineFrame>> {
         loop {
             match self.phase {
@@ -254,12 +327,12 @@ impl FrameSource for SpliceSource {
                             self.pending = Some(f);
                             self.phase = Phase::Needle(0);
                         }
-                        Some(f) => return Ok(Some(self.host_frame(f, Time::ZERO))),
+                        Some(f) => return Ok(Some(f)),
                         None => self.phase = Phase::Needle(0),
                     }
                 }
                 Phase::Needle(k) => {
-                    if k >= self.needle_map.len() {
+                    if k >= self.map.len() {
                         self.phase = Phase::After;
                         continue;
                     }
@@ -271,16 +344,43 @@ impl FrameSource for SpliceSource {
                         Some(f) => Some(f),
                         None => self.host.next_frame()?,
                     };
-                    let shift = self.shift;
-                    return Ok(next.map(|f| self.host_frame(f, shift)));
+                    return Ok(next.map(|mut f| {
+                        f.time = f.time + self.shift;
+                        f.index += self.map.len();
+                        f
+                    }));
                 }
             }
         }
     }
 
     fn len_hint(&self) -> Option<usize> {
-        Some(self.table.len() + self.needle_map.len())
+        Some(self.host_frames + self.map.len())
     }
+}
+
+/// The host's audio around the needle and silence under it, for a host clip that starts at
+/// `clip_start` and ends at `clip_end` (source times) with the needle at `insert_time` (clip
+/// time). `origin_abs` is the host's frame-0 time on its own timeline.
+pub fn splice_audio(host: &Path, origin_abs: Time, clip_start: Time, clip_end: Time, insert_time: Time, needle: Time) -> AudioPlan {
+    let mut segments = Vec::new();
+    let at = clip_start + insert_time;
+    if at > clip_start {
+        segments.push(AudioSegment::Source { path: host.to_path_buf(), start: origin_abs + clip_start, end: origin_abs + at });
+    }
+    segments.push(AudioSegment::Silence { duration: needle });
+    if at < clip_end {
+        segments.push(AudioSegment::Source { path: host.to_path_buf(), start: origin_abs + at, end: origin_abs + clip_end });
+    }
+    AudioPlan { segments }
+}
+
+/// A host's frame rate as an exact rate (its average, else its nominal rate, else the
+/// typical spacing of its frames).
+pub fn host_frame_rate(info: &crate::media::input::VideoStreamInfo, table: &FrameTable) -> Time {
+    info.best_frame_rate().map(|r| Time::new(r.num as i64, r.den as i64)).unwrap_or_else(|| {
+        Time::new(table.time_base.den as i64, table.time_base.num as i64 * table.typical_frame_duration().max(1))
+    })
 }
 
 /// The host frame before which the needle goes.
@@ -340,133 +440,40 @@ pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<In
             annotations_path.display()
         )));
     }
-    let needle = load_needle(&request.sequence)?;
     let table = Arc::new(FrameTable::scan(&request.host)?);
-    let reader = FrameReader::open_with(
-        &request.host,
-        DecodeOptions {
-            threads: request.encode.threads,
-            ..Default::default()
-        },
-    )?
-    .with_table(table.clone());
+    let reader = FrameReader::open_with(&request.host, DecodeOptions { threads: request.encode.threads, ..Default::default() })?;
     let info = reader.info().clone();
     let host_size = reader.output_size();
-    let host_fps = info
-        .best_frame_rate()
-        .map(|r| Time::new(r.num as i64, r.den as i64))
-        .unwrap_or_else(|| {
-            Time::new(
-                table.time_base.den as i64,
-                table.time_base.num as i64 * table.typical_frame_duration().max(1),
-            )
-        });
+    let host_fps = host_frame_rate(&info, &table);
+    let needle = PreparedNeedle::new(&request.sequence, host_size, host_fps, request.fit, request.overlay.clone())?;
     let insert_at = resolve_position(&request.host, &table, request.position)?;
-    let insert_time = if insert_at < table.len() {
-        table.time(insert_at)
-    } else {
-        table.end_time()
-    };
-
+    let insert_time = if insert_at < table.len() { table.time(insert_at) } else { table.end_time() };
+    let k_frames = needle.frames;
+    let shift = needle.duration;
+    let placement = needle.placement;
     let n = needle.images.len();
-    // K = round(n * host_fps / anno_fps), at least one frame.
-    let k_frames = (Time::from_secs(n as i64) * host_fps)
-        .scale(needle.anno_fps.denom(), needle.anno_fps.numer())
-        .to_pts(1, 1, Rounding::Nearest)
-        .max(1) as usize;
-    let needle_map: Vec<usize> = (0..k_frames)
-        .map(|k| {
-            let s = (Time::from_secs(k as i64) * needle.anno_fps)
-                .scale(host_fps.denom(), host_fps.numer())
-                .div_floor(Time::from_secs(1));
-            (s.max(0) as usize).min(n - 1)
-        })
-        .collect();
-    let step = Time::new(host_fps.denom(), host_fps.numer());
-    let shift = step * k_frames as i64;
-    let placement = Placement::new(needle.size, host_size, request.fit);
-
-    // The sequence's boxes, resolved onto its own frames.
-    let seq_clock = ConstantRateClock::new(n, needle.anno_fps, needle.size.0, needle.size.1)?;
-    let mut boxes_request = BoxesRequest::new(needle.dir.clone());
-    boxes_request.format = annotations::Format::Got10k;
-    boxes_request.fill = Fill::None;
-    boxes_request.draw = request.overlay.clone();
-    let resolved = needle.annotations.resolve(&seq_clock, Fill::None)?;
-    let needle_boxes = Arc::new(SourceBoxes {
-        request: boxes_request,
-        annotations: needle.annotations.clone(),
-        resolved,
-        warnings: Vec::new(),
-    });
 
     let origin_abs = Time::from_pts(table.origin_pts(), table.time_base.num, table.time_base.den);
-    let mut segments = Vec::new();
-    if insert_time > Time::ZERO {
-        segments.push(AudioSegment::Source {
-            path: request.host.clone(),
-            start: origin_abs,
-            end: origin_abs + insert_time,
-        });
-    }
-    segments.push(AudioSegment::Silence { duration: shift });
-    if insert_time < table.end_time() {
-        segments.push(AudioSegment::Source {
-            path: request.host.clone(),
-            start: origin_abs + insert_time,
-            end: origin_abs + table.end_time(),
-        });
-    }
+    let audio = splice_audio(&request.host, origin_abs, Time::ZERO, table.end_time(), insert_time, shift);
     let base_timing = stream_timing(&info, reader.applied_rotation().swaps_axes());
     let timing = StreamTiming {
         time_base: common_time_base(base_timing.time_base, host_fps),
         frame_rate: Some(Ratio::new(host_fps.numer() as i32, host_fps.denom() as i32)),
         sample_aspect_ratio: base_timing.sample_aspect_ratio,
     };
-    let seq_tb = Ratio::new(
-        needle.anno_fps.denom() as i32,
-        needle.anno_fps.numer() as i32,
-    );
-    let provenance = ProvenanceRecorder::new(&[(table.origin_pts(), table.time_base), (0, seq_tb)]);
-    let mut sink = Mp4Sink::new(
-        &request.output,
-        timing,
-        &request.encode,
-        Some(AudioPlan { segments }),
-        provenance,
-    )?
-    .with_boxes(BoxRecorder::new(needle_boxes.clone(), 1));
-    let mut overlay = request
-        .overlay
-        .clone()
-        .map(|style| OverlayStage::new(needle_boxes.clone(), 1, style));
-    let mut source = SpliceSource {
-        host: reader,
-        table: table.clone(),
-        insert_at,
-        images: needle.images.clone(),
-        needle_map,
-        placer: Placer::new(placement),
-        geometry: placement.geometry(),
-        step,
-        insert_time,
-        shift,
-        phase: Phase::Before,
-        pending: None,
-        cached: None,
-        out_index: 0,
-    };
+    let provenance = ProvenanceRecorder::new(&[(table.origin_pts(), table.time_base), (0, needle.time_base())]);
+    let mut sink = Mp4Sink::new(&request.output, timing, &request.encode, Some(audio), provenance)?
+        .with_boxes(BoxRecorder::new(needle.boxes.clone(), 1));
+    let mut overlay = request.overlay.clone().map(|style| OverlayStage::new(needle.boxes.clone(), 1, style));
+    let whole = FrameRange::new(0, table.len());
+    let host = ClipSource::new(reader, table.clone(), whole, table.end_time(), 0);
+    let mut source = SpliceSource::new(host, table.len(), insert_at, insert_time, &needle);
     {
         let mut stages: Vec<&mut dyn FrameStage> = Vec::new();
         if let Some(o) = overlay.as_mut() {
             stages.push(o);
         }
-        pipeline::run(
-            &mut source,
-            &mut stages,
-            &mut [&mut sink as &mut dyn FrameSink],
-            progress,
-        )?;
+        pipeline::run(&mut source, &mut stages, &mut [&mut sink as &mut dyn FrameSink], progress)?;
     }
 
     let insertion = Insertion {
@@ -503,12 +510,7 @@ pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<In
             width: clock.frame_size().0,
             height: clock.frame_size().1,
             frame_count: clock.frame_count(),
-            object: needle
-                .annotations
-                .tracks
-                .first()
-                .and_then(|t| t.label.clone())
-                .unwrap_or_default(),
+            object: needle.object.clone().unwrap_or_default(),
             timestamps: [0.0, 0.0],
             bboxes: Vec::new(),
             extra: Default::default(),
@@ -536,26 +538,7 @@ pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<In
     PendingFile::write_all(&annotations_path, text.as_bytes())?;
 
     let host_record = SourceRecord::new(&request.host, &info, &table, true);
-    let seq_record = SourceRecord {
-        path: needle.dir.display().to_string(),
-        size_bytes: needle
-            .images
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum(),
-        frames: n,
-        width: needle.size.0,
-        height: needle.size.1,
-        rotation_cw: 0,
-        time_base: seq_tb,
-        avg_frame_rate: Ratio::new(
-            needle.anno_fps.numer() as i32,
-            needle.anno_fps.denom() as i32,
-        ),
-        duration_s: (Time::from_secs(n as i64) / needle.anno_fps).as_secs_f64(),
-        origin_pts: 0,
-    };
+    let seq_record = needle.record();
     let native = annotations::to_native_string(&out_boxes)?;
     let sidecar = Sidecar {
         vidprep_version: VERSION,
