@@ -288,12 +288,21 @@ impl BoxRecorder {
         let mut listed = Vec::new();
         for (id, boxes) in sources {
             let first = out.tracks.len();
-            out.tracks.extend(
-                boxes.annotations.tracks.iter().map(|t| Track { id: t.id.clone(), label: t.label.clone(), ..Track::new(t.id.clone()) }),
-            );
+            out.tracks
+                .extend(boxes.annotations.tracks.iter().map(|t| Track {
+                    id: t.id.clone(),
+                    label: t.label.clone(),
+                    ..Track::new(t.id.clone())
+                }));
             listed.push((id, boxes, first));
         }
-        BoxRecorder { sources: listed, out, times: Vec::new(), end: Time::ZERO, size: (0, 0) }
+        BoxRecorder {
+            sources: listed,
+            out,
+            times: Vec::new(),
+            end: Time::ZERO,
+            size: (0, 0),
+        }
     }
 
     /// Records `frame`, which the output stores at `width x height` (after cropping to even).
@@ -307,12 +316,25 @@ impl BoxRecorder {
                 continue;
             }
             for d in boxes.resolved.boxes_at(frame.origin.index) {
-                let Some(b) = frame.geometry.apply(&d.bbox).clamped(width as f64, height as f64) else { continue };
+                let Some(b) = frame
+                    .geometry
+                    .apply(&d.bbox)
+                    .clamped(width as f64, height as f64)
+                else {
+                    continue;
+                };
                 match d.source {
-                    BoxSource::Track(i) => self.out.tracks[first + i].insert(key, Entry::Present(b))?,
+                    BoxSource::Track(i) => {
+                        self.out.tracks[first + i].insert(key, Entry::Present(b))?
+                    }
                     BoxSource::Detection(i) => {
                         let src = &boxes.annotations.detections[i];
-                        self.out.detections.push(Detection { key, bbox: b, score: src.score, label: src.label.clone() });
+                        self.out.detections.push(Detection {
+                            key,
+                            bbox: b,
+                            score: src.score,
+                            label: src.label.clone(),
+                        });
                     }
                 }
             }
@@ -328,11 +350,18 @@ impl BoxRecorder {
         self.out.meta.frame_size = Some((w, h));
         self.out.meta.frame_count = Some(self.times.len());
         self.out.meta.source_format = Some(annotations::Format::Vidprep);
-        let from: Vec<serde_json::Value> =
-            self.sources.iter().map(|(_, b, _)| serde_json::Value::String(b.request.path.display().to_string())).collect();
+        let from: Vec<serde_json::Value> = self
+            .sources
+            .iter()
+            .map(|(_, b, _)| serde_json::Value::String(b.request.path.display().to_string()))
+            .collect();
         self.out.meta.fields.insert(
             "remapped_from".into(),
-            if from.len() == 1 { from[0].clone() } else { serde_json::Value::Array(from) },
+            if from.len() == 1 {
+                from[0].clone()
+            } else {
+                serde_json::Value::Array(from)
+            },
         );
         let clock = TimestampClock::new(self.times, self.end, w, h)?;
         self.out.meta.fps = clock.nominal_fps();

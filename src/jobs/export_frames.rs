@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::fit::fit_within;
 use crate::media::frame::{to_rgb_image, Converter};
-use crate::media::input::{Ratio, VideoInput};
+use crate::media::input::VideoInput;
 use crate::media::table::FrameTable;
 use crate::output::{ensure_not_an_input, PendingFile};
 use crate::overlay::{BoxesRequest, OverlayStage, SourceBoxes};
@@ -141,9 +141,15 @@ impl FramesRequest {
 pub struct FrameRecord {
     pub position: usize,
     pub file: String,
+    /// Which input it came from (0: the video; 1: an inserted sequence).
+    pub source: usize,
+    /// Its index in that input, and its pts there.
     pub source_frame: usize,
     pub pts: i64,
-    /// Exact presentation time in the source (seconds from its first frame).
+    /// Its index in the processed stream it was sampled from (when that is not the source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_frame: Option<usize>,
+    /// Exact presentation time in the stream it was sampled from (seconds from its start).
     pub time: String,
     pub time_s: f64,
     pub width: u32,
@@ -216,59 +222,198 @@ pub fn choose_frames(
     Ok((sampled, arranged))
 }
 
-/// Writes the frames of each position as images, remembering what it wrote.
-struct FramesSink {
+/// Which frame number picks a frame for a position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKey {
+    /// The frame's index in its source (sparse reading of one video).
+    Source,
+    /// The frame's index in the pipeline's output stream (a processed clip).
+    Stream,
+}
+
+/// How sampled frames are written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FramesOutputSpec {
+    pub format: ImageFormat,
+    pub quality: u8,
+    /// A captioned grid of every frame with this many columns (0: up to 4).
+    pub strip: Option<usize>,
+    pub payload: Option<Payload>,
+    pub jsonl: bool,
+}
+
+impl Default for FramesOutputSpec {
+    fn default() -> Self {
+        FramesOutputSpec {
+            format: ImageFormat::Jpg,
+            quality: 90,
+            strip: None,
+            payload: None,
+            jsonl: false,
+        }
+    }
+}
+
+/// What a [`FramesSink`] wrote besides the images.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FramesFiles {
+    pub strip: Option<String>,
+    pub payload: Option<String>,
+    pub jsonl: Option<String>,
+}
+
+/// Writes the frame of each position as an image (named with its position and timestamp),
+/// keeping everything under temporary names until [`FramesSink::commit`].
+pub struct FramesSink {
     out_dir: PathBuf,
-    format: ImageFormat,
-    quality: u8,
-    /// Source index -> the positions that show it.
+    spec: FramesOutputSpec,
+    key: FrameKey,
+    /// Frame number -> the positions that show it.
     positions: HashMap<usize, Vec<usize>>,
     names: Vec<String>,
     records: Vec<Option<FrameRecord>>,
     files: Vec<Option<PendingFile>>,
     rgb: Converter,
-    time_base: Ratio,
-    origin_pts: i64,
     /// Thumbnails for the strip, by position.
     thumbs: Option<(u32, Vec<Option<RgbImage>>)>,
 }
 
 impl FramesSink {
-    fn encode(&self, img: &RgbImage) -> std::result::Result<Vec<u8>, image::ImageError> {
-        let mut buf = Cursor::new(Vec::new());
-        match self.format {
-            ImageFormat::Jpg => {
-                image::codecs::jpeg::JpegEncoder::new_with_quality(&mut buf, self.quality)
-                    .encode_image(img)?
-            }
-            ImageFormat::Png => img.write_to(&mut buf, image::ImageFormat::Png)?,
+    /// `frames[p]` is the frame number (as `key` says) of position `p`, shown at `times[p]`
+    /// (for the file name); `width` is the frames' width (for the strip's tiles).
+    pub fn new(
+        out_dir: &Path,
+        spec: &FramesOutputSpec,
+        key: FrameKey,
+        frames: &[usize],
+        times: &[Time],
+        width: u32,
+    ) -> FramesSink {
+        let n = frames.len();
+        let digits = n.saturating_sub(1).max(1).to_string().len().max(2);
+        let mut positions: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut names = Vec::with_capacity(n);
+        for (p, (&i, t)) in frames.iter().zip(times).enumerate() {
+            positions.entry(i).or_default().push(p);
+            names.push(format!(
+                "{p:0digits$}_{:09.3}s.{}",
+                t.as_secs_f64(),
+                spec.format.extension()
+            ));
         }
-        Ok(buf.into_inner())
+        FramesSink {
+            out_dir: out_dir.to_path_buf(),
+            spec: spec.clone(),
+            key,
+            positions,
+            names,
+            records: vec![None; n],
+            files: (0..n).map(|_| None).collect(),
+            rgb: Converter::to_format(ffmpeg_next::format::Pixel::RGB24),
+            thumbs: spec.strip.map(|_| (width.min(480), vec![None; n])),
+        }
     }
+
+    fn encode(&self, img: &RgbImage) -> std::result::Result<Vec<u8>, image::ImageError> {
+        encode_image(img, self.spec.format, self.spec.quality)
+    }
+
+    /// Once every position has its frame: the images get their names, then the strip,
+    /// payload and JSONL are written. Returns the records in position order.
+    pub fn commit(mut self, source_name: &Path) -> Result<(Vec<FrameRecord>, FramesFiles)> {
+        let records: Vec<FrameRecord> = self
+            .records
+            .iter()
+            .enumerate()
+            .map(|(p, r)| {
+                r.clone().ok_or_else(|| {
+                    Error::corrupt(
+                        source_name,
+                        format!("at output position {p}"),
+                        "this frame was not decoded",
+                    )
+                })
+            })
+            .collect::<Result<_>>()?;
+        let mut written = Vec::with_capacity(records.len());
+        for f in self.files.iter_mut() {
+            written.push(f.take().expect("every position has a file").commit()?);
+        }
+        let read_all = || -> Result<Vec<Vec<u8>>> {
+            written
+                .iter()
+                .map(|p| std::fs::read(p).map_err(|e| Error::io(p, e)))
+                .collect()
+        };
+        let mut files = FramesFiles::default();
+        if let (Some(columns), Some((_, thumbs))) = (self.spec.strip, self.thumbs.as_ref()) {
+            let strip = render_strip(thumbs, &records, columns);
+            let name = format!("strip.{}", self.spec.format.extension());
+            let bytes = encode_image(&strip, self.spec.format, self.spec.quality)
+                .map_err(|e| Error::Usage(format!("cannot encode the strip: {e}")))?;
+            PendingFile::write_all(&self.out_dir.join(&name), &bytes)?;
+            files.strip = Some(name);
+        }
+        if let Some(api) = self.spec.payload {
+            let body = payload_json(api, self.spec.format.mime(), &read_all()?);
+            PendingFile::write_all(
+                &self.out_dir.join("payload.json"),
+                (serde_json::to_string_pretty(&body).expect("json") + "\n").as_bytes(),
+            )?;
+            files.payload = Some("payload.json".into());
+        }
+        if self.spec.jsonl {
+            let mut text = String::new();
+            for (rec, bytes) in records.iter().zip(read_all()?) {
+                let line = serde_json::json!({
+                    "position": rec.position,
+                    "file": rec.file,
+                    "source_frame": rec.source_frame,
+                    "time_s": rec.time_s,
+                    "mime_type": self.spec.format.mime(),
+                    "data": base64::engine::general_purpose::STANDARD.encode(bytes),
+                });
+                text.push_str(&line.to_string());
+                text.push('\n');
+            }
+            PendingFile::write_all(&self.out_dir.join("frames.jsonl"), text.as_bytes())?;
+            files.jsonl = Some("frames.jsonl".into());
+        }
+        Ok((records, files))
+    }
+}
+
+fn encode_image(
+    img: &RgbImage,
+    format: ImageFormat,
+    quality: u8,
+) -> std::result::Result<Vec<u8>, image::ImageError> {
+    let mut buf = Cursor::new(Vec::new());
+    match format {
+        ImageFormat::Jpg => image::codecs::jpeg::JpegEncoder::new_with_quality(&mut buf, quality)
+            .encode_image(img)?,
+        ImageFormat::Png => img.write_to(&mut buf, image::ImageFormat::Png)?,
+    }
+    Ok(buf.into_inner())
 }
 
 impl FrameSink for FramesSink {
     fn accept(&mut self, frame: &PipelineFrame) -> Result<()> {
-        let Some(positions) = self.positions.get(&frame.origin.index).cloned() else {
+        let number = match self.key {
+            FrameKey::Source => frame.origin.index,
+            FrameKey::Stream => frame.index,
+        };
+        let Some(positions) = self.positions.get(&number).cloned() else {
             return Ok(());
         };
-        let rgb = to_rgb_image(&frame.image, &mut self.rgb).map_err(|e| {
-            Error::Usage(format!(
-                "cannot convert frame {} to RGB: {e}",
-                frame.origin.index
-            ))
-        })?;
+        let rgb = to_rgb_image(&frame.image, &mut self.rgb)
+            .map_err(|e| Error::Usage(format!("cannot convert frame {number} to RGB: {e}")))?;
         let bytes = self.encode(&rgb).map_err(|e| {
             Error::Usage(format!(
-                "cannot encode frame {} as {:?}: {e}",
-                frame.origin.index, self.format
+                "cannot encode frame {number} as {:?}: {e}",
+                self.spec.format
             ))
         })?;
-        let time = Time::from_pts(
-            frame.origin.pts - self.origin_pts,
-            self.time_base.num,
-            self.time_base.den,
-        );
         for p in positions {
             let path = self.out_dir.join(&self.names[p]);
             let pending = PendingFile::new(&path)?;
@@ -277,10 +422,12 @@ impl FrameSink for FramesSink {
             self.records[p] = Some(FrameRecord {
                 position: p,
                 file: self.names[p].clone(),
+                source: frame.origin.source,
                 source_frame: frame.origin.index,
                 pts: frame.origin.pts,
-                time: decimal_text(time),
-                time_s: time.as_secs_f64(),
+                stream_frame: (self.key == FrameKey::Stream).then_some(frame.index),
+                time: decimal_text(frame.time),
+                time_s: frame.time.as_secs_f64(),
                 width: rgb.width(),
                 height: rgb.height(),
             });
@@ -403,34 +550,24 @@ pub fn export_frames(request: &FramesRequest, progress: &mut dyn Progress) -> Re
     ensure_not_an_input(&request.out_dir.join("frames.json"), &[&request.input])?;
     std::fs::create_dir_all(&request.out_dir).map_err(|e| Error::io(&request.out_dir, e))?;
 
-    let n = arranged.indices.len();
-    let digits = n.saturating_sub(1).max(1).to_string().len().max(2);
-    let mut positions: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut names = Vec::with_capacity(n);
-    for (p, &i) in arranged.indices.iter().enumerate() {
-        positions.entry(i).or_default().push(p);
-        let t = table.time(i).as_secs_f64();
-        names.push(format!(
-            "{p:0digits$}_{t:09.3}s.{}",
-            request.format.extension()
-        ));
-    }
+    let times: Vec<Time> = arranged.indices.iter().map(|&i| table.time(i)).collect();
     let (w, h) = info.displayed_size();
     let size = request.max_size.map(|(mw, mh)| fit_within(w, h, mw, mh));
-    let tile_w = size.map_or(w, |s| s.0).min(480);
-    let mut sink = FramesSink {
-        out_dir: request.out_dir.clone(),
+    let spec = FramesOutputSpec {
         format: request.format,
         quality: request.quality,
-        positions,
-        names,
-        records: vec![None; n],
-        files: (0..n).map(|_| None).collect(),
-        rgb: Converter::to_format(ffmpeg_next::format::Pixel::RGB24),
-        time_base: table.time_base,
-        origin_pts: table.origin_pts(),
-        thumbs: request.strip.map(|_| (tile_w, vec![None; n])),
+        strip: request.strip,
+        payload: request.payload,
+        jsonl: request.jsonl,
     };
+    let mut sink = FramesSink::new(
+        &request.out_dir,
+        &spec,
+        FrameKey::Source,
+        &arranged.indices,
+        &times,
+        size.map_or(w, |s| s.0),
+    );
     let workers = if request.workers == 0 {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -465,32 +602,8 @@ pub fn export_frames(request: &FramesRequest, progress: &mut dyn Progress) -> Re
             progress,
         )?;
     }
-    let records: Vec<FrameRecord> = sink
-        .records
-        .iter()
-        .enumerate()
-        .map(|(p, r)| {
-            r.clone().ok_or_else(|| {
-                Error::corrupt(
-                    &request.input,
-                    format!("at frame {}", arranged.indices[p]),
-                    "this frame was not decoded",
-                )
-            })
-        })
-        .collect::<Result<_>>()?;
-    // Everything is decoded: now the files appear, then the summaries.
-    let mut written = Vec::with_capacity(n);
-    for f in sink.files.iter_mut() {
-        written.push(f.take().expect("every position has a file").commit()?);
-    }
-    let read_all = || -> Result<Vec<Vec<u8>>> {
-        written
-            .iter()
-            .map(|p| std::fs::read(p).map_err(|e| Error::io(p, e)))
-            .collect()
-    };
-    let mut export = FramesExport {
+    let (records, files) = sink.commit(&request.input)?;
+    let export = FramesExport {
         vidprep_version: VERSION,
         source: SourceRecord::new(&request.input, &info, &table, true),
         total_frames: table.len(),
@@ -498,52 +611,11 @@ pub fn export_frames(request: &FramesRequest, progress: &mut dyn Progress) -> Re
         order: arranged,
         format: request.format,
         frames: records,
-        strip: None,
-        payload: None,
-        jsonl: None,
+        strip: files.strip,
+        payload: files.payload,
+        jsonl: files.jsonl,
         warnings: Vec::new(),
     };
-    if let (Some(columns), Some((_, thumbs))) = (request.strip, sink.thumbs.as_ref()) {
-        let strip = render_strip(thumbs, &export.frames, columns);
-        let name = format!("strip.{}", request.format.extension());
-        let mut buf = Cursor::new(Vec::new());
-        let encoded = match request.format {
-            ImageFormat::Jpg => {
-                image::codecs::jpeg::JpegEncoder::new_with_quality(&mut buf, request.quality)
-                    .encode_image(&strip)
-            }
-            ImageFormat::Png => strip.write_to(&mut buf, image::ImageFormat::Png),
-        };
-        encoded.map_err(|e| Error::Usage(format!("cannot encode the strip: {e}")))?;
-        PendingFile::write_all(&request.out_dir.join(&name), &buf.into_inner())?;
-        export.strip = Some(name);
-    }
-    if let Some(api) = request.payload {
-        let body = payload_json(api, request.format.mime(), &read_all()?);
-        let name = "payload.json".to_string();
-        PendingFile::write_all(
-            &request.out_dir.join(&name),
-            (serde_json::to_string_pretty(&body).expect("json") + "\n").as_bytes(),
-        )?;
-        export.payload = Some(name);
-    }
-    if request.jsonl {
-        let mut text = String::new();
-        for (rec, bytes) in export.frames.iter().zip(read_all()?) {
-            let line = serde_json::json!({
-                "position": rec.position,
-                "file": rec.file,
-                "source_frame": rec.source_frame,
-                "time_s": rec.time_s,
-                "mime_type": request.format.mime(),
-                "data": base64::engine::general_purpose::STANDARD.encode(bytes),
-            });
-            text.push_str(&line.to_string());
-            text.push('\n');
-        }
-        PendingFile::write_all(&request.out_dir.join("frames.jsonl"), text.as_bytes())?;
-        export.jsonl = Some("frames.jsonl".into());
-    }
     let text = serde_json::to_string_pretty(&export).expect("export serializes") + "\n";
     PendingFile::write_all(&request.out_dir.join("frames.json"), text.as_bytes())?;
     Ok(export)

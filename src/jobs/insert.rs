@@ -27,7 +27,8 @@ use crate::media::table::FrameTable;
 use crate::output::{ensure_not_an_input, sidecar_path, PendingFile};
 use crate::overlay::{BoxRecorder, BoxesRequest, OverlayStage, SourceBoxes, Style};
 use crate::pipeline::{
-    self, ClipSource, FrameOrigin, FrameSink, FrameSource, FrameStage, Geometry, PipelineFrame, Progress,
+    self, ClipSource, FrameOrigin, FrameSink, FrameSource, FrameStage, Geometry, PipelineFrame,
+    Progress,
 };
 use crate::sampling::SplitMix64;
 use crate::sidecar::{
@@ -175,7 +176,13 @@ pub struct PreparedNeedle {
 
 impl PreparedNeedle {
     /// Checks and prepares `sequence` for a host of `host_size` at `host_fps`.
-    pub fn new(sequence: &Path, host_size: (u32, u32), host_fps: Time, fit: Fit, draw: Option<Style>) -> Result<PreparedNeedle> {
+    pub fn new(
+        sequence: &Path,
+        host_size: (u32, u32),
+        host_fps: Time,
+        fit: Fit,
+        draw: Option<Style>,
+    ) -> Result<PreparedNeedle> {
         let needle = load_needle(sequence)?;
         let n = needle.images.len();
         // K = round(n * host_fps / anno_fps), at least one frame.
@@ -185,7 +192,8 @@ impl PreparedNeedle {
             .max(1) as usize;
         let map: Vec<usize> = (0..frames)
             .map(|k| {
-                let s = (Time::from_secs(k as i64) * needle.anno_fps / host_fps).div_floor(Time::from_secs(1));
+                let s = (Time::from_secs(k as i64) * needle.anno_fps / host_fps)
+                    .div_floor(Time::from_secs(1));
                 (s.max(0) as usize).min(n - 1)
             })
             .collect();
@@ -197,8 +205,17 @@ impl PreparedNeedle {
         request.fill = Fill::None;
         request.draw = draw;
         let resolved = needle.annotations.resolve(&clock, Fill::None)?;
-        let object = needle.annotations.tracks.first().and_then(|t| t.label.clone());
-        let boxes = Arc::new(SourceBoxes { request, annotations: needle.annotations, resolved, warnings: Vec::new() });
+        let object = needle
+            .annotations
+            .tracks
+            .first()
+            .and_then(|t| t.label.clone());
+        let boxes = Arc::new(SourceBoxes {
+            request,
+            annotations: needle.annotations,
+            resolved,
+            warnings: Vec::new(),
+        });
         Ok(PreparedNeedle {
             dir: needle.dir,
             images: needle.images,
@@ -223,7 +240,12 @@ impl PreparedNeedle {
     pub fn record(&self) -> SourceRecord {
         SourceRecord {
             path: self.dir.display().to_string(),
-            size_bytes: self.images.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum(),
+            size_bytes: self
+                .images
+                .iter()
+                .filter_map(|p| std::fs::metadata(p).ok())
+                .map(|m| m.len())
+                .sum(),
             frames: self.images.len(),
             width: self.size.0,
             height: self.size.1,
@@ -265,7 +287,13 @@ enum Phase {
 impl<S: FrameSource> SpliceSource<S> {
     /// `host` has `host_frames` frames; the needle goes before its frame `insert_at`, which is
     /// shown at `insert_time` (the host's end when `insert_at == host_frames`).
-    pub fn new(host: S, host_frames: usize, insert_at: usize, insert_time: Time, needle: &PreparedNeedle) -> SpliceSource<S> {
+    pub fn new(
+        host: S,
+        host_frames: usize,
+        insert_at: usize,
+        insert_time: Time,
+        needle: &PreparedNeedle,
+    ) -> SpliceSource<S> {
         SpliceSource {
             host,
             insert_at,
@@ -294,10 +322,17 @@ impl<S: FrameSource> SpliceSource<S> {
                     let (w, h) = self.placer.placement().src;
                     return Err(Error::request(
                         path,
-                        format!("decodes to {}x{}, expected {w}x{h} like the other frames", raw.width(), raw.height()),
+                        format!(
+                            "decodes to {}x{}, expected {w}x{h} like the other frames",
+                            raw.width(),
+                            raw.height()
+                        ),
                     ));
                 }
-                let placed = self.placer.place(&raw).map_err(|e| Error::ffmpeg(path, "scaling the sequence frame", e))?;
+                let placed = self
+                    .placer
+                    .place(&raw)
+                    .map_err(|e| Error::ffmpeg(path, "scaling the sequence frame", e))?;
                 self.cached = Some((s, placed.clone()));
                 placed
             }
@@ -307,7 +342,11 @@ impl<S: FrameSource> SpliceSource<S> {
             index: self.insert_at + k,
             time: self.insert_time + self.step * k as i64,
             duration: self.step,
-            origin: FrameOrigin { source: 1, index: s, pts: s as i64 },
+            origin: FrameOrigin {
+                source: 1,
+                index: s,
+                pts: s as i64,
+            },
             geometry: self.geometry,
         })
     }
@@ -362,15 +401,30 @@ impl<S: FrameSource> FrameSource for SpliceSource<S> {
 /// The host's audio around the needle and silence under it, for a host clip that starts at
 /// `clip_start` and ends at `clip_end` (source times) with the needle at `insert_time` (clip
 /// time). `origin_abs` is the host's frame-0 time on its own timeline.
-pub fn splice_audio(host: &Path, origin_abs: Time, clip_start: Time, clip_end: Time, insert_time: Time, needle: Time) -> AudioPlan {
+pub fn splice_audio(
+    host: &Path,
+    origin_abs: Time,
+    clip_start: Time,
+    clip_end: Time,
+    insert_time: Time,
+    needle: Time,
+) -> AudioPlan {
     let mut segments = Vec::new();
     let at = clip_start + insert_time;
     if at > clip_start {
-        segments.push(AudioSegment::Source { path: host.to_path_buf(), start: origin_abs + clip_start, end: origin_abs + at });
+        segments.push(AudioSegment::Source {
+            path: host.to_path_buf(),
+            start: origin_abs + clip_start,
+            end: origin_abs + at,
+        });
     }
     segments.push(AudioSegment::Silence { duration: needle });
     if at < clip_end {
-        segments.push(AudioSegment::Source { path: host.to_path_buf(), start: origin_abs + at, end: origin_abs + clip_end });
+        segments.push(AudioSegment::Source {
+            path: host.to_path_buf(),
+            start: origin_abs + at,
+            end: origin_abs + clip_end,
+        });
     }
     AudioPlan { segments }
 }
@@ -378,9 +432,14 @@ pub fn splice_audio(host: &Path, origin_abs: Time, clip_start: Time, clip_end: T
 /// A host's frame rate as an exact rate (its average, else its nominal rate, else the
 /// typical spacing of its frames).
 pub fn host_frame_rate(info: &crate::media::input::VideoStreamInfo, table: &FrameTable) -> Time {
-    info.best_frame_rate().map(|r| Time::new(r.num as i64, r.den as i64)).unwrap_or_else(|| {
-        Time::new(table.time_base.den as i64, table.time_base.num as i64 * table.typical_frame_duration().max(1))
-    })
+    info.best_frame_rate()
+        .map(|r| Time::new(r.num as i64, r.den as i64))
+        .unwrap_or_else(|| {
+            Time::new(
+                table.time_base.den as i64,
+                table.time_base.num as i64 * table.typical_frame_duration().max(1),
+            )
+        })
 }
 
 /// The host frame before which the needle goes.
@@ -441,30 +500,65 @@ pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<In
         )));
     }
     let table = Arc::new(FrameTable::scan(&request.host)?);
-    let reader = FrameReader::open_with(&request.host, DecodeOptions { threads: request.encode.threads, ..Default::default() })?;
+    let reader = FrameReader::open_with(
+        &request.host,
+        DecodeOptions {
+            threads: request.encode.threads,
+            ..Default::default()
+        },
+    )?;
     let info = reader.info().clone();
     let host_size = reader.output_size();
     let host_fps = host_frame_rate(&info, &table);
-    let needle = PreparedNeedle::new(&request.sequence, host_size, host_fps, request.fit, request.overlay.clone())?;
+    let needle = PreparedNeedle::new(
+        &request.sequence,
+        host_size,
+        host_fps,
+        request.fit,
+        request.overlay.clone(),
+    )?;
     let insert_at = resolve_position(&request.host, &table, request.position)?;
-    let insert_time = if insert_at < table.len() { table.time(insert_at) } else { table.end_time() };
+    let insert_time = if insert_at < table.len() {
+        table.time(insert_at)
+    } else {
+        table.end_time()
+    };
     let k_frames = needle.frames;
     let shift = needle.duration;
     let placement = needle.placement;
     let n = needle.images.len();
 
     let origin_abs = Time::from_pts(table.origin_pts(), table.time_base.num, table.time_base.den);
-    let audio = splice_audio(&request.host, origin_abs, Time::ZERO, table.end_time(), insert_time, shift);
+    let audio = splice_audio(
+        &request.host,
+        origin_abs,
+        Time::ZERO,
+        table.end_time(),
+        insert_time,
+        shift,
+    );
     let base_timing = stream_timing(&info, reader.applied_rotation().swaps_axes());
     let timing = StreamTiming {
         time_base: common_time_base(base_timing.time_base, host_fps),
         frame_rate: Some(Ratio::new(host_fps.numer() as i32, host_fps.denom() as i32)),
         sample_aspect_ratio: base_timing.sample_aspect_ratio,
     };
-    let provenance = ProvenanceRecorder::new(&[(table.origin_pts(), table.time_base), (0, needle.time_base())]);
-    let mut sink = Mp4Sink::new(&request.output, timing, &request.encode, Some(audio), provenance)?
-        .with_boxes(BoxRecorder::new(needle.boxes.clone(), 1));
-    let mut overlay = request.overlay.clone().map(|style| OverlayStage::new(needle.boxes.clone(), 1, style));
+    let provenance = ProvenanceRecorder::new(&[
+        (table.origin_pts(), table.time_base),
+        (0, needle.time_base()),
+    ]);
+    let mut sink = Mp4Sink::new(
+        &request.output,
+        timing,
+        &request.encode,
+        Some(audio),
+        provenance,
+    )?
+    .with_boxes(BoxRecorder::new(needle.boxes.clone(), 1));
+    let mut overlay = request
+        .overlay
+        .clone()
+        .map(|style| OverlayStage::new(needle.boxes.clone(), 1, style));
     let whole = FrameRange::new(0, table.len());
     let host = ClipSource::new(reader, table.clone(), whole, table.end_time(), 0);
     let mut source = SpliceSource::new(host, table.len(), insert_at, insert_time, &needle);
@@ -473,7 +567,12 @@ pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<In
         if let Some(o) = overlay.as_mut() {
             stages.push(o);
         }
-        pipeline::run(&mut source, &mut stages, &mut [&mut sink as &mut dyn FrameSink], progress)?;
+        pipeline::run(
+            &mut source,
+            &mut stages,
+            &mut [&mut sink as &mut dyn FrameSink],
+            progress,
+        )?;
     }
 
     let insertion = Insertion {
