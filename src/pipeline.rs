@@ -69,7 +69,8 @@ impl Default for Geometry {
     }
 }
 
-/// One frame travelling through the pipeline.
+/// One frame travelling through the pipeline (cloning shares the picture's buffers).
+#[derive(Clone)]
 pub struct PipelineFrame {
     /// YUV 4:2:0, upright.
     pub image: VideoFrame,

@@ -3,14 +3,18 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::annotations::{Annotations, TimestampClock};
 use crate::error::{Error, Result};
 use crate::media::audio::AudioPlan;
 use crate::media::encode::{EncodeSettings, Mp4Writer, VideoFormat, WriteReport};
 use crate::media::input::Ratio;
+use crate::output::sidecar_path;
 use crate::output::PendingFile;
-use crate::overlay::BoxRecorder;
+use crate::overlay::{write_boxes_beside, BoxRecorder, BoxesOutFormat};
+use crate::pipeline::FrameStage;
 use crate::pipeline::{FrameSink, PipelineFrame};
 use crate::sidecar::{FrameRun, ProvenanceRecorder};
+use crate::sidecar::{OutputRecord, Sidecar, SourceRecord, VERSION};
 use crate::time::Time;
 
 /// Stream properties an [`Mp4Sink`] gives its encoder (the size comes from the first frame).
@@ -27,6 +31,119 @@ pub struct CommittedOutput {
     pub report: WriteReport,
     pub frames: Vec<FrameRun>,
     pub boxes: Option<BoxRecorder>,
+}
+
+/// What an output's sidecar says besides what the output itself knows.
+pub struct SidecarContext<'a> {
+    pub job: &'a str,
+    pub sources: Vec<SourceRecord>,
+    pub request: serde_json::Value,
+    pub resolved: serde_json::Value,
+    pub encode: &'a EncodeSettings,
+    pub warnings: Vec<String>,
+    /// Also write the output's boxes beside it in this format.
+    pub boxes_out: Option<BoxesOutFormat>,
+}
+
+/// A committed output with its sidecar written.
+pub struct FinishedOutput {
+    pub path: PathBuf,
+    pub sidecar_path: PathBuf,
+    pub sidecar: Sidecar,
+    pub report: WriteReport,
+    pub boxes_file: Option<PathBuf>,
+    /// The output's boxes and clock, when boxes were recorded.
+    pub boxes: Option<(Annotations, TimestampClock)>,
+}
+
+impl CommittedOutput {
+    /// Writes the sidecar beside the output: provenance, the boxes in the output's frames and
+    /// pixels (when recorded), and `ctx`.
+    pub fn write_sidecar(self, mut ctx: SidecarContext) -> Result<FinishedOutput> {
+        let mut annotations = None;
+        let mut boxes_file = None;
+        let mut boxes = None;
+        if let Some(recorder) = self.boxes {
+            let (out_boxes, clock) = recorder.finish()?;
+            if out_boxes.box_count() == 0 {
+                ctx.warnings
+                    .push("no annotated box falls inside this output".into());
+            }
+            if let Some(format) = ctx.boxes_out {
+                boxes_file = Some(write_boxes_beside(&self.path, &out_boxes, &clock, format)?);
+            }
+            let text = crate::annotations::to_native_string(&out_boxes)?;
+            annotations = Some(serde_json::from_str(&text).expect("native JSON parses"));
+            boxes = Some((out_boxes, clock));
+        }
+        let sidecar = Sidecar {
+            vidprep_version: VERSION,
+            job: ctx.job.to_string(),
+            output: OutputRecord::from_report(&self.path, &self.report),
+            sources: ctx.sources,
+            request: ctx.request,
+            resolved: ctx.resolved,
+            frames: self.frames,
+            encode: Some(ctx.encode.clone()),
+            annotations,
+            warnings: ctx.warnings,
+        };
+        let sidecar_path = sidecar_path(&self.path);
+        sidecar.write(&sidecar_path)?;
+        Ok(FinishedOutput {
+            path: self.path,
+            sidecar_path,
+            sidecar,
+            report: self.report,
+            boxes_file,
+            boxes,
+        })
+    }
+}
+
+/// Applies its own stages (a resize or a lower frame rate for one output) before its inner
+/// sink, numbering the frames it keeps from 0.
+pub struct StagedSink<S: FrameSink> {
+    stages: Vec<Box<dyn FrameStage + Send>>,
+    inner: S,
+    kept: usize,
+}
+
+impl<S: FrameSink> StagedSink<S> {
+    pub fn new(stages: Vec<Box<dyn FrameStage + Send>>, inner: S) -> StagedSink<S> {
+        StagedSink {
+            stages,
+            inner,
+            kept: 0,
+        }
+    }
+
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S: FrameSink> FrameSink for StagedSink<S> {
+    fn accept(&mut self, frame: &PipelineFrame) -> Result<()> {
+        let mut f = frame.clone();
+        for stage in self.stages.iter_mut() {
+            if !stage.keeps(&f) {
+                return Ok(());
+            }
+            stage.apply(&mut f)?;
+        }
+        f.index = self.kept;
+        self.kept += 1;
+        self.inner.accept(&f)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.inner.finish()
+    }
+
+    fn wants_more(&self) -> bool {
+        self.inner.wants_more()
+    }
 }
 
 /// Encodes frames into an MP4, optionally only the first `limit` of them and ending no later

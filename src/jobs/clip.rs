@@ -23,14 +23,10 @@ use crate::media::encode::{EncodeSettings, WriteReport};
 use crate::media::input::Ratio;
 use crate::media::table::FrameTable;
 use crate::output::{ensure_not_an_input, sidecar_path};
-use crate::overlay::{
-    write_boxes_beside, BoxRecorder, BoxesOutFormat, BoxesRequest, OverlayStage, SourceBoxes,
-};
+use crate::overlay::{BoxRecorder, BoxesOutFormat, BoxesRequest, OverlayStage, SourceBoxes};
 use crate::pipeline::{self, ClipSource, FrameSink, FrameStage, Progress};
-use crate::sidecar::{
-    OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION,
-};
-use crate::sinks::{Mp4Sink, StreamTiming};
+use crate::sidecar::{ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord};
+use crate::sinks::{Mp4Sink, SidecarContext, StreamTiming};
 use crate::stages::{DecimateStage, ScaleStage};
 use crate::time::{FrameRange, Time, TimeSpec};
 
@@ -415,48 +411,30 @@ pub fn make_clips(
     }
     let mut outputs = Vec::with_capacity(jobs.len());
     for ((job, r), sink) in jobs.iter().zip(resolved).zip(sinks) {
-        let done = sink.commit()?;
-        let mut warnings = boxes
-            .as_ref()
-            .map(|b| b.warnings.clone())
-            .unwrap_or_default();
         let mut request = job.spec.request_json(input);
-        let mut annotations = None;
-        let mut boxes_file = None;
-        if let (Some(recorder), Some(b)) = (done.boxes, &boxes) {
+        if let Some(b) = &boxes {
             request["boxes"] = b.request.to_json();
-            let (out_boxes, clock) = recorder.finish()?;
-            if out_boxes.box_count() == 0 {
-                warnings.push("no annotated box falls inside this output".into());
-            }
-            if let Some(format) = options.boxes_out {
-                boxes_file = Some(write_boxes_beside(&done.path, &out_boxes, &clock, format)?);
-            }
-            let text = crate::annotations::to_native_string(&out_boxes)?;
-            annotations = Some(serde_json::from_str(&text).expect("native JSON parses"));
         }
-        let sidecar = Sidecar {
-            vidprep_version: VERSION,
-            job: job_name(&job.spec, options).into(),
-            output: OutputRecord::from_report(&done.path, &done.report),
+        let done = sink.commit()?.write_sidecar(SidecarContext {
+            job: job_name(&job.spec, options),
             sources: vec![source_record.clone()],
             request,
             resolved: serde_json::to_value(&r).expect("resolved clip serializes"),
-            frames: done.frames,
-            encode: Some(settings.clone()),
-            annotations,
-            warnings,
-        };
-        let sidecar_file = sidecar_path(&done.path);
-        sidecar.write(&sidecar_file)?;
+            encode: settings,
+            warnings: boxes
+                .as_ref()
+                .map(|b| b.warnings.clone())
+                .unwrap_or_default(),
+            boxes_out: options.boxes_out,
+        })?;
         outputs.push(ClipOutput {
             output: done.path,
-            sidecar: sidecar_file,
+            sidecar: done.sidecar_path,
             frames: done.report.frames,
             resolved: r,
-            boxes_file,
+            boxes_file: done.boxes_file,
             report: done.report,
-            sidecar_record: sidecar,
+            sidecar_record: done.sidecar,
         });
     }
     Ok(outputs)

@@ -31,10 +31,8 @@ use crate::pipeline::{
     Progress,
 };
 use crate::sampling::SplitMix64;
-use crate::sidecar::{
-    OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION,
-};
-use crate::sinks::{Mp4Sink, StreamTiming};
+use crate::sidecar::{ProvenanceRecorder, SourceRecord, TimeRecord, VERSION};
+use crate::sinks::{Mp4Sink, SidecarContext, StreamTiming};
 use crate::time::{FrameRange, Rounding, Time, TimeSpec};
 
 /// Where the needle goes.
@@ -592,58 +590,12 @@ pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<In
         needle_end: insert_at + k_frames,
         output_frames: table.len() + k_frames,
     };
-    // Annotations in V-STaR's schema, built from the boxes of the frames really written.
-    let done = sink.commit()?;
-    let recorder = done.boxes.expect("recorder attached above");
-    let (out_boxes, clock) = recorder.finish()?;
-    let vid = request
-        .output
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut item = match out_boxes.tracks.first() {
-        Some(_) => annotations::vstar_item(&out_boxes, 0, &clock, Fill::None, &vid)?,
-        None => annotations::VstarItem {
-            vid: vid.clone(),
-            fps: clock.nominal_fps().map_or(0.0, Time::as_secs_f64),
-            width: clock.frame_size().0,
-            height: clock.frame_size().1,
-            frame_count: clock.frame_count(),
-            object: needle.object.clone().unwrap_or_default(),
-            timestamps: [0.0, 0.0],
-            bboxes: Vec::new(),
-            extra: Default::default(),
-        },
-    };
-    item.fps = host_fps.as_secs_f64();
-    item.timestamps = [
-        insert_time.as_secs_f64(),
-        (insert_time + shift).as_secs_f64(),
-    ];
-    item.extra.insert(
-        "provenance".into(),
-        serde_json::json!({
-            "host": request.host.display().to_string(),
-            "sequence": request.sequence.display().to_string(),
-            "insert_frame": insert_at,
-            "insert_time": crate::time::decimal_text(insert_time),
-            "needle_frames": [insert_at, insert_at + k_frames],
-            "seed": insertion.seed,
-            "fit": request.fit,
-            "vidprep_version": VERSION,
-        }),
-    );
-    let text = serde_json::to_string_pretty(&item).expect("V-STaR item serializes") + "\n";
-    PendingFile::write_all(&annotations_path, text.as_bytes())?;
-
-    let host_record = SourceRecord::new(&request.host, &info, &table, true);
-    let seq_record = needle.record();
-    let native = annotations::to_native_string(&out_boxes)?;
-    let sidecar = Sidecar {
-        vidprep_version: VERSION,
-        job: "insert".into(),
-        output: OutputRecord::from_report(&done.path, &done.report),
-        sources: vec![host_record, seq_record],
+    let done = sink.commit()?.write_sidecar(SidecarContext {
+        job: "insert",
+        sources: vec![
+            SourceRecord::new(&request.host, &info, &table, true),
+            needle.record(),
+        ],
         request: serde_json::json!({
             "host": request.host.display().to_string(),
             "sequence": request.sequence.display().to_string(),
@@ -655,19 +607,89 @@ pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<In
             "overlay": request.overlay,
         }),
         resolved: serde_json::to_value(&insertion).expect("insertion serializes"),
-        frames: done.frames,
-        encode: Some(request.encode.clone()),
-        annotations: Some(serde_json::from_str(&native).expect("native JSON parses")),
+        encode: &request.encode,
         warnings: Vec::new(),
-    };
-    let sidecar_file = sidecar_path(&done.path);
-    sidecar.write(&sidecar_file)?;
+        boxes_out: None,
+    })?;
+    let (out_boxes, clock) = done.boxes.as_ref().expect("boxes recorded above");
+    let vid = request
+        .output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let provenance = serde_json::json!({
+        "host": request.host.display().to_string(),
+        "sequence": request.sequence.display().to_string(),
+        "insert_frame": insert_at,
+        "insert_time": crate::time::decimal_text(insert_time),
+        "needle_frames": [insert_at, insert_at + k_frames],
+        "seed": insertion.seed,
+        "fit": request.fit,
+        "vidprep_version": VERSION,
+    });
+    write_vstar_annotations(
+        &annotations_path,
+        out_boxes,
+        clock,
+        &needle,
+        &vid,
+        insert_time,
+        host_fps,
+        provenance,
+    )?;
     Ok(InsertOutput {
         output: done.path,
-        sidecar: sidecar_file,
+        sidecar: done.sidecar_path,
         annotations: annotations_path,
         insertion,
     })
+}
+
+/// Writes the needle's V-STaR item: its boxes in output frames and pixels (`boxes`, recorded
+/// from the frames really written), `timestamps` = the needle's span in output seconds, and
+/// `provenance`.
+#[allow(clippy::too_many_arguments)]
+pub fn write_vstar_annotations(
+    path: &Path,
+    boxes: &annotations::Annotations,
+    clock: &annotations::TimestampClock,
+    needle: &PreparedNeedle,
+    vid: &str,
+    insert_time: Time,
+    host_fps: Time,
+    provenance: serde_json::Value,
+) -> Result<()> {
+    let needle_track = needle
+        .boxes
+        .annotations
+        .tracks
+        .first()
+        .map(|t| t.id.clone());
+    let track = needle_track.and_then(|id| boxes.tracks.iter().position(|t| t.id == id));
+    let mut item = match track {
+        Some(t) => annotations::vstar_item(boxes, t, clock, Fill::None, vid)?,
+        None => annotations::VstarItem {
+            vid: vid.to_string(),
+            fps: 0.0,
+            width: clock.frame_size().0,
+            height: clock.frame_size().1,
+            frame_count: clock.frame_count(),
+            object: String::new(),
+            timestamps: [0.0, 0.0],
+            bboxes: Vec::new(),
+            extra: Default::default(),
+        },
+    };
+    item.object = needle.object.clone().unwrap_or(item.object);
+    item.fps = host_fps.as_secs_f64();
+    item.timestamps = [
+        insert_time.as_secs_f64(),
+        (insert_time + needle.duration).as_secs_f64(),
+    ];
+    item.extra.insert("provenance".into(), provenance);
+    let text = serde_json::to_string_pretty(&item).expect("V-STaR item serializes") + "\n";
+    PendingFile::write_all(path, text.as_bytes())?;
+    Ok(())
 }
 
 /// File extensions taken as host videos in a folder.
