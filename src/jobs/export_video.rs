@@ -191,6 +191,144 @@ pub fn plan_rates(
     })
 }
 
+/// What the solver makes of an attempt.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Keep this attempt.
+    Accept,
+    /// Encode again with [`RateSolver::settings`].
+    Retry,
+    /// Stop: no further attempt can help (the reason says why).
+    GiveUp(String),
+}
+
+/// The rate solver: which settings to encode with next, and whether an attempt is good.
+#[derive(Clone, Debug)]
+pub struct RateSolver {
+    pub plan: RatePlan,
+    budget: u64,
+    max_base64_bytes: u64,
+    duration_s: f64,
+    crf: f32,
+    rate: f64,
+    quality_first: bool,
+    pub attempts: Vec<Attempt>,
+    pub warnings: Vec<String>,
+    accepted: Option<usize>,
+}
+
+impl RateSolver {
+    /// `frames` frames over `duration_s` seconds, planned as `plan`; `crf` is the constant
+    /// quality tried first when the budget is far above what the picture needs.
+    pub fn new(plan: RatePlan, max_base64_bytes: u64, frames: usize, duration_s: f64, crf: f32) -> RateSolver {
+        let rate = plan.video_bit_rate.min(MAX_VIDEO_RATE);
+        let fps = frames as f64 / duration_s.max(1e-9) / plan.frame_step as f64;
+        let bpp = rate / (plan.size.0 as f64 * plan.size.1 as f64 * fps);
+        RateSolver {
+            plan,
+            budget: budget_bytes(max_base64_bytes),
+            max_base64_bytes,
+            duration_s,
+            crf,
+            rate,
+            quality_first: bpp > QUALITY_CEILING_BPP,
+            attempts: Vec::new(),
+            warnings: Vec::new(),
+            accepted: None,
+        }
+    }
+
+    /// The encode settings of the next attempt (from `base`: preset, audio, threads).
+    pub fn settings(&self, base: &EncodeSettings) -> EncodeSettings {
+        let mut encode = base.clone();
+        encode.bit_rate = (!self.quality_first).then_some(self.rate.round() as u64);
+        if let Some(a) = self.plan.audio_bit_rate {
+            encode.audio_bit_rate = a;
+        }
+        encode
+    }
+
+    /// Judges an attempt made with [`RateSolver::settings`]: `bytes` in the file, of which
+    /// `video_bytes` are video.
+    pub fn record(&mut self, report: &crate::media::encode::WriteReport, bytes: u64, seconds: f64) -> Verdict {
+        let constant_quality = self.quality_first;
+        let b64 = base64_len(bytes);
+        let used = b64 as f64 / self.max_base64_bytes as f64;
+        let fits = b64 <= self.max_base64_bytes;
+        let video = report.video_bytes.max(1) as f64;
+        self.attempts.push(Attempt {
+            video_bit_rate: if constant_quality { (video * 8.0 / self.duration_s) as u64 } else { self.rate.round() as u64 },
+            constant_quality: constant_quality.then_some(self.crf),
+            audio_bit_rate: self.plan.audio_bit_rate.filter(|_| report.audio.is_some()),
+            width: report.width,
+            height: report.height,
+            frame_step: self.plan.frame_step,
+            bytes,
+            base64_bytes: b64,
+            budget_used: used,
+            fits,
+            seconds,
+        });
+        if fits && (used >= MIN_USE || constant_quality) {
+            if constant_quality && used < MIN_USE {
+                self.warnings.push(format!(
+                    "the budget is larger than this video needs: at CRF {} it takes {:.1}% of it",
+                    self.crf,
+                    used * 100.0
+                ));
+            }
+            self.accepted = Some(self.attempts.len() - 1);
+            return Verdict::Accept;
+        }
+        if constant_quality {
+            // Too big even at constant quality: solve for the rate from what it produced.
+            self.rate = video * 8.0 / self.duration_s;
+            self.quality_first = false;
+        }
+        if self.attempts.len() >= MAX_ATTEMPTS {
+            return Verdict::GiveUp(format!("{MAX_ATTEMPTS} encodes did not land within 85-100% of the budget"));
+        }
+        // Correct the rate by how far the video bytes landed from the wanted ones.
+        let other = bytes as f64 - video;
+        let wanted = self.budget as f64 * AIM - other;
+        if wanted <= 0.0 {
+            return Verdict::GiveUp(format!("audio and container alone take {other:.0} of the {} bytes", self.budget));
+        }
+        self.rate = (self.rate * wanted / video).min(MAX_VIDEO_RATE);
+        if self.rate < MIN_VIDEO_RATE {
+            return Verdict::GiveUp(format!("the corrected video rate {:.0} bit/s is below {MIN_VIDEO_RATE:.0} bit/s", self.rate));
+        }
+        Verdict::Retry
+    }
+
+    /// The attempt to keep: the accepted one, else the fullest that fits (with a warning).
+    pub fn chosen(&mut self) -> Option<usize> {
+        if self.accepted.is_none() {
+            if let Some((n, a)) = self.attempts.iter().enumerate().filter(|(_, a)| a.fits).max_by_key(|(_, a)| a.bytes) {
+                self.warnings.push(format!(
+                    "used {:.1}% of the budget after {} encodes (aimed at 85-100%)",
+                    a.budget_used * 100.0,
+                    self.attempts.len()
+                ));
+                self.accepted = Some(n);
+            }
+        }
+        self.accepted
+    }
+
+    /// Why nothing could be kept.
+    pub fn failure(&self, why: Option<String>) -> String {
+        let tried: Vec<String> = self.attempts.iter().map(|a| format!("{} bytes ({:.1}%)", a.bytes, a.budget_used * 100.0)).collect();
+        format!(
+            "no encode fits {} Base64 bytes ({} file bytes){}{}",
+            self.max_base64_bytes,
+            self.budget,
+            if tried.is_empty() { String::new() } else { format!("; tried {}", tried.join(", ")) },
+            why.map(|e| format!("; {e}")).unwrap_or_default()
+        )
+    }
+}
+
 fn is_mp4_family(path: &Path) -> bool {
     VideoInput::open(path)
         .map(|i| i.context.format().name().contains("mp4"))
@@ -252,121 +390,34 @@ pub fn export_video(
     )
     .map_err(|m| Error::request(&request.input, m))?;
 
-    let mut attempts: Vec<Attempt> = Vec::new();
-    let mut rate = plan.video_bit_rate.min(MAX_VIDEO_RATE);
-    let fps = resolved.kept.len() as f64 / duration.max(1e-9) / plan.frame_step as f64;
-    let bpp = rate / (plan.size.0 as f64 * plan.size.1 as f64 * fps);
-    // A budget far above what the picture needs: try constant quality first.
-    let mut quality_first = bpp > QUALITY_CEILING_BPP;
-    let mut warnings = Vec::new();
-    let mut accepted: Option<(usize, PathBuf)> = None;
+    let mut solver = RateSolver::new(plan, request.max_base64_bytes, resolved.kept.len(), duration, request.encode.crf);
     let mut attempt_files: Vec<PathBuf> = Vec::new();
-    let name = request
-        .output
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = request.output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut last_error = None;
-    for n in 0..MAX_ATTEMPTS {
+    loop {
         let path = request.output.with_file_name(format!(
             ".{name}{TEMP_MARKER}-attempt{}-{}.mp4",
-            n + 1,
+            solver.attempts.len() + 1,
             std::process::id()
         ));
         attempt_files.push(path.clone());
-        let mut encode = request.encode.clone();
-        encode.bit_rate = (!quality_first).then_some(rate.round() as u64);
-        let asked_rate = encode.bit_rate;
-        if let Some(a) = plan.audio_bit_rate {
-            encode.audio_bit_rate = a;
-        }
         let options = ClipOptions {
-            encode,
+            encode: solver.settings(&request.encode),
             boxes: request.boxes.clone(),
             boxes_out: None,
             scale_to: Some(plan.size),
             decimate: plan.frame_step,
         };
         let started = std::time::Instant::now();
-        let out = make_clips(
-            &request.input,
-            &[ClipJob {
-                spec: request.spec.clone(),
-                output: path.clone(),
-            }],
-            &options,
-            progress,
-        )?
-        .remove(0);
-        let bytes = std::fs::metadata(&out.output)
-            .map_err(|e| Error::io(&out.output, e))?
-            .len();
-        let b64 = base64_len(bytes);
-        let used = b64 as f64 / request.max_base64_bytes as f64;
-        let fits = b64 <= request.max_base64_bytes;
-        let constant_quality = asked_rate.is_none();
-        attempts.push(Attempt {
-            video_bit_rate: asked_rate
-                .unwrap_or_else(|| (out.report.video_bytes as f64 * 8.0 / duration) as u64),
-            constant_quality: constant_quality.then_some(request.encode.crf),
-            audio_bit_rate: plan.audio_bit_rate.filter(|_| out.report.audio.is_some()),
-            width: out.report.width,
-            height: out.report.height,
-            frame_step: plan.frame_step,
-            bytes,
-            base64_bytes: b64,
-            budget_used: used,
-            fits,
-            seconds: started.elapsed().as_secs_f64(),
-        });
-        if fits && (used >= MIN_USE || constant_quality) {
-            if constant_quality && used < MIN_USE {
-                warnings.push(format!(
-                    "the budget is larger than this video needs: at CRF {} it takes {:.1}% of it",
-                    request.encode.crf,
-                    used * 100.0
-                ));
+        let out = make_clips(&request.input, &[ClipJob { spec: request.spec.clone(), output: path.clone() }], &options, progress)?.remove(0);
+        let bytes = std::fs::metadata(&out.output).map_err(|e| Error::io(&out.output, e))?.len();
+        match solver.record(&out.report, bytes, started.elapsed().as_secs_f64()) {
+            Verdict::Accept => break,
+            Verdict::Retry => {}
+            Verdict::GiveUp(why) => {
+                last_error = Some(why);
+                break;
             }
-            accepted = Some((n, path));
-            break;
-        }
-        if constant_quality {
-            // Too big even at constant quality: solve for the rate from what it produced.
-            rate = out.report.video_bytes as f64 * 8.0 / duration;
-            quality_first = false;
-        }
-        // Correct the rate by how far the video bytes landed from the wanted ones.
-        let video = out.report.video_bytes.max(1) as f64;
-        let other = bytes as f64 - video;
-        let wanted = budget as f64 * AIM - other;
-        if wanted <= 0.0 {
-            last_error = Some(format!(
-                "audio and container alone take {other:.0} of the {budget} bytes"
-            ));
-            break;
-        }
-        rate = (rate * wanted / video).min(MAX_VIDEO_RATE);
-        if rate < MIN_VIDEO_RATE {
-            last_error = Some(format!(
-                "the corrected video rate {rate:.0} bit/s is below {MIN_VIDEO_RATE:.0} bit/s"
-            ));
-            break;
-        }
-    }
-    if accepted.is_none() {
-        // Settle for the fullest attempt that fits, if any.
-        if let Some((n, _)) = attempts
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.fits)
-            .max_by_key(|(_, a)| a.bytes)
-        {
-            warnings.push(format!(
-                "used {:.1}% of the budget after {} encodes (aimed at 85-100%)",
-                attempts[n].budget_used * 100.0,
-                attempts.len()
-            ));
-            accepted = Some((n, attempt_files[n].clone()));
         }
     }
     let cleanup = |files: &[PathBuf], keep: Option<&Path>| {
@@ -377,27 +428,13 @@ pub fn export_video(
             }
         }
     };
-    let Some((n, chosen)) = accepted else {
+    let Some(n) = solver.chosen() else {
         cleanup(&attempt_files, None);
-        let tried: Vec<String> = attempts
-            .iter()
-            .map(|a| format!("{} bytes ({:.1}%)", a.bytes, a.budget_used * 100.0))
-            .collect();
-        return Err(Error::request(
-            &request.input,
-            format!(
-                "no encode fits {} Base64 bytes ({} file bytes){}{}",
-                request.max_base64_bytes,
-                budget,
-                if tried.is_empty() {
-                    String::new()
-                } else {
-                    format!("; tried {}", tried.join(", "))
-                },
-                last_error.map(|e| format!("; {e}")).unwrap_or_default()
-            ),
-        ));
+        return Err(Error::request(&request.input, solver.failure(last_error)));
     };
+    let chosen = attempt_files[n].clone();
+    let attempts = solver.attempts.clone();
+    let warnings = solver.warnings.clone();
     // The chosen attempt becomes the output; its sidecar gains the export record.
     let attempt_sidecar: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(sidecar_path(&chosen))

@@ -7,3 +7,4 @@ pub mod cut_manifest;
 pub mod export_frames;
 pub mod export_video;
 pub mod insert;
+pub mod manifest;
