@@ -11,6 +11,7 @@ mod frames;
 mod insert;
 mod probe;
 mod progress;
+mod run;
 
 /// Frame-accurate video preparation for multimodal-LLM benchmarks.
 #[derive(Parser)]
@@ -34,6 +35,8 @@ enum Command {
     Insert(insert::InsertArgs),
     /// Model inputs: capped videos for video models, sampled frames for image models.
     Export(export::ExportArgs),
+    /// Run a whole benchmark manifest: every item in one pass, in parallel, resumable, sharded.
+    Run(run::RunArgs),
 }
 
 /// Exit codes.
@@ -57,6 +60,7 @@ pub fn main() -> ExitCode {
         Command::Overlay(args) => clip::run_overlay(args),
         Command::Insert(args) => insert::run(args),
         Command::Export(args) => export::run(args),
+        Command::Run(args) => run::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

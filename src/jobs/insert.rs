@@ -138,7 +138,7 @@ fn gcd(a: i128, b: i128) -> i128 {
 
 /// A time base that represents both the host's timestamps and multiples of `1 / fps` exactly,
 /// when one fits ffmpeg's 32-bit rationals; else the host's (needle times are then rounded).
-fn common_time_base(host: Ratio, fps: Time) -> Ratio {
+pub fn common_time_base(host: Ratio, fps: Time) -> Ratio {
     // gcd(p1/q1, p2/q2) = gcd(p1, p2) / lcm(q1, q2), with the frame step p2/q2 = 1/fps.
     let (p1, q1) = (host.num as i128, host.den as i128);
     let (p2, q2) = (fps.denom() as i128, fps.numer() as i128);

@@ -27,6 +27,8 @@ pub struct InsertSpec {
     /// Relative to the clip (after span and decision).
     pub position: Position,
     pub fit: Fit,
+    /// Draw the needle's boxes.
+    pub overlay: bool,
 }
 
 /// One output of an item.
@@ -252,7 +254,7 @@ fn parse_item(value: &Value, base: &Path) -> std::result::Result<Item, Fail> {
     let insert = match get_object(obj, "insert", &fail)? {
         None => None,
         Some(ins) => {
-            check_fields(ins, &["sequence", "at", "seed", "fit"], "\"insert\"", &fail)?;
+            check_fields(ins, &["sequence", "at", "seed", "fit", "overlay"], "\"insert\"", &fail)?;
             let sequence = match get_str(ins, "sequence", &fail)? {
                 Some(s) => base.join(s),
                 None => return Err(fail("\"insert\" needs \"sequence\" (a GOT-10k sequence folder)".into())),
@@ -269,7 +271,7 @@ fn parse_item(value: &Value, base: &Path) -> std::result::Result<Item, Fail> {
                 Some(f) => f.parse::<Fit>().map_err(|e| fail(format!("\"insert\".\"fit\": {e}")))?,
                 None => Fit::Letterbox,
             };
-            Some(InsertSpec { sequence, position, fit })
+            Some(InsertSpec { sequence, position, fit, overlay: get_bool(ins, "overlay", false, &fail)? })
         }
     };
     let exports = match obj.get("exports") {

@@ -8,3 +8,4 @@ pub mod export_frames;
 pub mod export_video;
 pub mod insert;
 pub mod manifest;
+pub mod run;
