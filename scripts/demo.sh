@@ -9,5 +9,5 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 $SUDO apt-get update
 $SUDO apt-get install -y --no-install-recommends $(grep -v '^#' scripts/debian-packages.txt)
 cargo build
-./target/debug/vidprep cut --manifest fixtures/example/events.jsonl --out-dir out/example
+./target/debug/vidprep run fixtures/example/benchmark.jsonl --out-dir out/example
 echo "Outputs and sidecars: out/example/ (report: out/example/report.jsonl)"

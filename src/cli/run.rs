@@ -57,7 +57,11 @@ impl Display {
 
     fn refresh(&self) {
         if let Some(bar) = &self.bar {
-            bar.set_message(format!("{} failed, {} frames", self.failed.load(Ordering::Relaxed), self.frames.lock().map(|f| *f).unwrap_or(0)));
+            bar.set_message(format!(
+                "{} failed, {} frames",
+                self.failed.load(Ordering::Relaxed),
+                self.frames.lock().map(|f| *f).unwrap_or(0)
+            ));
         }
     }
 }
@@ -66,7 +70,10 @@ impl RunObserver for Display {
     fn planned(&self, items: usize, bad: &[ItemReport]) {
         self.total.store(items + bad.len(), Ordering::Relaxed);
         for b in bad {
-            self.log(format!("FAILED (manifest) {}", b.error.as_deref().unwrap_or("")));
+            self.log(format!(
+                "FAILED (manifest) {}",
+                b.error.as_deref().unwrap_or("")
+            ));
         }
         self.failed.store(bad.len(), Ordering::Relaxed);
         self.done.store(bad.len(), Ordering::Relaxed);
@@ -90,17 +97,25 @@ impl RunObserver for Display {
         match r.status {
             Status::Ok => {
                 if self.bar.is_none() {
-                    self.log(format!("[{done}/{total}] ok      {id} ({} frames, {:.1}s)", r.frames, r.seconds));
+                    self.log(format!(
+                        "[{done}/{total}] ok      {id} ({} frames, {:.1}s)",
+                        r.frames, r.seconds
+                    ));
                 }
             }
             Status::Skipped => {
                 if self.bar.is_none() {
-                    self.log(format!("[{done}/{total}] done    {id} (complete from an earlier run)"));
+                    self.log(format!(
+                        "[{done}/{total}] done    {id} (complete from an earlier run)"
+                    ));
                 }
             }
             Status::Failed => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
-                self.log(format!("[{done}/{total}] FAILED  {}", r.error.as_deref().unwrap_or(id)));
+                self.log(format!(
+                    "[{done}/{total}] FAILED  {}",
+                    r.error.as_deref().unwrap_or(id)
+                ));
             }
             Status::NotRun => self.log(format!("[{done}/{total}] not run {id}")),
         }
@@ -123,14 +138,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new(0);
         bar.set_style(
-            ProgressStyle::with_template("run [{bar:30}] {pos}/{len} items {per_sec} eta {eta} ({msg})")
-                .expect("valid template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "run [{bar:30}] {pos}/{len} items {per_sec} eta {eta} ({msg})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         bar.enable_steady_tick(std::time::Duration::from_millis(250));
         bar
     });
-    let display = Display { bar, failed: AtomicUsize::new(0), done: AtomicUsize::new(0), total: AtomicUsize::new(0), frames: Mutex::new(0) };
+    let display = Display {
+        bar,
+        failed: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+        total: AtomicUsize::new(0),
+        frames: Mutex::new(0),
+    };
     let (summary, _) = run_manifest(&args.manifest, &options, &display)?;
     if let Some(bar) = &display.bar {
         bar.finish_and_clear();
@@ -150,5 +173,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     }
-    Ok(if summary.failed > 0 || summary.not_run > 0 { super::EXIT_FAILED } else { super::EXIT_OK })
+    Ok(if summary.failed > 0 || summary.not_run > 0 {
+        super::EXIT_FAILED
+    } else {
+        super::EXIT_OK
+    })
 }

@@ -220,7 +220,13 @@ pub struct RateSolver {
 impl RateSolver {
     /// `frames` frames over `duration_s` seconds, planned as `plan`; `crf` is the constant
     /// quality tried first when the budget is far above what the picture needs.
-    pub fn new(plan: RatePlan, max_base64_bytes: u64, frames: usize, duration_s: f64, crf: f32) -> RateSolver {
+    pub fn new(
+        plan: RatePlan,
+        max_base64_bytes: u64,
+        frames: usize,
+        duration_s: f64,
+        crf: f32,
+    ) -> RateSolver {
         let rate = plan.video_bit_rate.min(MAX_VIDEO_RATE);
         let fps = frames as f64 / duration_s.max(1e-9) / plan.frame_step as f64;
         let bpp = rate / (plan.size.0 as f64 * plan.size.1 as f64 * fps);
@@ -250,14 +256,23 @@ impl RateSolver {
 
     /// Judges an attempt made with [`RateSolver::settings`]: `bytes` in the file, of which
     /// `video_bytes` are video.
-    pub fn record(&mut self, report: &crate::media::encode::WriteReport, bytes: u64, seconds: f64) -> Verdict {
+    pub fn record(
+        &mut self,
+        report: &crate::media::encode::WriteReport,
+        bytes: u64,
+        seconds: f64,
+    ) -> Verdict {
         let constant_quality = self.quality_first;
         let b64 = base64_len(bytes);
         let used = b64 as f64 / self.max_base64_bytes as f64;
         let fits = b64 <= self.max_base64_bytes;
         let video = report.video_bytes.max(1) as f64;
         self.attempts.push(Attempt {
-            video_bit_rate: if constant_quality { (video * 8.0 / self.duration_s) as u64 } else { self.rate.round() as u64 },
+            video_bit_rate: if constant_quality {
+                (video * 8.0 / self.duration_s) as u64
+            } else {
+                self.rate.round() as u64
+            },
             constant_quality: constant_quality.then_some(self.crf),
             audio_bit_rate: self.plan.audio_bit_rate.filter(|_| report.audio.is_some()),
             width: report.width,
@@ -286,17 +301,25 @@ impl RateSolver {
             self.quality_first = false;
         }
         if self.attempts.len() >= MAX_ATTEMPTS {
-            return Verdict::GiveUp(format!("{MAX_ATTEMPTS} encodes did not land within 85-100% of the budget"));
+            return Verdict::GiveUp(format!(
+                "{MAX_ATTEMPTS} encodes did not land within 85-100% of the budget"
+            ));
         }
         // Correct the rate by how far the video bytes landed from the wanted ones.
         let other = bytes as f64 - video;
         let wanted = self.budget as f64 * AIM - other;
         if wanted <= 0.0 {
-            return Verdict::GiveUp(format!("audio and container alone take {other:.0} of the {} bytes", self.budget));
+            return Verdict::GiveUp(format!(
+                "audio and container alone take {other:.0} of the {} bytes",
+                self.budget
+            ));
         }
         self.rate = (self.rate * wanted / video).min(MAX_VIDEO_RATE);
         if self.rate < MIN_VIDEO_RATE {
-            return Verdict::GiveUp(format!("the corrected video rate {:.0} bit/s is below {MIN_VIDEO_RATE:.0} bit/s", self.rate));
+            return Verdict::GiveUp(format!(
+                "the corrected video rate {:.0} bit/s is below {MIN_VIDEO_RATE:.0} bit/s",
+                self.rate
+            ));
         }
         Verdict::Retry
     }
@@ -304,7 +327,13 @@ impl RateSolver {
     /// The attempt to keep: the accepted one, else the fullest that fits (with a warning).
     pub fn chosen(&mut self) -> Option<usize> {
         if self.accepted.is_none() {
-            if let Some((n, a)) = self.attempts.iter().enumerate().filter(|(_, a)| a.fits).max_by_key(|(_, a)| a.bytes) {
+            if let Some((n, a)) = self
+                .attempts
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.fits)
+                .max_by_key(|(_, a)| a.bytes)
+            {
                 self.warnings.push(format!(
                     "used {:.1}% of the budget after {} encodes (aimed at 85-100%)",
                     a.budget_used * 100.0,
@@ -318,12 +347,20 @@ impl RateSolver {
 
     /// Why nothing could be kept.
     pub fn failure(&self, why: Option<String>) -> String {
-        let tried: Vec<String> = self.attempts.iter().map(|a| format!("{} bytes ({:.1}%)", a.bytes, a.budget_used * 100.0)).collect();
+        let tried: Vec<String> = self
+            .attempts
+            .iter()
+            .map(|a| format!("{} bytes ({:.1}%)", a.bytes, a.budget_used * 100.0))
+            .collect();
         format!(
             "no encode fits {} Base64 bytes ({} file bytes){}{}",
             self.max_base64_bytes,
             self.budget,
-            if tried.is_empty() { String::new() } else { format!("; tried {}", tried.join(", ")) },
+            if tried.is_empty() {
+                String::new()
+            } else {
+                format!("; tried {}", tried.join(", "))
+            },
             why.map(|e| format!("; {e}")).unwrap_or_default()
         )
     }
@@ -390,9 +427,19 @@ pub fn export_video(
     )
     .map_err(|m| Error::request(&request.input, m))?;
 
-    let mut solver = RateSolver::new(plan, request.max_base64_bytes, resolved.kept.len(), duration, request.encode.crf);
+    let mut solver = RateSolver::new(
+        plan,
+        request.max_base64_bytes,
+        resolved.kept.len(),
+        duration,
+        request.encode.crf,
+    );
     let mut attempt_files: Vec<PathBuf> = Vec::new();
-    let name = request.output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = request
+        .output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut last_error = None;
     loop {
         let path = request.output.with_file_name(format!(
@@ -409,8 +456,19 @@ pub fn export_video(
             decimate: plan.frame_step,
         };
         let started = std::time::Instant::now();
-        let out = make_clips(&request.input, &[ClipJob { spec: request.spec.clone(), output: path.clone() }], &options, progress)?.remove(0);
-        let bytes = std::fs::metadata(&out.output).map_err(|e| Error::io(&out.output, e))?.len();
+        let out = make_clips(
+            &request.input,
+            &[ClipJob {
+                spec: request.spec.clone(),
+                output: path.clone(),
+            }],
+            &options,
+            progress,
+        )?
+        .remove(0);
+        let bytes = std::fs::metadata(&out.output)
+            .map_err(|e| Error::io(&out.output, e))?
+            .len();
         match solver.record(&out.report, bytes, started.elapsed().as_secs_f64()) {
             Verdict::Accept => break,
             Verdict::Retry => {}

@@ -24,7 +24,9 @@ use crate::fit::fit_within;
 use crate::jobs::clip::{resolve_clip, stream_timing, ResolvedClip};
 use crate::jobs::export_frames::{FrameKey, FramesOutputSpec, FramesSink};
 use crate::jobs::export_video::{plan_rates, Verdict};
-use crate::jobs::insert::{common_time_base, host_frame_rate, splice_audio, PreparedNeedle, SpliceSource};
+use crate::jobs::insert::{
+    common_time_base, host_frame_rate, splice_audio, PreparedNeedle, SpliceSource,
+};
 use crate::jobs::manifest::{read_manifest, ExportSpec, FramesExportSpec, Item};
 use crate::media::audio::{audio_stream_format, AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
@@ -120,7 +122,9 @@ struct Completion {
 
 /// FNV-1a, 64 bits: a stable hash for shard assignment and change detection.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The shard an id belongs to.
@@ -130,25 +134,44 @@ pub fn shard_of(id: &str, count: usize) -> usize {
 
 /// Parses `I/N` (0-based shard `I` of `N`).
 pub fn parse_shard(text: &str) -> std::result::Result<(usize, usize), String> {
-    let (i, n) = text.split_once('/').ok_or_else(|| format!("cannot read shard {text:?}; expected I/N such as 0/8"))?;
+    let (i, n) = text
+        .split_once('/')
+        .ok_or_else(|| format!("cannot read shard {text:?}; expected I/N such as 0/8"))?;
     let (i, n): (usize, usize) = (
-        i.trim().parse().map_err(|_| format!("bad shard index in {text:?}"))?,
-        n.trim().parse().map_err(|_| format!("bad shard count in {text:?}"))?,
+        i.trim()
+            .parse()
+            .map_err(|_| format!("bad shard index in {text:?}"))?,
+        n.trim()
+            .parse()
+            .map_err(|_| format!("bad shard count in {text:?}"))?,
     );
     if n == 0 || i >= n {
-        return Err(format!("shard {text:?}: the index must be 0..{}", n.max(1) - 1));
+        return Err(format!(
+            "shard {text:?}: the index must be 0..{}",
+            n.max(1) - 1
+        ));
     }
     Ok((i, n))
 }
 
 fn item_hash(item: &Item, options: &RunOptions) -> String {
-    let defaults = format!("{}|{}|{}", options.encode.crf, options.encode.preset, options.encode.audio);
-    format!("{:016x}", fnv1a(format!("{}\n{defaults}\n{VERSION}", item.text).as_bytes()))
+    let defaults = format!(
+        "{}|{}|{}",
+        options.encode.crf, options.encode.preset, options.encode.audio
+    );
+    format!(
+        "{:016x}",
+        fnv1a(format!("{}\n{defaults}\n{VERSION}", item.text).as_bytes())
+    )
 }
 
 /// Runs the manifest at `path`. Bad items are reported (with their line numbers) before any
 /// work starts and count as failures; the others run.
-pub fn run_manifest(path: &Path, options: &RunOptions, observer: &dyn RunObserver) -> Result<(RunSummary, Vec<ItemReport>)> {
+pub fn run_manifest(
+    path: &Path,
+    options: &RunOptions,
+    observer: &dyn RunObserver,
+) -> Result<(RunSummary, Vec<ItemReport>)> {
     let started = Instant::now();
     options.encode.validate()?;
     let manifest = read_manifest(path)?;
@@ -163,14 +186,33 @@ pub fn run_manifest(path: &Path, options: &RunOptions, observer: &dyn RunObserve
         .bad
         .iter()
         .filter(|b| in_shard(b.id.as_deref(), b.line))
-        .map(|b| ItemReport { id: b.id.clone(), line: b.line, status: Status::Failed, outputs: Vec::new(), error: Some(b.error.to_string()), seconds: 0.0, frames: 0 })
+        .map(|b| ItemReport {
+            id: b.id.clone(),
+            line: b.line,
+            status: Status::Failed,
+            outputs: Vec::new(),
+            error: Some(b.error.to_string()),
+            seconds: 0.0,
+            frames: 0,
+        })
         .collect();
-    let items: Vec<&Item> = manifest.items.iter().filter(|i| in_shard(Some(&i.id), i.line)).collect();
+    let items: Vec<&Item> = manifest
+        .items
+        .iter()
+        .filter(|i| in_shard(Some(&i.id), i.line))
+        .collect();
     observer.planned(items.len(), &reports);
     std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
 
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let jobs = if options.jobs == 0 { cores } else { options.jobs }.max(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let jobs = if options.jobs == 0 {
+        cores
+    } else {
+        options.jobs
+    }
+    .max(1);
     let threads = (cores / jobs).max(1);
     let stop = AtomicBool::new(false);
     let frames_total = AtomicU64::new(0);
@@ -182,10 +224,18 @@ pub fn run_manifest(path: &Path, options: &RunOptions, observer: &dyn RunObserve
         items
             .par_iter()
             .map(|item| {
-                let mut report =
-                    ItemReport { id: Some(item.id.clone()), line: item.line, status: Status::NotRun, outputs: Vec::new(), error: None, seconds: 0.0, frames: 0 };
+                let mut report = ItemReport {
+                    id: Some(item.id.clone()),
+                    line: item.line,
+                    status: Status::NotRun,
+                    outputs: Vec::new(),
+                    error: None,
+                    seconds: 0.0,
+                    frames: 0,
+                };
                 if options.fail_fast && stop.load(Ordering::SeqCst) {
-                    report.error = Some("not started: --fail-fast stopped the run after a failure".into());
+                    report.error =
+                        Some("not started: --fail-fast stopped the run after a failure".into());
                     observer.item_done(&report);
                     return report;
                 }
@@ -200,7 +250,11 @@ pub fn run_manifest(path: &Path, options: &RunOptions, observer: &dyn RunObserve
                     }
                 }
                 observer.item_started(&item.id);
-                let mut counter = FrameCounter { observer, total: &frames_total, count: 0 };
+                let mut counter = FrameCounter {
+                    observer,
+                    total: &frames_total,
+                    count: 0,
+                };
                 match run_item(item, options, threads, &hash, &mut counter) {
                     Ok(outputs) => {
                         report.status = Status::Ok;
@@ -208,7 +262,12 @@ pub fn run_manifest(path: &Path, options: &RunOptions, observer: &dyn RunObserve
                     }
                     Err(e) => {
                         report.status = Status::Failed;
-                        report.error = Some(format!("{} line {} (id {}): {e}", path.display(), item.line, item.id));
+                        report.error = Some(format!(
+                            "{} line {} (id {}): {e}",
+                            path.display(),
+                            item.line,
+                            item.id
+                        ));
                         stop.store(true, Ordering::SeqCst);
                         // A failed item leaves no partial set of outputs behind.
                         let _ = std::fs::remove_dir_all(options.out_dir.join(&item.id));
@@ -269,13 +328,18 @@ impl Progress for FrameCounter<'_> {
 fn completed(out_dir: &Path, item: &Item, hash: &str) -> Option<Vec<String>> {
     let record = out_dir.join(&item.id).join("item.json");
     let c: Completion = serde_json::from_str(&std::fs::read_to_string(record).ok()?).ok()?;
-    (c.id == item.id && c.hash == hash && c.outputs.iter().all(|o| Path::new(o).exists())).then_some(c.outputs)
+    (c.id == item.id && c.hash == hash && c.outputs.iter().all(|o| Path::new(o).exists()))
+        .then_some(c.outputs)
 }
 
 /// Removes temporary files below `dir` left by an interrupted run.
 fn clean_temporaries(dir: &Path) {
     remove_stale_temporaries(dir);
-    for entry in walkdir::WalkDir::new(dir).min_depth(1).into_iter().filter_map(|e| e.ok()) {
+    for entry in walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(|e| e.ok())
+    {
         if entry.file_type().is_dir() {
             remove_stale_temporaries(entry.path());
         }
@@ -321,17 +385,33 @@ impl<'a> ItemStream<'a> {
             None => None,
             Some(ins) => {
                 let fps = host_frame_rate(&info, &table);
-                let prepared = PreparedNeedle::new(&ins.sequence, size, fps, ins.fit, ins.overlay.then(Style::default))?;
+                let prepared = PreparedNeedle::new(
+                    &ins.sequence,
+                    size,
+                    fps,
+                    ins.fit,
+                    ins.overlay.then(Style::default),
+                )?;
                 let n = resolved.kept.len();
                 let clip_duration = resolved.duration();
                 let first_at_or_after = |t: Time| -> usize {
-                    (table.first_at_or_after(resolved.start_time() + t).clamp(resolved.kept.start, resolved.kept.end)) - resolved.kept.start
+                    (table
+                        .first_at_or_after(resolved.start_time() + t)
+                        .clamp(resolved.kept.start, resolved.kept.end))
+                        - resolved.kept.start
                 };
                 let at = match ins.position {
-                    crate::jobs::insert::Position::Seed(seed) => sampling::SplitMix64::new(seed).below(n as u64 + 1) as usize,
+                    crate::jobs::insert::Position::Seed(seed) => {
+                        sampling::SplitMix64::new(seed).below(n as u64 + 1) as usize
+                    }
                     crate::jobs::insert::Position::At(TimeSpec::Frame(f)) => {
                         if f as usize > n {
-                            return Err(Error::request(&item.source, format!("insertion frame {f} is past the end of the clip ({n} frames)")));
+                            return Err(Error::request(
+                                &item.source,
+                                format!(
+                                    "insertion frame {f} is past the end of the clip ({n} frames)"
+                                ),
+                            ));
                         }
                         f as usize
                     }
@@ -339,38 +419,88 @@ impl<'a> ItemStream<'a> {
                         if t > clip_duration {
                             return Err(Error::request(
                                 &item.source,
-                                format!("insertion time {}s is past the end of the clip ({}s)", t.as_secs_f64(), clip_duration.as_secs_f64()),
+                                format!(
+                                    "insertion time {}s is past the end of the clip ({}s)",
+                                    t.as_secs_f64(),
+                                    clip_duration.as_secs_f64()
+                                ),
                             ));
                         }
                         first_at_or_after(t)
                     }
-                    crate::jobs::insert::Position::At(TimeSpec::Percent(p)) => first_at_or_after((clip_duration * p).scale(1, 100)),
+                    crate::jobs::insert::Position::At(TimeSpec::Percent(p)) => {
+                        first_at_or_after((clip_duration * p).scale(1, 100))
+                    }
                 };
-                let time = if at < n { table.time(resolved.kept.start + at) - resolved.start_time() } else { clip_duration };
-                Some(Needle { prepared, at, time, overlay: ins.overlay })
+                let time = if at < n {
+                    table.time(resolved.kept.start + at) - resolved.start_time()
+                } else {
+                    clip_duration
+                };
+                Some(Needle {
+                    prepared,
+                    at,
+                    time,
+                    overlay: ins.overlay,
+                })
             }
         };
-        Ok(ItemStream { item, table, resolved, info, size, swapped, threads, boxes, needle })
+        Ok(ItemStream {
+            item,
+            table,
+            resolved,
+            info,
+            size,
+            swapped,
+            threads,
+            boxes,
+            needle,
+        })
     }
 
     /// A fresh source of the processed stream.
     fn source(&self) -> Result<Box<dyn FrameSource>> {
-        let reader = FrameReader::open_with(&self.item.source, DecodeOptions { threads: self.threads, ..Default::default() })?;
-        let clip = ClipSource::new(reader, self.table.clone(), self.resolved.kept, self.resolved.end_time(), 0);
+        let reader = FrameReader::open_with(
+            &self.item.source,
+            DecodeOptions {
+                threads: self.threads,
+                ..Default::default()
+            },
+        )?;
+        let clip = ClipSource::new(
+            reader,
+            self.table.clone(),
+            self.resolved.kept,
+            self.resolved.end_time(),
+            0,
+        );
         Ok(match &self.needle {
             None => Box::new(clip),
-            Some(n) => Box::new(SpliceSource::new(clip, self.resolved.kept.len(), n.at, n.time, &n.prepared)),
+            Some(n) => Box::new(SpliceSource::new(
+                clip,
+                self.resolved.kept.len(),
+                n.at,
+                n.time,
+                &n.prepared,
+            )),
         })
     }
 
     /// The stages every export sees: the boxes drawn.
     fn stages(&self) -> Vec<Box<dyn FrameStage + Send>> {
         let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
-        if let (Some(b), Some(style)) = (&self.boxes, self.item.boxes.as_ref().and_then(|b| b.draw.clone())) {
+        if let (Some(b), Some(style)) = (
+            &self.boxes,
+            self.item.boxes.as_ref().and_then(|b| b.draw.clone()),
+        ) {
             stages.push(Box::new(OverlayStage::new(b.clone(), 0, style)));
         }
         if let Some(n) = self.needle.as_ref().filter(|n| n.overlay) {
-            stages.push(Box::new(OverlayStage::new(n.prepared.boxes.clone(), 1, Style::default())));
+            stages.push(Box::new(OverlayStage::new(
+                n.prepared.boxes.clone(),
+                1,
+                Style::default(),
+            )));
         }
         stages
     }
@@ -380,13 +510,19 @@ impl<'a> ItemStream<'a> {
     }
 
     fn duration(&self) -> Time {
-        self.resolved.duration() + self.needle.as_ref().map_or(Time::ZERO, |n| n.prepared.duration)
+        self.resolved.duration()
+            + self
+                .needle
+                .as_ref()
+                .map_or(Time::ZERO, |n| n.prepared.duration)
     }
 
     /// Presentation time of every frame of the processed stream.
     fn times(&self) -> Vec<Time> {
         let start = self.resolved.start_time();
-        let host: Vec<Time> = (self.resolved.kept.start..self.resolved.kept.end).map(|i| self.table.time(i) - start).collect();
+        let host: Vec<Time> = (self.resolved.kept.start..self.resolved.kept.end)
+            .map(|i| self.table.time(i) - start)
+            .collect();
         match &self.needle {
             None => host,
             Some(n) => {
@@ -399,9 +535,14 @@ impl<'a> ItemStream<'a> {
     }
 
     fn audio(&self) -> AudioPlan {
-        let origin_abs = Time::from_pts(self.table.origin_pts(), self.table.time_base.num, self.table.time_base.den);
+        let origin_abs = Time::from_pts(
+            self.table.origin_pts(),
+            self.table.time_base.num,
+            self.table.time_base.den,
+        );
         let last = self.resolved.kept.end - 1;
-        let video_end = (self.table.time(last) + self.table.duration_of(last)).min(self.resolved.end_time());
+        let video_end =
+            (self.table.time(last) + self.table.duration_of(last)).min(self.resolved.end_time());
         match &self.needle {
             None => AudioPlan {
                 segments: vec![AudioSegment::Source {
@@ -410,7 +551,14 @@ impl<'a> ItemStream<'a> {
                     end: origin_abs + video_end,
                 }],
             },
-            Some(n) => splice_audio(&self.item.source, origin_abs, self.resolved.start_time(), video_end, n.time, n.prepared.duration),
+            Some(n) => splice_audio(
+                &self.item.source,
+                origin_abs,
+                self.resolved.start_time(),
+                video_end,
+                n.time,
+                n.prepared.duration,
+            ),
         }
     }
 
@@ -449,7 +597,12 @@ impl<'a> ItemStream<'a> {
     }
 
     fn source_records(&self) -> Vec<SourceRecord> {
-        let mut records = vec![SourceRecord::new(&self.item.source, &self.info, &self.table, true)];
+        let mut records = vec![SourceRecord::new(
+            &self.item.source,
+            &self.info,
+            &self.table,
+            true,
+        )];
         if let Some(n) = &self.needle {
             records.push(n.prepared.record());
         }
@@ -472,7 +625,13 @@ impl<'a> ItemStream<'a> {
     }
 
     fn mp4_sink(&self, path: &Path, encode: &EncodeSettings) -> Result<Mp4Sink> {
-        let mut sink = Mp4Sink::new(path, self.timing(), encode, Some(self.audio()), self.provenance())?;
+        let mut sink = Mp4Sink::new(
+            path,
+            self.timing(),
+            encode,
+            Some(self.audio()),
+            self.provenance(),
+        )?;
         if let Some(r) = self.recorder() {
             sink = sink.with_boxes(r);
         }
@@ -505,9 +664,27 @@ impl SidecarParts {
 
 /// An export being made in the item's pass.
 enum Making {
-    Clip { name: String, encode: EncodeSettings, sink: Mp4Sink },
-    Video { name: String, base64: bool, max_base64_bytes: u64, encode: EncodeSettings, solver: crate::jobs::export_video::RateSolver, sink: StagedSink<Mp4Sink>, path: PathBuf, started: Instant },
-    Frames { spec: Box<FramesExportSpec>, sampled: sampling::Sampled, arranged: sampling::Arranged, sink: StagedSink<FramesSink> },
+    Clip {
+        name: String,
+        encode: EncodeSettings,
+        sink: Mp4Sink,
+    },
+    Video {
+        name: String,
+        base64: bool,
+        max_base64_bytes: u64,
+        encode: EncodeSettings,
+        solver: crate::jobs::export_video::RateSolver,
+        sink: StagedSink<Mp4Sink>,
+        path: PathBuf,
+        started: Instant,
+    },
+    Frames {
+        spec: Box<FramesExportSpec>,
+        sampled: sampling::Sampled,
+        arranged: sampling::Arranged,
+        sink: StagedSink<FramesSink>,
+    },
 }
 
 impl Making {
@@ -540,7 +717,11 @@ impl FrameTimes for StreamTimes {
     }
 }
 
-fn video_stages(size: (u32, u32), stream: (u32, u32), step: usize) -> Vec<Box<dyn FrameStage + Send>> {
+fn video_stages(
+    size: (u32, u32),
+    stream: (u32, u32),
+    step: usize,
+) -> Vec<Box<dyn FrameStage + Send>> {
     let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
     if step > 1 {
         stages.push(Box::new(DecimateStage::new(step)));
@@ -552,11 +733,20 @@ fn video_stages(size: (u32, u32), stream: (u32, u32), step: usize) -> Vec<Box<dy
 }
 
 fn attempt_path(dir: &Path, name: &str, n: usize) -> PathBuf {
-    dir.join(format!(".{name}.mp4{TEMP_MARKER}-attempt{n}-{}.mp4", std::process::id()))
+    dir.join(format!(
+        ".{name}.mp4{TEMP_MARKER}-attempt{n}-{}.mp4",
+        std::process::id()
+    ))
 }
 
 /// Runs one item; returns the paths it wrote.
-fn run_item(item: &Item, options: &RunOptions, threads: usize, hash: &str, progress: &mut dyn Progress) -> Result<Vec<String>> {
+fn run_item(
+    item: &Item,
+    options: &RunOptions,
+    threads: usize,
+    hash: &str,
+    progress: &mut dyn Progress,
+) -> Result<Vec<String>> {
     let dir = options.out_dir.join(&item.id);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     clean_temporaries(&dir);
@@ -566,12 +756,18 @@ fn run_item(item: &Item, options: &RunOptions, threads: usize, hash: &str, progr
     base.threads = threads;
     let has_audio = base.audio && audio_stream_format(&item.source)?.is_some();
     let duration_s = stream.duration().as_secs_f64();
-    let request_json: serde_json::Value = serde_json::from_str(&item.text).unwrap_or(serde_json::Value::Null);
+    let request_json: serde_json::Value =
+        serde_json::from_str(&item.text).unwrap_or(serde_json::Value::Null);
 
     let mut making = Vec::new();
     for export in &item.exports {
         match export {
-            ExportSpec::Clip { name, crf, preset, audio } => {
+            ExportSpec::Clip {
+                name,
+                crf,
+                preset,
+                audio,
+            } => {
                 let mut encode = base.clone();
                 if let Some(c) = crf {
                     encode.crf = *c;
@@ -581,9 +777,20 @@ fn run_item(item: &Item, options: &RunOptions, threads: usize, hash: &str, progr
                 }
                 encode.audio = encode.audio && *audio;
                 let sink = stream.mp4_sink(&dir.join(format!("{name}.mp4")), &encode)?;
-                making.push(Making::Clip { name: name.clone(), encode, sink });
+                making.push(Making::Clip {
+                    name: name.clone(),
+                    encode,
+                    sink,
+                });
             }
-            ExportSpec::Video { name, max_size, max_base64_bytes, base64, preset, audio } => {
+            ExportSpec::Video {
+                name,
+                max_size,
+                max_base64_bytes,
+                base64,
+                preset,
+                audio,
+            } => {
                 let mut encode = base.clone();
                 if let Some(p) = preset {
                     encode.preset = p.clone();
@@ -599,26 +806,73 @@ fn run_item(item: &Item, options: &RunOptions, threads: usize, hash: &str, progr
                     crate::jobs::export_video::budget_bytes(*max_base64_bytes),
                 )
                 .map_err(|m| Error::request(&item.source, format!("export {name:?}: {m}")))?;
-                let solver = crate::jobs::export_video::RateSolver::new(plan, *max_base64_bytes, stream.frame_count(), duration_s, encode.crf);
+                let solver = crate::jobs::export_video::RateSolver::new(
+                    plan,
+                    *max_base64_bytes,
+                    stream.frame_count(),
+                    duration_s,
+                    encode.crf,
+                );
                 let path = attempt_path(&dir, name, 1);
-                let sink = StagedSink::new(video_stages(plan.size, stream.size, plan.frame_step), stream.mp4_sink(&path, &solver.settings(&encode))?);
-                making.push(Making::Video { name: name.clone(), base64: *base64, max_base64_bytes: *max_base64_bytes, encode, solver, sink, path, started: Instant::now() });
+                let sink = StagedSink::new(
+                    video_stages(plan.size, stream.size, plan.frame_step),
+                    stream.mp4_sink(&path, &solver.settings(&encode))?,
+                );
+                making.push(Making::Video {
+                    name: name.clone(),
+                    base64: *base64,
+                    max_base64_bytes: *max_base64_bytes,
+                    encode,
+                    solver,
+                    sink,
+                    path,
+                    started: Instant::now(),
+                });
             }
             ExportSpec::Frames(spec) => {
                 let times = stream.times();
-                let list = FrameList::new(times.clone(), stream.duration(), stream.timing().frame_rate.map_or(0.0, |r| r.as_f64()))
-                    .ok_or_else(|| Error::request(&item.source, "the processed stream has no frames"))?;
+                let list = FrameList::new(
+                    times.clone(),
+                    stream.duration(),
+                    stream.timing().frame_rate.map_or(0.0, |r| r.as_f64()),
+                )
+                .ok_or_else(|| {
+                    Error::request(&item.source, "the processed stream has no frames")
+                })?;
                 let st = StreamTimes { list };
                 let sampled = sampling::sample(&st, spec.sampler, spec.request, spec.allow_repeats)
-                    .map_err(|e| Error::request(&item.source, format!("export {:?}: {e}", spec.name)))?;
+                    .map_err(|e| {
+                        Error::request(&item.source, format!("export {:?}: {e}", spec.name))
+                    })?;
                 let arranged = sampling::arrange(&sampled.indices, spec.order, spec.seed);
-                let size = spec.max_size.map(|(mw, mh)| fit_within(stream.size.0, stream.size.1, mw, mh)).unwrap_or(stream.size);
+                let size = spec
+                    .max_size
+                    .map(|(mw, mh)| fit_within(stream.size.0, stream.size.1, mw, mh))
+                    .unwrap_or(stream.size);
                 let out_dir = dir.join(&spec.name);
                 std::fs::create_dir_all(&out_dir).map_err(|e| Error::io(&out_dir, e))?;
-                let output = FramesOutputSpec { format: spec.format, quality: spec.quality, strip: spec.strip, payload: spec.payload, jsonl: spec.jsonl };
+                let output = FramesOutputSpec {
+                    format: spec.format,
+                    quality: spec.quality,
+                    strip: spec.strip,
+                    payload: spec.payload,
+                    jsonl: spec.jsonl,
+                };
                 let at: Vec<Time> = arranged.indices.iter().map(|&i| times[i]).collect();
-                let sink = FramesSink::new(&out_dir, &output, FrameKey::Stream, &arranged.indices, &at, size.0);
-                making.push(Making::Frames { spec: spec.clone(), sampled, arranged, sink: StagedSink::new(video_stages(size, stream.size, 1), sink) });
+                let sink = FramesSink::new(
+                    &out_dir,
+                    &output,
+                    FrameKey::Stream,
+                    &arranged.indices,
+                    &at,
+                    size.0,
+                );
+                making.push(Making::Frames {
+                    spec: spec.clone(),
+                    sampled,
+                    arranged,
+                    sink: StagedSink::new(video_stages(size, stream.size, 1), sink),
+                });
             }
         }
     }
@@ -627,7 +881,10 @@ fn run_item(item: &Item, options: &RunOptions, threads: usize, hash: &str, progr
     {
         let mut source = stream.source()?;
         let mut stages = stream.stages();
-        let mut stage_refs: Vec<&mut dyn FrameStage> = stages.iter_mut().map(|s| s.as_mut() as &mut dyn FrameStage).collect();
+        let mut stage_refs: Vec<&mut dyn FrameStage> = stages
+            .iter_mut()
+            .map(|s| s.as_mut() as &mut dyn FrameStage)
+            .collect();
         let mut sinks: Vec<&mut dyn FrameSink> = making.iter_mut().map(|m| m.sink()).collect();
         pipeline::run(source.as_mut(), &mut stage_refs, &mut sinks, progress)?;
     }
@@ -635,7 +892,11 @@ fn run_item(item: &Item, options: &RunOptions, threads: usize, hash: &str, progr
     let mut outputs = Vec::new();
     let sources = stream.source_records();
     let resolved = stream.resolved_json();
-    let warnings: Vec<String> = stream.boxes.as_ref().map(|b| b.warnings.clone()).unwrap_or_default();
+    let warnings: Vec<String> = stream
+        .boxes
+        .as_ref()
+        .map(|b| b.warnings.clone())
+        .unwrap_or_default();
     let parts = |export: &str| SidecarParts {
         sources: sources.clone(),
         item: request_json.clone(),
@@ -646,15 +907,38 @@ fn run_item(item: &Item, options: &RunOptions, threads: usize, hash: &str, progr
     for m in making {
         match m {
             Making::Clip { name, encode, sink } => {
-                let done = sink.commit()?.write_sidecar(parts(&name).context("run:clip", &encode))?;
+                let done = sink
+                    .commit()?
+                    .write_sidecar(parts(&name).context("run:clip", &encode))?;
                 outputs.push(done.path.display().to_string());
                 outputs.push(done.sidecar_path.display().to_string());
             }
-            Making::Video { name, base64, max_base64_bytes, encode, mut solver, sink, path, started } => {
-                let kept = finish_video(&stream, &dir, &name, &encode, &mut solver, sink, path, started, &parts(&name), progress)?;
+            Making::Video {
+                name,
+                base64,
+                max_base64_bytes,
+                encode,
+                mut solver,
+                sink,
+                path,
+                started,
+            } => {
+                let kept = finish_video(
+                    &stream,
+                    &dir,
+                    &name,
+                    &encode,
+                    &mut solver,
+                    sink,
+                    path,
+                    started,
+                    &parts(&name),
+                    progress,
+                )?;
                 let final_path = dir.join(format!("{name}.mp4"));
                 let mut sidecar: serde_json::Value = serde_json::from_str(
-                    &std::fs::read_to_string(sidecar_path(&kept)).map_err(|e| Error::io(&sidecar_path(&kept), e))?,
+                    &std::fs::read_to_string(sidecar_path(&kept))
+                        .map_err(|e| Error::io(&sidecar_path(&kept), e))?,
                 )
                 .map_err(|e| Error::bad_file(&sidecar_path(&kept), None, e.to_string()))?;
                 std::fs::rename(&kept, &final_path).map_err(|e| Error::io(&final_path, e))?;
@@ -662,9 +946,15 @@ fn run_item(item: &Item, options: &RunOptions, threads: usize, hash: &str, progr
                 let n = solver.chosen().expect("a kept attempt");
                 let attempt = solver.attempts[n].clone();
                 let b64_path = if base64 {
-                    let bytes = std::fs::read(&final_path).map_err(|e| Error::io(&final_path, e))?;
+                    let bytes =
+                        std::fs::read(&final_path).map_err(|e| Error::io(&final_path, e))?;
                     let p = dir.join(format!("{name}.b64"));
-                    PendingFile::write_all(&p, base64::engine::general_purpose::STANDARD.encode(bytes).as_bytes())?;
+                    PendingFile::write_all(
+                        &p,
+                        base64::engine::general_purpose::STANDARD
+                            .encode(bytes)
+                            .as_bytes(),
+                    )?;
                     Some(p)
                 } else {
                     None
@@ -686,14 +976,22 @@ fn run_item(item: &Item, options: &RunOptions, threads: usize, hash: &str, progr
                     sidecar["warnings"] = serde_json::to_value(w).expect("strings");
                 }
                 let side = sidecar_path(&final_path);
-                PendingFile::write_all(&side, (serde_json::to_string_pretty(&sidecar).expect("json") + "\n").as_bytes())?;
+                PendingFile::write_all(
+                    &side,
+                    (serde_json::to_string_pretty(&sidecar).expect("json") + "\n").as_bytes(),
+                )?;
                 outputs.push(final_path.display().to_string());
                 outputs.push(side.display().to_string());
                 if let Some(p) = b64_path {
                     outputs.push(p.display().to_string());
                 }
             }
-            Making::Frames { spec, sampled, arranged, sink } => {
+            Making::Frames {
+                spec,
+                sampled,
+                arranged,
+                sink,
+            } => {
                 let out_dir = dir.join(&spec.name);
                 let (records, files) = sink.into_inner().commit(&item.source)?;
                 let summary = serde_json::json!({
@@ -711,13 +1009,24 @@ fn run_item(item: &Item, options: &RunOptions, threads: usize, hash: &str, progr
                     "jsonl": files.jsonl,
                 });
                 let fj = out_dir.join("frames.json");
-                PendingFile::write_all(&fj, (serde_json::to_string_pretty(&summary).expect("json") + "\n").as_bytes())?;
+                PendingFile::write_all(
+                    &fj,
+                    (serde_json::to_string_pretty(&summary).expect("json") + "\n").as_bytes(),
+                )?;
                 outputs.push(fj.display().to_string());
             }
         }
     }
-    let completion = Completion { id: item.id.clone(), hash: hash.to_string(), outputs: outputs.clone(), vidprep_version: VERSION.to_string() };
-    PendingFile::write_all(&dir.join("item.json"), (serde_json::to_string_pretty(&completion).expect("json") + "\n").as_bytes())?;
+    let completion = Completion {
+        id: item.id.clone(),
+        hash: hash.to_string(),
+        outputs: outputs.clone(),
+        vidprep_version: VERSION.to_string(),
+    };
+    PendingFile::write_all(
+        &dir.join("item.json"),
+        (serde_json::to_string_pretty(&completion).expect("json") + "\n").as_bytes(),
+    )?;
     Ok(outputs)
 }
 
@@ -741,7 +1050,9 @@ fn finish_video(
     let mut why = None;
     while let Some((sink, path, started)) = pending.take() {
         let done = sink.into_inner().commit()?;
-        let bytes = std::fs::metadata(&done.path).map_err(|e| Error::io(&done.path, e))?.len();
+        let bytes = std::fs::metadata(&done.path)
+            .map_err(|e| Error::io(&done.path, e))?
+            .len();
         let report = done.report.clone();
         done.write_sidecar(context.context("run:video", encode))?;
         files.push(path.clone());
@@ -751,12 +1062,23 @@ fn finish_video(
             Verdict::Retry => {
                 let next = attempt_path(dir, name, solver.attempts.len() + 1);
                 let plan = solver.plan;
-                let mut sink = StagedSink::new(video_stages(plan.size, stream.size, plan.frame_step), stream.mp4_sink(&next, &solver.settings(encode))?);
+                let mut sink = StagedSink::new(
+                    video_stages(plan.size, stream.size, plan.frame_step),
+                    stream.mp4_sink(&next, &solver.settings(encode))?,
+                );
                 let started = Instant::now();
                 let mut source = stream.source()?;
                 let mut stages = stream.stages();
-                let mut stage_refs: Vec<&mut dyn FrameStage> = stages.iter_mut().map(|s| s.as_mut() as &mut dyn FrameStage).collect();
-                pipeline::run(source.as_mut(), &mut stage_refs, &mut [&mut sink as &mut dyn FrameSink], progress)?;
+                let mut stage_refs: Vec<&mut dyn FrameStage> = stages
+                    .iter_mut()
+                    .map(|s| s.as_mut() as &mut dyn FrameStage)
+                    .collect();
+                pipeline::run(
+                    source.as_mut(),
+                    &mut stage_refs,
+                    &mut [&mut sink as &mut dyn FrameSink],
+                    progress,
+                )?;
                 pending = Some((sink, next, started));
             }
         }
@@ -770,7 +1092,10 @@ fn finish_video(
     }
     match chosen {
         Some(i) => Ok(files[i].clone()),
-        None => Err(Error::request(&stream.item.source, format!("export {name:?}: {}", solver.failure(why)))),
+        None => Err(Error::request(
+            &stream.item.source,
+            format!("export {name:?}: {}", solver.failure(why)),
+        )),
     }
 }
 

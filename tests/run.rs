@@ -1,0 +1,530 @@
+//! `vidprep run`, end to end: a 200-item manifest with bad items mixed in, a run killed with
+//! SIGKILL and resumed, shards that split a manifest exactly, and one-pass items equal to the
+//! same work done as separate steps.
+
+mod common;
+mod support;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::oracle::{self, PixFmt};
+use common::synth::{Corruption, SynthVideo};
+use serde_json::Value;
+use support::vidprep;
+
+fn report(dir: &Path, name: &str) -> Vec<Value> {
+    std::fs::read_to_string(dir.join(name))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn source_frames(sidecar: &Value) -> Vec<usize> {
+    let mut v = Vec::new();
+    for run in sidecar["frames"].as_array().unwrap() {
+        let start = run["source_start"].as_u64().unwrap() as usize;
+        for k in 0..run["count"].as_u64().unwrap() as usize {
+            v.push(start + k);
+        }
+    }
+    v
+}
+
+fn temporaries(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("vidprep-tmp"))
+        .map(|e| e.into_path())
+        .collect()
+}
+
+#[test]
+fn a_200_item_manifest_with_bad_items_mixed_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let sources: Vec<PathBuf> = (0..4)
+        .map(|i| {
+            SynthVideo::new(160, 120)
+                .frames(60 + 10 * i)
+                .code_block(8)
+                .cached()
+                .path
+        })
+        .collect();
+    let corrupt = SynthVideo::new(160, 120)
+        .frames(60)
+        .code_block(8)
+        .corrupt(Corruption::Garbage {
+            at_fraction: 0.4,
+            len_fraction: 0.3,
+            seed: 9,
+        })
+        .cached()
+        .path;
+    let bad_boxes = dir.path().join("bad_boxes.txt");
+    std::fs::write(&bad_boxes, "1,2,3\nnot numbers\n").unwrap();
+    let mut lines = Vec::new();
+    let mut expected_bad = HashSet::new();
+    for i in 0..200 {
+        let id = format!("item{i:03}");
+        let src = sources[i % 4].display().to_string();
+        let line = match i % 40 {
+            7 => {
+                expected_bad.insert(id.clone());
+                format!(r#"{{"id": "{id}", "source": "missing/{i}.mp4"}}"#)
+            }
+            13 => {
+                expected_bad.insert(id.clone());
+                format!(
+                    r#"{{"id": "{id}", "source": "{}", "exports": [{{"kind": "clip"}}]}}"#,
+                    corrupt.display()
+                )
+            }
+            21 => {
+                expected_bad.insert(id.clone());
+                format!(
+                    r#"{{"id": "{id}", "source": "{src}", "span": {{"start": 10, "end": 500}}}}"#
+                )
+            }
+            29 => {
+                expected_bad.insert(id.clone());
+                format!(
+                    r#"{{"id": "{id}", "source": "{src}", "boxes": "{}", "annotations": {{"format": "mot"}}}}"#,
+                    bad_boxes.display()
+                )
+            }
+            33 => {
+                expected_bad.insert(id.clone());
+                format!(
+                    r#"{{"id": "{id}", "source": "{src}", "exports": [{{"kind": "thumbnail"}}]}}"#
+                )
+            }
+            _ => {
+                let start = i % 20;
+                format!(
+                    r#"{{"id": "{id}", "source": "{src}", "span": {{"start": {start}, "end": {}}}, "exports": [{{"kind": "clip", "preset": "ultrafast"}}, {{"kind": "frames", "count": 3, "format": "png"}}]}}"#,
+                    start + 12
+                )
+            }
+        };
+        lines.push(line);
+    }
+    let manifest = dir.path().join("m.jsonl");
+    std::fs::write(&manifest, lines.join("\n")).unwrap();
+    let out = dir.path().join("out");
+    let a = vidprep()
+        .arg("run")
+        .arg(&manifest)
+        .arg("--out-dir")
+        .arg(&out)
+        .args(["--preset", "ultrafast"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let rows = report(&out, "report.jsonl");
+    assert_eq!(rows.len(), 200);
+    let failed: HashSet<String> = rows
+        .iter()
+        .filter(|r| r["status"] == "failed")
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(failed, expected_bad);
+    for r in rows.iter().filter(|r| r["status"] == "failed") {
+        let e = r["error"].as_str().unwrap();
+        assert!(e.contains(&format!("line {}", r["line"])), "{e}");
+        let i: usize = r["id"].as_str().unwrap()[4..].parse().unwrap();
+        let why = match i % 40 {
+            7 => "file not found",
+            13 => "corrupt",
+            21 => "outside the video",
+            29 => "bad_boxes.txt line 1",
+            _ => "unknown export kind",
+        };
+        assert!(e.contains(why), "{e}");
+        assert!(
+            !out.join(r["id"].as_str().unwrap()).exists(),
+            "a failed item leaves nothing"
+        );
+    }
+    // Manifest problems are reported before any work.
+    let first_ok = stderr.find("ok ").unwrap_or(stderr.len());
+    assert!(
+        stderr.find("(manifest)").is_some_and(|p| p < first_ok),
+        "{stderr}"
+    );
+    // Every good item: the right frames in its clip, and its sampled frames.
+    for (k, r) in rows.iter().filter(|r| r["status"] == "ok").enumerate() {
+        let id = r["id"].as_str().unwrap();
+        let i: usize = id[4..].parse().unwrap();
+        let start = i % 20;
+        let clip = out.join(id).join("clip.mp4");
+        let sc: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(id).join("clip.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            source_frames(&sc),
+            (start..start + 12).collect::<Vec<_>>(),
+            "{id}"
+        );
+        let fj: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(id).join("frames/frames.json")).unwrap(),
+        )
+        .unwrap();
+        let picked: Vec<u64> = fj["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["source_frame"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            picked,
+            vec![start as u64, start as u64 + 6, start as u64 + 11],
+            "{id}: round(linspace(0, 11, 3)) of the clip"
+        );
+        if k % 15 == 0 {
+            // Independent check on a sample: ffmpeg reads the clip's frames back.
+            let codes = oracle::frame_codes(&clip);
+            assert_eq!(
+                codes,
+                (start as u32..start as u32 + 12).collect::<Vec<_>>(),
+                "{id}"
+            );
+            let img = oracle::decode_image(
+                &out.join(id)
+                    .join("frames")
+                    .join(fj["frames"][1]["file"].as_str().unwrap()),
+                PixFmt::Gray,
+            );
+            assert_eq!(img.code(), Some(start as u32 + 6));
+        }
+    }
+    assert!(temporaries(&out).is_empty());
+}
+
+/// A manifest of `n` items whose clips take a moment each.
+fn slow_manifest(dir: &Path, n: usize) -> PathBuf {
+    let src = SynthVideo::new(320, 240).frames(120).cached().path;
+    let lines: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"id": "k{i:02}", "source": "{}", "exports": [{{"kind": "clip", "preset": "medium", "crf": 10}}, {{"kind": "frames", "count": 4}}]}}"#,
+                src.display()
+            )
+        })
+        .collect();
+    let m = dir.join("m.jsonl");
+    std::fs::write(&m, lines.join("\n")).unwrap();
+    m
+}
+
+#[test]
+fn a_killed_run_resumes_without_redoing_or_leaving_partial_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = slow_manifest(dir.path(), 12);
+    let out = dir.path().join("out");
+    let bin = assert_cmd::cargo::cargo_bin("vidprep");
+    let mut child = std::process::Command::new(&bin)
+        .arg("run")
+        .arg(&manifest)
+        .arg("--out-dir")
+        .arg(&out)
+        .args(["--jobs", "1"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until a few items are complete, then kill the run in the middle of the next.
+    let complete = |out: &Path| -> Vec<PathBuf> {
+        (0..12)
+            .map(|i| out.join(format!("k{i:02}")).join("item.json"))
+            .filter(|p| p.exists())
+            .collect()
+    };
+    let t0 = Instant::now();
+    while complete(&out).len() < 4 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(240),
+            "the run made no progress"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let done_before = complete(&out);
+    assert!(
+        done_before.len() < 12,
+        "the run finished before it could be killed"
+    );
+    let mtimes: Vec<(PathBuf, std::time::SystemTime)> = done_before
+        .iter()
+        .map(|p| {
+            let clip = p.with_file_name("clip.mp4");
+            let t = std::fs::metadata(&clip).unwrap().modified().unwrap();
+            (clip, t)
+        })
+        .collect();
+    // Nothing under a final name is half-written: every clip that exists is complete.
+    for i in 0..12 {
+        let clip = out.join(format!("k{i:02}")).join("clip.mp4");
+        if clip.exists() {
+            assert_eq!(oracle::count_frames(&clip), 120, "{clip:?}");
+        }
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    vidprep()
+        .arg("run")
+        .arg(&manifest)
+        .arg("--out-dir")
+        .arg(&out)
+        .args(["--resume", "--jobs", "2"])
+        .assert()
+        .success();
+    let rows = report(&out, "report.jsonl");
+    let skipped = rows.iter().filter(|r| r["status"] == "skipped").count();
+    assert_eq!(skipped, done_before.len(), "completed items are not redone");
+    assert!(rows
+        .iter()
+        .all(|r| r["status"] == "ok" || r["status"] == "skipped"));
+    for (clip, t) in mtimes {
+        assert_eq!(
+            std::fs::metadata(&clip).unwrap().modified().unwrap(),
+            t,
+            "{clip:?} was produced twice"
+        );
+    }
+    for i in 0..12 {
+        let item = out.join(format!("k{i:02}"));
+        assert_eq!(oracle::count_frames(&item.join("clip.mp4")), 120);
+        assert!(item.join("frames/frames.json").exists());
+    }
+    assert!(temporaries(&out).is_empty(), "left {:?}", temporaries(&out));
+    // A changed manifest entry is redone, the others are not.
+    let text =
+        std::fs::read_to_string(&manifest)
+            .unwrap()
+            .replacen("\"count\": 4", "\"count\": 5", 1);
+    std::fs::write(&manifest, text).unwrap();
+    vidprep()
+        .arg("run")
+        .arg(&manifest)
+        .arg("--out-dir")
+        .arg(&out)
+        .arg("--resume")
+        .assert()
+        .success();
+    let rows = report(&out, "report.jsonl");
+    assert_eq!(rows.iter().filter(|r| r["status"] == "ok").count(), 1);
+    assert_eq!(rows[0]["status"], "ok");
+    let fj: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("k00/frames/frames.json")).unwrap())
+            .unwrap();
+    assert_eq!(fj["frames"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn shards_are_disjoint_and_cover_the_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = SynthVideo::new(160, 120)
+        .frames(20)
+        .code_block(8)
+        .cached()
+        .path;
+    let lines: Vec<String> =
+        (0..30).map(|i| format!(r#"{{"id": "s{i}", "source": "{}", "span": {{"end": 5}}, "exports": [{{"kind": "frames", "count": 2}}]}}"#, src.display())).collect();
+    let manifest = dir.path().join("m.jsonl");
+    std::fs::write(&manifest, lines.join("\n")).unwrap();
+    let out = dir.path().join("out");
+    let mut seen = HashSet::new();
+    for shard in 0..3 {
+        vidprep()
+            .arg("run")
+            .arg(&manifest)
+            .arg("--out-dir")
+            .arg(&out)
+            .args(["--shard", &format!("{shard}/3")])
+            .assert()
+            .success();
+        for r in report(&out, &format!("report.shard-{shard}-of-3.jsonl")) {
+            assert!(
+                seen.insert(r["id"].as_str().unwrap().to_string()),
+                "{} in two shards",
+                r["id"]
+            );
+        }
+    }
+    assert_eq!(seen.len(), 30);
+    assert_eq!(
+        seen,
+        (0..30).map(|i| format!("s{i}")).collect::<HashSet<_>>()
+    );
+    let a = vidprep()
+        .arg("run")
+        .arg(&manifest)
+        .arg("--out-dir")
+        .arg(&out)
+        .args(["--shard", "3/3"])
+        .assert()
+        .code(2);
+    assert!(String::from_utf8_lossy(&a.get_output().stderr).contains("shard"));
+}
+
+#[test]
+fn one_pass_equals_separate_steps() {
+    let v = SynthVideo::new(320, 240)
+        .frames(100)
+        .gop(30)
+        .bframes(2)
+        .label(false)
+        .audio_tone(440.0)
+        .cached();
+    let dir = tempfile::tempdir().unwrap();
+    let boxes = dir.path().join("b.csv");
+    std::fs::write(
+        &boxes,
+        "frame,track_id,x1,y1,x2,y2\n0,1,150,60,250,160\n99,1,200,80,300,180\n",
+    )
+    .unwrap();
+    let manifest = dir.path().join("m.jsonl");
+    std::fs::write(
+        &manifest,
+        format!(
+            r#"{{"id": "one", "source": "{}", "span": {{"start": "1s", "end": "3s"}}, "decision": "75%", "boxes": "{}", "annotations": {{"labels": false, "thickness": 4}}, "exports": [{{"kind": "clip", "crf": 12}}, {{"kind": "frames", "count": 6, "format": "png"}}]}}"#,
+            v.path.display(),
+            boxes.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    vidprep()
+        .arg("run")
+        .arg(&manifest)
+        .arg("--out-dir")
+        .arg(&out)
+        .args(["--preset", "ultrafast"])
+        .assert()
+        .success();
+    // The same work as separate steps: cut + truncate + overlay, then export frames.
+    let step = dir.path().join("step.mp4");
+    vidprep()
+        .arg("overlay")
+        .arg(&v.path)
+        .args([
+            "--start",
+            "1s",
+            "--end",
+            "3s",
+            "--decision",
+            "75%",
+            "--boxes",
+        ])
+        .arg(&boxes)
+        .args([
+            "--no-labels",
+            "--thickness",
+            "4",
+            "--crf",
+            "12",
+            "--preset",
+            "ultrafast",
+            "-o",
+        ])
+        .arg(&step)
+        .assert()
+        .success();
+    let frames_dir = dir.path().join("step_frames");
+    vidprep()
+        .args(["export", "frames"])
+        .arg(&step)
+        .arg("--out-dir")
+        .arg(&frames_dir)
+        .args(["--count", "6", "--format", "png"])
+        .assert()
+        .success();
+    let one = oracle::decode_frames(&out.join("one/clip.mp4"), PixFmt::Yuv420p, None);
+    let two = oracle::decode_frames(&step, PixFmt::Yuv420p, None);
+    assert_eq!(one.len(), 38, "1.5 s of 25 fps: frames at 0 .. 1.48 s");
+    assert_eq!(one.len(), two.len());
+    for (k, (a, b)) in one.iter().zip(&two).enumerate() {
+        assert!(oracle::psnr(a, b) >= 40.0, "clip frame {k}");
+    }
+    let j1: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("one/frames/frames.json")).unwrap())
+            .unwrap();
+    let j2: Value =
+        serde_json::from_str(&std::fs::read_to_string(frames_dir.join("frames.json")).unwrap())
+            .unwrap();
+    let f1 = j1["frames"].as_array().unwrap();
+    let f2 = j2["frames"].as_array().unwrap();
+    assert_eq!(f1.len(), 6);
+    for (a, b) in f1.iter().zip(f2) {
+        assert_eq!(
+            a["stream_frame"], b["source_frame"],
+            "the same frames of the clip"
+        );
+        assert_eq!(
+            a["source_frame"].as_u64().unwrap(),
+            25 + b["source_frame"].as_u64().unwrap(),
+            "traced back to the source"
+        );
+        let ia = oracle::decode_image(
+            &out.join("one/frames").join(a["file"].as_str().unwrap()),
+            PixFmt::Rgb24,
+        );
+        let ib = oracle::decode_image(&frames_dir.join(b["file"].as_str().unwrap()), PixFmt::Rgb24);
+        // The separate steps add one generation of loss; the one pass does not.
+        assert!(oracle::psnr(&ia, &ib) >= 35.0);
+    }
+    // The one pass shows the boxes and its audio matches the clip.
+    let sc: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("one/clip.json")).unwrap()).unwrap();
+    assert_eq!(
+        sc["annotations"]["tracks"][0]["keys"]
+            .as_array()
+            .unwrap()
+            .len(),
+        38
+    );
+    let probe = oracle::probe(&out.join("one/clip.mp4"));
+    let ad = oracle::num(&oracle::stream(&probe, "audio").unwrap()["duration"]).unwrap();
+    assert!((ad - 1.5).abs() < 0.03, "audio {ad}");
+}
+
+#[test]
+fn fail_fast_stops_starting_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = SynthVideo::new(160, 120)
+        .frames(20)
+        .code_block(8)
+        .cached()
+        .path;
+    let mut lines = vec![format!(
+        r#"{{"id": "bad", "source": "{}", "span": {{"start": 50}}}}"#,
+        src.display()
+    )];
+    lines.extend((0..5).map(|i| {
+        format!(
+            r#"{{"id": "g{i}", "source": "{}", "span": {{"end": 5}}}}"#,
+            src.display()
+        )
+    }));
+    let manifest = dir.path().join("m.jsonl");
+    std::fs::write(&manifest, lines.join("\n")).unwrap();
+    let out = dir.path().join("out");
+    vidprep()
+        .arg("run")
+        .arg(&manifest)
+        .arg("--out-dir")
+        .arg(&out)
+        .args(["--jobs", "1", "--fail-fast", "--json"])
+        .assert()
+        .code(1);
+    let rows = report(&out, "report.jsonl");
+    assert_eq!(rows[0]["status"], "failed");
+    assert!(
+        rows[1..].iter().all(|r| r["status"] == "not_run"),
+        "{rows:?}"
+    );
+}
