@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""vidprep benchmark: runs vidprep and the tools a user would otherwise use side by side on
-the same machine, in the same run, checks every output against the ffmpeg CLI, and writes
-docs/benchmarks.md (median wall time, throughput, peak RSS, vidprep's ratio to each peer).
+"""vidprep benchmark: vidprep against the tools a user would otherwise use (the ffmpeg CLI,
+PyAV, decord, OpenCV, PySceneDetect, supervision), side by side in one run on one machine.
 
-Usage: python3 bench/run.py [--tasks overlay,...] [--repeats 3] [--quick] [--out docs/benchmarks.md]
-Media is generated under bench/media/ (git-ignored) from ../shared/data or lavfi sources.
+One command does everything: `python3 bench/run.py`. It installs the peers (Debian's ffmpeg
+and hyperfine, and a Python venv in bench/.venv from PyPI), builds vidprep in release mode,
+generates the media once (bench/media/, from ../shared/data/pets09/vtest.avi looped, with the
+frame index painted into every frame), runs every task with repeats, interleaving the tools
+so machine noise hits all alike, checks every output against the ffmpeg CLI (right frames,
+right count), and writes docs/benchmarks.md: median wall time, throughput and peak RSS per
+tool, vidprep's speed-up over each peer, the targets met or missed, and the machine.
+
+Options: --tasks sample,decode,overlay,cut,cap,batch,memory  --repeats N  --quick
 """
 
 import argparse
@@ -19,24 +25,136 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MEDIA = ROOT / "bench" / "media"
-WORK = ROOT / "bench" / "work"
+BENCH = ROOT / "bench"
+MEDIA = BENCH / "media"
+WORK = BENCH / "work"
+VENV = BENCH / ".venv"
 SHARED = ROOT.parent / "shared" / "data"
 VIDPREP = ROOT / "target" / "release" / "vidprep"
+PEERS = BENCH / "peers.py"
+REPORT = ROOT / "docs" / "benchmarks.md"
+CODE_BITS = 15
 
 
 def sh(args, **kw):
-    """Runs a command, failing loudly with its stderr."""
     p = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kw)
     if p.returncode != 0:
         raise SystemExit(f"command failed ({p.returncode}): {' '.join(map(str, args))}\n{p.stderr[-3000:]}")
     return p
 
 
-def measure(args, env=None, cwd=None):
-    """Wall seconds and peak RSS (MiB) of one run of `args` (the child's own maximum)."""
+def py():
+    return VENV / "bin" / "python"
+
+
+# --------------------------------------------------------------------------- setup
+
+def setup():
+    """Installs what the benchmark needs: Debian's ffmpeg and hyperfine, the Python peers."""
+    if not shutil.which("ffmpeg") or not shutil.which("hyperfine"):
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        sh([*sudo, "apt-get", "update"])
+        sh([*sudo, "apt-get", "install", "-y", "--no-install-recommends", "ffmpeg", "hyperfine"])
+    if not py().exists():
+        sh([sys.executable, "-m", "venv", VENV])
+    want = ["av", "decord", "opencv-python-headless", "scenedetect", "supervision", "numpy", "pillow"]
+    probe = subprocess.run([py(), "-c", "import av, decord, cv2, scenedetect, supervision, numpy, PIL"], capture_output=True)
+    if probe.returncode != 0:
+        sh([py(), "-m", "pip", "install", "--quiet", *want])
+    sh(["cargo", "build", "--release", "--quiet"], cwd=ROOT)
+
+
+def versions():
+    out = sh([py(), "-c", "import av, decord, cv2, scenedetect, supervision, numpy; "
+              "print(f'PyAV {av.__version__}, decord {decord.__version__}, OpenCV {cv2.__version__}, "
+              "PySceneDetect {scenedetect.__version__}, supervision {supervision.__version__}, numpy {numpy.__version__}')"]).stdout.strip()
+    ff = sh(["ffmpeg", "-version"]).stdout.splitlines()[0]
+    vp = sh([VIDPREP, "--version"]).stdout.strip()
+    return f"{vp}; {ff}; {out}"
+
+
+# --------------------------------------------------------------------------- media
+
+def code_filter():
+    """drawbox filters painting the frame index as 15 bits at the top-left (white = 1)."""
+    boxes = ["drawbox=x=0:y=0:w=240:h=16:color=black:t=fill"]
+    for b in range(CODE_BITS):
+        boxes.append(f"drawbox=x={16 * b}:y=0:w=16:h=16:color=white:t=fill:enable='mod(floor(n/{1 << b}),2)'")
+    return ",".join(boxes)
+
+
+def ensure_media():
+    MEDIA.mkdir(parents=True, exist_ok=True)
+    pets = SHARED / "pets09" / "vtest.avi"
+    src = ["-stream_loop", "-1", "-i", pets] if pets.exists() else ["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30"]
+    media = {}
+    for name, secs in [("short", 10), ("long", 600)]:
+        path = MEDIA / f"720p30_{secs}s.mp4"
+        if not path.exists():
+            print(f"generating {path.name} ...", flush=True)
+            tmp = path.with_suffix(".tmp.mp4")
+            sh(["ffmpeg", "-v", "error", "-y", *src, "-t", str(secs), "-vf", f"scale=1280:720,fps=30,{code_filter()}",
+                "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-g", "250", "-keyint_min", "250",
+                "-sc_threshold", "0", "-bf", "3", "-pix_fmt", "yuv420p", "-an", tmp])
+            tmp.rename(path)
+        media[name] = path
+    hd = MEDIA / "1080p30_60s_detail.mp4"
+    if not hd.exists():
+        print(f"generating {hd.name} ...", flush=True)
+        tmp = hd.with_suffix(".tmp.mp4")
+        sh(["ffmpeg", "-v", "error", "-y", *src, "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "60",
+            "-map", "0:v", "-map", "1:a", "-vf", "scale=1920:1080,fps=30,noise=alls=6:allf=t",
+            "-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k", tmp])
+        tmp.rename(hd)
+    media["hd"] = hd
+    return media
+
+
+def probe_frames(path):
+    p = sh(["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
+            "stream=nb_read_packets", "-of", "csv=p=0", path])
+    return int(p.stdout.strip())
+
+
+def codes_of_images(paths):
+    out = []
+    for p in paths:
+        r = subprocess.run(["ffmpeg", "-v", "error", "-i", str(p), "-vf", "crop=240:16:0:0", "-pix_fmt", "gray",
+                            "-f", "rawvideo", "-"], capture_output=True)
+        if r.returncode != 0:
+            out.append(None)
+            continue
+        out.append(decode_code(r.stdout, 240))
+    return out
+
+
+def codes_of_video(path, crop_w=240):
+    r = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-vf", f"crop={crop_w}:16:0:0", "-fps_mode", "passthrough",
+                        "-pix_fmt", "gray", "-f", "rawvideo", "-"], capture_output=True)
+    if r.returncode != 0:
+        raise SystemExit(f"cannot decode {path}: {r.stderr[-500:]}")
+    size = crop_w * 16
+    return [decode_code(r.stdout[i:i + size], crop_w) for i in range(0, len(r.stdout), size)]
+
+
+def decode_code(gray, width):
+    value = 0
+    for b in range(CODE_BITS):
+        # centre 8x8 of block b
+        s = 0
+        for y in range(4, 12):
+            row = y * width + 16 * b
+            s += sum(gray[row + 4:row + 12])
+        if s / 64 > 128:
+            value |= 1 << b
+    return value
+
+
+# --------------------------------------------------------------------------- measuring
+
+def measure(args, cwd=None):
     start = time.perf_counter()
-    proc = subprocess.Popen([str(a) for a in args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    proc = subprocess.Popen([str(a) for a in args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
@@ -46,124 +164,373 @@ def measure(args, env=None, cwd=None):
     return wall, usage.ru_maxrss / 1024.0
 
 
-def ffprobe_frames(path):
-    p = sh(["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
-            "stream=nb_read_frames", "-of", "csv=p=0", path])
-    return int(p.stdout.strip())
-
-
-def ensure_media(quick):
-    """Generates the benchmark inputs once (cached in bench/media)."""
-    MEDIA.mkdir(parents=True, exist_ok=True)
-    media = {}
-    pets = SHARED / "pets09" / "vtest.avi"
-    base = pets if pets.exists() else None
-    ten_s = MEDIA / "720p30_10s.mp4"
-    if not ten_s.exists():
-        src = ["-stream_loop", "-1", "-i", str(base)] if base else ["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30"]
-        sh(["ffmpeg", "-v", "error", "-y", *src, "-t", "10", "-vf", "scale=1280:720,fps=30",
-            "-c:v", "libx264", "-preset", "medium", "-crf", "20", "-g", "250", "-bf", "3", "-pix_fmt", "yuv420p",
-            "-an", ten_s])
-    media["10s"] = ten_s
-    return media
-
-
 class Result:
-    def __init__(self, task, tool, walls, rss, frames, note=""):
-        self.task, self.tool, self.walls, self.rss, self.frames, self.note = task, tool, walls, rss, frames, note
+    def __init__(self, task, tool, walls, rss, units, unit_name, check, extra=None):
+        self.task, self.tool, self.walls, self.rss = task, tool, walls, rss
+        self.units, self.unit_name, self.check, self.extra = units, unit_name, check, extra or {}
 
     @property
     def median(self):
         return statistics.median(self.walls)
 
 
-def compare(task, tools, repeats, frames):
-    """Runs each tool `repeats` times, interleaved (A B C, A B C, ...) so that machine noise
-    hits all of them alike; then runs each tool's output check. `tools` is a list of
-    (name, args, check or None, note)."""
-    walls = {name: [] for name, *_ in tools}
-    rss = {name: 0.0 for name, *_ in tools}
+def compare(task, tools, repeats, units, unit_name):
+    """Runs tools (name, prepare, args, check) interleaved `repeats` times; `prepare` empties
+    the tool's output before each run; `check` returns a short verdict after the last run."""
+    walls = {t[0]: [] for t in tools}
+    rss = {t[0]: 0.0 for t in tools}
     for _ in range(repeats):
-        for name, args, _check, _note in tools:
+        for name, prepare, args, _check in tools:
+            if prepare:
+                prepare()
             w, r = measure(args)
             walls[name].append(w)
             rss[name] = max(rss[name], r)
     results = []
-    for name, _args, check, note in tools:
-        if check:
-            check()
-        res = Result(task, name, walls[name], rss[name], frames, note)
-        print(f"  {task:10s} {name:28s} median {res.median:7.3f} s  ({', '.join(f'{w:.2f}' for w in res.walls)})  peak {res.rss:7.1f} MiB", flush=True)
+    for name, _prepare, _args, check in tools:
+        verdict = check() if check else "-"
+        res = Result(task, name, walls[name], rss[name], units, unit_name, verdict)
+        print(f"  {task:8s} {name:34s} {res.median:8.3f} s  peak {res.rss:7.1f} MiB  {verdict}", flush=True)
         results.append(res)
     return results
 
 
+def fresh(path):
+    def f():
+        if path.exists():
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        if path.suffix == "":
+            path.mkdir(parents=True)
+    return f
+
+
+# --------------------------------------------------------------------------- tasks
+
+def task_sample(media, repeats):
+    """Sample 16 uniform frames from the 10-minute 720p30 video (GOP 250, B-frames) into JPEG
+    images (quality 90)."""
+    src = media["long"]
+    total = probe_frames(src)
+    # numpy.round(numpy.linspace(0, total - 1, 16)); no target here sits on .5
+    want = [int(round(i * (total - 1) / 15)) for i in range(16)]
+    select = "select='" + "+".join(f"eq(n\\,{i})" for i in want) + "'"
+    runs = [
+        ("vidprep export frames", "s_vidprep", lambda d: [VIDPREP, "export", "frames", src, "--count", "16", "--out-dir", d]),
+        ("PyAV (decode all)", "s_pyav_all", lambda d: [py(), PEERS, "sample-pyav-decode", src, d, "16"]),
+        ("PyAV (seek per frame)", "s_pyav_seek", lambda d: [py(), PEERS, "sample-pyav-seek", src, d, "16"]),
+        ("decord get_batch", "s_decord", lambda d: [py(), PEERS, "sample-decord", src, d, "16"]),
+        ("OpenCV (set position)", "s_opencv", lambda d: [py(), PEERS, "sample-opencv", src, d, "16"]),
+        ("ffmpeg select", "s_ffmpeg", lambda d: ["ffmpeg", "-v", "error", "-y", "-i", src, "-vf", select, "-fps_mode", "passthrough",
+                                                 "-q:v", "2", d / "%02d.jpg"]),
+    ]
+    tools = [(name, fresh(WORK / sub), make(WORK / sub), check_images(WORK / sub, want)) for name, sub, make in runs]
+    return compare("sample", tools, repeats, 16, "frames")
+
+
+def check_images(out_dir, want):
+    def check():
+        files = sorted(p for p in Path(out_dir).iterdir() if p.suffix == ".jpg")
+        codes = codes_of_images(files)
+        if len(files) != len(want):
+            return f"WRONG: {len(files)} images, expected {len(want)}"
+        bad = [(c, w) for c, w in zip(codes, want) if c != w]
+        return "right frames" if not bad else f"WRONG frames: {len(bad)} of {len(want)} (e.g. got {bad[0][0]}, wanted {bad[0][1]})"
+    return check
+
+
+def task_decode(media, repeats):
+    """Decode every frame of the 10-minute 720p30 video."""
+    src = media["long"]
+    total = probe_frames(src)
+
+    def count_check(name, path):
+        def check():
+            n = int(Path(path).read_text().strip()) if Path(path).exists() else None
+            return "right count" if n == total else f"WRONG count {n} (expected {total})"
+        return check
+
+    vp_out = WORK / "d_vidprep.json"
+    tools = [
+        ("vidprep (probe --count-frames)", None, ["sh", "-c", f"'{VIDPREP}' probe --count-frames --json '{src}' > '{vp_out}'"],
+         lambda: "right count" if json.loads(vp_out.read_text())["video"]["frames_decoded"] == total else "WRONG count"),
+        ("ffmpeg -f null", None, ["ffmpeg", "-v", "error", "-i", src, "-f", "null", "-"], lambda: "-"),
+        ("PyAV", None, [py(), PEERS, "decode-pyav", src, WORK / "d_pyav.txt"], count_check("PyAV", WORK / "d_pyav.txt")),
+        ("OpenCV", None, [py(), PEERS, "decode-opencv", src, WORK / "d_opencv.txt"], count_check("OpenCV", WORK / "d_opencv.txt")),
+        ("decord", None, [py(), PEERS, "decode-decord", src, WORK / "d_decord.txt"], count_check("decord", WORK / "d_decord.txt")),
+    ]
+    return compare("decode", tools, repeats, total, "frames")
+
+
 def task_overlay(media, repeats):
-    """Draw one box on every frame and encode H.264 (libx264 veryfast, CRF 23)."""
-    src = media["10s"]
-    n = ffprobe_frames(src)
-    WORK.mkdir(parents=True, exist_ok=True)
+    """Draw one box on every frame of the 10 s 720p30 clip and encode H.264 (libx264 veryfast,
+    CRF 23); supervision's VideoSink writes OpenCV's mp4v (MPEG-4 Part 2), it has no H.264."""
+    src = media["short"]
+    n = probe_frames(src)
     boxes = WORK / "box.csv"
     boxes.write_text(f"frame,x1,y1,x2,y2\n0,400,200,700,500\n{n - 1},400,200,700,500\n")
-    ours, theirs = WORK / "overlay_vidprep.mp4", WORK / "overlay_ffmpeg.mp4"
+    outs = {k: WORK / f"o_{k}.mp4" for k in ["vidprep", "ffmpeg", "supervision"]}
 
-    def check_count(path):
+    def check(path):
         def f():
-            got = ffprobe_frames(path)
-            if got != n:
-                raise SystemExit(f"{path}: {got} frames, expected {n}")
+            got = probe_frames(path)
+            r = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-vf", "select=eq(n\\,150),crop=4:4:548:200",
+                                "-frames:v", "1", "-pix_fmt", "rgb24", "-f", "rawvideo", "-"], capture_output=True)
+            px = r.stdout[:3]
+            red = len(px) == 3 and px[0] > 150 and px[1] < 100 and px[2] < 120
+            return ("right count" if got == n else f"WRONG count {got}") + (", box drawn" if red else ", NO box found")
         return f
 
     return compare("overlay", [
-        ("vidprep overlay", [VIDPREP, "overlay", src, "--boxes", boxes, "--no-labels", "--thickness", "4",
-                             "--preset", "veryfast", "--crf", "23", "--no-audio", "-o", ours], check_count(ours), ""),
-        ("ffmpeg drawbox", ["ffmpeg", "-v", "error", "-y", "-i", src, "-vf",
-                            "drawbox=x=400:y=200:w=300:h=300:color=red:t=4",
-                            "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-an", theirs], check_count(theirs), ""),
-    ], repeats, n)
+        ("vidprep overlay", None, [VIDPREP, "overlay", src, "--boxes", boxes, "--no-labels", "--thickness", "4", "--color", "ff0000",
+                                   "--preset", "veryfast", "--crf", "23", "--no-audio", "-o", outs["vidprep"]], check(outs["vidprep"])),
+        ("ffmpeg drawbox", None, ["ffmpeg", "-v", "error", "-y", "-i", src, "-vf", "drawbox=x=400:y=200:w=300:h=300:color=red:t=4",
+                                  "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-an", outs["ffmpeg"]], check(outs["ffmpeg"])),
+        ("supervision (mp4v writer)", None, [py(), PEERS, "overlay-supervision", src, outs["supervision"]], check(outs["supervision"])),
+    ], repeats, n, "frames")
 
 
-TASKS = {"overlay": task_overlay}
+def task_cut(media, repeats):
+    """Cut 10 s out of the middle of the 10-minute video, frame-accurately, starting off a
+    keyframe (300.4 s = frame 9012; keyframes every 250 frames), re-encoding with libx264
+    veryfast CRF 23. `-c copy` is shown for reference: it starts at the keyframe before."""
+    src = media["long"]
+    start, end = 300.4, 310.4
+    first, count = 9012, 300
+    outs = {k: WORK / f"c_{k}.mp4" for k in ["vidprep", "ffmpeg", "copy", "scenedetect"]}
+
+    def check(path, exact=True):
+        def f():
+            codes = codes_of_video(path)
+            want = list(range(first, first + count))
+            if codes == want:
+                return "right frames"
+            return f"{'WRONG' if exact else 'as expected, wrong'}: {len(codes)} frames from {codes[0] if codes else None} (want {count} from {first})"
+        return f
+
+    return compare("cut", [
+        ("vidprep cut", None, [VIDPREP, "cut", src, "--start", f"{start}s", "--end", f"{end}s", "--preset", "veryfast", "--crf", "23",
+                               "--no-audio", "-o", outs["vidprep"]], check(outs["vidprep"])),
+        ("ffmpeg -ss -to (re-encode)", None, ["ffmpeg", "-v", "error", "-y", "-ss", str(start), "-to", str(end), "-i", src,
+                                              "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-an", outs["ffmpeg"]], check(outs["ffmpeg"])),
+        ("PySceneDetect split_video_ffmpeg", None, [py(), PEERS, "cut-scenedetect", src, outs["scenedetect"], str(start), str(end)],
+         check(outs["scenedetect"])),
+        ("ffmpeg -c copy (reference)", None, ["ffmpeg", "-v", "error", "-y", "-ss", str(start), "-to", str(end), "-i", src, "-c", "copy",
+                                              "-an", outs["copy"]], check(outs["copy"], exact=False)),
+    ], repeats, count, "frames")
 
 
-def write_report(results, path, argv):
-    lines = ["# Benchmarks", "",
-             f"Generated by `python3 bench/run.py {' '.join(argv)}` on {platform.node()} "
-             f"({os.cpu_count()} cores, {platform.machine()}, {platform.platform()}), "
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
-             "Median wall time over the repeats; peak RSS is the largest resident set of the tool's process.", ""]
-    by_task = {}
+def task_cap(media, repeats):
+    """Fit the 60 s 1080p high-detail clip under a 10 MB Base64 budget (libx264 veryfast):
+    vidprep's solver against a two-pass ffmpeg recipe that retries at 90% of the rate until
+    it fits."""
+    src = media["hd"]
+    budget = 10_000_000
+    out_v = WORK / "cap_vidprep.mp4"
+    recipe = WORK / "cap_recipe.py"
+    recipe.write_text(RECIPE)
+    out_r = WORK / "cap_recipe.mp4"
+
+    def check_v():
+        side = json.loads(out_v.with_suffix(".json").read_text())
+        b64 = (out_v.stat().st_size + 2) // 3 * 4
+        frames = probe_frames(out_v)
+        ok = b64 <= budget and frames == 1800
+        return (f"{'fits' if ok else 'WRONG'}: {b64} Base64 bytes ({100 * b64 / budget:.1f}%), "
+                f"{side['export']['encodes']} encode(s), {frames} frames")
+
+    def check_r():
+        b64 = (out_r.stat().st_size + 2) // 3 * 4
+        encodes = int((WORK / "cap_recipe.encodes").read_text())
+        return f"{'fits' if b64 <= budget else 'WRONG'}: {b64} Base64 bytes ({100 * b64 / budget:.1f}%), {encodes} encode(s)"
+
+    return compare("cap", [
+        ("vidprep export video", None, [VIDPREP, "export", "video", src, "-o", out_v, "--preset", "veryfast", "--max-base64-bytes", str(budget)], check_v),
+        ("ffmpeg two-pass + retry recipe", None, [sys.executable, recipe, src, out_r, str(budget)], check_r),
+    ], repeats, 1800, "frames")
+
+
+RECIPE = r'''
+import os, subprocess, sys
+src, out, budget = sys.argv[1], sys.argv[2], int(sys.argv[3])
+dur = float(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", src],
+                           capture_output=True, text=True).stdout)
+limit = budget // 4 * 3
+rate = int((limit * 8 / dur - 128_000) * 0.97)
+encodes = 0
+log = out + ".2pass"
+while True:
+    for p in (1, 2):
+        dest = "/dev/null" if p == 1 else out
+        fmt = ["-f", "mp4"] if p == 1 else []
+        audio = ["-an"] if p == 1 else ["-c:a", "aac", "-b:a", "128k"]
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", src, "-c:v", "libx264", "-preset", "veryfast", "-b:v", str(rate),
+                        "-pass", str(p), "-passlogfile", log, *audio, *fmt, dest], check=True)
+        encodes += 1
+    if (os.path.getsize(out) + 2) // 3 * 4 <= budget:
+        break
+    rate = int(rate * 0.9)
+open(os.path.join(os.path.dirname(out), "cap_recipe.encodes"), "w").write(str(encodes))
+'''
+
+
+def task_batch(media, repeats):
+    """16 items through `vidprep run` (each: a 5 s clip of the 10 s video with a box drawn,
+    re-encoded, and 8 sampled frames), with --jobs 1 and with the default (one per core)."""
+    src = media["short"]
+    boxes = WORK / "box.csv"
+    n = probe_frames(src)
+    boxes.write_text(f"frame,x1,y1,x2,y2\n0,400,200,700,500\n{n - 1},400,200,700,500\n")
+    manifest = WORK / "batch.jsonl"
+    lines = []
+    for i in range(16):
+        start = (i % 5) * 0.9
+        lines.append(json.dumps({
+            "id": f"b{i:02d}", "source": str(src), "span": {"start": f"{start:.1f}s", "end": f"{start + 5:.1f}s"},
+            "boxes": str(boxes), "annotations": {"labels": False},
+            "exports": [{"kind": "clip", "preset": "veryfast", "crf": 23}, {"kind": "frames", "count": 8}]}))
+    manifest.write_text("\n".join(lines) + "\n")
+    outs = {"1": WORK / "batch_j1", "default": WORK / "batch_jd"}
+
+    def check(d):
+        def f():
+            rows = [json.loads(l) for l in (d / "report.jsonl").read_text().splitlines()]
+            ok = sum(r["status"] == "ok" for r in rows)
+            frames = [probe_frames(d / r["id"] / "clip.mp4") for r in rows[:4]]
+            return f"{ok}/16 ok, clips of {frames[0]} frames" if ok == 16 and set(frames) == {150} else f"WRONG: {ok}/16 ok, {frames}"
+        return f
+
+    return compare("batch", [
+        ("vidprep run --jobs 1", fresh(outs["1"]), [VIDPREP, "run", manifest, "--out-dir", outs["1"], "--jobs", "1"], check(outs["1"])),
+        (f"vidprep run (default: {os.cpu_count()} jobs)", fresh(outs["default"]), [VIDPREP, "run", manifest, "--out-dir", outs["default"]],
+         check(outs["default"])),
+    ], repeats, 16, "items")
+
+
+def task_memory(media, repeats):
+    """Peak memory of a frame-exact cut (the first 5 s, re-encoded) and of 16-frame sampling,
+    on the 10 s and the 10-minute video: flat when it does not grow with the length."""
+    res = []
+    for name, src in [("10 s", media["short"]), ("10 min", media["long"])]:
+        res += compare("memory", [
+            (f"vidprep cut, {name} input", None, [VIDPREP, "cut", src, "--end", "5s", "--preset", "veryfast", "--no-audio", "-o", WORK / "m_cut.mp4"], None),
+            (f"vidprep export frames, {name} input", fresh(WORK / "m_frames"),
+             [VIDPREP, "export", "frames", src, "--count", "16", "--out-dir", WORK / "m_frames"], None),
+        ], repeats, 0, "")
+    return res
+
+
+TASKS = {"sample": task_sample, "decode": task_decode, "overlay": task_overlay, "cut": task_cut,
+         "cap": task_cap, "batch": task_batch, "memory": task_memory}
+REPEATS = {"sample": 3, "decode": 2, "overlay": 3, "cut": 3, "cap": 1, "batch": 1, "memory": 1}
+
+
+# --------------------------------------------------------------------------- report
+
+def by(results, task, prefix):
     for r in results:
-        by_task.setdefault(r.task, []).append(r)
-    for task, rows in by_task.items():
-        ours = [r for r in rows if r.tool.startswith("vidprep")]
-        lines += [f"## {task}", "", TASKS[task].__doc__.strip(), "",
-                  "| tool | median s | runs (s) | frames/s | peak RSS MiB | vidprep speed-up |", "|---|---|---|---|---|---|"]
+        if r.task == task and r.tool.startswith(prefix):
+            return r
+    return None
+
+
+def targets(results):
+    rows = []
+
+    def add(name, ok, detail):
+        rows.append((name, "met" if ok else "MISSED", detail))
+
+    s = [r for r in results if r.task == "sample"]
+    if s:
+        v = by(results, "sample", "vidprep")
+        peers = [r for r in s if r is not v and "right frames" in r.check]
+        best = min(peers, key=lambda r: r.median)
+        add("Sampling 16 frames: at most half the fastest correct peer's time", v.median <= best.median / 2,
+            f"vidprep {v.median:.2f} s, fastest correct peer {best.tool} {best.median:.2f} s ({best.median / v.median:.2f}x)")
+    if by(results, "decode", "vidprep"):
+        v, f = by(results, "decode", "vidprep"), by(results, "decode", "ffmpeg")
+        add("Decode at least 0.95x ffmpeg -f null", f.median / v.median >= 0.95, f"{f.median / v.median:.2f}x (vidprep {v.median:.2f} s, ffmpeg {f.median:.2f} s)")
+    if by(results, "overlay", "vidprep"):
+        v, f = by(results, "overlay", "vidprep"), by(results, "overlay", "ffmpeg")
+        add("Overlay + encode at least as fast as ffmpeg drawbox", v.median <= f.median, f"{f.median / v.median:.2f}x (vidprep {v.median:.2f} s, ffmpeg {f.median:.2f} s)")
+    if by(results, "cut", "vidprep"):
+        v, f = by(results, "cut", "vidprep"), by(results, "cut", "ffmpeg -ss")
+        add("Frame-exact cut no slower than ffmpeg's re-encoding cut", v.median <= f.median and "right frames" in v.check,
+            f"{f.median / v.median:.2f}x (vidprep {v.median:.2f} s, ffmpeg {f.median:.2f} s); vidprep: {v.check}")
+    if by(results, "cap", "vidprep"):
+        v, r = by(results, "cap", "vidprep"), by(results, "cap", "ffmpeg")
+        enc = int(v.check.split(" encode")[0].split(", ")[-1]) if "encode" in v.check else 99
+        pct = float(v.check.split("(")[1].split("%")[0]) if "(" in v.check else 0
+        add("Capped export: <= 2 encodes, <= half the recipe's time, >= 85% of the budget, never over",
+            enc <= 2 and v.median <= r.median / 2 and 85 <= pct <= 100 and v.check.startswith("fits"),
+            f"{enc} encode(s), {pct:.1f}% of the budget, {r.median / v.median:.2f}x faster than the recipe")
+    b = [r for r in results if r.task == "batch"]
+    if len(b) == 2:
+        add("Batch at least 1.7x faster with 2 workers than with 1", b[0].median / b[1].median >= 1.7,
+            f"{b[0].median / b[1].median:.2f}x ({b[0].median:.1f} s vs {b[1].median:.1f} s)")
+    m = {r.tool: r for r in results if r.task == "memory"}
+    if m:
+        for what in ["cut", "export frames"]:
+            a, z = m.get(f"vidprep {what}, 10 s input"), m.get(f"vidprep {what}, 10 min input")
+            if a and z:
+                add(f"Peak memory of {what}: 10 min input within 1.2x of the 10 s input", z.rss <= 1.2 * a.rss,
+                    f"{z.rss:.0f} MiB vs {a.rss:.0f} MiB ({z.rss / a.rss:.2f}x)")
+    return rows
+
+
+def write_report(results, argv, seconds):
+    generated = ["<!-- generated by bench/run.py: everything up to the next marker is rewritten on each run -->", "",
+                 f"Run: `python3 bench/run.py {' '.join(argv)}` on {platform.node()}: {os.cpu_count()} cores, "
+                 f"{platform.machine()}, {platform.platform()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+                 f"the whole run took {seconds / 60:.1f} min.", "", f"Tools: {versions()}.", "",
+                 "Each tool runs as its own process; the tools of a task run interleaved, repeat after repeat. "
+                 "Median wall time; peak RSS is the largest resident set of the tool's process; "
+                 "\"vidprep speed-up\" is the peer's median time over vidprep's. Every output is checked "
+                 "with the ffmpeg CLI (frame index painted into the source frames, frame counts).", "",
+                 "## Targets", "", "| target | | measured |", "|---|---|---|"]
+    for name, state, detail in targets(results):
+        generated.append(f"| {name} | {state} | {detail} |")
+    generated.append("")
+    tasks = []
+    for r in results:
+        if r.task not in tasks:
+            tasks.append(r.task)
+    for task in tasks:
+        rows = [r for r in results if r.task == task]
+        ours = next((r for r in rows if r.tool.startswith("vidprep")), None)
+        generated += [f"## {task}", "", " ".join(TASKS[task].__doc__.split()), "",
+                      "| tool | median s | runs (s) | throughput | peak RSS MiB | vidprep speed-up | check |", "|---|---|---|---|---|---|---|"]
         for r in rows:
-            ratio = f"{r.median / ours[0].median:.2f}x" if ours and r is not ours[0] else "-"
-            fps = f"{r.frames / r.median:.0f}" if r.frames else "-"
-            lines.append(f"| {r.tool} | {r.median:.3f} | {' '.join(f'{w:.2f}' for w in r.walls)} | {fps} | {r.rss:.0f} | {ratio} |")
-        lines.append("")
-    Path(path).write_text("\n".join(lines) + "\n")
-    print(f"wrote {path}")
+            ratio = f"{r.median / ours.median:.2f}x" if ours and r is not ours and not r.tool.startswith("vidprep") else "-"
+            thr = f"{r.units / r.median:.0f} {r.unit_name}/s" if r.units else "-"
+            generated.append(f"| {r.tool} | {r.median:.3f} | {' '.join(f'{w:.2f}' for w in r.walls)} | {thr} | {r.rss:.0f} | {ratio} | {r.check} |")
+        generated.append("")
+    generated.append("<!-- end of generated part -->")
+    head = "# Benchmarks\n\n"
+    tail = ""
+    if REPORT.exists():
+        text = REPORT.read_text()
+        if "<!-- end of generated part -->" in text:
+            tail = text.split("<!-- end of generated part -->", 1)[1]
+    REPORT.write_text(head + "\n".join(generated) + tail)
+    print(f"wrote {REPORT}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", default=",".join(TASKS))
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="smaller media, one repeat")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
+    ap.add_argument("--repeats", type=int, default=0, help="repeats per task (default: per-task)")
+    ap.add_argument("--quick", action="store_true", help="one repeat each")
     args = ap.parse_args()
-    if not shutil.which("ffmpeg"):
-        raise SystemExit("ffmpeg is not installed (see scripts/debian-packages.txt)")
-    sh(["cargo", "build", "--release", "--quiet"], cwd=ROOT)
-    media = ensure_media(args.quick)
-    repeats = 1 if args.quick else args.repeats
+    t0 = time.perf_counter()
+    setup()
+    media = ensure_media()
+    WORK.mkdir(parents=True, exist_ok=True)
     results = []
     for t in args.tasks.split(","):
-        results += TASKS[t](media, repeats)
-    write_report(results, args.out, sys.argv[1:])
+        n = 1 if args.quick else (args.repeats or REPEATS[t])
+        print(f"{t} ({n} repeats)", flush=True)
+        results += TASKS[t](media, n)
+    write_report(results, sys.argv[1:], time.perf_counter() - t0)
 
 
 if __name__ == "__main__":

@@ -274,6 +274,7 @@ pub struct FramesSink {
     records: Vec<Option<FrameRecord>>,
     files: Vec<Option<PendingFile>>,
     rgb: Converter,
+    jpeg: crate::media::still::JpegWriter,
     /// Thumbnails for the strip, by position.
     thumbs: Option<(u32, Vec<Option<RgbImage>>)>,
 }
@@ -310,6 +311,7 @@ impl FramesSink {
             records: vec![None; n],
             files: (0..n).map(|_| None).collect(),
             rgb: Converter::to_format(ffmpeg_next::format::Pixel::RGB24),
+            jpeg: crate::media::still::JpegWriter::new(spec.quality),
             thumbs: spec.strip.map(|_| (width.min(480), vec![None; n])),
         }
     }
@@ -406,14 +408,26 @@ impl FrameSink for FramesSink {
         let Some(positions) = self.positions.get(&number).cloned() else {
             return Ok(());
         };
-        let rgb = to_rgb_image(&frame.image, &mut self.rgb)
-            .map_err(|e| Error::Usage(format!("cannot convert frame {number} to RGB: {e}")))?;
-        let bytes = self.encode(&rgb).map_err(|e| {
-            Error::Usage(format!(
-                "cannot encode frame {number} as {:?}: {e}",
-                self.spec.format
-            ))
-        })?;
+        let (width, height) = (frame.image.width(), frame.image.height());
+        // JPEG straight from YUV with libavcodec; PNG (and the strip) from RGB.
+        let rgb =
+            if self.spec.format == ImageFormat::Png || self.thumbs.is_some() {
+                Some(to_rgb_image(&frame.image, &mut self.rgb).map_err(|e| {
+                    Error::Usage(format!("cannot convert frame {number} to RGB: {e}"))
+                })?)
+            } else {
+                None
+            };
+        let bytes = match (self.spec.format, &rgb) {
+            (ImageFormat::Jpg, _) => self
+                .jpeg
+                .encode(&frame.image)
+                .map_err(|e| Error::Usage(format!("cannot encode frame {number} as JPEG: {e}")))?,
+            (ImageFormat::Png, Some(rgb)) => self
+                .encode(rgb)
+                .map_err(|e| Error::Usage(format!("cannot encode frame {number} as PNG: {e}")))?,
+            (ImageFormat::Png, None) => unreachable!("RGB made above for PNG"),
+        };
         for p in positions {
             let path = self.out_dir.join(&self.names[p]);
             let pending = PendingFile::new(&path)?;
@@ -428,15 +442,15 @@ impl FrameSink for FramesSink {
                 stream_frame: (self.key == FrameKey::Stream).then_some(frame.index),
                 time: decimal_text(frame.time),
                 time_s: frame.time.as_secs_f64(),
-                width: rgb.width(),
-                height: rgb.height(),
+                width,
+                height,
             });
-            if let Some((tile_w, thumbs)) = self.thumbs.as_mut() {
+            if let (Some((tile_w, thumbs)), Some(rgb)) = (self.thumbs.as_mut(), rgb.as_ref()) {
                 let th = (rgb.height() as f64 * *tile_w as f64 / rgb.width() as f64)
                     .round()
                     .max(1.0) as u32;
                 thumbs[p] = Some(image::imageops::resize(
-                    &rgb,
+                    rgb,
                     *tile_w,
                     th,
                     image::imageops::FilterType::Triangle,

@@ -222,9 +222,20 @@ impl FrameReader {
     }
 
     fn seek_to_keyframe(&mut self, keyframe: usize) -> Result<()> {
+        self.seek_to_keyframe_at(keyframe, false)
+    }
+
+    /// Seeks to the keyframe's pts (exact for indexed containers such as MP4 and Matroska);
+    /// `cautious` seeks to its dts when lower, which lands no later on containers that search
+    /// by decoding timestamps (MPEG-TS).
+    fn seek_to_keyframe_at(&mut self, keyframe: usize, cautious: bool) -> Result<()> {
         let table = self.table()?;
         let entry = *table.entry(keyframe);
-        let ts = entry.pts.min(entry.dts);
+        let ts = if cautious {
+            entry.pts.min(entry.dts)
+        } else {
+            entry.pts
+        };
         let ret = unsafe {
             ffi::av_seek_frame(
                 self.input.context.as_mut_ptr(),
@@ -272,10 +283,19 @@ impl FrameReader {
     pub fn next_frame(&mut self) -> Result<Option<Frame>> {
         loop {
             let Some(raw) = self.next_decoded()? else {
-                if let Some(target) = self.target.take() {
-                    return Err(self.target_missed(target, None));
+                match self.target.take() {
+                    // The seek landed past the target's keyframe: try again from earlier.
+                    Some(Target::Pts {
+                        index,
+                        pts,
+                        retries,
+                    }) => {
+                        self.retry_from_earlier(index, pts, retries)?;
+                        continue;
+                    }
+                    Some(target) => return Err(self.target_missed(target, None)),
+                    None => return Ok(None),
                 }
-                return Ok(None);
             };
             let pts = match raw.timestamp().or(raw.pts()) {
                 Some(p) => p,
@@ -311,21 +331,8 @@ impl FrameReader {
                         continue;
                     }
                     if pts > want {
-                        // The seek landed after the target (or the table is off): retry from
-                        // an earlier keyframe, then fall back to counting from the start.
-                        if retries < 2 {
-                            let table = self.table()?;
-                            let k = table.keyframe_at_or_before(index);
-                            let earlier = table.keyframe_at_or_before(k.saturating_sub(1).max(0));
-                            self.seek_to_keyframe(if retries == 0 { earlier } else { 0 })?;
-                            self.target = Some(Target::Pts {
-                                index,
-                                pts: want,
-                                retries: retries + 1,
-                            });
-                        } else {
-                            self.restart_and_count_to(index)?;
-                        }
+                        // The seek landed after the target (or the table is off).
+                        self.retry_from_earlier(index, want, retries)?;
                         continue;
                     }
                     self.target = None;
@@ -350,6 +357,28 @@ impl FrameReader {
                 image,
             }));
         }
+    }
+
+    /// After a seek missed frame `index` (pts `want`): seek to an earlier keyframe, then to the
+    /// start, then fall back to counting frames from the start (slow but exact).
+    fn retry_from_earlier(&mut self, index: usize, want: i64, retries: u8) -> Result<()> {
+        if retries >= 2 {
+            return self.restart_and_count_to(index);
+        }
+        let table = self.table()?;
+        let k = table.keyframe_at_or_before(index);
+        let earlier = if retries == 0 {
+            table.keyframe_at_or_before(k.saturating_sub(1))
+        } else {
+            0
+        };
+        self.seek_to_keyframe_at(earlier, true)?;
+        self.target = Some(Target::Pts {
+            index,
+            pts: want,
+            retries: retries + 1,
+        });
+        Ok(())
     }
 
     fn typical_duration(&self) -> i64 {

@@ -98,3 +98,63 @@ pub fn still_size(path: &Path) -> Result<(u32, u32)> {
     }
     Ok(size)
 }
+
+/// Encodes pictures as baseline JPEG (JFIF, 4:2:0) with libavcodec's MJPEG encoder, which is
+/// several times faster than a pure-Rust encoder. Quality 1-100 maps to the encoder's
+/// quantiser scale (`qscale = 1 + (100 - quality) / 4`, so 90 is qscale 3, the ffmpeg CLI's
+/// high-quality range).
+pub struct JpegWriter {
+    converter: crate::media::frame::Converter,
+    encoder: Option<(u32, u32, ffmpeg::encoder::Video)>,
+    qscale: i32,
+    /// Timestamps must increase from picture to picture.
+    next_pts: i64,
+}
+
+// The codec and scaler contexts are used by one thread at a time.
+unsafe impl Send for JpegWriter {}
+
+impl JpegWriter {
+    pub fn new(quality: u8) -> JpegWriter {
+        let qscale = (1 + (100 - quality.clamp(1, 100) as i32) / 4).clamp(1, 31);
+        JpegWriter {
+            converter: crate::media::frame::Converter::to_format(ffmpeg::format::Pixel::YUVJ420P),
+            encoder: None,
+            qscale,
+            next_pts: 0,
+        }
+    }
+
+    /// The JPEG file of `frame` (any pixel format swscale can read).
+    pub fn encode(&mut self, frame: &VideoFrame) -> std::result::Result<Vec<u8>, ffmpeg::Error> {
+        let (w, h) = (frame.width(), frame.height());
+        let mut yuvj = self.converter.convert(frame)?;
+        if self.encoder.as_ref().map(|(ew, eh, _)| (*ew, *eh)) != Some((w, h)) {
+            let codec = ffmpeg::encoder::find(ffmpeg::codec::Id::MJPEG)
+                .ok_or(ffmpeg::Error::EncoderNotFound)?;
+            let mut enc = ffmpeg::codec::context::Context::new_with_codec(codec)
+                .encoder()
+                .video()?;
+            enc.set_width(w);
+            enc.set_height(h);
+            enc.set_format(ffmpeg::format::Pixel::YUVJ420P);
+            enc.set_time_base(ffmpeg::Rational::new(1, 25));
+            enc.set_flags(ffmpeg::codec::Flags::QSCALE);
+            enc.set_global_quality(self.qscale * ffi::FF_QP2LAMBDA as i32);
+            unsafe {
+                (*enc.as_mut_ptr()).color_range = ffi::AVColorRange::AVCOL_RANGE_JPEG;
+            }
+            self.encoder = Some((w, h, enc.open_as(codec)?));
+        }
+        let (_, _, encoder) = self.encoder.as_mut().expect("opened above");
+        unsafe {
+            (*yuvj.as_mut_ptr()).quality = self.qscale * ffi::FF_QP2LAMBDA as i32;
+        }
+        yuvj.set_pts(Some(self.next_pts));
+        self.next_pts += 1;
+        encoder.send_frame(&yuvj)?;
+        let mut packet = ffmpeg::Packet::empty();
+        encoder.receive_packet(&mut packet)?;
+        Ok(packet.data().map(|d| d.to_vec()).unwrap_or_default())
+    }
+}
