@@ -41,6 +41,7 @@ pub struct RunArgs {
 /// Draws the run on stderr.
 struct Display {
     bar: Option<ProgressBar>,
+    started: std::time::Instant,
     failed: AtomicUsize,
     done: AtomicUsize,
     total: AtomicUsize,
@@ -85,8 +86,15 @@ impl RunObserver for Display {
     }
 
     fn frames(&self, n: u64) {
-        if let Ok(mut f) = self.frames.lock() {
-            *f += n;
+        let total = match self.frames.lock() {
+            Ok(mut f) => {
+                *f += n;
+                *f
+            }
+            Err(_) => return,
+        };
+        if total % 25 == 0 {
+            self.refresh();
         }
     }
 
@@ -149,6 +157,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     });
     let display = Display {
         bar,
+        started: std::time::Instant::now(),
         failed: AtomicUsize::new(0),
         done: AtomicUsize::new(0),
         total: AtomicUsize::new(0),
