@@ -70,7 +70,6 @@ impl Default for Geometry {
 }
 
 /// One frame travelling through the pipeline (cloning shares the picture's buffers).
-#[derive(Clone)]
 pub struct PipelineFrame {
     /// YUV 4:2:0, upright.
     pub image: VideoFrame,
@@ -83,6 +82,19 @@ pub struct PipelineFrame {
     pub origin: FrameOrigin,
     /// Where the source's pixels are in `image`.
     pub geometry: Geometry,
+}
+
+impl Clone for PipelineFrame {
+    fn clone(&self) -> Self {
+        PipelineFrame {
+            image: crate::media::frame::share(&self.image),
+            index: self.index,
+            time: self.time,
+            duration: self.duration,
+            origin: self.origin,
+            geometry: self.geometry,
+        }
+    }
 }
 
 /// Produces the frames of an output in order (on its own thread, hence `Send`).

@@ -58,10 +58,11 @@ impl Display {
 
     fn refresh(&self) {
         if let Some(bar) = &self.bar {
+            let frames = self.frames.lock().map(|f| *f).unwrap_or(0);
+            let fps = frames as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
             bar.set_message(format!(
-                "{} failed, {} frames",
-                self.failed.load(Ordering::Relaxed),
-                self.frames.lock().map(|f| *f).unwrap_or(0)
+                "{frames} frames, {fps:.0} frames/s, {} failed",
+                self.failed.load(Ordering::Relaxed)
             ));
         }
     }

@@ -21,6 +21,7 @@ use crate::jobs::clip::stream_timing;
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::encode::EncodeSettings;
+use crate::media::frame::share;
 use crate::media::input::Ratio;
 use crate::media::still::{decode_still, still_size};
 use crate::media::table::FrameTable;
@@ -312,7 +313,7 @@ impl<S: FrameSource> SpliceSource<S> {
     fn needle_frame(&mut self, k: usize) -> Result<PipelineFrame> {
         let s = self.map[k];
         let image = match &self.cached {
-            Some((cached, image)) if *cached == s => image.clone(),
+            Some((cached, image)) if *cached == s => share(image),
             _ => {
                 let path = &self.images[s];
                 let raw = decode_still(path)?;
@@ -331,7 +332,7 @@ impl<S: FrameSource> SpliceSource<S> {
                     .placer
                     .place(&raw)
                     .map_err(|e| Error::ffmpeg(path, "scaling the sequence frame", e))?;
-                self.cached = Some((s, placed.clone()));
+                self.cached = Some((s, share(&placed)));
                 placed
             }
         };

@@ -347,7 +347,7 @@ impl FrameReader {
                     "the decoder reports a damaged picture",
                 ));
             }
-            let image = self.to_pipeline_image(&raw)?;
+            let image = self.to_pipeline_image(raw)?;
             let origin = self.origin_pts.unwrap_or(pts);
             let tb = self.input.video.time_base;
             return Ok(Some(Frame {
@@ -407,11 +407,11 @@ impl FrameReader {
         )
     }
 
-    fn to_pipeline_image(&mut self, raw: &VideoFrame) -> Result<VideoFrame> {
+    fn to_pipeline_image(&mut self, raw: VideoFrame) -> Result<VideoFrame> {
         let converted = if raw.format() == PIPELINE_FORMAT {
-            raw.clone()
+            raw
         } else {
-            self.converter.convert(raw).map_err(|e| {
+            self.converter.convert(&raw).map_err(|e| {
                 Error::ffmpeg(
                     &self.path,
                     format!("converting {:?} to yuv420p", raw.format()),

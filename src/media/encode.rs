@@ -278,7 +278,7 @@ impl Mp4Writer {
             }
             cropped
         } else {
-            image.clone()
+            crate::media::frame::share(image)
         };
         frame.set_pts(Some(pts));
         frame.set_kind(ffmpeg::picture::Type::None);

@@ -109,6 +109,16 @@ impl Converter {
     }
 }
 
+/// Another reference to the same picture: no pixels are copied (ffmpeg-next's `clone` copies
+/// every pixel). Writers must call `draw::make_writable` first, which copies only when shared.
+pub fn share(frame: &VideoFrame) -> VideoFrame {
+    unsafe {
+        let ptr = ffmpeg::ffi::av_frame_clone(frame.as_ptr());
+        assert!(!ptr.is_null(), "av_frame_clone failed: out of memory");
+        VideoFrame::wrap(ptr)
+    }
+}
+
 /// Carries colour description from one picture to another (the encoder tags its output with it).
 pub fn copy_color_props(src: &VideoFrame, dst: &mut VideoFrame) {
     dst.set_color_space(src.color_space());
@@ -131,7 +141,7 @@ pub fn yuv420_plane_sizes(width: u32, height: u32) -> [(usize, usize); 3] {
 /// Rotates a YUV 4:2:0 picture clockwise by `rotation` into a new picture.
 pub fn rotate_yuv420(src: &VideoFrame, rotation: Rotation) -> VideoFrame {
     if rotation == Rotation::None {
-        return src.clone();
+        return share(src);
     }
     let (w, h) = (src.width(), src.height());
     let (dw, dh) = rotation.displayed_size(w, h);
@@ -201,7 +211,7 @@ pub fn copy_yuv420(src: &VideoFrame) -> VideoFrame {
 /// odd), without copying pixels: planes start top-left, so only the size changes.
 pub fn crop_to_even(src: &VideoFrame) -> VideoFrame {
     let (w, h) = (src.width() & !1, src.height() & !1);
-    let mut out = src.clone();
+    let mut out = share(src);
     if (w, h) != (src.width(), src.height()) {
         out.set_width(w);
         out.set_height(h);
