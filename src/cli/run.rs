@@ -31,6 +31,9 @@ pub struct RunArgs {
     /// Start no new item after the first failure.
     #[arg(long)]
     fail_fast: bool,
+    /// Decoder and encoder threads per item (default: the cores divided among the jobs).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    codec_threads: Option<u32>,
     /// Print a JSON summary on stdout when done.
     #[arg(long)]
     json: bool,
@@ -142,6 +145,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         shard: args.shard,
         resume: args.resume,
         fail_fast: args.fail_fast,
+        codec_threads: args.codec_threads.map(|t| t as usize),
         encode: args.encode.settings(),
     };
     let bar = std::io::stderr().is_terminal().then(|| {

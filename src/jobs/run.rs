@@ -54,6 +54,8 @@ pub struct RunOptions {
     pub resume: bool,
     /// Start no new item after the first failure.
     pub fail_fast: bool,
+    /// Codec threads per item (default: the cores divided among the jobs).
+    pub codec_threads: Option<usize>,
     /// Default encoding (exports may override CRF and preset).
     pub encode: EncodeSettings,
 }
@@ -213,7 +215,7 @@ pub fn run_manifest(
         options.jobs
     }
     .max(1);
-    let threads = (cores / jobs).max(1);
+    let threads = options.codec_threads.unwrap_or(cores / jobs).max(1);
     let stop = AtomicBool::new(false);
     let frames_total = AtomicU64::new(0);
     let pool = rayon::ThreadPoolBuilder::new()
