@@ -434,3 +434,62 @@ fn probe_tells_metadata_counts_from_real_counts() {
     assert_eq!(j["video"]["frames_decoded"], 40);
     assert_eq!(oracle::count_frames(&v.path), 40);
 }
+
+/// The x264 settings string libx264 writes into its stream (an SEI message).
+fn x264_settings(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    let at = bytes
+        .windows(9)
+        .position(|w| w == b"options: ")
+        .unwrap_or_else(|| panic!("{path:?}: no x264 settings in the stream"));
+    let rest = &bytes[at..];
+    let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+    String::from_utf8_lossy(&rest[..end]).into_owned()
+}
+
+#[test]
+fn encoder_settings_match_the_ffmpeg_cli() {
+    // Same preset and CRF through the ffmpeg CLI and through vidprep must give the same x264
+    // settings (closed GOPs included: an open GOP makes keyframes that seek badly).
+    let v = SynthVideo::new(320, 240).frames(40).gop(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let ours = dir.path().join("ours.mp4");
+    vidprep()
+        .arg("cut")
+        .arg(&v.path)
+        .args([
+            "--end",
+            "30",
+            "--preset",
+            "veryfast",
+            "--crf",
+            "23",
+            "--no-audio",
+            "-o",
+        ])
+        .arg(&ours)
+        .assert()
+        .success();
+    let theirs = dir.path().join("theirs.mp4");
+    common::cmd::ffmpeg(&[
+        "-v",
+        "error",
+        "-y",
+        "-i",
+        &common::cmd::p(&v.path),
+        "-frames:v",
+        "30",
+        "-an",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "veryfast",
+        "-crf",
+        "23",
+        &common::cmd::p(&theirs),
+    ])
+    .unwrap();
+    let (a, b) = (x264_settings(&ours), x264_settings(&theirs));
+    assert!(a.contains("open_gop=0"), "{a}");
+    assert_eq!(a, b, "x264 settings differ from the ffmpeg CLI's");
+}

@@ -498,7 +498,10 @@ impl AudioTrack {
         enc.set_bit_rate(bit_rate * format.channels as usize / 2);
         enc.set_time_base(ffmpeg::Rational::new(1, format.sample_rate as i32));
         if global_header {
-            enc.set_flags(ffmpeg::codec::Flags::GLOBAL_HEADER);
+            // Added to the codec's default flags, not replacing them.
+            unsafe {
+                (*enc.as_mut_ptr()).flags |= ffi::AV_CODEC_FLAG_GLOBAL_HEADER as i32;
+            }
         }
         let encoder = enc
             .open_as(codec)

@@ -172,7 +172,11 @@ impl Mp4Writer {
             enc.set_aspect_ratio(ffmpeg::Rational::from(video.sample_aspect_ratio));
         }
         if global_header {
-            enc.set_flags(ffmpeg::codec::Flags::GLOBAL_HEADER);
+            // Added to the codec's default flags: libx264's defaults include closed GOPs
+            // (+cgop, as the ffmpeg CLI encodes), which replacing the flags would turn off.
+            unsafe {
+                (*enc.as_mut_ptr()).flags |= ffmpeg::ffi::AV_CODEC_FLAG_GLOBAL_HEADER as i32;
+            }
         }
         enc.set_threading(ffmpeg::codec::threading::Config {
             count: settings.threads,
