@@ -497,9 +497,9 @@ def targets(results):
         add(f"Batch at least 1.7x faster with {n} workers than with 1", speedup(one, default) >= 1.7,
             f"{speedup(one, default):.2f}x against one worker with one codec thread ({one.median:.1f} s vs {default.median:.1f} s); "
             f"{speedup(one_all, default):.2f}x against one worker whose codecs use every core ({one_all.median:.1f} s). "
-            f"One worker already keeps {one.cores_busy:.2f} cores busy (decoding on its own thread beside the encoder), "
-            f"{one_all.cores_busy:.2f} with all codec threads, so {n} cores allow at most {n / one.cores_busy:.2f}x and "
-            f"{n / one_all.cores_busy:.2f}x; {default.cores_busy:.2f} cores are busy with {n} workers")
+            f"Cores busy: {one.cores_busy:.2f} with one worker and one codec thread (decoding runs on its own thread "
+            f"beside the encoder), {one_all.cores_busy:.2f} with one worker and every codec thread, "
+            f"{default.cores_busy:.2f} with {n} workers")
     m = {r.tool: r for r in results if r.task == "memory"}
     if m:
         for what in ["cut", "export frames"]:
