@@ -165,7 +165,8 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
         i.needle_start,
         i.needle_end,
         i.insert_time.exact,
-        i.insert_time.seconds + i.needle_duration.seconds,
+        // Rounded to the microsecond: the sum of two decimals in f64 can print as 11.879999999999999.
+        ((i.insert_time.seconds + i.needle_duration.seconds) * 1e6).round() / 1e6,
         i.insert_frame,
         out.annotations.display(),
         out.sidecar.display()
