@@ -192,10 +192,13 @@ def compare(task, tools, repeats, units, unit_name):
     walls = {t[0]: [] for t in tools}
     cpus = {t[0]: [] for t in tools}
     rss = {t[0]: 0.0 for t in tools}
+    runs_once = set()
     for rep in range(repeats):
+        if rep == 1:
+            ours = walls[tools[0][0]][0]
+            runs_once = {name for name, *_ in tools[1:] if walls[name][0] > max(SLOW_RATIO * ours, SLOW_SECONDS)}
         for name, prepare, args, _check in tools:
-            first = walls[tools[0][0]]
-            if rep > 0 and name != tools[0][0] and first and walls[name][0] > max(SLOW_RATIO * first[0], SLOW_SECONDS):
+            if name in runs_once:
                 continue
             if prepare:
                 prepare()

@@ -498,10 +498,7 @@ impl AudioTrack {
         enc.set_bit_rate(bit_rate * format.channels as usize / 2);
         enc.set_time_base(ffmpeg::Rational::new(1, format.sample_rate as i32));
         if global_header {
-            // Added to the codec's default flags, not replacing them.
-            unsafe {
-                (*enc.as_mut_ptr()).flags |= ffi::AV_CODEC_FLAG_GLOBAL_HEADER as i32;
-            }
+            crate::media::encode::add_codec_flags(&mut enc, ffi::AV_CODEC_FLAG_GLOBAL_HEADER);
         }
         let encoder = enc
             .open_as(codec)

@@ -172,11 +172,7 @@ impl Mp4Writer {
             enc.set_aspect_ratio(ffmpeg::Rational::from(video.sample_aspect_ratio));
         }
         if global_header {
-            // Added to the codec's default flags: libx264's defaults include closed GOPs
-            // (+cgop, as the ffmpeg CLI encodes), which replacing the flags would turn off.
-            unsafe {
-                (*enc.as_mut_ptr()).flags |= ffmpeg::ffi::AV_CODEC_FLAG_GLOBAL_HEADER as i32;
-            }
+            add_codec_flags(&mut enc, ffmpeg::ffi::AV_CODEC_FLAG_GLOBAL_HEADER);
         }
         enc.set_threading(ffmpeg::codec::threading::Config {
             count: settings.threads,
@@ -364,5 +360,14 @@ impl Mp4Writer {
 
     pub fn frames_written(&self) -> usize {
         self.frames
+    }
+}
+
+/// Adds `flags` (`AV_CODEC_FLAG_*`) to a codec context's flags. ffmpeg-next's `set_flags`
+/// replaces them, which drops the codec's own defaults: libx264's include closed GOPs (+cgop,
+/// as the ffmpeg CLI encodes), and losing them gives open GOPs whose keyframes seek badly.
+pub(crate) fn add_codec_flags(context: &mut ffmpeg::codec::Context, flags: u32) {
+    unsafe {
+        (*context.as_mut_ptr()).flags |= flags as i32;
     }
 }

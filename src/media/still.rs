@@ -139,10 +139,7 @@ impl JpegWriter {
             enc.set_height(h);
             enc.set_format(ffmpeg::format::Pixel::YUVJ420P);
             enc.set_time_base(ffmpeg::Rational::new(1, 25));
-            unsafe {
-                // Added to the codec's default flags, not replacing them.
-                (*enc.as_mut_ptr()).flags |= ffi::AV_CODEC_FLAG_QSCALE as i32;
-            }
+            crate::media::encode::add_codec_flags(&mut enc, ffi::AV_CODEC_FLAG_QSCALE);
             enc.set_global_quality(self.qscale * ffi::FF_QP2LAMBDA as i32);
             unsafe {
                 (*enc.as_mut_ptr()).color_range = ffi::AVColorRange::AVCOL_RANGE_JPEG;
