@@ -67,12 +67,25 @@ pub enum Error {
     #[error(transparent)]
     Annotation(#[from] crate::annotations::AnnotationError),
 
+    /// The decoder returned frames other than the frame table listed (a packet that does
+    /// not decode, timestamps that lie). Jobs run again once with a table built by decoding.
+    #[error("{}: the decoder disagrees with the frame table at frame {frame} (damaged packets or unreliable timestamps)", path.display())]
+    TableMismatch { path: PathBuf, frame: usize },
+
+    /// A fault in vidprep itself (a bug), with what was going on.
+    #[error("internal error: {0}")]
+    Internal(String),
+
     /// Work stopped because the caller's progress reporter asked to stop.
     #[error("cancelled")]
     Cancelled,
 }
 
 impl Error {
+    pub fn internal(message: impl Into<String>) -> Error {
+        Error::Internal(message.into())
+    }
+
     pub fn request(path: &Path, message: impl Into<String>) -> Error {
         Error::Request {
             path: path.to_path_buf(),

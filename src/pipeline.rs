@@ -82,6 +82,8 @@ pub struct PipelineFrame {
     pub origin: FrameOrigin,
     /// Where the source's pixels are in `image`.
     pub geometry: Geometry,
+    /// The decoder marked the source picture as damaged (errors concealed).
+    pub damaged: bool,
 }
 
 impl Clone for PipelineFrame {
@@ -93,6 +95,7 @@ impl Clone for PipelineFrame {
             duration: self.duration,
             origin: self.origin,
             geometry: self.geometry,
+            damaged: self.damaged,
         }
     }
 }
@@ -222,7 +225,6 @@ impl ClipSource {
         end_limit: Time,
         source_id: usize,
     ) -> ClipSource {
-        let reader = reader.with_table(table.clone());
         let origin_time = table.time(range.start.min(table.len().saturating_sub(1)));
         ClipSource {
             reader,
@@ -282,6 +284,7 @@ impl FrameSource for ClipSource {
                 pts: frame.pts,
             },
             geometry: Geometry::IDENTITY,
+            damaged: frame.damaged,
         }))
     }
 

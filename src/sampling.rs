@@ -64,6 +64,16 @@ pub trait FrameTimes {
     /// The container's nominal frame rate as a float, as toolkits read it (decord's
     /// `get_avg_fps()`, PyAV's `average_rate`). Only the toolkit fps rules use it.
     fn nominal_fps(&self) -> f64;
+    /// How long a frame typically lasts (the median spacing of the frames): sampling faster
+    /// than this repeats frames because the rate is above the video's, while a slower rate
+    /// repeats a frame only where the video holds it (a freeze in variable frame rate).
+    fn typical_frame_duration(&self) -> Option<Time> {
+        let fps = self.nominal_fps();
+        (fps.is_finite() && fps > 0.0).then(|| {
+            let (p, q) = rational_approx(fps, 1_000_000);
+            Time::new(q as i64, p as i64)
+        })
+    }
 }
 
 /// A constant-frame-rate video: frame `i` is shown during `[i/rate, (i+1)/rate)`.
@@ -117,6 +127,9 @@ impl FrameTimes for ConstantRate {
         self.nominal_fps
             .unwrap_or(self.rate_num as f64 / self.rate_den as f64)
     }
+    fn typical_frame_duration(&self) -> Option<Time> {
+        Some(Time::new(self.rate_den, self.rate_num))
+    }
 }
 
 /// A video given by the presentation time of every frame (variable frame rate welcome).
@@ -169,6 +182,14 @@ impl FrameTimes for FrameList {
     }
     fn nominal_fps(&self) -> f64 {
         self.nominal_fps
+    }
+    fn typical_frame_duration(&self) -> Option<Time> {
+        let mut steps: Vec<Time> = self.pts.windows(2).map(|w| w[1] - w[0]).collect();
+        if steps.is_empty() {
+            return (self.duration > Time::ZERO).then_some(self.duration);
+        }
+        steps.sort();
+        Some(steps[steps.len() / 2])
     }
 }
 
@@ -953,9 +974,25 @@ fn generic_fps<V: FrameTimes + ?Sized>(
         "frame shown at t = k * {period} s for k = 0, 1, ... while t < {} s",
         duration
     );
-    fps_repeats_check(indices, formula, allow_repeats, total, || {
-        format!("sampling at {fps} fps")
-    })
+    // Sampling over time: where the video holds a frame (a freeze), several sample times show
+    // it, which is what a viewer sees. Only a rate above the video's own is refused.
+    let faster_than_video = video
+        .typical_frame_duration()
+        .is_some_and(|frame| step < frame);
+    if faster_than_video {
+        return fps_repeats_check(indices, formula, allow_repeats, total, || {
+            format!("sampling at {fps} fps")
+        });
+    }
+    let distinct = count_distinct_sorted(&indices);
+    let note = (distinct < indices.len()).then(|| {
+        format!(
+            "{} samples show {distinct} distinct frames: the video holds some frames longer \
+             than the sampling period (variable frame rate), so they repeat",
+            indices.len()
+        )
+    });
+    Ok(picked(indices, formula, note))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2186,24 +2223,31 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.indices, [0, 10, 12, 41]);
-        // At 2 fps, t = 3 and 3.5 s both fall in the last frame's long display: a repeat.
+        // At 2 fps, t = 3 and 3.5 s both fall in the last frame's long display: the video
+        // holds that frame, so it repeats (what a viewer sees), with a note.
         let two = Request::Fps {
             fps: 2.0,
             max_frames: None,
         };
-        let e = sample(&video, Sampler::Uniform, two, false).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                SampleError::RepeatedFrames {
-                    samples: 8,
-                    distinct: 7,
-                    total: 42,
-                    ..
-                }
-            ),
-            "{e}"
-        );
+        let held = sample(&video, Sampler::Uniform, two, false).unwrap();
+        assert_eq!(held.indices, [0, 5, 10, 11, 12, 27, 41, 41]);
+        assert!(held
+            .note
+            .as_deref()
+            .unwrap_or("")
+            .contains("variable frame rate"));
+        // Faster than the video's typical frame rate (1/30 s spacing) is refused.
+        let e = sample(
+            &video,
+            Sampler::Uniform,
+            Request::Fps {
+                fps: 60.0,
+                max_frames: None,
+            },
+            false,
+        )
+        .unwrap_err();
+        assert!(matches!(e, SampleError::RepeatedFrames { .. }), "{e}");
         let s = sample(&video, Sampler::Uniform, two, true).unwrap();
         assert_eq!(s.indices, [0, 5, 10, 11, 12, 27, 41, 41]);
         // Times are taken relative to the first frame.

@@ -28,8 +28,17 @@ pub struct SourceRecord {
     pub time_base: Ratio,
     pub avg_frame_rate: Ratio,
     pub duration_s: f64,
-    /// pts of the source's frame 0 (source times are relative to it).
-    pub origin_pts: i64,
+    /// What source time 0 is: the input's start as ffmpeg uses it for `-ss`/`-t` (its
+    /// earliest stream start), as an absolute time (pts x time base, exact text).
+    pub time_origin: String,
+    /// Source time of its frame 0 (after the input's start when the video starts late).
+    pub first_frame_time: String,
+    /// Where the frame times come from: `packets` or `decoder` (timestamps the packets do
+    /// not carry reliably).
+    pub frame_times_from: crate::media::table::TimesFrom,
+    /// Damage the source is known to have (packets that do not decode, concealed frames).
+    #[serde(skip_serializing_if = "crate::media::table::Damage::is_empty")]
+    pub damage: crate::media::table::Damage,
 }
 
 impl SourceRecord {
@@ -55,7 +64,10 @@ impl SourceRecord {
             time_base: table.time_base,
             avg_frame_rate: info.avg_frame_rate,
             duration_s: table.end_time().as_secs_f64(),
-            origin_pts: table.origin_pts(),
+            time_origin: decimal_text(table.origin()),
+            first_frame_time: decimal_text(table.time(0)),
+            frame_times_from: table.times_from,
+            damage: table.damage.clone(),
         }
     }
 }
@@ -63,7 +75,9 @@ impl SourceRecord {
 /// A run of output frames that come from consecutive source frames with evenly spaced
 /// timestamps: output frame `output_start + k` is source frame `source_start + k`, with source
 /// pts `source_pts_start + k * source_pts_step`, shown in the output at
-/// `output_time_start + k * source_pts_step * time_base`.
+/// `output_time_start + k * source_pts_step * time_base` (`time_base` of that source). A new
+/// run starts wherever any of this would stop being true (a retimed needle, for example,
+/// gives a run per frame when its rate differs from the host's).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FrameRun {
     pub output_start: usize,
@@ -77,50 +91,81 @@ pub struct FrameRun {
     pub output_time_start: String,
     pub output_time_start_s: f64,
     pub source_time_start_s: f64,
+    #[serde(skip)]
+    output_time: Time,
 }
 
 /// Collects [`FrameRun`]s from the frames an output receives.
 #[derive(Clone, Debug, Default)]
 pub struct ProvenanceRecorder {
     runs: Vec<FrameRun>,
-    source_times: Vec<(i64, Ratio)>,
+    source_times: Vec<(Time, Ratio)>,
+    damaged: Vec<DamagedOutputFrame>,
+}
+
+/// An output frame whose source picture the decoder marked as damaged.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DamagedOutputFrame {
+    pub output_frame: usize,
+    pub source: usize,
+    pub source_frame: usize,
 }
 
 impl ProvenanceRecorder {
-    /// `sources` gives, per source, its origin pts and time base (for `source_time_start_s`).
-    pub fn new(sources: &[(i64, Ratio)]) -> ProvenanceRecorder {
+    /// `sources` gives, per source, its time origin (the absolute time of its time 0) and its
+    /// time base (for `source_time_start_s`).
+    pub fn new(sources: &[(Time, Ratio)]) -> ProvenanceRecorder {
         ProvenanceRecorder {
             runs: Vec::new(),
             source_times: sources.to_vec(),
+            damaged: Vec::new(),
         }
     }
 
     pub fn record(&mut self, frame: &PipelineFrame) {
+        if frame.damaged {
+            self.damaged.push(DamagedOutputFrame {
+                output_frame: frame.index,
+                source: frame.origin.source,
+                source_frame: frame.origin.index,
+            });
+        }
         self.record_parts(frame.index, frame.time, frame.origin);
+    }
+
+    /// Output frames whose source pictures were damaged.
+    pub fn damaged(&self) -> &[DamagedOutputFrame] {
+        &self.damaged
     }
 
     /// Records output frame `index`, shown at output time `time`, taken from `o`.
     pub fn record_parts(&mut self, index: usize, time: Time, o: FrameOrigin) {
-        if let Some(run) = self.runs.last_mut() {
-            let next_out = run.output_start + run.count;
-            let expected_pts = run.source_pts_start + run.count as i64 * run.source_pts_step;
-            let continues = run.source == o.source
-                && index == next_out
-                && o.index == run.source_start + run.count
-                && (run.count == 1 || o.pts == expected_pts);
-            if continues {
-                if run.count == 1 {
-                    run.source_pts_step = o.pts - run.source_pts_start;
-                }
-                run.count += 1;
-                return;
-            }
-        }
         let (origin, tb) = self
             .source_times
             .get(o.source)
             .copied()
-            .unwrap_or((0, Ratio::new(1, 1)));
+            .unwrap_or((Time::ZERO, Ratio::new(1, 1)));
+        if let Some(run) = self.runs.last_mut() {
+            let next_out = run.output_start + run.count;
+            let step = if run.count == 1 {
+                o.pts - run.source_pts_start
+            } else {
+                run.source_pts_step
+            };
+            // Output time and source pts must both follow the run's formula.
+            let k = run.count as i64;
+            let continues = run.source == o.source
+                && index == next_out
+                && o.index == run.source_start + run.count
+                && step > 0
+                && o.pts == run.source_pts_start + k * step
+                && time == run.output_time + Time::from_pts(k * step, tb.num, tb.den);
+            if continues {
+                run.source_pts_step = step;
+                run.count += 1;
+                return;
+            }
+        }
         self.runs.push(FrameRun {
             output_start: index,
             count: 1,
@@ -130,7 +175,8 @@ impl ProvenanceRecorder {
             source_pts_step: 0,
             output_time_start: decimal_text(time),
             output_time_start_s: time.as_secs_f64(),
-            source_time_start_s: Time::from_pts(o.pts - origin, tb.num, tb.den).as_secs_f64(),
+            source_time_start_s: (Time::from_pts(o.pts, tb.num, tb.den) - origin).as_secs_f64(),
+            output_time: time,
         });
     }
 
@@ -140,6 +186,11 @@ impl ProvenanceRecorder {
 
     pub fn into_runs(self) -> Vec<FrameRun> {
         self.runs
+    }
+
+    /// The runs and the damaged output frames.
+    pub fn into_parts(self) -> (Vec<FrameRun>, Vec<DamagedOutputFrame>) {
+        (self.runs, self.damaged)
     }
 }
 
@@ -184,6 +235,10 @@ pub struct Sidecar {
     pub request: serde_json::Value,
     pub resolved: serde_json::Value,
     pub frames: Vec<FrameRun>,
+    /// Output frames whose source pictures the decoder marked as damaged (errors
+    /// concealed), when there are any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub damaged_frames: Vec<DamagedOutputFrame>,
     pub encode: Option<EncodeSettings>,
     /// The boxes of the output, in its own frames and pixels (vidprep annotation JSON).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -30,6 +30,7 @@ pub struct CommittedOutput {
     pub path: PathBuf,
     pub report: WriteReport,
     pub frames: Vec<FrameRun>,
+    pub damaged_frames: Vec<crate::sidecar::DamagedOutputFrame>,
     pub boxes: Option<BoxRecorder>,
 }
 
@@ -84,6 +85,7 @@ impl CommittedOutput {
             request: ctx.request,
             resolved: ctx.resolved,
             frames: self.frames,
+            damaged_frames: self.damaged_frames,
             encode: Some(ctx.encode.clone()),
             annotations,
             warnings: ctx.warnings,
@@ -169,6 +171,7 @@ impl Mp4Sink {
         audio: Option<AudioPlan>,
         provenance: ProvenanceRecorder,
     ) -> Result<Mp4Sink> {
+        crate::media::encode::Container::for_output(final_path)?;
         Ok(Mp4Sink {
             pending: PendingFile::new(final_path)?,
             timing,
@@ -220,10 +223,12 @@ impl Mp4Sink {
             .report
             .ok_or_else(|| Error::Usage("output committed before it was finished".into()))?;
         let path = self.pending.commit()?;
+        let (frames, damaged_frames) = self.provenance.into_parts();
         Ok(CommittedOutput {
             path,
             report,
-            frames: self.provenance.into_runs(),
+            frames,
+            damaged_frames,
             boxes: self.boxes,
         })
     }
@@ -235,15 +240,22 @@ impl FrameSink for Mp4Sink {
             return Ok(());
         }
         if self.writer.is_none() {
+            // An output that ends between frames (a decision point) needs a time base that
+            // holds its end exactly.
+            let time_base = match self.end_time {
+                Some(end) => crate::media::encode::time_base_including(self.timing.time_base, end),
+                None => self.timing.time_base,
+            };
             let format = VideoFormat {
                 width: frame.image.width(),
                 height: frame.image.height(),
-                time_base: self.timing.time_base,
+                time_base,
                 frame_rate: self.timing.frame_rate,
                 sample_aspect_ratio: self.timing.sample_aspect_ratio,
             };
             self.writer = Some(Mp4Writer::create(
                 self.pending.path(),
+                self.pending.final_path(),
                 format,
                 &self.settings,
                 self.audio.as_ref(),

@@ -33,7 +33,7 @@ impl Group {
 fn plan(table: &FrameTable, targets: &[usize], workers: usize) -> Vec<Vec<Group>> {
     let mut groups: Vec<Group> = Vec::new();
     for &t in targets {
-        let k = table.keyframe_at_or_before(t);
+        let k = table.clean_keyframe_at_or_before(t);
         match groups.last_mut() {
             Some(g) if g.keyframe == k => g.targets.push(t),
             _ => groups.push(Group {
@@ -91,12 +91,26 @@ impl SparseSource {
                 ),
             ));
         }
+        // Frames known only by counting are read by one worker from the start.
+        let workers = if table.identity == crate::media::table::Identity::Sequential
+            || !table.damage.is_empty()
+        {
+            1
+        } else {
+            workers
+        };
         let plans = plan(&table, &targets, workers);
-        let threads_each = (std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            / plans.len().max(1))
-        .max(1);
+        // A damaged stream decodes as ffmpeg does (its default threads): concealment
+        // depends on them.
+        let threads_each = if table.damage.is_empty() {
+            (std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+                / plans.len().max(1))
+            .max(1)
+        } else {
+            0
+        };
         let (tx, rx) = sync_channel::<Result<PipelineFrame>>(2 * plans.len().max(1));
         let mut handles = Vec::new();
         for groups in plans {
@@ -105,19 +119,19 @@ impl SparseSource {
             let table = table.clone();
             handles.push(std::thread::spawn(move || {
                 let result = (|| -> Result<()> {
-                    let mut reader = FrameReader::open_with(
+                    let mut reader = FrameReader::open_with_table(
                         &path,
                         DecodeOptions {
                             threads: threads_each,
                             ..Default::default()
                         },
-                    )?
-                    .with_table(table.clone());
+                        table.clone(),
+                    )?;
                     let wanted: Vec<usize> = groups
                         .iter()
                         .flat_map(|g| g.targets.iter().copied())
                         .collect();
-                    reader.want_only(&wanted)?;
+                    reader.want_only(&wanted);
                     for group in &groups {
                         for &t in &group.targets {
                             reader.seek_to_index(t)?;
@@ -146,6 +160,7 @@ impl SparseSource {
                                 image: frame.image,
                                 index: t,
                                 geometry: Geometry::IDENTITY,
+                                damaged: frame.damaged,
                             };
                             if tx.send(Ok(out)).is_err() {
                                 return Ok(());
@@ -201,12 +216,13 @@ mod tests {
         let entries = (0..100)
             .map(|i| FrameEntry {
                 pts: i,
-                dts: i,
+                dts: Some(i),
                 duration: 1,
                 key: i % 25 == 0,
+                pos: -1,
             })
             .collect();
-        let table = FrameTable::from_entries(Ratio::new(1, 25), entries, 0, None);
+        let table = FrameTable::from_entries(Ratio::new(1, 25), entries, 0, None, None);
         let plans = plan(&table, &[3, 10, 30, 60, 99], 2);
         let all: Vec<usize> = {
             let mut v: Vec<usize> = plans

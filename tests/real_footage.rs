@@ -58,7 +58,7 @@ fn probe_reports_what_ffprobe_reports() {
         let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
         assert_eq!(v["video"]["width"], w, "{rel}");
         assert_eq!(v["video"]["height"], h, "{rel}");
-        assert_eq!(v["video"]["frames_packets"], frames, "{rel}");
+        assert_eq!(v["video"]["frames"], frames, "{rel}");
         assert_eq!(
             v["video"]["frames_decoded"].as_u64().unwrap(),
             oracle::count_frames(&path),

@@ -175,6 +175,20 @@ impl FrameClock for TimestampClock {
     fn frame_size(&self) -> (u32, u32) {
         (self.width, self.height)
     }
+
+    /// The stream's frame rate: one over the typical (median) spacing of the frames, so a
+    /// clip cut short at a decision point between frames keeps its source's rate (25, not
+    /// frames / kept duration). A single frame falls back to `1 / duration`.
+    fn nominal_fps(&self) -> Option<Time> {
+        let mut steps: Vec<Time> = self.times.windows(2).map(|w| w[1] - w[0]).collect();
+        if steps.is_empty() {
+            let only = self.end - *self.times.first()?;
+            return (only > Time::ZERO).then(|| Time::from_secs(1) / only);
+        }
+        steps.sort();
+        let median = steps[steps.len() / 2];
+        (median > Time::ZERO).then(|| Time::from_secs(1) / median)
+    }
 }
 
 #[cfg(test)]
@@ -219,7 +233,12 @@ mod tests {
         assert_eq!(c.frame_shown_at(Time::new(34, 100)), Some(2));
         assert_eq!(c.frame_shown_at(Time::new(49, 100)), Some(3));
         assert_eq!(c.frame_shown_at(Time::new(1, 2)), None);
-        assert_eq!(c.nominal_fps(), Some(Time::from_secs(8)));
+        // one over the median spacing (0.1 s)
+        assert_eq!(c.nominal_fps(), Some(Time::from_secs(10)));
+        // a 25 fps clip ended between frames keeps 25 fps
+        let times: Vec<Time> = (0..10).map(|i| Time::new(i, 25)).collect();
+        let cut = TimestampClock::new(times, Time::new(37, 100), 8, 8).unwrap();
+        assert_eq!(cut.nominal_fps(), Some(Time::from_secs(25)));
         let err = TimestampClock::new(vec![Time::ZERO, Time::ZERO], Time::from_secs(1), 1, 1)
             .unwrap_err();
         assert_eq!(

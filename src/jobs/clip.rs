@@ -310,6 +310,15 @@ pub fn make_clips(
     options: &ClipOptions,
     progress: &mut dyn Progress,
 ) -> Result<Vec<ClipOutput>> {
+    crate::media::table::retry_on_table_mismatch(|| make_clips_once(input, jobs, options, progress))
+}
+
+fn make_clips_once(
+    input: &Path,
+    jobs: &[ClipJob],
+    options: &ClipOptions,
+    progress: &mut dyn Progress,
+) -> Result<Vec<ClipOutput>> {
     let settings = &options.encode;
     settings.validate()?;
     for job in jobs {
@@ -320,7 +329,7 @@ pub fn make_clips(
         ensure_not_an_input(&job.output, &inputs)?;
         ensure_not_an_input(&sidecar_path(&job.output), &inputs)?;
     }
-    let table = Arc::new(FrameTable::scan(input)?);
+    let table = FrameTable::for_file(input)?;
     let resolved: Vec<ResolvedClip> = jobs
         .iter()
         .map(|j| resolve_clip(input, &table, &j.spec))
@@ -356,8 +365,12 @@ pub fn make_clips(
     )?;
     let info = reader.info().clone();
     let source_record = SourceRecord::new(input, &info, &table, true);
-    let timing = stream_timing(&info, reader.applied_rotation().swaps_axes());
-    let origin_abs = Time::from_pts(table.origin_pts(), table.time_base.num, table.time_base.den);
+    let mut timing = stream_timing(&info, reader.applied_rotation().swaps_axes());
+    if options.scale_to.is_some() {
+        // Scaled outputs are made with square pixels.
+        timing.sample_aspect_ratio = Ratio::new(1, 1);
+    }
+    let origin_abs = table.origin();
     let boxes = match &options.boxes {
         Some(request) => {
             let (w, h) = reader.output_size();
@@ -377,7 +390,7 @@ pub fn make_clips(
                 end: origin_abs + video_end,
             }],
         };
-        let provenance = ProvenanceRecorder::new(&[(table.origin_pts(), table.time_base)]);
+        let provenance = ProvenanceRecorder::new(&[(table.origin(), table.time_base)]);
         let mut sink = Mp4Sink::new(&job.output, timing, settings, Some(audio), provenance)?
             .with_limit(r.kept.len())
             .with_end_time(r.end_time - r.start_time);
@@ -496,12 +509,13 @@ mod tests {
         let entries = (0..frames as i64)
             .map(|i| FrameEntry {
                 pts: i,
-                dts: i,
+                dts: Some(i),
                 duration: 1,
                 key: i % 10 == 0,
+                pos: -1,
             })
             .collect();
-        FrameTable::from_entries(Ratio::new(1, 25), entries, 0, Some(Ratio::new(25, 1)))
+        FrameTable::from_entries(Ratio::new(1, 25), entries, 0, Some(Ratio::new(25, 1)), None)
     }
 
     fn spec(start: Option<&str>, end: Option<&str>, decision: Option<&str>) -> ClipSpec {

@@ -43,19 +43,7 @@ pub struct CopyOutput {
 
 /// The muxer for an output path, from its extension.
 fn muxer_for(path: &Path) -> Result<&'static str> {
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_lowercase())
-        .unwrap_or_default();
-    match ext.as_str() {
-        "mp4" | "m4v" => Ok("mp4"),
-        "mov" => Ok("mov"),
-        "mkv" => Ok("matroska"),
-        _ => Err(Error::Usage(format!(
-            "{}: --copy writes .mp4, .m4v, .mov or .mkv; the extension decides the container",
-            path.display()
-        ))),
-    }
+    Ok(crate::media::encode::Container::for_output(path)?.muxer())
 }
 
 fn codec_fits(output: &ffmpeg::format::context::Output, id: ffi::AVCodecID) -> bool {
@@ -74,7 +62,13 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     ensure_not_an_input(output, &[input])?;
     ensure_not_an_input(&sidecar_path(output), &[input])?;
     let muxer = muxer_for(output)?;
-    let table = FrameTable::scan(input)?;
+    let table = FrameTable::for_file(input)?;
+    if table.times_from != crate::media::table::TimesFrom::Packets {
+        return Err(Error::request(
+            input,
+            "--copy needs packets that carry their timestamps, and this file's do not (for example an AVI with B-frames or a raw stream); drop --copy to re-encode",
+        ));
+    }
     let requested = resolve_clip(input, &table, spec)?;
     let first = table.keyframe_at_or_before(requested.kept.start);
     let stop = table.keyframe_at_or_after(requested.kept.end);
@@ -164,17 +158,14 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     let end_abs = if stop < table.len() {
         Time::from_pts(table.pts(stop), vtb.num, vtb.den)
     } else {
-        Time::from_pts(table.origin_pts(), vtb.num, vtb.den) + table.end_time()
+        table.origin() + table.end_time()
     };
     let entry = *table.entry(first);
-    unsafe {
-        ffi::av_seek_frame(
-            src.context.as_mut_ptr(),
-            vindex as i32,
-            entry.pts.min(entry.dts),
-            ffi::AVSEEK_FLAG_BACKWARD as i32,
-        );
-    }
+    let _ = crate::media::ffi::seek_to_timestamp(
+        &mut src.context,
+        vindex,
+        entry.dts.map_or(entry.pts, |d| entry.pts.min(d)),
+    );
     let out_tb = |out: &ffmpeg::format::context::Output, i: usize| {
         out.stream(i).map(|s| s.time_base()).expect("stream")
     };
@@ -268,7 +259,7 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     let path = pending.commit()?;
 
     copied.sort_unstable();
-    let mut provenance = ProvenanceRecorder::new(&[(table.origin_pts(), table.time_base)]);
+    let mut provenance = ProvenanceRecorder::new(&[(table.origin(), table.time_base)]);
     let base_time = table.time(first);
     for (out_index, &src_index) in copied.iter().enumerate() {
         provenance.record_parts(
@@ -326,6 +317,7 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
         }),
         resolved: serde_json::to_value(&resolution).expect("serializes"),
         frames: provenance.into_runs(),
+        damaged_frames: Vec::new(),
         encode: None,
         annotations: None,
         warnings: warnings.clone(),

@@ -546,6 +546,13 @@ pub fn payload_json(api: Payload, mime: &str, images: &[Vec<u8>]) -> serde_json:
 
 /// Exports the sampled frames of `request.input` into `request.out_dir`.
 pub fn export_frames(request: &FramesRequest, progress: &mut dyn Progress) -> Result<FramesExport> {
+    crate::media::table::retry_on_table_mismatch(|| export_frames_once(request, progress))
+}
+
+fn export_frames_once(
+    request: &FramesRequest,
+    progress: &mut dyn Progress,
+) -> Result<FramesExport> {
     if !(1..=100).contains(&request.quality) {
         return Err(Error::Usage(format!(
             "--quality {} is outside 1..100",
@@ -555,7 +562,7 @@ pub fn export_frames(request: &FramesRequest, progress: &mut dyn Progress) -> Re
     let input = VideoInput::open(&request.input)?;
     let info = input.video.clone();
     drop(input);
-    let table = Arc::new(FrameTable::scan(&request.input)?);
+    let table = FrameTable::for_file(&request.input)?;
     let nominal_fps = info
         .best_frame_rate()
         .map(|r| r.as_f64())
@@ -565,8 +572,14 @@ pub fn export_frames(request: &FramesRequest, progress: &mut dyn Progress) -> Re
     std::fs::create_dir_all(&request.out_dir).map_err(|e| Error::io(&request.out_dir, e))?;
 
     let times: Vec<Time> = arranged.indices.iter().map(|&i| table.time(i)).collect();
-    let (w, h) = info.displayed_size();
-    let size = request.max_size.map(|(mw, mh)| fit_within(w, h, mw, mh));
+    // Frames come out of the decoder upright at their stored size; images are what players
+    // show: square pixels (non-square ones scaled by the SAR), within `max_size`.
+    let (w, h) = info.upright_stored_size();
+    let (dw, dh) = info.displayed_size();
+    let target = request
+        .max_size
+        .map_or((dw, dh), |(mw, mh)| fit_within(dw, dh, mw, mh));
+    let size = Some(target);
     let spec = FramesOutputSpec {
         format: request.format,
         quality: request.quality,
@@ -580,7 +593,7 @@ pub fn export_frames(request: &FramesRequest, progress: &mut dyn Progress) -> Re
         FrameKey::Source,
         &arranged.indices,
         &times,
-        size.map_or(w, |s| s.0),
+        target.0,
     );
     let workers = if request.workers == 0 {
         std::thread::available_parallelism()

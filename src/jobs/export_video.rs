@@ -366,14 +366,78 @@ impl RateSolver {
     }
 }
 
-fn is_mp4_family(path: &Path) -> bool {
-    VideoInput::open(path)
-        .map(|i| i.context.format().name().contains("mp4"))
-        .unwrap_or(false)
+/// Why `input` cannot be handed to a model byte for byte as `output`, or `None` when it can:
+/// it must already be the standard model input, H.264 4:2:0 (with AAC audio or none) in an
+/// MP4 written to an MP4 name, stored upright with no rotation flag (loaders that ignore the
+/// flag would see it sideways), with square pixels and no known damage.
+fn passthrough_blocker(input: &Path, output: &Path) -> Result<Option<String>> {
+    let is_mp4_name = |p: &Path| {
+        matches!(
+            p.extension()
+                .map(|e| e.to_string_lossy().to_lowercase())
+                .as_deref(),
+            Some("mp4" | "m4v")
+        )
+    };
+    if !is_mp4_name(output) {
+        return Ok(Some("the output is not an .mp4".into()));
+    }
+    let opened = VideoInput::open(input)?;
+    let v = &opened.video;
+    if !is_mp4_name(input) || !opened.context.format().name().contains("mp4") {
+        return Ok(Some(format!(
+            "the input is {} in a {} file, not an MP4",
+            v.codec,
+            opened.context.format().name()
+        )));
+    }
+    if v.codec != "h264" || v.pixel_format != "yuv420p" {
+        return Ok(Some(format!(
+            "the video is {} {}, not H.264 yuv420p",
+            v.codec, v.pixel_format
+        )));
+    }
+    if v.rotation != crate::media::input::Rotation::None {
+        return Ok(Some(format!(
+            "the video is stored sideways with a rotation flag ({} degrees)",
+            v.rotation.degrees_cw()
+        )));
+    }
+    if v.has_non_square_pixels() {
+        return Ok(Some(format!(
+            "the pixels are not square (SAR {})",
+            v.sample_aspect_ratio
+        )));
+    }
+    for s in opened.context.streams() {
+        if s.parameters().medium() == ffmpeg_next::media::Type::Audio
+            && s.parameters().id() != ffmpeg_next::codec::Id::AAC
+        {
+            return Ok(Some(format!(
+                "the audio is {}, not AAC",
+                s.parameters().id().name()
+            )));
+        }
+    }
+    let table = FrameTable::for_file(input)?;
+    if !table.damage.is_empty() {
+        return Ok(Some(format!(
+            "the video is damaged: {}",
+            table.damage.summary()
+        )));
+    }
+    Ok(None)
 }
 
 /// Exports `request.input` within the caps.
 pub fn export_video(
+    request: &VideoExportRequest,
+    progress: &mut dyn Progress,
+) -> Result<VideoExport> {
+    crate::media::table::retry_on_table_mismatch(|| export_video_once(request, progress))
+}
+
+fn export_video_once(
     request: &VideoExportRequest,
     progress: &mut dyn Progress,
 ) -> Result<VideoExport> {
@@ -403,16 +467,19 @@ pub fn export_video(
     let whole = request.spec == ClipSpec::default()
         && request.boxes.as_ref().is_none_or(|b| b.draw.is_none());
     let fits_size = width <= request.max_size.0 && height <= request.max_size.1;
+    let mut warnings = Vec::new();
     if !request.reencode
         && whole
         && fits_size
         && base64_len(input_bytes) <= request.max_base64_bytes
-        && is_mp4_family(&request.input)
     {
-        return pass_through(request, input_bytes, (width, height));
+        match passthrough_blocker(&request.input, &request.output)? {
+            None => return pass_through(request, input_bytes, (width, height)),
+            Some(why) => warnings.push(format!("re-encoded although it fits: {why}")),
+        }
     }
 
-    let table = FrameTable::scan(&request.input)?;
+    let table = FrameTable::for_file(&request.input)?;
     let resolved = crate::jobs::clip::resolve_clip(&request.input, &table, &request.spec)?;
     let duration = resolved.duration().as_secs_f64();
     let has_audio = request.encode.audio && audio_stream_format(&request.input)?.is_some();
@@ -492,7 +559,7 @@ pub fn export_video(
     };
     let chosen = attempt_files[n].clone();
     let attempts = solver.attempts.clone();
-    let warnings = solver.warnings.clone();
+    warnings.extend(solver.warnings.iter().cloned());
     // The chosen attempt becomes the output; its sidecar gains the export record.
     let attempt_sidecar: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(sidecar_path(&chosen))
@@ -576,7 +643,7 @@ fn pass_through(request: &VideoExportRequest, bytes: u64, size: (u32, u32)) -> R
         attempts: Vec::new(),
         warnings: Vec::new(),
     };
-    let table = FrameTable::scan(&request.input)?;
+    let table = FrameTable::for_file(&request.input)?;
     let info = VideoInput::open(&request.input)?.video;
     let sidecar = serde_json::json!({
         "vidprep_version": VERSION,

@@ -252,7 +252,10 @@ impl PreparedNeedle {
             time_base: self.time_base(),
             avg_frame_rate: Ratio::new(self.anno_fps.numer() as i32, self.anno_fps.denom() as i32),
             duration_s: (Time::from_secs(self.images.len() as i64) / self.anno_fps).as_secs_f64(),
-            origin_pts: 0,
+            time_origin: "0".into(),
+            first_frame_time: "0".into(),
+            frame_times_from: crate::media::table::TimesFrom::Packets,
+            damage: Default::default(),
         }
     }
 }
@@ -347,6 +350,7 @@ impl<S: FrameSource> SpliceSource<S> {
                 pts: s as i64,
             },
             geometry: self.geometry,
+            damaged: false,
         })
     }
 }
@@ -476,6 +480,10 @@ fn resolve_position(host: &Path, table: &FrameTable, position: Position) -> Resu
 
 /// Inserts `request.sequence` into `request.host`.
 pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<InsertOutput> {
+    crate::media::table::retry_on_table_mismatch(|| insert_once(request, progress))
+}
+
+fn insert_once(request: &InsertRequest, progress: &mut dyn Progress) -> Result<InsertOutput> {
     request.encode.validate()?;
     let annotations_path = request.annotations.clone().unwrap_or_else(|| {
         let stem = request
@@ -498,7 +506,7 @@ pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<In
             annotations_path.display()
         )));
     }
-    let table = Arc::new(FrameTable::scan(&request.host)?);
+    let table = FrameTable::for_file(&request.host)?;
     let reader = FrameReader::open_with(
         &request.host,
         DecodeOptions {
@@ -527,7 +535,7 @@ pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<In
     let placement = needle.placement;
     let n = needle.images.len();
 
-    let origin_abs = Time::from_pts(table.origin_pts(), table.time_base.num, table.time_base.den);
+    let origin_abs = table.origin();
     let audio = splice_audio(
         &request.host,
         origin_abs,
@@ -543,8 +551,8 @@ pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<In
         sample_aspect_ratio: base_timing.sample_aspect_ratio,
     };
     let provenance = ProvenanceRecorder::new(&[
-        (table.origin_pts(), table.time_base),
-        (0, needle.time_base()),
+        (table.origin(), table.time_base),
+        (Time::ZERO, needle.time_base()),
     ]);
     let mut sink = Mp4Sink::new(
         &request.output,

@@ -372,7 +372,7 @@ struct Needle {
 
 impl<'a> ItemStream<'a> {
     fn open(item: &'a Item, threads: usize) -> Result<ItemStream<'a>> {
-        let table = Arc::new(FrameTable::scan(&item.source)?);
+        let table = FrameTable::for_file(&item.source)?;
         let resolved = resolve_clip(&item.source, &table, &item.spec)?;
         let reader = FrameReader::open(&item.source)?;
         let info = reader.info().clone();
@@ -537,11 +537,7 @@ impl<'a> ItemStream<'a> {
     }
 
     fn audio(&self) -> AudioPlan {
-        let origin_abs = Time::from_pts(
-            self.table.origin_pts(),
-            self.table.time_base.num,
-            self.table.time_base.den,
-        );
+        let origin_abs = self.table.origin();
         let last = self.resolved.kept.end - 1;
         let video_end =
             (self.table.time(last) + self.table.duration_of(last)).min(self.resolved.end_time());
@@ -580,9 +576,9 @@ impl<'a> ItemStream<'a> {
     }
 
     fn provenance(&self) -> ProvenanceRecorder {
-        let mut sources = vec![(self.table.origin_pts(), self.table.time_base)];
+        let mut sources = vec![(self.table.origin(), self.table.time_base)];
         if let Some(n) = &self.needle {
-            sources.push((0, n.prepared.time_base()));
+            sources.push((Time::ZERO, n.prepared.time_base()));
         }
         ProvenanceRecorder::new(&sources)
     }
@@ -743,6 +739,18 @@ fn attempt_path(dir: &Path, name: &str, n: usize) -> PathBuf {
 
 /// Runs one item; returns the paths it wrote.
 fn run_item(
+    item: &Item,
+    options: &RunOptions,
+    threads: usize,
+    hash: &str,
+    progress: &mut dyn Progress,
+) -> Result<Vec<String>> {
+    crate::media::table::retry_on_table_mismatch(|| {
+        run_item_once(item, options, threads, hash, progress)
+    })
+}
+
+fn run_item_once(
     item: &Item,
     options: &RunOptions,
     threads: usize,

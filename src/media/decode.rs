@@ -1,22 +1,35 @@
 //! Decoding: [`FrameReader`] yields a video's frames in presentation order with exact
-//! timestamps and 0-based indices, upright and in the pipeline's pixel layout, and seeks to a
-//! frame index or to the frame shown at a time by seeking to the keyframe before it and
-//! decoding forward, so a seek gives exactly the frame a full decode gives.
+//! timestamps and 0-based indices (as its [`FrameTable`] numbers them), upright and in the
+//! pipeline's pixel layout. It seeks to a frame index or to the frame shown at a time by
+//! seeking to the keyframe before it and decoding forward.
+//!
+//! Every frame it returns is proven to be the frame it says: after a seek, a decoded picture
+//! is recognised by its presentation timestamp or by the byte position of its packet (see
+//! [`Identity`]), never by assuming where the seek landed; while decoding on, each picture
+//! must be the next frame of the table. When a seek cannot be proven, the reader decodes from
+//! an earlier keyframe, then from the start of the file counting frames. When the decoder
+//! disagrees with a table built from packets (a packet that does not decode, a frame the
+//! packets never listed), it reports [`Error::TableMismatch`] after marking the file's table
+//! for a rebuild by decoding; jobs then run again once.
+//!
+//! Damaged input is decoded as ffmpeg does: pictures the decoder marks as damaged (errors
+//! concealed) are returned with [`Frame::damaged`] set and counted, unless
+//! [`DecodeOptions::strict`] asks for an error instead.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ffmpeg::codec::discard::Discard;
-use ffmpeg::ffi;
 use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
+use crate::media::ffi;
 use crate::media::frame::{rotate_yuv420, Converter, Frame, PIPELINE_FORMAT};
 use crate::media::input::{Rotation, VideoInput, VideoStreamInfo};
-use crate::media::table::FrameTable;
+use crate::media::table::{FrameTable, Identity};
 use crate::time::Time;
 
 /// How a [`FrameReader`] decodes.
@@ -26,6 +39,8 @@ pub struct DecodeOptions {
     pub upright: bool,
     /// Decoder threads; 0 lets ffmpeg choose (one per core).
     pub threads: usize,
+    /// Treat a picture the decoder marks as damaged as an error instead of returning it.
+    pub strict: bool,
 }
 
 impl Default for DecodeOptions {
@@ -33,18 +48,24 @@ impl Default for DecodeOptions {
         DecodeOptions {
             upright: true,
             threads: 0,
+            strict: false,
         }
     }
 }
 
 /// Where the reader must get to before it returns frames again.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Target {
-    /// Drop frames until the one with this pts, which is frame `index`.
-    Pts { index: usize, pts: i64, retries: u8 },
-    /// Drop frames until `index` frames have been decoded from the start (exact fallback).
+    /// Drop frames until the one recognised as frame `index`; `retries` counts seeks to
+    /// earlier keyframes so far.
+    Identified { index: usize, retries: u8 },
+    /// Drop frames until `index` frames have been decoded since the start of the file.
     Count { index: usize },
 }
+
+/// Decoded pictures that cannot be recognised before the reader gives up on a seek and
+/// decodes from the start instead.
+const MAX_UNRECOGNISED: usize = 64;
 
 /// Decodes one video stream frame by frame.
 pub struct FrameReader {
@@ -52,74 +73,84 @@ pub struct FrameReader {
     input: VideoInput,
     decoder: ffmpeg::decoder::Video,
     options: DecodeOptions,
-    table: Option<Arc<FrameTable>>,
+    table: Arc<FrameTable>,
     converter: Converter,
-    /// pts of frame 0 once known.
-    origin_pts: Option<i64>,
-    /// Index the next returned frame will have, when known.
+    /// Index the next frame decoded in sequence will have (known once positioned).
     next_index: Option<usize>,
     target: Option<Target>,
+    /// True while decoding from the start of the file without a seek in between.
+    from_start: bool,
     /// After a seek, packets are skipped until the first keyframe.
     need_keyframe: bool,
     packets_done: bool,
     eof_sent: bool,
-    /// Last pts returned or dropped (to fill in missing timestamps).
-    last_pts: Option<i64>,
     decoded: usize,
-    /// When set, only frames with these pts are wanted: the decoder may skip non-reference
-    /// frames that are not among them (see [`FrameReader::want_only`]).
-    wanted_pts: Option<Arc<HashSet<i64>>>,
+    unrecognised: usize,
+    /// When set, only frames with these identity keys (pts or packet positions) are wanted:
+    /// the decoder may skip non-reference frames that are not among them.
+    wanted: Option<Arc<HashSet<i64>>>,
+    damaged_frames: Vec<usize>,
+    failed_packets: usize,
 }
 
 impl FrameReader {
+    /// Opens `path` with its (shared) frame table.
     pub fn open(path: &Path) -> Result<FrameReader> {
         Self::open_with(path, DecodeOptions::default())
     }
 
     pub fn open_with(path: &Path, options: DecodeOptions) -> Result<FrameReader> {
+        let table = FrameTable::for_file(path)?;
+        Self::open_with_table(path, options, table)
+    }
+
+    /// Opens `path` with a table already built for it.
+    pub fn open_with_table(
+        path: &Path,
+        options: DecodeOptions,
+        table: Arc<FrameTable>,
+    ) -> Result<FrameReader> {
         let mut input = VideoInput::open(path)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
-        let decoder = open_decoder(&input, &options)?;
+        let decoder = open_decoder(&input, options.threads, false)?;
         Ok(FrameReader {
             path: path.to_path_buf(),
             input,
             decoder,
             options,
-            table: None,
+            table,
             converter: Converter::to_format(PIPELINE_FORMAT),
-            origin_pts: None,
             next_index: Some(0),
             target: None,
+            from_start: true,
             need_keyframe: false,
             packets_done: false,
             eof_sent: false,
-            last_pts: None,
             decoded: 0,
-            wanted_pts: None,
+            unrecognised: 0,
+            wanted: None,
+            damaged_frames: Vec::new(),
+            failed_packets: 0,
         })
     }
 
     /// Declares that only the frames with these indices will be read (by seeking to each in
     /// increasing order), so the decoder may skip non-reference frames that are not wanted:
-    /// they cost nothing and never come out. Frames are still identified by their pts, so what
-    /// comes out is exactly what a full decode gives for those indices.
-    pub fn want_only(&mut self, indices: &[usize]) -> Result<()> {
-        let table = self.table()?;
+    /// they cost nothing and never come out. Only where frames are recognised by their
+    /// timestamps: elsewhere a packet may carry a frame that comes out with a later packet
+    /// (packed B-frames), so nothing is skipped.
+    pub fn want_only(&mut self, indices: &[usize]) {
+        let table = self.table.clone();
+        if table.identity != Identity::Pts {
+            return;
+        }
         let set: HashSet<i64> = indices
             .iter()
             .filter(|&&i| i < table.len())
             .map(|&i| table.pts(i))
             .collect();
-        self.wanted_pts = Some(Arc::new(set));
-        Ok(())
-    }
-
-    /// Uses an already built table (e.g. shared between readers of the same file).
-    pub fn with_table(mut self, table: Arc<FrameTable>) -> FrameReader {
-        self.origin_pts = Some(table.origin_pts());
-        self.table = Some(table);
-        self
+        self.wanted = Some(Arc::new(set));
     }
 
     pub fn path(&self) -> &Path {
@@ -139,7 +170,7 @@ impl FrameReader {
         }
     }
 
-    /// Size of the frames this reader returns.
+    /// Size of the frames this reader returns (stored pixels, upright).
     pub fn output_size(&self) -> (u32, u32) {
         self.applied_rotation().displayed_size(
             self.input.video.stored_width,
@@ -147,15 +178,9 @@ impl FrameReader {
         )
     }
 
-    /// The frame table, scanned from the file on first use.
-    pub fn table(&mut self) -> Result<Arc<FrameTable>> {
-        if let Some(t) = &self.table {
-            return Ok(t.clone());
-        }
-        let table = Arc::new(FrameTable::scan(&self.path)?);
-        self.origin_pts = Some(table.origin_pts());
-        self.table = Some(table.clone());
-        Ok(table)
+    /// The frame table.
+    pub fn table(&self) -> Arc<FrameTable> {
+        self.table.clone()
     }
 
     /// Frames decoded so far, including ones dropped while seeking (a measure of work).
@@ -163,9 +188,14 @@ impl FrameReader {
         self.decoded
     }
 
+    /// Frames returned so far that the decoder marked as damaged.
+    pub fn damaged_frames(&self) -> &[usize] {
+        &self.damaged_frames
+    }
+
     /// Positions the reader so that the next frame returned is frame `index`.
     pub fn seek_to_index(&mut self, index: usize) -> Result<()> {
-        let table = self.table()?;
+        let table = self.table.clone();
         if index >= table.len() {
             return Err(Error::request(
                 &self.path,
@@ -175,44 +205,38 @@ impl FrameReader {
                 ),
             ));
         }
-        let pts = table.pts(index);
         // Decoding forward from here is no more work than seeking: do that.
-        if let Some(next) = self.next_index {
-            if self.target.is_none() && next <= index && table.keyframe_at_or_before(index) <= next
-            {
+        if let (Some(next), None) = (self.next_index, self.target) {
+            if next <= index && table.clean_keyframe_at_or_before(index) <= next {
                 if next < index {
-                    self.target = Some(Target::Pts {
-                        index,
-                        pts,
-                        retries: 0,
+                    self.target = Some(match table.identity {
+                        Identity::Sequential if self.from_start => Target::Count { index },
+                        _ => Target::Identified { index, retries: 0 },
                     });
                 }
                 return Ok(());
             }
         }
-        if table.has_duplicate_pts {
+        if table.identity == Identity::Sequential {
             return self.restart_and_count_to(index);
         }
-        let keyframe = table.keyframe_at_or_before(index);
-        self.seek_to_keyframe(keyframe)?;
-        self.target = Some(Target::Pts {
-            index,
-            pts,
-            retries: 0,
-        });
+        let keyframe = table.clean_keyframe_at_or_before(index);
+        self.seek_to_keyframe(keyframe, false)?;
+        self.target = Some(Target::Identified { index, retries: 0 });
         Ok(())
     }
 
     /// Positions the reader at the frame shown at time `t` (the one with the largest
     /// presentation time `<= t`).
     pub fn seek_to_time(&mut self, t: Time) -> Result<usize> {
-        let table = self.table()?;
+        let table = self.table.clone();
         let index = table.shown_at(t).ok_or_else(|| {
             Error::request(
                 &self.path,
                 format!(
-                    "no frame is shown at {}s: the video runs from 0s to {}s",
+                    "no frame is shown at {}s: the video's frames run from {}s to {}s",
                     t.as_secs_f64(),
+                    table.time(0).as_secs_f64(),
                     table.end_time().as_secs_f64()
                 ),
             )
@@ -221,31 +245,33 @@ impl FrameReader {
         Ok(index)
     }
 
-    fn seek_to_keyframe(&mut self, keyframe: usize) -> Result<()> {
-        self.seek_to_keyframe_at(keyframe, false)
-    }
-
-    /// Seeks to the keyframe's pts (exact for indexed containers such as MP4 and Matroska);
-    /// `cautious` seeks to its dts when lower, which lands no later on containers that search
-    /// by decoding timestamps (MPEG-TS).
-    fn seek_to_keyframe_at(&mut self, keyframe: usize, cautious: bool) -> Result<()> {
-        let table = self.table()?;
-        let entry = *table.entry(keyframe);
-        let ts = if cautious {
-            entry.pts.min(entry.dts)
-        } else {
-            entry.pts
+    /// Seeks the demuxer to `keyframe`. For timestamp identity it seeks to the keyframe's pts
+    /// (exact for indexed containers such as MP4 and Matroska); `cautious` seeks to its dts
+    /// when lower, which lands no later on containers that search by decoding timestamps
+    /// (MPEG-TS). For position identity it seeks by the packet's container timestamp where
+    /// there is one, else by its byte position. A demuxer that cannot seek makes the reader
+    /// start over from the beginning of the file.
+    fn seek_to_keyframe(&mut self, keyframe: usize, cautious: bool) -> Result<()> {
+        let entry = *self.table.entry(keyframe);
+        let stream = self.input.video.index;
+        let sought = match self.table.identity {
+            Identity::Pts => {
+                let ts = match entry.dts {
+                    Some(d) if cautious => entry.pts.min(d),
+                    _ => entry.pts,
+                };
+                ffi::seek_to_timestamp(&mut self.input.context, stream, ts)
+            }
+            Identity::Position => match entry.dts {
+                Some(dts) => ffi::seek_to_timestamp(&mut self.input.context, stream, dts),
+                None if entry.pos >= 0 && ffi::can_seek_bytes(&self.input.context) => {
+                    ffi::seek_to_byte(&mut self.input.context, entry.pos)
+                }
+                None => Err(-1),
+            },
+            Identity::Sequential => Err(-1),
         };
-        let ret = unsafe {
-            ffi::av_seek_frame(
-                self.input.context.as_mut_ptr(),
-                self.input.video.index as i32,
-                ts,
-                ffi::AVSEEK_FLAG_BACKWARD as i32,
-            )
-        };
-        if ret < 0 {
-            // Some files cannot seek; decoding from the start is slow but exact.
+        if sought.is_err() {
             return self.reopen();
         }
         self.decoder.flush();
@@ -253,6 +279,8 @@ impl FrameReader {
         self.packets_done = false;
         self.eof_sent = false;
         self.next_index = None;
+        self.from_start = false;
+        self.unrecognised = 0;
         Ok(())
     }
 
@@ -261,150 +289,201 @@ impl FrameReader {
         let mut input = VideoInput::open(&self.path)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
-        self.decoder = open_decoder(&input, &self.options)?;
+        self.decoder = open_decoder(&input, self.options.threads, false)?;
         self.input = input;
         self.need_keyframe = false;
         self.packets_done = false;
         self.eof_sent = false;
         self.next_index = Some(0);
         self.target = None;
+        self.from_start = true;
+        self.unrecognised = 0;
         Ok(())
     }
 
     fn restart_and_count_to(&mut self, index: usize) -> Result<()> {
         self.reopen()?;
         if index > 0 {
-            self.target = Some(Target::Count { index });
+            self.target = Some(match self.table.identity {
+                Identity::Sequential => Target::Count { index },
+                _ => Target::Identified {
+                    index,
+                    retries: u8::MAX,
+                },
+            });
         }
         Ok(())
+    }
+
+    /// Which frame of the table a decoded picture is, where the table can tell.
+    fn recognise(&self, raw: &VideoFrame) -> Option<usize> {
+        match self.table.identity {
+            Identity::Pts => raw
+                .pts()
+                .or(raw.timestamp())
+                .and_then(|p| self.table.index_of_pts(p)),
+            Identity::Position => {
+                let pos = raw.packet().position as i64;
+                (pos >= 0).then(|| self.table.index_of_pos(pos)).flatten()
+            }
+            Identity::Sequential => None,
+        }
     }
 
     /// The next frame in presentation order, or `None` at the end of the video.
     pub fn next_frame(&mut self) -> Result<Option<Frame>> {
         loop {
-            let Some(raw) = self.next_decoded()? else {
+            let raw = self.next_decoded()?;
+            if let Some(raw) = &raw {
+                let damaged = raw.is_corrupt() || raw.has_decode_errors();
+                if damaged
+                    && !self.from_start
+                    && self.table.times_from == crate::media::table::TimesFrom::Packets
+                {
+                    // Concealment depends on what was decoded before: after a seek this
+                    // picture (and those that refer to it) may differ from a full decode.
+                    // Rebuild the table by decoding, which records the damage so that seeks
+                    // start before it.
+                    let at = match self.target {
+                        Some(Target::Identified { index, .. } | Target::Count { index }) => index,
+                        None => self.next_index.unwrap_or(0),
+                    };
+                    return Err(self.mismatch_at(at));
+                }
+            }
+            let Some(raw) = raw else {
                 match self.target.take() {
-                    // The seek landed past the target's keyframe: try again from earlier.
-                    Some(Target::Pts {
-                        index,
-                        pts,
-                        retries,
-                    }) => {
-                        self.retry_from_earlier(index, pts, retries)?;
+                    // The seek landed past the target, or the target never decoded.
+                    Some(Target::Identified { index, retries }) => {
+                        self.retry_from_earlier(index, retries)?;
                         continue;
                     }
-                    Some(target) => return Err(self.target_missed(target, None)),
-                    None => return Ok(None),
+                    Some(Target::Count { index }) => return Err(self.mismatch_at(index)),
+                    None => {
+                        if let Some(next) = self.next_index {
+                            if next < self.table.len() {
+                                return Err(self.mismatch_at(next));
+                            }
+                        }
+                        return Ok(None);
+                    }
                 }
             };
-            let pts = match raw.timestamp().or(raw.pts()) {
-                Some(p) => p,
-                None => self
-                    .last_pts
-                    .map(|p| p + self.typical_duration())
-                    .unwrap_or(0),
-            };
-            self.last_pts = Some(pts);
-            if self.origin_pts.is_none() {
-                self.origin_pts = Some(pts);
-            }
             let index = match self.target {
-                None => match self.next_index {
-                    Some(i) => i,
-                    None => return Err(self.internal_position_lost()),
-                },
                 Some(Target::Count { index }) => {
                     let i = self.next_index.unwrap_or(0);
+                    self.next_index = Some(i + 1);
                     if i < index {
-                        self.next_index = Some(i + 1);
                         continue;
                     }
                     self.target = None;
                     i
                 }
-                Some(Target::Pts {
-                    index,
-                    pts: want,
-                    retries,
-                }) => {
-                    if pts < want {
+                Some(Target::Identified { index, retries }) => match self.recognise(&raw) {
+                    None => {
+                        self.unrecognised += 1;
+                        if self.unrecognised > MAX_UNRECOGNISED {
+                            self.retry_from_earlier(index, u8::MAX)?;
+                        }
                         continue;
                     }
-                    if pts > want {
-                        // The seek landed after the target (or the table is off).
-                        self.retry_from_earlier(index, want, retries)?;
+                    Some(j) if j < index => {
+                        self.next_index = Some(j + 1);
                         continue;
                     }
-                    self.target = None;
-                    index
+                    Some(j) if j == index => {
+                        self.target = None;
+                        j
+                    }
+                    Some(_) => {
+                        // Landed after the target.
+                        self.retry_from_earlier(index, retries)?;
+                        continue;
+                    }
+                },
+                None => {
+                    let Some(expected) = self.next_index else {
+                        return Err(Error::internal(format!(
+                            "{}: lost track of the frame position",
+                            self.path.display()
+                        )));
+                    };
+                    if self.table.identity != Identity::Sequential {
+                        let seen = self.recognise(&raw);
+                        if seen != Some(expected) {
+                            if self.from_start {
+                                return Err(self.mismatch_at(expected));
+                            }
+                            // After a seek the decoder may lack what it needs: decode this
+                            // stretch again from the start of the file.
+                            self.restart_and_count_to(expected)?;
+                            continue;
+                        }
+                    }
+                    expected
                 }
             };
+            if index >= self.table.len() {
+                return Err(self.mismatch_at(index));
+            }
             self.next_index = Some(index + 1);
-            if raw.flags().contains(ffmpeg::frame::Flags::CORRUPT) {
-                return Err(Error::corrupt(
-                    &self.path,
-                    format!("at frame {index}"),
-                    "the decoder reports a damaged picture",
-                ));
+            let damaged = raw.is_corrupt() || raw.has_decode_errors();
+            if damaged {
+                if self.options.strict {
+                    return Err(Error::corrupt(
+                        &self.path,
+                        format!("at frame {index}"),
+                        "the decoder reports a damaged picture (errors concealed)",
+                    ));
+                }
+                self.damaged_frames.push(index);
             }
             let image = self.to_pipeline_image(raw)?;
-            let origin = self.origin_pts.unwrap_or(pts);
-            let tb = self.input.video.time_base;
             return Ok(Some(Frame {
                 index,
-                pts,
-                time: Time::from_pts(pts - origin, tb.num, tb.den),
+                pts: self.table.pts(index),
+                time: self.table.time(index),
                 image,
+                damaged,
             }));
         }
     }
 
-    /// After a seek missed frame `index` (pts `want`): seek to an earlier keyframe, then to the
-    /// start, then fall back to counting frames from the start (slow but exact).
-    fn retry_from_earlier(&mut self, index: usize, want: i64, retries: u8) -> Result<()> {
-        if retries >= 2 {
+    /// The decoder and the table disagree at frame `index`: a table from packets is marked
+    /// for a rebuild by decoding.
+    fn mismatch_at(&self, index: usize) -> Error {
+        if self.table.times_from == crate::media::table::TimesFrom::Packets {
+            FrameTable::distrust(&self.path);
+        }
+        Error::TableMismatch {
+            path: self.path.clone(),
+            frame: index,
+        }
+    }
+
+    /// After a seek missed frame `index`: seek to an earlier keyframe, then to the start,
+    /// then decode from the start of the file (slow but exact).
+    fn retry_from_earlier(&mut self, index: usize, retries: u8) -> Result<()> {
+        if retries == u8::MAX {
+            // Already decoding from the start: the frame is not in the stream as the table
+            // says.
+            return Err(self.mismatch_at(index));
+        }
+        if retries >= 2 || self.table.identity == Identity::Sequential {
             return self.restart_and_count_to(index);
         }
-        let table = self.table()?;
-        let k = table.keyframe_at_or_before(index);
+        let k = self.table.clean_keyframe_at_or_before(index);
         let earlier = if retries == 0 {
-            table.keyframe_at_or_before(k.saturating_sub(1))
+            self.table.keyframe_at_or_before(k.saturating_sub(1))
         } else {
             0
         };
-        self.seek_to_keyframe_at(earlier, true)?;
-        self.target = Some(Target::Pts {
+        self.seek_to_keyframe(earlier, true)?;
+        self.target = Some(Target::Identified {
             index,
-            pts: want,
             retries: retries + 1,
         });
         Ok(())
-    }
-
-    fn typical_duration(&self) -> i64 {
-        self.table
-            .as_ref()
-            .map(|t| t.typical_frame_duration())
-            .unwrap_or(1)
-    }
-
-    fn target_missed(&self, target: Target, _pts: Option<i64>) -> Error {
-        let what = match target {
-            Target::Pts { index, .. } | Target::Count { index } => index,
-        };
-        Error::corrupt(
-            &self.path,
-            format!("at frame {what}"),
-            "the video ended before this frame could be decoded",
-        )
-    }
-
-    fn internal_position_lost(&self) -> Error {
-        Error::corrupt(
-            &self.path,
-            "after a seek",
-            "lost track of the frame position",
-        )
     }
 
     fn to_pipeline_image(&mut self, raw: VideoFrame) -> Result<VideoFrame> {
@@ -425,7 +504,8 @@ impl FrameReader {
         })
     }
 
-    /// The next picture out of the decoder, feeding it packets as needed.
+    /// The next picture out of the decoder, feeding it packets as needed. Packets the decoder
+    /// rejects are skipped, as ffmpeg does (the frame checks above notice a missing frame).
     fn next_decoded(&mut self) -> Result<Option<VideoFrame>> {
         let mut frame = VideoFrame::empty();
         loop {
@@ -436,13 +516,8 @@ impl FrameReader {
                 }
                 Err(ffmpeg::Error::Eof) => return Ok(None),
                 Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => {}
-                Err(e) => {
-                    return Err(Error::corrupt(
-                        &self.path,
-                        self.position_text(),
-                        format!("decoding failed: {e}"),
-                    ))
-                }
+                // A picture that fails after its packet was accepted: nothing comes out.
+                Err(_) => self.packet_failed()?,
             }
             if self.packets_done {
                 if self.eof_sent {
@@ -469,7 +544,7 @@ impl FrameReader {
                     ))
                 }
             }
-            if packet.stream() != self.input.video.index {
+            if packet.stream() != self.input.video.index || packet.size() == 0 {
                 continue;
             }
             if self.need_keyframe {
@@ -478,38 +553,40 @@ impl FrameReader {
                 }
                 self.need_keyframe = false;
             }
-            if let Some(wanted) = &self.wanted_pts {
-                let want = packet
-                    .pts()
-                    .or(packet.dts())
-                    .is_some_and(|p| wanted.contains(&p));
+            if let Some(wanted) = &self.wanted {
+                let want = packet.pts().is_some_and(|k| wanted.contains(&k));
                 self.decoder.skip_frame(if want {
                     Discard::Default
                 } else {
                     Discard::NonReference
                 });
             }
-            if let Err(e) = self.decoder.send_packet(&packet) {
-                // Packets decoded only to reach a seek target may lack their references
-                // (open GOPs); their frames are dropped anyway.
-                let before_target = match (self.target, packet.pts()) {
-                    (Some(Target::Pts { pts: want, .. }), Some(p)) => p < want,
-                    _ => false,
-                };
-                if !before_target {
-                    return Err(Error::corrupt(
-                        &self.path,
-                        self.position_text(),
-                        format!("decoding failed: {e}"),
-                    ));
-                }
+            if self.decoder.send_packet(&packet).is_err() {
+                self.packet_failed()?;
             }
         }
     }
 
+    /// A packet did not decode. Right after a seek, before the target, that can be the
+    /// seek's doing (a frame whose references come before the keyframe) and is ignored.
+    /// Anywhere else the picture is missing from the stream, so a table from packets lists a
+    /// frame that ffmpeg does not decode: the table is rebuilt by decoding.
+    fn packet_failed(&mut self) -> Result<()> {
+        self.failed_packets += 1;
+        let approaching_target = self.target.is_some() && !self.from_start;
+        if !approaching_target && self.table.times_from == crate::media::table::TimesFrom::Packets {
+            let at = match self.target {
+                Some(Target::Identified { index, .. } | Target::Count { index }) => index,
+                None => self.next_index.unwrap_or(0),
+            };
+            return Err(self.mismatch_at(at));
+        }
+        Ok(())
+    }
+
     fn position_text(&self) -> String {
         match (self.target, self.next_index) {
-            (Some(Target::Pts { index, .. }) | Some(Target::Count { index }), _) => {
+            (Some(Target::Identified { index, .. }) | Some(Target::Count { index }), _) => {
                 format!("while seeking to frame {index}")
             }
             (None, Some(i)) => format!("at frame {i}"),
@@ -525,7 +602,13 @@ impl Iterator for FrameReader {
     }
 }
 
-fn open_decoder(input: &VideoInput, options: &DecodeOptions) -> Result<ffmpeg::decoder::Video> {
+/// Opens a decoder for `input`'s video stream. `timestamps_only` makes it cheaper (no
+/// deblocking) for a decode whose pictures are not looked at.
+pub(crate) fn open_decoder(
+    input: &VideoInput,
+    threads: usize,
+    timestamps_only: bool,
+) -> Result<ffmpeg::decoder::Video> {
     let stream = input
         .context
         .stream(input.video.index)
@@ -534,12 +617,13 @@ fn open_decoder(input: &VideoInput, options: &DecodeOptions) -> Result<ffmpeg::d
         .map_err(|e| Error::ffmpeg(&input.path, "reading the video codec parameters", e))?;
     context.set_threading(ffmpeg::codec::threading::Config {
         kind: ffmpeg::codec::threading::Type::Frame,
-        count: options.threads,
+        count: threads,
         ..Default::default()
     });
-    unsafe {
-        // Timestamps of decoded frames in the stream's time base.
-        (*context.as_mut_ptr()).pkt_timebase = stream.time_base().into();
+    // Timestamps of decoded frames in the stream's time base.
+    ffi::set_packet_time_base(&mut context, stream.time_base());
+    if timestamps_only {
+        ffi::skip_loop_filter(&mut context);
     }
     context.decoder().video().map_err(|e| {
         Error::ffmpeg(

@@ -20,6 +20,57 @@ use crate::media::frame::{crop_to_even, PIPELINE_FORMAT};
 use crate::media::input::Ratio;
 use crate::time::{Rounding, Time};
 
+pub(crate) use crate::media::ffi::add_codec_flags;
+
+/// The container of an output file, chosen by its extension: `.mp4`/`.m4v`, `.mov` or
+/// `.mkv`. Anything else is refused rather than written as MP4 bytes under another name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Container {
+    Mp4,
+    Mov,
+    Matroska,
+}
+
+impl Container {
+    /// The container for `path`'s extension, or a clear error.
+    pub fn for_output(path: &Path) -> Result<Container> {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "mp4" | "m4v" => Ok(Container::Mp4),
+            "mov" => Ok(Container::Mov),
+            "mkv" => Ok(Container::Matroska),
+            "webm" => Err(Error::Usage(format!(
+                "{}: WebM holds only VP8/VP9/AV1 video, and vidprep encodes H.264; name the output .mp4, .mov or .mkv",
+                path.display()
+            ))),
+            "" => Err(Error::Usage(format!(
+                "{}: the output needs an extension that names its container: .mp4, .mov or .mkv",
+                path.display()
+            ))),
+            other => Err(Error::Usage(format!(
+                "{}: vidprep writes .mp4, .m4v, .mov or .mkv video, not .{other}",
+                path.display()
+            ))),
+        }
+    }
+
+    /// FFmpeg's muxer name.
+    pub fn muxer(self) -> &'static str {
+        match self {
+            Container::Mp4 => "mp4",
+            Container::Mov => "mov",
+            Container::Matroska => "matroska",
+        }
+    }
+
+    fn is_quicktime(self) -> bool {
+        matches!(self, Container::Mp4 | Container::Mov)
+    }
+}
+
 /// How outputs are encoded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EncodeSettings {
@@ -132,14 +183,19 @@ pub struct Mp4Writer {
 }
 
 impl Mp4Writer {
-    /// Creates `path` (overwriting it) and prepares the streams.
+    /// Creates `write_to` (overwriting it) and prepares the streams, in the container
+    /// `final_path`'s extension asks for (errors name `final_path`, the file the user asked
+    /// for, not the temporary file being written).
     pub fn create(
-        path: &Path,
+        write_to: &Path,
+        final_path: &Path,
         video: VideoFormat,
         settings: &EncodeSettings,
         audio: Option<&AudioPlan>,
     ) -> Result<Mp4Writer> {
         crate::media::input::init();
+        let container = Container::for_output(final_path)?;
+        let path = final_path;
         settings.validate()?;
         let (width, height) = (video.width & !1, video.height & !1);
         if width == 0 || height == 0 {
@@ -148,8 +204,8 @@ impl Mp4Writer {
                 format!("cannot encode a {}x{} picture", video.width, video.height),
             ));
         }
-        let mut output = ffmpeg::format::output_as(&path, "mp4")
-            .map_err(|e| Error::ffmpeg(path, "creating the MP4 file", e))?;
+        let mut output = ffmpeg::format::output_as(&write_to, container.muxer())
+            .map_err(|e| Error::ffmpeg(path, "creating the output file", e))?;
         let codec = ffmpeg::encoder::find_by_name("libx264")
             .ok_or_else(|| Error::request(path, "this ffmpeg build has no libx264 encoder"))?;
         let global_header = output
@@ -184,10 +240,7 @@ impl Mp4Writer {
             Some(rate) => {
                 enc.set_bit_rate(rate as usize);
                 enc.set_max_bit_rate((rate as f64 * 1.5) as usize);
-                unsafe {
-                    (*enc.as_mut_ptr()).rc_buffer_size =
-                        (rate.saturating_mul(2)).min(i32::MAX as u64) as i32;
-                }
+                crate::media::ffi::set_rc_buffer_size(&mut enc, rate.saturating_mul(2));
             }
             None => options.set("crf", &format!("{}", settings.crf)),
         }
@@ -219,10 +272,12 @@ impl Mp4Writer {
         };
 
         let mut header_options = ffmpeg::Dictionary::new();
-        header_options.set("movflags", "+faststart");
+        if container.is_quicktime() {
+            header_options.set("movflags", "+faststart");
+        }
         output
             .write_header_with(header_options)
-            .map_err(|e| Error::ffmpeg(path, "writing the MP4 header", e))?;
+            .map_err(|e| Error::ffmpeg(path, "writing the file header", e))?;
         let stream_time_base = output
             .stream(stream_index)
             .map(|s| s.time_base())
@@ -363,11 +418,65 @@ impl Mp4Writer {
     }
 }
 
-/// Adds `flags` (`AV_CODEC_FLAG_*`) to a codec context's flags. ffmpeg-next's `set_flags`
-/// replaces them, which drops the codec's own defaults: libx264's include closed GOPs (+cgop,
-/// as the ffmpeg CLI encodes), and losing them gives open GOPs whose keyframes seek badly.
-pub(crate) fn add_codec_flags(context: &mut ffmpeg::codec::Context, flags: u32) {
-    unsafe {
-        (*context.as_mut_ptr()).flags |= flags as i32;
+/// A time base in which every tick of `base` and the time `extra` are whole numbers of
+/// ticks (so an output can end exactly at a decision point that falls between frames); `base`
+/// itself when no such time base fits FFmpeg's 32-bit rationals.
+pub fn time_base_including(base: Ratio, extra: Time) -> Ratio {
+    if !base.is_valid() {
+        return base;
+    }
+    let tick = base.as_time();
+    if fits_in(extra, base) {
+        return base;
+    }
+    let lcm = |a: i64, b: i64| -> Option<i64> {
+        let g = gcd(a, b);
+        (a / g).checked_mul(b)
+    };
+    // 1/D with D a multiple of both denominators represents both exactly.
+    match lcm(tick.denom(), extra.denom()) {
+        Some(d) if d <= i32::MAX as i64 => {
+            let candidate = Ratio::new(1, d as i32);
+            if fits_in(tick, candidate) && fits_in(extra, candidate) {
+                candidate
+            } else {
+                base
+            }
+        }
+        _ => base,
+    }
+}
+
+fn gcd(mut a: i64, mut b: i64) -> i64 {
+    while b != 0 {
+        let t = a % b;
+        a = b;
+        b = t;
+    }
+    a.abs().max(1)
+}
+
+/// Whether `t` is a whole number of ticks of `tb`.
+fn fits_in(t: Time, tb: Ratio) -> bool {
+    (t / tb.as_time()).denom() == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_bases_that_hold_a_decision_point() {
+        // 10 fps AVI ticks cannot hold 11.25 s; 1/20 s ticks hold both.
+        let tb = time_base_including(Ratio::new(1, 10), Time::new(45, 4));
+        assert_eq!(tb, Ratio::new(1, 20));
+        // already representable: unchanged
+        assert_eq!(
+            time_base_including(Ratio::new(1, 12800), Time::new(15, 4)),
+            Ratio::new(1, 12800)
+        );
+        // NTSC ticks and a quarter second
+        let tb = time_base_including(Ratio::new(1001, 30000), Time::new(1, 4));
+        assert!(fits_in(Time::new(1001, 30000), tb) && fits_in(Time::new(1, 4), tb));
     }
 }

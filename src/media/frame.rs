@@ -23,6 +23,8 @@ pub struct Frame {
     pub time: Time,
     /// The picture: YUV 4:2:0, upright (unless the reader was asked otherwise).
     pub image: VideoFrame,
+    /// The decoder marked the picture as damaged (errors concealed).
+    pub damaged: bool,
 }
 
 impl std::fmt::Debug for Frame {

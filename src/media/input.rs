@@ -136,6 +136,7 @@ pub struct VideoStreamInfo {
     pub stored_width: u32,
     pub stored_height: u32,
     pub rotation: Rotation,
+    /// Shape of one stored pixel (`1/1` square; `0/1` when the file does not say).
     pub sample_aspect_ratio: Ratio,
     pub avg_frame_rate: Ratio,
     pub nominal_frame_rate: Ratio,
@@ -150,9 +151,28 @@ pub struct VideoStreamInfo {
 }
 
 impl VideoStreamInfo {
+    /// The size players show: upright (rotation applied) and with square pixels (the
+    /// width stretched or squeezed by the sample aspect ratio, as ffmpeg's
+    /// `scale=iw*sar:ih` does), even numbers.
     pub fn displayed_size(&self) -> (u32, u32) {
+        let (w, h) = square_pixel_size(
+            self.stored_width,
+            self.stored_height,
+            self.sample_aspect_ratio,
+        );
+        self.rotation.displayed_size(w, h)
+    }
+
+    /// Upright size without correcting the pixel shape.
+    pub fn upright_stored_size(&self) -> (u32, u32) {
         self.rotation
             .displayed_size(self.stored_width, self.stored_height)
+    }
+
+    /// True when pixels are not square (a sample aspect ratio other than 1:1 is set).
+    pub fn has_non_square_pixels(&self) -> bool {
+        let sar = self.sample_aspect_ratio;
+        sar.is_valid() && sar.num != sar.den
     }
 
     /// The frame rate to assume when the file gives no better information.
@@ -161,6 +181,17 @@ impl VideoStreamInfo {
             .into_iter()
             .find(|r| r.is_valid())
     }
+}
+
+/// The square-pixel size of a `width x height` picture whose pixels have shape `sar`: the
+/// width is scaled by the SAR (rounded to even), the height kept, as players display it.
+pub fn square_pixel_size(width: u32, height: u32, sar: Ratio) -> (u32, u32) {
+    if !sar.is_valid() || sar.num == sar.den {
+        return (width, height);
+    }
+    let w = (width as f64 * sar.num as f64 / sar.den as f64).round() as u32;
+    let w = ((w + 1) & !1).clamp(2, 16384);
+    (w, height)
 }
 
 /// An opened file with its best video stream chosen.
@@ -187,24 +218,30 @@ pub fn init() {
     });
 }
 
+/// Checks that `path` names a regular file we can read, before anything opens it: a folder,
+/// a FIFO or a device would block or mislead the demuxer.
+pub fn check_input_file(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
+            path: path.to_path_buf(),
+        }),
+        Err(e) => Err(Error::io(path, e)),
+        Ok(m) if m.is_dir() => Err(Error::request(
+            path,
+            "is a directory, expected a video file",
+        )),
+        Ok(m) if !m.is_file() => Err(Error::request(
+            path,
+            "is not a regular file (a FIFO, socket or device); expected a video file",
+        )),
+        Ok(_) => Ok(()),
+    }
+}
+
 /// Opens `path` as a media file, with a clear error for a missing or unreadable file.
 pub fn open_media(path: &Path) -> Result<Input> {
     init();
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::NotFound {
-                path: path.to_path_buf(),
-            })
-        }
-        Err(e) => return Err(Error::io(path, e)),
-        Ok(m) if m.is_dir() => {
-            return Err(Error::request(
-                path,
-                "is a directory, expected a video file",
-            ))
-        }
-        Ok(_) => {}
-    }
+    check_input_file(path)?;
     ffmpeg::format::input(&path).map_err(|source| Error::Open {
         path: path.to_path_buf(),
         source,
@@ -229,16 +266,15 @@ impl VideoInput {
     /// Tells the demuxer to drop every stream but the ones listed (saves reading their data).
     pub fn keep_only_streams(&mut self, keep: &[usize]) {
         for i in 0..self.context.nb_streams() as usize {
-            let discard = if keep.contains(&i) {
-                ffi::AVDiscard::AVDISCARD_DEFAULT
-            } else {
-                ffi::AVDiscard::AVDISCARD_ALL
-            };
-            unsafe {
-                let st = *(*self.context.as_mut_ptr()).streams.add(i);
-                (*st).discard = discard;
-            }
+            crate::media::ffi::set_stream_discard(&mut self.context, i, !keep.contains(&i));
         }
+    }
+
+    /// The input's start as ffmpeg uses it for `-ss`/`-t`: the earliest start among its
+    /// streams (exact microseconds), `None` when the container gives none.
+    pub fn start_time(&self) -> Option<Time> {
+        crate::media::ffi::format_start_time_us(&self.context)
+            .map(|us| Time::new(us, i64::from(ffmpeg::ffi::AV_TIME_BASE)))
     }
 }
 
@@ -255,9 +291,11 @@ pub fn read_packet(context: &mut Input) -> Result<Option<ffmpeg::Packet>, ffmpeg
 
 /// The best video stream: ffmpeg's choice, but never an attached picture (cover art).
 pub fn best_video_stream(context: &Input) -> Option<usize> {
-    let is_picture = |i: usize| unsafe {
-        let st = *(*context.as_ptr()).streams.add(i);
-        (*st).disposition & ffi::AV_DISPOSITION_ATTACHED_PIC as i32 != 0
+    let is_picture = |i: usize| {
+        context.stream(i).is_some_and(|s| {
+            s.disposition()
+                .contains(ffmpeg::format::stream::Disposition::ATTACHED_PIC)
+        })
     };
     if let Some(s) = context.streams().best(MediaType::Video) {
         if !is_picture(s.index()) {
@@ -280,70 +318,62 @@ fn describe_video_stream(context: &Input, index: usize) -> VideoStreamInfo {
     let stream = context
         .stream(index)
         .expect("stream index from best_video_stream");
-    let (codec, width, height, pix_fmt, sar, bit_rate) = unsafe {
-        let par = (*stream.as_ptr()).codecpar;
-        let id = ffmpeg::codec::Id::from((*par).codec_id);
-        let fmt: ffmpeg::format::Pixel = ffmpeg::format::Pixel::from(std::mem::transmute::<
-            i32,
-            ffi::AVPixelFormat,
-        >((*par).format));
-        let sar = Ratio::new(
-            (*par).sample_aspect_ratio.num,
-            (*par).sample_aspect_ratio.den,
-        );
-        let br = (*par).bit_rate;
-        (
-            id.name().to_string(),
-            (*par).width.max(0) as u32,
-            (*par).height.max(0) as u32,
-            fmt.descriptor()
-                .map(|d| d.name().to_string())
-                .unwrap_or_else(|| "unknown".into()),
-            sar,
-            if br > 0 { Some(br as u64) } else { None },
-        )
-    };
+    let params = crate::media::ffi::stream_parameters(context, index);
+    let bit_rate = stream.parameters().bit_rate();
     let start = stream.start_time();
     let duration = stream.duration();
     let frames = stream.frames();
     VideoStreamInfo {
         index,
-        codec,
+        codec: stream.parameters().id().name().to_string(),
         time_base: stream.time_base().into(),
-        stored_width: width,
-        stored_height: height,
-        rotation: stream_rotation(context, index),
-        sample_aspect_ratio: sar,
+        stored_width: params.width.max(0) as u32,
+        stored_height: params.height.max(0) as u32,
+        rotation: stream_rotation(&stream),
+        sample_aspect_ratio: params.sample_aspect_ratio,
         avg_frame_rate: stream.avg_frame_rate().into(),
         nominal_frame_rate: stream.rate().into(),
-        pixel_format: pix_fmt,
+        pixel_format: crate::media::ffi::stream_pixel_format_name(context, index),
         start_pts: (start != ffi::AV_NOPTS_VALUE).then_some(start),
         duration_pts: (duration != ffi::AV_NOPTS_VALUE && duration > 0).then_some(duration),
         metadata_frames: (frames > 0).then_some(frames as u64),
-        bit_rate,
+        bit_rate: (bit_rate > 0).then_some(bit_rate as u64),
     }
 }
 
 /// The clockwise rotation to apply so the picture is upright, read from the stream's display
 /// matrix the way the ffmpeg 5.1 CLI reads it (`theta = -av_display_rotation_get`).
-fn stream_rotation(context: &Input, index: usize) -> Rotation {
-    unsafe {
-        let st = *(*context.as_ptr()).streams.add(index);
-        let mut size = 0;
-        let data = ffi::av_stream_get_side_data(
-            st,
-            ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
-            &mut size,
-        );
-        if data.is_null() || (size as usize) < 9 * std::mem::size_of::<i32>() {
-            return Rotation::None;
-        }
-        let angle = ffi::av_display_rotation_get(data as *const i32);
-        if !angle.is_finite() {
-            return Rotation::None;
-        }
-        Rotation::from_degrees_cw(-angle)
+fn stream_rotation(stream: &ffmpeg::format::stream::Stream) -> Rotation {
+    let Some(matrix) = stream
+        .side_data()
+        .find(|d| d.kind() == ffmpeg::codec::packet::side_data::Type::DisplayMatrix)
+    else {
+        return Rotation::None;
+    };
+    match display_rotation_degrees(matrix.data()) {
+        Some(angle) => Rotation::from_degrees_cw(-angle),
+        None => Rotation::None,
     }
+}
+
+/// `av_display_rotation_get` on the bytes of a display matrix (nine native-endian 16.16 and
+/// 2.30 fixed-point integers): the counter-clockwise rotation in degrees.
+pub fn display_rotation_degrees(bytes: &[u8]) -> Option<f64> {
+    if bytes.len() < 9 * 4 {
+        return None;
+    }
+    let m = |i: usize| {
+        let v = i32::from_ne_bytes(bytes[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
+        v as f64 / 65536.0
+    };
+    let scale0 = m(0).hypot(m(3));
+    let scale1 = m(1).hypot(m(4));
+    if scale0 == 0.0 || scale1 == 0.0 {
+        return None;
+    }
+    let rotation = (m(1) / scale1).atan2(m(0) / scale0).to_degrees();
+    let angle = -rotation;
+    angle.is_finite().then_some(angle)
 }
 
 #[cfg(test)]
@@ -358,5 +388,23 @@ mod tests {
         assert_eq!(Rotation::from_degrees_cw(-180.0), Rotation::Rotate180);
         assert_eq!(Rotation::from_degrees_cw(359.6), Rotation::None);
         assert_eq!(Rotation::Clockwise90.displayed_size(568, 320), (320, 568));
+    }
+
+    #[test]
+    fn display_matrix_angles() {
+        // [0, -1, 0; 1, 0, 0; 0, 0, 1] in 16.16: av_display_rotation_get gives 90
+        let one = 1 << 16;
+        let m: [i32; 9] = [0, -one, 0, one, 0, 0, 0, 0, 1 << 30];
+        let bytes: Vec<u8> = m.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(display_rotation_degrees(&bytes).map(f64::round), Some(90.0));
+        assert_eq!(display_rotation_degrees(&bytes[..8]), None);
+    }
+
+    #[test]
+    fn square_pixels() {
+        assert_eq!(square_pixel_size(720, 576, Ratio::new(64, 45)), (1024, 576));
+        assert_eq!(square_pixel_size(720, 576, Ratio::new(16, 15)), (768, 576));
+        assert_eq!(square_pixel_size(720, 576, Ratio::new(1, 1)), (720, 576));
+        assert_eq!(square_pixel_size(720, 576, Ratio::new(0, 1)), (720, 576));
     }
 }

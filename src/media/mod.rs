@@ -4,6 +4,7 @@
 pub mod audio;
 pub mod decode;
 pub mod encode;
+pub mod ffi;
 pub mod frame;
 pub mod input;
 pub mod probe;

@@ -9,9 +9,8 @@ use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::input::{Ratio, Rotation, VideoInput};
-use crate::media::table::FrameTable;
+use crate::media::table::{Damage, FrameTable, Identity, TimesFrom};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct MediaInfo {
@@ -20,6 +19,9 @@ pub struct MediaInfo {
     pub size_bytes: u64,
     pub duration_s: Option<f64>,
     pub bit_rate: Option<u64>,
+    /// The input's start as ffmpeg uses it for `-ss`/`-t` (seconds); vidprep's times count
+    /// from it.
+    pub start_time_s: Option<f64>,
     pub video: VideoInfo,
     pub audio: Vec<AudioInfo>,
 }
@@ -31,7 +33,8 @@ pub struct VideoInfo {
     pub pixel_format: String,
     pub stored_width: u32,
     pub stored_height: u32,
-    /// Size as players show it, after rotation.
+    /// Size as players show it: upright (rotation applied) and with square pixels (the
+    /// sample aspect ratio applied).
     pub width: u32,
     pub height: u32,
     pub rotation_cw: u32,
@@ -39,19 +42,34 @@ pub struct VideoInfo {
     pub avg_frame_rate: Ratio,
     pub nominal_frame_rate: Ratio,
     pub time_base: Ratio,
-    /// Stream start time in seconds (container's view).
-    pub start_time_s: Option<f64>,
-    /// From frame 0 to the end of the last frame, from the packets (exact for the file).
+    /// The video stream's own start time in seconds (container's view).
+    pub stream_start_time_s: Option<f64>,
+    /// Time of frame 0, relative to the input's start.
+    pub first_frame_time_s: f64,
+    /// From the input's start to the end of the last frame.
     pub duration_s: f64,
     /// Frame count the container claims (may be missing or wrong).
     pub frames_metadata: Option<u64>,
-    /// Frame count from reading every packet.
-    pub frames_packets: usize,
-    /// Frame count from decoding every frame (only with `count_frames`).
+    /// Frames of the stream as vidprep numbers them (frame i = the i-th picture a full
+    /// decode returns).
+    pub frames: usize,
+    /// Where those frames and their times come from: `packets`, or `decoder` when the
+    /// packets' timestamps cannot be trusted.
+    pub frame_times_from: TimesFrom,
+    /// Why the frames were found by decoding, when they were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decoded_because: Option<String>,
+    /// How a frame is recognised after a seek: `pts`, `position` or `sequential`.
+    pub frame_identity: Identity,
+    /// Frame count from decoding every frame (only with `count_frames`), as
+    /// `ffprobe -count_frames` counts.
     pub frames_decoded: Option<usize>,
     pub keyframes: usize,
     /// True when the timestamps are not evenly spaced.
     pub variable_frame_rate: bool,
+    /// Damage found (packets that do not decode, frames decoded with errors concealed):
+    /// known after a full decode (`count_frames`, or a table built by decoding).
+    pub damage: Damage,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -64,7 +82,8 @@ pub struct AudioInfo {
     pub duration_s: Option<f64>,
 }
 
-/// Describes `path`; with `count_frames` every frame is decoded and counted (slow, exact).
+/// Describes `path`; with `count_frames` every frame is decoded and counted (slow, exact),
+/// which also finds damaged packets and frames.
 pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
     let input = VideoInput::open(path)?;
     let v = &input.video;
@@ -74,47 +93,38 @@ pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
     let fmt_duration = ctx.duration();
     let duration_s =
         (fmt_duration > 0).then(|| fmt_duration as f64 / f64::from(ffmpeg::ffi::AV_TIME_BASE));
-    let bit_rate = unsafe { (*ctx.as_ptr()).bit_rate };
+    let bit_rate = crate::media::ffi::format_bit_rate(ctx);
     let mut audio = Vec::new();
     for s in ctx.streams() {
         if s.parameters().medium() != MediaType::Audio {
             continue;
         }
-        let (codec, rate, channels) = unsafe {
-            let par = (*s.as_ptr()).codecpar;
-            (
-                ffmpeg::codec::Id::from((*par).codec_id).name().to_string(),
-                (*par).sample_rate.max(0) as u32,
-                (*par).ch_layout.nb_channels.max(0) as u16,
-            )
-        };
+        let params = crate::media::ffi::stream_parameters(ctx, s.index());
         let tb = s.time_base();
         let secs = |ts: i64| (ts != ffmpeg::ffi::AV_NOPTS_VALUE).then(|| ts as f64 * f64::from(tb));
         audio.push(AudioInfo {
             stream_index: s.index(),
-            codec,
-            sample_rate: rate,
-            channels,
+            codec: s.parameters().id().name().to_string(),
+            sample_rate: params.sample_rate.max(0) as u32,
+            channels: params.channels.clamp(0, u16::MAX as i32) as u16,
             start_time_s: secs(s.start_time()),
             duration_s: secs(s.duration()).filter(|d| *d > 0.0),
         });
     }
-    let table = FrameTable::scan(path)?;
-    let frames_decoded = if count_frames {
-        let mut reader = FrameReader::open_with(
-            path,
-            DecodeOptions {
-                upright: false,
-                threads: 0,
-            },
-        )?;
-        let mut n = 0usize;
-        while reader.next_frame()?.is_some() {
-            n += 1;
-        }
-        Some(n)
+    let table = FrameTable::for_file(path)?;
+    let (frames_decoded, damage) = if count_frames {
+        let decoded = if table.times_from == TimesFrom::Decoder {
+            table.clone()
+        } else {
+            let mut fresh = VideoInput::open(path)?;
+            std::sync::Arc::new(FrameTable::scan_by_decoding(
+                &mut fresh,
+                "counting frames".into(),
+            )?)
+        };
+        (Some(decoded.len()), decoded.damage.clone())
     } else {
-        None
+        (None, table.damage.clone())
     };
     let step = table.typical_frame_duration();
     let variable_frame_rate = table
@@ -129,6 +139,7 @@ pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
         size_bytes,
         duration_s,
         bit_rate: (bit_rate > 0).then_some(bit_rate as u64),
+        start_time_s: input.start_time().map(|t| t.as_secs_f64()),
         video: VideoInfo {
             stream_index: v.index,
             codec: v.codec.clone(),
@@ -142,13 +153,18 @@ pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
             avg_frame_rate: v.avg_frame_rate,
             nominal_frame_rate: v.nominal_frame_rate,
             time_base: tb,
-            start_time_s: v.start_pts.map(|p| p as f64 * tb.as_f64()),
+            stream_start_time_s: v.start_pts.map(|p| p as f64 * tb.as_f64()),
+            first_frame_time_s: table.time(0).as_secs_f64(),
             duration_s: table.end_time().as_secs_f64(),
             frames_metadata: v.metadata_frames,
-            frames_packets: table.len(),
+            frames: table.len(),
+            frame_times_from: table.times_from,
+            decoded_because: table.decoded_because.clone(),
+            frame_identity: table.identity,
             frames_decoded,
             keyframes: table.keyframe_count(),
             variable_frame_rate,
+            damage,
         },
         audio,
     })
@@ -158,11 +174,19 @@ impl MediaInfo {
     /// A short human-readable description.
     pub fn to_text(&self) -> String {
         let v = &self.video;
+        let times = match v.frame_times_from {
+            TimesFrom::Packets => String::new(),
+            TimesFrom::Decoder => format!(
+                " (found by decoding: {})",
+                v.decoded_because.as_deref().unwrap_or("packets unreliable")
+            ),
+        };
         let mut s = format!(
-            "{}\n  container: {} ({} bytes)\n  video #{}: {} {}, {}x{} stored, {}x{} displayed (rotation {} deg cw), SAR {}\n  frame rate: avg {} ({:.3} fps), nominal {}{}\n  time base {}, start {}, duration {:.3}s\n  frames: {} from packets, {} in metadata{}; {} keyframes\n",
+            "{}\n  container: {} ({} bytes), starts at {}\n  video #{}: {} {}, {}x{} stored, {}x{} displayed (rotation {} deg cw, SAR {})\n  frame rate: avg {} ({:.3} fps), nominal {}{}\n  time base {}, first frame at {:.3}s, duration {:.3}s\n  frames: {}{}{}, {} in metadata; {} keyframes\n",
             self.path,
             self.container,
             self.size_bytes,
+            self.start_time_s.map(|s| format!("{s:.3}s")).unwrap_or_else(|| "0s (no start time)".into()),
             v.stream_index,
             v.codec,
             v.pixel_format,
@@ -177,13 +201,17 @@ impl MediaInfo {
             v.nominal_frame_rate,
             if v.variable_frame_rate { ", variable frame rate" } else { "" },
             v.time_base,
-            v.start_time_s.map(|s| format!("{s:.3}s")).unwrap_or_else(|| "unknown".into()),
+            v.first_frame_time_s,
             v.duration_s,
-            v.frames_packets,
-            v.frames_metadata.map(|n| n.to_string()).unwrap_or_else(|| "none".into()),
+            v.frames,
+            times,
             v.frames_decoded.map(|n| format!(", {n} decoded")).unwrap_or_default(),
+            v.frames_metadata.map(|n| n.to_string()).unwrap_or_else(|| "none".into()),
             v.keyframes,
         );
+        if !v.damage.is_empty() {
+            s.push_str(&format!("  damage: {}\n", v.damage.summary()));
+        }
         if self.audio.is_empty() {
             s.push_str("  audio: none\n");
         }

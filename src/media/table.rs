@@ -1,31 +1,139 @@
 //! The frame table: every frame of a video stream in presentation order with its exact
-//! timestamp and keyframe flag, built by reading packets only (no decoding). It is what makes
-//! frame indices, time lookups and exact seeking possible without decoding a whole video.
+//! timestamp, keyframe flag and packet position. "Frame i" means the i-th picture a full
+//! decode of the stream returns (what `ffmpeg`/`ffprobe -count_frames` count), and the table
+//! is what makes frame indices, time lookups and exact seeking possible without decoding a
+//! whole video each time.
 //!
-//! A packet becomes one frame: packets the demuxer marks for discarding (edit lists) are left
-//! out, as the decoder drops their frames too. Frame 0 is the earliest presentation timestamp;
-//! times are relative to it.
+//! Two ways to build it:
+//! - **from packets** (fast, no decoding): when every packet carries a presentation
+//!   timestamp, each packet is one frame and the decoder hands that timestamp back with the
+//!   picture, so a decoded frame proves its identity by its pts ([`Identity::Pts`]);
+//! - **by decoding** (a full decode that skips the costly filters): when packets lack
+//!   timestamps (AVI with B-frames, packed MPEG-4, raw elementary streams) or repeat them. The
+//!   frames and their times are the decoder's own (best-effort timestamps, missing ones filled
+//!   at the frame rate, as ffmpeg does); a decoded frame proves its identity by the byte
+//!   position of its packet ([`Identity::Position`]), or, where positions are unknown or
+//!   shared, only by counting from the start ([`Identity::Sequential`]).
+//!
+//! A packet table is a prediction: if a decoder disagrees with it (a packet that does not
+//! decode, a frame the packets never listed), the reader reports
+//! [`crate::Error::TableMismatch`] and the file's table is rebuilt by decoding (see
+//! [`FrameTable::for_file`] and [`FrameTable::distrust`]).
+//!
+//! Times are relative to the input's start as ffmpeg uses it for `-ss`/`-t` (the earliest
+//! start among its streams), so a time read off ffmpeg or a player means the same frame here.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-use ffmpeg::ffi;
-use ffmpeg::packet::Ref as _;
 use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
+use crate::media::ffi;
 use crate::media::input::{read_packet, Ratio, VideoInput};
 use crate::time::Time;
 
-/// One frame as the packets describe it.
+/// One frame as the table knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameEntry {
-    /// Presentation timestamp in the stream's time base (dts when the file has no pts).
+    /// Presentation timestamp in the stream's time base.
     pub pts: i64,
-    /// Decoding timestamp (pts when the file has no dts).
-    pub dts: i64,
-    /// Packet duration in the stream's time base (0 when unknown).
+    /// The decoding timestamp of the frame's packet as the container gives it, when it does
+    /// (seeking by timestamp uses it).
+    pub dts: Option<i64>,
+    /// How long the frame is shown, in the stream's time base (0 when unknown).
     pub duration: i64,
+    /// Decoding can start at this frame (its packet is a keyframe).
     pub key: bool,
+    /// Byte position of the frame's packet in the file (-1 when unknown).
+    pub pos: i64,
+}
+
+/// How a decoded frame is recognised after a seek.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Identity {
+    /// By its presentation timestamp (every packet has a distinct one).
+    Pts,
+    /// By the byte position of its packet (timestamps cannot be trusted).
+    Position,
+    /// Only by counting frames from the start of the stream.
+    Sequential,
+}
+
+/// Where the frame times come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimesFrom {
+    /// The packets' presentation timestamps.
+    Packets,
+    /// A full decode (the decoder's best-effort timestamps).
+    Decoder,
+}
+
+/// A packet that could not be decoded, found while building a table by decoding.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct DamagedPacket {
+    /// Its time relative to the table's origin (from its pts or dts), when known.
+    pub time_s: Option<f64>,
+    /// The last frame decoded before it (`None` when it came before every frame).
+    pub after_frame: Option<usize>,
+    /// Byte position in the file.
+    pub pos: i64,
+}
+
+/// What is known to be damaged in a stream.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Damage {
+    /// Packets the decoder rejected (their pictures are not among the frames).
+    pub undecodable_packets: Vec<DamagedPacket>,
+    /// Frames the decoder returned but marked as damaged (errors concealed).
+    pub concealed_frames: Vec<usize>,
+}
+
+impl Damage {
+    pub fn is_empty(&self) -> bool {
+        self.undecodable_packets.is_empty() && self.concealed_frames.is_empty()
+    }
+
+    /// The first frame the damage can touch: the first concealed frame, or the first frame
+    /// decoded after a packet that failed.
+    pub fn first_affected_frame(&self) -> Option<usize> {
+        let packets = self
+            .undecodable_packets
+            .iter()
+            .map(|p| p.after_frame.map_or(0, |a| a + 1));
+        self.concealed_frames.iter().copied().chain(packets).min()
+    }
+
+    /// One line for people: "3 damaged packets near 12.4 s; 2 frames decoded with errors
+    /// concealed (first: 310)".
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        let n = self.undecodable_packets.len();
+        if n > 0 {
+            let near = self
+                .undecodable_packets
+                .iter()
+                .find_map(|p| p.time_s)
+                .map(|t| format!(" near {t:.2} s"))
+                .unwrap_or_default();
+            parts.push(format!(
+                "{n} damaged packet{} could not be decoded{near}",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        let c = self.concealed_frames.len();
+        if c > 0 {
+            parts.push(format!(
+                "{c} frame{} decoded with errors concealed (first: frame {})",
+                if c == 1 { "" } else { "s" },
+                self.concealed_frames[0]
+            ));
+        }
+        parts.join("; ")
+    }
 }
 
 /// All frames of one video stream in presentation order.
@@ -33,27 +141,96 @@ pub struct FrameEntry {
 pub struct FrameTable {
     pub time_base: Ratio,
     entries: Vec<FrameEntry>,
-    /// True when two frames share a timestamp (then frames cannot be told apart by pts).
-    pub has_duplicate_pts: bool,
-    /// Packets left out because the container marks them for discarding.
+    /// How a decoded frame proves which frame it is.
+    pub identity: Identity,
+    pub times_from: TimesFrom,
+    /// The absolute time (pts x time base) that time 0 stands for.
+    origin: Time,
+    /// Packets left out because the container marks them for discarding (edit lists).
     pub discarded_packets: usize,
+    /// Damage found while building the table (only a table built by decoding knows).
+    pub damage: Damage,
+    /// Why the table was built by decoding, if it was.
+    pub decoded_because: Option<String>,
     fallback_frame_duration: i64,
+    /// (pos, index) sorted by pos, for [`Identity::Position`] look-ups.
+    by_position: Vec<(i64, usize)>,
 }
 
+/// Frames at most a table built by decoding may hold before giving up (a 24-hour video at
+/// 240 fps); bounds memory for hostile input.
+const MAX_FRAMES: usize = 24 * 3600 * 240;
+
 impl FrameTable {
-    /// Reads every packet of the video stream of `path`.
+    /// The table of `path`, built once per file version and shared (a batch opens the same
+    /// source many times). A table the readers found wrong ([`FrameTable::distrust`]) is
+    /// rebuilt by decoding.
+    pub fn for_file(path: &Path) -> Result<Arc<FrameTable>> {
+        let key = FileKey::of(path)?;
+        let force_decode = {
+            let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(entry) = cache.tables.get(&key) {
+                if let Some(table) = &entry.table {
+                    return Ok(table.clone());
+                }
+            }
+            cache.distrusted.contains_key(&key)
+        };
+        let mut input = VideoInput::open(path)?;
+        let table = Arc::new(if force_decode {
+            Self::scan_by_decoding(&mut input, "a decoder disagreed with the packets".into())?
+        } else {
+            Self::scan_input(&mut input)?
+        });
+        let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+        if cache.tables.len() >= CACHE_CAPACITY {
+            // Forget the oldest half; tables are cheap to rebuild from packets.
+            let mut keys: Vec<(u64, FileKey)> = cache
+                .tables
+                .iter()
+                .map(|(k, v)| (v.serial, k.clone()))
+                .collect();
+            keys.sort_by_key(|(serial, _)| *serial);
+            for (_, k) in keys.into_iter().take(CACHE_CAPACITY / 2) {
+                cache.tables.remove(&k);
+            }
+        }
+        cache.serial += 1;
+        let serial = cache.serial;
+        cache.tables.insert(
+            key,
+            CachedTable {
+                table: Some(table.clone()),
+                serial,
+            },
+        );
+        Ok(table)
+    }
+
+    /// Marks the cached table of `path` as wrong: the next [`FrameTable::for_file`] rebuilds
+    /// it by decoding.
+    pub fn distrust(path: &Path) {
+        if let Ok(key) = FileKey::of(path) {
+            let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+            cache.tables.remove(&key);
+            cache.distrusted.insert(key, ());
+        }
+    }
+
+    /// Builds the table of `path` without the cache.
     pub fn scan(path: &Path) -> Result<FrameTable> {
         let mut input = VideoInput::open(path)?;
         Self::scan_input(&mut input)
     }
 
-    /// Reads every packet of `input`'s video stream from where the input stands (normally the
-    /// start of a freshly opened file).
+    /// Builds the table from `input`'s packets, or by decoding when the packets cannot be
+    /// trusted (see the module comment). `input` must be freshly opened.
     pub fn scan_input(input: &mut VideoInput) -> Result<FrameTable> {
         let index = input.video.index;
         input.keep_only_streams(&[index]);
         let mut entries = Vec::new();
         let mut discarded = 0usize;
+        let mut untrusted: Option<String> = None;
         loop {
             let packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
@@ -69,28 +246,39 @@ impl FrameTable {
             if packet.stream() != index {
                 continue;
             }
-            if unsafe { (*packet.as_ptr()).flags } & ffi::AV_PKT_FLAG_DISCARD as i32 != 0 {
+            if ffi::packet_is_discarded(&packet) {
                 discarded += 1;
                 continue;
             }
-            let (pts, dts) = match (packet.pts(), packet.dts()) {
-                (Some(p), Some(d)) => (p, d),
-                (Some(p), None) => (p, p),
-                (None, Some(d)) => (d, d),
-                (None, None) => {
-                    return Err(Error::corrupt(
-                        &input.path,
-                        format!("packet {}", entries.len() + discarded),
-                        "a video packet has no timestamp",
-                    ))
-                }
+            if packet.size() == 0 {
+                // Empty chunks (AVI "drop frames") hold no picture.
+                continue;
+            }
+            let Some(pts) = packet.pts() else {
+                untrusted = Some("some packets carry no presentation timestamp".into());
+                break;
             };
+            if entries.len() >= MAX_FRAMES {
+                return Err(too_many_frames(&input.path));
+            }
             entries.push(FrameEntry {
                 pts,
-                dts,
+                dts: packet.dts(),
                 duration: packet.duration().max(0),
                 key: packet.is_key(),
+                pos: packet.position() as i64,
             });
+        }
+        if untrusted.is_none() {
+            let mut sorted: Vec<i64> = entries.iter().map(|e| e.pts).collect();
+            sorted.sort_unstable();
+            if sorted.windows(2).any(|w| w[0] == w[1]) {
+                untrusted = Some("two packets share a presentation timestamp".into());
+            }
+        }
+        if let Some(reason) = untrusted {
+            let mut fresh = VideoInput::open(&input.path)?;
+            return Self::scan_by_decoding(&mut fresh, reason);
         }
         if entries.is_empty() {
             return Err(Error::corrupt(
@@ -99,32 +287,225 @@ impl FrameTable {
                 "the video stream has no frames",
             ));
         }
+        let origin = input.start_time();
         Ok(Self::from_entries(
             input.video.time_base,
             entries,
             discarded,
             input.video.best_frame_rate(),
+            origin,
         ))
     }
 
-    /// Builds a table from packet entries in any order (sorted here by pts).
-    /// `nominal_rate` gives the last frame a duration when the file has none.
+    /// Builds a table from packet entries in any order (sorted here by pts). `nominal_rate`
+    /// gives the last frame a duration when the file has none; `origin` is the absolute time
+    /// of time 0 (`None`: the first frame).
     pub fn from_entries(
         time_base: Ratio,
         mut entries: Vec<FrameEntry>,
         discarded: usize,
         nominal_rate: Option<Ratio>,
+        origin: Option<Time>,
     ) -> FrameTable {
         entries.sort_by_key(|e| e.pts);
-        let has_duplicate_pts = entries.windows(2).any(|w| w[0].pts == w[1].pts);
+        Self::assemble(
+            time_base,
+            entries,
+            Identity::Pts,
+            TimesFrom::Packets,
+            discarded,
+            nominal_rate,
+            origin,
+        )
+    }
+
+    fn assemble(
+        time_base: Ratio,
+        entries: Vec<FrameEntry>,
+        identity: Identity,
+        times_from: TimesFrom,
+        discarded: usize,
+        nominal_rate: Option<Ratio>,
+        origin: Option<Time>,
+    ) -> FrameTable {
         let fallback_frame_duration = fallback_duration(&entries, time_base, nominal_rate);
+        let first = entries
+            .first()
+            .map(|e| Time::from_pts(e.pts, time_base.num, time_base.den))
+            .unwrap_or(Time::ZERO);
+        // Time 0 is the input's start, but never after the first frame.
+        let origin = origin.map_or(first, |o| o.min(first));
+        let mut by_position: Vec<(i64, usize)> = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.pos >= 0)
+            .map(|(i, e)| (e.pos, i))
+            .collect();
+        by_position.sort_unstable();
         FrameTable {
             time_base,
             entries,
-            has_duplicate_pts,
+            identity,
+            times_from,
+            origin,
             discarded_packets: discarded,
+            damage: Damage::default(),
+            decoded_because: None,
             fallback_frame_duration,
+            by_position,
         }
+    }
+
+    /// Decodes the whole stream of a freshly opened `input` and records the frames the
+    /// decoder returns, with its timestamps. `reason` says why (for probe and sidecars).
+    pub fn scan_by_decoding(input: &mut VideoInput, reason: String) -> Result<FrameTable> {
+        let path = input.path.clone();
+        let index = input.video.index;
+        input.keep_only_streams(&[index]);
+        let tb = input.video.time_base;
+        let rate = input.video.best_frame_rate();
+        let mut decoder = crate::media::decode::open_decoder(input, 0, true)?;
+        // Facts of every packet by position: (dts, key).
+        let mut packets: HashMap<i64, (Option<i64>, bool)> = HashMap::new();
+        let mut raw_frames: Vec<RawFrame> = Vec::new();
+        let mut damaged_packets: Vec<(Option<i64>, usize, i64)> = Vec::new();
+        let mut discarded = 0usize;
+        let mut frame = ffmpeg::frame::Video::empty();
+        let mut receive = |decoder: &mut ffmpeg::decoder::Video,
+                           raw_frames: &mut Vec<RawFrame>|
+         -> Result<()> {
+            loop {
+                match decoder.receive_frame(&mut frame) {
+                    Ok(()) => {
+                        if raw_frames.len() >= MAX_FRAMES {
+                            return Err(too_many_frames(&path));
+                        }
+                        let props = frame.packet();
+                        raw_frames.push(RawFrame {
+                            timestamp: frame.timestamp(),
+                            duration: props.duration,
+                            pos: props.position as i64,
+                            key: frame.is_key(),
+                            damaged: frame.is_corrupt() || frame.has_decode_errors(),
+                        });
+                    }
+                    Err(ffmpeg::Error::Eof) => return Ok(()),
+                    Err(ffmpeg::Error::Other { errno }) if errno == ffmpeg::util::error::EAGAIN => {
+                        return Ok(())
+                    }
+                    // A picture that fails after its packet was accepted: nothing comes out.
+                    Err(_) => return Ok(()),
+                }
+            }
+        };
+        loop {
+            let packet = match read_packet(&mut input.context) {
+                Ok(Some(p)) => p,
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(Error::corrupt(
+                        &path,
+                        format!("after frame {}", raw_frames.len()),
+                        format!("cannot read packets: {e}"),
+                    ))
+                }
+            };
+            if packet.stream() != index || packet.size() == 0 {
+                continue;
+            }
+            if ffi::packet_is_discarded(&packet) {
+                discarded += 1;
+            }
+            let pos = packet.position() as i64;
+            if pos >= 0 {
+                packets.insert(pos, (packet.dts(), packet.is_key()));
+            }
+            if decoder.send_packet(&packet).is_err() {
+                damaged_packets.push((packet.pts().or(packet.dts()), raw_frames.len(), pos));
+            }
+            receive(&mut decoder, &mut raw_frames)?;
+        }
+        let _ = decoder.send_eof();
+        receive(&mut decoder, &mut raw_frames)?;
+        if raw_frames.is_empty() {
+            let why = if damaged_packets.is_empty() {
+                "the video stream has no frames".to_string()
+            } else {
+                format!(
+                    "no frame could be decoded ({} damaged packets)",
+                    damaged_packets.len()
+                )
+            };
+            return Err(Error::corrupt(&path, "at the start", why));
+        }
+
+        // Timestamps: the decoder's, missing ones one frame after the previous (the first at
+        // 0), and always increasing.
+        let step_of = |duration: i64| -> i64 {
+            if duration > 0 {
+                duration
+            } else {
+                rate.map(|r| ticks_per_frame(tb, r)).unwrap_or(1).max(1)
+            }
+        };
+        let mut entries = Vec::with_capacity(raw_frames.len());
+        let mut previous: Option<(i64, i64)> = None; // (pts, step)
+        for raw in &raw_frames {
+            let step = step_of(raw.duration);
+            let pts = match (raw.timestamp, previous) {
+                (Some(t), Some((p, s))) if t <= p => p + s.max(1),
+                (Some(t), _) => t,
+                (None, Some((p, s))) => p + s,
+                (None, None) => 0,
+            };
+            let (dts, packet_key) = packets.get(&raw.pos).copied().unwrap_or((None, raw.key));
+            entries.push(FrameEntry {
+                pts,
+                dts,
+                duration: raw.duration.max(0),
+                key: packet_key,
+                pos: raw.pos,
+            });
+            previous = Some((pts, step));
+        }
+        let positions_unique = {
+            let mut pos: Vec<i64> = entries.iter().map(|e| e.pos).collect();
+            pos.sort_unstable();
+            pos.iter().all(|&p| p >= 0) && pos.windows(2).all(|w| w[0] != w[1])
+        };
+        let identity = if positions_unique {
+            Identity::Position
+        } else {
+            Identity::Sequential
+        };
+        let origin = input.start_time();
+        let mut table = Self::assemble(
+            tb,
+            entries,
+            identity,
+            TimesFrom::Decoder,
+            discarded,
+            rate,
+            origin,
+        );
+        table.decoded_because = Some(reason);
+        table.damage = Damage {
+            undecodable_packets: damaged_packets
+                .into_iter()
+                .map(|(ts, decoded_before, pos)| DamagedPacket {
+                    time_s: ts.map(|t| table.time_of_pts(t).as_secs_f64()),
+                    after_frame: decoded_before.checked_sub(1),
+                    pos,
+                })
+                .collect(),
+            concealed_frames: raw_frames
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.damaged)
+                .map(|(i, _)| i)
+                .collect(),
+        };
+        Ok(table)
     }
 
     pub fn len(&self) -> usize {
@@ -143,25 +524,21 @@ impl FrameTable {
         &self.entries
     }
 
-    /// The pts of frame 0 (the time origin).
-    pub fn origin_pts(&self) -> i64 {
-        self.entries[0].pts
+    /// The absolute time (pts x time base) of time 0: the input's start.
+    pub fn origin(&self) -> Time {
+        self.origin
     }
 
     pub fn pts(&self, index: usize) -> i64 {
         self.entries[index].pts
     }
 
-    /// Time of `pts` relative to frame 0.
+    /// Time of `pts` relative to the origin.
     pub fn time_of_pts(&self, pts: i64) -> Time {
-        Time::from_pts(
-            pts - self.origin_pts(),
-            self.time_base.num,
-            self.time_base.den,
-        )
+        Time::from_pts(pts, self.time_base.num, self.time_base.den) - self.origin
     }
 
-    /// Presentation time of frame `index`, relative to frame 0.
+    /// Presentation time of frame `index`, relative to the origin.
     pub fn time(&self, index: usize) -> Time {
         self.time_of_pts(self.entries[index].pts)
     }
@@ -186,7 +563,7 @@ impl FrameTable {
         )
     }
 
-    /// When the last frame stops being shown: the video's duration from frame 0.
+    /// When the last frame stops being shown: the video's end, from the origin.
     pub fn end_time(&self) -> Time {
         let last = self.entries.len() - 1;
         self.time(last) + self.duration_of(last)
@@ -198,10 +575,10 @@ impl FrameTable {
             .partition_point(|e| self.time_of_pts(e.pts) < t)
     }
 
-    /// The frame shown at time `t`: the one with the largest time `<= t`; `None` before frame
-    /// 0 or at/after the end of the video.
+    /// The frame shown at time `t`: the one with the largest time `<= t`; `None` before the
+    /// first frame or at/after the end of the video.
     pub fn shown_at(&self, t: Time) -> Option<usize> {
-        if t.is_negative() || t >= self.end_time() {
+        if t >= self.end_time() {
             return None;
         }
         let after = self
@@ -215,6 +592,14 @@ impl FrameTable {
         self.entries.binary_search_by_key(&pts, |e| e.pts).ok()
     }
 
+    /// The frame whose packet starts at byte `pos`, if any.
+    pub fn index_of_pos(&self, pos: i64) -> Option<usize> {
+        self.by_position
+            .binary_search_by_key(&pos, |&(p, _)| p)
+            .ok()
+            .map(|k| self.by_position[k].1)
+    }
+
     /// The last keyframe at or before frame `index` in presentation order: decoding from it
     /// reaches frame `index`. Frame 0 when the stream marks no earlier keyframe.
     pub fn keyframe_at_or_before(&self, index: usize) -> usize {
@@ -222,6 +607,17 @@ impl FrameTable {
             .rev()
             .find(|&i| self.entries[i].key)
             .unwrap_or(0)
+    }
+
+    /// A keyframe at or before frame `index` from which decoding reaches frame `index` the
+    /// way a full decode does. In a damaged stream the decoder conceals errors with what it
+    /// decoded before, so a frame at or after the first damage is reached from the last
+    /// keyframe before that damage (the same decoding history as a full decode).
+    pub fn clean_keyframe_at_or_before(&self, index: usize) -> usize {
+        match self.damage.first_affected_frame() {
+            Some(first) if index >= first => self.keyframe_at_or_before(first.saturating_sub(1)),
+            _ => self.keyframe_at_or_before(index),
+        }
     }
 
     /// The first keyframe at or after frame `index` (`len()` when there is none).
@@ -239,6 +635,54 @@ impl FrameTable {
     pub fn typical_frame_duration(&self) -> i64 {
         self.fallback_frame_duration
     }
+
+    /// The frame rate the spacing of the frames shows (median spacing), when it is regular.
+    pub fn typical_frame_rate(&self) -> Option<Ratio> {
+        let ticks = self.fallback_frame_duration;
+        if ticks <= 0 {
+            return None;
+        }
+        let num = self.time_base.den as i64;
+        let den = self.time_base.num as i64 * ticks;
+        let t = Time::new(num, den);
+        Some(Ratio::new(
+            i32::try_from(t.numer()).ok()?,
+            i32::try_from(t.denom()).ok()?,
+        ))
+    }
+}
+
+/// Runs `job`, and once more if a decoder disagreed with the frame table it used (the table
+/// of that file is then rebuilt by decoding, see [`FrameTable::distrust`]). Jobs write their
+/// outputs only when complete, so running again is safe.
+pub fn retry_on_table_mismatch<T>(mut job: impl FnMut() -> Result<T>) -> Result<T> {
+    match job() {
+        Err(Error::TableMismatch { .. }) => job(),
+        other => other,
+    }
+}
+
+/// A decoded frame's facts while a table is built by decoding.
+struct RawFrame {
+    timestamp: Option<i64>,
+    duration: i64,
+    pos: i64,
+    key: bool,
+    damaged: bool,
+}
+
+fn too_many_frames(path: &Path) -> Error {
+    Error::corrupt(
+        path,
+        "while reading packets",
+        format!("the video has more than {MAX_FRAMES} frames, more than vidprep handles"),
+    )
+}
+
+/// Ticks of `tb` per frame at `rate` (at least 1).
+fn ticks_per_frame(tb: Ratio, rate: Ratio) -> i64 {
+    let ticks = (rate.den as i128 * tb.den as i128) / (rate.num as i128 * tb.num.max(1) as i128);
+    (ticks.clamp(1, i64::MAX as i128)) as i64
 }
 
 fn fallback_duration(entries: &[FrameEntry], tb: Ratio, nominal_rate: Option<Ratio>) -> i64 {
@@ -253,32 +697,93 @@ fn fallback_duration(entries: &[FrameEntry], tb: Ratio, nominal_rate: Option<Rat
             return gaps[gaps.len() / 2];
         }
     }
-    if let Some(fps) = nominal_rate {
-        // ticks per frame = 1/fps / tb = den_fps * tb_den / (num_fps * tb_num)
-        let ticks = (fps.den as i128 * tb.den as i128) / (fps.num as i128 * tb.num.max(1) as i128);
-        if ticks > 0 {
-            return ticks as i64;
+    if let Some(fps) = nominal_rate.filter(|r| r.is_valid()) {
+        if tb.is_valid() {
+            return ticks_per_frame(tb, fps);
         }
     }
     1
+}
+
+/// Identifies one version of a file: a rewritten or replaced file gets a new table.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct FileKey {
+    path: PathBuf,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+impl FileKey {
+    fn of(path: &Path) -> Result<FileKey> {
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::NotFound {
+                path: path.to_path_buf(),
+            },
+            _ => Error::io(path, e),
+        })?;
+        #[cfg(unix)]
+        let inode = {
+            use std::os::unix::fs::MetadataExt;
+            meta.ino() ^ meta.dev().rotate_left(32)
+        };
+        #[cfg(not(unix))]
+        let inode = 0;
+        Ok(FileKey {
+            path: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            inode,
+        })
+    }
+}
+
+struct CachedTable {
+    table: Option<Arc<FrameTable>>,
+    serial: u64,
+}
+
+#[derive(Default)]
+struct TableCache {
+    tables: HashMap<FileKey, CachedTable>,
+    distrusted: HashMap<FileKey, ()>,
+    serial: u64,
+}
+
+const CACHE_CAPACITY: usize = 64;
+
+fn cache() -> &'static Mutex<TableCache> {
+    static CACHE: std::sync::OnceLock<Mutex<TableCache>> = std::sync::OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(TableCache::default()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    pub(crate) fn entry(pts: i64, key: bool) -> FrameEntry {
+        FrameEntry {
+            pts,
+            dts: Some(pts),
+            duration: 0,
+            key,
+            pos: -1,
+        }
+    }
+
     fn table(pts: &[i64], keys: &[usize]) -> FrameTable {
         let entries = pts
             .iter()
             .enumerate()
-            .map(|(i, &p)| FrameEntry {
-                pts: p,
-                dts: p,
-                duration: 0,
-                key: keys.contains(&i),
-            })
+            .map(|(i, &p)| entry(p, keys.contains(&i)))
             .collect();
-        FrameTable::from_entries(Ratio::new(1, 1000), entries, 0, Some(Ratio::new(25, 1)))
+        FrameTable::from_entries(
+            Ratio::new(1, 1000),
+            entries,
+            0,
+            Some(Ratio::new(25, 1)),
+            None,
+        )
     }
 
     #[test]
@@ -301,6 +806,32 @@ mod tests {
     }
 
     #[test]
+    fn times_count_from_the_input_start_not_the_first_frame() {
+        let entries = (1..=4).map(|i| entry(i, i == 1)).collect();
+        // a 25 fps stream whose first frame is stamped one frame after the input's start
+        let t = FrameTable::from_entries(
+            Ratio::new(1, 25),
+            entries,
+            0,
+            Some(Ratio::new(25, 1)),
+            Some(Time::ZERO),
+        );
+        assert_eq!(t.time(0), Time::new(1, 25));
+        assert_eq!(t.shown_at(Time::new(1, 50)), None);
+        assert_eq!(t.first_at_or_after(Time::ZERO), 0);
+        // an origin after the first frame is never used
+        let entries = (1..=4).map(|i| entry(i, i == 1)).collect();
+        let t = FrameTable::from_entries(
+            Ratio::new(1, 25),
+            entries,
+            0,
+            None,
+            Some(Time::from_secs(5)),
+        );
+        assert_eq!(t.time(0), Time::ZERO);
+    }
+
+    #[test]
     fn keyframe_lookup() {
         let t = table(&[0, 40, 80, 120, 160, 200], &[0, 3]);
         assert_eq!(t.keyframe_at_or_before(2), 0);
@@ -308,5 +839,28 @@ mod tests {
         assert_eq!(t.keyframe_at_or_before(5), 3);
         assert_eq!(t.keyframe_at_or_after(1), 3);
         assert_eq!(t.keyframe_at_or_after(4), 6);
+    }
+
+    #[test]
+    fn damage_summary_reads_well() {
+        let d = Damage {
+            undecodable_packets: vec![
+                DamagedPacket {
+                    time_s: Some(12.4),
+                    after_frame: Some(309),
+                    pos: 100,
+                },
+                DamagedPacket {
+                    time_s: None,
+                    after_frame: Some(309),
+                    pos: 200,
+                },
+            ],
+            concealed_frames: vec![310, 311],
+        };
+        assert_eq!(
+            d.summary(),
+            "2 damaged packets could not be decoded near 12.40 s; 2 frames decoded with errors concealed (first: frame 310)"
+        );
     }
 }

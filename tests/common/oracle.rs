@@ -92,6 +92,12 @@ pub fn start_time(path: &Path) -> Option<f64> {
     num(&video_stream(path)["start_time"])
 }
 
+/// The input's start time in seconds as ffmpeg uses it for `-ss`/`-t` (ffprobe's format
+/// `start_time`: the earliest start among the streams); 0 when ffprobe says N/A.
+pub fn input_start_time(path: &Path) -> f64 {
+    num(&probe(path)["format"]["start_time"]).unwrap_or(0.0)
+}
+
 /// Frame count the container header claims (`nb_frames`); None for N/A
 /// (mkv, ts, webm never carry it).
 pub fn header_frame_count(path: &Path) -> Option<u64> {

@@ -1,0 +1,214 @@
+//! Every raw FFmpeg call vidprep needs that ffmpeg-next does not wrap safely, in one place,
+//! each with a `SAFETY:` note. The rest of the crate calls these small safe functions.
+
+use ffmpeg::ffi;
+use ffmpeg::format::context::{Input, Output};
+use ffmpeg_next as ffmpeg;
+
+use crate::media::input::Ratio;
+
+/// The input's start time as ffmpeg uses it for `-ss`/`-t` (the earliest start among its
+/// streams), in microseconds; `None` when the container gives none.
+pub fn format_start_time_us(context: &Input) -> Option<i64> {
+    // SAFETY: `context` owns a valid, opened AVFormatContext for its whole lifetime; reading
+    // a plain integer field has no side effects.
+    let start = unsafe { (*context.as_ptr()).start_time };
+    (start != ffi::AV_NOPTS_VALUE).then_some(start)
+}
+
+/// The container's overall bit rate in bits per second (0 when unknown).
+pub fn format_bit_rate(context: &Input) -> i64 {
+    // SAFETY: as above, a plain field of a valid context.
+    unsafe { (*context.as_ptr()).bit_rate }
+}
+
+/// Flags of the input format (`AVFMT_*`).
+pub fn input_format_flags(context: &Input) -> i32 {
+    // SAFETY: an opened input always has a non-null `iformat` that lives as long as the
+    // program (demuxer descriptions are static).
+    unsafe { (*(*context.as_ptr()).iformat).flags }
+}
+
+/// Whether the demuxer can seek to a byte position (raw streams can, most indexed containers
+/// say they cannot).
+pub fn can_seek_bytes(context: &Input) -> bool {
+    input_format_flags(context) & ffi::AVFMT_NO_BYTE_SEEK as i32 == 0
+}
+
+/// The name of a stream's stored pixel format ("unknown" for a value this FFmpeg does not
+/// know, or none). The raw integer is compared with the ids of FFmpeg's pixel-format
+/// descriptors, so an unknown value is never turned into the pixel-format enum.
+pub fn stream_pixel_format_name(context: &Input, stream: usize) -> String {
+    // SAFETY: `stream` is a valid index of this context's streams (callers take it from
+    // `context.streams()`) and every demuxed stream has non-null codec parameters.
+    let format = unsafe {
+        let st = *(*context.as_ptr()).streams.add(stream);
+        (*(*st).codecpar).format
+    };
+    let mut desc: *const ffi::AVPixFmtDescriptor = std::ptr::null();
+    loop {
+        // SAFETY: `av_pix_fmt_desc_next` walks FFmpeg's static descriptor table, starting
+        // from null and returning null after the last; `av_pix_fmt_desc_get_id` reads a
+        // descriptor of that table; `name` is a static NUL-terminated string.
+        unsafe {
+            desc = ffi::av_pix_fmt_desc_next(desc);
+            if desc.is_null() {
+                return "unknown".into();
+            }
+            if ffi::av_pix_fmt_desc_get_id(desc) as i32 == format && !(*desc).name.is_null() {
+                return std::ffi::CStr::from_ptr((*desc).name)
+                    .to_string_lossy()
+                    .into_owned();
+            }
+        }
+    }
+}
+
+/// Stored size, sample aspect ratio and channel facts of a stream's codec parameters.
+pub struct StreamParameters {
+    pub width: i32,
+    pub height: i32,
+    pub sample_aspect_ratio: Ratio,
+    pub sample_rate: i32,
+    pub channels: i32,
+}
+
+pub fn stream_parameters(context: &Input, stream: usize) -> StreamParameters {
+    // SAFETY: a valid stream index of a valid context; codecpar is never null for a demuxed
+    // stream; only plain fields are read.
+    unsafe {
+        let st = *(*context.as_ptr()).streams.add(stream);
+        let par = (*st).codecpar;
+        StreamParameters {
+            width: (*par).width,
+            height: (*par).height,
+            sample_aspect_ratio: Ratio::new(
+                (*par).sample_aspect_ratio.num,
+                (*par).sample_aspect_ratio.den,
+            ),
+            sample_rate: (*par).sample_rate,
+            channels: (*par).ch_layout.nb_channels,
+        }
+    }
+}
+
+/// Tells the demuxer to drop (or keep) a stream's packets.
+pub fn set_stream_discard(context: &mut Input, stream: usize, discard_all: bool) {
+    let value = if discard_all {
+        ffi::AVDiscard::AVDISCARD_ALL
+    } else {
+        ffi::AVDiscard::AVDISCARD_DEFAULT
+    };
+    // SAFETY: a valid stream index of a valid context we hold mutably; `discard` is a plain
+    // field the demuxer reads on the next packet.
+    unsafe {
+        let st = *(*context.as_mut_ptr()).streams.add(stream);
+        (*st).discard = value;
+    }
+}
+
+/// Whether the demuxer marked a packet for discarding (edit lists: decoded for reference but
+/// never shown).
+pub fn packet_is_discarded(packet: &ffmpeg::Packet) -> bool {
+    use ffmpeg::packet::Ref as _;
+    // SAFETY: the packet is valid while borrowed; `flags` is a plain field.
+    unsafe { (*packet.as_ptr()).flags & ffi::AV_PKT_FLAG_DISCARD as i32 != 0 }
+}
+
+/// Seeks `stream` of `context` to the last keyframe at or before `timestamp` (in the stream's
+/// time base). `Err` with FFmpeg's code when the demuxer cannot.
+pub fn seek_to_timestamp(context: &mut Input, stream: usize, timestamp: i64) -> Result<(), i32> {
+    // SAFETY: a valid context held mutably and a valid stream index; av_seek_frame only
+    // moves the demuxer's position.
+    let ret = unsafe {
+        ffi::av_seek_frame(
+            context.as_mut_ptr(),
+            stream as i32,
+            timestamp,
+            ffi::AVSEEK_FLAG_BACKWARD as i32,
+        )
+    };
+    if ret < 0 {
+        Err(ret)
+    } else {
+        Ok(())
+    }
+}
+
+/// Seeks `context` to byte `position` (raw streams).
+pub fn seek_to_byte(context: &mut Input, position: i64) -> Result<(), i32> {
+    // SAFETY: as above; with AVSEEK_FLAG_BYTE the timestamp is a byte offset in the file.
+    let ret = unsafe {
+        ffi::av_seek_frame(
+            context.as_mut_ptr(),
+            -1,
+            position,
+            ffi::AVSEEK_FLAG_BYTE as i32,
+        )
+    };
+    if ret < 0 {
+        Err(ret)
+    } else {
+        Ok(())
+    }
+}
+
+/// Sets the packet time base of a decoder context, so decoded frames carry timestamps in the
+/// stream's time base.
+pub fn set_packet_time_base(context: &mut ffmpeg::codec::Context, time_base: ffmpeg::Rational) {
+    // SAFETY: the context is valid and not yet opened; `pkt_timebase` is a plain field read
+    // when decoding starts.
+    unsafe {
+        (*context.as_mut_ptr()).pkt_timebase = time_base.into();
+    }
+}
+
+/// Asks a decoder context to skip the in-loop deblocking filter (a cheaper decode whose
+/// frame order and timestamps are unchanged; used when only timestamps are wanted).
+pub fn skip_loop_filter(context: &mut ffmpeg::codec::Context) {
+    // SAFETY: the context is valid and not yet opened; a plain field.
+    unsafe {
+        (*context.as_mut_ptr()).skip_loop_filter = ffi::AVDiscard::AVDISCARD_ALL;
+    }
+}
+
+/// Adds `flags` (`AV_CODEC_FLAG_*`) to a codec context's flags. ffmpeg-next's `set_flags`
+/// replaces them, which drops the codec's own defaults: libx264's include closed GOPs (+cgop,
+/// as the ffmpeg CLI encodes), and losing them gives open GOPs whose keyframes seek badly.
+pub fn add_codec_flags(context: &mut ffmpeg::codec::Context, flags: u32) {
+    // SAFETY: the context is valid and not yet opened; `flags` is a plain field.
+    unsafe {
+        (*context.as_mut_ptr()).flags |= flags as i32;
+    }
+}
+
+/// Sets the rate-control buffer of an encoder context (bits).
+pub fn set_rc_buffer_size(context: &mut ffmpeg::codec::Context, bits: u64) {
+    // SAFETY: the context is valid and not yet opened; a plain field.
+    unsafe {
+        (*context.as_mut_ptr()).rc_buffer_size = bits.min(i32::MAX as u64) as i32;
+    }
+}
+
+/// The muxer name FFmpeg would choose for a file name, if any (e.g. "matroska" for .mkv).
+pub fn muxer_for_file_name(name: &str) -> Option<String> {
+    let c_name = std::ffi::CString::new(name).ok()?;
+    // SAFETY: `av_guess_format` reads the NUL-terminated string and returns a pointer to a
+    // static muxer description or null.
+    unsafe {
+        let fmt = ffi::av_guess_format(std::ptr::null(), c_name.as_ptr(), std::ptr::null());
+        if fmt.is_null() || (*fmt).name.is_null() {
+            return None;
+        }
+        Some(
+            std::ffi::CStr::from_ptr((*fmt).name)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
+
+/// The time base the muxer chose for an output stream after writing the header.
+pub fn output_stream_time_base(output: &Output, stream: usize) -> Option<ffmpeg::Rational> {
+    output.stream(stream).map(|s| s.time_base())
+}
