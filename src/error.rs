@@ -1,8 +1,26 @@
 //! The library's error type: every variant names the file (and the frame, line or item) it is
 //! about and says what was expected, so a batch report or a terminal message is actionable
-//! without a debugger.
+//! without a debugger. Each error has a [`ErrorKind`] (usage, input, output, internal) that
+//! the command line maps to exit codes. Messages are complete on their own: causes are part of
+//! the text, not a separate chain, so nothing is printed twice.
 
 use std::path::{Path, PathBuf};
+
+/// What kind of fault an error is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The request itself is wrong (bad option, an output that would overwrite an input).
+    Usage,
+    /// An input is missing, unreadable, damaged or does not fit the request.
+    Input,
+    /// Writing an output failed (disk full, permissions, an encoder error).
+    Output,
+    /// A fault in vidprep (a bug).
+    Internal,
+    /// The caller stopped the work.
+    Cancelled,
+}
 
 /// Result with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -15,7 +33,6 @@ pub enum Error {
     #[error("{}: cannot open as a video ({source}); is it a video file that ffmpeg can read?", path.display())]
     Open {
         path: PathBuf,
-        #[source]
         source: ffmpeg_next::Error,
     },
 
@@ -52,14 +69,20 @@ pub enum Error {
     Ffmpeg {
         path: PathBuf,
         context: String,
-        #[source]
+        source: ffmpeg_next::Error,
+    },
+
+    /// Writing an output failed (an encoder, a muxer).
+    #[error("{}: {context}: {source}", path.display())]
+    Encode {
+        path: PathBuf,
+        context: String,
         source: ffmpeg_next::Error,
     },
 
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
-        #[source]
         source: std::io::Error,
     },
 
@@ -82,6 +105,34 @@ pub enum Error {
 }
 
 impl Error {
+    /// What kind of fault this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Usage(_) => ErrorKind::Usage,
+            Error::NotFound { .. }
+            | Error::Open { .. }
+            | Error::NoVideo { .. }
+            | Error::Corrupt { .. }
+            | Error::Request { .. }
+            | Error::BadFile { .. }
+            | Error::Ffmpeg { .. }
+            | Error::Annotation(_)
+            | Error::TableMismatch { .. } => ErrorKind::Input,
+            Error::Encode { .. } | Error::Io { .. } => ErrorKind::Output,
+            Error::Internal(_) => ErrorKind::Internal,
+            Error::Cancelled => ErrorKind::Cancelled,
+        }
+    }
+
+    /// An encoder or muxer failure while writing `path`.
+    pub fn encode(path: &Path, context: impl Into<String>, source: ffmpeg_next::Error) -> Error {
+        Error::Encode {
+            path: path.to_path_buf(),
+            context: context.into(),
+            source,
+        }
+    }
+
     pub fn internal(message: impl Into<String>) -> Error {
         Error::Internal(message.into())
     }

@@ -12,8 +12,7 @@ use crate::media::frame::{copy_color_props, yuv420_plane_sizes, Converter, PIPEL
 use crate::pipeline::Geometry;
 
 /// How a picture is fitted into a frame of another size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Fit {
     /// Scale to fit inside, keeping the aspect ratio; pad with black.
     #[default]
@@ -23,6 +22,18 @@ pub enum Fit {
     /// Scale to cover the frame, keeping the aspect ratio; cut what overflows (centred).
     Crop,
 }
+
+impl std::fmt::Display for Fit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Fit::Letterbox => "letterbox",
+            Fit::Stretch => "stretch",
+            Fit::Crop => "crop",
+        })
+    }
+}
+
+crate::textual::serde_as_text!(Fit);
 
 impl std::str::FromStr for Fit {
     type Err = String;

@@ -265,6 +265,65 @@ impl FrameStage for OverlayStage {
     }
 }
 
+/// A box on one exported image, in the image's pixels.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ImageBox {
+    /// Which input the box comes from (0: the video; 1: an inserted sequence).
+    pub source: usize,
+    /// The track id (absent for untracked detections).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub track: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub x1: f64,
+    pub y1: f64,
+    pub x2: f64,
+    pub y2: f64,
+}
+
+/// The boxes of `frame` from `sources`, mapped into its pixels (`width x height`) and clipped
+/// to them; boxes entirely outside are left out.
+pub fn boxes_on(
+    frame: &PipelineFrame,
+    sources: &[(usize, Arc<SourceBoxes>)],
+    width: u32,
+    height: u32,
+) -> Vec<ImageBox> {
+    let mut out = Vec::new();
+    for (id, boxes) in sources {
+        if frame.origin.source != *id {
+            continue;
+        }
+        for d in boxes.resolved.boxes_at(frame.origin.index) {
+            let Some(b) = frame
+                .geometry
+                .apply(&d.bbox)
+                .clamped(width as f64, height as f64)
+            else {
+                continue;
+            };
+            let (track, label) = match d.source {
+                BoxSource::Track(i) => {
+                    let t = &boxes.annotations.tracks[i];
+                    (Some(t.id.clone()), t.label.clone())
+                }
+                BoxSource::Detection(i) => (None, boxes.annotations.detections[i].label.clone()),
+            };
+            let r = |v: f64| (v * 100.0).round() / 100.0;
+            out.push(ImageBox {
+                source: *id,
+                track,
+                label,
+                x1: r(b.x1),
+                y1: r(b.y1),
+                x2: r(b.x2),
+                y2: r(b.y2),
+            });
+        }
+    }
+    out
+}
+
 /// Collects the boxes of the frames an output receives, in the output's frames and pixels,
 /// from one or more sources' annotations (e.g. a host's and an inserted sequence's).
 pub struct BoxRecorder {
@@ -277,11 +336,6 @@ pub struct BoxRecorder {
 }
 
 impl BoxRecorder {
-    /// Boxes of one source.
-    pub fn new(boxes: Arc<SourceBoxes>, source: usize) -> BoxRecorder {
-        BoxRecorder::for_sources(vec![(source, boxes)])
-    }
-
     /// Boxes of several sources; their tracks are listed one source after the other.
     pub fn for_sources(sources: Vec<(usize, Arc<SourceBoxes>)>) -> BoxRecorder {
         let mut out = Annotations::new(Coords::Pixels);
@@ -345,7 +399,18 @@ impl BoxRecorder {
     /// The recorded annotations (tracks without any box in the output are dropped) and the
     /// output's clock.
     pub fn finish(mut self) -> Result<(Annotations, TimestampClock)> {
+        // Which pipeline source each track comes from, in the order of `tracks`.
+        let mut track_sources = Vec::new();
+        for (id, boxes, _) in &self.sources {
+            track_sources.extend(std::iter::repeat_n(*id, boxes.annotations.tracks.len()));
+        }
+        let mut keep = self.out.tracks.iter().map(|t| !t.keys.is_empty());
+        track_sources.retain(|_| keep.next().unwrap_or(false));
         self.out.tracks.retain(|t| !t.keys.is_empty());
+        self.out.meta.fields.insert(
+            "track_sources".into(),
+            serde_json::Value::from(track_sources),
+        );
         let (w, h) = self.size;
         self.out.meta.frame_size = Some((w, h));
         self.out.meta.frame_count = Some(self.times.len());
@@ -367,60 +432,4 @@ impl BoxRecorder {
         self.out.meta.fps = clock.nominal_fps();
         Ok((self.out, clock))
     }
-}
-
-/// Where to write an output's remapped boxes besides its sidecar.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BoxesOutFormat {
-    /// `X.boxes.json`: vidprep's own annotation JSON.
-    Vidprep,
-    /// `X.vstar.json`: V-STaR items, one per track.
-    Vstar,
-}
-
-impl std::str::FromStr for BoxesOutFormat {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "vidprep" => Ok(BoxesOutFormat::Vidprep),
-            "vstar" => Ok(BoxesOutFormat::Vstar),
-            other => Err(format!(
-                "unknown boxes output format {other:?}; expected vidprep or vstar"
-            )),
-        }
-    }
-}
-
-/// Writes `annotations` (an output's boxes) beside `output` in `format`; returns the path.
-pub fn write_boxes_beside(
-    output: &std::path::Path,
-    annotations: &Annotations,
-    clock: &TimestampClock,
-    format: BoxesOutFormat,
-) -> Result<PathBuf> {
-    let stem = output
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let (path, text) = match format {
-        BoxesOutFormat::Vidprep => (
-            output.with_file_name(format!("{stem}.boxes.json")),
-            annotations::to_native_string(annotations)?,
-        ),
-        BoxesOutFormat::Vstar => {
-            let mut items = Vec::new();
-            for i in 0..annotations.tracks.len() {
-                items.push(annotations::vstar_item(
-                    annotations,
-                    i,
-                    clock,
-                    Fill::None,
-                    &stem,
-                )?);
-            }
-            let text = serde_json::to_string_pretty(&items).expect("V-STaR items serialize") + "\n";
-            (output.with_file_name(format!("{stem}.vstar.json")), text)
-        }
-    };
-    crate::output::PendingFile::write_all(&path, text.as_bytes())
 }

@@ -1,7 +1,7 @@
-//! The one decode -> transform -> encode pipeline. A [`FrameSource`] yields output frames with
-//! their output timing and provenance, [`FrameStage`]s change them in place (drawing boxes,
-//! resizing), and every [`FrameSink`] consumes the same stream (an MP4 encoder, a frame
-//! sampler, ...). Jobs are small plans that choose a source, stages and sinks.
+//! The one decode -> sinks pipeline. A [`FrameSource`] yields the processed stream's frames
+//! with their index, timing and provenance; every [`FrameSink`] consumes the same stream (an
+//! encoder, a frame sampler, ...), each behind its own [`FrameStage`]s (resize, drawing). The
+//! source runs on its own thread a few frames ahead, so decoding overlaps the sinks' work.
 
 use std::sync::Arc;
 
@@ -152,7 +152,6 @@ const READ_AHEAD: usize = 4;
 /// so decoding overlaps drawing and encoding.
 pub fn run(
     source: &mut dyn FrameSource,
-    stages: &mut [&mut dyn FrameStage],
     sinks: &mut [&mut dyn FrameSink],
     progress: &mut dyn Progress,
 ) -> Result<usize> {
@@ -175,20 +174,13 @@ pub fn run(
             }
         });
         let mut count = 0usize;
-        'frames: while sinks.iter().any(|s| s.wants_more()) {
+        while sinks.iter().any(|s| s.wants_more()) {
             let Ok(next) = rx.recv() else { break };
-            let mut frame = next?;
+            let frame = next?;
             if !progress.advance(1) {
                 return Err(Error::Cancelled);
             }
-            for stage in stages.iter_mut() {
-                if !stage.keeps(&frame) {
-                    continue 'frames;
-                }
-                stage.apply(&mut frame)?;
-            }
-            // Output indices count the frames that reach the sinks.
-            frame.index = count;
+            // Frames keep their index in the stream; each sink's stages renumber what they keep.
             for sink in sinks.iter_mut() {
                 if sink.wants_more() {
                     sink.accept(&frame)?;
@@ -236,10 +228,6 @@ impl ClipSource {
             next: range.start,
             started: false,
         }
-    }
-
-    pub fn reader(&self) -> &FrameReader {
-        &self.reader
     }
 }
 

@@ -439,14 +439,14 @@ pub enum SampleError {
     #[error("the video has no frames; sampling needs at least one decoded frame")]
     EmptyVideo,
     #[error(
-        "asked for {requested} frames but the video has {total}; ask for at most {total}, or pass \
-         --allow-repeats to let the sampler repeat frames as the toolkit would"
+        "asked for {requested} frames but the video has {total}; ask for at most {total}, or set \
+         `allow_repeats` to let the sampler repeat frames as the toolkit would"
     )]
     TooManyFrames { requested: usize, total: usize },
     #[error(
         "{what} takes {samples} samples but they show only {distinct} distinct frames (the video \
          has {total}): the rate is above the video's frame rate; lower the fps, set a frame \
-         limit, or pass --allow-repeats to keep the repeated frames"
+         limit, or set `allow_repeats` to keep the repeated frames"
     )]
     RepeatedFrames {
         what: String,
@@ -1755,7 +1755,7 @@ mod tests {
         );
         assert_eq!(
             e.to_string(),
-            "asked for 16 frames but the video has 10; ask for at most 10, or pass --allow-repeats \
+            "asked for 16 frames but the video has 10; ask for at most 10, or set `allow_repeats` \
              to let the sampler repeat frames as the toolkit would"
         );
         for s in [

@@ -10,7 +10,6 @@ use crate::error::Result;
 use crate::media::encode::{EncodeSettings, WriteReport};
 use crate::media::input::{Ratio, VideoStreamInfo};
 use crate::media::table::FrameTable;
-use crate::output::PendingFile;
 use crate::pipeline::{FrameOrigin, PipelineFrame};
 use crate::time::{decimal_text, Time};
 
@@ -133,11 +132,6 @@ impl ProvenanceRecorder {
         self.record_parts(frame.index, frame.time, frame.origin);
     }
 
-    /// Output frames whose source pictures were damaged.
-    pub fn damaged(&self) -> &[DamagedOutputFrame] {
-        &self.damaged
-    }
-
     /// Records output frame `index`, shown at output time `time`, taken from `o`.
     pub fn record_parts(&mut self, index: usize, time: Time, o: FrameOrigin) {
         let (origin, tb) = self
@@ -178,10 +172,6 @@ impl ProvenanceRecorder {
             source_time_start_s: (Time::from_pts(o.pts, tb.num, tb.den) - origin).as_secs_f64(),
             output_time: time,
         });
-    }
-
-    pub fn runs(&self) -> &[FrameRun] {
-        &self.runs
     }
 
     pub fn into_runs(self) -> Vec<FrameRun> {
@@ -225,14 +215,21 @@ impl OutputRecord {
     }
 }
 
-/// The whole sidecar. `job` fields are job-specific JSON (what was requested and resolved).
+/// The whole sidecar of a video output. Every door (command or manifest line) writes the
+/// same sidecar for the same request: `request` is the plan, `export` the export's part of it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Sidecar {
     pub vidprep_version: &'static str,
-    pub job: String,
+    /// The export kind that made the output (`clip`, `video`).
+    pub kind: &'static str,
     pub output: OutputRecord,
     pub sources: Vec<SourceRecord>,
+    /// The plan (the manifest line) that asked for the output.
     pub request: serde_json::Value,
+    /// The export that made it.
+    pub export: serde_json::Value,
+    /// What the plan resolved to on this source: frame ranges, exact times, the decision
+    /// point, the insertion.
     pub resolved: serde_json::Value,
     pub frames: Vec<FrameRun>,
     /// Output frames whose source pictures the decoder marked as damaged (errors
@@ -243,18 +240,20 @@ pub struct Sidecar {
     /// The boxes of the output, in its own frames and pixels (vidprep annotation JSON).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<serde_json::Value>,
+    /// Sections particular to an export kind (a capped video's budget, a copy's GOPs).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
 
-impl Sidecar {
-    /// Writes the sidecar atomically to `path`.
-    pub fn write(&self, path: &Path) -> Result<()> {
-        let mut text = serde_json::to_string_pretty(self).expect("sidecar serializes");
-        text.push('\n');
-        PendingFile::write_all(path, text.as_bytes())?;
-        Ok(())
-    }
+/// Writes `value` as pretty JSON (with a final newline) at `path` (a temporary path of an
+/// output group).
+pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| crate::error::Error::internal(format!("cannot write JSON: {e}")))?;
+    text.push('\n');
+    std::fs::write(path, text).map_err(|e| crate::error::Error::io(path, e))
 }
 
 /// A time as exact text plus seconds, for sidecar fields.

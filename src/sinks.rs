@@ -1,5 +1,8 @@
-//! Pipeline sinks that write files: [`Mp4Sink`] encodes the frames it receives into an MP4
-//! under a temporary name and records where every frame came from, for the sidecar.
+//! Pipeline sinks that encode video: [`VideoSink`] encodes the frames it receives into a file
+//! (written at a temporary path its output group gave it) and records where every frame came
+//! from and, when the stream has boxes, the boxes in the output's own frames and pixels.
+//! [`StagedSink`] puts an export's own frame stages (resize, frame-rate reduction, drawing)
+//! in front of any sink.
 
 use std::path::{Path, PathBuf};
 
@@ -8,16 +11,12 @@ use crate::error::{Error, Result};
 use crate::media::audio::AudioPlan;
 use crate::media::encode::{EncodeSettings, Mp4Writer, VideoFormat, WriteReport};
 use crate::media::input::Ratio;
-use crate::output::sidecar_path;
-use crate::output::PendingFile;
-use crate::overlay::{write_boxes_beside, BoxRecorder, BoxesOutFormat};
-use crate::pipeline::FrameStage;
-use crate::pipeline::{FrameSink, PipelineFrame};
-use crate::sidecar::{FrameRun, ProvenanceRecorder};
-use crate::sidecar::{OutputRecord, Sidecar, SourceRecord, VERSION};
+use crate::overlay::BoxRecorder;
+use crate::pipeline::{FrameSink, FrameStage, PipelineFrame};
+use crate::sidecar::{DamagedOutputFrame, FrameRun, ProvenanceRecorder};
 use crate::time::Time;
 
-/// Stream properties an [`Mp4Sink`] gives its encoder (the size comes from the first frame).
+/// Stream properties a [`VideoSink`] gives its encoder (the size comes from the first frame).
 #[derive(Clone, Copy, Debug)]
 pub struct StreamTiming {
     pub time_base: Ratio,
@@ -25,90 +24,22 @@ pub struct StreamTiming {
     pub sample_aspect_ratio: Ratio,
 }
 
-/// A finished output, renamed into place.
-pub struct CommittedOutput {
-    pub path: PathBuf,
+/// What a finished [`VideoSink`] wrote.
+pub struct EncodedOutput {
     pub report: WriteReport,
     pub frames: Vec<FrameRun>,
-    pub damaged_frames: Vec<crate::sidecar::DamagedOutputFrame>,
-    pub boxes: Option<BoxRecorder>,
-}
-
-/// What an output's sidecar says besides what the output itself knows.
-pub struct SidecarContext<'a> {
-    pub job: &'a str,
-    pub sources: Vec<SourceRecord>,
-    pub request: serde_json::Value,
-    pub resolved: serde_json::Value,
-    pub encode: &'a EncodeSettings,
-    pub warnings: Vec<String>,
-    /// Also write the output's boxes beside it in this format.
-    pub boxes_out: Option<BoxesOutFormat>,
-}
-
-/// A committed output with its sidecar written.
-pub struct FinishedOutput {
-    pub path: PathBuf,
-    pub sidecar_path: PathBuf,
-    pub sidecar: Sidecar,
-    pub report: WriteReport,
-    pub boxes_file: Option<PathBuf>,
+    pub damaged_frames: Vec<DamagedOutputFrame>,
     /// The output's boxes and clock, when boxes were recorded.
     pub boxes: Option<(Annotations, TimestampClock)>,
 }
 
-impl CommittedOutput {
-    /// Writes the sidecar beside the output: provenance, the boxes in the output's frames and
-    /// pixels (when recorded), and `ctx`.
-    pub fn write_sidecar(self, mut ctx: SidecarContext) -> Result<FinishedOutput> {
-        let mut annotations = None;
-        let mut boxes_file = None;
-        let mut boxes = None;
-        if let Some(recorder) = self.boxes {
-            let (out_boxes, clock) = recorder.finish()?;
-            if out_boxes.box_count() == 0 {
-                ctx.warnings
-                    .push("no annotated box falls inside this output".into());
-            }
-            if let Some(format) = ctx.boxes_out {
-                boxes_file = Some(write_boxes_beside(&self.path, &out_boxes, &clock, format)?);
-            }
-            let text = crate::annotations::to_native_string(&out_boxes)?;
-            annotations = Some(serde_json::from_str(&text).expect("native JSON parses"));
-            boxes = Some((out_boxes, clock));
-        }
-        let sidecar = Sidecar {
-            vidprep_version: VERSION,
-            job: ctx.job.to_string(),
-            output: OutputRecord::from_report(&self.path, &self.report),
-            sources: ctx.sources,
-            request: ctx.request,
-            resolved: ctx.resolved,
-            frames: self.frames,
-            damaged_frames: self.damaged_frames,
-            encode: Some(ctx.encode.clone()),
-            annotations,
-            warnings: ctx.warnings,
-        };
-        let sidecar_path = sidecar_path(&self.path);
-        sidecar.write(&sidecar_path)?;
-        Ok(FinishedOutput {
-            path: self.path,
-            sidecar_path,
-            sidecar,
-            report: self.report,
-            boxes_file,
-            boxes,
-        })
-    }
-}
-
-/// Applies its own stages (a resize or a lower frame rate for one output) before its inner
-/// sink, numbering the frames it keeps from 0.
+/// Applies its own stages (a resize or a lower frame rate for one output, boxes drawn on its
+/// pixels) before its inner sink, numbering the frames it keeps from 0.
 pub struct StagedSink<S: FrameSink> {
     stages: Vec<Box<dyn FrameStage + Send>>,
     inner: S,
     kept: usize,
+    renumber: bool,
 }
 
 impl<S: FrameSink> StagedSink<S> {
@@ -117,6 +48,16 @@ impl<S: FrameSink> StagedSink<S> {
             stages,
             inner,
             kept: 0,
+            renumber: true,
+        }
+    }
+
+    /// Like [`StagedSink::new`], but frames keep their stream index (for sinks that pick
+    /// frames by it; the stages must not drop frames).
+    pub fn keeping_indices(stages: Vec<Box<dyn FrameStage + Send>>, inner: S) -> StagedSink<S> {
+        StagedSink {
+            renumber: false,
+            ..StagedSink::new(stages, inner)
         }
     }
 
@@ -127,6 +68,9 @@ impl<S: FrameSink> StagedSink<S> {
 
 impl<S: FrameSink> FrameSink for StagedSink<S> {
     fn accept(&mut self, frame: &PipelineFrame) -> Result<()> {
+        if !self.inner.wants_more() {
+            return Ok(());
+        }
         let mut f = frame.clone();
         for stage in self.stages.iter_mut() {
             if !stage.keeps(&f) {
@@ -134,7 +78,9 @@ impl<S: FrameSink> FrameSink for StagedSink<S> {
             }
             stage.apply(&mut f)?;
         }
-        f.index = self.kept;
+        if self.renumber {
+            f.index = self.kept;
+        }
         self.kept += 1;
         self.inner.accept(&f)
     }
@@ -148,14 +94,13 @@ impl<S: FrameSink> FrameSink for StagedSink<S> {
     }
 }
 
-/// Encodes frames into an MP4, optionally only the first `limit` of them and ending no later
-/// than `end_time` (an output time).
-pub struct Mp4Sink {
-    pending: PendingFile,
+/// Encodes frames into a video file, ending no later than `end_time` (an output time).
+pub struct VideoSink {
+    write_to: PathBuf,
+    final_path: PathBuf,
     timing: StreamTiming,
     settings: EncodeSettings,
     audio: Option<AudioPlan>,
-    limit: Option<usize>,
     end_time: Option<Time>,
     writer: Option<Mp4Writer>,
     provenance: ProvenanceRecorder,
@@ -163,21 +108,24 @@ pub struct Mp4Sink {
     report: Option<WriteReport>,
 }
 
-impl Mp4Sink {
+impl VideoSink {
+    /// A sink writing at `write_to` the file that will be `final_path` (whose extension
+    /// chooses the container and which errors name).
     pub fn new(
+        write_to: &Path,
         final_path: &Path,
         timing: StreamTiming,
         settings: &EncodeSettings,
         audio: Option<AudioPlan>,
         provenance: ProvenanceRecorder,
-    ) -> Result<Mp4Sink> {
+    ) -> Result<VideoSink> {
         crate::media::encode::Container::for_output(final_path)?;
-        Ok(Mp4Sink {
-            pending: PendingFile::new(final_path)?,
+        Ok(VideoSink {
+            write_to: write_to.to_path_buf(),
+            final_path: final_path.to_path_buf(),
             timing,
             settings: settings.clone(),
             audio,
-            limit: None,
             end_time: None,
             writer: None,
             provenance,
@@ -186,59 +134,39 @@ impl Mp4Sink {
         })
     }
 
-    /// Keep only output frames `0..limit`.
-    pub fn with_limit(mut self, limit: usize) -> Mp4Sink {
-        self.limit = Some(limit);
-        self
-    }
-
     /// End the last frame no later than this output time.
-    pub fn with_end_time(mut self, end: Time) -> Mp4Sink {
+    pub fn with_end_time(mut self, end: Time) -> VideoSink {
         self.end_time = Some(end);
         self
     }
 
     /// Also record the boxes of every frame, in this output's frames and pixels.
-    pub fn with_boxes(mut self, recorder: BoxRecorder) -> Mp4Sink {
-        self.boxes = Some(recorder);
+    pub fn with_boxes(mut self, recorder: Option<BoxRecorder>) -> VideoSink {
+        self.boxes = recorder;
         self
     }
 
-    pub fn final_path(&self) -> &Path {
-        self.pending.final_path()
-    }
-
-    /// After `finish`: what was written.
-    pub fn report(&self) -> Option<&WriteReport> {
-        self.report.as_ref()
-    }
-
-    pub fn frame_runs(&self) -> &[FrameRun] {
-        self.provenance.runs()
-    }
-
-    /// Renames the finished file into place.
-    pub fn commit(self) -> Result<CommittedOutput> {
+    /// After the pipeline: what was written, the provenance runs and the boxes.
+    pub fn into_output(self) -> Result<EncodedOutput> {
         let report = self
             .report
-            .ok_or_else(|| Error::Usage("output committed before it was finished".into()))?;
-        let path = self.pending.commit()?;
+            .ok_or_else(|| Error::internal("a video output was read before it was finished"))?;
         let (frames, damaged_frames) = self.provenance.into_parts();
-        Ok(CommittedOutput {
-            path,
+        let boxes = match self.boxes {
+            Some(recorder) => Some(recorder.finish()?),
+            None => None,
+        };
+        Ok(EncodedOutput {
             report,
             frames,
             damaged_frames,
-            boxes: self.boxes,
+            boxes,
         })
     }
 }
 
-impl FrameSink for Mp4Sink {
+impl FrameSink for VideoSink {
     fn accept(&mut self, frame: &PipelineFrame) -> Result<()> {
-        if !self.wants_more() {
-            return Ok(());
-        }
         if self.writer.is_none() {
             // An output that ends between frames (a decision point) needs a time base that
             // holds its end exactly.
@@ -254,8 +182,8 @@ impl FrameSink for Mp4Sink {
                 sample_aspect_ratio: self.timing.sample_aspect_ratio,
             };
             self.writer = Some(Mp4Writer::create(
-                self.pending.path(),
-                self.pending.final_path(),
+                &self.write_to,
+                &self.final_path,
                 format,
                 &self.settings,
                 self.audio.as_ref(),
@@ -276,19 +204,10 @@ impl FrameSink for Mp4Sink {
     }
 
     fn finish(&mut self) -> Result<()> {
-        let writer = self
-            .writer
-            .as_mut()
-            .ok_or_else(|| Error::request(self.pending.final_path(), "no frames to write"))?;
+        let writer = self.writer.as_mut().ok_or_else(|| {
+            Error::request(&self.final_path, "no frames to write (the stream is empty)")
+        })?;
         self.report = Some(writer.finish()?);
         Ok(())
-    }
-
-    fn wants_more(&self) -> bool {
-        match (self.limit, &self.writer) {
-            (Some(limit), Some(w)) => w.frames_written() < limit,
-            (Some(limit), None) => limit > 0,
-            _ => true,
-        }
     }
 }

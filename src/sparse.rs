@@ -72,12 +72,15 @@ pub struct SparseSource {
 }
 
 impl SparseSource {
-    /// Starts reading `indices` (any order, repeats allowed) of `path` with `workers` threads.
-    pub fn start(
+    /// Starts reading `indices` (any order, repeats allowed) of `path` with `workers` threads,
+    /// decoding with `options` (`strict`, `upright`; the threads are divided among the
+    /// workers).
+    pub fn start_with(
         path: &Path,
         table: Arc<FrameTable>,
         indices: &[usize],
         workers: usize,
+        options: DecodeOptions,
     ) -> Result<SparseSource> {
         let mut targets: Vec<usize> = indices.to_vec();
         targets.sort_unstable();
@@ -117,13 +120,14 @@ impl SparseSource {
             let tx = tx.clone();
             let path: PathBuf = path.to_path_buf();
             let table = table.clone();
+            let options = options.clone();
             handles.push(std::thread::spawn(move || {
                 let result = (|| -> Result<()> {
                     let mut reader = FrameReader::open_with_table(
                         &path,
                         DecodeOptions {
                             threads: threads_each,
-                            ..Default::default()
+                            ..options
                         },
                         table.clone(),
                     )?;

@@ -425,6 +425,49 @@ impl FromStr for TimeSpec {
     }
 }
 
+/// In JSON a time is its text (`"5s"`, `"150"`, `"75%"`).
+impl Serialize for TimeSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_text())
+    }
+}
+
+/// A string in the time syntax, or a number: integers are frames, other numbers seconds
+/// (the same rule as the text: `150` is a frame, `5.0` is seconds).
+impl<'de> Deserialize<'de> for TimeSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct TimeVisitor;
+        impl serde::de::Visitor<'_> for TimeVisitor {
+            type Value = TimeSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(
+                    f,
+                    "a time: a frame number (150), seconds (\"5s\", 5.0), a timecode (\"00:01:05.250\") or a percentage (\"75%\")"
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TimeSpec, E> {
+                TimeSpec::parse(v).map_err(E::custom)
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<TimeSpec, E> {
+                Ok(TimeSpec::Frame(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<TimeSpec, E> {
+                u64::try_from(v)
+                    .map(TimeSpec::Frame)
+                    .map_err(|_| E::custom(format!("negative time {v}")))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<TimeSpec, E> {
+                // Rust prints the shortest text that reads back as `v`, so 0.1 is exactly 1/10.
+                if !v.is_finite() {
+                    return Err(E::custom(format!("bad time {v}")));
+                }
+                TimeSpec::parse(&format!("{v}s")).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(TimeVisitor)
+    }
+}
+
 /// A finite decimal if the fraction has one (denominator 2^a * 5^b), else `num/den`.
 pub fn decimal_text(t: Time) -> String {
     let mut d = t.den;

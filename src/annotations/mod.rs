@@ -89,6 +89,8 @@ impl fmt::Display for Format {
     }
 }
 
+crate::textual::serde_as_text!(Format);
+
 /// CLI names: `auto`, `got10k`, `mot`, `vstar`, `waymo`, `csv`/`json`/`plain`, `vidprep`
 /// (a few spellings such as `got-10k`, `mot17`, `v-star`, `native` are accepted too).
 impl FromStr for Format {
@@ -130,6 +132,54 @@ pub enum KeyKind {
     /// The source's frame index.
     Frame,
 }
+
+impl fmt::Display for Units {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Units::Auto => "auto",
+            Units::Pixels => "pixels",
+            Units::Normalized => "normalized",
+        })
+    }
+}
+
+impl FromStr for Units {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Units, String> {
+        match s {
+            "auto" => Ok(Units::Auto),
+            "pixels" => Ok(Units::Pixels),
+            "normalized" | "normalised" => Ok(Units::Normalized),
+            other => Err(format!(
+                "unknown units {other:?}; expected auto, pixels or normalized"
+            )),
+        }
+    }
+}
+
+crate::textual::serde_as_text!(Units);
+
+impl fmt::Display for KeyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            KeyKind::Time => "time",
+            KeyKind::Frame => "frame",
+        })
+    }
+}
+
+impl FromStr for KeyKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<KeyKind, String> {
+        match s {
+            "time" => Ok(KeyKind::Time),
+            "frame" => Ok(KeyKind::Frame),
+            other => Err(format!("unknown keys {other:?}; expected time or frame")),
+        }
+    }
+}
+
+crate::textual::serde_as_text!(KeyKind);
 
 /// Options for [`read`]; each applies to the formats named.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -39,6 +39,18 @@ pub enum Fill {
     None,
 }
 
+impl std::fmt::Display for Fill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Fill::Linear => "linear",
+            Fill::Hold => "hold",
+            Fill::None => "none",
+        })
+    }
+}
+
+crate::textual::serde_as_text!(Fill);
+
 impl FromStr for Fill {
     type Err = String;
     fn from_str(s: &str) -> Result<Fill, String> {

@@ -1,16 +1,14 @@
-//! `vidprep export video` (capped re-encode for video-native models) and `vidprep export
-//! frames` (sampled frames for image-only models).
+//! `vidprep export video` (a capped video for video-native models) and `vidprep export
+//! frames` (sampled frames for image-only models): each builds a plan with one export.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use vidprep::fit::parse_size;
-use vidprep::jobs::clip::ClipSpec;
-use vidprep::jobs::export_video::{export_video, VideoExportRequest};
-use vidprep::time::TimeSpec;
+use vidprep::plan::{ExportSpec, FramesExport, Plan, Size, Strip, VideoExport};
+use vidprep::sampling::{Order, Sampler};
+use vidprep::ExportTarget;
 
-use super::clip::{BoxesArgs, EncodeArgs, FormatArg, StyleArgs};
-use super::progress::BarProgress;
+use super::args::{id_for, BoxesArgs, BoxesFormatArg, EncodeArgs, FormatArg, SpanArgs};
 
 #[derive(Args)]
 pub struct ExportArgs {
@@ -23,7 +21,11 @@ enum ExportCommand {
     /// Re-encode within a resolution box and a Base64 size budget (video-native models).
     Video(VideoArgs),
     /// Sample frames as images, a strip, or API payloads (image-only models).
-    Frames(super::frames::FramesArgs),
+    Frames(FramesArgs),
+}
+
+fn parse_size(s: &str) -> Result<Size, String> {
+    s.parse()
 }
 
 #[derive(Args)]
@@ -35,33 +37,93 @@ pub struct VideoArgs {
     output: PathBuf,
     /// Largest width x height; the picture is fitted inside, aspect kept, never upscaled.
     #[arg(long, default_value = "1920x1280", value_parser = parse_size)]
-    max_size: (u32, u32),
+    max_size: Size,
     /// Largest size of the Base64-encoded output, in bytes.
     #[arg(long, default_value_t = 10_000_000)]
     max_base64_bytes: u64,
     /// Also write the Base64 text of the output here.
     #[arg(long)]
     base64: Option<PathBuf>,
-    /// Re-encode even when the input already fits both caps (otherwise it is copied as is).
+    /// Re-encode even when the input already is a standard model input within both caps
+    /// (otherwise it is copied as is).
     #[arg(long)]
     reencode: bool,
-    /// Only this span of the input (same syntax as `cut`).
-    #[arg(long, value_parser = TimeSpec::parse)]
-    start: Option<TimeSpec>,
-    #[arg(long, value_parser = TimeSpec::parse)]
-    end: Option<TimeSpec>,
-    /// Decision point relative to the span.
-    #[arg(long, value_parser = TimeSpec::parse)]
-    decision: Option<TimeSpec>,
-    /// Draw the --boxes (otherwise they are only carried into the sidecar).
+    /// Treat damaged input (packets that do not decode) as an error.
     #[arg(long)]
-    draw_boxes: bool,
+    strict: bool,
+    #[command(flatten)]
+    span: SpanArgs,
     #[command(flatten)]
     boxes: BoxesArgs,
     #[command(flatten)]
     format: FormatArg,
     #[command(flatten)]
-    style: StyleArgs,
+    encode: EncodeArgs,
+}
+
+#[derive(Args)]
+pub struct FramesArgs {
+    /// The input video.
+    input: PathBuf,
+    /// Folder for the images, frames.json and the optional strip/payload (replaced as a
+    /// whole).
+    #[arg(long)]
+    out_dir: PathBuf,
+    /// Sample N frames (default 16 when --fps is not given).
+    #[arg(long, conflicts_with = "fps")]
+    count: Option<usize>,
+    /// Sample F frames per second instead.
+    #[arg(long)]
+    fps: Option<f64>,
+    /// With --fps: at most M frames (beyond that, uniform M frames: V-STaR's protocol).
+    #[arg(long, requires = "fps")]
+    max_frames: Option<usize>,
+    /// Which toolkit's formula picks the frames.
+    #[arg(long, default_value = "uniform", value_parser = |s: &str| s.parse::<Sampler>().map_err(|e| e.to_string()))]
+    sampler: Sampler,
+    /// Let the formula repeat frames when N is larger than the frame count (as the toolkit
+    /// would); otherwise that is an error.
+    #[arg(long)]
+    allow_repeats: bool,
+    /// Order of the output frames: ordered, shuffled, reversed, last.
+    #[arg(long, default_value = "ordered", value_parser = |s: &str| s.parse::<Order>().map_err(|e| e.to_string()))]
+    order: Order,
+    /// Seed of the shuffled order (the permutation is recorded in frames.json).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Image format: jpg or png.
+    #[arg(long, default_value = "jpg", value_parser = |s: &str| s.parse::<vidprep::plan::ImageFormat>())]
+    format: vidprep::plan::ImageFormat,
+    /// JPEG quality (1-100).
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u8).range(1..=100))]
+    quality: u8,
+    /// Largest width x height of the images (aspect kept, never upscaled).
+    #[arg(long, value_parser = parse_size)]
+    max_size: Option<Size>,
+    /// Also write strip.jpg: every frame in one captioned grid.
+    #[arg(long)]
+    strip: bool,
+    /// Columns of the strip (default: up to 4).
+    #[arg(long, requires = "strip", value_parser = clap::value_parser!(u32).range(1..=64))]
+    strip_columns: Option<u32>,
+    /// Also write payload.json: a request-body fragment with the images as base64 for this API.
+    #[arg(long, value_parser = |s: &str| s.parse::<vidprep::plan::Payload>())]
+    payload: Option<vidprep::plan::Payload>,
+    /// Also write frames.jsonl: one line per frame with its base64 data.
+    #[arg(long)]
+    jsonl: bool,
+    /// Decoding threads (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    workers: usize,
+    /// Treat damaged input (packets that do not decode) as an error.
+    #[arg(long)]
+    strict: bool,
+    #[command(flatten)]
+    span: SpanArgs,
+    #[command(flatten)]
+    boxes: BoxesArgs,
+    #[command(flatten)]
+    boxes_format: BoxesFormatArg,
     #[command(flatten)]
     encode: EncodeArgs,
 }
@@ -69,55 +131,89 @@ pub struct VideoArgs {
 pub fn run(args: ExportArgs) -> anyhow::Result<u8> {
     match args.what {
         ExportCommand::Video(v) => run_video(v),
-        ExportCommand::Frames(f) => super::frames::run(f),
+        ExportCommand::Frames(f) => run_frames(f),
     }
 }
 
 fn run_video(args: VideoArgs) -> anyhow::Result<u8> {
-    let mut request = VideoExportRequest::new(args.input.clone(), args.output.clone());
-    request.max_size = args.max_size;
-    request.max_base64_bytes = args.max_base64_bytes;
-    request.base64 = args.base64.clone();
-    request.reencode = args.reencode;
-    request.spec = ClipSpec {
-        start: args.start,
-        end: args.end,
-        decision: args.decision,
+    if args.boxes.options_without_boxes() {
+        return Err(vidprep::Error::Usage(
+            "box and drawing options need --boxes FILE (the annotations)".into(),
+        )
+        .into());
+    }
+    let spec = VideoExport {
+        max_size: args.max_size,
+        max_base64_bytes: args.max_base64_bytes,
+        base64: args.base64.is_some(),
+        reencode: args.reencode,
+        boxes_out: args.boxes.boxes_out,
+        ..VideoExport::default()
     };
-    request.boxes = args.boxes.request(
-        args.format.format,
-        args.draw_boxes.then(|| args.style.style()),
+    let mut plan = Plan::new(
+        id_for(&args.output),
+        args.input.clone(),
+        vec![ExportSpec::Video(spec)],
     );
-    request.encode = args.encode.settings();
-    let mut progress = BarProgress::new("export");
-    let out = export_video(&request, &mut progress)?;
-    progress.done();
-    for w in &out.warnings {
-        eprintln!("warning: {w}");
+    args.span.apply(&mut plan);
+    plan.boxes = args.boxes.spec(args.format.format);
+    plan.strict = args.strict;
+    let target = ExportTarget {
+        base64: args.base64.clone(),
+        ..ExportTarget::at(args.output.clone())
+    };
+    super::clip::run_plan(&plan, vec![target], args.encode.exec(), "export")
+}
+
+fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
+    if args.boxes.options_without_boxes() {
+        return Err(vidprep::Error::Usage(
+            "box and drawing options need --boxes FILE (the annotations)".into(),
+        )
+        .into());
     }
-    if out.passthrough {
-        println!(
-            "{}: copied unchanged ({}x{}, {} bytes, Base64 {} bytes = {:.1}% of the budget), sidecar {}",
-            out.output.display(),
-            out.width,
-            out.height,
-            out.bytes,
-            out.base64_bytes,
-            out.budget_used * 100.0,
-            out.sidecar.display()
-        );
-    } else {
-        println!(
-            "{}: {}x{}, {} bytes, Base64 {} bytes = {:.1}% of the budget, after {} encode(s), sidecar {}",
-            out.output.display(),
-            out.width,
-            out.height,
-            out.bytes,
-            out.base64_bytes,
-            out.budget_used * 100.0,
-            out.attempts.len(),
-            out.sidecar.display()
-        );
+    if args.boxes.boxes_out.is_some() {
+        return Err(vidprep::Error::Usage(
+            "--boxes-out writes a file beside a video; frames.json already lists each image's boxes".into(),
+        )
+        .into());
     }
-    Ok(super::EXIT_OK)
+    let spec = FramesExport {
+        count: args.count,
+        fps: args.fps,
+        max_frames: args.max_frames,
+        sampler: args.sampler,
+        allow_repeats: args.allow_repeats,
+        order: args.order,
+        seed: args.seed,
+        format: args.format,
+        quality: args.quality,
+        max_size: args.max_size,
+        strip: Strip(
+            args.strip
+                .then(|| args.strip_columns.map_or(0, |c| c as usize)),
+        ),
+        payload: args.payload,
+        jsonl: args.jsonl,
+        ..FramesExport::default()
+    };
+    let mut plan = Plan::new(
+        id_for(&args.out_dir),
+        args.input.clone(),
+        vec![ExportSpec::Frames(spec)],
+    );
+    args.span.apply(&mut plan);
+    plan.boxes = args.boxes.spec(args.boxes_format.boxes_format);
+    plan.strict = args.strict;
+    // Workers are an execution resource, not part of the plan.
+    let exec = vidprep::ExecOptions {
+        workers: args.workers,
+        ..args.encode.exec()
+    };
+    super::clip::run_plan(
+        &plan,
+        vec![ExportTarget::at(args.out_dir.clone())],
+        exec,
+        "frames",
+    )
 }

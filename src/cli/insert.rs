@@ -1,17 +1,15 @@
-//! `vidprep insert`: one GOT-10k sequence into one host video, or a reproducible batch of
-//! sequences into a folder of hosts.
+//! `vidprep insert`: one GOT-10k sequence into one host video (a plan with an insertion and
+//! one clip, whose V-STaR annotations are written beside it), or a reproducible batch of
+//! sequences into a folder of hosts (many such plans, run as a batch).
 
 use std::path::PathBuf;
 
 use clap::Args;
-use vidprep::fit::Fit;
-use vidprep::jobs::insert::{
-    insert, list_hosts, list_sequences, plan_batch, run_batch, InsertRequest, Position,
-};
+use vidprep::plan::{BoxesOut, ClipExport, ExportSpec, InsertSpec, Plan};
 use vidprep::time::TimeSpec;
+use vidprep::ExportTarget;
 
-use super::clip::{EncodeArgs, StyleArgs};
-use super::progress::BarProgress;
+use super::args::{id_for, parse_time, BatchArgs, EncodeArgs};
 
 #[derive(Args)]
 pub struct InsertArgs {
@@ -26,15 +24,15 @@ pub struct InsertArgs {
     )]
     sequence: Option<PathBuf>,
     /// Insert before the host frame at this point (frame, seconds, timecode or %).
-    #[arg(long, value_parser = TimeSpec::parse, conflicts_with = "seed")]
+    #[arg(long, value_parser = parse_time, conflicts_with = "seed")]
     at: Option<TimeSpec>,
     /// Draw the insertion point uniformly over the host's frame boundaries from this seed.
     #[arg(long)]
     seed: Option<u64>,
-    /// How the sequence's frames fit the host frame.
-    #[arg(long, default_value = "letterbox", value_parser = ["letterbox", "stretch", "crop"])]
-    fit: String,
-    /// Output MP4 (single insertion).
+    /// How the sequence's frames fit the host frame: letterbox, stretch or crop.
+    #[arg(long, default_value = "letterbox", value_parser = |s: &str| s.parse::<vidprep::plan::Fit>())]
+    fit: vidprep::plan::Fit,
+    /// Output video, single insertion (.mp4, .mov or .mkv).
     #[arg(short, long, required_unless_present = "hosts")]
     output: Option<PathBuf>,
     /// Where to write the V-STaR annotations (default: OUTPUT.vstar.json).
@@ -43,30 +41,29 @@ pub struct InsertArgs {
     /// Draw the remapped boxes on the needle (for inspection).
     #[arg(long)]
     overlay: bool,
+    /// Treat damaged input (packets that do not decode) as an error.
+    #[arg(long)]
+    strict: bool,
     /// Batch: a folder of host videos.
     #[arg(long, requires_all = ["sequences", "count", "out_dir"])]
     hosts: Option<PathBuf>,
     /// Batch: a GOT-10k dataset root (list.txt honoured).
-    #[arg(long)]
+    #[arg(long, requires = "hosts")]
     sequences: Option<PathBuf>,
     /// Batch: how many outputs to make.
-    #[arg(long)]
+    #[arg(long, requires = "hosts")]
     count: Option<usize>,
-    /// Batch: the output folder (one MP4, sidecar and annotations file per output, index.jsonl).
-    #[arg(long)]
+    /// Batch: the output folder (DIR/<id>/clip.mp4 with its sidecar and V-STaR annotations,
+    /// DIR/report.jsonl).
+    #[arg(long, requires = "hosts")]
     out_dir: Option<PathBuf>,
-    /// Batch: outputs made at a time (default: one per core).
-    #[arg(long)]
-    jobs: Option<usize>,
     #[command(flatten)]
-    style: StyleArgs,
+    batch: BatchArgs,
     #[command(flatten)]
     encode: EncodeArgs,
 }
 
 pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
-    let fit: Fit = args.fit.parse().map_err(vidprep::Error::Usage)?;
-    let overlay = args.overlay.then(|| args.style.style());
     if let Some(hosts_dir) = &args.hosts {
         let seed = args.seed.ok_or_else(|| {
             vidprep::Error::Usage(
@@ -80,61 +77,31 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
             .into());
         }
         let sequences =
-            list_sequences(args.sequences.as_ref().expect("clap requires --sequences"))?;
-        let hosts = list_hosts(hosts_dir)?;
+            vidprep::list_sequences(args.sequences.as_ref().expect("clap requires --sequences"))?;
+        let hosts = vidprep::list_hosts(hosts_dir)?;
         let out_dir = args.out_dir.clone().expect("clap requires --out-dir");
-        let items = plan_batch(
+        let count = args.count.expect("clap requires --count");
+        let plans = vidprep::plan_insertions(
             &hosts,
             &sequences,
-            args.count.expect("clap requires --count"),
+            count,
             seed,
-            &out_dir,
+            args.fit,
+            args.overlay,
+            &[ExportSpec::Clip(ClipExport::default())],
         );
-        let jobs = args.jobs.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        });
-        let print = |o: &vidprep::jobs::insert::BatchOutcome| match &o.error {
-            None => eprintln!(
-                "ok     {}: frames {}..{} of {} (before host frame {})",
-                o.item.output.display(),
-                o.needle_frames.map_or(0, |n| n[0]),
-                o.needle_frames.map_or(0, |n| n[1]),
-                o.item
-                    .output
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                o.insert_frame.unwrap_or(0)
-            ),
-            Some(e) => eprintln!("FAILED {}: {e}", o.item.output.display()),
-        };
-        let outcomes = run_batch(
-            &items,
-            fit,
-            overlay,
-            &args.encode.settings(),
-            jobs,
-            &out_dir,
-            &print,
-        )?;
-        let failed = outcomes.iter().filter(|o| !o.ok).count();
-        eprintln!(
-            "{} outputs: {} ok, {failed} failed; index in {}",
-            outcomes.len(),
-            outcomes.len() - failed,
-            out_dir.join("index.jsonl").display()
-        );
-        return Ok(if failed > 0 {
-            super::EXIT_FAILED
-        } else {
-            super::EXIT_OK
-        });
+        let items: Vec<vidprep::plan::manifest::ManifestItem> = plans
+            .into_iter()
+            .map(|mut plan| {
+                plan.strict = args.strict;
+                vidprep::plan::manifest::ManifestItem { line: 0, plan }
+            })
+            .collect();
+        return super::batch::run_items(&items, &[], &out_dir, &args.batch, &args.encode, None);
     }
-    let position = match (args.at, args.seed) {
-        (Some(at), None) => Position::At(at),
-        (None, Some(seed)) => Position::Seed(seed),
+    let (at, seed) = match (args.at, args.seed) {
+        (Some(at), None) => (Some(at), None),
+        (None, Some(seed)) => (None, Some(seed)),
         _ => {
             return Err(vidprep::Error::Usage(
                 "say where the sequence goes: --at T or --seed N".into(),
@@ -142,34 +109,31 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
             .into())
         }
     };
-    let request = InsertRequest {
-        host: args.host.clone().expect("clap requires --host"),
-        sequence: args.sequence.clone().expect("clap requires --sequence"),
-        position,
-        fit,
-        output: args.output.clone().expect("clap requires --output"),
-        annotations: args.annotations.clone(),
-        overlay,
-        encode: args.encode.settings(),
-    };
-    let mut progress = BarProgress::new("insert");
-    let out = insert(&request, &mut progress)?;
-    progress.done();
-    let i = &out.insertion;
-    println!(
-        "{}: {} frames; the sequence ({} frames at {} fps) is output frames {}..{} ({}s to {}s), inserted before host frame {}; annotations {}, sidecar {}",
-        out.output.display(),
-        i.output_frames,
-        i.sequence_frames,
-        i.anno_fps,
-        i.needle_start,
-        i.needle_end,
-        i.insert_time.exact,
-        // Rounded to the microsecond: the sum of two decimals in f64 can print as 11.879999999999999.
-        ((i.insert_time.seconds + i.needle_duration.seconds) * 1e6).round() / 1e6,
-        i.insert_frame,
-        out.annotations.display(),
-        out.sidecar.display()
+    let output = args.output.clone().expect("clap requires --output");
+    let container = output
+        .extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .filter(|e| e == "mov" || e == "mkv");
+    let mut plan = Plan::new(
+        id_for(&output),
+        args.host.clone().expect("clap requires --host"),
+        vec![ExportSpec::Clip(ClipExport {
+            boxes_out: Some(BoxesOut::Vstar),
+            container,
+            ..ClipExport::default()
+        })],
     );
-    Ok(super::EXIT_OK)
+    plan.insert = Some(InsertSpec {
+        sequence: args.sequence.clone().expect("clap requires --sequence"),
+        at,
+        seed,
+        fit: args.fit,
+        overlay: args.overlay,
+    });
+    plan.strict = args.strict;
+    let target = ExportTarget {
+        boxes: args.annotations.clone(),
+        ..ExportTarget::at(output)
+    };
+    super::clip::run_plan(&plan, vec![target], args.encode.exec(), "insert")
 }

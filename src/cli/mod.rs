@@ -1,17 +1,18 @@
 //! Command definitions (clap) and dispatch. Each subcommand lives in its own file and only
-//! turns arguments into library calls.
+//! turns arguments into plans (or reads a manifest of them), runs them through the library and
+//! prints what was made. Exit codes: 0 success, 1 some item failed, 2 bad usage.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod args;
+mod batch;
 mod clip;
 mod export;
-mod frames;
 mod insert;
 mod probe;
 mod progress;
-mod run;
 
 /// Frame-accurate video preparation for multimodal-LLM benchmarks.
 #[derive(Parser)]
@@ -23,7 +24,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Describe a video: streams, sizes, rates, duration, frame counts, rotation, audio.
+    /// Describe a video: streams, sizes, rates, duration, frame counts, rotation, damage.
     Probe(probe::ProbeArgs),
     /// Cut frame-accurate clips: one span, or every line of a manifest.
     Cut(clip::CutArgs),
@@ -36,7 +37,7 @@ enum Command {
     /// Model inputs: capped videos for video models, sampled frames for image models.
     Export(export::ExportArgs),
     /// Run a whole benchmark manifest: every item in one pass, in parallel, resumable, sharded.
-    Run(run::RunArgs),
+    Run(batch::RunArgs),
 }
 
 /// Exit codes.
@@ -45,6 +46,11 @@ pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 
 pub fn main() -> ExitCode {
+    // Ctrl-C or a termination signal: remove every temporary output, then stop.
+    let _ = ctrlc::set_handler(|| {
+        vidprep::exec::group::remove_all_temporaries();
+        std::process::exit(130);
+    });
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -60,16 +66,71 @@ pub fn main() -> ExitCode {
         Command::Overlay(args) => clip::run_overlay(args),
         Command::Insert(args) => insert::run(args),
         Command::Export(args) => export::run(args),
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => batch::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", with_flags(&format!("{e:#}")));
             let usage = e
                 .downcast_ref::<vidprep::Error>()
-                .is_some_and(|e| matches!(e, vidprep::Error::Usage(_)));
+                .is_some_and(|e| e.kind() == vidprep::ErrorKind::Usage);
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
+    }
+}
+
+/// The library names plan fields in backticks (`allow_repeats`); on the command line they are
+/// flags (`--allow-repeats`).
+pub fn with_flags(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(start) = rest.find('`') {
+        let Some(len) = rest[start + 1..].find('`') else {
+            break;
+        };
+        let word = &rest[start + 1..start + 1 + len];
+        out.push_str(&rest[..start]);
+        if !word.is_empty() && word.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+            out.push_str("--");
+            out.push_str(&word.replace('_', "-"));
+        } else {
+            out.push('`');
+            out.push_str(word);
+            out.push('`');
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Prints a run's warnings (once each) on stderr.
+pub fn print_warnings(warnings: &[String]) {
+    let mut seen = std::collections::HashSet::new();
+    for w in warnings {
+        if seen.insert(w) {
+            eprintln!("warning: {}", with_flags(w));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn plan_fields_become_flags() {
+        assert_eq!(
+            super::with_flags("or set `allow_repeats` to keep them; `crf` 60; keep `x.mp4`"),
+            "or set --allow-repeats to keep them; --crf 60; keep `x.mp4`"
+        );
+    }
+}
+
+#[cfg(test)]
+mod cli_tests {
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

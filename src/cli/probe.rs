@@ -17,7 +17,7 @@ pub struct ProbeArgs {
 }
 
 pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
-    let info = vidprep::media::probe(&args.file, args.count_frames)?;
+    let info = vidprep::probe(&args.file, args.count_frames)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {

@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use vidprep::pipeline::Progress;
+use vidprep::Progress;
 
 /// Draws frames done / total with speed and ETA when stderr is a terminal.
 pub struct BarProgress {

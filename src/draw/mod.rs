@@ -20,6 +20,21 @@ pub fn font() -> FontRef<'static> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Rgb(pub u8, pub u8, pub u8);
 
+impl std::fmt::Display for Rgb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:02x}{:02x}{:02x}", self.0, self.1, self.2)
+    }
+}
+
+impl std::str::FromStr for Rgb {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Rgb, String> {
+        Rgb::parse(s)
+    }
+}
+
+crate::textual::serde_as_text!(Rgb);
+
 impl Rgb {
     /// Parses `RRGGBB` or `#RRGGBB`, or a few names (`red`, `green`, `blue`, `yellow`, `cyan`,
     /// `magenta`, `white`, `black`, `orange`).

@@ -486,7 +486,7 @@ impl AudioTrack {
         let mut enc = ffmpeg::codec::context::Context::new_with_codec(codec)
             .encoder()
             .audio()
-            .map_err(|e| Error::ffmpeg(output_path, "creating the AAC encoder", e))?;
+            .map_err(|e| Error::encode(output_path, "creating the AAC encoder", e))?;
         enc.set_rate(format.sample_rate as i32);
         enc.set_channel_layout(ffmpeg::ChannelLayout::from_bits_truncate(layout_for(
             format.channels,
@@ -502,10 +502,10 @@ impl AudioTrack {
         }
         let encoder = enc
             .open_as(codec)
-            .map_err(|e| Error::ffmpeg(output_path, "opening the AAC encoder", e))?;
+            .map_err(|e| Error::encode(output_path, "opening the AAC encoder", e))?;
         let mut stream = output
             .add_stream(codec)
-            .map_err(|e| Error::ffmpeg(output_path, "adding the audio stream", e))?;
+            .map_err(|e| Error::encode(output_path, "adding the audio stream", e))?;
         stream.set_parameters(&encoder);
         stream.set_time_base(ffmpeg::Rational::new(1, format.sample_rate as i32));
         let stream_index = stream.index();
@@ -573,7 +573,7 @@ impl AudioTrack {
         }
         self.encoder
             .send_eof()
-            .map_err(|e| Error::ffmpeg(&self.output_path, "flushing the AAC encoder", e))?;
+            .map_err(|e| Error::encode(&self.output_path, "flushing the AAC encoder", e))?;
         self.drain(output)
     }
 
@@ -646,7 +646,7 @@ impl AudioTrack {
         self.encoded += n as i64;
         self.encoder
             .send_frame(&frame)
-            .map_err(|e| Error::ffmpeg(&self.output_path, "encoding audio", e))?;
+            .map_err(|e| Error::encode(&self.output_path, "encoding audio", e))?;
         self.drain(output)
     }
 
@@ -662,11 +662,11 @@ impl AudioTrack {
                     );
                     packet
                         .write_interleaved(output)
-                        .map_err(|e| Error::ffmpeg(&self.output_path, "writing audio", e))?;
+                        .map_err(|e| Error::encode(&self.output_path, "writing audio", e))?;
                 }
                 Err(ffmpeg::Error::Eof) => return Ok(()),
                 Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => return Ok(()),
-                Err(e) => return Err(Error::ffmpeg(&self.output_path, "encoding audio", e)),
+                Err(e) => return Err(Error::encode(&self.output_path, "encoding audio", e)),
             }
         }
     }

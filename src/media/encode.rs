@@ -120,7 +120,7 @@ impl EncodeSettings {
     /// Checks values a user can get wrong.
     pub fn validate(&self) -> Result<()> {
         if !(0.0..=51.0).contains(&self.crf) {
-            return Err(Error::Usage(format!("--crf {} is outside 0..51", self.crf)));
+            return Err(Error::Usage(format!("`crf` {} is outside 0..51", self.crf)));
         }
         if !X264_PRESETS.contains(&self.preset.as_str()) {
             return Err(Error::Usage(format!(
@@ -205,7 +205,7 @@ impl Mp4Writer {
             ));
         }
         let mut output = ffmpeg::format::output_as(&write_to, container.muxer())
-            .map_err(|e| Error::ffmpeg(path, "creating the output file", e))?;
+            .map_err(|e| Error::encode(path, "creating the output file", e))?;
         let codec = ffmpeg::encoder::find_by_name("libx264")
             .ok_or_else(|| Error::request(path, "this ffmpeg build has no libx264 encoder"))?;
         let global_header = output
@@ -215,7 +215,7 @@ impl Mp4Writer {
         let mut enc = ffmpeg::codec::context::Context::new_with_codec(codec)
             .encoder()
             .video()
-            .map_err(|e| Error::ffmpeg(path, "creating the H.264 encoder", e))?;
+            .map_err(|e| Error::encode(path, "creating the H.264 encoder", e))?;
         let tb: ffmpeg::Rational = video.time_base.into();
         enc.set_width(width);
         enc.set_height(height);
@@ -246,10 +246,10 @@ impl Mp4Writer {
         }
         let encoder = enc
             .open_as_with(codec, options)
-            .map_err(|e| Error::ffmpeg(path, "opening the H.264 encoder", e))?;
+            .map_err(|e| Error::encode(path, "opening the H.264 encoder", e))?;
         let mut stream = output
             .add_stream(codec)
-            .map_err(|e| Error::ffmpeg(path, "adding the video stream", e))?;
+            .map_err(|e| Error::encode(path, "adding the video stream", e))?;
         stream.set_parameters(&encoder);
         stream.set_time_base(tb);
         if let Some(fps) = video.frame_rate.filter(|r| r.is_valid()) {
@@ -277,7 +277,7 @@ impl Mp4Writer {
         }
         output
             .write_header_with(header_options)
-            .map_err(|e| Error::ffmpeg(path, "writing the file header", e))?;
+            .map_err(|e| Error::encode(path, "writing the file header", e))?;
         let stream_time_base = output
             .stream(stream_index)
             .map(|s| s.time_base())
@@ -345,7 +345,7 @@ impl Mp4Writer {
         self.end_time = time + duration;
         self.encoder
             .send_frame(&frame)
-            .map_err(|e| Error::ffmpeg(&self.path, format!("encoding frame {}", self.frames), e))?;
+            .map_err(|e| Error::encode(&self.path, format!("encoding frame {}", self.frames), e))?;
         self.frames += 1;
         self.drain_video()?;
         if let Some(a) = self.audio.as_mut() {
@@ -368,11 +368,11 @@ impl Mp4Writer {
                     packet.rescale_ts(self.encoder_time_base, self.stream_time_base);
                     packet
                         .write_interleaved(&mut self.output)
-                        .map_err(|e| Error::ffmpeg(&self.path, "writing video", e))?;
+                        .map_err(|e| Error::encode(&self.path, "writing video", e))?;
                 }
                 Err(ffmpeg::Error::Eof) => return Ok(()),
                 Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => return Ok(()),
-                Err(e) => return Err(Error::ffmpeg(&self.path, "encoding video", e)),
+                Err(e) => return Err(Error::encode(&self.path, "encoding video", e)),
             }
         }
     }
@@ -387,14 +387,14 @@ impl Mp4Writer {
             }
             self.encoder
                 .send_eof()
-                .map_err(|e| Error::ffmpeg(&self.path, "flushing the H.264 encoder", e))?;
+                .map_err(|e| Error::encode(&self.path, "flushing the H.264 encoder", e))?;
             self.drain_video()?;
             if let Some(a) = self.audio.as_mut() {
                 a.finish(&mut self.output)?;
             }
             self.output
                 .write_trailer()
-                .map_err(|e| Error::ffmpeg(&self.path, "finishing the MP4 file", e))?;
+                .map_err(|e| Error::encode(&self.path, "finishing the MP4 file", e))?;
         }
         Ok(WriteReport {
             frames: self.frames,

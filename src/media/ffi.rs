@@ -212,3 +212,44 @@ pub fn muxer_for_file_name(name: &str) -> Option<String> {
 pub fn output_stream_time_base(output: &Output, stream: usize) -> Option<ffmpeg::Rational> {
     output.stream(stream).map(|s| s.time_base())
 }
+
+/// Whether the output's muxer can store `codec` without re-encoding.
+pub fn muxer_can_hold(output: &Output, codec: ffmpeg::codec::Id) -> bool {
+    let id: ffi::AVCodecID = codec.into();
+    // SAFETY: an output context always has its muxer description (`oformat`, static);
+    // `avformat_query_codec` only reads it.
+    unsafe {
+        ffi::avformat_query_codec((*output.as_ptr()).oformat, id, ffi::FF_COMPLIANCE_NORMAL) == 1
+    }
+}
+
+/// Prepares an output stream that copies `input`'s packets: clears the codec tag (the new
+/// container picks its own) and copies the display matrix, so players still rotate the
+/// picture.
+pub fn copy_stream_for_remux(
+    input: &ffmpeg::format::stream::Stream,
+    output: &mut ffmpeg::format::stream::StreamMut,
+) {
+    // SAFETY: both streams are valid for the duration of the call (borrowed from their
+    // contexts); `codecpar` is non-null for streams with parameters set; the side data is
+    // copied with its own size into a buffer FFmpeg allocates for the output stream.
+    unsafe {
+        (*(*output.as_mut_ptr()).codecpar).codec_tag = 0;
+        let mut size = 0usize;
+        let matrix = ffi::av_stream_get_side_data(
+            input.as_ptr(),
+            ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
+            &mut size,
+        );
+        if !matrix.is_null() && size > 0 {
+            let dst = ffi::av_stream_new_side_data(
+                output.as_mut_ptr(),
+                ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
+                size,
+            );
+            if !dst.is_null() {
+                std::ptr::copy_nonoverlapping(matrix, dst, size);
+            }
+        }
+    }
+}

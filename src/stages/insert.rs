@@ -1,89 +1,106 @@
-//! Needle insertion: a GOT-10k tracking sequence (JPEG frames + boxes) inserted into a host
-//! video at a chosen or seeded-random frame boundary, conformed to the host (retimed from the
-//! sequence's `anno_fps` to the host's frame rate, fitted to its frame), with the host's later
-//! content delayed by the needle's duration (nothing of the host is lost), host audio around it
-//! and silence under it, and the boxes written in V-STaR's schema in output frames and pixels.
+//! The insert stage: a GOT-10k tracking sequence (JPEG frames + boxes) inserted into the clip
+//! at a chosen or seeded-random frame boundary, conformed to it (retimed from the sequence's
+//! `anno_fps` to the clip's frame rate, fitted to its frame), with the clip's later content
+//! delayed by the needle's duration (nothing is lost), the clip's audio around it and silence
+//! under it. Its boxes are recorded in output frames and pixels (V-STaR's schema beside the
+//! output) and drawn when asked.
 //!
-//! Timing: the needle lasts `D = K / host_fps` with `K = round(n * host_fps / anno_fps)`
-//! output frames for `n` sequence frames; output needle frame `k` shows sequence frame
-//! `floor(k * anno_fps / host_fps)` (each sequence frame is shown for `1 / anno_fps` seconds).
+//! Timing: the needle lasts `D = K / fps` with `K = round(n * fps / anno_fps)` output frames
+//! for `n` sequence frames; output needle frame `k` shows sequence frame
+//! `floor(k * anno_fps / fps)` (each sequence frame is shown for `1 / anno_fps` seconds).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ffmpeg_next::frame::Video as VideoFrame;
-use serde::Serialize;
 
 use crate::annotations::{self, ConstantRateClock, Fill, FrameClock};
 use crate::error::{Error, Result};
+use crate::exec::stream::{NeedleSegment, StreamBuilder};
 use crate::fit::{Fit, Placement, Placer};
-use crate::jobs::clip::stream_timing;
 use crate::media::audio::{AudioPlan, AudioSegment};
-use crate::media::decode::{DecodeOptions, FrameReader};
-use crate::media::encode::EncodeSettings;
 use crate::media::frame::share;
 use crate::media::input::Ratio;
 use crate::media::still::{decode_still, still_size};
 use crate::media::table::FrameTable;
-use crate::output::{ensure_not_an_input, sidecar_path, PendingFile};
-use crate::overlay::{BoxRecorder, BoxesRequest, OverlayStage, SourceBoxes, Style};
-use crate::pipeline::{
-    self, ClipSource, FrameOrigin, FrameSink, FrameSource, FrameStage, Geometry, PipelineFrame,
-    Progress,
-};
+use crate::overlay::{BoxesRequest, SourceBoxes, Style};
+use crate::pipeline::{FrameOrigin, FrameSource, Geometry, PipelineFrame};
+use crate::plan::{InsertSpec, Plan, Position};
 use crate::sampling::SplitMix64;
-use crate::sidecar::{ProvenanceRecorder, SourceRecord, TimeRecord, VERSION};
-use crate::sinks::{Mp4Sink, SidecarContext, StreamTiming};
-use crate::time::{FrameRange, Rounding, Time, TimeSpec};
+use crate::sidecar::SourceRecord;
+use crate::stages::Stage;
+use crate::time::{Rounding, Time, TimeSpec};
 
-/// Where the needle goes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Position {
-    /// Before the host frame at this time/frame/percentage (`100%` or the frame count appends).
-    At(TimeSpec),
-    /// Uniformly over the host's frame boundaries `0..=frames`, reproducibly from this seed.
-    Seed(u64),
+/// The pipeline source id of the needle's frames (the host is 0).
+pub(crate) const NEEDLE_SOURCE: usize = 1;
+
+/// The insert stage of a plan.
+pub(crate) struct InsertStage {
+    pub spec: InsertSpec,
 }
 
-#[derive(Clone, Debug)]
-pub struct InsertRequest {
-    pub host: PathBuf,
-    pub sequence: PathBuf,
-    pub position: Position,
-    pub fit: Fit,
-    pub output: PathBuf,
-    /// Where to write the V-STaR annotations (default: `OUTPUT.vstar.json`).
-    pub annotations: Option<PathBuf>,
-    /// Draw the remapped boxes (for inspection).
-    pub overlay: Option<Style>,
-    pub encode: EncodeSettings,
-}
-
-/// Where the needle went, in host and output terms.
-#[derive(Clone, Debug, Serialize)]
-pub struct Insertion {
-    /// The needle sits before this host frame (0 = at the start, host frame count = appended).
-    pub insert_frame: usize,
-    pub insert_time: TimeRecord,
-    pub seed: Option<u64>,
-    pub needle_frames: usize,
-    pub needle_duration: TimeRecord,
-    pub sequence_frames: usize,
-    pub anno_fps: String,
-    pub host_fps: String,
-    pub placement: Placement,
-    /// Output frames `[needle_start, needle_end)` are the needle.
-    pub needle_start: usize,
-    pub needle_end: usize,
-    pub output_frames: usize,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct InsertOutput {
-    pub output: PathBuf,
-    pub sidecar: PathBuf,
-    pub annotations: PathBuf,
-    pub insertion: Insertion,
+impl Stage for InsertStage {
+    fn shape(&self, stream: &mut StreamBuilder) -> Result<()> {
+        let fps = host_frame_rate(&stream.info, &stream.table);
+        let prepared = PreparedNeedle::new(&self.spec.sequence, stream.size, fps, self.spec.fit)?;
+        let resolved = &stream.resolved;
+        let n = resolved.kept.len();
+        let clip_duration = resolved.duration();
+        let table = &stream.table;
+        let first_at_or_after = |t: Time| -> usize {
+            table
+                .first_at_or_after(resolved.start_time() + t)
+                .clamp(resolved.kept.start, resolved.kept.end)
+                - resolved.kept.start
+        };
+        let source = &stream.source;
+        let at = match self.spec.position() {
+            Position::Seed(seed) => SplitMix64::new(seed).below(n as u64 + 1) as usize,
+            Position::At(TimeSpec::Frame(f)) => {
+                if f as usize > n {
+                    return Err(Error::request(
+                        source,
+                        format!("insertion frame {f} is past the end of the clip ({n} frames)"),
+                    ));
+                }
+                f as usize
+            }
+            Position::At(TimeSpec::Seconds(t)) => {
+                if t > clip_duration {
+                    return Err(Error::request(
+                        source,
+                        format!(
+                            "insertion time {}s is past the end of the clip ({}s)",
+                            crate::time::decimal_text(t),
+                            crate::time::decimal_text(clip_duration)
+                        ),
+                    ));
+                }
+                first_at_or_after(t)
+            }
+            Position::At(TimeSpec::Percent(p)) => {
+                first_at_or_after((clip_duration * p).scale(1, 100))
+            }
+        };
+        let time = if at < n {
+            table.time(resolved.kept.start + at) - resolved.start_time()
+        } else {
+            clip_duration
+        };
+        stream.add_box_source(
+            NEEDLE_SOURCE,
+            prepared.boxes.clone(),
+            self.spec.overlay.then(Style::default),
+        );
+        stream.needle = Some(NeedleSegment {
+            prepared,
+            at,
+            time,
+            seed: self.spec.seed,
+            fit: self.spec.fit,
+        });
+        Ok(())
+    }
 }
 
 /// A checked GOT-10k sequence ready to insert.
@@ -180,7 +197,6 @@ impl PreparedNeedle {
         host_size: (u32, u32),
         host_fps: Time,
         fit: Fit,
-        draw: Option<Style>,
     ) -> Result<PreparedNeedle> {
         let needle = load_needle(sequence)?;
         let n = needle.images.len();
@@ -202,7 +218,6 @@ impl PreparedNeedle {
         let mut request = BoxesRequest::new(needle.dir.clone());
         request.format = annotations::Format::Got10k;
         request.fill = Fill::None;
-        request.draw = draw;
         let resolved = needle.annotations.resolve(&clock, Fill::None)?;
         let object = needle
             .annotations
@@ -267,17 +282,23 @@ pub struct SpliceSource<S: FrameSource> {
     host: S,
     /// Output index of the host frame the needle goes before.
     insert_at: usize,
+    needle: NeedleRenderer,
+    shift: Time,
+    phase: Phase,
+    pending: Option<PipelineFrame>,
+    host_frames: usize,
+}
+
+/// Renders needle frames: sequence images decoded, fitted to the host frame, timed.
+pub(crate) struct NeedleRenderer {
+    insert_at: usize,
     insert_time: Time,
     images: Vec<PathBuf>,
     map: Vec<usize>,
     placer: Placer,
     geometry: Geometry,
     step: Time,
-    shift: Time,
-    phase: Phase,
-    pending: Option<PipelineFrame>,
     cached: Option<(usize, VideoFrame)>,
-    host_frames: usize,
 }
 
 enum Phase {
@@ -299,21 +320,37 @@ impl<S: FrameSource> SpliceSource<S> {
         SpliceSource {
             host,
             insert_at,
+            needle: NeedleRenderer::new(needle, insert_at, insert_time),
+            shift: needle.duration,
+            phase: Phase::Before,
+            pending: None,
+            host_frames,
+        }
+    }
+}
+
+impl NeedleRenderer {
+    /// Needle frame `k` is output frame `insert_at + k`, shown at `insert_time + k * step`.
+    pub fn new(needle: &PreparedNeedle, insert_at: usize, insert_time: Time) -> NeedleRenderer {
+        NeedleRenderer {
+            insert_at,
             insert_time,
             images: needle.images.clone(),
             map: needle.map.clone(),
             placer: Placer::new(needle.placement),
             geometry: needle.placement.geometry(),
             step: needle.step,
-            shift: needle.duration,
-            phase: Phase::Before,
-            pending: None,
             cached: None,
-            host_frames,
         }
     }
 
-    fn needle_frame(&mut self, k: usize) -> Result<PipelineFrame> {
+    /// How many frames the needle has.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Needle frame `k` (0-based within the needle).
+    pub fn frame(&mut self, k: usize) -> Result<PipelineFrame> {
         let s = self.map[k];
         let image = match &self.cached {
             Some((cached, image)) if *cached == s => share(image),
@@ -345,7 +382,7 @@ impl<S: FrameSource> SpliceSource<S> {
             time: self.insert_time + self.step * k as i64,
             duration: self.step,
             origin: FrameOrigin {
-                source: 1,
+                source: NEEDLE_SOURCE,
                 index: s,
                 pts: s as i64,
             },
@@ -374,12 +411,12 @@ impl<S: FrameSource> FrameSource for SpliceSource<S> {
                     }
                 }
                 Phase::Needle(k) => {
-                    if k >= self.map.len() {
+                    if k >= self.needle.len() {
                         self.phase = Phase::After;
                         continue;
                     }
                     self.phase = Phase::Needle(k + 1);
-                    return self.needle_frame(k).map(Some);
+                    return self.needle.frame(k).map(Some);
                 }
                 Phase::After => {
                     let next = match self.pending.take() {
@@ -388,7 +425,7 @@ impl<S: FrameSource> FrameSource for SpliceSource<S> {
                     };
                     return Ok(next.map(|mut f| {
                         f.time = f.time + self.shift;
-                        f.index += self.map.len();
+                        f.index += self.needle.len();
                         f
                     }));
                 }
@@ -397,7 +434,7 @@ impl<S: FrameSource> FrameSource for SpliceSource<S> {
     }
 
     fn len_hint(&self) -> Option<usize> {
-        Some(self.host_frames + self.map.len())
+        Some(self.host_frames + self.needle.len())
     }
 }
 
@@ -445,236 +482,27 @@ pub fn host_frame_rate(info: &crate::media::input::VideoStreamInfo, table: &Fram
         })
 }
 
-/// The host frame before which the needle goes.
-fn resolve_position(host: &Path, table: &FrameTable, position: Position) -> Result<usize> {
-    let n = table.len();
-    Ok(match position {
-        Position::Seed(seed) => SplitMix64::new(seed).below(n as u64 + 1) as usize,
-        Position::At(TimeSpec::Frame(f)) => {
-            if f as usize > n {
-                return Err(Error::request(
-                    host,
-                    format!("insertion frame {f} is past the end of the host ({n} frames)"),
-                ));
-            }
-            f as usize
-        }
-        Position::At(TimeSpec::Seconds(t)) => {
-            if t > table.end_time() {
-                return Err(Error::request(
-                    host,
-                    format!(
-                        "insertion time {}s is past the end of the host ({}s)",
-                        t.as_secs_f64(),
-                        table.end_time().as_secs_f64()
-                    ),
-                ));
-            }
-            table.first_at_or_after(t)
-        }
-        Position::At(TimeSpec::Percent(p)) => {
-            table.first_at_or_after((table.end_time() * p).scale(1, 100))
-        }
-    })
-}
-
-/// Inserts `request.sequence` into `request.host`.
-pub fn insert(request: &InsertRequest, progress: &mut dyn Progress) -> Result<InsertOutput> {
-    crate::media::table::retry_on_table_mismatch(|| insert_once(request, progress))
-}
-
-fn insert_once(request: &InsertRequest, progress: &mut dyn Progress) -> Result<InsertOutput> {
-    request.encode.validate()?;
-    let annotations_path = request.annotations.clone().unwrap_or_else(|| {
-        let stem = request
-            .output
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        request.output.with_file_name(format!("{stem}.vstar.json"))
-    });
-    for out in [
-        &request.output,
-        &sidecar_path(&request.output),
-        &annotations_path,
-    ] {
-        ensure_not_an_input(out, &[&request.host, &request.sequence])?;
-    }
-    if annotations_path == sidecar_path(&request.output) {
-        return Err(Error::Usage(format!(
-            "--annotations {} would be overwritten by the output's sidecar; choose another name",
-            annotations_path.display()
-        )));
-    }
-    let table = FrameTable::for_file(&request.host)?;
-    let reader = FrameReader::open_with(
-        &request.host,
-        DecodeOptions {
-            threads: request.encode.threads,
-            ..Default::default()
-        },
-    )?;
-    let info = reader.info().clone();
-    let host_size = reader.output_size();
-    let host_fps = host_frame_rate(&info, &table);
-    let needle = PreparedNeedle::new(
-        &request.sequence,
-        host_size,
-        host_fps,
-        request.fit,
-        request.overlay.clone(),
-    )?;
-    let insert_at = resolve_position(&request.host, &table, request.position)?;
-    let insert_time = if insert_at < table.len() {
-        table.time(insert_at)
-    } else {
-        table.end_time()
-    };
-    let k_frames = needle.frames;
-    let shift = needle.duration;
-    let placement = needle.placement;
-    let n = needle.images.len();
-
-    let origin_abs = table.origin();
-    let audio = splice_audio(
-        &request.host,
-        origin_abs,
-        Time::ZERO,
-        table.end_time(),
-        insert_time,
-        shift,
-    );
-    let base_timing = stream_timing(&info, reader.applied_rotation().swaps_axes());
-    let timing = StreamTiming {
-        time_base: common_time_base(base_timing.time_base, host_fps),
-        frame_rate: Some(Ratio::new(host_fps.numer() as i32, host_fps.denom() as i32)),
-        sample_aspect_ratio: base_timing.sample_aspect_ratio,
-    };
-    let provenance = ProvenanceRecorder::new(&[
-        (table.origin(), table.time_base),
-        (Time::ZERO, needle.time_base()),
-    ]);
-    let mut sink = Mp4Sink::new(
-        &request.output,
-        timing,
-        &request.encode,
-        Some(audio),
-        provenance,
-    )?
-    .with_boxes(BoxRecorder::new(needle.boxes.clone(), 1));
-    let mut overlay = request
-        .overlay
-        .clone()
-        .map(|style| OverlayStage::new(needle.boxes.clone(), 1, style));
-    let whole = FrameRange::new(0, table.len());
-    let host = ClipSource::new(reader, table.clone(), whole, table.end_time(), 0);
-    let mut source = SpliceSource::new(host, table.len(), insert_at, insert_time, &needle);
-    {
-        let mut stages: Vec<&mut dyn FrameStage> = Vec::new();
-        if let Some(o) = overlay.as_mut() {
-            stages.push(o);
-        }
-        pipeline::run(
-            &mut source,
-            &mut stages,
-            &mut [&mut sink as &mut dyn FrameSink],
-            progress,
-        )?;
-    }
-
-    let insertion = Insertion {
-        insert_frame: insert_at,
-        insert_time: insert_time.into(),
-        seed: match request.position {
-            Position::Seed(s) => Some(s),
-            _ => None,
-        },
-        needle_frames: k_frames,
-        needle_duration: shift.into(),
-        sequence_frames: n,
-        anno_fps: crate::time::decimal_text(needle.anno_fps),
-        host_fps: crate::time::decimal_text(host_fps),
-        placement,
-        needle_start: insert_at,
-        needle_end: insert_at + k_frames,
-        output_frames: table.len() + k_frames,
-    };
-    let done = sink.commit()?.write_sidecar(SidecarContext {
-        job: "insert",
-        sources: vec![
-            SourceRecord::new(&request.host, &info, &table, true),
-            needle.record(),
-        ],
-        request: serde_json::json!({
-            "host": request.host.display().to_string(),
-            "sequence": request.sequence.display().to_string(),
-            "position": match request.position {
-                Position::At(t) => serde_json::json!({"at": t.to_text()}),
-                Position::Seed(s) => serde_json::json!({"seed": s}),
-            },
-            "fit": request.fit,
-            "overlay": request.overlay,
-        }),
-        resolved: serde_json::to_value(&insertion).expect("insertion serializes"),
-        encode: &request.encode,
-        warnings: Vec::new(),
-        boxes_out: None,
-    })?;
-    let (out_boxes, clock) = done.boxes.as_ref().expect("boxes recorded above");
-    let vid = request
-        .output
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let provenance = serde_json::json!({
-        "host": request.host.display().to_string(),
-        "sequence": request.sequence.display().to_string(),
-        "insert_frame": insert_at,
-        "insert_time": crate::time::decimal_text(insert_time),
-        "needle_frames": [insert_at, insert_at + k_frames],
-        "seed": insertion.seed,
-        "fit": request.fit,
-        "vidprep_version": VERSION,
-    });
-    write_vstar_annotations(
-        &annotations_path,
-        out_boxes,
-        clock,
-        &needle,
-        &vid,
-        insert_time,
-        host_fps,
-        provenance,
-    )?;
-    Ok(InsertOutput {
-        output: done.path,
-        sidecar: done.sidecar_path,
-        annotations: annotations_path,
-        insertion,
-    })
-}
-
-/// Writes the needle's V-STaR item: its boxes in output frames and pixels (`boxes`, recorded
-/// from the frames really written), `timestamps` = the needle's span in output seconds, and
+/// The needle's V-STaR item as JSON text: its boxes in output frames and pixels (`boxes`,
+/// recorded from the frames really written; the first track that came from the needle),
+/// `timestamps` = the needle's span in output seconds, `fps` the output's frame rate, and
 /// `provenance`.
-#[allow(clippy::too_many_arguments)]
-pub fn write_vstar_annotations(
-    path: &Path,
+pub(crate) fn needle_vstar_text(
     boxes: &annotations::Annotations,
     clock: &annotations::TimestampClock,
-    needle: &PreparedNeedle,
+    needle: &NeedleSegment,
     vid: &str,
-    insert_time: Time,
-    host_fps: Time,
     provenance: serde_json::Value,
-) -> Result<()> {
-    let needle_track = needle
-        .boxes
-        .annotations
-        .tracks
-        .first()
-        .map(|t| t.id.clone());
-    let track = needle_track.and_then(|id| boxes.tracks.iter().position(|t| t.id == id));
+) -> Result<String> {
+    let track = boxes
+        .meta
+        .fields
+        .get("track_sources")
+        .and_then(|v| v.as_array())
+        .and_then(|sources| {
+            sources
+                .iter()
+                .position(|s| s.as_u64() == Some(NEEDLE_SOURCE as u64))
+        });
     let mut item = match track {
         Some(t) => annotations::vstar_item(boxes, t, clock, Fill::None, vid)?,
         None => annotations::VstarItem {
@@ -689,16 +517,15 @@ pub fn write_vstar_annotations(
             extra: Default::default(),
         },
     };
-    item.object = needle.object.clone().unwrap_or(item.object);
-    item.fps = host_fps.as_secs_f64();
+    let prepared = &needle.prepared;
+    item.object = prepared.object.clone().unwrap_or(item.object);
+    item.fps = (Time::from_secs(1) / prepared.step).as_secs_f64();
     item.timestamps = [
-        insert_time.as_secs_f64(),
-        (insert_time + needle.duration).as_secs_f64(),
+        needle.time.as_secs_f64(),
+        (needle.time + prepared.duration).as_secs_f64(),
     ];
     item.extra.insert("provenance".into(), provenance);
-    let text = serde_json::to_string_pretty(&item).expect("V-STaR item serializes") + "\n";
-    PendingFile::write_all(path, text.as_bytes())?;
-    Ok(())
+    Ok(serde_json::to_string_pretty(&item).expect("V-STaR item serializes") + "\n")
 }
 
 /// File extensions taken as host videos in a folder.
@@ -776,28 +603,20 @@ pub fn list_sequences(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(seqs)
 }
 
-/// One planned insertion of a batch.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct BatchItem {
-    pub index: usize,
-    pub host: PathBuf,
-    pub sequence: PathBuf,
-    /// The seed of this item's insertion position.
-    pub seed: u64,
-    pub output: PathBuf,
-}
-
-/// Pairs sequences with hosts for `count` outputs, reproducibly from `seed` alone: sequences
-/// and hosts are each shuffled once (Fisher-Yates, SplitMix64) and item `j` takes sequence
-/// `j mod S` and host `j mod H` of the shuffled lists; its position seed is the first
-/// SplitMix64 output seeded with `seed + j`. Nothing depends on threads or timing.
+/// The plans of a batch of insertions: sequences paired with hosts for `count` items,
+/// reproducibly from `seed` alone. Sequences and hosts are each shuffled once (Fisher-Yates,
+/// SplitMix64) and item `j` takes sequence `j mod S` and host `j mod H` of the shuffled lists;
+/// its position seed is the first SplitMix64 output seeded with `seed + j`. Nothing depends
+/// on threads or timing. Each plan makes one clip (with the needle's V-STaR annotations).
 pub fn plan_batch(
     hosts: &[PathBuf],
     sequences: &[PathBuf],
     count: usize,
     seed: u64,
-    out_dir: &Path,
-) -> Vec<BatchItem> {
+    fit: Fit,
+    overlay: bool,
+    exports: &[crate::plan::ExportSpec],
+) -> Vec<Plan> {
     let seq_order = crate::sampling::shuffle_permutation(sequences.len(), seed);
     let host_order =
         crate::sampling::shuffle_permutation(hosts.len(), seed ^ 0xD1B5_4A32_D192_ED03);
@@ -812,108 +631,18 @@ pub fn plan_batch(
             let sequence = sequences[seq_order[j % sequences.len()]].clone();
             let host = hosts[host_order[j % hosts.len()]].clone();
             let item_seed = SplitMix64::new(seed.wrapping_add(j as u64)).next_u64();
-            let output = out_dir.join(format!("{j:05}_{}_in_{}.mp4", name(&sequence), name(&host)));
-            BatchItem {
-                index: j,
-                host,
+            let id = format!("{j:05}_{}_in_{}", name(&sequence), name(&host));
+            let mut plan = Plan::new(id, host, exports.to_vec());
+            plan.insert = Some(InsertSpec {
                 sequence,
-                seed: item_seed,
-                output,
-            }
+                at: None,
+                seed: Some(item_seed),
+                fit,
+                overlay,
+            });
+            plan
         })
         .collect()
-}
-
-/// What became of one batch item (a line of `index.jsonl`).
-#[derive(Clone, Debug, Serialize)]
-pub struct BatchOutcome {
-    #[serde(flatten)]
-    pub item: BatchItem,
-    pub ok: bool,
-    pub sidecar: Option<PathBuf>,
-    pub annotations: Option<PathBuf>,
-    pub insert_frame: Option<usize>,
-    pub insert_time_s: Option<f64>,
-    pub needle_frames: Option<[usize; 2]>,
-    pub error: Option<String>,
-    pub seconds: f64,
-}
-
-/// Runs a batch of insertions, `jobs` at a time, writing `out_dir/index.jsonl`. A bad host or
-/// sequence fails its items only.
-pub fn run_batch(
-    items: &[BatchItem],
-    fit: Fit,
-    overlay: Option<Style>,
-    encode: &EncodeSettings,
-    jobs: usize,
-    out_dir: &Path,
-    on_done: &(dyn Fn(&BatchOutcome) + Sync),
-) -> Result<Vec<BatchOutcome>> {
-    use rayon::prelude::*;
-    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
-    let jobs = jobs.max(1);
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let mut encode = encode.clone();
-    encode.threads = (cores / jobs).max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .map_err(|e| Error::Usage(format!("cannot start {jobs} workers: {e}")))?;
-    let outcomes: Vec<BatchOutcome> = pool.install(|| {
-        items
-            .par_iter()
-            .map(|item| {
-                let started = std::time::Instant::now();
-                let request = InsertRequest {
-                    host: item.host.clone(),
-                    sequence: item.sequence.clone(),
-                    position: Position::Seed(item.seed),
-                    fit,
-                    output: item.output.clone(),
-                    annotations: None,
-                    overlay: overlay.clone(),
-                    encode: encode.clone(),
-                };
-                let result = insert(&request, &mut pipeline::NoProgress);
-                let outcome = match result {
-                    Ok(out) => BatchOutcome {
-                        item: item.clone(),
-                        ok: true,
-                        sidecar: Some(out.sidecar),
-                        annotations: Some(out.annotations),
-                        insert_frame: Some(out.insertion.insert_frame),
-                        insert_time_s: Some(out.insertion.insert_time.seconds),
-                        needle_frames: Some([out.insertion.needle_start, out.insertion.needle_end]),
-                        error: None,
-                        seconds: started.elapsed().as_secs_f64(),
-                    },
-                    Err(e) => BatchOutcome {
-                        item: item.clone(),
-                        ok: false,
-                        sidecar: None,
-                        annotations: None,
-                        insert_frame: None,
-                        insert_time_s: None,
-                        needle_frames: None,
-                        error: Some(e.to_string()),
-                        seconds: started.elapsed().as_secs_f64(),
-                    },
-                };
-                on_done(&outcome);
-                outcome
-            })
-            .collect()
-    });
-    let mut index = String::new();
-    for o in &outcomes {
-        index.push_str(&serde_json::to_string(o).expect("outcome serializes"));
-        index.push('\n');
-    }
-    PendingFile::write_all(&out_dir.join("index.jsonl"), index.as_bytes())?;
-    Ok(outcomes)
 }
 
 #[cfg(test)]
@@ -943,19 +672,21 @@ mod tests {
     fn batch_plans_are_reproducible_and_cover_everything() {
         let hosts: Vec<PathBuf> = (0..3).map(|i| PathBuf::from(format!("h{i}.mp4"))).collect();
         let seqs: Vec<PathBuf> = (0..4).map(|i| PathBuf::from(format!("s{i}"))).collect();
-        let a = plan_batch(&hosts, &seqs, 12, 7, Path::new("out"));
-        let b = plan_batch(&hosts, &seqs, 12, 7, Path::new("out"));
-        assert_eq!(a, b);
-        let c = plan_batch(&hosts, &seqs, 12, 8, Path::new("out"));
-        assert_ne!(a, c);
+        let exports = [crate::plan::ExportSpec::Clip(Default::default())];
+        let plan = |seed| plan_batch(&hosts, &seqs, 12, seed, Fit::Letterbox, false, &exports);
+        let a = plan(7);
+        assert_eq!(a, plan(7));
+        assert_ne!(a, plan(8));
+        let seq = |p: &Plan| p.insert.as_ref().unwrap().sequence.clone();
         // Every sequence is used 3 times, every host 4 times.
         for s in &seqs {
-            assert_eq!(a.iter().filter(|i| &i.sequence == s).count(), 3);
+            assert_eq!(a.iter().filter(|p| &seq(p) == s).count(), 3);
         }
         for h in &hosts {
-            assert_eq!(a.iter().filter(|i| &i.host == h).count(), 4);
+            assert_eq!(a.iter().filter(|p| &p.source == h).count(), 4);
         }
-        let names: std::collections::HashSet<_> = a.iter().map(|i| i.output.clone()).collect();
-        assert_eq!(names.len(), 12);
+        let ids: std::collections::HashSet<_> = a.iter().map(|p| p.id.clone()).collect();
+        assert_eq!(ids.len(), 12);
+        assert!(a.iter().all(|p| p.check().is_ok()));
     }
 }

@@ -1,16 +1,18 @@
-//! `vidprep run`: a whole benchmark manifest, with a progress bar on a terminal (plain log
-//! lines otherwise) on stderr, and an optional JSON summary on stdout.
+//! Batch doors on the command line: `vidprep run MANIFEST` and the shared runner behind
+//! `cut --manifest` and `insert --hosts`. Progress goes to stderr (a bar on a terminal, one
+//! line per item otherwise); stdout gets only the `--json` summary.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use vidprep::jobs::run::{parse_shard, run_manifest, ItemReport, RunObserver, RunOptions, Status};
+use vidprep::batch::{run_batch, BatchOptions, ItemReport, Observer, Status};
+use vidprep::plan::manifest::{BadItem, ManifestItem};
 
-use super::clip::EncodeArgs;
+use super::args::{BatchArgs, EncodeArgs};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -19,24 +21,11 @@ pub struct RunArgs {
     /// Output folder: DIR/<id>/... per item, DIR/report.jsonl.
     #[arg(long)]
     out_dir: PathBuf,
-    /// Items at a time (default: one per core; codec threads are divided between them).
+    /// Treat damaged input as an error in every item (as "strict": true on each line).
     #[arg(long)]
-    jobs: Option<usize>,
-    /// Run only shard I of N (0-based), e.g. 3/8: items are split by a hash of their id.
-    #[arg(long, value_parser = parse_shard)]
-    shard: Option<(usize, usize)>,
-    /// Skip items already complete whose manifest entry has not changed.
-    #[arg(long)]
-    resume: bool,
-    /// Start no new item after the first failure.
-    #[arg(long)]
-    fail_fast: bool,
-    /// Decoder and encoder threads per item (default: the cores divided among the jobs).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
-    codec_threads: Option<u32>,
-    /// Print a JSON summary on stdout when done.
-    #[arg(long)]
-    json: bool,
+    strict: bool,
+    #[command(flatten)]
+    batch: BatchArgs,
     #[command(flatten)]
     encode: EncodeArgs,
 }
@@ -71,13 +60,13 @@ impl Display {
     }
 }
 
-impl RunObserver for Display {
+impl Observer for Display {
     fn planned(&self, items: usize, bad: &[ItemReport]) {
         self.total.store(items + bad.len(), Ordering::Relaxed);
         for b in bad {
             self.log(format!(
                 "FAILED (manifest) {}",
-                b.error.as_deref().unwrap_or("")
+                super::with_flags(b.error.as_deref().unwrap_or(""))
             ));
         }
         self.failed.store(bad.len(), Ordering::Relaxed);
@@ -114,6 +103,11 @@ impl RunObserver for Display {
                         r.frames, r.seconds
                     ));
                 }
+                if let Some(damage) = &r.damage {
+                    self.log(format!(
+                        "[{done}/{total}] warning {id}: damaged source: {damage}"
+                    ));
+                }
             }
             Status::Skipped => {
                 if self.bar.is_none() {
@@ -126,7 +120,7 @@ impl RunObserver for Display {
                 self.failed.fetch_add(1, Ordering::Relaxed);
                 self.log(format!(
                     "[{done}/{total}] FAILED  {}",
-                    r.error.as_deref().unwrap_or(id)
+                    super::with_flags(r.error.as_deref().unwrap_or(id))
                 ));
             }
             Status::NotRun => self.log(format!("[{done}/{total}] not run {id}")),
@@ -139,14 +133,41 @@ impl RunObserver for Display {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let options = RunOptions {
-        out_dir: args.out_dir.clone(),
-        jobs: args.jobs.unwrap_or(0),
-        shard: args.shard,
-        resume: args.resume,
-        fail_fast: args.fail_fast,
-        codec_threads: args.codec_threads.map(|t| t as usize),
-        encode: args.encode.settings(),
+    let mut manifest = vidprep::read_manifest(&args.manifest)?;
+    if args.strict {
+        for item in &mut manifest.items {
+            item.plan.strict = true;
+        }
+    }
+    run_items(
+        &manifest.items,
+        &manifest.bad,
+        &args.out_dir,
+        &args.batch,
+        &args.encode,
+        Some(&args.manifest),
+    )
+}
+
+/// Runs plans as a batch into `out_dir`, drawing progress; the exit code says whether every
+/// item succeeded.
+pub fn run_items(
+    items: &[ManifestItem],
+    bad: &[BadItem],
+    out_dir: &Path,
+    batch: &BatchArgs,
+    encode: &EncodeArgs,
+    origin: Option<&Path>,
+) -> anyhow::Result<u8> {
+    let options = BatchOptions {
+        out_dir: out_dir.to_path_buf(),
+        jobs: batch.jobs.unwrap_or(0) as usize,
+        shard: batch.shard,
+        resume: batch.resume,
+        fail_fast: batch.fail_fast,
+        codec_threads: batch.codec_threads.map(|t| t as usize),
+        exec: encode.exec(),
+        origin: origin.map(Path::to_path_buf),
     };
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new(0);
@@ -168,7 +189,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         total: AtomicUsize::new(0),
         frames: Mutex::new(0),
     };
-    let (summary, _) = run_manifest(&args.manifest, &options, &display)?;
+    let (summary, _) = run_batch(items, bad, &options, &display)?;
     if let Some(bar) = &display.bar {
         bar.finish_and_clear();
     }
@@ -184,7 +205,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         summary.frames as f64 / summary.seconds.max(1e-9),
         summary.report.display()
     );
-    if args.json {
+    if batch.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     }
     Ok(if summary.failed > 0 || summary.not_run > 0 {

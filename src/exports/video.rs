@@ -1,4 +1,4 @@
-//! Capped video for video-native models: at most `max_size` (1920x1280 by default, aspect
+//! The `video` export: a capped video for video-native models: at most `max_size` (1920x1280 by default, aspect
 //! kept, even sides, never upscaled) and a Base64-encoded file of at most `max_base64_bytes`
 //! (10 MB by default; Base64 of `n` bytes is `4 * ceil(n / 3)` characters).
 //!
@@ -8,23 +8,32 @@
 //! by the ratio of wanted to measured video bytes. Typical inputs fit (85-100% of the budget)
 //! in one or two encodes. Frame rate, then resolution, are lowered only when the bit rate per
 //! pixel would fall below what x264 can produce. Every attempt is recorded in the sidecar.
+//!
+//! A file that already is a standard model input (H.264 4:2:0 with AAC or no audio, in an MP4,
+//! upright with no rotation flag, square pixels, undamaged) and fits both caps is copied byte
+//! for byte; anything else is re-encoded, scaled to square pixels.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use base64::Engine as _;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::exec::group::OutputGroup;
+use crate::exec::stream::ProcessedStream;
+use crate::exports::clip::{clip_summary, video_sidecar, write_boxes_file, Claimed};
+use crate::exports::{encode_settings, Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::fit::fit_within;
-use crate::jobs::clip::{make_clips, ClipJob, ClipOptions, ClipSpec};
 use crate::media::audio::audio_stream_format;
 use crate::media::encode::EncodeSettings;
-use crate::media::input::VideoInput;
+use crate::media::input::{Ratio, VideoInput};
 use crate::media::table::FrameTable;
-use crate::output::{ensure_not_an_input, sidecar_path, PendingFile, TEMP_MARKER};
-use crate::overlay::BoxesRequest;
-use crate::pipeline::Progress;
-use crate::sidecar::VERSION;
+use crate::pipeline::{self, FrameSink, FrameStage, Progress};
+use crate::plan::{ExportSpec, Plan, VideoExport};
+use crate::sidecar::{write_json, SourceRecord, VERSION};
+use crate::sinks::{EncodedOutput, StagedSink, VideoSink};
+use crate::stages::resize::{DecimateStage, ScaleStage};
 
 /// The size of the Base64 text of `bytes` bytes.
 pub fn base64_len(bytes: u64) -> u64 {
@@ -51,40 +60,6 @@ const QUALITY_CEILING_BPP: f64 = 0.25;
 /// The highest rate the solver asks for (x264's own limits are near).
 const MAX_VIDEO_RATE: f64 = 1.0e9;
 
-#[derive(Clone, Debug)]
-pub struct VideoExportRequest {
-    pub input: PathBuf,
-    pub output: PathBuf,
-    /// Optional span/decision of the input to export (the whole input when empty).
-    pub spec: ClipSpec,
-    pub max_size: (u32, u32),
-    pub max_base64_bytes: u64,
-    /// Also write the Base64 text here.
-    pub base64: Option<PathBuf>,
-    /// Re-encode even when the input already fits both caps.
-    pub reencode: bool,
-    /// Boxes to carry (and draw) through the resize.
-    pub boxes: Option<BoxesRequest>,
-    /// Preset, audio and threads are used; the rate comes from the solver.
-    pub encode: EncodeSettings,
-}
-
-impl VideoExportRequest {
-    pub fn new(input: PathBuf, output: PathBuf) -> VideoExportRequest {
-        VideoExportRequest {
-            input,
-            output,
-            spec: ClipSpec::default(),
-            max_size: (1920, 1280),
-            max_base64_bytes: 10_000_000,
-            base64: None,
-            reencode: false,
-            boxes: None,
-            encode: EncodeSettings::default(),
-        }
-    }
-}
-
 /// One encode the solver tried.
 #[derive(Clone, Debug, Serialize)]
 pub struct Attempt {
@@ -104,21 +79,6 @@ pub struct Attempt {
     pub budget_used: f64,
     pub fits: bool,
     pub seconds: f64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct VideoExport {
-    pub output: PathBuf,
-    pub sidecar: PathBuf,
-    pub base64: Option<PathBuf>,
-    pub passthrough: bool,
-    pub bytes: u64,
-    pub base64_bytes: u64,
-    pub budget_used: f64,
-    pub width: u32,
-    pub height: u32,
-    pub attempts: Vec<Attempt>,
-    pub warnings: Vec<String>,
 }
 
 /// The plan the solver starts from.
@@ -429,234 +389,333 @@ fn passthrough_blocker(input: &Path, output: &Path) -> Result<Option<String>> {
     Ok(None)
 }
 
-/// Exports `request.input` within the caps.
-pub fn export_video(
-    request: &VideoExportRequest,
-    progress: &mut dyn Progress,
-) -> Result<VideoExport> {
-    crate::media::table::retry_on_table_mismatch(|| export_video_once(request, progress))
+/// The `video` export.
+pub(crate) struct VideoMaker {
+    spec: ExportSpec,
+    video: VideoExport,
+    claimed: Option<Claimed>,
+    base64: Option<(PathBuf, PathBuf)>,
+    encode: EncodeSettings,
+    passthrough: Option<(u64, (u32, u32))>,
+    solver: Option<RateSolver>,
+    attempt: Option<(StagedSink<VideoSink>, PathBuf, Instant)>,
+    pass_warnings: Vec<String>,
 }
 
-fn export_video_once(
-    request: &VideoExportRequest,
-    progress: &mut dyn Progress,
-) -> Result<VideoExport> {
-    request.encode.validate()?;
-    if request.max_base64_bytes < 64 {
-        return Err(Error::Usage(format!(
-            "--max-base64-bytes {} is too small to hold any video",
-            request.max_base64_bytes
-        )));
-    }
-    let mut inputs: Vec<&Path> = vec![&request.input];
-    if let Some(b) = &request.boxes {
-        inputs.push(&b.path);
-    }
-    ensure_not_an_input(&request.output, &inputs)?;
-    ensure_not_an_input(&sidecar_path(&request.output), &inputs)?;
-    if let Some(b) = &request.base64 {
-        ensure_not_an_input(b, &inputs)?;
-    }
-    let budget = budget_bytes(request.max_base64_bytes);
-    let input = VideoInput::open(&request.input)?;
-    let (width, height) = input.video.displayed_size();
-    drop(input);
-    let input_bytes = std::fs::metadata(&request.input)
-        .map_err(|e| Error::io(&request.input, e))?
-        .len();
-    let whole = request.spec == ClipSpec::default()
-        && request.boxes.as_ref().is_none_or(|b| b.draw.is_none());
-    let fits_size = width <= request.max_size.0 && height <= request.max_size.1;
-    let mut warnings = Vec::new();
-    if !request.reencode
-        && whole
-        && fits_size
-        && base64_len(input_bytes) <= request.max_base64_bytes
-    {
-        match passthrough_blocker(&request.input, &request.output)? {
-            None => return pass_through(request, input_bytes, (width, height)),
-            Some(why) => warnings.push(format!("re-encoded although it fits: {why}")),
+impl VideoMaker {
+    pub fn new(spec: &ExportSpec, video: &VideoExport) -> VideoMaker {
+        VideoMaker {
+            spec: spec.clone(),
+            video: video.clone(),
+            claimed: None,
+            base64: None,
+            encode: EncodeSettings::default(),
+            passthrough: None,
+            solver: None,
+            attempt: None,
+            pass_warnings: Vec::new(),
         }
     }
 
-    let table = FrameTable::for_file(&request.input)?;
-    let resolved = crate::jobs::clip::resolve_clip(&request.input, &table, &request.spec)?;
-    let duration = resolved.duration().as_secs_f64();
-    let has_audio = request.encode.audio && audio_stream_format(&request.input)?.is_some();
-    let plan = plan_rates(
-        width,
-        height,
-        resolved.kept.len(),
-        duration,
-        has_audio,
-        request.max_size,
-        budget,
-    )
-    .map_err(|m| Error::request(&request.input, m))?;
-
-    let mut solver = RateSolver::new(
-        plan,
-        request.max_base64_bytes,
-        resolved.kept.len(),
-        duration,
-        request.encode.crf,
-    );
-    let mut attempt_files: Vec<PathBuf> = Vec::new();
-    let name = request
-        .output
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut last_error = None;
-    loop {
-        let path = request.output.with_file_name(format!(
-            ".{name}{TEMP_MARKER}-attempt{}-{}.mp4",
-            solver.attempts.len() + 1,
-            std::process::id()
-        ));
-        attempt_files.push(path.clone());
-        let options = ClipOptions {
-            encode: solver.settings(&request.encode),
-            boxes: request.boxes.clone(),
-            boxes_out: None,
-            scale_to: Some(plan.size),
-            decimate: plan.frame_step,
-        };
-        let started = std::time::Instant::now();
-        let out = make_clips(
-            &request.input,
-            &[ClipJob {
-                spec: request.spec.clone(),
-                output: path.clone(),
-            }],
-            &options,
-            progress,
+    /// A sink for one encode attempt at `path` (a scratch file): the stream decimated, scaled
+    /// to the planned size with square pixels, boxes drawn on the result.
+    fn attempt_sink(
+        &self,
+        stream: &ProcessedStream,
+        path: &Path,
+        final_path: &Path,
+    ) -> Result<StagedSink<VideoSink>> {
+        let solver = self.solver.as_ref().expect("planned");
+        let plan = solver.plan;
+        let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
+        if plan.frame_step > 1 {
+            stages.push(Box::new(DecimateStage::new(plan.frame_step)));
+        }
+        if plan.size != stream.size {
+            stages.push(Box::new(ScaleStage::new(plan.size)));
+        }
+        stages.extend(stream.draw_stages());
+        let mut timing = stream.timing();
+        timing.sample_aspect_ratio = Ratio::new(1, 1);
+        let sink = VideoSink::new(
+            path,
+            final_path,
+            timing,
+            &solver.settings(&self.encode),
+            Some(stream.audio()),
+            stream.provenance(),
         )?
-        .remove(0);
-        let bytes = std::fs::metadata(&out.output)
-            .map_err(|e| Error::io(&out.output, e))?
+        .with_end_time(stream.duration())
+        .with_boxes(stream.box_recorder());
+        Ok(StagedSink::new(stages, sink))
+    }
+}
+
+impl Export for VideoMaker {
+    fn claim(&mut self, target: &ExportTarget, plan: &Plan, group: &mut OutputGroup) -> Result<()> {
+        self.claimed = Some(Claimed::claim(
+            target,
+            crate::exports::clip::boxes_out_of(self.video.boxes_out, plan),
+            group,
+        )?);
+        if self.video.base64 {
+            let path = target
+                .base64
+                .clone()
+                .unwrap_or_else(|| target.main.with_extension("b64"));
+            let temp = group.file(&path)?;
+            self.base64 = Some((path, temp));
+        }
+        Ok(())
+    }
+
+    fn start(
+        &mut self,
+        stream: &ProcessedStream,
+        ctx: &ExportContext,
+        group: &mut OutputGroup,
+    ) -> Result<Wants> {
+        let claimed = self.claimed.as_ref().expect("claimed before start");
+        self.encode = encode_settings(ctx, None, self.video.preset.as_deref(), self.video.audio);
+        self.encode.validate()?;
+        let (width, height) = stream.display_size();
+        let max = (self.video.max_size.0, self.video.max_size.1);
+        let budget = budget_bytes(self.video.max_base64_bytes);
+        let plan = &stream.plan;
+        let whole = plan.span() == (None, None)
+            && plan.decision.is_none()
+            && plan.insert.is_none()
+            && stream.draws.is_empty();
+        let input_bytes = std::fs::metadata(&stream.source)
+            .map_err(|e| Error::io(&stream.source, e))?
             .len();
-        match solver.record(&out.report, bytes, started.elapsed().as_secs_f64()) {
-            Verdict::Accept => break,
-            Verdict::Retry => {}
-            Verdict::GiveUp(why) => {
-                last_error = Some(why);
-                break;
+        if !self.video.reencode
+            && whole
+            && width <= max.0
+            && height <= max.1
+            && base64_len(input_bytes) <= self.video.max_base64_bytes
+        {
+            match passthrough_blocker(&stream.source, &claimed.main)? {
+                None => {
+                    self.passthrough = Some((input_bytes, (width, height)));
+                    return Ok(Wants::Nothing);
+                }
+                Some(why) => self
+                    .pass_warnings
+                    .push(format!("re-encoded although it fits the caps: {why}")),
             }
         }
+        let has_audio = self.encode.audio && audio_stream_format(&stream.source)?.is_some();
+        let duration = stream.duration().as_secs_f64();
+        let rate_plan = plan_rates(
+            width,
+            height,
+            stream.frame_count(),
+            duration,
+            has_audio,
+            max,
+            budget,
+        )
+        .map_err(|m| Error::request(&stream.source, m))?;
+        self.solver = Some(RateSolver::new(
+            rate_plan,
+            self.video.max_base64_bytes,
+            stream.frame_count(),
+            duration,
+            self.encode.crf,
+        ));
+        // The first encode shares the item's pass.
+        let path = group.scratch(&claimed.main_temp)?;
+        let sink = self.attempt_sink(stream, &path, &claimed.main)?;
+        self.attempt = Some((sink, path, Instant::now()));
+        Ok(Wants::All)
     }
-    let cleanup = |files: &[PathBuf], keep: Option<&Path>| {
-        for f in files {
-            if Some(f.as_path()) != keep {
-                let _ = std::fs::remove_file(f);
-                let _ = std::fs::remove_file(sidecar_path(f));
+
+    fn sink(&mut self) -> Option<&mut dyn FrameSink> {
+        self.attempt
+            .as_mut()
+            .map(|(s, _, _)| s as &mut dyn FrameSink)
+    }
+
+    fn finish(
+        &mut self,
+        stream: &ProcessedStream,
+        _ctx: &ExportContext,
+        group: &mut OutputGroup,
+        progress: &mut dyn Progress,
+    ) -> Result<ExportReport> {
+        let claimed = self.claimed.as_ref().expect("claimed before finish");
+        if let Some((bytes, size)) = self.passthrough {
+            return self.pass_through(stream, bytes, size);
+        }
+        let mut solver = self.solver.take().expect("planned in start");
+        self.solver = Some(solver.clone());
+        let mut files: Vec<(PathBuf, EncodedOutput)> = Vec::new();
+        let mut pending = self.attempt.take();
+        let mut why = None;
+        while let Some((sink, path, started)) = pending.take() {
+            let out = sink.into_inner().into_output()?;
+            let bytes = std::fs::metadata(&path)
+                .map_err(|e| Error::io(&claimed.main, e))?
+                .len();
+            let verdict = solver.record(&out.report, bytes, started.elapsed().as_secs_f64());
+            files.push((path, out));
+            match verdict {
+                Verdict::Accept => {}
+                Verdict::GiveUp(w) => why = Some(w),
+                Verdict::Retry => {
+                    self.solver = Some(solver.clone());
+                    let next = group.scratch(&claimed.main_temp)?;
+                    let mut sink = self.attempt_sink(stream, &next, &claimed.main)?;
+                    let started = Instant::now();
+                    let mut source = stream.full_source()?;
+                    pipeline::run(
+                        source.as_mut(),
+                        &mut [&mut sink as &mut dyn FrameSink],
+                        progress,
+                    )?;
+                    pending = Some((sink, next, started));
+                }
             }
         }
-    };
-    let Some(n) = solver.chosen() else {
-        cleanup(&attempt_files, None);
-        return Err(Error::request(&request.input, solver.failure(last_error)));
-    };
-    let chosen = attempt_files[n].clone();
-    let attempts = solver.attempts.clone();
-    warnings.extend(solver.warnings.iter().cloned());
-    // The chosen attempt becomes the output; its sidecar gains the export record.
-    let attempt_sidecar: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(sidecar_path(&chosen))
-            .map_err(|e| Error::io(&sidecar_path(&chosen), e))?,
-    )
-    .map_err(|e| Error::bad_file(&sidecar_path(&chosen), None, e.to_string()))?;
-    std::fs::rename(&chosen, &request.output).map_err(|e| Error::io(&request.output, e))?;
-    cleanup(&attempt_files, Some(&request.output));
-    let a = &attempts[n];
-    let base64 = write_base64(request)?;
-    let export = VideoExport {
-        output: request.output.clone(),
-        sidecar: sidecar_path(&request.output),
-        base64,
-        passthrough: false,
-        bytes: a.bytes,
-        base64_bytes: a.base64_bytes,
-        budget_used: a.budget_used,
-        width: a.width,
-        height: a.height,
-        attempts: attempts.clone(),
-        warnings,
-    };
-    let mut sidecar = attempt_sidecar;
-    sidecar["job"] = "export-video".into();
-    sidecar["output"]["path"] = request.output.display().to_string().into();
-    sidecar["export"] = export_record(request, budget, &export);
-    if !export.warnings.is_empty() {
-        sidecar["warnings"] = serde_json::to_value(&export.warnings).expect("strings");
+        let Some(n) = solver.chosen() else {
+            return Err(Error::request(
+                &stream.source,
+                format!("export {:?}: {}", self.spec.name(), solver.failure(why)),
+            ));
+        };
+        let (chosen_path, out) = files.swap_remove(n);
+        std::fs::rename(&chosen_path, &claimed.main_temp)
+            .map_err(|e| Error::io(&claimed.main, e))?;
+        let attempt = solver.attempts[n].clone();
+        if let Some((path, temp)) = &self.base64 {
+            write_base64(&claimed.main_temp, path, temp)?;
+        }
+        let mut extra = serde_json::Map::new();
+        extra.insert(
+            "budget".into(),
+            serde_json::json!({
+                "max_size": self.video.max_size.to_string(),
+                "max_base64_bytes": self.video.max_base64_bytes,
+                "budget_bytes": budget_bytes(self.video.max_base64_bytes),
+                "passthrough": false,
+                "bytes": attempt.bytes,
+                "base64_bytes": attempt.base64_bytes,
+                "budget_used": attempt.budget_used,
+                "encodes": solver.attempts.len(),
+                "attempts": solver.attempts,
+                "base64": self.base64.as_ref().map(|(p, _)| p.display().to_string()),
+            }),
+        );
+        let mut warnings = std::mem::take(&mut self.pass_warnings);
+        warnings.extend(solver.warnings.iter().cloned());
+        let sidecar = video_sidecar(
+            "video",
+            stream,
+            &self.spec,
+            claimed,
+            &out,
+            Some(&solver.settings(&self.encode)),
+            extra,
+            warnings,
+        )?;
+        write_boxes_file(claimed, &out, stream)?;
+        let mut files = claimed.files();
+        files.extend(self.base64.as_ref().map(|(p, _)| p.clone()));
+        Ok(ExportReport {
+            name: self.spec.name().to_string(),
+            kind: "video",
+            files,
+            summary: format!(
+                "{}, {}x{}, {} bytes = {:.1}% of the Base64 budget in {} encode(s)",
+                clip_summary(&claimed.main, stream, &out),
+                attempt.width,
+                attempt.height,
+                attempt.bytes,
+                attempt.budget_used * 100.0,
+                solver.attempts.len()
+            ),
+            frames: out.report.frames,
+            warnings: sidecar.warnings,
+        })
     }
-    let text = serde_json::to_string_pretty(&sidecar).expect("sidecar serializes") + "\n";
-    PendingFile::write_all(&export.sidecar, text.as_bytes())?;
-    Ok(export)
 }
 
-fn export_record(
-    request: &VideoExportRequest,
-    budget: u64,
-    export: &VideoExport,
-) -> serde_json::Value {
-    serde_json::json!({
-        "max_size": [request.max_size.0, request.max_size.1],
-        "max_base64_bytes": request.max_base64_bytes,
-        "budget_bytes": budget,
-        "passthrough": export.passthrough,
-        "bytes": export.bytes,
-        "base64_bytes": export.base64_bytes,
-        "budget_used": export.budget_used,
-        "encodes": export.attempts.len(),
-        "attempts": export.attempts,
-        "base64": export.base64.as_ref().map(|p| p.display().to_string()),
-    })
+impl VideoMaker {
+    /// The input already is a standard model input within the caps: copied byte for byte.
+    fn pass_through(
+        &self,
+        stream: &ProcessedStream,
+        bytes: u64,
+        size: (u32, u32),
+    ) -> Result<ExportReport> {
+        let claimed = self.claimed.as_ref().expect("claimed");
+        std::fs::copy(&stream.source, &claimed.main_temp)
+            .map_err(|e| Error::io(&stream.source, e))?;
+        if let Some((path, temp)) = &self.base64 {
+            write_base64(&claimed.main_temp, path, temp)?;
+        }
+        let table = &stream.table;
+        let mut frames = stream.provenance();
+        for i in 0..table.len() {
+            frames.record_parts(
+                i,
+                table.time(i) - table.time(0),
+                crate::pipeline::FrameOrigin {
+                    source: 0,
+                    index: i,
+                    pts: table.pts(i),
+                },
+            );
+        }
+        let sidecar = serde_json::json!({
+            "vidprep_version": VERSION,
+            "kind": "video",
+            "output": {"path": claimed.main.display().to_string(), "frames": table.len(),
+                       "width": size.0, "height": size.1,
+                       "duration": crate::time::decimal_text(table.end_time() - table.time(0)),
+                       "duration_s": (table.end_time() - table.time(0)).as_secs_f64()},
+            "sources": [SourceRecord::new(&stream.source, &stream.info, table, true)],
+            "request": stream.plan,
+            "export": self.spec,
+            "resolved": stream.resolved_json(),
+            "frames": frames.into_runs(),
+            "budget": {
+                "max_size": self.video.max_size.to_string(),
+                "max_base64_bytes": self.video.max_base64_bytes,
+                "budget_bytes": budget_bytes(self.video.max_base64_bytes),
+                "passthrough": true,
+                "bytes": bytes,
+                "base64_bytes": base64_len(bytes),
+                "budget_used": base64_len(bytes) as f64 / self.video.max_base64_bytes as f64,
+                "encodes": 0,
+                "base64": self.base64.as_ref().map(|(p, _)| p.display().to_string()),
+            },
+        });
+        write_json(&claimed.sidecar_temp, &sidecar)?;
+        let mut files = vec![claimed.main.clone(), claimed.sidecar.clone()];
+        files.extend(self.base64.as_ref().map(|(p, _)| p.clone()));
+        Ok(ExportReport {
+            name: self.spec.name().to_string(),
+            kind: "video",
+            files,
+            summary: format!(
+                "{}: passed through unchanged ({} bytes, {:.1}% of the Base64 budget)",
+                claimed.main.display(),
+                bytes,
+                base64_len(bytes) as f64 / self.video.max_base64_bytes as f64 * 100.0
+            ),
+            frames: table.len(),
+            warnings: Vec::new(),
+        })
+    }
 }
 
-fn write_base64(request: &VideoExportRequest) -> Result<Option<PathBuf>> {
-    let Some(path) = &request.base64 else {
-        return Ok(None);
-    };
-    let bytes = std::fs::read(&request.output).map_err(|e| Error::io(&request.output, e))?;
+/// Writes the Base64 text of `video` (a temporary file) at `temp` (the claimed path `path`).
+fn write_base64(video: &Path, path: &Path, temp: &Path) -> Result<()> {
+    let bytes = std::fs::read(video).map_err(|e| Error::io(path, e))?;
     let text = base64::engine::general_purpose::STANDARD.encode(bytes);
-    PendingFile::write_all(path, text.as_bytes())?;
-    Ok(Some(path.clone()))
-}
-
-/// The input already fits: copy it byte for byte.
-fn pass_through(request: &VideoExportRequest, bytes: u64, size: (u32, u32)) -> Result<VideoExport> {
-    let pending = PendingFile::new(&request.output)?;
-    std::fs::copy(&request.input, pending.path()).map_err(|e| Error::io(&request.input, e))?;
-    pending.commit()?;
-    let base64 = write_base64(request)?;
-    let export = VideoExport {
-        output: request.output.clone(),
-        sidecar: sidecar_path(&request.output),
-        base64,
-        passthrough: true,
-        bytes,
-        base64_bytes: base64_len(bytes),
-        budget_used: base64_len(bytes) as f64 / request.max_base64_bytes as f64,
-        width: size.0,
-        height: size.1,
-        attempts: Vec::new(),
-        warnings: Vec::new(),
-    };
-    let table = FrameTable::for_file(&request.input)?;
-    let info = VideoInput::open(&request.input)?.video;
-    let sidecar = serde_json::json!({
-        "vidprep_version": VERSION,
-        "job": "export-video",
-        "output": {"path": request.output.display().to_string(), "frames": table.len(), "width": size.0, "height": size.1},
-        "sources": [crate::sidecar::SourceRecord::new(&request.input, &info, &table, true)],
-        "request": {"input": request.input.display().to_string()},
-        "frames": [{"output_start": 0, "count": table.len(), "source": 0, "source_start": 0, "note": "passed through unchanged"}],
-        "export": export_record(request, budget_bytes(request.max_base64_bytes), &export),
-    });
-    let text = serde_json::to_string_pretty(&sidecar).expect("sidecar serializes") + "\n";
-    PendingFile::write_all(&export.sidecar, text.as_bytes())?;
-    Ok(export)
+    std::fs::write(temp, text).map_err(|e| Error::io(path, e))
 }
 
 #[cfg(test)]

@@ -1,75 +1,54 @@
-//! `cut --copy`: stream-copies whole GOPs without decoding. The start moves back to the
-//! keyframe at or before it and the end forward to the next keyframe (or the end of the video),
-//! since a copied clip can only begin at a keyframe and must keep the frames its B-frames
-//! reference. The sidecar says which span was really kept and lists the copied frames.
+//! Stream copy (`"copy": true` on a clip): whole GOPs copied without decoding. The start
+//! moves back to the keyframe at or before it and the end forward to the next keyframe (or
+//! the end of the video), since a copied clip can only begin at a keyframe and must keep the
+//! frames its B-frames reference. The sidecar says which span was really kept and lists the
+//! copied frames.
 
-use std::path::{Path, PathBuf};
-
-use ffmpeg::ffi;
 use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::jobs::clip::{resolve_clip, ClipSpec, ResolvedClip};
+use crate::exec::stream::ProcessedStream;
+use crate::exports::clip::Claimed;
+use crate::exports::ExportReport;
 use crate::media::input::{best_audio_stream, read_packet, Ratio, VideoInput};
-use crate::media::table::FrameTable;
-use crate::output::{ensure_not_an_input, sidecar_path, PendingFile};
 use crate::pipeline::FrameOrigin;
-use crate::sidecar::{
-    OutputRecord, ProvenanceRecorder, Sidecar, SourceRecord, TimeRecord, VERSION,
-};
+use crate::plan::ExportSpec;
+use crate::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
+use crate::stages::span::ResolvedClip;
 use crate::time::{FrameRange, Rounding, Time};
 
 /// What a copy kept, next to what was asked.
 #[derive(Clone, Debug, Serialize)]
 pub struct CopyResolution {
-    /// The frames asked for (exact span).
-    pub requested: ResolvedClip,
-    /// The frames really copied (whole GOPs).
+    /// The source frames really copied (whole GOPs).
     pub copied: FrameRange,
-    pub copied_start: TimeRecord,
-    pub copied_end: TimeRecord,
+    pub copied_start: crate::sidecar::TimeRecord,
+    pub copied_end: crate::sidecar::TimeRecord,
     pub audio: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct CopyOutput {
-    pub output: PathBuf,
-    pub sidecar: PathBuf,
-    pub frames: usize,
-    pub resolution: CopyResolution,
-    pub warnings: Vec<String>,
+fn codec_fits(output: &ffmpeg::format::context::Output, id: ffmpeg::codec::Id) -> bool {
+    crate::media::ffi::muxer_can_hold(output, id)
 }
 
-/// The muxer for an output path, from its extension.
-fn muxer_for(path: &Path) -> Result<&'static str> {
-    Ok(crate::media::encode::Container::for_output(path)?.muxer())
-}
-
-fn codec_fits(output: &ffmpeg::format::context::Output, id: ffi::AVCodecID) -> bool {
-    unsafe {
-        ffi::avformat_query_codec((*output.as_ptr()).oformat, id, ffi::FF_COMPLIANCE_NORMAL) == 1
-    }
-}
-
-/// Copies the GOPs covering `spec`'s span of `input` into `output`.
-pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOutput> {
-    if spec.decision.is_some() {
-        return Err(Error::Usage(
-            "--copy cannot end a clip exactly at a decision point (it keeps whole GOPs, which could show frames after it); drop --copy".into(),
-        ));
-    }
-    ensure_not_an_input(output, &[input])?;
-    ensure_not_an_input(&sidecar_path(output), &[input])?;
-    let muxer = muxer_for(output)?;
-    let table = FrameTable::for_file(input)?;
+/// Copies the GOPs covering the stream's span into the claimed file and writes its sidecar.
+pub(crate) fn copy_export(
+    stream: &ProcessedStream,
+    spec: &ExportSpec,
+    claimed: &Claimed,
+) -> Result<ExportReport> {
+    let input = stream.source.as_path();
+    let output = claimed.main.as_path();
+    let muxer = crate::media::encode::Container::for_output(output)?.muxer();
+    let table = stream.table.clone();
     if table.times_from != crate::media::table::TimesFrom::Packets {
         return Err(Error::request(
             input,
-            "--copy needs packets that carry their timestamps, and this file's do not (for example an AVI with B-frames or a raw stream); drop --copy to re-encode",
+            "a copied clip needs packets that carry their timestamps, and this file's do not (for example an AVI with B-frames or a raw stream); re-encode it",
         ));
     }
-    let requested = resolve_clip(input, &table, spec)?;
+    let requested: &ResolvedClip = &stream.resolved;
     let first = table.keyframe_at_or_before(requested.kept.start);
     let stop = table.keyframe_at_or_after(requested.kept.end);
 
@@ -80,18 +59,16 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     keep.extend(aindex);
     src.keep_only_streams(&keep);
 
-    let pending = PendingFile::new(output)?;
-    let mut out = ffmpeg::format::output_as(&pending.path(), muxer)
+    let mut out = ffmpeg::format::output_as(&claimed.main_temp, muxer)
         .map_err(|e| Error::ffmpeg(output, "creating the output", e))?;
     let mut warnings = Vec::new();
 
-    let vcodec =
-        unsafe { (*(*src.context.stream(vindex).expect("video").as_ptr()).codecpar).codec_id };
+    let vcodec = src.context.stream(vindex).expect("video").parameters().id();
     if !codec_fits(&out, vcodec) {
         return Err(Error::request(
             input,
             format!(
-                "--copy cannot put {} video into {muxer}; drop --copy to re-encode, or write .mkv",
+                "a copied clip cannot put {} video into {muxer}; re-encode it, or write .mkv",
                 src.video.codec
             ),
         ));
@@ -102,26 +79,8 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
             .add_stream(ffmpeg::encoder::find(ffmpeg::codec::Id::None))
             .map_err(|e| Error::ffmpeg(output, "adding a stream", e))?;
         ost.set_parameters(ist.parameters());
-        unsafe {
-            (*(*ost.as_mut_ptr()).codecpar).codec_tag = 0;
-            // Keep the display matrix so players still rotate the picture.
-            let mut size = 0usize;
-            let matrix = ffi::av_stream_get_side_data(
-                ist.as_ptr(),
-                ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
-                &mut size,
-            );
-            if !matrix.is_null() && size > 0 {
-                let dst = ffi::av_stream_new_side_data(
-                    ost.as_mut_ptr(),
-                    ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
-                    size,
-                );
-                if !dst.is_null() {
-                    std::ptr::copy_nonoverlapping(matrix, dst, size);
-                }
-            }
-        }
+        // Keep the display matrix so players still rotate the picture.
+        crate::media::ffi::copy_stream_for_remux(&ist, &mut ost);
         ost.set_time_base(ist.time_base());
         Ok(ost.index())
     };
@@ -129,13 +88,12 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     let mut audio_note = "none in the source".to_string();
     let out_audio = match aindex {
         Some(a) => {
-            let acodec =
-                unsafe { (*(*src.context.stream(a).expect("audio").as_ptr()).codecpar).codec_id };
+            let acodec = src.context.stream(a).expect("audio").parameters().id();
             if codec_fits(&out, acodec) {
                 audio_note = "copied".into();
                 Some((a, add_stream(&mut out, a)?))
             } else {
-                let name = ffmpeg::codec::Id::from(acodec).name().to_string();
+                let name = acodec.name().to_string();
                 audio_note = format!(
                     "dropped: {name} audio cannot be stored in {muxer} without re-encoding"
                 );
@@ -256,10 +214,9 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
     out.write_trailer()
         .map_err(|e| Error::ffmpeg(output, "finishing the output", e))?;
     drop(out);
-    let path = pending.commit()?;
 
     copied.sort_unstable();
-    let mut provenance = ProvenanceRecorder::new(&[(table.origin(), table.time_base)]);
+    let mut provenance = stream.provenance();
     let base_time = table.time(first);
     for (out_index, &src_index) in copied.iter().enumerate() {
         provenance.record_parts(
@@ -286,19 +243,25 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
         table.end_time()
     };
     let resolution = CopyResolution {
-        requested: requested.clone(),
         copied: copied_range,
         copied_start: base_time.into(),
         copied_end: copied_end_time.into(),
         audio: audio_note,
     };
     let duration = copied_end_time - base_time;
-    let (w, h) = src.video.displayed_size();
+    let (w, h) = src.video.upright_stored_size();
+    let mut extra = serde_json::Map::new();
+    extra.insert(
+        "copy".into(),
+        serde_json::to_value(&resolution).expect("serializes"),
+    );
+    let mut all_warnings = stream.warnings.clone();
+    all_warnings.extend(warnings.iter().cloned());
     let sidecar = Sidecar {
         vidprep_version: VERSION,
-        job: "cut-copy".into(),
+        kind: "clip",
         output: OutputRecord {
-            path: path.display().to_string(),
+            path: output.display().to_string(),
             frames: copied.len(),
             width: w,
             height: h,
@@ -308,27 +271,32 @@ pub fn copy_clip(input: &Path, spec: &ClipSpec, output: &Path) -> Result<CopyOut
             duration_s: duration.as_secs_f64(),
             audio: None,
         },
-        sources: vec![SourceRecord::new(input, &src.video, &table, true)],
-        request: serde_json::json!({
-            "input": input.display().to_string(),
-            "start": spec.start.map(|t| t.to_text()),
-            "end": spec.end.map(|t| t.to_text()),
-            "copy": true,
-        }),
-        resolved: serde_json::to_value(&resolution).expect("serializes"),
+        sources: stream.source_records(),
+        request: serde_json::to_value(&stream.plan).expect("a plan serialises"),
+        export: serde_json::to_value(spec).expect("an export serialises"),
+        resolved: stream.resolved_json(),
         frames: provenance.into_runs(),
         damaged_frames: Vec::new(),
         encode: None,
         annotations: None,
-        warnings: warnings.clone(),
+        extra,
+        warnings: all_warnings.clone(),
     };
-    let sidecar_file = sidecar_path(&path);
-    sidecar.write(&sidecar_file)?;
-    Ok(CopyOutput {
-        output: path,
-        sidecar: sidecar_file,
+    write_json(&claimed.sidecar_temp, &sidecar)?;
+    Ok(ExportReport {
+        name: spec.name().to_string(),
+        kind: "clip",
+        files: claimed.files(),
+        summary: format!(
+            "{}: {} frames copied (source frames {}..{}; asked for {}..{})",
+            output.display(),
+            copied.len(),
+            copied_range.start,
+            copied_range.end,
+            requested.kept.start,
+            requested.kept.end
+        ),
         frames: copied.len(),
-        resolution,
-        warnings,
+        warnings: all_warnings,
     })
 }

@@ -1,0 +1,572 @@
+//! The one batch runner, for every door that runs many plans (`run`, `cut --manifest`,
+//! `insert --hosts`): a bounded pool of workers, each item isolated (an error or even a panic
+//! fails that item and never the batch), one report schema, resume that checks outputs and
+//! inputs, shards for cluster job arrays, and a lock so two runs never share an output folder.
+//!
+//! Layout: `OUT_DIR/<id>/...` per item (replaced as a whole when the item is made), with
+//! `OUT_DIR/<id>/item.json` saying what was made from what; `OUT_DIR/report.jsonl`
+//! (`report.shard-I-of-N.jsonl` for a shard), one line per item.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::group::{canonical, TEMP_PREFIX};
+use crate::exec::{execute, Destination, ExecOptions, ItemRecord};
+use crate::pipeline::Progress;
+use crate::plan::manifest::{BadItem, ManifestItem};
+
+/// How a batch runs.
+#[derive(Clone, Debug)]
+pub struct BatchOptions {
+    pub out_dir: PathBuf,
+    /// Items at a time (0: one per core). Capped at the item count and 64.
+    pub jobs: usize,
+    /// Run only shard `I` of `N` (0-based): the items whose id hashes to `I` modulo `N`.
+    pub shard: Option<(usize, usize)>,
+    /// Skip items whose `item.json` says they are complete and current.
+    pub resume: bool,
+    /// Start no new item after the first failure.
+    pub fail_fast: bool,
+    /// Codec threads per item (default: the cores divided among the jobs).
+    pub codec_threads: Option<usize>,
+    /// Encoding defaults.
+    pub exec: ExecOptions,
+    /// The manifest (or what the items came from), for error messages and layout checks.
+    pub origin: Option<PathBuf>,
+}
+
+/// How an item ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    Failed,
+    /// Complete and current from an earlier run (`resume`), not redone.
+    Skipped,
+    /// Not started because `fail_fast` stopped the run.
+    NotRun,
+}
+
+/// One line of the report (the same schema for every batch door).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ItemReport {
+    pub id: Option<String>,
+    /// The manifest line (0 for items a command generated).
+    pub line: usize,
+    pub status: Status,
+    /// Every file and folder the item has (final paths).
+    pub outputs: Vec<String>,
+    pub error: Option<String>,
+    /// `usage`, `input`, `output` or `internal` when the item failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
+    pub seconds: f64,
+    /// Frames of the processed stream decoded for the item.
+    pub frames: usize,
+    /// Damage found in the source ("3 damaged packets near 12.4 s").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damage: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// What a batch did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub items: usize,
+    pub ok: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub not_run: usize,
+    pub frames: u64,
+    pub seconds: f64,
+    pub report: PathBuf,
+    pub shard: Option<String>,
+}
+
+/// Watches a batch (the command line draws progress from these; the library draws nothing).
+pub trait Observer: Sync {
+    /// Called once, before work starts, with the item count and the manifest's problems.
+    fn planned(&self, _items: usize, _bad: &[ItemReport]) {}
+    fn item_started(&self, _id: &str) {}
+    fn frames(&self, _n: u64) {}
+    fn item_done(&self, _report: &ItemReport) {}
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+
+impl Observer for Quiet {}
+
+/// The shard (0..count) of an item id.
+pub fn shard_of(id: &str, count: usize) -> usize {
+    (crate::exec::fnv1a(id.as_bytes()) % count.max(1) as u64) as usize
+}
+
+/// Parses `I/N` (0-based shard `I` of `N`).
+pub fn parse_shard(text: &str) -> std::result::Result<(usize, usize), String> {
+    let (i, n) = text
+        .split_once('/')
+        .ok_or_else(|| format!("expected I/N such as 3/8, found {text:?}"))?;
+    let i: usize = i
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad shard index in {text:?}"))?;
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad shard count in {text:?}"))?;
+    if n == 0 || i >= n {
+        return Err(format!(
+            "shard {i}/{n}: the index must be below the count (0-based: 0/{n} .. {}/{n})",
+            n.max(1) - 1
+        ));
+    }
+    Ok((i, n))
+}
+
+/// The report file of a run.
+pub fn report_name(shard: Option<(usize, usize)>) -> String {
+    match shard {
+        None => "report.jsonl".to_string(),
+        Some((i, n)) => format!("report.shard-{i}-of-{n}.jsonl"),
+    }
+}
+
+/// Runs `items` (with `bad` entries reported as failed). Fails as a whole only for bad usage:
+/// an output folder layout that would overwrite inputs, or a folder another run holds.
+pub fn run_batch(
+    items: &[ManifestItem],
+    bad: &[BadItem],
+    options: &BatchOptions,
+    observer: &dyn Observer,
+) -> Result<(Summary, Vec<ItemReport>)> {
+    let started = Instant::now();
+    options.exec.defaults.validate()?;
+    let in_shard = |id: Option<&str>, line: usize| match options.shard {
+        None => true,
+        Some((i, n)) => match id {
+            Some(id) => shard_of(id, n) == i,
+            None => line % n == i,
+        },
+    };
+    let mut reports: Vec<ItemReport> = bad
+        .iter()
+        .filter(|b| in_shard(b.id.as_deref(), b.line))
+        .map(|b| ItemReport {
+            id: b.id.clone(),
+            line: b.line,
+            status: Status::Failed,
+            outputs: Vec::new(),
+            error: Some(b.error.to_string()),
+            error_kind: Some(b.error.kind()),
+            seconds: 0.0,
+            frames: 0,
+            damage: None,
+            warnings: Vec::new(),
+        })
+        .collect();
+    let items: Vec<&ManifestItem> = items
+        .iter()
+        .filter(|i| in_shard(Some(&i.plan.id), i.line))
+        .collect();
+    check_layout(&items, options)?;
+    std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
+    let _lock = OutDirLock::acquire(&options.out_dir, options.shard, options.origin.as_deref())?;
+    clean_stale_temporaries(&options.out_dir, &items, options.shard.is_some());
+    observer.planned(items.len(), &reports);
+
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let jobs = if options.jobs == 0 {
+        cores
+    } else {
+        options.jobs
+    }
+    .clamp(1, items.len().clamp(1, 64));
+    let threads = options
+        .codec_threads
+        .unwrap_or((cores / jobs).max(1))
+        .clamp(1, 256);
+    let exec = ExecOptions {
+        threads,
+        ..options.exec.clone()
+    };
+    let stop = AtomicBool::new(false);
+    let frames_total = AtomicU64::new(0);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start {jobs} workers: {e}")))?;
+    let origin = options
+        .origin
+        .as_ref()
+        .map(|p| format!("{} ", p.display()))
+        .unwrap_or_default();
+    let done: Vec<ItemReport> = pool.install(|| {
+        items
+            .par_iter()
+            .map(|item| {
+                let plan = &item.plan;
+                let dir = options.out_dir.join(&plan.id);
+                let mut report = ItemReport {
+                    id: Some(plan.id.clone()),
+                    line: item.line,
+                    status: Status::NotRun,
+                    outputs: Vec::new(),
+                    error: None,
+                    error_kind: None,
+                    seconds: 0.0,
+                    frames: 0,
+                    damage: None,
+                    warnings: Vec::new(),
+                };
+                if options.fail_fast && stop.load(Ordering::SeqCst) {
+                    report.error =
+                        Some("not started: the run stopped after a failure (fail-fast)".into());
+                    observer.item_done(&report);
+                    return report;
+                }
+                let t0 = Instant::now();
+                if options.resume {
+                    if let Some(record) = ItemRecord::is_current(&dir, plan, &exec.defaults) {
+                        report.status = Status::Skipped;
+                        report.outputs = record
+                            .outputs
+                            .iter()
+                            .map(|o| dir.join(&o.path).display().to_string())
+                            .collect();
+                        observer.item_done(&report);
+                        return report;
+                    }
+                }
+                observer.item_started(&plan.id);
+                let mut counter = FrameCounter {
+                    observer,
+                    total: &frames_total,
+                    count: 0,
+                };
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    execute(plan, &Destination::Folder(dir.clone()), &exec, &mut counter)
+                }))
+                .unwrap_or_else(|panic| {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown".into());
+                    Err(Error::internal(format!(
+                        "a panic while making this item: {what}"
+                    )))
+                });
+                match result {
+                    Ok(outcome) => {
+                        report.status = Status::Ok;
+                        report.outputs = outcome
+                            .files
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect();
+                        report.frames = outcome.frames;
+                        report.damage = outcome.damage;
+                        report.warnings = outcome.warnings;
+                    }
+                    Err(e) => {
+                        report.status = Status::Failed;
+                        report.error_kind = Some(e.kind());
+                        report.error =
+                            Some(format!("{origin}line {} (id {}): {e}", item.line, plan.id));
+                        report.frames = counter.count as usize;
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                }
+                report.seconds = t0.elapsed().as_secs_f64();
+                observer.item_done(&report);
+                report
+            })
+            .collect()
+    });
+    reports.extend(done);
+    reports.sort_by_key(|r| r.line);
+    let report_path = options.out_dir.join(report_name(options.shard));
+    let mut text = String::new();
+    for r in &reports {
+        text.push_str(&serde_json::to_string(r).expect("report serializes"));
+        text.push('\n');
+    }
+    crate::output::write_file_atomically(&report_path, text.as_bytes())?;
+    let count = |s: Status| reports.iter().filter(|r| r.status == s).count();
+    let summary = Summary {
+        items: reports.len(),
+        ok: count(Status::Ok),
+        failed: count(Status::Failed),
+        skipped: count(Status::Skipped),
+        not_run: count(Status::NotRun),
+        frames: frames_total.load(Ordering::SeqCst),
+        seconds: started.elapsed().as_secs_f64(),
+        report: report_path,
+        shard: options.shard.map(|(i, n)| format!("{i}/{n}")),
+    };
+    Ok((summary, reports))
+}
+
+/// Refuses a layout where writing the items would touch their inputs or the batch's files:
+/// an item folder that holds (or is) an input, the manifest, or the report.
+fn check_layout(items: &[&ManifestItem], options: &BatchOptions) -> Result<()> {
+    let out = canonical(&options.out_dir);
+    let report = out.join(report_name(options.shard));
+    let manifest = options.origin.as_ref().map(|m| canonical(m));
+    if let Some(m) = &manifest {
+        if *m == report {
+            return Err(Error::Usage(format!(
+                "the manifest {} is where the report would be written; move it or choose another output folder",
+                m.display()
+            )));
+        }
+    }
+    for item in items {
+        let dir = out.join(&item.plan.id);
+        let mut protected: Vec<PathBuf> = item.plan.inputs().iter().map(|p| canonical(p)).collect();
+        protected.extend(manifest.clone());
+        for p in protected {
+            if p.starts_with(&dir) || dir.starts_with(&p) && p.is_dir() {
+                return Err(Error::Usage(format!(
+                    "item {:?} would be written to {}, which holds its input {}; choose another output folder",
+                    item.plan.id,
+                    dir.display(),
+                    p.display()
+                )));
+            }
+        }
+        if !dir.exists() {
+            continue;
+        }
+        if !dir.is_dir() {
+            return Err(Error::Usage(format!(
+                "{} exists and is not a folder; item {:?} needs it as its output folder",
+                dir.display(),
+                item.plan.id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Removes temporary files and folders left by killed runs: everything temporary at the top
+/// of the output folder for a whole run (the lock says no other run is there), only the
+/// temporaries of this shard's items for a shard.
+fn clean_stale_temporaries(out_dir: &Path, items: &[&ManifestItem], shard: bool) {
+    let Ok(entries) = std::fs::read_dir(out_dir) else {
+        return;
+    };
+    for e in entries.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(TEMP_PREFIX) {
+            continue;
+        }
+        let ours = !shard
+            || items
+                .iter()
+                .any(|i| name.ends_with(&format!(".{}.tmpdir", i.plan.id)));
+        if ours {
+            let p = e.path();
+            if p.is_dir() {
+                let _ = std::fs::remove_dir_all(&p);
+            } else {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
+    for item in items {
+        crate::exec::group::remove_stale_temporaries(&out_dir.join(&item.plan.id));
+    }
+}
+
+/// Counts an item's frames for the observer.
+struct FrameCounter<'a> {
+    observer: &'a dyn Observer,
+    total: &'a AtomicU64,
+    count: u64,
+}
+
+impl Progress for FrameCounter<'_> {
+    fn advance(&mut self, frames: u64) -> bool {
+        self.count += frames;
+        self.total.fetch_add(frames, Ordering::Relaxed);
+        self.observer.frames(frames);
+        true
+    }
+}
+
+/// Who holds an output folder.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct LockHolder {
+    pid: u32,
+    host: String,
+    manifest: Option<String>,
+    shard: Option<String>,
+    started_unix: u64,
+}
+
+/// One run per output folder at a time (shards of one manifest may share it): a lock file
+/// naming the holder, removed when the run ends. A lock left by a dead process on this host
+/// is taken over.
+struct OutDirLock {
+    path: PathBuf,
+}
+
+const LOCK_NAME: &str = ".vidprep-lock";
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        true
+    }
+}
+
+impl OutDirLock {
+    fn acquire(
+        dir: &Path,
+        shard: Option<(usize, usize)>,
+        manifest: Option<&Path>,
+    ) -> Result<OutDirLock> {
+        let name = match shard {
+            None => LOCK_NAME.to_string(),
+            Some((i, n)) => format!("{LOCK_NAME}.shard-{i}-of-{n}"),
+        };
+        let me = LockHolder {
+            pid: std::process::id(),
+            host: host_name(),
+            manifest: manifest.map(|m| canonical(m).display().to_string()),
+            shard: shard.map(|(i, n)| format!("{i}/{n}")),
+            started_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        };
+        // Every lock in the folder: a whole run conflicts with all, a shard with whole runs,
+        // with the same shard, and with shards of another manifest.
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.filter_map(|e| e.ok()) {
+                let file = e.file_name().to_string_lossy().into_owned();
+                if !file.starts_with(LOCK_NAME) {
+                    continue;
+                }
+                let holder: Option<LockHolder> = std::fs::read_to_string(e.path())
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok());
+                let Some(holder) = holder else {
+                    continue;
+                };
+                if holder.host == me.host && !process_alive(holder.pid) {
+                    let _ = std::fs::remove_file(e.path());
+                    continue;
+                }
+                let compatible = shard.is_some()
+                    && holder.shard.is_some()
+                    && file != name
+                    && holder.manifest == me.manifest;
+                if !compatible {
+                    return Err(Error::Usage(format!(
+                        "{} is in use by another vidprep run (pid {} on {}{}); wait for it, or remove {} if that run is gone",
+                        dir.display(),
+                        holder.pid,
+                        if holder.host.is_empty() { "this machine" } else { &holder.host },
+                        holder.shard.map(|s| format!(", shard {s}")).unwrap_or_default(),
+                        e.path().display()
+                    )));
+                }
+            }
+        }
+        let path = dir.join(name);
+        let text = serde_json::to_string(&me).expect("lock serializes");
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => Error::Usage(format!(
+                    "{} is in use by another vidprep run; wait for it, or remove {} if that run is gone",
+                    dir.display(),
+                    path.display()
+                )),
+                _ => Error::io(&path, e),
+            })?;
+        use std::io::Write as _;
+        file.write_all(text.as_bytes())
+            .map_err(|e| Error::io(&path, e))?;
+        Ok(OutDirLock { path })
+    }
+}
+
+impl Drop for OutDirLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_split_ids_disjointly() {
+        let ids: Vec<String> = (0..500).map(|i| format!("item-{i}")).collect();
+        let mut seen = std::collections::HashSet::new();
+        for shard in 0..7 {
+            for id in ids.iter().filter(|id| shard_of(id, 7) == shard) {
+                assert!(seen.insert(id.clone()), "{id} in two shards");
+            }
+        }
+        assert_eq!(seen.len(), 500);
+        // Stable across runs and machines: FNV-1a test vector.
+        assert_eq!(crate::exec::fnv1a(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(parse_shard("2/8"), Ok((2, 8)));
+        assert!(parse_shard("8/8").is_err() && parse_shard("1").is_err());
+    }
+
+    #[test]
+    fn one_run_per_folder_but_shards_share() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("m.jsonl");
+        let a = OutDirLock::acquire(dir.path(), None, Some(&m)).unwrap();
+        assert!(OutDirLock::acquire(dir.path(), None, Some(&m)).is_err());
+        assert!(OutDirLock::acquire(dir.path(), Some((0, 2)), Some(&m)).is_err());
+        drop(a);
+        let s0 = OutDirLock::acquire(dir.path(), Some((0, 2)), Some(&m)).unwrap();
+        let s1 = OutDirLock::acquire(dir.path(), Some((1, 2)), Some(&m)).unwrap();
+        assert!(OutDirLock::acquire(dir.path(), Some((1, 2)), Some(&m)).is_err());
+        assert!(OutDirLock::acquire(dir.path(), None, Some(&m)).is_err());
+        let other = dir.path().join("other.jsonl");
+        assert!(OutDirLock::acquire(dir.path(), Some((0, 3)), Some(&other)).is_err());
+        drop((s0, s1));
+        // A lock left by a dead process on this host is taken over.
+        std::fs::write(
+            dir.path().join(LOCK_NAME),
+            serde_json::to_string(&LockHolder {
+                pid: u32::MAX - 1,
+                host: host_name(),
+                manifest: None,
+                shard: None,
+                started_unix: 0,
+            })
+            .unwrap(),
+        )
+        .unwrap();
+        OutDirLock::acquire(dir.path(), None, Some(&m)).unwrap();
+    }
+}

@@ -1,0 +1,544 @@
+//! The outputs of one request, committed as one group: every file and folder is written under
+//! a short temporary name beside its final place, checked, and only then renamed into place,
+//! all of them or none (a failure midway restores what was there). Before anything is
+//! written, each output is checked: it may not be an input, lie inside an input folder, be
+//! another output of the same request, or replace something that is not a regular file (a
+//! device, a FIFO, a folder).
+//!
+//! Temporary names are registered process-wide, so an interrupt (SIGINT, SIGTERM) can remove
+//! them ([`remove_all_temporaries`], called by the command line's signal handler), and a
+//! later run recognises leftovers of a killed one by their prefix ([`TEMP_PREFIX`]).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+
+/// Prefix of every temporary name vidprep writes.
+pub const TEMP_PREFIX: &str = ".vidprep-tmp-";
+
+/// What an output is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    File,
+    Folder,
+}
+
+#[derive(Debug)]
+struct Entry {
+    target: PathBuf,
+    temp: PathBuf,
+    kind: Kind,
+    /// A folder whose contents are claimed one by one inside its temporary folder (an item
+    /// folder of a batch: replaced as a whole).
+    container: bool,
+}
+
+/// The outputs of one request, not yet in place.
+#[derive(Debug)]
+pub(crate) struct OutputGroup {
+    inputs: Vec<PathBuf>,
+    /// Canonical forms of the inputs (and of the folders among them), for comparisons.
+    input_keys: Vec<(PathBuf, bool)>,
+    entries: Vec<Entry>,
+    /// Scratch files (attempts) removed at the end either way.
+    scratch: Vec<PathBuf>,
+    claimed: HashSet<PathBuf>,
+    created_dirs: Vec<PathBuf>,
+    committed: bool,
+}
+
+fn registry() -> &'static Mutex<HashSet<PathBuf>> {
+    static LIVE: std::sync::OnceLock<Mutex<HashSet<PathBuf>>> = std::sync::OnceLock::new();
+    LIVE.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+fn register(p: &Path) {
+    registry()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(p.to_path_buf());
+}
+
+fn unregister(p: &Path) {
+    registry()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(p);
+}
+
+/// Removes every temporary file and folder this process has open (for a signal handler:
+/// nothing half-written survives an interrupt).
+pub fn remove_all_temporaries() {
+    let live: Vec<PathBuf> = registry()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .drain()
+        .collect();
+    for p in live {
+        remove_path(&p);
+    }
+}
+
+fn remove_path(p: &Path) {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => {
+            let _ = std::fs::remove_dir_all(p);
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(p);
+        }
+        Err(_) => {}
+    }
+}
+
+/// A short, unique temporary name in `dir` (short, so a long output name never makes its
+/// temporary name too long for the file system).
+pub(crate) fn temp_name(dir: &Path, what: &str) -> PathBuf {
+    static SERIAL: AtomicU64 = AtomicU64::new(0);
+    let n = SERIAL.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!("{TEMP_PREFIX}{}-{n}.{what}", std::process::id()))
+}
+
+/// An absolute, normalised form of `p` (through symlinks where it exists), for comparing
+/// paths that may be spelt differently.
+pub(crate) fn canonical(p: &Path) -> PathBuf {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return c;
+    }
+    // Not there yet: canonicalise the parent and keep the name.
+    match (p.parent(), p.file_name()) {
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => {
+            canonical(parent).join(name)
+        }
+        _ => std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
+    }
+}
+
+#[cfg(unix)]
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_a: &Path, _b: &Path) -> bool {
+    false
+}
+
+impl OutputGroup {
+    /// A group for a request that reads `inputs` (files or folders).
+    pub fn new(inputs: &[PathBuf]) -> OutputGroup {
+        OutputGroup {
+            inputs: inputs.to_vec(),
+            input_keys: inputs.iter().map(|p| (canonical(p), p.is_dir())).collect(),
+            entries: Vec::new(),
+            scratch: Vec::new(),
+            claimed: HashSet::new(),
+            created_dirs: Vec::new(),
+            committed: false,
+        }
+    }
+
+    /// The input checks alone (for outputs inside a container folder, written fresh).
+    fn check_inputs_only(&self, target: &Path, kind: Kind) -> Result<()> {
+        let key = canonical(target);
+        for (input, (input_key, is_dir)) in self.inputs.iter().zip(&self.input_keys) {
+            if key == *input_key
+                || (*is_dir && key.starts_with(input_key))
+                || (kind == Kind::Folder && input_key.starts_with(&key))
+            {
+                return Err(Error::Usage(format!(
+                    "output {} would replace or lie inside the input {}",
+                    target.display(),
+                    input.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that `target` may be written by this request; the error says why not.
+    fn check(&self, target: &Path, kind: Kind) -> Result<PathBuf> {
+        if target.file_name().is_none() {
+            return Err(Error::Usage(format!(
+                "{} is not a file name",
+                target.display()
+            )));
+        }
+        let key = canonical(target);
+        for (input, (input_key, is_dir)) in self.inputs.iter().zip(&self.input_keys) {
+            if key == *input_key || same_file(target, input) {
+                return Err(Error::Usage(format!(
+                    "output {} is the input {}: refusing to overwrite an input",
+                    target.display(),
+                    input.display()
+                )));
+            }
+            if *is_dir && key.starts_with(input_key) {
+                return Err(Error::Usage(format!(
+                    "output {} is inside the input folder {}: refusing to write into an input",
+                    target.display(),
+                    input.display()
+                )));
+            }
+            if kind == Kind::Folder && input_key.starts_with(&key) {
+                return Err(Error::Usage(format!(
+                    "output folder {} holds the input {}: refusing to replace it",
+                    target.display(),
+                    input.display()
+                )));
+            }
+        }
+        if self.claimed.contains(&key) {
+            return Err(Error::Usage(format!(
+                "two outputs of this request would both be {}; give them different names",
+                target.display()
+            )));
+        }
+        for other in &self.claimed {
+            if key.starts_with(other) || other.starts_with(&key) {
+                return Err(Error::Usage(format!(
+                    "outputs {} and {} would be one inside the other",
+                    target.display(),
+                    other.display()
+                )));
+            }
+        }
+        if let Ok(meta) = std::fs::symlink_metadata(target) {
+            let ft = meta.file_type();
+            let fine = match kind {
+                Kind::File => ft.is_file() || (ft.is_symlink() && target.is_file()),
+                Kind::Folder => ft.is_dir(),
+            };
+            if !fine {
+                let what = if ft.is_dir() {
+                    "a folder"
+                } else if ft.is_file() {
+                    "a file"
+                } else {
+                    "not a regular file (a device, FIFO or socket)"
+                };
+                return Err(Error::Usage(format!(
+                    "{} exists and is {what}; refusing to replace it with {}",
+                    target.display(),
+                    match kind {
+                        Kind::File => "a file",
+                        Kind::Folder => "a folder",
+                    }
+                )));
+            }
+        }
+        Ok(key)
+    }
+
+    /// Makes sure the folder `dir` exists, remembering what was created (removed again if
+    /// the group is dropped uncommitted).
+    fn ensure_dir(&mut self, dir: &Path) -> Result<()> {
+        if dir.as_os_str().is_empty() || dir.is_dir() {
+            return Ok(());
+        }
+        let mut missing = Vec::new();
+        let mut d = dir.to_path_buf();
+        while !d.as_os_str().is_empty() && !d.exists() {
+            missing.push(d.clone());
+            match d.parent() {
+                Some(p) => d = p.to_path_buf(),
+                None => break,
+            }
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        missing.reverse();
+        self.created_dirs.extend(missing);
+        Ok(())
+    }
+
+    fn parent_of(target: &Path) -> PathBuf {
+        target
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."))
+    }
+
+    /// The temporary path of `target` when it lies inside a claimed container folder.
+    fn inside_container(&self, target: &Path) -> Option<PathBuf> {
+        let key = canonical(target);
+        self.entries.iter().find_map(|e| {
+            let root = canonical(&e.target);
+            (e.container && key != root)
+                .then(|| key.strip_prefix(&root).ok().map(|rel| e.temp.join(rel)))
+                .flatten()
+        })
+    }
+
+    /// Claims `target` inside a container folder: no entry of its own (the folder carries it).
+    fn claim_inside(&mut self, target: &Path, kind: Kind, temp: PathBuf) -> Result<PathBuf> {
+        let key = canonical(target);
+        if self.claimed.contains(&key) {
+            return Err(Error::Usage(format!(
+                "two outputs of this request would both be {}; give them different names",
+                target.display()
+            )));
+        }
+        if let Some(parent) = temp.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(target, e))?;
+        }
+        if kind == Kind::Folder {
+            std::fs::create_dir(&temp).map_err(|e| Error::io(target, e))?;
+        }
+        self.claimed.insert(key);
+        Ok(temp)
+    }
+
+    /// Claims `target` as a folder whose outputs are claimed inside it afterwards, and
+    /// replaced as a whole on commit (old files in it disappear).
+    pub fn container(&mut self, target: &Path) -> Result<PathBuf> {
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // The item's name in its temporary name: a resumed shard finds its own leftovers.
+        let temp = self.folder_named(target, &format!("{name}.tmpdir"))?;
+        if let Some(e) = self.entries.last_mut() {
+            e.container = true;
+        }
+        // Its own key must not block the files inside it.
+        self.claimed.remove(&canonical(target));
+        Ok(temp)
+    }
+
+    /// Claims `target` as a file output; returns the temporary path to write it at.
+    pub fn file(&mut self, target: &Path) -> Result<PathBuf> {
+        if let Some(temp) = self.inside_container(target) {
+            self.check_inputs_only(target, Kind::File)?;
+            return self.claim_inside(target, Kind::File, temp);
+        }
+        let key = self.check(target, Kind::File)?;
+        let dir = Self::parent_of(target);
+        self.ensure_dir(&dir)?;
+        let temp = temp_name(&dir, "tmp");
+        register(&temp);
+        self.claimed.insert(key);
+        self.entries.push(Entry {
+            target: target.to_path_buf(),
+            temp: temp.clone(),
+            kind: Kind::File,
+            container: false,
+        });
+        Ok(temp)
+    }
+
+    /// Claims `target` as a folder output (replaced as a whole); returns the temporary folder
+    /// (created, empty) to fill.
+    pub fn folder(&mut self, target: &Path) -> Result<PathBuf> {
+        self.folder_named(target, "tmpdir")
+    }
+
+    fn folder_named(&mut self, target: &Path, what: &str) -> Result<PathBuf> {
+        if let Some(temp) = self.inside_container(target) {
+            self.check_inputs_only(target, Kind::Folder)?;
+            return self.claim_inside(target, Kind::Folder, temp);
+        }
+        let key = self.check(target, Kind::Folder)?;
+        let dir = Self::parent_of(target);
+        self.ensure_dir(&dir)?;
+        let temp = temp_name(&dir, what);
+        std::fs::create_dir(&temp).map_err(|e| Error::io(target, e))?;
+        register(&temp);
+        self.claimed.insert(key);
+        self.entries.push(Entry {
+            target: target.to_path_buf(),
+            temp: temp.clone(),
+            kind: Kind::Folder,
+            container: false,
+        });
+        Ok(temp)
+    }
+
+    /// A scratch file beside `near` (removed when the group ends, committed or not).
+    pub fn scratch(&mut self, near: &Path) -> Result<PathBuf> {
+        let dir = Self::parent_of(near);
+        self.ensure_dir(&dir)?;
+        let temp = temp_name(&dir, "scratch");
+        register(&temp);
+        self.scratch.push(temp.clone());
+        Ok(temp)
+    }
+
+    /// Puts every output in place: each existing target is moved aside, each temporary is
+    /// renamed to its target, then what was moved aside is removed. If a rename fails, what
+    /// was renamed is taken back and what was moved aside restored, so either every output of
+    /// the request is new or none is. Returns the targets.
+    pub fn commit(mut self) -> Result<Vec<PathBuf>> {
+        for e in &self.entries {
+            let ok = match e.kind {
+                Kind::File => e.temp.is_file(),
+                Kind::Folder => e.temp.is_dir(),
+            };
+            if !ok {
+                return Err(Error::internal(format!(
+                    "{} was not written before its group was committed",
+                    e.target.display()
+                )));
+            }
+        }
+        let mut set_aside: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let mut placed: Vec<usize> = Vec::new();
+        let mut failure = None;
+        for (i, e) in self.entries.iter().enumerate() {
+            if std::fs::symlink_metadata(&e.target).is_ok() {
+                let dir = Self::parent_of(&e.target);
+                let old = temp_name(&dir, "old");
+                register(&old);
+                if let Err(err) = std::fs::rename(&e.target, &old) {
+                    unregister(&old);
+                    failure = Some(Error::io(&e.target, err));
+                    break;
+                }
+                set_aside.push((e.target.clone(), old));
+            }
+            if let Err(err) = std::fs::rename(&e.temp, &e.target) {
+                failure = Some(Error::io(&e.target, err));
+                break;
+            }
+            placed.push(i);
+        }
+        if let Some(err) = failure {
+            // Take back what was placed, restore what was set aside.
+            for &i in placed.iter().rev() {
+                let e = &self.entries[i];
+                let _ = std::fs::rename(&e.target, &e.temp);
+            }
+            for (target, old) in set_aside.iter().rev() {
+                let _ = std::fs::rename(old, target);
+                unregister(old);
+            }
+            return Err(err);
+        }
+        for (_, old) in &set_aside {
+            remove_path(old);
+            unregister(old);
+        }
+        for e in &self.entries {
+            unregister(&e.temp);
+        }
+        self.committed = true;
+        Ok(self.entries.iter().map(|e| e.target.clone()).collect())
+    }
+}
+
+impl Drop for OutputGroup {
+    fn drop(&mut self) {
+        for s in &self.scratch {
+            remove_path(s);
+            unregister(s);
+        }
+        if self.committed {
+            return;
+        }
+        for e in &self.entries {
+            remove_path(&e.temp);
+            unregister(&e.temp);
+        }
+        // Folders created for outputs that never came.
+        for d in self.created_dirs.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+/// Removes temporary files and folders left in `dir` by a killed run (not recursive).
+pub fn remove_stale_temporaries(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(TEMP_PREFIX))
+        .map(|e| remove_path(&e.path()))
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn all_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("old.json"), b"old sidecar").unwrap();
+        {
+            let mut g = OutputGroup::new(&[]);
+            let a = g.file(&d.join("old.mp4")).unwrap();
+            let b = g.file(&d.join("old.json")).unwrap();
+            std::fs::write(a, b"video").unwrap();
+            std::fs::write(b, b"sidecar").unwrap();
+            // dropped uncommitted: nothing new, the old sidecar untouched
+        }
+        assert_eq!(names(d), vec!["old.json"]);
+        assert_eq!(std::fs::read(d.join("old.json")).unwrap(), b"old sidecar");
+        let mut g = OutputGroup::new(&[]);
+        std::fs::write(g.file(&d.join("old.mp4")).unwrap(), b"video").unwrap();
+        std::fs::write(g.file(&d.join("old.json")).unwrap(), b"sidecar").unwrap();
+        let f = g.folder(&d.join("frames")).unwrap();
+        std::fs::write(f.join("0.jpg"), b"jpg").unwrap();
+        g.commit().unwrap();
+        assert_eq!(names(d), vec!["frames", "old.json", "old.mp4"]);
+        assert_eq!(std::fs::read(d.join("old.json")).unwrap(), b"sidecar");
+        // A folder is replaced as a whole: old files inside it are gone.
+        std::fs::write(d.join("frames/stale.jpg"), b"x").unwrap();
+        let mut g = OutputGroup::new(&[]);
+        let f = g.folder(&d.join("frames")).unwrap();
+        std::fs::write(f.join("1.jpg"), b"jpg").unwrap();
+        g.commit().unwrap();
+        assert_eq!(names(&d.join("frames")), vec!["1.jpg"]);
+    }
+
+    #[test]
+    fn refuses_inputs_collisions_and_devices() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("in.mp4"), b"x").unwrap();
+        std::fs::create_dir(d.join("seq")).unwrap();
+        let inputs = [d.join("in.mp4"), d.join("seq")];
+        let mut g = OutputGroup::new(&inputs);
+        let msg = |r: Result<PathBuf>| r.unwrap_err().to_string();
+        assert!(msg(g.file(&d.join("./in.mp4"))).contains("is the input"));
+        assert!(msg(g.file(&d.join("seq/groundtruth.txt"))).contains("inside the input folder"));
+        assert!(msg(g.folder(&d.to_path_buf())).contains("holds the input"));
+        g.file(&d.join("out.mp4")).unwrap();
+        assert!(msg(g.file(&d.join("out.mp4"))).contains("both be"));
+        assert!(msg(g.file(Path::new("/dev/null"))).contains("not a regular file"));
+        std::fs::create_dir(d.join("adir")).unwrap();
+        assert!(msg(g.file(&d.join("adir"))).contains("is a folder"));
+        drop(g);
+        assert_eq!(names(d), vec!["adir", "in.mp4", "seq"]);
+    }
+
+    #[test]
+    fn missing_folders_are_created_and_removed_again_on_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a/b/out.mp4");
+        {
+            let mut g = OutputGroup::new(&[]);
+            std::fs::write(g.file(&target).unwrap(), b"x").unwrap();
+        }
+        assert!(!dir.path().join("a").exists());
+    }
+}

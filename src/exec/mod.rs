@@ -1,0 +1,345 @@
+//! The executor: runs one [`Plan`]. Every command and every manifest line comes here.
+//!
+//! 1. The plan is checked (no media needed) and every output is claimed in one
+//!    [`group::OutputGroup`]: nothing may overwrite an input, collide with another output or
+//!    replace a device.
+//! 2. The source is opened once and the stages are applied ([`stream::ProcessedStream`]).
+//! 3. Each export says which frames it needs; the stream is decoded once (all frames in
+//!    order, or only the sampled ones by seeking) and every export is fed from that pass.
+//! 4. Each export writes its files at temporary paths; then the group puts them all in place.
+//!    In a batch the item's folder is replaced as a whole, with `item.json` (what was made
+//!    from what) written last inside it.
+//!
+//! If a decoder disagrees with the frame table built from packets (damage, lying timestamps),
+//! the plan runs once more with a table built by decoding; outputs are only committed at the
+//! end, so that is safe.
+
+pub mod group;
+pub mod stream;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::exports::{self, ExportContext, ExportReport, ExportTarget, Wants};
+use crate::media::encode::EncodeSettings;
+use crate::pipeline::{self, FrameSink, Progress};
+use crate::plan::Plan;
+use crate::sidecar::VERSION;
+
+pub use exports::ExportTarget as Target;
+
+/// How plans run: encoding defaults and resources.
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    /// CRF, preset and audio for exports that do not set their own.
+    pub defaults: EncodeSettings,
+    /// Codec threads per decoder/encoder (0: automatic).
+    pub threads: usize,
+    /// Parallel decoders when only sampled frames are read (0: one per core).
+    pub workers: usize,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            defaults: EncodeSettings::default(),
+            threads: 0,
+            workers: 0,
+        }
+    }
+}
+
+/// Where a plan's outputs go.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Destination {
+    /// A batch item's folder: `DIR/NAME.mp4`, `DIR/NAME/`, ..., and `DIR/item.json`. The
+    /// folder is replaced as a whole.
+    Folder(PathBuf),
+    /// One target per export, in the plan's order (the single commands).
+    Targets(Vec<ExportTarget>),
+}
+
+/// What a plan made.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    pub id: String,
+    /// One report per export, in the plan's order.
+    pub exports: Vec<ExportReport>,
+    /// Every file and folder written (final paths).
+    pub files: Vec<PathBuf>,
+    /// Frames of the processed stream decoded in the item's pass.
+    pub frames: usize,
+    /// Damage found in the source, if any ("3 damaged packets near 12.4 s").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damage: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Runs `plan`, writing to `destination`.
+pub fn execute(
+    plan: &Plan,
+    destination: &Destination,
+    options: &ExecOptions,
+    progress: &mut dyn Progress,
+) -> Result<Outcome> {
+    plan.check()
+        .map_err(|m| Error::Usage(format!("item {:?}: {m}", plan.id)))?;
+    if let Destination::Targets(t) = destination {
+        if t.len() != plan.exports.len() {
+            return Err(Error::internal(format!(
+                "{} output targets for {} exports",
+                t.len(),
+                plan.exports.len()
+            )));
+        }
+    }
+    crate::media::table::retry_on_table_mismatch(|| {
+        execute_once(plan, destination, options, progress)
+    })
+}
+
+fn execute_once(
+    plan: &Plan,
+    destination: &Destination,
+    options: &ExecOptions,
+    progress: &mut dyn Progress,
+) -> Result<Outcome> {
+    let mut group = group::OutputGroup::new(&plan.inputs());
+    let (targets, item_temp) = match destination {
+        Destination::Folder(dir) => {
+            let temp = group.container(dir)?;
+            let targets = plan
+                .exports
+                .iter()
+                .map(|e| exports::folder_target(dir, e))
+                .collect();
+            (targets, Some((dir.clone(), temp)))
+        }
+        Destination::Targets(t) => (t.clone(), None),
+    };
+    let mut makers: Vec<Box<dyn exports::Export>> =
+        plan.exports.iter().map(exports::maker).collect();
+    for (m, t) in makers.iter_mut().zip(&targets) {
+        m.claim(t, plan, &mut group)?;
+    }
+    if let Some((dir, _)) = &item_temp {
+        // item.json is claimed last: no export may take its name.
+        group.file(&dir.join("item.json"))?;
+    }
+
+    let stream = stream::ProcessedStream::open(plan, options.threads)?;
+    let ctx = ExportContext {
+        defaults: options.defaults.clone(),
+        threads: options.threads,
+    };
+    let mut wants = Vec::with_capacity(makers.len());
+    for m in makers.iter_mut() {
+        wants.push(m.start(&stream, &ctx, &mut group)?);
+    }
+
+    // The one pass: every export fed from the same decode.
+    let frames = if wants.iter().all(|w| *w == Wants::Nothing) {
+        0
+    } else {
+        let mut source = if wants.iter().any(|w| *w == Wants::All) {
+            stream.full_source()?
+        } else {
+            let mut wanted: Vec<usize> = wants
+                .iter()
+                .filter_map(|w| match w {
+                    Wants::Frames(f) => Some(f.iter().copied()),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            wanted.sort_unstable();
+            wanted.dedup();
+            let workers = if options.workers == 0 {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            } else {
+                options.workers
+            };
+            stream.sparse_source(&wanted, workers)?
+        };
+        let mut sinks: Vec<&mut dyn FrameSink> = makers
+            .iter_mut()
+            .zip(&wants)
+            .filter(|(_, w)| **w != Wants::Nothing)
+            .filter_map(|(m, _)| m.sink())
+            .collect();
+        pipeline::run(source.as_mut(), &mut sinks, progress)?
+    };
+
+    let mut reports = Vec::with_capacity(makers.len());
+    for m in makers.iter_mut() {
+        reports.push(m.finish(&stream, &ctx, &mut group, progress)?);
+    }
+    let damage = (!stream.table.damage.is_empty()).then(|| stream.table.damage.summary());
+    let mut warnings = stream.warnings.clone();
+    for r in &reports {
+        for w in &r.warnings {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+    }
+    let mut files: Vec<PathBuf> = reports.iter().flat_map(|r| r.files.clone()).collect();
+    if let Some((dir, temp)) = &item_temp {
+        let record = ItemRecord::new(plan, &options.defaults, temp);
+        crate::sidecar::write_json(&temp.join("item.json"), &record)?;
+        files.push(dir.join("item.json"));
+    }
+    group.commit()?;
+    Ok(Outcome {
+        id: plan.id.clone(),
+        exports: reports,
+        files,
+        frames,
+        damage,
+        warnings,
+    })
+}
+
+/// `item.json`: what a batch item made and from what, so a resumed run redoes exactly the
+/// items whose plan, inputs or outputs changed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ItemRecord {
+    pub id: String,
+    /// Hash of the plan (as run, paths resolved) and the encoding defaults.
+    pub plan_hash: String,
+    pub vidprep_version: String,
+    /// Every output file below the item folder, with its size.
+    pub outputs: Vec<FileFingerprint>,
+    /// Every input file (a sequence folder's files too), with size and modification time.
+    pub inputs: Vec<FileFingerprint>,
+}
+
+/// A file as seen at one moment: path, size and modification time (nanoseconds since the
+/// epoch; 0 when unknown).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileFingerprint {
+    pub path: PathBuf,
+    pub bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified_ns: Option<u128>,
+}
+
+impl FileFingerprint {
+    fn of(path: &Path, with_time: bool) -> Option<FileFingerprint> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(FileFingerprint {
+            path: path.to_path_buf(),
+            bytes: meta.len(),
+            modified_ns: with_time
+                .then(|| {
+                    meta.modified()
+                        .ok()?
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .ok()
+                        .map(|d| d.as_nanos())
+                })
+                .flatten(),
+        })
+    }
+}
+
+/// FNV-1a, 64 bits: a stable hash for shard assignment and change detection.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// The hash that says whether an item must be redone: its plan and the run's defaults.
+pub fn plan_hash(plan: &Plan, defaults: &EncodeSettings) -> String {
+    let text = format!(
+        "{}\n{}|{}|{}\n{VERSION}",
+        serde_json::to_string(plan).expect("a plan serialises"),
+        defaults.crf,
+        defaults.preset,
+        defaults.audio
+    );
+    format!("{:016x}", fnv1a(text.as_bytes()))
+}
+
+/// The fingerprints of a plan's inputs (a folder's files one level down).
+fn input_fingerprints(plan: &Plan) -> Vec<FileFingerprint> {
+    let mut out = Vec::new();
+    for input in plan.inputs() {
+        if input.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&input)
+                .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+                .unwrap_or_default();
+            files.sort();
+            out.extend(
+                files
+                    .iter()
+                    .filter(|p| p.is_file())
+                    .filter_map(|p| FileFingerprint::of(p, true)),
+            );
+        } else if let Some(f) = FileFingerprint::of(&input, true) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+impl ItemRecord {
+    /// The record of an item whose files are in `folder` (its temporary folder, about to be
+    /// renamed to the item folder): every file below it with its size, and the inputs.
+    fn new(plan: &Plan, defaults: &EncodeSettings, folder: &Path) -> ItemRecord {
+        let mut outputs: Vec<FileFingerprint> = walkdir::WalkDir::new(folder)
+            .min_depth(1)
+            .into_iter()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_file())
+            .filter_map(|e| {
+                let rel = e.path().strip_prefix(folder).ok()?.to_path_buf();
+                (rel != Path::new("item.json")).then(|| FileFingerprint {
+                    path: rel,
+                    bytes: e.metadata().map(|m| m.len()).unwrap_or(0),
+                    modified_ns: None,
+                })
+            })
+            .collect();
+        outputs.sort_by(|a, b| a.path.cmp(&b.path));
+        ItemRecord {
+            id: plan.id.clone(),
+            plan_hash: plan_hash(plan, defaults),
+            vidprep_version: VERSION.to_string(),
+            outputs,
+            inputs: input_fingerprints(plan),
+        }
+    }
+
+    /// Whether the item in `dir`, made from `plan` with `defaults`, is complete and current:
+    /// the same plan, every output present with its recorded size, every input unchanged.
+    pub fn is_current(dir: &Path, plan: &Plan, defaults: &EncodeSettings) -> Option<ItemRecord> {
+        let text = std::fs::read_to_string(dir.join("item.json")).ok()?;
+        let record: ItemRecord = serde_json::from_str(&text).ok()?;
+        if record.id != plan.id
+            || record.plan_hash != plan_hash(plan, defaults)
+            || record.vidprep_version != VERSION
+        {
+            return None;
+        }
+        for o in &record.outputs {
+            let meta = std::fs::metadata(dir.join(&o.path)).ok()?;
+            if !meta.is_file() || meta.len() != o.bytes {
+                return None;
+            }
+        }
+        if input_fingerprints(plan) != record.inputs {
+            return None;
+        }
+        Some(record)
+    }
+}

@@ -1,0 +1,426 @@
+//! The processed stream of one plan: its source opened once, its stages applied (span and
+//! decision, needle insertion, boxes), and everything the exports need to know about it
+//! (frame count and times, audio, timing, provenance, boxes) before a frame is decoded. It
+//! hands out frame sources: the whole stream in order, or only chosen frames (sparse seeking,
+//! for exports that sample), and can replay itself for an export that encodes again.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::fit::Fit;
+use crate::media::audio::{AudioPlan, AudioSegment};
+use crate::media::decode::{DecodeOptions, FrameReader};
+use crate::media::input::{Ratio, VideoInput, VideoStreamInfo};
+use crate::media::table::FrameTable;
+use crate::overlay::{BoxRecorder, OverlayStage, SourceBoxes, Style};
+use crate::pipeline::{ClipSource, FrameSource, FrameStage, PipelineFrame};
+use crate::plan::Plan;
+use crate::sidecar::{ProvenanceRecorder, SourceRecord};
+use crate::sinks::StreamTiming;
+use crate::sparse::SparseSource;
+use crate::stages::insert::{
+    common_time_base, splice_audio, NeedleRenderer, PreparedNeedle, SpliceSource,
+};
+use crate::stages::span::{resolve_clip, ClipSpec, ResolvedClip};
+use crate::time::Time;
+
+/// A needle spliced into the stream.
+pub(crate) struct NeedleSegment {
+    pub prepared: PreparedNeedle,
+    /// Index in the clip of the frame the needle goes before.
+    pub at: usize,
+    /// Clip time of the insertion.
+    pub time: Time,
+    pub seed: Option<u64>,
+    pub fit: Fit,
+}
+
+/// What stages see and change while the stream is built.
+pub(crate) struct StreamBuilder {
+    pub source: PathBuf,
+    pub table: Arc<FrameTable>,
+    pub info: VideoStreamInfo,
+    /// Size of the source's frames as decoded: upright, stored pixels.
+    pub size: (u32, u32),
+    pub resolved: ResolvedClip,
+    pub needle: Option<NeedleSegment>,
+    /// Box sources by pipeline source id (0: the video, 1: a needle).
+    pub box_sources: Vec<(usize, Arc<SourceBoxes>)>,
+    /// Boxes to draw on every export's frames.
+    pub draws: Vec<(usize, Arc<SourceBoxes>, Style)>,
+    pub warnings: Vec<String>,
+}
+
+impl StreamBuilder {
+    /// Records `boxes` (of pipeline source `source`) into every output, and draws them when
+    /// `draw` says how.
+    pub fn add_box_source(&mut self, source: usize, boxes: Arc<SourceBoxes>, draw: Option<Style>) {
+        if let Some(style) = draw {
+            self.draws.push((source, boxes.clone(), style));
+        }
+        self.box_sources.push((source, boxes));
+    }
+}
+
+/// The processed stream of a plan.
+pub(crate) struct ProcessedStream {
+    pub plan: Plan,
+    pub source: PathBuf,
+    pub table: Arc<FrameTable>,
+    pub info: VideoStreamInfo,
+    /// Size of the stream's frames: upright, stored pixels.
+    pub size: (u32, u32),
+    pub resolved: ResolvedClip,
+    pub needle: Option<NeedleSegment>,
+    pub box_sources: Vec<(usize, Arc<SourceBoxes>)>,
+    pub draws: Vec<(usize, Arc<SourceBoxes>, Style)>,
+    pub warnings: Vec<String>,
+    pub threads: usize,
+}
+
+impl ProcessedStream {
+    /// Opens the plan's source and applies its stages (see [`crate::stages::stages_of`]).
+    pub fn open(plan: &Plan, threads: usize) -> Result<ProcessedStream> {
+        let source = plan.source.clone();
+        let table = FrameTable::for_file(&source)?;
+        if plan.strict && !table.damage.is_empty() {
+            return Err(Error::corrupt(
+                &source,
+                "(strict)",
+                format!("the video is damaged: {}", table.damage.summary()),
+            ));
+        }
+        let info = VideoInput::open(&source)?.video;
+        let size = info.upright_stored_size();
+        if size.0 == 0 || size.1 == 0 {
+            return Err(Error::corrupt(
+                &source,
+                "in its header",
+                format!("the video stream says its frames are {}x{}", size.0, size.1),
+            ));
+        }
+        let resolved = resolve_clip(&source, &table, &ClipSpec::default())?;
+        let mut builder = StreamBuilder {
+            source,
+            table,
+            info,
+            size,
+            resolved,
+            needle: None,
+            box_sources: Vec::new(),
+            draws: Vec::new(),
+            warnings: Vec::new(),
+        };
+        for stage in crate::stages::stages_of(plan) {
+            stage.shape(&mut builder)?;
+        }
+        if !builder.table.damage.is_empty() {
+            builder.warnings.push(format!(
+                "damaged source: {}",
+                builder.table.damage.summary()
+            ));
+        }
+        Ok(ProcessedStream {
+            plan: plan.clone(),
+            source: builder.source,
+            table: builder.table,
+            info: builder.info,
+            size: builder.size,
+            resolved: builder.resolved,
+            needle: builder.needle,
+            box_sources: builder.box_sources,
+            draws: builder.draws,
+            warnings: builder.warnings,
+            threads,
+        })
+    }
+
+    /// The square-pixel size players show for the stream's frames (rotation and sample
+    /// aspect ratio applied).
+    pub fn display_size(&self) -> (u32, u32) {
+        self.info.displayed_size()
+    }
+
+    /// Frames in the stream.
+    pub fn frame_count(&self) -> usize {
+        self.resolved.kept.len() + self.needle.as_ref().map_or(0, |n| n.prepared.frames)
+    }
+
+    /// The stream's duration (to its end: the decision point, or the end of its last frame).
+    pub fn duration(&self) -> Time {
+        self.resolved.duration()
+            + self
+                .needle
+                .as_ref()
+                .map_or(Time::ZERO, |n| n.prepared.duration)
+    }
+
+    /// Presentation time of every frame of the stream, from 0.
+    pub fn times(&self) -> Vec<Time> {
+        let start = self.resolved.start_time();
+        let host: Vec<Time> = (self.resolved.kept.start..self.resolved.kept.end)
+            .map(|i| self.table.time(i) - start)
+            .collect();
+        match &self.needle {
+            None => host,
+            Some(n) => {
+                let mut t = host[..n.at].to_vec();
+                t.extend((0..n.prepared.frames).map(|k| n.time + n.prepared.step * k as i64));
+                t.extend(host[n.at..].iter().map(|&h| h + n.prepared.duration));
+                t
+            }
+        }
+    }
+
+    /// The output soundtrack: the source's audio of the kept span (ending where the video
+    /// ends), with silence under a needle.
+    pub fn audio(&self) -> AudioPlan {
+        let origin = self.table.origin();
+        let last = self.resolved.kept.end - 1;
+        let video_end =
+            (self.table.time(last) + self.table.duration_of(last)).min(self.resolved.end_time());
+        match &self.needle {
+            None => AudioPlan {
+                segments: vec![AudioSegment::Source {
+                    path: self.source.clone(),
+                    start: origin + self.resolved.start_time(),
+                    end: origin + video_end,
+                }],
+            },
+            Some(n) => splice_audio(
+                &self.source,
+                origin,
+                self.resolved.start_time(),
+                video_end,
+                n.time,
+                n.prepared.duration,
+            ),
+        }
+    }
+
+    /// Encoder timing: the source's time base and rate (with a needle, a time base that also
+    /// holds the needle's frame grid).
+    pub fn timing(&self) -> StreamTiming {
+        let swapped = self.info.rotation.swaps_axes();
+        let sar = self.info.sample_aspect_ratio;
+        let sar = if sar.is_valid() && swapped {
+            Ratio::new(sar.den, sar.num)
+        } else {
+            sar
+        };
+        let base = StreamTiming {
+            time_base: self.info.time_base,
+            frame_rate: self.info.best_frame_rate(),
+            sample_aspect_ratio: sar,
+        };
+        match &self.needle {
+            None => base,
+            Some(n) => {
+                let fps = Time::from_secs(1) / n.prepared.step;
+                StreamTiming {
+                    time_base: common_time_base(base.time_base, fps),
+                    frame_rate: Some(Ratio::new(fps.numer() as i32, fps.denom() as i32)),
+                    sample_aspect_ratio: base.sample_aspect_ratio,
+                }
+            }
+        }
+    }
+
+    /// A recorder of provenance runs for one output.
+    pub fn provenance(&self) -> ProvenanceRecorder {
+        let mut sources = vec![(self.table.origin(), self.table.time_base)];
+        if let Some(n) = &self.needle {
+            sources.push((Time::ZERO, n.prepared.time_base()));
+        }
+        ProvenanceRecorder::new(&sources)
+    }
+
+    /// A recorder of the boxes of one output, when the stream has boxes.
+    pub fn box_recorder(&self) -> Option<BoxRecorder> {
+        (!self.box_sources.is_empty()).then(|| BoxRecorder::for_sources(self.box_sources.clone()))
+    }
+
+    /// The frame stages that draw boxes, for one export (after its resize).
+    pub fn draw_stages(&self) -> Vec<Box<dyn FrameStage + Send>> {
+        self.draws
+            .iter()
+            .map(|(source, boxes, style)| {
+                Box::new(OverlayStage::new(boxes.clone(), *source, style.clone()))
+                    as Box<dyn FrameStage + Send>
+            })
+            .collect()
+    }
+
+    /// The inputs as sidecars describe them.
+    pub fn source_records(&self) -> Vec<SourceRecord> {
+        let mut records = vec![SourceRecord::new(
+            &self.source,
+            &self.info,
+            &self.table,
+            true,
+        )];
+        if let Some(n) = &self.needle {
+            records.push(n.prepared.record());
+        }
+        records
+    }
+
+    /// What the stages resolved, for sidecars.
+    pub fn resolved_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({"clip": self.resolved, "frames": self.frame_count()});
+        if let Some(n) = &self.needle {
+            v["insert"] = serde_json::json!({
+                "sequence": n.prepared.dir.display().to_string(),
+                "seed": n.seed,
+                "fit": n.fit,
+                "insert_frame": n.at,
+                "insert_time": crate::time::decimal_text(n.time),
+                "needle_frames": [n.at, n.at + n.prepared.frames],
+                "needle_duration": crate::time::decimal_text(n.prepared.duration),
+                "sequence_frames": n.prepared.images.len(),
+                "anno_fps": crate::time::decimal_text(n.prepared.anno_fps),
+                "placement": n.prepared.placement,
+            });
+        }
+        v
+    }
+
+    fn decode_options(&self) -> DecodeOptions {
+        DecodeOptions {
+            threads: self.threads,
+            strict: self.plan.strict,
+            ..DecodeOptions::default()
+        }
+    }
+
+    /// The whole stream, in order.
+    pub fn full_source(&self) -> Result<Box<dyn FrameSource>> {
+        let reader =
+            FrameReader::open_with_table(&self.source, self.decode_options(), self.table.clone())?;
+        let clip = ClipSource::new(
+            reader,
+            self.table.clone(),
+            self.resolved.kept,
+            self.resolved.end_time(),
+            0,
+        );
+        Ok(match &self.needle {
+            None => Box::new(clip),
+            Some(n) => Box::new(SpliceSource::new(
+                clip,
+                self.resolved.kept.len(),
+                n.at,
+                n.time,
+                &n.prepared,
+            )),
+        })
+    }
+
+    /// Only the stream frames `wanted` (stream indices, any order): source frames are read by
+    /// seeking (several workers), needle frames rendered. Frames come out in any order, each
+    /// with its stream index, time and provenance.
+    pub fn sparse_source(&self, wanted: &[usize], workers: usize) -> Result<Box<dyn FrameSource>> {
+        let kept = self.resolved.kept;
+        let (at, k) = self
+            .needle
+            .as_ref()
+            .map_or((usize::MAX, 0), |n| (n.at, n.prepared.frames));
+        let mut host = Vec::new();
+        let mut needle = Vec::new();
+        for &s in wanted {
+            if s >= self.frame_count() {
+                return Err(Error::internal(format!(
+                    "stream frame {s} asked of a stream of {} frames",
+                    self.frame_count()
+                )));
+            }
+            if s < at {
+                host.push(kept.start + s);
+            } else if s < at + k {
+                needle.push(s - at);
+            } else {
+                host.push(kept.start + s - k);
+            }
+        }
+        host.sort_unstable();
+        host.dedup();
+        needle.sort_unstable();
+        needle.dedup();
+        let host_source = if host.is_empty() {
+            None
+        } else {
+            Some(SparseSource::start_with(
+                &self.source,
+                self.table.clone(),
+                &host,
+                workers,
+                self.decode_options(),
+            )?)
+        };
+        Ok(Box::new(StreamSparse {
+            host: host_source,
+            needle: self
+                .needle
+                .as_ref()
+                .map(|n| (NeedleRenderer::new(&n.prepared, n.at, n.time), needle)),
+            table: self.table.clone(),
+            kept_start: kept.start,
+            start_time: self.resolved.start_time(),
+            end_time: self.resolved.end_time(),
+            needle_at: at,
+            needle_frames: k,
+            needle_duration: self
+                .needle
+                .as_ref()
+                .map_or(Time::ZERO, |n| n.prepared.duration),
+            count: wanted.len(),
+        }))
+    }
+}
+
+/// The frames of [`ProcessedStream::sparse_source`].
+struct StreamSparse {
+    host: Option<SparseSource>,
+    needle: Option<(NeedleRenderer, Vec<usize>)>,
+    table: Arc<FrameTable>,
+    kept_start: usize,
+    start_time: Time,
+    end_time: Time,
+    needle_at: usize,
+    needle_frames: usize,
+    needle_duration: Time,
+    count: usize,
+}
+
+impl FrameSource for StreamSparse {
+    fn next_frame(&mut self) -> Result<Option<PipelineFrame>> {
+        if let Some((renderer, ks)) = self.needle.as_mut() {
+            if let Some(k) = ks.pop() {
+                return renderer.frame(k).map(Some);
+            }
+        }
+        let Some(host) = self.host.as_mut() else {
+            return Ok(None);
+        };
+        let Some(mut f) = host.next_frame()? else {
+            return Ok(None);
+        };
+        let t = f.origin.index;
+        let shown_until = (self.table.time(t) + self.table.duration_of(t)).min(self.end_time);
+        let mut s = t - self.kept_start;
+        let mut time = self.table.time(t) - self.start_time;
+        if s >= self.needle_at {
+            s += self.needle_frames;
+            time = time + self.needle_duration;
+        }
+        f.index = s;
+        f.duration = (shown_until - self.table.time(t)).max(Time::ZERO);
+        f.time = time;
+        Ok(Some(f))
+    }
+
+    fn len_hint(&self) -> Option<usize> {
+        Some(self.count)
+    }
+}

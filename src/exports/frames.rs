@@ -1,0 +1,541 @@
+//! The `frames` export: sampled frames for image-only models. Frame indices are picked with a
+//! named sampler (each reproducing a toolkit's formula over the true frame count of the
+//! processed stream), put in the asked order, read by seeking (only those frames are decoded),
+//! scaled to square pixels within the size cap, boxes drawn, and written as images named with
+//! their position and time, with `frames.json` (each image's stream frame, source frame, time
+//! and boxes) and optionally a captioned strip, an API payload with Base64 images, or JSONL.
+//! The folder is written whole under a temporary name and replaces any earlier one.
+
+use std::collections::HashMap;
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use image::RgbImage;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::exec::group::OutputGroup;
+use crate::exec::stream::ProcessedStream;
+use crate::exports::{Export, ExportContext, ExportReport, ExportTarget, Wants};
+use crate::fit::fit_within;
+use crate::media::frame::{to_rgb_image, Converter};
+use crate::overlay::{boxes_on, SourceBoxes};
+use crate::pipeline::{FrameSink, FrameStage, PipelineFrame, Progress};
+use crate::plan::{ExportSpec, FramesExport, ImageFormat, Payload, Plan};
+use crate::sampling::{self, Arranged, FrameList, Sampled};
+use crate::sidecar::{write_json, SourceRecord, VERSION};
+use crate::sinks::StagedSink;
+use crate::stages::resize::ScaleStage;
+use crate::time::{decimal_text, Time};
+
+/// `frames.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct FramesJson {
+    pub vidprep_version: &'static str,
+    pub sources: Vec<SourceRecord>,
+    /// The plan (the manifest line) that asked for the frames.
+    pub request: serde_json::Value,
+    /// The export that made them.
+    pub export: serde_json::Value,
+    /// What the plan resolved to on the source.
+    pub resolved: serde_json::Value,
+    /// Frames in the processed stream the sampler chose from.
+    pub total_frames: usize,
+    pub sampled: Sampled,
+    pub order: Arranged,
+    pub format: ImageFormat,
+    pub frames: Vec<FrameRecord>,
+    pub strip: Option<String>,
+    pub payload: Option<String>,
+    pub jsonl: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// One written frame, a line of `frames.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct FrameRecord {
+    pub position: usize,
+    pub file: String,
+    /// Which input it came from (0: the video; 1: an inserted sequence).
+    pub source: usize,
+    /// Its index in that input, and its pts there.
+    pub source_frame: usize,
+    pub pts: i64,
+    /// Its index in the processed stream it was sampled from (when that is not the source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_frame: Option<usize>,
+    /// Exact presentation time in the stream it was sampled from (seconds from its start).
+    pub time: String,
+    pub time_s: f64,
+    pub width: u32,
+    pub height: u32,
+    /// The boxes on this image, in its pixels (when the item has boxes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boxes: Option<Vec<crate::overlay::ImageBox>>,
+}
+
+/// What a [`FramesSink`] wrote besides the images.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FramesFiles {
+    pub strip: Option<String>,
+    pub payload: Option<String>,
+    pub jsonl: Option<String>,
+}
+
+/// How sampled frames are written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FramesOutputSpec {
+    pub format: ImageFormat,
+    pub quality: u8,
+    /// A captioned grid of every frame with this many columns (0: up to 4).
+    pub strip: Option<usize>,
+    pub payload: Option<Payload>,
+    pub jsonl: bool,
+}
+
+/// Writes the frame of each position as an image (named with its position and timestamp)
+/// into a folder (the temporary folder of the export).
+pub struct FramesSink {
+    out_dir: PathBuf,
+    spec: FramesOutputSpec,
+    /// Stream frame -> the positions that show it.
+    positions: HashMap<usize, Vec<usize>>,
+    names: Vec<String>,
+    records: Vec<Option<FrameRecord>>,
+    rgb: Converter,
+    jpeg: crate::media::still::JpegWriter,
+    /// Thumbnails for the strip, by position.
+    thumbs: Option<(u32, Vec<Option<RgbImage>>)>,
+    box_sources: Vec<(usize, std::sync::Arc<SourceBoxes>)>,
+}
+
+impl FramesSink {
+    /// `frames[p]` is the stream frame of position `p`, shown at `times[p]` (for the file
+    /// name); `width` is the images' width (for the strip's tiles).
+    pub fn new(
+        out_dir: &Path,
+        spec: &FramesOutputSpec,
+        frames: &[usize],
+        times: &[Time],
+        width: u32,
+        box_sources: Vec<(usize, std::sync::Arc<SourceBoxes>)>,
+    ) -> FramesSink {
+        let n = frames.len();
+        let digits = n.saturating_sub(1).max(1).to_string().len().max(2);
+        let mut positions: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut names = Vec::with_capacity(n);
+        for (p, (&i, t)) in frames.iter().zip(times).enumerate() {
+            positions.entry(i).or_default().push(p);
+            names.push(format!(
+                "{p:0digits$}_{:09.3}s.{}",
+                t.as_secs_f64(),
+                spec.format.extension()
+            ));
+        }
+        FramesSink {
+            out_dir: out_dir.to_path_buf(),
+            spec: spec.clone(),
+            positions,
+            names,
+            records: vec![None; n],
+            rgb: Converter::to_format(ffmpeg_next::format::Pixel::RGB24),
+            jpeg: crate::media::still::JpegWriter::new(spec.quality),
+            thumbs: spec.strip.map(|_| (width.min(480), vec![None; n])),
+            box_sources,
+        }
+    }
+
+    /// Once every position has its frame: the strip, payload and JSONL are written. Returns
+    /// the records in position order.
+    pub fn complete(self, source_name: &Path) -> Result<(Vec<FrameRecord>, FramesFiles)> {
+        let records: Vec<FrameRecord> = self
+            .records
+            .iter()
+            .enumerate()
+            .map(|(p, r)| {
+                r.clone().ok_or_else(|| {
+                    Error::corrupt(
+                        source_name,
+                        format!("at output position {p}"),
+                        "this frame was not decoded",
+                    )
+                })
+            })
+            .collect::<Result<_>>()?;
+        let read_all = || -> Result<Vec<Vec<u8>>> {
+            records
+                .iter()
+                .map(|r| {
+                    let p = self.out_dir.join(&r.file);
+                    std::fs::read(&p).map_err(|e| Error::io(&p, e))
+                })
+                .collect()
+        };
+        let mut files = FramesFiles::default();
+        if let (Some(columns), Some((_, thumbs))) = (self.spec.strip, self.thumbs.as_ref()) {
+            let strip = render_strip(thumbs, &records, columns);
+            let name = format!("strip.{}", self.spec.format.extension());
+            let bytes = encode_image(&strip, self.spec.format, self.spec.quality)
+                .map_err(|e| Error::internal(format!("cannot encode the strip: {e}")))?;
+            let p = self.out_dir.join(&name);
+            std::fs::write(&p, bytes).map_err(|e| Error::io(&p, e))?;
+            files.strip = Some(name);
+        }
+        if let Some(api) = self.spec.payload {
+            let body = payload_json(api, self.spec.format.mime(), &read_all()?);
+            write_json(&self.out_dir.join("payload.json"), &body)?;
+            files.payload = Some("payload.json".into());
+        }
+        if self.spec.jsonl {
+            let mut text = String::new();
+            for (rec, bytes) in records.iter().zip(read_all()?) {
+                let line = serde_json::json!({
+                    "position": rec.position,
+                    "file": rec.file,
+                    "source_frame": rec.source_frame,
+                    "time_s": rec.time_s,
+                    "mime_type": self.spec.format.mime(),
+                    "data": base64::engine::general_purpose::STANDARD.encode(bytes),
+                });
+                text.push_str(&line.to_string());
+                text.push('\n');
+            }
+            let p = self.out_dir.join("frames.jsonl");
+            std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
+            files.jsonl = Some("frames.jsonl".into());
+        }
+        Ok((records, files))
+    }
+}
+
+impl FrameSink for FramesSink {
+    fn accept(&mut self, frame: &PipelineFrame) -> Result<()> {
+        let number = frame.index;
+        let Some(positions) = self.positions.get(&number).cloned() else {
+            return Ok(());
+        };
+        let (width, height) = (frame.image.width(), frame.image.height());
+        // JPEG straight from YUV with libavcodec; PNG (and the strip) from RGB.
+        let rgb = if self.spec.format == ImageFormat::Png || self.thumbs.is_some() {
+            Some(to_rgb_image(&frame.image, &mut self.rgb).map_err(|e| {
+                Error::internal(format!("cannot convert frame {number} to RGB: {e}"))
+            })?)
+        } else {
+            None
+        };
+        let bytes = match (self.spec.format, &rgb) {
+            (ImageFormat::Jpg, _) => self.jpeg.encode(&frame.image).map_err(|e| {
+                Error::internal(format!("cannot encode frame {number} as JPEG: {e}"))
+            })?,
+            (ImageFormat::Png, Some(rgb)) => {
+                encode_image(rgb, ImageFormat::Png, 100).map_err(|e| {
+                    Error::internal(format!("cannot encode frame {number} as PNG: {e}"))
+                })?
+            }
+            (ImageFormat::Png, None) => unreachable!("RGB made above for PNG"),
+        };
+        let boxes = (!self.box_sources.is_empty())
+            .then(|| boxes_on(frame, &self.box_sources, width, height));
+        for p in positions {
+            let path = self.out_dir.join(&self.names[p]);
+            std::fs::write(&path, &bytes).map_err(|e| Error::io(&path, e))?;
+            self.records[p] = Some(FrameRecord {
+                position: p,
+                file: self.names[p].clone(),
+                source: frame.origin.source,
+                source_frame: frame.origin.index,
+                pts: frame.origin.pts,
+                stream_frame: Some(frame.index),
+                time: decimal_text(frame.time),
+                time_s: frame.time.as_secs_f64(),
+                width,
+                height,
+                boxes: boxes.clone(),
+            });
+            if let (Some((tile_w, thumbs)), Some(rgb)) = (self.thumbs.as_mut(), rgb.as_ref()) {
+                let th = (rgb.height() as f64 * *tile_w as f64 / rgb.width() as f64)
+                    .round()
+                    .max(1.0) as u32;
+                thumbs[p] = Some(image::imageops::resize(
+                    rgb,
+                    *tile_w,
+                    th,
+                    image::imageops::FilterType::Triangle,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The `frames` export.
+pub(crate) struct FramesMaker {
+    spec: ExportSpec,
+    frames: FramesExport,
+    folder: Option<(PathBuf, PathBuf)>,
+    chosen: Option<(Sampled, Arranged)>,
+    sink: Option<StagedSink<FramesSink>>,
+}
+
+impl FramesMaker {
+    pub fn new(spec: &ExportSpec, frames: &FramesExport) -> FramesMaker {
+        FramesMaker {
+            spec: spec.clone(),
+            frames: frames.clone(),
+            folder: None,
+            chosen: None,
+            sink: None,
+        }
+    }
+}
+
+/// The processed stream's frames as the samplers see them.
+pub(crate) fn stream_frame_list(stream: &ProcessedStream) -> Result<FrameList> {
+    let nominal = stream
+        .timing()
+        .frame_rate
+        .map(|r| r.as_f64())
+        .unwrap_or_else(|| stream.frame_count() as f64 / stream.duration().as_secs_f64().max(1e-9));
+    FrameList::new(stream.times(), stream.duration(), nominal)
+        .ok_or_else(|| Error::request(&stream.source, "the processed stream has no frames"))
+}
+
+impl Export for FramesMaker {
+    fn claim(
+        &mut self,
+        target: &ExportTarget,
+        _plan: &Plan,
+        group: &mut OutputGroup,
+    ) -> Result<()> {
+        let temp = group.folder(&target.main)?;
+        self.folder = Some((target.main.clone(), temp));
+        Ok(())
+    }
+
+    fn start(
+        &mut self,
+        stream: &ProcessedStream,
+        _ctx: &ExportContext,
+        _group: &mut OutputGroup,
+    ) -> Result<Wants> {
+        let (_, temp) = self.folder.as_ref().expect("claimed before start");
+        let list = stream_frame_list(stream)?;
+        let sampled = sampling::sample(
+            &list,
+            self.frames.sampler,
+            self.frames.request(),
+            self.frames.allow_repeats,
+        )
+        .map_err(|e| {
+            Error::request(
+                &stream.source,
+                format!("export {:?}: {e}", self.spec.name()),
+            )
+        })?;
+        let arranged = sampling::arrange(&sampled.indices, self.frames.order, self.frames.seed);
+        let times = stream.times();
+        let at: Vec<Time> = arranged.indices.iter().map(|&i| times[i]).collect();
+        // Images are what players show: square pixels, within the size cap.
+        let (dw, dh) = stream.display_size();
+        let size = self
+            .frames
+            .max_size
+            .map_or((dw, dh), |m| fit_within(dw, dh, m.0, m.1));
+        let output = FramesOutputSpec {
+            format: self.frames.format,
+            quality: self.frames.quality,
+            strip: self.frames.strip.0,
+            payload: self.frames.payload,
+            jsonl: self.frames.jsonl,
+        };
+        let sink = FramesSink::new(
+            temp,
+            &output,
+            &arranged.indices,
+            &at,
+            size.0,
+            stream.box_sources.clone(),
+        );
+        let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
+        if size != stream.size {
+            stages.push(Box::new(ScaleStage::new(size)));
+        }
+        stages.extend(stream.draw_stages());
+        // The sink keys frames by stream index: keep it (the staged sink renumbers).
+        self.sink = Some(StagedSink::keeping_indices(stages, sink));
+        let mut wanted = arranged.indices.clone();
+        wanted.sort_unstable();
+        wanted.dedup();
+        self.chosen = Some((sampled, arranged));
+        Ok(Wants::Frames(wanted))
+    }
+
+    fn sink(&mut self) -> Option<&mut dyn FrameSink> {
+        self.sink.as_mut().map(|s| s as &mut dyn FrameSink)
+    }
+
+    fn finish(
+        &mut self,
+        stream: &ProcessedStream,
+        _ctx: &ExportContext,
+        _group: &mut OutputGroup,
+        _progress: &mut dyn Progress,
+    ) -> Result<ExportReport> {
+        let (folder, temp) = self.folder.clone().expect("claimed");
+        let (sampled, arranged) = self.chosen.take().expect("started");
+        let sink = self.sink.take().expect("started").into_inner();
+        let (records, files) = sink.complete(&stream.source)?;
+        let mut warnings = stream.warnings.clone();
+        if let Some(note) = &sampled.note {
+            warnings.push(format!("sampling: {note}"));
+        }
+        let count = records.len();
+        let summary = format!(
+            "{}: {} frames ({} of {} by {}), frames.json{}{}{}",
+            folder.display(),
+            count,
+            sampled.formula,
+            stream.frame_count(),
+            sampled.sampler,
+            files
+                .strip
+                .as_ref()
+                .map(|s| format!(", {s}"))
+                .unwrap_or_default(),
+            files
+                .payload
+                .as_ref()
+                .map(|s| format!(", {s}"))
+                .unwrap_or_default(),
+            files
+                .jsonl
+                .as_ref()
+                .map(|s| format!(", {s}"))
+                .unwrap_or_default(),
+        );
+        let json = FramesJson {
+            vidprep_version: VERSION,
+            sources: stream.source_records(),
+            request: serde_json::to_value(&stream.plan).expect("a plan serialises"),
+            export: serde_json::to_value(&self.spec).expect("an export serialises"),
+            resolved: stream.resolved_json(),
+            total_frames: stream.frame_count(),
+            sampled,
+            order: arranged,
+            format: self.frames.format,
+            frames: records,
+            strip: files.strip,
+            payload: files.payload,
+            jsonl: files.jsonl,
+            warnings: warnings.clone(),
+        };
+        write_json(&temp.join("frames.json"), &json)?;
+        Ok(ExportReport {
+            name: self.spec.name().to_string(),
+            kind: "frames",
+            files: vec![folder],
+            summary,
+            frames: count,
+            warnings,
+        })
+    }
+}
+
+fn encode_image(
+    img: &RgbImage,
+    format: ImageFormat,
+    quality: u8,
+) -> std::result::Result<Vec<u8>, image::ImageError> {
+    let mut buf = Cursor::new(Vec::new());
+    match format {
+        ImageFormat::Jpg => image::codecs::jpeg::JpegEncoder::new_with_quality(&mut buf, quality)
+            .encode_image(img)?,
+        ImageFormat::Png => img.write_to(&mut buf, image::ImageFormat::Png)?,
+    }
+    Ok(buf.into_inner())
+}
+
+/// The captioned grid of every frame, in position order.
+fn render_strip(thumbs: &[Option<RgbImage>], records: &[FrameRecord], columns: usize) -> RgbImage {
+    let n = thumbs.len().max(1);
+    let cols = if columns == 0 {
+        n.min(4)
+    } else {
+        columns.min(n)
+    };
+    let rows = n.div_ceil(cols);
+    let tile_w = thumbs
+        .iter()
+        .flatten()
+        .map(|t| t.width())
+        .max()
+        .unwrap_or(1);
+    let tile_h = thumbs
+        .iter()
+        .flatten()
+        .map(|t| t.height())
+        .max()
+        .unwrap_or(1);
+    let caption = ((tile_w as f32 / 16.0).clamp(12.0, 28.0)) as u32;
+    let band = caption + caption / 2;
+    let gap = 4;
+    let width = cols as u32 * tile_w + (cols as u32 + 1) * gap;
+    let height = rows as u32 * (tile_h + band) + (rows as u32 + 1) * gap;
+    let mut strip = RgbImage::from_pixel(width, height, image::Rgb([255, 255, 255]));
+    let font = crate::draw::font();
+    for (i, (thumb, rec)) in thumbs.iter().zip(records).enumerate() {
+        let (c, r) = ((i % cols) as u32, (i / cols) as u32);
+        let x = gap + c * (tile_w + gap);
+        let y = gap + r * (tile_h + band + gap);
+        if let Some(t) = thumb {
+            image::imageops::overlay(&mut strip, t, x as i64, y as i64);
+        }
+        let text = format!(
+            "#{} t={:.2}s (frame {})",
+            rec.position, rec.time_s, rec.source_frame
+        );
+        imageproc::drawing::draw_text_mut(
+            &mut strip,
+            image::Rgb([0, 0, 0]),
+            x as i32,
+            (y + tile_h + caption / 4) as i32,
+            ab_glyph::PxScale::from(caption as f32),
+            &font,
+            &text,
+        );
+    }
+    strip
+}
+
+/// The payload fragment for `api` with the images (in position order) as base64.
+pub fn payload_json(api: Payload, mime: &str, images: &[Vec<u8>]) -> serde_json::Value {
+    let b64 = |b: &Vec<u8>| base64::engine::general_purpose::STANDARD.encode(b);
+    match api {
+        Payload::OpenAi => serde_json::json!({
+            "role": "user",
+            "content": images.iter().map(|b| serde_json::json!({
+                "type": "image_url",
+                "image_url": {"url": format!("data:{mime};base64,{}", b64(b))}
+            })).collect::<Vec<_>>()
+        }),
+        Payload::Anthropic => serde_json::json!({
+            "role": "user",
+            "content": images.iter().map(|b| serde_json::json!({
+                "type": "image",
+                "source": {"type": "base64", "media_type": mime, "data": b64(b)}
+            })).collect::<Vec<_>>()
+        }),
+        Payload::Gemini => serde_json::json!({
+            "role": "user",
+            "parts": images.iter().map(|b| serde_json::json!({
+                "inline_data": {"mime_type": mime, "data": b64(b)}
+            })).collect::<Vec<_>>()
+        }),
+    }
+}

@@ -1,0 +1,249 @@
+//! Manifest files: JSONL (one [`Plan`] per line; blank lines and lines starting with `#` or
+//! `//` skipped) or a JSON array of plans. Every entry is read and checked before any work
+//! starts; a bad entry is reported with its line number and what was expected, and never
+//! stops the others. Relative paths are taken from the manifest's folder.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::plan::Plan;
+
+/// A plan with the manifest line it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ManifestItem {
+    /// 1-based line where the entry starts.
+    pub line: usize,
+    pub plan: Plan,
+}
+
+/// An entry that cannot run.
+#[derive(Debug)]
+pub struct BadItem {
+    pub line: usize,
+    /// Its id, when it could be read.
+    pub id: Option<String>,
+    pub error: Error,
+}
+
+/// A read manifest: the valid items and the bad ones, both in file order.
+#[derive(Debug, Default)]
+pub struct Manifest {
+    pub items: Vec<ManifestItem>,
+    pub bad: Vec<BadItem>,
+}
+
+/// Largest manifest read (a guard against being pointed at a video or a device).
+const MAX_MANIFEST_BYTES: u64 = 1 << 30;
+
+/// Reads and checks the manifest at `path`. Fails as a whole only when the file cannot be
+/// read or is neither JSONL nor a JSON array.
+pub fn read_manifest(path: &Path) -> Result<Manifest> {
+    crate::media::input::check_input_file(path).map_err(|e| match e {
+        Error::Request { path, message } => {
+            Error::bad_file(&path, None, message.replace("video file", "manifest"))
+        }
+        other => other,
+    })?;
+    let size = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
+    if size > MAX_MANIFEST_BYTES {
+        return Err(Error::bad_file(
+            path,
+            None,
+            format!("is {size} bytes; a manifest of more than 1 GiB is refused"),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let line = bytes_line(e.as_bytes(), e.utf8_error().valid_up_to());
+        Error::bad_file(path, Some(line), "is not UTF-8 text")
+    })?;
+    // A byte-order mark (Windows editors write one) is not part of the JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut manifest = Manifest::default();
+    let mut seen = HashSet::new();
+    for (line, entry) in split_entries(path, text)? {
+        match parse_entry(entry, base) {
+            Ok(plan) => {
+                if !seen.insert(plan.id.clone()) {
+                    let id = plan.id.clone();
+                    manifest.bad.push(BadItem {
+                        line,
+                        id: Some(id.clone()),
+                        error: Error::bad_file(path, Some(line), format!("duplicate id {id:?}")),
+                    });
+                    continue;
+                }
+                manifest.items.push(ManifestItem { line, plan });
+            }
+            Err((id, message)) => manifest.bad.push(BadItem {
+                line,
+                id,
+                error: Error::bad_file(path, Some(line), message),
+            }),
+        }
+    }
+    Ok(manifest)
+}
+
+fn bytes_line(bytes: &[u8], offset: usize) -> usize {
+    bytes[..offset.min(bytes.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// One entry: JSON, a plan, checked, paths resolved, inputs present.
+fn parse_entry(entry: &str, base: &Path) -> std::result::Result<Plan, (Option<String>, String)> {
+    let value: serde_json::Value =
+        serde_json::from_str(entry).map_err(|e| (None, format!("not valid JSON: {e}")))?;
+    if !value.is_object() {
+        return Err((
+            None,
+            "expected a JSON object like {\"id\": ..., \"source\": ..., \"exports\": [...]}"
+                .to_string(),
+        ));
+    }
+    let id = value.get("id").and_then(|v| v.as_str()).map(str::to_string);
+    let fail = |m: String| (id.clone(), m);
+    let mut plan: Plan = serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
+    plan.check().map_err(fail)?;
+    plan.resolve_paths(base);
+    if let Err(e) = crate::media::input::check_input_file(&plan.source) {
+        return Err(fail(e.to_string()));
+    }
+    if let Some(b) = &plan.boxes {
+        if !b.path.exists() {
+            return Err(fail(format!(
+                "{}: file not found (the item's boxes)",
+                b.path.display()
+            )));
+        }
+    }
+    if let Some(i) = &plan.insert {
+        if !i.sequence.is_dir() {
+            return Err(fail(format!(
+                "{}: not a folder (expected a GOT-10k sequence folder)",
+                i.sequence.display()
+            )));
+        }
+    }
+    Ok(plan)
+}
+
+/// The entries' texts with their 1-based line numbers: JSONL lines, or the elements of a JSON
+/// array.
+fn split_entries<'a>(path: &Path, text: &'a str) -> Result<Vec<(usize, &'a str)>> {
+    let line_of = |offset: usize| bytes_line(text.as_bytes(), offset);
+    if text.trim_start().starts_with('[') {
+        let raw: Vec<&serde_json::value::RawValue> = serde_json::from_str(text).map_err(|e| {
+            Error::bad_file(
+                path,
+                Some(e.line()),
+                format!("not a JSON array of items: {e}"),
+            )
+        })?;
+        return Ok(raw
+            .into_iter()
+            .map(|r| {
+                let s = r.get();
+                let offset = s.as_ptr() as usize - text.as_ptr() as usize;
+                (line_of(offset), s)
+            })
+            .collect());
+    }
+    Ok(text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with('#') && !t.starts_with("//")
+        })
+        .map(|(i, l)| (i + 1, l))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::ExportSpec;
+    use crate::time::TimeSpec;
+
+    fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn jsonl_items_are_checked_line_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "v.mp4", "x");
+        write(dir.path(), "gt.txt", "1,-1,1,2,3,4,1,-1,-1,-1\n");
+        let m = write(
+            dir.path(),
+            "m.jsonl",
+            concat!(
+                "\u{feff}{\"id\": \"a\", \"source\": \"v.mp4\", \"span\": {\"start\": \"1s\", \"end\": 50}, \"decision\": \"75%\", \"boxes\": \"gt.txt\", \"annotations\": {\"format\": \"mot\"}, \"exports\": [{\"kind\": \"clip\"}, {\"kind\": \"video\", \"max_base64_bytes\": 5000000}, {\"kind\": \"frames\", \"count\": 8, \"sampler\": \"qwen\", \"payload\": \"gemini\"}]}\n",
+                "# a comment\n",
+                "{\"id\": \"b\", \"source\": \"missing.mp4\"}\n",
+                "{\"id\": \"c\", \"source\": \"v.mp4\", \"exports\": [{\"kind\": \"gif\"}]}\n",
+                "{\"id\": \"d\", \"source\": \"v.mp4\", \"exports\": [{\"kind\": \"frames\", \"sampler\": \"decord\"}]}\n",
+                "{\"id\": \"e\", \"source\": \"v.mp4\", \"boxes\": \"nope.txt\"}\n",
+                "{\"id\": \"f\", \"source\": \"v.mp4\", \"exports\": [{\"kind\": \"clip\"}, {\"kind\": \"clip\"}]}\n",
+                "{\"id\": \"g\", \"source\": \"v.mp4\", \"insert\": {\"sequence\": \".\", \"at\": \"1s\", \"seed\": 3}}\n",
+                "{\"id\": \"h\", \"source\": \"v.mp4\", \"colour\": \"red\"}\n",
+                "[1, 2]\n",
+                "{\"id\": \"a\", \"source\": \"v.mp4\"}\n",
+            ),
+        );
+        let parsed = read_manifest(&m).unwrap();
+        assert_eq!(parsed.items.len(), 1, "{:?}", parsed.bad);
+        let a = &parsed.items[0];
+        assert_eq!(a.line, 1);
+        assert_eq!(a.plan.exports.len(), 3);
+        assert_eq!(a.plan.span().1, Some(TimeSpec::Frame(50)));
+        assert_eq!(a.plan.source, dir.path().join("v.mp4"));
+        let lines: Vec<usize> = parsed.bad.iter().map(|b| b.line).collect();
+        assert_eq!(lines, vec![3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        let text: Vec<String> = parsed.bad.iter().map(|b| b.error.to_string()).collect();
+        assert!(
+            text[0].contains("missing.mp4: file not found"),
+            "{}",
+            text[0]
+        );
+        assert!(text[1].contains("gif"), "{}", text[1]);
+        assert!(text[2].contains("uniform"), "{}", text[2]);
+        assert!(text[3].contains("nope.txt: file not found"), "{}", text[3]);
+        assert!(text[4].contains("used twice"), "{}", text[4]);
+        assert!(text[5].contains("exactly one of"), "{}", text[5]);
+        assert!(text[6].contains("colour"), "{}", text[6]);
+        assert!(text[7].contains("expected a JSON object"), "{}", text[7]);
+        assert!(text[8].contains("duplicate id"), "{}", text[8]);
+        assert!(text.iter().all(|t| t.contains("m.jsonl line ")), "{text:?}");
+    }
+
+    #[test]
+    fn json_arrays_keep_line_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "v.mp4", "x");
+        let m = write(
+            dir.path(),
+            "m.json",
+            "[\n  {\"id\": \"a\", \"source\": \"v.mp4\"},\n\n  {\"id\": \"b\",\n   \"source\": \"v.mp4\", \"exports\": []}\n]\n",
+        );
+        let parsed = read_manifest(&m).unwrap();
+        assert_eq!(parsed.items.len(), 1);
+        assert_eq!(parsed.items[0].line, 2);
+        assert!(matches!(
+            parsed.items[0].plan.exports[..],
+            [ExportSpec::Clip(_)]
+        ));
+        assert_eq!(parsed.bad[0].line, 4);
+        assert!(parsed.bad[0].error.to_string().contains("non-empty list"));
+    }
+}

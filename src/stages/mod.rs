@@ -1,0 +1,46 @@
+//! Stages: what a plan does to the stream between the source and the exports. Each stage is a
+//! file here implementing [`Stage`], and [`stages_of`] is the one registry that turns a plan
+//! into its stages, in the order they apply:
+//!
+//! - `span` ([`span`]): which source frames, and where the output ends (decision point);
+//! - `insert` ([`insert`]): a GOT-10k needle spliced into the clip;
+//! - `boxes` ([`boxes`]): the source's annotations, carried into every output and drawn.
+//!
+//! Per-export resizing and frame-rate reduction ([`resize`]) are frame stages the exports add
+//! for themselves. Adding a stage: a file with a `Stage` implementation, a plan field, one line
+//! in [`stages_of`], and its section in `docs/architecture.md`.
+
+pub(crate) mod boxes;
+pub(crate) mod insert;
+pub(crate) mod resize;
+pub(crate) mod span;
+
+use crate::error::Result;
+use crate::exec::stream::StreamBuilder;
+use crate::plan::Plan;
+
+/// A step of the processed stream, built from a plan.
+pub(crate) trait Stage {
+    /// Applies the stage while the stream is built: narrows the source frames, splices in
+    /// frames, adds box sources to record and draw, adds sidecar facts.
+    fn shape(&self, stream: &mut StreamBuilder) -> Result<()>;
+}
+
+/// The stages of `plan`, in the order they apply (the registry of stages).
+pub(crate) fn stages_of(plan: &Plan) -> Vec<Box<dyn Stage>> {
+    let (start, end) = plan.span();
+    let mut stages: Vec<Box<dyn Stage>> = vec![Box::new(span::SpanStage {
+        spec: span::ClipSpec {
+            start,
+            end,
+            decision: plan.decision,
+        },
+    })];
+    if let Some(spec) = &plan.insert {
+        stages.push(Box::new(insert::InsertStage { spec: spec.clone() }));
+    }
+    if let Some(request) = plan.boxes_request() {
+        stages.push(Box::new(boxes::BoxesStage { request }));
+    }
+    stages
+}
