@@ -8,7 +8,7 @@ mod support;
 use std::path::Path;
 
 use common::synth::SynthVideo;
-use support::{files_in, vidprep};
+use support::{files_in, sidecar, vidprep};
 
 /// Runs vidprep in `dir`, expects `code`, and returns stderr.
 fn fails(dir: &Path, args: &[&str], code: i32) -> String {
@@ -137,9 +137,10 @@ fn each_bad_request_names_the_file_and_leaves_nothing() {
 }
 
 #[test]
-fn a_failure_midway_leaves_no_partial_output() {
+fn damaged_input_is_decoded_as_far_as_ffmpeg_goes_and_strict_refuses_it() {
     use common::synth::Corruption;
-    // Damage the second half: the cut starts fine and fails while encoding.
+    // Garbage over the second half: ffmpeg decodes what it can and goes on; so does vidprep,
+    // and it says so. With --strict the same request is an error and leaves nothing.
     let v = SynthVideo::new(320, 240)
         .frames(96)
         .corrupt(Corruption::Garbage {
@@ -156,15 +157,37 @@ fn a_failure_midway_leaves_no_partial_output() {
         .arg("-o")
         .arg(&out)
         .assert()
+        .success();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains(&v.path.display().to_string()) && err.contains("damaged"),
+        "{err}"
+    );
+    // The output holds the frames ffmpeg decodes, and its sidecar lists the damage.
+    let decodable = common::oracle::count_frames(&v.path);
+    assert_eq!(common::oracle::count_frames(&out), decodable);
+    let sc = sidecar(&out);
+    assert!(
+        !sc["sources"][0]["damage"]["undecodable_packets"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{sc}"
+    );
+    let strict = dir.path().join("strict");
+    std::fs::create_dir(&strict).unwrap();
+    let a = vidprep()
+        .arg("cut")
+        .arg(&v.path)
+        .arg("--strict")
+        .arg("-o")
+        .arg(strict.join("o.mp4"))
+        .assert()
         .code(1);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(
-        err.contains(&v.path.display().to_string()) && err.contains("frame"),
+        err.contains(&v.path.display().to_string()) && err.contains("damaged"),
         "{err}"
     );
-    assert!(
-        files_in(dir.path()).is_empty(),
-        "left {:?}",
-        files_in(dir.path())
-    );
+    assert!(files_in(&strict).is_empty(), "left {:?}", files_in(&strict));
 }

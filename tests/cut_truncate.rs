@@ -233,7 +233,8 @@ fn truncation_never_leaks_the_decision_point() {
             "audio runs to {ad} s past the decision point {cutoff}"
         );
         let sc = sidecar(&out);
-        assert_eq!(sc["job"], "truncate");
+        assert_eq!(sc["kind"], "clip");
+        assert!(sc["request"]["decision"].is_string(), "{}", sc["request"]);
         assert_eq!(
             sc["resolved"]["decision"]["last_kept_frame"]
                 .as_u64()
@@ -311,10 +312,10 @@ fn copy_mode_keeps_whole_gops_and_says_so() {
         .success();
     let sc = sidecar(&out);
     // Requested frames 28..73; keyframes every 25 frames: copied 25..75.
-    assert_eq!(sc["resolved"]["requested"]["kept"]["start"], 28);
-    assert_eq!(sc["resolved"]["requested"]["kept"]["end"], 73);
-    assert_eq!(sc["resolved"]["copied"]["start"], 25);
-    assert_eq!(sc["resolved"]["copied"]["end"], 75);
+    assert_eq!(sc["resolved"]["kept"]["start"], 28);
+    assert_eq!(sc["resolved"]["kept"]["end"], 73);
+    assert_eq!(sc["copy"]["copied"]["start"], 25);
+    assert_eq!(sc["copy"]["copied"]["end"], 75);
     let codes: Vec<u32> = oracle::frame_codes(&out);
     assert_eq!(codes, (25..75).collect::<Vec<u32>>());
     // Stream copy: pixels identical to the source's.
@@ -359,18 +360,31 @@ fn cut_manifest_runs_items_in_parallel_and_reports_bad_ones() {
     );
     assert!(stderr.contains("missing.mp4: file not found"), "{stderr}");
     assert!(stderr.contains("line 5"), "{stderr}");
-    assert_output_frames(&v, &out_dir.join("a.mp4"), &(25..50).collect::<Vec<_>>());
-    assert_output_frames(&v, &out_dir.join("b.mp4"), &(10..35).collect::<Vec<_>>());
-    assert_output_frames(&v, &out_dir.join("e.mp4"), &(13..30).collect::<Vec<_>>());
-    assert!(!out_dir.join("c.mp4").exists() && !out_dir.join("d.mp4").exists());
+    // One layout for every batch door: OUT/<id>/<export>.mp4.
+    assert_output_frames(
+        &v,
+        &out_dir.join("a/clip.mp4"),
+        &(25..50).collect::<Vec<_>>(),
+    );
+    assert_output_frames(
+        &v,
+        &out_dir.join("b/clip.mp4"),
+        &(10..35).collect::<Vec<_>>(),
+    );
+    assert_output_frames(
+        &v,
+        &out_dir.join("e/clip.mp4"),
+        &(13..30).collect::<Vec<_>>(),
+    );
+    assert!(!out_dir.join("c").exists() && !out_dir.join("d").exists());
     let report = std::fs::read_to_string(out_dir.join("report.jsonl")).unwrap();
     let rows: Vec<Value> = report
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(rows.len(), 6);
-    let ok: Vec<bool> = rows.iter().map(|r| r["ok"].as_bool().unwrap()).collect();
-    assert_eq!(ok, vec![true, true, false, false, false, true]);
+    let status: Vec<&str> = rows.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(status, vec!["ok", "ok", "failed", "failed", "failed", "ok"]);
     // No temporary files are left behind.
     for entry in std::fs::read_dir(&out_dir).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();

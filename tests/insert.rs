@@ -237,8 +237,8 @@ fn a_sequence_lands_where_predicted_with_its_boxes() {
         assert!((b["timestamp"].as_f64().unwrap() - (1.2 + n as f64 / 25.0)).abs() < 1e-9);
     }
     let sc = sidecar(&out);
-    assert_eq!(sc["job"], "insert");
-    assert_eq!(sc["resolved"]["needle_frames"], 50);
+    assert_eq!(sc["kind"], "clip");
+    assert_eq!(sc["resolved"]["insert"]["needle_frames"], 50);
     assert_eq!(sc["sources"][1]["frames"], 20);
 }
 
@@ -259,7 +259,7 @@ fn seeds_are_reproducible_and_fits_differ() {
             .arg(&out)
             .assert()
             .success();
-        sidecar(&out)["resolved"].clone()
+        sidecar(&out)["resolved"]["insert"].clone()
     };
     let a = run("a.mp4", &["--seed", "7"]);
     let b = run("b.mp4", &["--seed", "7"]);
@@ -435,29 +435,38 @@ fn a_batch_pairs_reproducibly_and_skips_bad_items() {
             err.contains("GOT-10k_Train_000003") && err.contains("groundtruth.txt"),
             "{err}"
         );
-        let index = std::fs::read_to_string(out_dir.join("index.jsonl")).unwrap();
-        index
+        // The batch report (the same schema as `run`), with each item's sidecar.
+        let report = std::fs::read_to_string(out_dir.join("report.jsonl")).unwrap();
+        report
             .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
+            .map(|l| {
+                let mut row: Value = serde_json::from_str(l).unwrap();
+                let id = row["id"].as_str().unwrap().to_string();
+                let clip = out_dir.join(&id).join("clip.mp4");
+                if row["status"] == "ok" {
+                    assert!(out_dir.join(&id).join("clip.vstar.json").exists());
+                    row["sidecar"] = sidecar(&clip);
+                }
+                row
+            })
             .collect()
     };
     let one = run("one", "1");
     let two = run("two", "2");
     assert_eq!(one.len(), 6);
     for (a, b) in one.iter().zip(&two) {
-        assert_eq!(a["sequence"], b["sequence"]);
-        assert_eq!(a["host"], b["host"]);
         assert_eq!(
-            a["insert_frame"], b["insert_frame"],
+            a["id"], b["id"],
+            "pairings must not depend on the thread count"
+        );
+        assert_eq!(
+            a["sidecar"]["resolved"]["insert"]["insert_frame"],
+            b["sidecar"]["resolved"]["insert"]["insert_frame"],
             "positions must not depend on the thread count"
         );
-        if a["ok"] == true {
-            let out = PathBuf::from(a["output"].as_str().unwrap());
-            assert!(out.exists() && PathBuf::from(a["annotations"].as_str().unwrap()).exists());
-        }
     }
     assert_eq!(
-        one.iter().filter(|o| o["ok"] == false).count(),
+        one.iter().filter(|o| o["status"] == "failed").count(),
         2,
         "the bad sequence's two items fail"
     );
@@ -490,7 +499,7 @@ fn real_sequences_into_real_hosts() {
             .assert()
             .success();
         let sc = sidecar(&out);
-        let r = &sc["resolved"];
+        let r = &sc["resolved"]["insert"];
         let host_frames = oracle::count_frames(host);
         let k = r["needle_frames"].as_u64().unwrap();
         assert_eq!(oracle::count_frames(&out), host_frames + k);

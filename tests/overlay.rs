@@ -217,7 +217,7 @@ fn sidecar_boxes_follow_the_cut_and_truncation() {
         ],
     );
     let sc = sidecar(&out);
-    assert_eq!(sc["job"], "overlay");
+    assert_eq!(sc["kind"], "clip");
     let text = serde_json::to_string(&sc["annotations"]).unwrap();
     let ann = from_native_str(&text, Path::new("sidecar")).unwrap();
     assert_eq!(ann.meta.frame_count, Some(25));
@@ -260,7 +260,7 @@ fn sidecar_boxes_follow_the_cut_and_truncation() {
 }
 
 #[test]
-fn cut_and_truncate_carry_boxes_without_drawing() {
+fn cut_and_truncate_carry_boxes_without_drawing_when_asked() {
     let v = SynthVideo::new(320, 240).frames(50).cached();
     let dir = tempfile::tempdir().unwrap();
     let boxes = dir.path().join("boxes.json");
@@ -276,6 +276,7 @@ fn cut_and_truncate_carry_boxes_without_drawing() {
             "ultrafast",
             "--crf",
             "8",
+            "--no-draw",
             "--boxes",
         ])
         .arg(&boxes)
@@ -298,7 +299,7 @@ fn cut_and_truncate_carry_boxes_without_drawing() {
     .unwrap();
     let a = ann.tracks.iter().find(|t| t.id == "a").unwrap();
     assert_eq!(a.keys.len(), 12);
-    assert_eq!(sc["request"]["boxes"]["format"], "auto");
+    assert_eq!(sc["request"]["boxes"]["draw"], false);
 }
 
 #[test]
@@ -311,9 +312,9 @@ fn manifest_items_can_draw_boxes() {
     std::fs::write(
         &manifest,
         format!(
-            "{{\"id\": \"drawn\", \"source\": \"{src}\", \"end\": 20, \"boxes\": \"boxes.json\", \"format\": \"vidprep\"}}\n\
-             {{\"id\": \"plain\", \"source\": \"{src}\", \"end\": 20, \"boxes\": \"boxes.json\", \"draw\": false}}\n\
-             {{\"id\": \"bad\", \"source\": \"{src}\", \"fill\": \"hold\"}}\n"
+            "{{\"id\": \"drawn\", \"source\": \"{src}\", \"end\": 20, \"boxes\": {{\"path\": \"boxes.json\", \"format\": \"vidprep\", \"thickness\": 4, \"labels\": false}}}}\n\
+             {{\"id\": \"plain\", \"source\": \"{src}\", \"end\": 20, \"boxes\": \"boxes.json\", \"annotations\": {{\"draw\": false}}}}\n\
+             {{\"id\": \"bad\", \"source\": \"{src}\", \"annotations\": {{\"fill\": \"hold\"}}}}\n"
         ),
     )
     .unwrap();
@@ -323,27 +324,19 @@ fn manifest_items_can_draw_boxes() {
         .arg(&manifest)
         .arg("--out-dir")
         .arg(&out_dir)
-        .args([
-            "--preset",
-            "ultrafast",
-            "--crf",
-            "8",
-            "--thickness",
-            "4",
-            "--no-labels",
-        ])
+        .args(["--preset", "ultrafast", "--crf", "8"])
         .assert()
         .code(1);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(
-        err.contains("line 3") && err.contains("\"fill\" needs \"boxes\""),
+        err.contains("line 3") && err.contains("\"annotations\" options need \"boxes\""),
         "{err}"
     );
-    let drawn = oracle::decode_frames(&out_dir.join("drawn.mp4"), PixFmt::Yuv420p, None);
+    let drawn = oracle::decode_frames(&out_dir.join("drawn/clip.mp4"), PixFmt::Yuv420p, None);
     assert_colour(&drawn[0], 80, 81, 0, "manifest item drawn");
-    let plain = oracle::decode_frames(&out_dir.join("plain.mp4"), PixFmt::Yuv420p, None);
+    let plain = oracle::decode_frames(&out_dir.join("plain/clip.mp4"), PixFmt::Yuv420p, None);
     assert_not_colour(&plain[0], 80, 81, 0, "manifest item with draw false");
-    assert_eq!(sidecar(&out_dir.join("plain.mp4"))["job"], "cut");
+    assert_eq!(sidecar(&out_dir.join("plain/clip.mp4"))["kind"], "clip");
 }
 
 #[test]

@@ -15,7 +15,7 @@ use vidprep::media::FrameReader;
 fn md5s_of_ours(path: &Path) -> Vec<String> {
     FrameReader::open(path)
         .unwrap()
-        .map(|f| packed(&f.unwrap().image).md5())
+        .map(|f| packed(&f.unwrap()).md5())
         .collect()
 }
 
@@ -195,7 +195,7 @@ fn rotated_phone_clip_is_cut_upright() {
 }
 
 #[test]
-fn corrupt_mp4_is_rejected_with_a_clear_error_and_no_output() {
+fn a_broken_mp4_is_decoded_as_far_as_ffmpeg_goes_and_reported() {
     let Some(src) = shared("edge/corrupted.mp4") else {
         return;
     };
@@ -207,14 +207,31 @@ fn corrupt_mp4_is_rejected_with_a_clear_error_and_no_output() {
         .arg("-o")
         .arg(&out)
         .assert()
+        .success();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("corrupted.mp4") && err.contains("damaged"),
+        "{err}"
+    );
+    assert_eq!(oracle::count_frames(&out), oracle::count_frames(&src));
+    // --strict refuses it, with nothing left behind.
+    let strict = dir.path().join("strict");
+    std::fs::create_dir(&strict).unwrap();
+    let a = vidprep()
+        .arg("cut")
+        .arg(&src)
+        .arg("--strict")
+        .arg("-o")
+        .arg(strict.join("x.mp4"))
+        .assert()
         .code(1);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(
-        err.contains("corrupted.mp4") && err.contains("corrupt"),
+        err.contains("corrupted.mp4") && err.contains("damaged"),
         "{err}"
     );
     assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
+        std::fs::read_dir(&strict).unwrap().count(),
         0,
         "nothing may be left behind"
     );

@@ -66,7 +66,7 @@ impl Observer for Display {
         for b in bad {
             self.log(format!(
                 "FAILED (manifest) {}",
-                super::with_flags(b.error.as_deref().unwrap_or(""))
+                b.error.as_deref().unwrap_or("")
             ));
         }
         self.failed.store(bad.len(), Ordering::Relaxed);
@@ -120,7 +120,7 @@ impl Observer for Display {
                 self.failed.fetch_add(1, Ordering::Relaxed);
                 self.log(format!(
                     "[{done}/{total}] FAILED  {}",
-                    super::with_flags(r.error.as_deref().unwrap_or(id))
+                    r.error.as_deref().unwrap_or(id)
                 ));
             }
             Status::NotRun => self.log(format!("[{done}/{total}] not run {id}")),

@@ -95,8 +95,21 @@ fn clip_export(copy: bool, boxes: &BoxesArgs, output: &Path) -> ExportSpec {
     })
 }
 
+impl CutArgs {
+    /// True for `cut --manifest` (a batch).
+    pub fn is_batch(&self) -> bool {
+        self.manifest.is_some()
+    }
+}
+
 pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
     if let Some(manifest) = &args.manifest {
+        if args.boxes.options_without_boxes() || args.format.format.is_some() {
+            return Err(vidprep::Error::Usage(
+                "box and drawing options belong to each manifest item (its \"boxes\" or \"annotations\"), not to the command line".into(),
+            )
+            .into());
+        }
         let out_dir = args.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
         let mut m = vidprep::read_manifest(manifest)?;
         if args.strict {

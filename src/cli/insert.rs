@@ -63,6 +63,13 @@ pub struct InsertArgs {
     encode: EncodeArgs,
 }
 
+impl InsertArgs {
+    /// True for `insert --hosts` (a batch).
+    pub fn is_batch(&self) -> bool {
+        self.hosts.is_some()
+    }
+}
+
 pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
     if let Some(hosts_dir) = &args.hosts {
         let seed = args.seed.ok_or_else(|| {

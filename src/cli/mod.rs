@@ -59,6 +59,14 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // Messages about a plan name its fields (`allow_repeats`); a single command shows them as
+    // its flags, a manifest keeps the field names.
+    let single = match &cli.command {
+        Command::Cut(a) => !a.is_batch(),
+        Command::Insert(a) => !a.is_batch(),
+        Command::Run(_) => false,
+        _ => true,
+    };
     let result = match cli.command {
         Command::Probe(args) => probe::run(args),
         Command::Cut(args) => clip::run_cut(args),
@@ -71,7 +79,8 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {}", with_flags(&format!("{e:#}")));
+            let text = format!("{e:#}");
+            eprintln!("error: {}", if single { with_flags(&text) } else { text });
             let usage = e
                 .downcast_ref::<vidprep::Error>()
                 .is_some_and(|e| e.kind() == vidprep::ErrorKind::Usage);

@@ -136,12 +136,7 @@ pub fn rgb_to_yuv(c: Rgb, matrix: Matrix) -> Yuv {
 
 /// Makes a picture's buffers writable (copying them when shared, e.g. with the decoder).
 pub fn make_writable(frame: &mut VideoFrame) -> Result<(), ffmpeg::Error> {
-    let ret = unsafe { ffmpeg::ffi::av_frame_make_writable(frame.as_mut_ptr()) };
-    if ret < 0 {
-        Err(ffmpeg::Error::from(ret))
-    } else {
-        Ok(())
-    }
+    crate::media::ffi::make_writable(frame)
 }
 
 /// An anti-aliased coverage mask (0..=255 per pixel), e.g. a rendered label.

@@ -210,6 +210,12 @@ impl OutputGroup {
                 )));
             }
         }
+        if kind == Kind::Folder && target.is_dir() && !replaceable_folder(target) {
+            return Err(Error::Usage(format!(
+                "{} holds files vidprep did not write; it would be replaced as a whole, so give an empty or new folder",
+                target.display()
+            )));
+        }
         if let Ok(meta) = std::fs::symlink_metadata(target) {
             let ft = meta.file_type();
             let fine = match kind {
@@ -453,6 +459,20 @@ impl Drop for OutputGroup {
     }
 }
 
+/// Files that mark a folder as vidprep's own output (a frames export, a batch item).
+const OWN_FOLDER_MARKERS: [&str; 2] = ["frames.json", "item.json"];
+
+/// A folder output may replace an existing folder only when it is empty or vidprep wrote it.
+fn replaceable_folder(dir: &Path) -> bool {
+    let Ok(mut entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    if entries.next().is_none() {
+        return true;
+    }
+    OWN_FOLDER_MARKERS.iter().any(|m| dir.join(m).is_file())
+}
+
 /// Removes temporary files and folders left in `dir` by a killed run (not recursive).
 pub fn remove_stale_temporaries(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -498,6 +518,7 @@ mod tests {
         std::fs::write(g.file(&d.join("old.json")).unwrap(), b"sidecar").unwrap();
         let f = g.folder(&d.join("frames")).unwrap();
         std::fs::write(f.join("0.jpg"), b"jpg").unwrap();
+        std::fs::write(f.join("frames.json"), b"{}").unwrap();
         g.commit().unwrap();
         assert_eq!(names(d), vec!["frames", "old.json", "old.mp4"]);
         assert_eq!(std::fs::read(d.join("old.json")).unwrap(), b"sidecar");
@@ -508,6 +529,10 @@ mod tests {
         std::fs::write(f.join("1.jpg"), b"jpg").unwrap();
         g.commit().unwrap();
         assert_eq!(names(&d.join("frames")), vec!["1.jpg"]);
+        // A folder vidprep did not write is never replaced.
+        let mut g = OutputGroup::new(&[]);
+        let e = g.folder(&d.join("frames")).unwrap_err().to_string();
+        assert!(e.contains("did not write"), "{e}");
     }
 
     #[test]

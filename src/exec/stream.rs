@@ -117,7 +117,8 @@ impl ProcessedStream {
         }
         if !builder.table.damage.is_empty() {
             builder.warnings.push(format!(
-                "damaged source: {}",
+                "{}: damaged source: {}",
+                builder.source.display(),
                 builder.table.damage.summary()
             ));
         }
@@ -266,20 +267,28 @@ impl ProcessedStream {
         records
     }
 
-    /// What the stages resolved, for sidecars.
+    /// What the stages resolved, for sidecars: the source frames of the cut and of the output
+    /// (`cut`, `kept`), the exact start and end, the decision point, the stream's frame count
+    /// and the insertion.
     pub fn resolved_json(&self) -> serde_json::Value {
-        let mut v = serde_json::json!({"clip": self.resolved, "frames": self.frame_count()});
+        let mut v = serde_json::to_value(&self.resolved).expect("a resolved clip serialises");
+        v["frames"] = self.frame_count().into();
         if let Some(n) = &self.needle {
             v["insert"] = serde_json::json!({
                 "sequence": n.prepared.dir.display().to_string(),
                 "seed": n.seed,
                 "fit": n.fit,
+                // The needle sits before this frame of the clip (its frame count: appended).
                 "insert_frame": n.at,
                 "insert_time": crate::time::decimal_text(n.time),
-                "needle_frames": [n.at, n.at + n.prepared.frames],
+                // Output frames [needle_start, needle_end) are the needle.
+                "needle_start": n.at,
+                "needle_end": n.at + n.prepared.frames,
+                "needle_frames": n.prepared.frames,
                 "needle_duration": crate::time::decimal_text(n.prepared.duration),
                 "sequence_frames": n.prepared.images.len(),
                 "anno_fps": crate::time::decimal_text(n.prepared.anno_fps),
+                "fps": crate::time::decimal_text(Time::from_secs(1) / n.prepared.step),
                 "placement": n.prepared.placement,
             });
         }

@@ -45,7 +45,7 @@ pub(crate) fn copy_export(
     if table.times_from != crate::media::table::TimesFrom::Packets {
         return Err(Error::request(
             input,
-            "a copied clip needs packets that carry their timestamps, and this file's do not (for example an AVI with B-frames or a raw stream); re-encode it",
+            "a copied clip (`copy`) needs packets that carry their timestamps, and this file's do not (for example an AVI with B-frames or a raw stream); drop `copy` to re-encode it",
         ));
     }
     let requested: &ResolvedClip = &stream.resolved;
@@ -68,7 +68,7 @@ pub(crate) fn copy_export(
         return Err(Error::request(
             input,
             format!(
-                "a copied clip cannot put {} video into {muxer}; re-encode it, or write .mkv",
+                "a copied clip (`copy`) cannot put {} video into {muxer}; drop `copy` to re-encode it, or write .mkv",
                 src.video.codec
             ),
         ));

@@ -90,99 +90,87 @@ pub fn audio_stream_format(path: &Path) -> Result<Option<(u32, u16)>> {
     let Some(index) = best_audio_stream(&ctx) else {
         return Ok(None);
     };
-    let stream = ctx.stream(index).expect("index from best_audio_stream");
-    let (rate, channels) = unsafe {
-        let par = (*stream.as_ptr()).codecpar;
-        ((*par).sample_rate, (*par).ch_layout.nb_channels)
-    };
-    if rate <= 0 || channels <= 0 {
+    let p = crate::media::ffi::stream_parameters(&ctx, index);
+    if p.sample_rate <= 0 || p.channels <= 0 || p.sample_rate > 1_000_000 || p.channels > 64 {
         return Ok(None);
     }
-    Ok(Some((rate as u32, channels as u16)))
+    Ok(Some((p.sample_rate as u32, p.channels as u16)))
 }
 
-fn layout_for(channels: u16) -> u64 {
-    unsafe { ffi::av_get_default_channel_layout(channels as i32) as u64 }
+fn layout_for(channels: u16) -> ffmpeg::ChannelLayout {
+    ffmpeg::ChannelLayout::default(channels as i32)
 }
 
-/// A thin wrapper over swresample converting to planar f32 at the output rate and layout.
+/// Planar f32 at the output rate and layout, through ffmpeg's resampler.
 struct Resampler {
-    ctx: *mut ffi::SwrContext,
-    channels: usize,
+    context: ffmpeg::software::resampling::Context,
+    in_rate: u32,
+    out: AudioFormat,
 }
-
-// The context is used by one thread at a time (owned by one reader).
-unsafe impl Send for Resampler {}
 
 impl Resampler {
-    fn new(
-        src_fmt: ffi::AVSampleFormat,
-        src_layout: u64,
-        src_rate: i32,
-        out: AudioFormat,
-    ) -> Option<Resampler> {
-        unsafe {
-            let mut ctx = ffi::swr_alloc_set_opts(
-                std::ptr::null_mut(),
-                layout_for(out.channels) as i64,
-                ffi::AVSampleFormat::AV_SAMPLE_FMT_FLTP,
-                out.sample_rate as i32,
-                src_layout as i64,
-                src_fmt,
-                src_rate,
-                0,
-                std::ptr::null_mut(),
-            );
-            if ctx.is_null() {
-                return None;
-            }
-            if ffi::swr_init(ctx) < 0 {
-                ffi::swr_free(&mut ctx);
-                return None;
-            }
-            Some(Resampler {
-                ctx,
-                channels: out.channels as usize,
-            })
-        }
+    fn new(frame: &ffmpeg::frame::Audio, out: AudioFormat) -> Option<Resampler> {
+        let layout = match frame.channel_layout() {
+            l if l.bits() != 0 => l,
+            _ => layout_for(frame.channels().max(1)),
+        };
+        let context = ffmpeg::software::resampling::Context::get(
+            frame.format(),
+            layout,
+            frame.rate(),
+            ffmpeg::format::Sample::F32(ffmpeg::format::sample::Type::Planar),
+            layout_for(out.channels),
+            out.sample_rate,
+        )
+        .ok()?;
+        Some(Resampler {
+            context,
+            in_rate: frame.rate().max(1),
+            out,
+        })
     }
 
-    /// Converts `frame` (or flushes with `None`) into per-channel sample vectors.
-    fn convert(
-        &mut self,
-        frame: Option<&ffmpeg::frame::Audio>,
-    ) -> Result<Vec<Vec<f32>>, ffmpeg::Error> {
-        unsafe {
-            let in_samples = frame.map(|f| f.samples() as i32).unwrap_or(0);
-            let cap = ffi::swr_get_out_samples(self.ctx, in_samples).max(0) as usize + 16;
-            let mut out: Vec<Vec<f32>> = (0..self.channels).map(|_| vec![0f32; cap]).collect();
-            let mut out_ptrs: Vec<*mut u8> =
-                out.iter_mut().map(|v| v.as_mut_ptr() as *mut u8).collect();
-            let in_ptr: *mut *const u8 = match frame {
-                Some(f) => (*f.as_ptr()).extended_data as *mut *const u8,
-                None => std::ptr::null_mut(),
-            };
-            let n = ffi::swr_convert(
-                self.ctx,
-                out_ptrs.as_mut_ptr(),
-                cap as i32,
-                in_ptr,
-                in_samples,
-            );
-            if n < 0 {
-                return Err(ffmpeg::Error::from(n));
-            }
-            for ch in &mut out {
-                ch.truncate(n as usize);
-            }
-            Ok(out)
-        }
+    /// Room for what `samples` input samples (plus what the resampler holds) become.
+    fn capacity(&self, samples: usize) -> usize {
+        let held = self.context.delay().map_or(0, |d| d.output.max(0) as usize);
+        samples * self.out.sample_rate as usize / self.in_rate as usize + held + 64
     }
-}
 
-impl Drop for Resampler {
-    fn drop(&mut self) {
-        unsafe { ffi::swr_free(&mut self.ctx) }
+    fn planes(&self, frame: &ffmpeg::frame::Audio) -> Vec<Vec<f32>> {
+        let n = frame.samples();
+        (0..self.out.channels as usize)
+            .map(|ch| frame.plane::<f32>(ch)[..n].to_vec())
+            .collect()
+    }
+
+    fn empty_frame(&self, capacity: usize) -> ffmpeg::frame::Audio {
+        ffmpeg::frame::Audio::new(
+            ffmpeg::format::Sample::F32(ffmpeg::format::sample::Type::Planar),
+            capacity,
+            layout_for(self.out.channels),
+        )
+    }
+
+    /// Converts `frame` into per-channel sample vectors.
+    fn convert(&mut self, frame: &ffmpeg::frame::Audio) -> Result<Vec<Vec<f32>>, ffmpeg::Error> {
+        let mut out = self.empty_frame(self.capacity(frame.samples()));
+        self.context.run(frame, &mut out)?;
+        Ok(self.planes(&out))
+    }
+
+    /// What the resampler still holds at the end of the input.
+    fn flush(&mut self) -> Result<Vec<Vec<f32>>, ffmpeg::Error> {
+        let mut all: Vec<Vec<f32>> = vec![Vec::new(); self.out.channels as usize];
+        loop {
+            let mut out = self.empty_frame(self.capacity(0));
+            self.context.flush(&mut out)?;
+            if out.samples() == 0 {
+                return Ok(all);
+            }
+            for (a, p) in all.iter_mut().zip(self.planes(&out)) {
+                a.extend(p);
+            }
+        }
     }
 }
 
@@ -218,22 +206,14 @@ impl SegmentReader {
             return Ok(None);
         };
         for i in 0..input.nb_streams() as usize {
-            unsafe {
-                let st = *(*input.as_mut_ptr()).streams.add(i);
-                (*st).discard = if i == stream {
-                    ffi::AVDiscard::AVDISCARD_DEFAULT
-                } else {
-                    ffi::AVDiscard::AVDISCARD_ALL
-                };
-            }
+            crate::media::ffi::set_stream_discard(&mut input, i, i != stream);
         }
         let st = input.stream(stream).expect("audio stream index");
         let time_base: Ratio = st.time_base().into();
+        let stream_start = st.start_time();
         let mut ctx = ffmpeg::codec::context::Context::from_parameters(st.parameters())
             .map_err(|e| Error::ffmpeg(path, "reading the audio codec parameters", e))?;
-        unsafe {
-            (*ctx.as_mut_ptr()).pkt_timebase = st.time_base().into();
-        }
+        crate::media::ffi::set_packet_time_base(&mut ctx, st.time_base());
         let decoder = ctx
             .decoder()
             .audio()
@@ -241,21 +221,14 @@ impl SegmentReader {
         // Start a little early: decoders need a few packets to settle, and we trim exactly.
         let preroll = (start - Time::from_secs(1)).max(Time::ZERO);
         let ts = preroll.to_pts(time_base.num, time_base.den, Rounding::Down);
-        unsafe {
-            let start_pts = (*(*(*input.as_mut_ptr()).streams.add(stream))).start_time;
-            let base = if start_pts == ffi::AV_NOPTS_VALUE {
-                0
-            } else {
-                start_pts.min(ts)
-            };
-            if ts > base {
-                ffi::av_seek_frame(
-                    input.as_mut_ptr(),
-                    stream as i32,
-                    ts,
-                    ffi::AVSEEK_FLAG_BACKWARD as i32,
-                );
-            }
+        let base = if stream_start == ffi::AV_NOPTS_VALUE {
+            0
+        } else {
+            stream_start.min(ts)
+        };
+        if ts > base {
+            // A file that cannot seek is read from its start (slower, same samples).
+            let _ = crate::media::ffi::seek_to_timestamp(&mut input, stream, ts);
         }
         Ok(Some(SegmentReader {
             path: path.to_path_buf(),
@@ -293,7 +266,7 @@ impl SegmentReader {
                         self.flushed = true;
                         if let Some(r) = self.resampler.as_mut() {
                             let out = r
-                                .convert(None)
+                                .flush()
                                 .map_err(|e| Error::ffmpeg(&self.path, "resampling audio", e))?;
                             let kept = self.trim(out);
                             if kept.first().is_some_and(|c| !c.is_empty()) {
@@ -362,28 +335,13 @@ impl SegmentReader {
                 return Ok(None);
             }
             self.first_time = Some(t);
-            let (fmt, layout, rate) = unsafe {
-                let f = frame.as_ptr();
-                let layout = if (*f).channel_layout != 0 {
-                    (*f).channel_layout
-                } else {
-                    layout_for((*f).ch_layout.nb_channels.max(1) as u16)
-                };
-                (
-                    std::mem::transmute::<i32, ffi::AVSampleFormat>((*f).format),
-                    layout,
-                    (*f).sample_rate,
+            self.resampler = Some(Resampler::new(frame, self.format).ok_or_else(|| {
+                Error::corrupt(
+                    &self.path,
+                    "in the audio stream",
+                    "unsupported audio sample layout",
                 )
-            };
-            self.resampler = Some(Resampler::new(fmt, layout, rate, self.format).ok_or_else(
-                || {
-                    Error::corrupt(
-                        &self.path,
-                        "in the audio stream",
-                        "unsupported audio sample layout",
-                    )
-                },
-            )?);
+            })?);
             // The source starts after the segment does: lead with silence.
             if t > self.start {
                 let lead = ((t - self.start).scale(self.format.sample_rate as i64, 1)).to_pts(
@@ -412,7 +370,7 @@ impl SegmentReader {
             .resampler
             .as_mut()
             .expect("resampler made with the first frame");
-        r.convert(Some(frame))
+        r.convert(frame)
             .map_err(|e| Error::ffmpeg(&self.path, "resampling audio", e))
     }
 
@@ -488,9 +446,7 @@ impl AudioTrack {
             .audio()
             .map_err(|e| Error::encode(output_path, "creating the AAC encoder", e))?;
         enc.set_rate(format.sample_rate as i32);
-        enc.set_channel_layout(ffmpeg::ChannelLayout::from_bits_truncate(layout_for(
-            format.channels,
-        )));
+        enc.set_channel_layout(layout_for(format.channels));
         enc.set_channels(format.channels as i32);
         enc.set_format(ffmpeg::format::Sample::F32(
             ffmpeg::format::sample::Type::Planar,
@@ -616,12 +572,15 @@ impl AudioTrack {
                     self.queued += n as i64;
                 }
                 None => {
-                    // Source exhausted (or silence): pad to the segment's exact length.
+                    // Source exhausted (or silence): pad towards the segment's exact length,
+                    // no further than asked (a long silence is made as it is encoded, never
+                    // held in memory).
                     self.reader = None;
+                    let pad = room.min((target - self.queued).max(1) as usize);
                     for q in &mut self.fifo {
-                        q.extend(std::iter::repeat_n(0.0, room));
+                        q.extend(std::iter::repeat_n(0.0, pad));
                     }
-                    self.queued += room as i64;
+                    self.queued += pad as i64;
                 }
             }
         }
@@ -629,7 +588,7 @@ impl AudioTrack {
     }
 
     fn encode_samples(&mut self, output: &mut Output, n: usize) -> Result<()> {
-        let layout = ffmpeg::ChannelLayout::from_bits_truncate(layout_for(self.format.channels));
+        let layout = layout_for(self.format.channels);
         let mut frame = ffmpeg::frame::Audio::new(
             ffmpeg::format::Sample::F32(ffmpeg::format::sample::Type::Planar),
             n,

@@ -253,3 +253,63 @@ pub fn copy_stream_for_remux(
         }
     }
 }
+
+/// Another reference to the same picture: no pixels are copied (ffmpeg-next's `clone` copies
+/// every pixel). Writers must call [`make_writable`] first, which copies only when shared.
+pub fn share_frame(frame: &ffmpeg::frame::Video) -> ffmpeg::frame::Video {
+    // SAFETY: `frame` is a valid AVFrame; `av_frame_clone` returns a new frame referencing the
+    // same reference-counted buffers (or null on allocation failure, checked), which
+    // `Video::wrap` takes ownership of and frees on drop.
+    unsafe {
+        let ptr = ffi::av_frame_clone(frame.as_ptr());
+        assert!(!ptr.is_null(), "av_frame_clone failed: out of memory");
+        ffmpeg::frame::Video::wrap(ptr)
+    }
+}
+
+/// Makes a picture's buffers writable (copying them when shared, e.g. with the decoder).
+pub fn make_writable(frame: &mut ffmpeg::frame::Video) -> Result<(), ffmpeg::Error> {
+    // SAFETY: `frame` is a valid AVFrame we hold mutably; FFmpeg reallocates its buffers only
+    // when they are shared.
+    let ret = unsafe { ffi::av_frame_make_writable(frame.as_mut_ptr()) };
+    if ret < 0 {
+        Err(ffmpeg::Error::from(ret))
+    } else {
+        Ok(())
+    }
+}
+
+/// Makes a decoder fail on damaged data instead of concealing it (for still images, where a
+/// damaged picture is an error naming the file).
+pub fn explode_on_errors(context: &mut ffmpeg::codec::Context) {
+    // SAFETY: the context is valid and not yet opened; a plain field.
+    unsafe {
+        (*context.as_mut_ptr()).err_recognition =
+            (ffi::AV_EF_EXPLODE | ffi::AV_EF_BITSTREAM | ffi::AV_EF_BUFFER | ffi::AV_EF_CRCCHECK)
+                as i32;
+    }
+}
+
+/// Sets an encoder context to full-range (JPEG) colour.
+pub fn set_full_range(context: &mut ffmpeg::codec::Context) {
+    // SAFETY: the context is valid and not yet opened; a plain field.
+    unsafe {
+        (*context.as_mut_ptr()).color_range = ffi::AVColorRange::AVCOL_RANGE_JPEG;
+    }
+}
+
+/// Sets the quality (lambda) a fixed-quality encoder uses for one picture.
+pub fn set_frame_quality(frame: &mut ffmpeg::frame::Video, quality: i32) {
+    // SAFETY: the frame is valid and held mutably; a plain field the encoder reads.
+    unsafe {
+        (*frame.as_mut_ptr()).quality = quality;
+    }
+}
+
+/// A swscale context that can move to another thread with its owner (ffmpeg-next's scaler
+/// is not `Send`).
+pub struct OwnedScaler(pub ffmpeg::software::scaling::Context);
+
+// SAFETY: a SwsContext has no thread affinity; it is owned by exactly one `OwnedScaler` and
+// only used through `&mut`, so moving it between threads cannot create shared access.
+unsafe impl Send for OwnedScaler {}

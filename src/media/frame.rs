@@ -42,26 +42,39 @@ impl std::fmt::Debug for Frame {
 }
 
 impl Frame {
+    /// Width of the picture in pixels.
     pub fn width(&self) -> u32 {
         self.image.width()
     }
 
+    /// Height of the picture in pixels.
     pub fn height(&self) -> u32 {
         self.image.height()
+    }
+
+    /// The picture as packed planar YUV 4:2:0 bytes (Y, then U, then V, no padding).
+    pub fn yuv420p(&self) -> Vec<u8> {
+        let (w, h) = (self.width(), self.height());
+        let mut data = Vec::with_capacity((w * h * 3 / 2) as usize + 2 * (w + h) as usize);
+        for (plane, &(pw, ph)) in yuv420_plane_sizes(w, h).iter().enumerate() {
+            let stride = self.image.stride(plane);
+            let bytes = self.image.data(plane);
+            for y in 0..ph {
+                data.extend_from_slice(&bytes[y * stride..y * stride + pw]);
+            }
+        }
+        data
     }
 }
 
 /// Converts pictures to another pixel format and/or size, caching the swscale context for
 /// the last input geometry seen.
 pub struct Converter {
-    scaler: Option<Scaler>,
+    scaler: Option<crate::media::ffi::OwnedScaler>,
     key: (Pixel, u32, u32),
     dst: (Pixel, u32, u32),
     flags: Flags,
 }
-
-// The swscale context is only ever used by the thread that owns the converter.
-unsafe impl Send for Converter {}
 
 impl Converter {
     /// A converter to `format` at the input's own size (`dst_size == None`) or a fixed size.
@@ -93,18 +106,19 @@ impl Converter {
             || self
                 .scaler
                 .as_ref()
-                .map(|s| (s.output().width, s.output().height))
+                .map(|s| (s.0.output().width, s.0.output().height))
                 != Some((dw, dh))
         {
-            self.scaler = Some(Scaler::get(
+            self.scaler = Some(crate::media::ffi::OwnedScaler(Scaler::get(
                 key.0, key.1, key.2, self.dst.0, dw, dh, self.flags,
-            )?);
+            )?));
             self.key = key;
         }
         let mut out = VideoFrame::empty();
         self.scaler
             .as_mut()
             .expect("scaler set above")
+            .0
             .run(src, &mut out)?;
         copy_color_props(src, &mut out);
         Ok(out)
@@ -114,11 +128,7 @@ impl Converter {
 /// Another reference to the same picture: no pixels are copied (ffmpeg-next's `clone` copies
 /// every pixel). Writers must call `draw::make_writable` first, which copies only when shared.
 pub fn share(frame: &VideoFrame) -> VideoFrame {
-    unsafe {
-        let ptr = ffmpeg::ffi::av_frame_clone(frame.as_ptr());
-        assert!(!ptr.is_null(), "av_frame_clone failed: out of memory");
-        VideoFrame::wrap(ptr)
-    }
+    crate::media::ffi::share_frame(frame)
 }
 
 /// Carries colour description from one picture to another (the encoder tags its output with it).

@@ -19,12 +19,8 @@ pub fn decode_still(path: &Path) -> Result<VideoFrame> {
     let stream = input.context.stream(index).expect("video stream");
     let mut ctx = ffmpeg::codec::context::Context::from_parameters(stream.parameters())
         .map_err(|e| Error::ffmpeg(path, "reading the image codec parameters", e))?;
-    unsafe {
-        // Fail on damaged data instead of concealing it.
-        (*ctx.as_mut_ptr()).err_recognition =
-            (ffi::AV_EF_EXPLODE | ffi::AV_EF_BITSTREAM | ffi::AV_EF_BUFFER | ffi::AV_EF_CRCCHECK)
-                as i32;
-    }
+    // Fail on damaged data instead of concealing it.
+    crate::media::ffi::explode_on_errors(&mut ctx);
     let mut decoder = ctx
         .decoder()
         .video()
@@ -35,9 +31,7 @@ pub fn decode_still(path: &Path) -> Result<VideoFrame> {
     loop {
         match decoder.receive_frame(&mut frame) {
             Ok(()) => {
-                if frame.flags().contains(ffmpeg::frame::Flags::CORRUPT)
-                    || unsafe { (*frame.as_ptr()).decode_error_flags } != 0
-                {
+                if frame.is_corrupt() || frame.has_decode_errors() {
                     return Err(corrupt("the picture is damaged".into()));
                 }
                 return Ok(frame);
@@ -111,9 +105,6 @@ pub struct JpegWriter {
     next_pts: i64,
 }
 
-// The codec and scaler contexts are used by one thread at a time.
-unsafe impl Send for JpegWriter {}
-
 impl JpegWriter {
     pub fn new(quality: u8) -> JpegWriter {
         let qscale = (1 + (100 - quality.clamp(1, 100) as i32) / 4).clamp(1, 31);
@@ -141,15 +132,11 @@ impl JpegWriter {
             enc.set_time_base(ffmpeg::Rational::new(1, 25));
             crate::media::encode::add_codec_flags(&mut enc, ffi::AV_CODEC_FLAG_QSCALE);
             enc.set_global_quality(self.qscale * ffi::FF_QP2LAMBDA as i32);
-            unsafe {
-                (*enc.as_mut_ptr()).color_range = ffi::AVColorRange::AVCOL_RANGE_JPEG;
-            }
+            crate::media::ffi::set_full_range(&mut enc);
             self.encoder = Some((w, h, enc.open_as(codec)?));
         }
         let (_, _, encoder) = self.encoder.as_mut().expect("opened above");
-        unsafe {
-            (*yuvj.as_mut_ptr()).quality = self.qscale * ffi::FF_QP2LAMBDA as i32;
-        }
+        crate::media::ffi::set_frame_quality(&mut yuvj, self.qscale * ffi::FF_QP2LAMBDA as i32);
         yuvj.set_pts(Some(self.next_pts));
         self.next_pts += 1;
         encoder.send_frame(&yuvj)?;

@@ -110,7 +110,8 @@ fn parse_entry(entry: &str, base: &Path) -> std::result::Result<Plan, (Option<St
     }
     let id = value.get("id").and_then(|v| v.as_str()).map(str::to_string);
     let fail = |m: String| (id.clone(), m);
-    let mut plan: Plan = serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
+    // Read from the text (not the value) so errors say where in the line they are.
+    let mut plan: Plan = serde_json::from_str(entry).map_err(|e| fail(e.to_string()))?;
     plan.check().map_err(fail)?;
     plan.resolve_paths(base);
     if let Err(e) = crate::media::input::check_input_file(&plan.source) {

@@ -883,19 +883,20 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
             }
             if c.copy {
                 if plan.decision.is_some() {
-                    return Err("a copied clip keeps whole GOPs, which could show frames after the decision point; re-encode it (copy: false)".into());
+                    return Err("a copied clip (`copy`) keeps whole GOPs, which could show frames after the decision point; drop `copy` to re-encode it".into());
                 }
                 if plan.insert.is_some() {
                     return Err(
-                        "a copied clip cannot hold an insertion; re-encode it (copy: false)".into(),
+                        "a copied clip (`copy`) cannot hold an insertion; drop `copy` to re-encode it".into(),
                     );
                 }
                 if plan.boxes_request().is_some_and(|b| b.draw.is_some()) {
-                    return Err("a copied clip cannot have boxes drawn on it; re-encode it, or set the boxes' \"draw\": false".into());
+                    return Err("a copied clip (`copy`) cannot have boxes drawn on it; drop `copy` to re-encode it, or carry the boxes without drawing them (`no_draw`)".into());
                 }
                 if c.crf.is_some() || c.preset.is_some() {
                     return Err(
-                        "a copied clip is not encoded: \"crf\" and \"preset\" do not apply".into(),
+                        "a copied clip (`copy`) is not encoded: `crf` and `preset` do not apply"
+                            .into(),
                     );
                 }
             }

@@ -34,28 +34,13 @@ pub fn sidecar(output: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
-/// A vidprep picture (YUV 4:2:0) as the oracle's packed frame.
-pub fn packed(image: &vidprep::ffmpeg_next::frame::Video) -> OracleFrame {
-    let (w, h) = (image.width() as usize, image.height() as usize);
-    let mut data = Vec::with_capacity(w * h * 3 / 2);
-    for (plane, (pw, ph)) in [
-        (w, h),
-        (w.div_ceil(2), h.div_ceil(2)),
-        (w.div_ceil(2), h.div_ceil(2)),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let stride = image.stride(plane);
-        for y in 0..ph {
-            data.extend_from_slice(&image.data(plane)[y * stride..y * stride + pw]);
-        }
-    }
+/// A vidprep frame (YUV 4:2:0) as the oracle's packed frame.
+pub fn packed(frame: &vidprep::media::Frame) -> OracleFrame {
     OracleFrame {
-        width: w,
-        height: h,
+        width: frame.width() as usize,
+        height: frame.height() as usize,
         pix_fmt: PixFmt::Yuv420p,
-        data,
+        data: frame.yuv420p(),
     }
 }
 
