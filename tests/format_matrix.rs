@@ -60,9 +60,8 @@ fn ffmpeg_frames(path: &Path, size: Option<(u32, u32)>, fmt: PixFmt) -> Vec<Fram
     }
     let (w, h) = size.unwrap_or_else(|| {
         let (w, h) = oracle::dimensions(path);
-        let quarter = ((oracle::rotation(path).unwrap_or(0.0) / 90.0).round() as i64)
-            .rem_euclid(2)
-            == 1;
+        let quarter =
+            ((oracle::rotation(path).unwrap_or(0.0) / 90.0).round() as i64).rem_euclid(2) == 1;
         if quarter {
             (h, w)
         } else {
@@ -194,7 +193,11 @@ fn check_variant(dir: &Path, name: &str) {
         .assert()
         .success();
     let fj = json(&frames_dir.join("frames.json"));
-    assert_eq!(fj["total_frames"].as_u64().unwrap() as usize, ff_count, "{name}");
+    assert_eq!(
+        fj["total_frames"].as_u64().unwrap() as usize,
+        ff_count,
+        "{name}"
+    );
     let first = &fj["frames"][0];
     let size = (
         first["width"].as_u64().unwrap() as u32,
@@ -204,7 +207,8 @@ fn check_variant(dir: &Path, name: &str) {
     assert_eq!(source_rgb.len(), ff_count, "{name}: oracle frames");
     for f in fj["frames"].as_array().unwrap() {
         let s = f["source_frame"].as_u64().unwrap() as usize;
-        let image = oracle::decode_image(&frames_dir.join(f["file"].as_str().unwrap()), PixFmt::Rgb24);
+        let image =
+            oracle::decode_image(&frames_dir.join(f["file"].as_str().unwrap()), PixFmt::Rgb24);
         same_frame(
             &format!("{name}: sampled image {}", f["file"]),
             &image,
@@ -231,7 +235,11 @@ fn check_variant(dir: &Path, name: &str) {
         .success();
     let sc = json(&cut.with_extension("json"));
     let named = named_frames(&sc);
-    assert_eq!(named, (start..end).collect::<Vec<_>>(), "{name}: cut provenance");
+    assert_eq!(
+        named,
+        (start..end).collect::<Vec<_>>(),
+        "{name}: cut provenance"
+    );
     let got = ffmpeg_frames(&cut, None, PixFmt::Yuv420p);
     assert_eq!(got.len(), named.len(), "{name}: frames in the cut");
     for (k, (g, &s)) in got.iter().zip(&named).enumerate() {
@@ -246,7 +254,15 @@ fn check_variant(dir: &Path, name: &str) {
         .arg("cut")
         .arg(&path)
         .args(["--start", "10", "--end", &(ff_count - 5).to_string()])
-        .args(["--decision", "50%", "--crf", "0", "--preset", "ultrafast", "-o"])
+        .args([
+            "--decision",
+            "50%",
+            "--crf",
+            "0",
+            "--preset",
+            "ultrafast",
+            "-o",
+        ])
         .arg(&trunc)
         .assert()
         .success();
@@ -261,7 +277,13 @@ fn check_variant(dir: &Path, name: &str) {
     assert_eq!(got.len(), ke - ks, "{name}: frames in the truncation");
     for (k, g) in got.iter().enumerate() {
         let want = vec![crop(&source[ks + k], g.width, g.height)];
-        same_frame(&format!("{name}: truncated frame {k}"), g, &want, 0, min_psnr);
+        same_frame(
+            &format!("{name}: truncated frame {k}"),
+            g,
+            &want,
+            0,
+            min_psnr,
+        );
     }
     let ff_duration = oracle::num(&oracle::probe(&trunc)["format"]["duration"]).unwrap();
     let ours = sc["output"]["duration_s"].as_f64().unwrap();

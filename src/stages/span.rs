@@ -59,6 +59,10 @@ pub struct ResolvedClip {
     pub cut: FrameRange,
     /// Source frames in the output.
     pub kept: FrameRange,
+    /// Where the clip starts on the source's timeline: the span's start as asked (a time,
+    /// or the time of the start frame), or the input's start (0) when no start is given.
+    /// Decision points are relative to it, as `ffmpeg -ss START -t DECISION` would count.
+    pub clip_start: TimeRecord,
     /// Source time of the first kept frame (the output's time 0).
     pub start: TimeRecord,
     /// Source time at which the output ends.
@@ -163,12 +167,19 @@ pub(crate) fn resolve_clip(
     }
     let cut = FrameRange::new(start, end);
     let start_time = table.time(start);
-    let clip_duration = cut_end_time - start_time;
+    let clip_start = match spec.start {
+        None => Time::ZERO,
+        Some(TimeSpec::Seconds(t)) => t,
+        Some(_) => start_time,
+    }
+    .min(start_time);
+    let clip_duration = cut_end_time - clip_start;
 
     let Some(decision) = spec.decision else {
         return Ok(ResolvedClip {
             cut,
             kept: cut,
+            clip_start: clip_start.into(),
             start: start_time.into(),
             end: cut_end_time.into(),
             decision: None,
@@ -193,7 +204,7 @@ pub(crate) fn resolve_clip(
                 return Err(outside_clip(format!("frame {f}")));
             }
             let t = if start + f < end {
-                table.time(start + f) - start_time
+                table.time(start + f) - clip_start
             } else {
                 clip_duration
             };
@@ -203,11 +214,11 @@ pub(crate) fn resolve_clip(
             if t > clip_duration {
                 return Err(outside_clip(secs(t)));
             }
-            (table.first_at_or_after(start_time + t).clamp(start, end), t)
+            (table.first_at_or_after(clip_start + t).clamp(start, end), t)
         }
         TimeSpec::Percent(p) => {
             let t = percent_of(clip_duration, p);
-            (table.first_at_or_after(start_time + t).clamp(start, end), t)
+            (table.first_at_or_after(clip_start + t).clamp(start, end), t)
         }
     };
     if kept_end <= start {
@@ -219,10 +230,11 @@ pub(crate) fn resolve_clip(
             ),
         ));
     }
-    let end_time = start_time + decision_clip_time;
+    let end_time = clip_start + decision_clip_time;
     Ok(ResolvedClip {
         cut,
         kept: FrameRange::new(start, kept_end),
+        clip_start: clip_start.into(),
         start: start_time.into(),
         end: end_time.into(),
         decision: Some(DecisionRecord {
@@ -322,5 +334,32 @@ mod tests {
         assert!(err(spec(Some("1s"), Some("2s"), Some("26"))).contains("outside the clip"));
         assert!(err(spec(Some("1s"), Some("2s"), Some("0%"))).contains("leaves no frame"));
         assert!(err(spec(Some("1s"), Some("2s"), Some("0"))).contains("leaves no frame"));
+    }
+
+    #[test]
+    fn decisions_count_from_the_clip_start_as_ffmpeg_does() {
+        // 24 fps frames stamped from 1/24 s (the first one late): with no start the clip
+        // starts at the input's start, so 5 s keeps the frames shown before 5 s (119).
+        let entries = (1..=200)
+            .map(|i| FrameEntry {
+                pts: i,
+                dts: Some(i),
+                duration: 1,
+                key: i == 1,
+                pos: -1,
+            })
+            .collect();
+        let t = FrameTable::from_entries(Ratio::new(1, 24), entries, 0, None, Some(Time::ZERO));
+        let r = resolve_clip(Path::new("v.avi"), &t, &spec(None, None, Some("5s"))).unwrap();
+        assert_eq!(r.kept.len(), 119);
+        assert_eq!(r.clip_start.seconds, 0.0);
+        // A start in seconds is where the clip starts, even between frames.
+        let r = resolve_clip(
+            Path::new("v.avi"),
+            &t,
+            &spec(Some("1.01s"), None, Some("1s")),
+        )
+        .unwrap();
+        assert_eq!(r.end_time(), Time::new(201, 100));
     }
 }
