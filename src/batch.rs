@@ -253,6 +253,7 @@ pub fn run_batch(
                     count: 0,
                 };
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    inject_fault(&plan.id);
                     execute(plan, &Destination::Folder(dir.clone()), &exec, &mut counter)
                 }))
                 .unwrap_or_else(|panic| {
@@ -314,6 +315,14 @@ pub fn run_batch(
         shard: options.shard.map(|(i, n)| format!("{i}/{n}")),
     };
     Ok((summary, reports))
+}
+
+/// Fault injection for tests of item isolation: `VIDPREP_FAULT_PANIC=<id>` makes the item
+/// with that id panic. Nothing else reads the variable.
+fn inject_fault(id: &str) {
+    if std::env::var("VIDPREP_FAULT_PANIC").is_ok_and(|v| v == id) {
+        panic!("fault injected into item {id} (VIDPREP_FAULT_PANIC)");
+    }
 }
 
 /// Refuses a layout where writing the items would touch their inputs or the batch's files:

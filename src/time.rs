@@ -20,8 +20,8 @@ pub struct Time {
 }
 
 fn gcd_i128(mut a: i128, mut b: i128) -> i128 {
-    a = a.abs();
-    b = b.abs();
+    a = a.saturating_abs();
+    b = b.saturating_abs();
     while b != 0 {
         let t = a % b;
         a = b;
@@ -40,22 +40,56 @@ impl Time {
     }
 
     pub fn from_secs(secs: i64) -> Time {
-        Time { num: secs, den: 1 }
+        Time::from_i128(secs as i128, 1)
     }
 
-    /// Reduces an `i128` fraction; if it does not fit `i64` even when reduced, it is rounded
-    /// to the nearest nanosecond-denominated value (a case that needs timestamps of about
-    /// 292 years or denominators beyond 2^63 and does not arise from real media).
+    /// The largest magnitude a time's numerator takes (`-MAX..=MAX`, so negation never
+    /// overflows); times beyond it saturate.
+    const MAX_NUM: i128 = i64::MAX as i128;
+
+    /// Reduces an `i128` fraction. If it does not fit `i64` even when reduced (timestamps of
+    /// about 292 years, or denominators beyond 2^63: never real media, but hostile input), it
+    /// is rounded to the finest of nanoseconds, microseconds, milliseconds or seconds that
+    /// fits, and saturates at about ±9.2e18 seconds beyond that. Never panics, never loops.
     fn from_i128(num: i128, den: i128) -> Time {
-        let (mut num, mut den) = if den < 0 { (-num, -den) } else { (num, den) };
+        if den == 0 {
+            return Time::ZERO;
+        }
+        let (mut num, mut den) = if den < 0 {
+            (num.saturating_neg(), den.saturating_neg())
+        } else {
+            (num, den)
+        };
         let g = gcd_i128(num, den).max(1);
         num /= g;
         den /= g;
-        if let (Ok(n), Ok(d)) = (i64::try_from(num), i64::try_from(den)) {
-            return Time { num: n, den: d };
+        if num.abs() <= Self::MAX_NUM && den <= Self::MAX_NUM {
+            return Time {
+                num: num as i64,
+                den: den as i64,
+            };
         }
-        let scaled = div_round_i128(num * 1_000_000_000, den);
-        Time::from_i128(scaled, 1_000_000_000)
+        for scale in [1_000_000_000i128, 1_000_000, 1_000, 1] {
+            // num * scale / den without overflowing i128: split num into whole and fraction.
+            let whole = num / den;
+            let frac = num % den;
+            let Some(w) = whole.checked_mul(scale) else {
+                continue;
+            };
+            let f = div_round_i128(frac.saturating_mul(scale), den);
+            let n = w.saturating_add(f);
+            if n.abs() <= Self::MAX_NUM {
+                let g = gcd_i128(n, scale).max(1);
+                return Time {
+                    num: (n / g) as i64,
+                    den: (scale / g) as i64,
+                };
+            }
+        }
+        Time {
+            num: if num < 0 { -(i64::MAX) } else { i64::MAX },
+            den: 1,
+        }
     }
 
     /// The time of `pts` ticks of `time_base` (`tb_num / tb_den` seconds per tick).
@@ -148,17 +182,37 @@ pub enum Rounding {
 }
 
 fn div_floor_i128(num: i128, den: i128) -> i128 {
-    let (num, den) = if den < 0 { (-num, -den) } else { (num, den) };
-    num.div_euclid(den)
+    if den == 0 {
+        return 0;
+    }
+    // Quotient and remainder never overflow but for MIN / -1, which saturates.
+    let q = num.checked_div(den).unwrap_or(i128::MAX);
+    let r = num.checked_rem(den).unwrap_or(0);
+    if r != 0 && ((r < 0) != (den < 0)) {
+        q - 1
+    } else {
+        q
+    }
 }
 
-/// Division rounding half away from zero, like `av_rescale_rnd(.., AV_ROUND_NEAR_INF)`.
+/// Division rounding half away from zero, like `av_rescale_rnd(.., AV_ROUND_NEAR_INF)`,
+/// without overflowing for any operands.
 fn div_round_i128(num: i128, den: i128) -> i128 {
-    let (num, den) = if den < 0 { (-num, -den) } else { (num, den) };
-    if num >= 0 {
-        (num + den / 2) / den
+    if den == 0 {
+        return 0;
+    }
+    let q = num.checked_div(den).unwrap_or(i128::MAX);
+    let r = num.checked_rem(den).unwrap_or(0);
+    // |r| >= |den| / 2 (in halves, without overflow): round away from zero.
+    let (ra, da) = (r.unsigned_abs(), den.unsigned_abs());
+    if ra >= da - ra {
+        if (num < 0) != (den < 0) {
+            q.saturating_sub(1)
+        } else {
+            q.saturating_add(1)
+        }
     } else {
-        -((-num + den / 2) / den)
+        q
     }
 }
 
@@ -194,8 +248,9 @@ impl Sub for Time {
 impl Neg for Time {
     type Output = Time;
     fn neg(self) -> Time {
+        // Numerators stay within -MAX..=MAX (see `from_i128`), so this cannot overflow.
         Time {
-            num: -self.num,
+            num: self.num.saturating_neg(),
             den: self.den,
         }
     }
@@ -695,7 +750,51 @@ mod tests {
         (-1_000_000_000i64..1_000_000_000, 1i64..100_000).prop_map(|(n, d)| Time::new(n, d))
     }
 
+    fn extreme_time() -> impl Strategy<Value = Time> {
+        (
+            any::<i64>(),
+            any::<i64>().prop_filter("a denominator", |d| *d != 0),
+        )
+            .prop_map(|(n, d)| Time::new(n, d))
+    }
+
     proptest! {
+        /// Hostile text: the time syntax never panics or hangs, whatever it is given.
+        #[test]
+        fn any_text_parses_or_is_refused(text in ".{0,40}") {
+            let _ = TimeSpec::parse(&text);
+            let _ = text.parse::<Time>();
+            let _ = serde_json::from_str::<TimeSpec>(&text);
+        }
+
+        #[test]
+        fn numbers_at_the_limits_parse_or_are_refused(
+            n in any::<i64>(), d in any::<i64>(), f in any::<f64>(), digits in "[0-9.:%s/-]{0,60}"
+        ) {
+            let _ = format!("{n}/{d}").parse::<Time>();
+            let _ = TimeSpec::parse(&digits);
+            let _ = serde_json::from_str::<TimeSpec>(&format!("{f}"));
+            let _ = serde_json::from_str::<TimeSpec>(&format!("{n}"));
+        }
+
+        /// Arithmetic on extreme times saturates instead of overflowing (no panic, no loop).
+        #[test]
+        fn extreme_arithmetic_never_panics(a in extreme_time(), b in extreme_time(), k in any::<i64>()) {
+            let _ = a + b;
+            let _ = a - b;
+            let _ = -a;
+            let _ = a * b;
+            let _ = a * k;
+            let _ = a.scale(k, 3);
+            let _ = a.div_floor(Time::new(1, 25));
+            let _ = a.to_pts(1, 90000, Rounding::Nearest);
+            let _ = decimal_text(a * b);
+            if !b.is_zero() {
+                let _ = a / b;
+            }
+            prop_assert!((-a).numer() != i64::MIN);
+        }
+
         #[test]
         fn display_round_trips(t in any_time()) {
             prop_assert_eq!(t.to_string().parse::<Time>().unwrap(), t);

@@ -81,6 +81,17 @@ pub fn read_got10k(path: &Path) -> Result<Annotations, AnnotationError> {
                         format!("anno_fps: expected a rate like 10Hz, found {value:?}"),
                     )
                 })?;
+                // A rate outside what cameras record would make absurd durations (days of
+                // needle for a few frames): refuse it before anything is sized from it.
+                if fps < Time::new(1, 10) || fps > Time::from_secs(1000) {
+                    return Err(AnnotationError::at_line(
+                        ini,
+                        *line,
+                        format!(
+                            "anno_fps: {value:?} is outside 0.1..1000 Hz (a frame rate sequences are annotated at)"
+                        ),
+                    ));
+                }
             }
             "object_class" if !is_unset(value) => label = Some(value.clone()),
             _ => {}

@@ -453,4 +453,72 @@ mod tests {
             "{err}"
         );
     }
+
+    mod hostile {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// Text that looks like each format's files, with numbers at the extremes.
+        fn line() -> impl Strategy<Value = String> {
+            let number = prop_oneof![
+                Just("-9223372036854775807/1".to_string()),
+                Just("9223372036854775807".to_string()),
+                Just("1e308".to_string()),
+                Just("NaN".to_string()),
+                Just("-inf".to_string()),
+                Just("0".to_string()),
+                any::<i64>().prop_map(|n| n.to_string()),
+                any::<f64>().prop_map(|f| f.to_string()),
+            ];
+            prop::collection::vec(number, 1..11).prop_map(|v| v.join(","))
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            /// Every reader, on arbitrary bytes and on format-shaped lines with extreme
+            /// numbers: an error or annotations, never a panic or a hang.
+            #[test]
+            fn readers_never_panic(
+                bytes in prop::collection::vec(any::<u8>(), 0..400),
+                lines in prop::collection::vec(line(), 0..6),
+                header in prop_oneof![
+                    Just("time,track,x1,y1,x2,y2\n".to_string()),
+                    Just("frame,track_id,x,y,w,h\n".to_string()),
+                    Just("".to_string()),
+                ],
+            ) {
+                let dir = tempfile::tempdir().unwrap();
+                let shaped = format!("{header}{}\n", lines.join("\n"));
+                for (name, content) in [
+                    ("raw.txt", bytes.clone()),
+                    ("raw.json", bytes.clone()),
+                    ("shaped.csv", shaped.clone().into_bytes()),
+                    ("gt.txt", shaped.clone().into_bytes()),
+                ] {
+                    let path = dir.path().join(name);
+                    std::fs::write(&path, &content).unwrap();
+                    for format in [
+                        Format::Auto,
+                        Format::Mot,
+                        Format::Vstar,
+                        Format::Waymo,
+                        Format::Plain,
+                        Format::Vidprep,
+                        Format::Got10k,
+                    ] {
+                        if let Ok(a) = read(&path, format, &ReadOptions::default()) {
+                            // Whatever was read resolves onto a small clock without panicking.
+                            let clock = ConstantRateClock::new(10, crate::time::Time::from_secs(25), 64, 48).unwrap();
+                            let _ = a.resolve(&clock, Fill::Linear);
+                        }
+                    }
+                }
+                // A GOT-10k folder with those lines as its groundtruth.
+                std::fs::write(dir.path().join("groundtruth.txt"), shaped.as_bytes()).unwrap();
+                std::fs::write(dir.path().join("meta_info.ini"), format!("[METAINFO]\nanno_fps: {}Hz\n", lines.first().map_or("10", |l| l.split(',').next().unwrap_or("10")))).unwrap();
+                let _ = read(dir.path(), Format::Got10k, &ReadOptions::default());
+            }
+        }
+    }
 }

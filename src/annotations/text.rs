@@ -11,12 +11,35 @@ use crate::time::Time;
 
 /// The whole file as text (a leading UTF-8 byte-order mark is dropped).
 pub(crate) fn read_text(path: &Path) -> Result<String, AnnotationError> {
+    // A FIFO or device would block or never end; a file larger than any annotation file is
+    // refused before it is read into memory.
+    let meta = std::fs::metadata(path).map_err(|e| AnnotationError::read(path, e))?;
+    if !meta.is_file() {
+        return Err(AnnotationError::File {
+            path: path.to_path_buf(),
+            message:
+                "is not a regular file (a folder, FIFO or device); expected an annotation file"
+                    .into(),
+        });
+    }
+    if meta.len() > MAX_ANNOTATION_BYTES {
+        return Err(AnnotationError::File {
+            path: path.to_path_buf(),
+            message: format!(
+                "is {} bytes; annotation files of more than 1 GiB are refused",
+                meta.len()
+            ),
+        });
+    }
     let text = std::fs::read_to_string(path).map_err(|e| AnnotationError::read(path, e))?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_string(),
         None => text,
     })
 }
+
+/// The largest annotation file read.
+const MAX_ANNOTATION_BYTES: u64 = 1 << 30;
 
 /// Parses the whole file as JSON, reporting syntax errors at their line and column.
 pub(crate) fn read_json(path: &Path) -> Result<Value, AnnotationError> {

@@ -117,6 +117,22 @@ pub(crate) fn canonical(p: &Path) -> PathBuf {
     }
 }
 
+/// `target` with a last component to name temporaries after: `.` and `..` become the
+/// folder they stand for.
+fn named(target: &Path) -> Result<PathBuf> {
+    if target.file_name().is_some() {
+        return Ok(target.to_path_buf());
+    }
+    let resolved = canonical(target);
+    if resolved.file_name().is_none() {
+        return Err(Error::Usage(format!(
+            "{} is not a file or folder name vidprep can write",
+            target.display()
+        )));
+    }
+    Ok(resolved)
+}
+
 #[cfg(unix)]
 fn same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
@@ -305,6 +321,7 @@ impl OutputGroup {
     /// Claims `target` as a folder whose outputs are claimed inside it afterwards, and
     /// replaced as a whole on commit (old files in it disappear).
     pub fn container(&mut self, target: &Path) -> Result<PathBuf> {
+        let target = &named(target)?;
         let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -321,6 +338,8 @@ impl OutputGroup {
 
     /// Claims `target` as a file output; returns the temporary path to write it at.
     pub fn file(&mut self, target: &Path) -> Result<PathBuf> {
+        let target = &named(target)?;
+        remove_dead_temporaries(&Self::parent_of(target));
         if let Some(temp) = self.inside_container(target) {
             self.check_inputs_only(target, Kind::File)?;
             return self.claim_inside(target, Kind::File, temp);
@@ -347,6 +366,8 @@ impl OutputGroup {
     }
 
     fn folder_named(&mut self, target: &Path, what: &str) -> Result<PathBuf> {
+        let target = &named(target)?;
+        remove_dead_temporaries(&Self::parent_of(target));
         if let Some(temp) = self.inside_container(target) {
             self.check_inputs_only(target, Kind::Folder)?;
             return self.claim_inside(target, Kind::Folder, temp);
@@ -471,6 +492,30 @@ fn replaceable_folder(dir: &Path) -> bool {
         return true;
     }
     OWN_FOLDER_MARKERS.iter().any(|m| dir.join(m).is_file())
+}
+
+/// Removes what processes that died on this machine (`kill -9`, a crash) left under
+/// temporary names in `dir`: the temporary name holds the writer's process id, and a live
+/// process's temporaries are never touched.
+fn remove_dead_temporaries(dir: &Path) {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            remove_path(&e.path());
+        }
+    }
 }
 
 /// Removes temporary files and folders left in `dir` by a killed run (not recursive).

@@ -93,13 +93,6 @@ impl ProcessedStream {
         }
         let info = VideoInput::open(&source)?.video;
         let size = info.upright_stored_size();
-        if size.0 == 0 || size.1 == 0 {
-            return Err(Error::corrupt(
-                &source,
-                "in its header",
-                format!("the video stream says its frames are {}x{}", size.0, size.1),
-            ));
-        }
         let resolved = resolve_clip(&source, &table, &ClipSpec::default())?;
         let mut builder = StreamBuilder {
             source,

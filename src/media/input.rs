@@ -238,6 +238,31 @@ pub fn check_input_file(path: &Path) -> Result<()> {
     }
 }
 
+/// The largest frame side vidprep accepts (H.264 level 6.2 tops out at 8192 x 4320; some
+/// codecs allow 16384).
+pub const MAX_FRAME_SIDE: u32 = 16384;
+
+/// Checks a frame size read from an input's header before anything is allocated from it.
+pub fn check_frame_size(path: &Path, width: u32, height: u32) -> Result<()> {
+    if width == 0 || height == 0 {
+        return Err(Error::corrupt(
+            path,
+            "in its header",
+            format!("the frames are {width}x{height}, which holds no picture"),
+        ));
+    }
+    if width > MAX_FRAME_SIDE || height > MAX_FRAME_SIDE {
+        return Err(Error::corrupt(
+            path,
+            "in its header",
+            format!(
+                "the frames are {width}x{height}, larger than {MAX_FRAME_SIDE}x{MAX_FRAME_SIDE} (a damaged or hostile header?)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Opens `path` as a media file, with a clear error for a missing or unreadable file.
 pub fn open_media(path: &Path) -> Result<Input> {
     init();
@@ -256,6 +281,7 @@ impl VideoInput {
             path: path.to_path_buf(),
         })?;
         let video = describe_video_stream(&context, index);
+        check_frame_size(path, video.stored_width, video.stored_height)?;
         Ok(VideoInput {
             path: path.to_path_buf(),
             context,

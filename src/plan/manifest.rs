@@ -247,4 +247,27 @@ mod tests {
         assert_eq!(parsed.bad[0].line, 4);
         assert!(parsed.bad[0].error.to_string().contains("non-empty list"));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Arbitrary bytes and JSON-shaped garbage: every line is an item or a reported bad
+        /// line; the reader never panics.
+        #[test]
+        fn any_manifest_is_read_or_refused(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            text in "[{}\\[\\]\":, a-z0-9%.\\-\n]{0,200}",
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            for (name, content) in [("a.jsonl", bytes.clone()), ("b.jsonl", text.clone().into_bytes())] {
+                let p = dir.path().join(name);
+                std::fs::write(&p, &content).unwrap();
+                if let Ok(m) = read_manifest(&p) {
+                    for item in &m.items {
+                        proptest::prop_assert!(item.plan.check().is_ok());
+                    }
+                }
+            }
+        }
+    }
 }
