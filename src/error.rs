@@ -1,6 +1,6 @@
 //! The library's error type: every variant names the file (and the frame, line or item) it is
 //! about and says what was expected, so a batch report or a terminal message is actionable
-//! without a debugger. Each error has a [`ErrorKind`] (usage, input, output, internal) that
+//! without a debugger. Each error has a [`ErrorKind`] (usage, input, output, encode, internal, cancelled) that
 //! the command line maps to exit codes. Messages are complete on their own: causes are part of
 //! the text, not a separate chain, so nothing is printed twice.
 
@@ -14,8 +14,11 @@ pub enum ErrorKind {
     Usage,
     /// An input is missing, unreadable, damaged or does not fit the request.
     Input,
-    /// Writing an output failed (disk full, permissions, an encoder error).
+    /// Writing an output failed (disk full, permissions, a folder in the way).
     Output,
+    /// The encoder or muxer refused the frames or settings (an ffmpeg-side failure while
+    /// writing, not the file system).
+    Encode,
     /// A fault in vidprep (a bug).
     Internal,
     /// The caller stopped the work.
@@ -118,7 +121,8 @@ impl Error {
             | Error::Ffmpeg { .. }
             | Error::Annotation(_)
             | Error::TableMismatch { .. } => ErrorKind::Input,
-            Error::Encode { .. } | Error::Io { .. } => ErrorKind::Output,
+            Error::Encode { .. } => ErrorKind::Encode,
+            Error::Io { .. } => ErrorKind::Output,
             Error::Internal(_) => ErrorKind::Internal,
             Error::Cancelled => ErrorKind::Cancelled,
         }

@@ -496,6 +496,9 @@ fn encoder_settings_match_the_ffmpeg_cli() {
         "-an",
         "-c:v",
         "libx264",
+        // vidprep fixes x264's thread count (its output depends on it).
+        "-threads",
+        "8",
         "-preset",
         "veryfast",
         "-crf",

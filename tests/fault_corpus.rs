@@ -33,6 +33,8 @@ struct Case {
     /// Paths (relative, prefixes) the request may create or replace.
     outputs: Vec<String>,
     env: Vec<(String, String)>,
+    /// A further check of what the folder holds afterwards.
+    after: Option<Box<dyn Fn(&Path) -> Result<(), String> + Send + Sync>>,
 }
 
 fn case(name: &str, args: &[&str], codes: &[i32]) -> Case {
@@ -44,6 +46,7 @@ fn case(name: &str, args: &[&str], codes: &[i32]) -> Case {
         stderr: Vec::new(),
         outputs: Vec::new(),
         env: Vec::new(),
+        after: None,
     }
 }
 
@@ -58,6 +61,10 @@ impl Case {
     }
     fn with(mut self, setup: impl Fn(&Path) + Send + Sync + 'static) -> Case {
         self.setup = Box::new(setup);
+        self
+    }
+    fn then(mut self, check: impl Fn(&Path) -> Result<(), String> + Send + Sync + 'static) -> Case {
+        self.after = Some(Box::new(check));
         self
     }
     fn env(mut self, k: &str, v: &str) -> Case {
@@ -211,7 +218,10 @@ fn run_case(c: &Case) -> Result<(), String> {
             }
         }
     }
-    Ok(())
+    match &c.after {
+        Some(check) => check(d),
+        None => Ok(()),
+    }
 }
 
 fn corpus() -> Vec<Case> {
@@ -637,6 +647,19 @@ fn corpus() -> Vec<Case> {
             for i in 0..8 {
                 std::fs::write(d.join(format!("f/{i:02}_old.jpg")), b"x").unwrap();
             }
+        })
+        .then(|d| {
+            // The earlier export is replaced as a whole: four new images, no old one.
+            let mut names: Vec<String> = std::fs::read_dir(d.join("f"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            let images = names.iter().filter(|n| n.ends_with(".jpg")).count();
+            if images != 4 || names.iter().any(|n| n.contains("_old")) {
+                return Err(format!("the folder holds {names:?}"));
+            }
+            Ok(())
         }),
     );
     cases.push(
@@ -1238,6 +1261,36 @@ fn corpus() -> Vec<Case> {
                     l.clone(),
                 ],
             );
+        })
+        .then(|d| {
+            // The other item finished; the report says why the first failed.
+            let report = std::fs::read_to_string(d.join("out/report.jsonl")).unwrap();
+            let lines: Vec<serde_json::Value> = report
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            let status = |id: &str| {
+                lines.iter().find(|r| r["id"] == id).map(|r| {
+                    (
+                        r["status"].clone(),
+                        r["error"].clone(),
+                        r["error_kind"].clone(),
+                    )
+                })
+            };
+            let (a, b) = (status("a"), status("b"));
+            match (&a, &b) {
+                (Some((sa, ea, ka)), Some((sb, _, _)))
+                    if sa == "failed"
+                        && ea.as_str().is_some_and(|e| e.contains("panic"))
+                        && ka == "internal"
+                        && sb == "ok"
+                        && d.join("out/b/clip.mp4").is_file() =>
+                {
+                    Ok(())
+                }
+                _ => Err(format!("report: {report}")),
+            }
         }),
     );
     cases.push(
@@ -1262,6 +1315,14 @@ fn corpus() -> Vec<Case> {
                         .to_string(),
                 ],
             );
+        })
+        .then(|d| {
+            let report = std::fs::read_to_string(d.join("out/report.jsonl")).unwrap();
+            if report.contains("\"failed\"") && report.contains("anno_fps") {
+                Ok(())
+            } else {
+                Err(format!("report: {report}"))
+            }
         }),
     );
     cases.push(case("another run holds the folder", &["run", "m.jsonl", "--out-dir", "out"], &[2]).says("in use").writes("out").with(|d| {

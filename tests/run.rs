@@ -546,3 +546,137 @@ fn fail_fast_stops_starting_items() {
         "{rows:?}"
     );
 }
+
+/// The status of each item in a run's report.
+fn statuses(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    report(dir, "report.jsonl")
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn resume(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    vidprep()
+        .current_dir(dir)
+        .args([
+            "run",
+            "m.jsonl",
+            "--out-dir",
+            "out",
+            "--resume",
+            "--preset",
+            "ultrafast",
+        ])
+        .assert()
+        .success();
+    statuses(&dir.join("out"))
+}
+
+fn expect(dir: &Path, redone: &[&str]) {
+    let got = resume(dir);
+    for (id, status) in &got {
+        let want = if redone.contains(&id.as_str()) {
+            "ok"
+        } else {
+            "skipped"
+        };
+        assert_eq!(status, want, "item {id}: {got:?}");
+    }
+}
+
+#[test]
+fn resume_redoes_exactly_the_items_whose_outputs_or_inputs_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example");
+    for f in ["street.mp4", "track.csv"] {
+        std::fs::copy(example.join(f), d.join(f)).unwrap();
+    }
+    std::fs::copy(example.join("street.mp4"), d.join("other.mp4")).unwrap();
+    std::fs::create_dir(d.join("needle")).unwrap();
+    for e in std::fs::read_dir(example.join("needle")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), d.join("needle").join(e.file_name())).unwrap();
+    }
+    let manifest = |frames_count: usize| {
+        let lines = [
+            r#"{"id": "clip", "source": "street.mp4", "end": 50}"#.to_string(),
+            format!(
+                r#"{{"id": "frames", "source": "other.mp4", "exports": [{{"kind": "frames", "count": {frames_count}, "payload": "openai", "strip": true}}]}}"#
+            ),
+            r#"{"id": "needle", "source": "other.mp4", "insert": {"sequence": "needle", "at": 10}, "exports": [{"kind": "frames", "count": 4}]}"#.to_string(),
+            r#"{"id": "boxes", "source": "other.mp4", "boxes": "track.csv", "end": 30}"#.to_string(),
+        ];
+        std::fs::write(d.join("m.jsonl"), lines.join("\n") + "\n").unwrap();
+    };
+    manifest(6);
+    expect(d, &["clip", "frames", "needle", "boxes"]);
+    // Nothing changed: nothing redone.
+    expect(d, &[]);
+
+    // One output deleted (the payload): that item alone.
+    std::fs::remove_file(d.join("out/frames/frames/payload.json")).unwrap();
+    expect(d, &["frames"]);
+    assert!(d.join("out/frames/frames/payload.json").is_file());
+
+    // A clip cut short (a crash of another tool, a bad copy): redone, and whole again.
+    let clip = d.join("out/clip/clip.mp4");
+    let bytes = std::fs::read(&clip).unwrap();
+    std::fs::write(&clip, &bytes[..100]).unwrap();
+    expect(d, &["clip"]);
+    assert_eq!(oracle::count_frames(&clip), 50);
+
+    // The source touched (same bytes, new time): the one item made from it.
+    common::cmd::run_ok(
+        "touch",
+        &[
+            "-d",
+            "2001-02-03 04:05:06",
+            &common::cmd::p(&d.join("street.mp4")),
+        ],
+    );
+    expect(d, &["clip"]);
+
+    // The needle's annotations edited: the insertion.
+    let gt = d.join("needle/groundtruth.txt");
+    let text = std::fs::read_to_string(&gt).unwrap();
+    std::fs::write(&gt, text.replacen(',', ".0,", 1)).unwrap();
+    expect(d, &["needle"]);
+
+    // The boxes file replaced: the item that draws them.
+    let boxes = std::fs::read_to_string(d.join("track.csv")).unwrap();
+    std::fs::write(d.join("track.csv"), boxes.replace("200,60", "201,61")).unwrap();
+    expect(d, &["boxes"]);
+
+    // A changed item: its old outputs are gone, not left beside the new ones.
+    let images = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "jpg")
+            })
+            .count()
+    };
+    assert_eq!(
+        images(&d.join("out/frames/frames")),
+        7,
+        "6 frames and a strip"
+    );
+    manifest(3);
+    expect(d, &["frames"]);
+    assert_eq!(
+        images(&d.join("out/frames/frames")),
+        4,
+        "3 frames and a strip"
+    );
+    assert!(temporaries(d).is_empty(), "{:?}", temporaries(d));
+}

@@ -216,7 +216,8 @@ pub struct BatchArgs {
     /// Start no new item after the first failure.
     #[arg(long)]
     pub fail_fast: bool,
-    /// Decoder and encoder threads per item (default: the cores divided among the jobs).
+    /// Decoder threads per item (default: the cores divided among the jobs). The encoder's
+    /// threads are fixed, so that the output does not depend on the machine or on --jobs.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub codec_threads: Option<u32>,
     /// Print a JSON summary on stdout when done.

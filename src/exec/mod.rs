@@ -35,7 +35,8 @@ pub use exports::ExportTarget as Target;
 pub struct ExecOptions {
     /// CRF, preset and audio for exports that do not set their own.
     pub defaults: EncodeSettings,
-    /// Codec threads per decoder/encoder (0: automatic).
+    /// Decoder threads (0: automatic). The encoder's are fixed: see
+    /// [`ENCODER_THREADS`](crate::media::encode::ENCODER_THREADS).
     pub threads: usize,
     /// Parallel decoders when only sampled frames are read (0: one per core).
     pub workers: usize,
@@ -96,6 +97,7 @@ pub fn execute(
             )));
         }
     }
+    let plan = &plan.normalized(&options.defaults);
     crate::media::table::retry_on_table_mismatch(|| {
         execute_once(plan, destination, options, progress)
     })
@@ -133,7 +135,6 @@ fn execute_once(
     let stream = stream::ProcessedStream::open(plan, options.threads)?;
     let ctx = ExportContext {
         defaults: options.defaults.clone(),
-        threads: options.threads,
     };
     let mut wants = Vec::with_capacity(makers.len());
     for m in makers.iter_mut() {
@@ -262,7 +263,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 pub fn plan_hash(plan: &Plan, defaults: &EncodeSettings) -> String {
     let text = format!(
         "{}\n{}|{}|{}\n{VERSION}",
-        serde_json::to_string(plan).expect("a plan serialises"),
+        serde_json::to_string(&plan.normalized(defaults)).expect("a plan serialises"),
         defaults.crf,
         defaults.preset,
         defaults.audio

@@ -80,8 +80,6 @@ pub(crate) enum Wants {
 pub(crate) struct ExportContext {
     /// CRF, preset and audio for exports that do not set their own.
     pub defaults: EncodeSettings,
-    /// Codec threads per encoder or decoder (0: automatic).
-    pub threads: usize,
 }
 
 /// What an export made, for reports and the command line.
@@ -164,6 +162,5 @@ pub(crate) fn encode_settings(
     if let Some(a) = audio {
         e.audio = a;
     }
-    e.threads = ctx.threads;
     e
 }

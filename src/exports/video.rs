@@ -78,7 +78,8 @@ pub struct Attempt {
     /// `base64_bytes / max_base64_bytes`.
     pub budget_used: f64,
     pub fits: bool,
-    pub seconds: f64,
+    /// Wall-clock time of the attempt's encode (the one field that differs between runs).
+    pub encode_seconds: f64,
 }
 
 /// The plan the solver starts from.
@@ -242,7 +243,7 @@ impl RateSolver {
             base64_bytes: b64,
             budget_used: used,
             fits,
-            seconds,
+            encode_seconds: seconds,
         });
         if fits && (used >= MIN_USE || constant_quality) {
             if constant_quality && used < MIN_USE {

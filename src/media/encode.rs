@@ -85,10 +85,13 @@ pub struct EncodeSettings {
     pub audio: bool,
     /// AAC bit rate for stereo, bits per second (mono gets half).
     pub audio_bit_rate: u64,
-    /// Encoder threads; 0 lets x264 choose.
-    #[serde(skip)]
-    pub threads: usize,
 }
+
+/// x264's frame threads. Its output depends on its thread count (each frame thread limits
+/// the motion search to rows already encoded), so the count is fixed rather than taken from
+/// the machine: the same request gives the same bytes on any machine, through any door and
+/// at any `--jobs`. Eight keeps two cores busy and costs little on more.
+pub const ENCODER_THREADS: usize = 8;
 
 impl Default for EncodeSettings {
     fn default() -> Self {
@@ -98,7 +101,6 @@ impl Default for EncodeSettings {
             bit_rate: None,
             audio: true,
             audio_bit_rate: 128_000,
-            threads: 0,
         }
     }
 }
@@ -231,7 +233,7 @@ impl Mp4Writer {
             add_codec_flags(&mut enc, ffmpeg::ffi::AV_CODEC_FLAG_GLOBAL_HEADER);
         }
         enc.set_threading(ffmpeg::codec::threading::Config {
-            count: settings.threads,
+            count: ENCODER_THREADS,
             ..Default::default()
         });
         let mut options = ffmpeg::Dictionary::new();

@@ -774,6 +774,48 @@ impl Plan {
         inputs
     }
 
+    /// The plan in its one canonical form: the span's ends at the top level, the box options
+    /// with the boxes (a bare path when they are all defaults), and every encoding export's
+    /// CRF, preset and audio filled in from `defaults`. The same request normalises to the
+    /// same plan whichever door it came in by (a command, a manifest line, the library):
+    /// sidecars record this form and `--resume` hashes it.
+    pub fn normalized(&self, defaults: &crate::media::encode::EncodeSettings) -> Plan {
+        let mut plan = self.clone();
+        if let Some(span) = plan.span.take() {
+            plan.start = plan.start.or(span.start);
+            plan.end = plan.end.or(span.end);
+        }
+        let options = self.box_options();
+        if let Some(boxes) = plan.boxes.as_mut() {
+            boxes.options = (options != BoxOptions::default()).then_some(options);
+            plan.annotations = None;
+        }
+        for export in &mut plan.exports {
+            match export {
+                ExportSpec::Clip(c) => {
+                    if self.insert.is_some() {
+                        // An insertion's video carries its needle's V-STaR annotations.
+                        c.boxes_out.get_or_insert(BoxesOut::Vstar);
+                    }
+                    if !c.copy {
+                        c.crf.get_or_insert(defaults.crf);
+                        c.preset.get_or_insert_with(|| defaults.preset.clone());
+                    }
+                    c.audio.get_or_insert(defaults.audio);
+                }
+                ExportSpec::Video(v) => {
+                    if self.insert.is_some() {
+                        v.boxes_out.get_or_insert(BoxesOut::Vstar);
+                    }
+                    v.preset.get_or_insert_with(|| defaults.preset.clone());
+                    v.audio.get_or_insert(defaults.audio);
+                }
+                ExportSpec::Frames(_) => {}
+            }
+        }
+        plan
+    }
+
     /// Checks everything that needs no media; the message says what is wrong and what was
     /// expected.
     pub fn check(&self) -> Result<(), String> {
