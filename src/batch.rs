@@ -23,6 +23,8 @@ use crate::plan::manifest::{BadItem, ManifestItem};
 /// How a batch runs.
 #[derive(Clone, Debug)]
 pub struct BatchOptions {
+    /// The output folder: `OUT_DIR/<id>/` per item, the report at its top. Created when
+    /// missing; locked for the run.
     pub out_dir: PathBuf,
     /// Items at a time (0: one per core). Capped at the item count and 64.
     pub jobs: usize,
@@ -44,7 +46,9 @@ pub struct BatchOptions {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// Made (`"ok"` in the report).
     Ok,
+    /// Failed; the report line's `error` says why (`"failed"`).
     Failed,
     /// Complete and current from an earlier run (`resume`), not redone.
     Skipped,
@@ -55,22 +59,31 @@ pub enum Status {
 /// One line of the report (the same schema for every batch door).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ItemReport {
+    /// The item's id; `null` for a manifest entry so broken that no id could be read.
     pub id: Option<String>,
-    /// The manifest line (0 for items a command generated).
+    /// The 1-based manifest line (0 for items a command generated).
     pub line: usize,
+    /// How the item ended: `ok`, `failed`, `skipped` or `not_run`.
     pub status: Status,
     /// Every file and folder the item has (final paths).
     pub outputs: Vec<String>,
+    /// The whole error message (manifest, line and id first) when the item failed, or why it
+    /// was not run; `null` otherwise.
     pub error: Option<String>,
-    /// `usage`, `input`, `output` or `internal` when the item failed.
+    /// `usage`, `input`, `output`, `encode`, `internal` or `cancelled` when the item failed;
+    /// absent otherwise (also for `not_run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<ErrorKind>,
+    /// Wall-clock seconds spent making the item (0 for manifest errors, skipped and
+    /// not-run items).
     pub seconds: f64,
-    /// Frames of the processed stream decoded for the item.
+    /// Frames of the processed stream decoded for the item (for a failed item, those decoded
+    /// before it failed).
     pub frames: usize,
     /// Damage found in the source ("3 damaged packets near 12.4 s").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damage: Option<String>,
+    /// Things that did not stop the item but deserve a look (absent when none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -78,14 +91,24 @@ pub struct ItemReport {
 /// What a batch did.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
+    /// Report lines written: items of this shard plus manifest entries that could not be
+    /// read.
     pub items: usize,
+    /// Items made.
     pub ok: usize,
+    /// Items that failed, manifest errors included.
     pub failed: usize,
+    /// Items left as they were because they were complete and current (`resume`).
     pub skipped: usize,
+    /// Items not started because `fail_fast` stopped the run.
     pub not_run: usize,
+    /// Frames decoded over all items.
     pub frames: u64,
+    /// Wall-clock seconds of the whole run.
     pub seconds: f64,
+    /// The report file written (`OUT_DIR/report.jsonl` or its shard's name).
     pub report: PathBuf,
+    /// The shard run, as `I/N`; `None` (JSON `null`) for a whole run.
     pub shard: Option<String>,
 }
 
@@ -93,8 +116,12 @@ pub struct Summary {
 pub trait Observer: Sync {
     /// Called once, before work starts, with the item count and the manifest's problems.
     fn planned(&self, _items: usize, _bad: &[ItemReport]) {}
+    /// Called from a worker thread when an item starts being made (not for skipped items).
     fn item_started(&self, _id: &str) {}
+    /// Called from worker threads as items decode: `n` more frames (of any item) are done.
     fn frames(&self, _n: u64) {}
+    /// Called from a worker thread once per item of the shard, whatever its status, with its
+    /// report line (manifest errors come through [`Observer::planned`] instead).
     fn item_done(&self, _report: &ItemReport) {}
 }
 
@@ -227,6 +254,11 @@ pub fn run_batch(
                     damage: None,
                     warnings: Vec::new(),
                 };
+                if crate::exec::cancelled() {
+                    report.error = Some("not started: the run was interrupted".into());
+                    observer.item_done(&report);
+                    return report;
+                }
                 if options.fail_fast && stop.load(Ordering::SeqCst) {
                     report.error =
                         Some("not started: the run stopped after a failure (fail-fast)".into());

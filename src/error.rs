@@ -1,8 +1,8 @@
 //! The library's error type: every variant names the file (and the frame, line or item) it is
 //! about and says what was expected, so a batch report or a terminal message is actionable
-//! without a debugger. Each error has a [`ErrorKind`] (usage, input, output, encode, internal, cancelled) that
-//! the command line maps to exit codes. Messages are complete on their own: causes are part of
-//! the text, not a separate chain, so nothing is printed twice.
+//! without a debugger. Each error has an [`ErrorKind`] (usage, input, output, encode, internal,
+//! cancelled) that the command line maps to exit codes. Messages are complete on their own:
+//! causes are part of the text, not a separate chain, so nothing is printed twice.
 
 use std::path::{Path, PathBuf};
 
@@ -28,38 +28,65 @@ pub enum ErrorKind {
 /// Result with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Everything that can go wrong in vidprep. [`Error::kind`] sorts a variant into an
+/// [`ErrorKind`]; the `Display` text is the whole message, cause included.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// An input file (video, still image, cached frame table) does not exist.
     #[error("{}: file not found", path.display())]
-    NotFound { path: PathBuf },
+    NotFound {
+        /// The missing file, as given.
+        path: PathBuf,
+    },
 
+    /// ffmpeg cannot open the file as a media container (not a video, truncated header,
+    /// unknown format).
     #[error("{}: cannot open as a video ({source}); is it a video file that ffmpeg can read?", path.display())]
     Open {
+        /// The file that would not open.
         path: PathBuf,
+        /// ffmpeg's reason.
         source: ffmpeg_next::Error,
     },
 
+    /// The file opened as a container but holds no video stream (audio only, subtitles).
     #[error("{}: has no video stream", path.display())]
-    NoVideo { path: PathBuf },
+    NoVideo {
+        /// The file without a video stream.
+        path: PathBuf,
+    },
 
     /// The file opened but its data is damaged or cannot be decoded.
     #[error("{}: corrupt or unreadable video {at}: {detail}", path.display())]
     Corrupt {
+        /// The damaged video.
         path: PathBuf,
+        /// Where the damage is, as words that follow "video" in the message: "at frame 12"
+        /// (0-based frame index), "in its header", "in the audio stream", "(strict)".
         at: String,
+        /// What is wrong there.
         detail: String,
     },
 
     /// A request that does not fit the input (span outside the video, empty span, decision
     /// point outside the clip, ...).
     #[error("{}: {message}", path.display())]
-    Request { path: PathBuf, message: String },
+    Request {
+        /// The input the request is about.
+        path: PathBuf,
+        /// What does not fit, in words.
+        message: String,
+    },
 
     /// A bad manifest, annotation or parameter file, with the line it is about.
     #[error("{}{}: {message}", path.display(), line.map(|l| format!(" line {l}")).unwrap_or_default())]
     BadFile {
+        /// The bad file.
         path: PathBuf,
+        /// The 1-based line the fault is on; `None` when it concerns the whole file (too
+        /// large, empty, not a list).
         line: Option<usize>,
+        /// What is wrong.
         message: String,
     },
 
@@ -70,22 +97,43 @@ pub enum Error {
     /// An ffmpeg call failed while working on a file.
     #[error("{}: {context}: {source}", path.display())]
     Ffmpeg {
+        /// The file being worked on (mostly an input; stream copies also report their
+        /// output this way).
         path: PathBuf,
+        /// What vidprep was doing ("opening the audio decoder", "writing the header", ...).
         context: String,
+        /// ffmpeg's error.
         source: ffmpeg_next::Error,
     },
 
     /// Writing an output failed (an encoder, a muxer).
     #[error("{}: {context}: {source}", path.display())]
     Encode {
+        /// The output being written.
         path: PathBuf,
+        /// What vidprep was doing ("writing the header", "sending a frame", ...).
         context: String,
+        /// ffmpeg's error.
         source: ffmpeg_next::Error,
     },
 
+    /// Reading an input failed (permissions, an I/O error): a video, a manifest, a still image,
+    /// a list file. Its kind is [`ErrorKind::Input`].
+    #[error("{}: cannot read: {source}", path.display())]
+    Read {
+        /// The file or folder that could not be read.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+
+    /// Writing an output failed (disk full, permissions, a folder in the way). Its kind is
+    /// [`ErrorKind::Output`].
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file or folder the call was about.
         path: PathBuf,
+        /// The operating system's error.
         source: std::io::Error,
     },
 
@@ -96,7 +144,12 @@ pub enum Error {
     /// The decoder returned frames other than the frame table listed (a packet that does
     /// not decode, timestamps that lie). Jobs run again once with a table built by decoding.
     #[error("{}: the decoder disagrees with the frame table at frame {frame} (damaged packets or unreliable timestamps)", path.display())]
-    TableMismatch { path: PathBuf, frame: usize },
+    TableMismatch {
+        /// The video whose table is wrong.
+        path: PathBuf,
+        /// The 0-based frame index (in the table's display order) where they disagree.
+        frame: usize,
+    },
 
     /// A fault in vidprep itself (a bug), with what was going on.
     #[error("internal error: {0}")]
@@ -120,6 +173,7 @@ impl Error {
             | Error::BadFile { .. }
             | Error::Ffmpeg { .. }
             | Error::Annotation(_)
+            | Error::Read { .. }
             | Error::TableMismatch { .. } => ErrorKind::Input,
             Error::Encode { .. } => ErrorKind::Encode,
             Error::Io { .. } => ErrorKind::Output,
@@ -129,7 +183,11 @@ impl Error {
     }
 
     /// An encoder or muxer failure while writing `path`.
-    pub fn encode(path: &Path, context: impl Into<String>, source: ffmpeg_next::Error) -> Error {
+    pub(crate) fn encode(
+        path: &Path,
+        context: impl Into<String>,
+        source: ffmpeg_next::Error,
+    ) -> Error {
         Error::Encode {
             path: path.to_path_buf(),
             context: context.into(),
@@ -137,18 +195,25 @@ impl Error {
         }
     }
 
-    pub fn internal(message: impl Into<String>) -> Error {
+    /// A bug in vidprep, with what was going on.
+    pub(crate) fn internal(message: impl Into<String>) -> Error {
         Error::Internal(message.into())
     }
 
-    pub fn request(path: &Path, message: impl Into<String>) -> Error {
+    /// A request that does not fit the input `path`.
+    pub(crate) fn request(path: &Path, message: impl Into<String>) -> Error {
         Error::Request {
             path: path.to_path_buf(),
             message: message.into(),
         }
     }
 
-    pub fn ffmpeg(path: &Path, context: impl Into<String>, source: ffmpeg_next::Error) -> Error {
+    /// An ffmpeg call on `path` failed while doing `context`.
+    pub(crate) fn ffmpeg(
+        path: &Path,
+        context: impl Into<String>,
+        source: ffmpeg_next::Error,
+    ) -> Error {
         Error::Ffmpeg {
             path: path.to_path_buf(),
             context: context.into(),
@@ -156,14 +221,25 @@ impl Error {
         }
     }
 
-    pub fn io(path: &Path, source: std::io::Error) -> Error {
+    /// Reading the input `path` failed.
+    pub(crate) fn read(path: &Path, source: std::io::Error) -> Error {
+        Error::Read {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// A file-system call on `path` failed.
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
         Error::Io {
             path: path.to_path_buf(),
             source,
         }
     }
 
-    pub fn bad_file(path: &Path, line: Option<usize>, message: impl Into<String>) -> Error {
+    /// A bad manifest, annotation or list file; `line` is 1-based, `None` for the whole
+    /// file.
+    pub(crate) fn bad_file(path: &Path, line: Option<usize>, message: impl Into<String>) -> Error {
         Error::BadFile {
             path: path.to_path_buf(),
             line,
@@ -171,7 +247,8 @@ impl Error {
         }
     }
 
-    pub fn corrupt(path: &Path, at: impl Into<String>, detail: impl Into<String>) -> Error {
+    /// Damage in the video `path`; `at` says where ("at frame 12"), `detail` what.
+    pub(crate) fn corrupt(path: &Path, at: impl Into<String>, detail: impl Into<String>) -> Error {
         Error::Corrupt {
             path: path.to_path_buf(),
             at: at.into(),

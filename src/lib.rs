@@ -26,6 +26,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod annotations;
 pub mod batch;
 pub mod draw;
@@ -56,3 +58,8 @@ pub use pipeline::{NoProgress, Progress};
 pub use plan::manifest::read_manifest;
 pub use plan::Plan;
 pub use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
+
+/// The README's examples, compiled by `cargo test` so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

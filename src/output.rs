@@ -1,4 +1,5 @@
-//! Writing one file atomically outside an item's output group (a batch report): written under
+//! Writing one file atomically outside an item's output group (a batch report, written even
+//! when the run was interrupted, to say what did not run): written under
 //! a short temporary name beside it, then renamed into place, so a reader never sees half a
 //! file and an interrupt leaves none.
 
@@ -12,7 +13,8 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut group = OutputGroup::new(&[]);
     let temp = group.file(path)?;
     std::fs::write(&temp, bytes).map_err(|e| Error::io(path, e))?;
-    group.commit()?;
+    // A batch report is written even when the run was interrupted: it says what did not run.
+    group.commit_even_if_cancelled()?;
     Ok(())
 }
 

@@ -133,7 +133,11 @@ pub trait FrameSink {
 /// Progress reports from long work. The library never draws; callers implement this (the CLI
 /// draws a bar). Returning `false` from `advance` cancels the work.
 pub trait Progress: Send {
+    /// The number of frames the coming pass will decode, when known (called before it starts;
+    /// may be called again for a later pass).
     fn set_length(&mut self, _frames: u64) {}
+    /// `frames` more frames are done. Return `false` to stop: the work then fails with
+    /// [`Error::Cancelled`](crate::Error::Cancelled) and no output is committed.
     fn advance(&mut self, _frames: u64) -> bool {
         true
     }
@@ -177,7 +181,7 @@ pub fn run(
         while sinks.iter().any(|s| s.wants_more()) {
             let Ok(next) = rx.recv() else { break };
             let frame = next?;
-            if !progress.advance(1) {
+            if !progress.advance(1) || crate::exec::cancelled() {
                 return Err(Error::Cancelled);
             }
             // Frames keep their index in the stream; each sink's stages renumber what they keep.

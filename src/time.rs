@@ -31,6 +31,7 @@ fn gcd_i128(mut a: i128, mut b: i128) -> i128 {
 }
 
 impl Time {
+    /// Zero seconds (`0/1`).
     pub const ZERO: Time = Time { num: 0, den: 1 };
 
     /// `num / den` seconds. Panics only on `den == 0`, which is a programming error.
@@ -39,6 +40,7 @@ impl Time {
         Time::from_i128(num as i128, den as i128)
     }
 
+    /// A whole number of seconds.
     pub fn from_secs(secs: i64) -> Time {
         Time::from_i128(secs as i128, 1)
     }
@@ -109,27 +111,35 @@ impl Time {
         q.clamp(i64::MIN as i128, i64::MAX as i128) as i64
     }
 
+    /// The numerator of the reduced fraction of seconds (carries the sign).
     pub fn numer(self) -> i64 {
         self.num
     }
 
+    /// The denominator of the reduced fraction of seconds (always positive).
     pub fn denom(self) -> i64 {
         self.den
     }
 
+    /// True for exactly zero seconds.
     pub fn is_zero(self) -> bool {
         self.num == 0
     }
 
+    /// True when strictly below zero.
     pub fn is_negative(self) -> bool {
         self.num < 0
     }
 
+    /// The nearest `f64` number of seconds: for display and JSON convenience fields only,
+    /// never for decisions.
     pub fn as_secs_f64(self) -> f64 {
         self.num as f64 / self.den as f64
     }
 
-    /// The nearest time with denominator `den` (for turning float input into exact time).
+    /// The nearest time with denominator `den` (for turning float input into exact time):
+    /// `den = 1_000_000` rounds to the microsecond. `None` for NaN, infinities and values
+    /// too large to hold. Panics on `den == 0`, like [`Time::new`].
     pub fn from_secs_f64(secs: f64, den: i64) -> Option<Time> {
         if !secs.is_finite() {
             return None;
@@ -141,14 +151,16 @@ impl Time {
         Some(Time::new(n as i64, den))
     }
 
-    /// `floor(self / other)` for a positive `other`: how many whole `other`s fit.
+    /// `floor(self / other)` for a positive `other`: how many whole `other`s fit (rounding
+    /// towards minus infinity for a negative `self`). A zero `other` gives 0.
     pub fn div_floor(self, other: Time) -> i64 {
         let num = self.num as i128 * other.den as i128;
         let den = self.den as i128 * other.num as i128;
         div_floor_i128(num, den).clamp(i64::MIN as i128, i64::MAX as i128) as i64
     }
 
-    /// `self * factor` rounded to the nearest tick is not needed; exact scaling by a ratio.
+    /// This time multiplied by the ratio `num / den`, exactly (no rounding to ticks). Unlike
+    /// [`Time::new`], a zero `den` does not panic: it gives [`Time::ZERO`].
     pub fn scale(self, num: i64, den: i64) -> Time {
         Time::from_i128(
             self.num as i128 * num as i128,
@@ -156,6 +168,7 @@ impl Time {
         )
     }
 
+    /// The later of two times.
     pub fn max(self, other: Time) -> Time {
         if self >= other {
             self
@@ -164,6 +177,7 @@ impl Time {
         }
     }
 
+    /// The earlier of two times.
     pub fn min(self, other: Time) -> Time {
         if self <= other {
             self
@@ -176,8 +190,11 @@ impl Time {
 /// How to round when a time is turned into whole ticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rounding {
+    /// Towards minus infinity (floor): the last tick at or before the time.
     Down,
+    /// Towards plus infinity (ceiling): the first tick at or after the time.
     Up,
+    /// To the nearest tick, halves away from zero (ffmpeg's `AV_ROUND_NEAR_INF`).
     Nearest,
 }
 
@@ -382,9 +399,12 @@ impl<'de> Deserialize<'de> for Time {
 /// - `75%`: a fraction of the clip (only where a job allows it, e.g. truncation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimeSpec {
+    /// A 0-based frame index of the video (`150`).
     Frame(u64),
+    /// Seconds from the start of the video, not negative (`5s`, `5.0`, a timecode).
     Seconds(Time),
-    /// Percent of the clip, `0..=100` (stored as a fraction of 100, so `75%` is `Percent(75)`).
+    /// Percent of the clip, `0..=100`, kept as the percentage itself: `75%` is
+    /// `Percent(Time::from_secs(75))`, `12.5%` is `Percent(Time::new(25, 2))`.
     Percent(Time),
 }
 
@@ -577,19 +597,24 @@ fn parse_timecode(s: &str) -> Option<Time> {
 /// A half-open span of time `[start, end)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Span {
+    /// The first instant inside the span, in seconds.
     pub start: Time,
+    /// The first instant after the span, in seconds (excluded).
     pub end: Time,
 }
 
 impl Span {
+    /// The span `[start, end)`; not checked, so `end <= start` makes an empty span.
     pub fn new(start: Time, end: Time) -> Span {
         Span { start, end }
     }
 
+    /// True when the span holds no instant (`end <= start`).
     pub fn is_empty(&self) -> bool {
         self.end <= self.start
     }
 
+    /// `end - start`, or zero for an empty span (never negative).
     pub fn duration(&self) -> Time {
         if self.is_empty() {
             Time::ZERO
@@ -622,27 +647,34 @@ impl Span {
 /// A half-open range of 0-based frame indices `[start, end)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FrameRange {
+    /// The first frame in the range (0-based, included).
     pub start: usize,
+    /// One past the last frame in the range (0-based, excluded).
     pub end: usize,
 }
 
 impl FrameRange {
+    /// The frames `[start, end)`; not checked, so `end <= start` makes an empty range.
     pub fn new(start: usize, end: usize) -> FrameRange {
         FrameRange { start, end }
     }
 
+    /// The number of frames in the range (0 when empty).
     pub fn len(&self) -> usize {
         self.end.saturating_sub(self.start)
     }
 
+    /// True when the range holds no frame (`end <= start`).
     pub fn is_empty(&self) -> bool {
         self.end <= self.start
     }
 
+    /// `start <= index < end`.
     pub fn contains(&self, index: usize) -> bool {
         self.start <= index && index < self.end
     }
 
+    /// The frames in both ranges (an empty overlap comes back with `start == end`).
     pub fn intersect(&self, other: &FrameRange) -> FrameRange {
         let start = self.start.max(other.start);
         FrameRange {

@@ -8,7 +8,7 @@ mod support;
 use std::path::Path;
 
 use base64::Engine as _;
-use common::oracle::{self, DecodeOpts, Frame, PixFmt};
+use common::oracle::{self, Frame, PixFmt};
 use common::synth::{Codec, SynthVideo};
 use serde_json::Value;
 use support::{files_in, sidecar, vidprep};

@@ -34,8 +34,11 @@ struct Case {
     outputs: Vec<String>,
     env: Vec<(String, String)>,
     /// A further check of what the folder holds afterwards.
-    after: Option<Box<dyn Fn(&Path) -> Result<(), String> + Send + Sync>>,
+    after: Option<AfterCheck>,
 }
+
+/// A check of the folder after a scenario ran.
+type AfterCheck = Box<dyn Fn(&Path) -> Result<(), String> + Send + Sync>;
 
 fn case(name: &str, args: &[&str], codes: &[i32]) -> Case {
     Case {
@@ -1110,7 +1113,7 @@ fn corpus() -> Vec<Case> {
                 if is_fifo {
                     mkfifo(&d.join("f.mp4"));
                 }
-                manifest(d, "m.jsonl", &[line.clone()]);
+                manifest(d, "m.jsonl", std::slice::from_ref(&line));
             }),
         );
     }
@@ -1160,7 +1163,7 @@ fn corpus() -> Vec<Case> {
             &[0],
         )
         .writes("out")
-        .with(move |d| manifest(d, "m.jsonl", &[l.clone()])),
+        .with(move |d| manifest(d, "m.jsonl", std::slice::from_ref(&l))),
     );
     cases.push(
         case(
@@ -1481,14 +1484,68 @@ fn interrupting_a_single_command_leaves_nothing_half_written() {
                 );
                 continue;
             }
-            assert!(
-                left.iter().all(|n| !n.contains("vidprep-tmp")
-                    && !n.ends_with(".mp4")
-                    && !n.ends_with(".json")),
-                "{signal} after {ms} ms left {left:?}"
+            // Interrupted: exit 130, and not even the output folder it made is left.
+            assert_eq!(
+                status.code(),
+                Some(130),
+                "{signal} after {ms} ms: {status:?}"
             );
+            assert!(left.is_empty(), "{signal} after {ms} ms left {left:?}");
         }
     }
+}
+
+#[test]
+fn interrupting_a_batch_finishes_its_report_and_commits_nothing_half_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = SynthVideo::new(640, 480).frames(250).cached();
+    let lines: Vec<String> = (0..6)
+        .map(|i| {
+            format!(
+                r#"{{"id": "item{i}", "source": {:?}, "exports": [{{"kind": "clip", "preset": "slow"}}]}}"#,
+                src.path
+            )
+        })
+        .collect();
+    std::fs::write(d.join("m.jsonl"), lines.join("\n") + "\n").unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("vidprep");
+    let mut child = std::process::Command::new(bin)
+        .args(["run", "m.jsonl", "--out-dir", "out", "--jobs", "2"])
+        .current_dir(d)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let left = names_below(d);
+    assert!(left.iter().all(|n| !n.contains("vidprep-tmp")), "{left:?}");
+    // Every item folder that exists is complete; the report says what did not run.
+    let report = std::fs::read_to_string(d.join("out/report.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = report
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6, "{report}");
+    for r in &lines {
+        let id = r["id"].as_str().unwrap();
+        let folder = d.join("out").join(id);
+        match r["status"].as_str().unwrap() {
+            "ok" => {
+                assert!(folder.join("clip.mp4").is_file() && folder.join("item.json").is_file())
+            }
+            _ => assert!(!folder.exists(), "{id}: {r}"),
+        }
+    }
+    assert!(
+        lines.iter().any(|r| r["status"] != "ok"),
+        "the interrupt came after every item finished: {report}"
+    );
 }
 
 #[test]

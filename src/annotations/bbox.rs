@@ -8,13 +8,19 @@ use serde::{Deserialize, Serialize};
 /// readers turn empty or non-finite boxes into `Entry::Absent` before they get here).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BBox {
+    /// Left edge: pixels from the frame's left side (or a fraction of its width when the
+    /// annotations are [`Coords::Normalized`](super::Coords::Normalized)).
     pub x1: f64,
+    /// Top edge: pixels down from the frame's top (or a fraction of its height).
     pub y1: f64,
+    /// Right edge, same unit as `x1`; the box's width is `x2 - x1`.
     pub x2: f64,
+    /// Bottom edge, same unit as `y1`; the box's height is `y2 - y1`.
     pub y2: f64,
 }
 
 impl BBox {
+    /// The box with corners `(x1, y1)` (top left) and `(x2, y2)` (bottom right), as given.
     pub fn new(x1: f64, y1: f64, x2: f64, y2: f64) -> BBox {
         BBox { x1, y1, x2, y2 }
     }
@@ -29,7 +35,8 @@ impl BBox {
         }
     }
 
-    /// From the centre and size (Waymo camera boxes: `w` = length along x, `h` = width along y).
+    /// From the centre and size (Waymo camera boxes: `w` = length along x, `h` = width along
+    /// y).
     pub fn from_center(cx: f64, cy: f64, w: f64, h: f64) -> BBox {
         BBox {
             x1: cx - w / 2.0,
@@ -44,14 +51,17 @@ impl BBox {
         [self.x1, self.y1, self.width(), self.height()]
     }
 
+    /// `x2 - x1` (negative for a box with its corners swapped).
     pub fn width(&self) -> f64 {
         self.x2 - self.x1
     }
 
+    /// `y2 - y1` (negative for a box with its corners swapped).
     pub fn height(&self) -> f64 {
         self.y2 - self.y1
     }
 
+    /// The centre point `(x, y)`.
     pub fn center(&self) -> (f64, f64) {
         ((self.x1 + self.x2) / 2.0, (self.y1 + self.y2) / 2.0)
     }

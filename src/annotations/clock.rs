@@ -9,9 +9,11 @@ use super::error::AnnotationError;
 
 /// A video's frame timing. Frame times must increase strictly with the index.
 pub trait FrameClock {
+    /// The number of frames; valid indices are `0..frame_count()`.
     fn frame_count(&self) -> usize;
 
-    /// Presentation time of frame `index` (seconds from the video start); `index < frame_count()`.
+    /// Presentation time of frame `index` (seconds from the video start); `index <
+    /// frame_count()`.
     fn frame_time(&self, index: usize) -> Time;
 
     /// When the last frame stops being shown (its time plus its duration): the video's end.
@@ -20,8 +22,8 @@ pub trait FrameClock {
     /// The displayed (upright) width and height in pixels.
     fn frame_size(&self) -> (u32, u32);
 
-    /// The frame on screen at `t`: the one with the largest time `<= t`; `None` before the first
-    /// frame's time or at/after [`end_time`](FrameClock::end_time).
+    /// The frame on screen at `t`: the one with the largest time `<= t`; `None` before the
+    /// first frame's time or at/after [`end_time`](FrameClock::end_time).
     fn frame_shown_at(&self, t: Time) -> Option<usize> {
         let n = self.frame_count();
         if n == 0 || t < self.frame_time(0) || t >= self.end_time() {
@@ -78,6 +80,7 @@ impl ConstantRateClock {
         })
     }
 
+    /// The exact frame rate, frames per second.
     pub fn fps(&self) -> Time {
         self.fps
     }

@@ -15,7 +15,8 @@ pub enum Location {
     Line(usize),
     /// A 1-based line and column (JSON syntax errors).
     LineColumn(usize, usize),
-    /// A JSON item, written as a path such as `item 2 (vid "abc") bboxes[3]` or `tracks[0].keys[5]`.
+    /// A JSON item, written as a path such as `item 2 (vid "abc") bboxes[3]` or
+    /// `tracks[0].keys[5]`.
     Item(String),
 }
 
@@ -35,28 +36,43 @@ pub enum AnnotationError {
     /// The file or folder could not be read or written.
     #[error("{}: {action}: {source}", .path.display())]
     Io {
+        /// The file or folder that could not be read or written.
         path: PathBuf,
         /// What was being done, e.g. "cannot read" or "cannot write".
         action: &'static str,
+        /// The operating system's error.
         source: std::io::Error,
     },
 
     /// Something at a known place in a file is not what the format expects.
     #[error("{} {at}: {message}", .path.display())]
     Invalid {
+        /// The annotation file.
         path: PathBuf,
+        /// The line, line and column, or JSON item at fault.
         at: Location,
+        /// What the format expects there and what was found.
         message: String,
     },
 
-    /// A problem with a file as a whole (missing part, wrong count, several items to choose from).
+    /// A problem with a file as a whole (missing part, wrong count, several items to choose
+    /// from).
     #[error("{}: {message}", .path.display())]
-    File { path: PathBuf, message: String },
+    File {
+        /// The annotation file or folder.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
 
-    /// `Format::Auto` could not tell the format; `tried` lists each format and why it did not fit.
+    /// `Format::Auto` could not tell the format; `tried` lists each format and why it did not
+    /// fit.
     #[error("{}: cannot tell the annotation format; tried {}", .path.display(), tried_list(.tried))]
     UnknownFormat {
+        /// The file or folder whose format is unknown.
         path: PathBuf,
+        /// One `(format name, reason it does not fit)` pair per format tried, in the order
+        /// tried.
         tried: Vec<(String, String)>,
     },
 

@@ -14,7 +14,7 @@ use super::bbox::BBox;
 use super::error::{AnnotationError, Location};
 use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, TrackSet};
 use super::text::{parse_f64, parse_integer, read_text, split_numeric_line};
-use super::Format;
+use super::{Format, ReadOptions, Recognised, Shape, Sniffed};
 use crate::time::Time;
 
 /// The annotation rate GOT-10k uses when `meta_info.ini` gives none.
@@ -23,8 +23,13 @@ pub const DEFAULT_ANNO_FPS: i64 = 10;
 /// A checked sequence: its images in order (image `i` is frame `i`) and its annotations.
 #[derive(Clone, Debug)]
 pub struct Got10kSequence {
+    /// The sequence folder, as given.
     pub dir: PathBuf,
+    /// The image files `00000001.jpg`, ... in frame order: `images[i]` is frame `i`
+    /// (0-based) and has exactly one box line.
     pub images: Vec<PathBuf>,
+    /// The sequence's annotations as [`read_got10k`] reads them: one track keyed by frame
+    /// index.
     pub annotations: Annotations,
 }
 
@@ -390,6 +395,43 @@ pub fn open_sequence(dir: &Path) -> Result<Got10kSequence, AnnotationError> {
         images,
         annotations,
     })
+}
+
+/// GOT-10k: a sequence folder, or its `groundtruth.txt` (`x,y,w,h` per frame, 1-based lines).
+/// Registered in [`super::FORMATS`].
+pub(crate) struct Got10kFormat;
+
+impl super::AnnotationFormat for Got10kFormat {
+    fn name(&self) -> &'static str {
+        "got10k"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["got-10k"]
+    }
+    fn recognise(&self, file: &Sniffed) -> Recognised {
+        if file
+            .path
+            .file_name()
+            .is_some_and(|n| n == "groundtruth.txt")
+        {
+            return Recognised::Yes;
+        }
+        match file.shape {
+            Shape::Folder if file.path.join("groundtruth.txt").is_file() => Recognised::Yes,
+            Shape::Folder => Recognised::No(
+                "the folder has no groundtruth.txt (other formats are files)".to_string(),
+            ),
+            Shape::NumberLines(4 | 8) => Recognised::Yes,
+            Shape::NumberLines(n) => {
+                Recognised::No(format!("lines have {n} numbers, not 4 (x,y,w,h)"))
+            }
+            Shape::Csv(_) => Recognised::No("the first line is not numbers".to_string()),
+            Shape::Json { .. } | Shape::Empty => Recognised::NotApplicable,
+        }
+    }
+    fn read(&self, path: &Path, _options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+        read_got10k(path)
+    }
 }
 
 #[cfg(test)]

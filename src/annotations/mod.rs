@@ -1,30 +1,30 @@
 //! Annotations: the format-neutral model of boxes over a video, the readers and writers of the
 //! dataset formats, and resolution of boxes onto a video's frames. Pure Rust, no media code.
 //!
-//! - [`model`]: [`BBox`] (pixel `x1,y1,x2,y2` in the displayed, upright frame), [`Track`]s of
+//! - the model: [`BBox`] (pixel `x1,y1,x2,y2` in the displayed, upright frame), [`Track`]s of
 //!   [`Key`] -> [`Entry`], untracked [`Detection`]s, [`Annotations`] with [`Meta`].
-//! - readers, chosen by [`Format`] through [`read`]: [`got10k`], [`mot`], [`vstar`], [`waymo`],
-//!   [`plain`] (CSV/JSON), [`native`] (vidprep's own versioned JSON, also written). Each
-//!   format converts to the model's conventions (0-based frames, corners, pixels or
-//!   normalised) at its edge.
-//! - [`clock`]: the [`FrameClock`] a video offers; [`resolve`]: [`Annotations::resolve`] gives
+//! - readers, chosen by [`Format`] through [`read`]: [`read_got10k`], [`read_mot`],
+//!   [`read_vstar`], [`read_waymo`], [`read_plain`] (CSV/JSON), [`read_native`] (vidprep's own
+//!   versioned JSON, also written by [`write_native`]). Each format converts to the model's
+//!   conventions (0-based frames, corners, pixels or normalised) at its edge.
+//! - clocks and resolution: the [`FrameClock`] a video offers; [`Annotations::resolve`] gives
 //!   the boxes of every frame ([`ResolvedBoxes`]) with gaps filled as [`Fill`] says.
-//! - [`vstar::vstar_item`] writes one track over a clock as a V-STaR benchmark item.
+//! - [`vstar_item`] writes one track over a clock as a V-STaR benchmark item.
 //!
 //! All errors are [`AnnotationError`]s naming the file, the line or JSON item, and what was
 //! expected.
 
-pub mod bbox;
-pub mod clock;
-pub mod error;
-pub mod got10k;
-pub mod model;
-pub mod mot;
-pub mod native;
-pub mod plain;
-pub mod resolve;
-pub mod vstar;
-pub mod waymo;
+pub(crate) mod bbox;
+pub(crate) mod clock;
+pub(crate) mod error;
+pub(crate) mod got10k;
+pub(crate) mod model;
+pub(crate) mod mot;
+pub(crate) mod native;
+pub(crate) mod plain;
+pub(crate) mod resolve;
+pub(crate) mod vstar;
+pub(crate) mod waymo;
 
 #[cfg(test)]
 mod test_support;
@@ -48,38 +48,124 @@ pub use waymo::read_waymo;
 
 use text::{read_text, split_numeric_line, Table};
 
-/// An annotation file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Format {
-    /// Detect from the path and content ([`detect_format`]).
-    #[default]
-    Auto,
-    /// A GOT-10k sequence folder or its `groundtruth.txt`.
-    Got10k,
-    /// MOT Challenge `gt.txt` / `det.txt`.
-    Mot,
-    /// V-STaR benchmark JSON.
-    Vstar,
-    /// Waymo-style camera boxes (CSV or JSON records).
-    Waymo,
-    /// Plain CSV or JSON box lists.
-    Plain,
-    /// vidprep's own JSON.
-    Vidprep,
+/// One annotation file format in the registry: its names, how to recognise its files, and
+/// its reader. Each format implements this in its own file (a unit struct beside its reader).
+pub(crate) trait AnnotationFormat: Sync + 'static {
+    /// The canonical name (command line, manifests, sidecars).
+    fn name(&self) -> &'static str;
+    /// Other spellings accepted on input (`mot17`, `csv`, ...).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Whether `file` is in this format, for auto-detection.
+    fn recognise(&self, file: &Sniffed) -> Recognised;
+    /// Reads the file (or folder) into the format-neutral model.
+    fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError>;
 }
 
+/// Every annotation format, in the order auto-detection tries them. Adding a format is its own
+/// file (a reader and a unit struct implementing [`AnnotationFormat`]), one line here, and a
+/// line in `docs/annotations.md`.
+const FORMATS: &[&dyn AnnotationFormat] = &[
+    &got10k::Got10kFormat,
+    &mot::MotFormat,
+    &native::NativeFormat,
+    &vstar::VstarFormat,
+    &waymo::WaymoFormat,
+    &plain::PlainFormat,
+];
+
+/// What auto-detection saw of a file, for [`AnnotationFormat::recognise`].
+pub(crate) struct Sniffed<'a> {
+    /// The file or folder.
+    pub path: &'a Path,
+    /// Its shape.
+    pub shape: Shape<'a>,
+}
+
+/// The shape of an annotation file as auto-detection sees it.
+pub(crate) enum Shape<'a> {
+    /// A folder.
+    Folder,
+    /// A file with no content but blank and comment lines.
+    Empty,
+    /// JSON, with its records as a table when it is a list of flat records.
+    Json {
+        value: &'a serde_json::Value,
+        records: Option<&'a Table>,
+    },
+    /// Text whose first line is `n` numbers.
+    NumberLines(usize),
+    /// Text with a header row (CSV).
+    Csv(&'a Table),
+}
+
+/// A format's answer to [`AnnotationFormat::recognise`].
+pub(crate) enum Recognised {
+    /// The file is in this format.
+    Yes,
+    /// It is not, and why (listed in the error when no format fits).
+    No(String),
+    /// Files of this shape are never in this format (not listed).
+    NotApplicable,
+}
+
+/// An annotation file format: `auto` (detect it) or one of the registered formats
+/// (`got10k`, `mot`, `vidprep`, `vstar`, `waymo`, `plain`).
+#[derive(Clone, Copy)]
+pub struct Format(Option<&'static dyn AnnotationFormat>);
+
+#[allow(non_upper_case_globals)]
 impl Format {
-    /// The canonical CLI name.
+    /// Detect from the path and content ([`detect_format`]).
+    pub const Auto: Format = Format(None);
+    /// A GOT-10k sequence folder or its `groundtruth.txt`.
+    pub const Got10k: Format = Format(Some(&got10k::Got10kFormat));
+    /// MOT Challenge `gt.txt` / `det.txt`.
+    pub const Mot: Format = Format(Some(&mot::MotFormat));
+    /// V-STaR benchmark JSON.
+    pub const Vstar: Format = Format(Some(&vstar::VstarFormat));
+    /// Waymo-style camera boxes (CSV or JSON records).
+    pub const Waymo: Format = Format(Some(&waymo::WaymoFormat));
+    /// Plain CSV or JSON box lists.
+    pub const Plain: Format = Format(Some(&plain::PlainFormat));
+    /// vidprep's own JSON.
+    pub const Vidprep: Format = Format(Some(&native::NativeFormat));
+
+    /// The canonical name.
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Auto => "auto",
-            Format::Got10k => "got10k",
-            Format::Mot => "mot",
-            Format::Vstar => "vstar",
-            Format::Waymo => "waymo",
-            Format::Plain => "plain",
-            Format::Vidprep => "vidprep",
-        }
+        self.0.map_or("auto", |f| f.name())
+    }
+
+    /// Every registered format (not `auto`), in detection order.
+    pub fn all() -> impl Iterator<Item = Format> {
+        FORMATS.iter().map(|f| Format(Some(*f)))
+    }
+}
+
+impl Default for Format {
+    fn default() -> Self {
+        Format::Auto
+    }
+}
+
+impl PartialEq for Format {
+    fn eq(&self, other: &Format) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Format {}
+
+impl std::hash::Hash for Format {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state)
+    }
+}
+
+impl fmt::Debug for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -91,25 +177,25 @@ impl fmt::Display for Format {
 
 crate::textual::serde_as_text!(Format);
 
-/// CLI names: `auto`, `got10k`, `mot`, `vstar`, `waymo`, `csv`/`json`/`plain`, `vidprep`
-/// (a few spellings such as `got-10k`, `mot17`, `v-star`, `native` are accepted too).
+/// Names: `auto` or a registered format's name or alias, in any case.
 impl FromStr for Format {
     type Err = String;
     fn from_str(s: &str) -> Result<Format, String> {
-        Ok(match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Format::Auto,
-            "got10k" | "got-10k" => Format::Got10k,
-            "mot" | "mot15" | "mot16" | "mot17" | "mot20" => Format::Mot,
-            "vstar" | "v-star" => Format::Vstar,
-            "waymo" => Format::Waymo,
-            "csv" | "json" | "plain" => Format::Plain,
-            "vidprep" | "native" => Format::Vidprep,
-            other => {
-                return Err(format!(
-                "unknown annotation format {other:?}; expected auto, got10k, mot, vstar, waymo, csv, json or vidprep"
-            ))
-            }
-        })
+        let wanted = s.trim().to_ascii_lowercase();
+        if wanted == "auto" {
+            return Ok(Format::Auto);
+        }
+        FORMATS
+            .iter()
+            .find(|f| f.name() == wanted || f.aliases().contains(&wanted.as_str()))
+            .map(|f| Format(Some(*f)))
+            .ok_or_else(|| {
+                let names: Vec<&str> = FORMATS.iter().map(|f| f.name()).collect();
+                format!(
+                    "unknown annotation format {wanted:?}; expected auto, {}",
+                    names.join(", ")
+                )
+            })
     }
 }
 
@@ -119,7 +205,9 @@ pub enum Units {
     /// Normalised when every coordinate is within `[0, 1]`, else pixels.
     #[default]
     Auto,
+    /// Pixels of the displayed frame.
     Pixels,
+    /// Fractions `0..1` of the frame's width and height (`normalised` is accepted too).
     Normalized,
 }
 
@@ -202,125 +290,70 @@ pub fn read(
     format: Format,
     options: &ReadOptions,
 ) -> Result<Annotations, AnnotationError> {
-    let format = match format {
-        Format::Auto => detect_format(path)?,
-        f => f,
+    let format = match format.0 {
+        Some(f) => f,
+        None => detect_format(path)?
+            .0
+            .expect("detection answers a registered format"),
     };
-    match format {
-        Format::Got10k => read_got10k(path),
-        Format::Mot => read_mot(path, options),
-        Format::Vstar => read_vstar(path, options),
-        Format::Waymo => read_waymo(path, options),
-        Format::Plain => read_plain(path, options),
-        Format::Vidprep => read_native(path),
-        Format::Auto => unreachable!("detect_format never answers Auto"),
-    }
+    format.read(path, options)
 }
 
-/// Tells the format of an annotation file or folder from its path and content. The error lists
-/// each format tried and why it did not fit.
+/// Tells the format of an annotation file or folder from its path and content: each
+/// registered format is asked in turn. The error lists each format tried and why it did not fit.
 pub fn detect_format(path: &Path) -> Result<Format, AnnotationError> {
-    let unknown = |tried: Vec<(&str, String)>| AnnotationError::UnknownFormat {
-        path: path.to_path_buf(),
-        tried: tried
-            .into_iter()
-            .map(|(f, why)| (f.to_string(), why))
-            .collect(),
-    };
     let metadata = std::fs::metadata(path).map_err(|e| AnnotationError::read(path, e))?;
-    if metadata.is_dir() {
-        if path.join("groundtruth.txt").is_file() {
-            return Ok(Format::Got10k);
-        }
-        return Err(unknown(vec![(
-            "got10k",
-            "the folder has no groundtruth.txt (other formats are files)".to_string(),
-        )]));
-    }
-    if path.file_name().is_some_and(|n| n == "groundtruth.txt") {
-        return Ok(Format::Got10k);
-    }
-    let text = read_text(path)?;
-    let start = text.trim_start();
-    let mut tried: Vec<(&str, String)> = Vec::new();
-
-    if start.starts_with('[') || start.starts_with('{') {
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| AnnotationError::json(path, &e))?;
-        if value.get(native::NATIVE_MARKER).is_some() {
-            return Ok(Format::Vidprep);
-        }
-        tried.push((
-            "vidprep",
-            format!("no \"{}\" member", native::NATIVE_MARKER),
-        ));
-        let has_bboxes = |v: &serde_json::Value| v.get("bboxes").is_some_and(|b| b.is_array());
-        let is_vstar = match &value {
-            serde_json::Value::Object(_) => has_bboxes(&value),
-            serde_json::Value::Array(items) => items.first().is_some_and(has_bboxes),
-            _ => false,
-        };
-        if is_vstar {
-            return Ok(Format::Vstar);
-        }
-        tried.push(("vstar", "no item with a \"bboxes\" list".to_string()));
-        match Table::from_json(path, &value) {
-            Ok(table) => {
-                if waymo::has_waymo_columns(&table) {
-                    return Ok(Format::Waymo);
-                }
-                tried.push(("waymo", "no center_x and length columns".to_string()));
-                if plain::has_box_columns(&table) {
-                    return Ok(Format::Plain);
-                }
-                tried.push(("json", "no x1,y1,x2,y2 or x,y,w,h columns".to_string()));
+    let text;
+    let value;
+    let table;
+    let shape = if metadata.is_dir() {
+        Shape::Folder
+    } else {
+        text = read_text(path)?;
+        let start = text.trim_start();
+        if start.starts_with('[') || start.starts_with('{') {
+            value = serde_json::from_str::<serde_json::Value>(&text)
+                .map_err(|e| AnnotationError::json(path, &e))?;
+            table = Table::from_json(path, &value).ok();
+            Shape::Json {
+                value: &value,
+                records: table.as_ref(),
             }
-            Err(_) => {
-                tried.push(("waymo", "not a list of records".to_string()));
-                tried.push(("json", "not a list of records".to_string()));
+        } else {
+            let first = text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('#'));
+            match first {
+                None => Shape::Empty,
+                Some(first) => {
+                    let fields = split_numeric_line(first);
+                    if fields.iter().all(|f| text::parse_f64(f).is_some()) {
+                        Shape::NumberLines(fields.len())
+                    } else {
+                        table = Some(Table::from_csv(path, first)?);
+                        Shape::Csv(table.as_ref().expect("just set"))
+                    }
+                }
             }
         }
-        return Err(unknown(tried));
-    }
-
-    let first = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'));
-    let Some(first) = first else {
-        return Err(unknown(vec![("any", "the file is empty".to_string())]));
     };
-    let fields = split_numeric_line(first);
-    if fields.iter().all(|f| text::parse_f64(f).is_some()) {
-        match fields.len() {
-            4 | 8 => return Ok(Format::Got10k),
-            6..=10 => return Ok(Format::Mot),
-            n => {
-                tried.push(("got10k", format!("lines have {n} numbers, not 4 (x,y,w,h)")));
-                tried.push((
-                    "mot",
-                    format!("lines have {n} numbers, not 6 to 10 (frame,id,x,y,w,h,conf,...)"),
-                ));
-                tried.push(("csv", "no header row".to_string()));
-                return Err(unknown(tried));
-            }
+    let file = Sniffed { path, shape };
+    let mut tried = Vec::new();
+    for format in FORMATS {
+        match format.recognise(&file) {
+            Recognised::Yes => return Ok(Format(Some(*format))),
+            Recognised::No(why) => tried.push((format.name().to_string(), why)),
+            Recognised::NotApplicable => {}
         }
     }
-    tried.push(("got10k", "the first line is not numbers".to_string()));
-    tried.push(("mot", "the first line is not numbers".to_string()));
-    let header = Table::from_csv(path, first)?;
-    if waymo::has_waymo_columns(&header) {
-        return Ok(Format::Waymo);
+    if matches!(file.shape, Shape::Empty) {
+        tried = vec![("any".to_string(), "the file is empty".to_string())];
     }
-    tried.push(("waymo", "no center_x and length columns".to_string()));
-    if plain::has_box_columns(&header) {
-        return Ok(Format::Plain);
-    }
-    tried.push((
-        "csv",
-        "no x1,y1,x2,y2 or x,y,w,h columns in the header".to_string(),
-    ));
-    Err(unknown(tried))
+    Err(AnnotationError::UnknownFormat {
+        path: path.to_path_buf(),
+        tried,
+    })
 }
 
 #[cfg(test)]
@@ -339,8 +372,19 @@ mod tests {
             ("csv", Format::Plain),
             ("json", Format::Plain),
             ("vidprep", Format::Vidprep),
+            ("MOT17", Format::Mot),
+            ("native", Format::Vidprep),
         ] {
             assert_eq!(name.parse::<Format>(), Ok(f));
+        }
+        // Every registered format round-trips through its name, and names are unique.
+        let names: Vec<&str> = Format::all().map(|f| f.name()).collect();
+        let unique: std::collections::HashSet<&&str> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        for f in Format::all() {
+            assert_eq!(f.name().parse::<Format>(), Ok(f));
+            let json = serde_json::to_string(&f).unwrap();
+            assert_eq!(serde_json::from_str::<Format>(&json).unwrap(), f);
         }
         for f in [
             Format::Auto,
@@ -420,7 +464,7 @@ mod tests {
             format!(
                 "{}: cannot tell the annotation format; tried vidprep (no \"vidprep_annotations\" member), \
                  vstar (no item with a \"bboxes\" list), waymo (no center_x and length columns), \
-                 json (no x1,y1,x2,y2 or x,y,w,h columns)",
+                 plain (no x1,y1,x2,y2 or x,y,w,h columns)",
                 p.display()
             )
         );

@@ -18,7 +18,9 @@ use crate::time::Time;
 /// the video's start. Frame keys sort before time keys; within a kind they sort by value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Key {
+    /// A 0-based frame index of the video.
     Frame(usize),
+    /// Exact seconds from the start of the video.
     Time(Time),
 }
 
@@ -34,7 +36,9 @@ impl fmt::Display for Key {
 /// What a track says at one key: a box, or that the object is not visible.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Entry {
+    /// The object is visible in this box.
     Present(BBox),
+    /// The object is not visible here (occluded, out of view, or a NaN / zero-size row).
     Absent,
 }
 
@@ -49,6 +53,7 @@ impl Entry {
         }
     }
 
+    /// The box of a `Present` entry; `None` for `Absent`.
     pub fn bbox(&self) -> Option<&BBox> {
         match self {
             Entry::Present(b) => Some(b),
@@ -64,15 +69,20 @@ pub type Extras = BTreeMap<String, f64>;
 /// One object over time. At most one entry per key (a `BTreeMap`, sorted by key).
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Track {
+    /// The track's id as text, unique within the file (the MOT track number, the GOT-10k
+    /// folder name, a V-STaR or plain-file object id).
     pub id: String,
     /// Class or object name to show next to the box (GOT-10k `object_class`, MOT class, ...).
     pub label: Option<String>,
+    /// What the track says at each key: a box or [`Entry::Absent`]. Keys not listed are
+    /// unknown (gaps that resolution may fill).
     pub keys: BTreeMap<Key, Entry>,
     /// Optional extras per key; only keys that have some appear here.
     pub extras: BTreeMap<Key, Extras>,
 }
 
 impl Track {
+    /// An empty track with this id, no label and no keys.
     pub fn new(id: impl Into<String>) -> Track {
         Track {
             id: id.into(),
@@ -80,7 +90,8 @@ impl Track {
         }
     }
 
-    /// Adds an entry; a second entry for the same key is refused (the error names the track and key).
+    /// Adds an entry; a second entry for the same key is refused with
+    /// [`AnnotationError::Usage`] naming the track and key.
     pub fn insert(&mut self, key: Key, entry: Entry) -> Result<(), AnnotationError> {
         if self.keys.contains_key(&key) {
             return Err(AnnotationError::Usage(format!(
@@ -105,9 +116,14 @@ impl Track {
 /// frame, never filled between frames.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Detection {
+    /// The frame or time the box belongs to.
     pub key: Key,
+    /// The box, in the annotations' [`Coords`].
     pub bbox: BBox,
+    /// The detector's confidence (MOT `conf`, native `score`); `None` when the file gives
+    /// none.
     pub score: Option<f64>,
+    /// Class name to show next to the box (the MOT class name); `None` when unknown.
     pub label: Option<String>,
 }
 
@@ -117,11 +133,13 @@ pub enum Coords {
     /// Pixels of the displayed frame.
     #[default]
     Pixels,
-    /// Fractions `0..1` of the frame's width and height; turned into pixels at resolution time.
+    /// Fractions `0..1` of the frame's width and height; turned into pixels at resolution
+    /// time.
     Normalized,
 }
 
 impl Coords {
+    /// The unit's name as files and sidecars write it: `pixels` or `normalized`.
     pub fn name(self) -> &'static str {
         match self {
             Coords::Pixels => "pixels",
@@ -135,8 +153,10 @@ impl Coords {
 pub struct Meta {
     /// The format the annotations were read from (never `Format::Auto`).
     pub source_format: Option<Format>,
+    /// The file or folder the annotations were read from.
     pub source_path: Option<PathBuf>,
-    /// The annotation rate: GOT-10k `anno_fps` (10 when `meta_info.ini` does not say), V-STaR `fps`.
+    /// The annotation rate in frames per second: GOT-10k `anno_fps` (10 when
+    /// `meta_info.ini` does not say), V-STaR `fps`.
     pub fps: Option<Time>,
     /// The frame size the file declares (V-STaR `width`, `height`).
     pub frame_size: Option<(u32, u32)>,
@@ -150,13 +170,18 @@ pub struct Meta {
 /// A file's annotations in the common model.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Annotations {
+    /// The tracked objects, in the order the file first mentions them.
     pub tracks: Vec<Track>,
+    /// Untracked boxes, each drawn only at its own key.
     pub detections: Vec<Detection>,
+    /// The unit of every box in `tracks` and `detections`.
     pub coords: Coords,
+    /// What the file says about itself.
     pub meta: Meta,
 }
 
 impl Annotations {
+    /// No tracks, no detections, empty meta, boxes in `coords`.
     pub fn new(coords: Coords) -> Annotations {
         Annotations {
             coords,
@@ -179,11 +204,13 @@ impl Annotations {
         self.tracks.iter().map(|t| t.present_count()).sum::<usize>() + self.detections.len()
     }
 
+    /// True when no track has a key (present or absent) and there are no detections.
     pub fn is_empty(&self) -> bool {
         self.tracks.iter().all(|t| t.keys.is_empty()) && self.detections.is_empty()
     }
 
-    /// The same annotations in pixels of a `width` x `height` frame (unchanged when already pixels).
+    /// The same annotations in pixels of a `width` x `height` frame (unchanged when already
+    /// pixels).
     pub fn to_pixels(&self, width: u32, height: u32) -> Annotations {
         let mut out = self.clone();
         if self.coords == Coords::Normalized {

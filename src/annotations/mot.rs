@@ -14,7 +14,7 @@ use super::bbox::BBox;
 use super::error::{AnnotationError, Location};
 use super::model::{Annotations, Coords, Detection, Entry, Extras, Key, Meta, TrackSet};
 use super::text::{parse_f64, read_text, split_numeric_line};
-use super::{Format, ReadOptions};
+use super::{Format, ReadOptions, Recognised, Shape, Sniffed};
 
 const NAMES_9: [&str; 9] = [
     "frame",
@@ -221,6 +221,32 @@ pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, Annot
     }
     annotations.meta = meta;
     Ok(annotations)
+}
+
+/// MOT Challenge: `frame,id,x,y,w,h,conf,...` rows (1-based frames). Registered in
+/// [`super::FORMATS`].
+pub(crate) struct MotFormat;
+
+impl super::AnnotationFormat for MotFormat {
+    fn name(&self) -> &'static str {
+        "mot"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["mot15", "mot16", "mot17", "mot20"]
+    }
+    fn recognise(&self, file: &Sniffed) -> Recognised {
+        match file.shape {
+            Shape::NumberLines(6..=10) => Recognised::Yes,
+            Shape::NumberLines(n) => Recognised::No(format!(
+                "lines have {n} numbers, not 6 to 10 (frame,id,x,y,w,h,conf,...)"
+            )),
+            Shape::Csv(_) => Recognised::No("the first line is not numbers".to_string()),
+            _ => Recognised::NotApplicable,
+        }
+    }
+    fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+        read_mot(path, options)
+    }
 }
 
 #[cfg(test)]

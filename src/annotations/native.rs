@@ -38,7 +38,7 @@ use super::bbox::BBox;
 use super::error::{AnnotationError, Location};
 use super::model::{Annotations, Coords, Detection, Entry, Key, Meta, Track};
 use super::text::{read_text, show_json};
-use super::Format;
+use super::{Format, ReadOptions, Recognised, Shape, Sniffed};
 use crate::time::Time;
 
 /// The schema version this code writes and reads.
@@ -368,6 +368,28 @@ pub fn from_native_str(text: &str, path: &Path) -> Result<Annotations, Annotatio
             fields: file.meta.fields,
         },
     })
+}
+
+/// vidprep's own versioned JSON (read and written). Registered in [`super::FORMATS`].
+pub(crate) struct NativeFormat;
+
+impl super::AnnotationFormat for NativeFormat {
+    fn name(&self) -> &'static str {
+        "vidprep"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["native"]
+    }
+    fn recognise(&self, file: &Sniffed) -> Recognised {
+        match file.shape {
+            Shape::Json { value, .. } if value.get(NATIVE_MARKER).is_some() => Recognised::Yes,
+            Shape::Json { .. } => Recognised::No(format!("no \"{NATIVE_MARKER}\" member")),
+            _ => Recognised::NotApplicable,
+        }
+    }
+    fn read(&self, path: &Path, _options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+        read_native(path)
+    }
 }
 
 #[cfg(test)]

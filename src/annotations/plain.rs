@@ -20,7 +20,7 @@ use super::bbox::BBox;
 use super::error::AnnotationError;
 use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, Track, TrackSet};
 use super::text::{read_text, Column, Table};
-use super::{Format, KeyKind, ReadOptions, Units};
+use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed, Units};
 
 pub(crate) const FRAME_COLUMNS: &[&str] = &["frame", "frame_index", "frame_idx", "frame_id"];
 const TIME_COLUMNS: &[&str] = &["time", "timestamp", "t", "time_s", "seconds", "sec"];
@@ -187,6 +187,41 @@ pub(crate) fn decide_coords(units: Units, tracks: &[Track]) -> Coords {
                 Coords::Pixels
             }
         }
+    }
+}
+
+/// Plain CSV or JSON box lists: `x1,y1,x2,y2` or `x,y,w,h` columns keyed by frame or time.
+/// Registered in [`super::FORMATS`].
+pub(crate) struct PlainFormat;
+
+impl super::AnnotationFormat for PlainFormat {
+    fn name(&self) -> &'static str {
+        "plain"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["csv", "json"]
+    }
+    fn recognise(&self, file: &Sniffed) -> Recognised {
+        let table = match file.shape {
+            Shape::Csv(table) => table,
+            Shape::Json {
+                records: Some(table),
+                ..
+            } => table,
+            Shape::Json { records: None, .. } => {
+                return Recognised::No("not a list of records".to_string())
+            }
+            Shape::NumberLines(_) => return Recognised::No("no header row".to_string()),
+            _ => return Recognised::NotApplicable,
+        };
+        if has_box_columns(table) {
+            Recognised::Yes
+        } else {
+            Recognised::No("no x1,y1,x2,y2 or x,y,w,h columns".to_string())
+        }
+    }
+    fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+        read_plain(path, options)
     }
 }
 

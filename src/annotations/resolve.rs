@@ -68,14 +68,18 @@ impl FromStr for Fill {
 /// Where a drawn box comes from: an index into `Annotations::tracks` or `::detections`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BoxSource {
+    /// A 0-based index into `Annotations::tracks`.
     Track(usize),
+    /// A 0-based index into `Annotations::detections`.
     Detection(usize),
 }
 
 /// One box to draw on one frame, in pixels.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrawBox {
+    /// The track or detection the box belongs to.
     pub source: BoxSource,
+    /// The box in pixels of the clock's frame size, not clamped to the frame.
     pub bbox: BBox,
     /// True when the frame had no key of its own and the box was interpolated or held.
     pub filled: bool,
@@ -123,6 +127,7 @@ impl ResolvedBoxes {
         self.boxes.len()
     }
 
+    /// True when no frame has a box.
     pub fn is_empty(&self) -> bool {
         self.boxes.is_empty()
     }

@@ -27,7 +27,7 @@ use super::error::{AnnotationError, Location};
 use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, TrackSet};
 use super::resolve::Fill;
 use super::text::{json_time, parse_integer, parse_time, read_json, show_json, snap_fps};
-use super::{Format, KeyKind, ReadOptions};
+use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed};
 use crate::time::Time;
 
 /// Fields that name an item, tried in order when selecting with `ReadOptions::item`.
@@ -433,11 +433,17 @@ fn box_of(path: &Path, at: &str, map: &Map<String, Value>) -> Result<BBox, Annot
 /// One V-STaR box as written: `timestamp` in seconds, 0-based `frame_index`, pixel corners.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VstarBox {
+    /// The frame's presentation time, seconds from the start of the video.
     pub timestamp: f64,
+    /// The frame's 0-based index in the video.
     pub frame_index: usize,
+    /// Left edge, pixels from the frame's left side.
     pub xmin: f64,
+    /// Top edge, pixels down from the frame's top.
     pub ymin: f64,
+    /// Right edge, pixels from the frame's left side.
     pub xmax: f64,
+    /// Bottom edge, pixels down from the frame's top.
     pub ymax: f64,
 }
 
@@ -445,15 +451,24 @@ pub struct VstarBox {
 /// answer, provenance...) and is written flat beside the others.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VstarItem {
+    /// The video's id in the benchmark (usually its file name without extension).
     pub vid: String,
+    /// The video's average frame rate, frames per second (0 when it cannot be told).
     pub fps: f64,
+    /// The displayed frame width in pixels.
     pub width: u32,
+    /// The displayed frame height in pixels.
     pub height: u32,
+    /// The number of frames in the video.
     pub frame_count: usize,
+    /// What the boxes follow: the track's label, or its id when it has none.
     pub object: String,
-    /// `[start_s, end_s]`: the presentation times of the first and last frame with a box.
+    /// `[start_s, end_s]`: the presentation times of the first and last frame with a box
+    /// (both included; the last frame's display time is not added).
     pub timestamps: [f64; 2],
+    /// One box per frame with a box, in frame order, clamped to the frame.
     pub bboxes: Vec<VstarBox>,
+    /// Any further fields (question, answer, provenance, ...), written flat beside the others.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -523,6 +538,38 @@ pub fn write_vstar(path: &Path, items: &[VstarItem]) -> Result<(), AnnotationErr
     let text = serde_json::to_string_pretty(items)
         .map_err(|e| AnnotationError::file(path, e.to_string()))?;
     std::fs::write(path, text + "\n").map_err(|e| AnnotationError::write(path, e))
+}
+
+/// V-STaR benchmark JSON: items with `bboxes` lists (read and written). Registered in
+/// [`super::FORMATS`].
+pub(crate) struct VstarFormat;
+
+impl super::AnnotationFormat for VstarFormat {
+    fn name(&self) -> &'static str {
+        "vstar"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["v-star"]
+    }
+    fn recognise(&self, file: &Sniffed) -> Recognised {
+        let Shape::Json { value, .. } = file.shape else {
+            return Recognised::NotApplicable;
+        };
+        let has_bboxes = |v: &Value| v.get("bboxes").is_some_and(|b| b.is_array());
+        let is_vstar = match value {
+            Value::Object(_) => has_bboxes(value),
+            Value::Array(items) => items.first().is_some_and(has_bboxes),
+            _ => false,
+        };
+        if is_vstar {
+            Recognised::Yes
+        } else {
+            Recognised::No("no item with a \"bboxes\" list".to_string())
+        }
+    }
+    fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+        read_vstar(path, options)
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use super::error::AnnotationError;
 use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, TrackSet};
 use super::plain::{decide_coords, key_column, read_table, FRAME_COLUMNS};
 use super::text::{parse_integer, Table};
-use super::{Format, KeyKind, ReadOptions};
+use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed};
 use crate::time::Time;
 
 const CENTER_X: &[&str] = &["center_x", "box.center_x", "box.center.x", "cx"];
@@ -247,6 +247,37 @@ fn camera_matches(cell: Option<&str>, wanted: Option<&str>) -> bool {
         (None, _) => true,
         (Some(w), Some(c)) => canonical_camera(c) == w,
         (Some(_), None) => false,
+    }
+}
+
+/// Waymo-style camera boxes: CSV or JSON records with `center_x`, `length`, ... Registered in
+/// [`super::FORMATS`].
+pub(crate) struct WaymoFormat;
+
+impl super::AnnotationFormat for WaymoFormat {
+    fn name(&self) -> &'static str {
+        "waymo"
+    }
+    fn recognise(&self, file: &Sniffed) -> Recognised {
+        let table = match file.shape {
+            Shape::Csv(table) => table,
+            Shape::Json {
+                records: Some(table),
+                ..
+            } => table,
+            Shape::Json { records: None, .. } => {
+                return Recognised::No("not a list of records".to_string())
+            }
+            _ => return Recognised::NotApplicable,
+        };
+        if has_waymo_columns(table) {
+            Recognised::Yes
+        } else {
+            Recognised::No("no center_x and length columns".to_string())
+        }
+    }
+    fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+        read_waymo(path, options)
     }
 }
 

@@ -44,12 +44,18 @@ enum Command {
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
+/// Interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 pub fn main() -> ExitCode {
-    // Ctrl-C or a termination signal: remove every temporary output, then stop.
+    // Ctrl-C or a termination signal: the work stops at its next frame, every output group
+    // removes its temporaries, and `main` returns 130. Should the work not stop within a few
+    // seconds (a blocking read), the temporaries are removed here and the process exits.
     let _ = ctrlc::set_handler(|| {
-        vidprep::exec::group::remove_all_temporaries();
-        std::process::exit(130);
+        vidprep::exec::cancel();
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        vidprep::exec::remove_all_temporaries();
+        std::process::exit(EXIT_INTERRUPTED as i32);
     });
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -76,6 +82,11 @@ pub fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Run(args) => batch::run(args),
     };
+    if vidprep::exec::cancelled() {
+        vidprep::exec::remove_all_temporaries();
+        eprintln!("interrupted: nothing half-written was left");
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

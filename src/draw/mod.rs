@@ -90,7 +90,9 @@ pub const PALETTE: [Rgb; 12] = [
 /// The RGB -> YUV matrix of a picture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Matrix {
+    /// ITU-R BT.601 (standard definition; also BT.470BG and SMPTE 170M).
     Bt601,
+    /// ITU-R BT.709 (HD).
     Bt709,
 }
 
@@ -111,8 +113,11 @@ impl Matrix {
 /// A colour as limited-range 8-bit Y, Cb, Cr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Yuv {
+    /// Luma, 16..=235 for colours in gamut.
     pub y: u8,
+    /// Blue-difference chroma (Cb), 16..=240, 128 for grey.
     pub u: u8,
+    /// Red-difference chroma (Cr), 16..=240, 128 for grey.
     pub v: u8,
 }
 
@@ -142,8 +147,12 @@ pub fn make_writable(frame: &mut VideoFrame) -> Result<(), ffmpeg::Error> {
 /// An anti-aliased coverage mask (0..=255 per pixel), e.g. a rendered label.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mask {
+    /// Width in pixels.
     pub width: usize,
+    /// Height in pixels.
     pub height: usize,
+    /// `width * height` coverage values, row by row from the top left: 0 leaves the
+    /// picture as it is, 255 paints the colour fully.
     pub coverage: Vec<u8>,
 }
 
@@ -160,6 +169,7 @@ impl Default for TextRenderer {
 }
 
 impl TextRenderer {
+    /// A renderer with the embedded font and an empty cache.
     pub fn new() -> TextRenderer {
         TextRenderer {
             font: FontRef::try_from_slice(FONT_BYTES).expect("embedded font parses"),
@@ -236,6 +246,7 @@ impl<'a> Canvas<'a> {
         }
     }
 
+    /// The picture's `(width, height)` in luma pixels.
     pub fn size(&self) -> (i64, i64) {
         (self.width, self.height)
     }
@@ -422,7 +433,7 @@ mod tests {
         let mut r = TextRenderer::new();
         let m = r.render("car 7", 16).clone();
         assert!(m.width > 20 && m.height >= 16);
-        assert!(m.coverage.iter().any(|&c| c == 255));
+        assert!(m.coverage.contains(&255));
         let mut f = gray(64, 48);
         Canvas::new(&mut f).blend_mask(
             2,

@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
@@ -67,6 +67,20 @@ fn unregister(p: &Path) {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .remove(p);
+}
+
+static CANCELLED: AtomicBool = AtomicBool::new(false);
+
+/// Asks all work in this process to stop (for a signal handler): frame loops end with
+/// [`Error::Cancelled`], no output group commits any more, and batch items not yet started
+/// are not started. Each group then removes its own temporaries as it is dropped.
+pub fn cancel() {
+    CANCELLED.store(true, Ordering::SeqCst);
+}
+
+/// Whether [`cancel`] was called.
+pub fn cancelled() -> bool {
+    CANCELLED.load(Ordering::SeqCst)
 }
 
 /// Removes every temporary file and folder this process has open (for a signal handler:
@@ -402,7 +416,16 @@ impl OutputGroup {
     /// renamed to its target, then what was moved aside is removed. If a rename fails, what
     /// was renamed is taken back and what was moved aside restored, so either every output of
     /// the request is new or none is. Returns the targets.
-    pub fn commit(mut self) -> Result<Vec<PathBuf>> {
+    pub fn commit(self) -> Result<Vec<PathBuf>> {
+        if cancelled() {
+            return Err(Error::Cancelled);
+        }
+        self.commit_even_if_cancelled()
+    }
+
+    /// [`commit`](Self::commit) that goes ahead after [`cancel`]: for the record of an
+    /// interrupted run (its report), never for an item's outputs.
+    pub(crate) fn commit_even_if_cancelled(mut self) -> Result<Vec<PathBuf>> {
         for e in &self.entries {
             let ok = match e.kind {
                 Kind::File => e.temp.is_file(),
@@ -591,7 +614,7 @@ mod tests {
         let msg = |r: Result<PathBuf>| r.unwrap_err().to_string();
         assert!(msg(g.file(&d.join("./in.mp4"))).contains("is the input"));
         assert!(msg(g.file(&d.join("seq/groundtruth.txt"))).contains("inside the input folder"));
-        assert!(msg(g.folder(&d.to_path_buf())).contains("holds the input"));
+        assert!(msg(g.folder(d)).contains("holds the input"));
         g.file(&d.join("out.mp4")).unwrap();
         assert!(msg(g.file(&d.join("out.mp4"))).contains("both be"));
         assert!(msg(g.file(Path::new("/dev/null"))).contains("not a regular file"));

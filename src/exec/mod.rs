@@ -1,9 +1,9 @@
 //! The executor: runs one [`Plan`]. Every command and every manifest line comes here.
 //!
-//! 1. The plan is checked (no media needed) and every output is claimed in one
-//!    [`group::OutputGroup`]: nothing may overwrite an input, collide with another output or
+//! 1. The plan is checked (no media needed) and every output is claimed in one output group
+//!    (`group::OutputGroup`): nothing may overwrite an input, collide with another output or
 //!    replace a device.
-//! 2. The source is opened once and the stages are applied ([`stream::ProcessedStream`]).
+//! 2. The source is opened once and the stages are applied (`stream::ProcessedStream`).
 //! 3. Each export says which frames it needs; the stream is decoded once (all frames in
 //!    order, or only the sampled ones by seeking) and every export is fed from that pass.
 //! 4. Each export writes its files at temporary paths; then the group puts them all in place.
@@ -14,8 +14,10 @@
 //! the plan runs once more with a table built by decoding; outputs are only committed at the
 //! end, so that is safe.
 
-pub mod group;
-pub mod stream;
+pub(crate) mod group;
+pub(crate) mod stream;
+
+pub use group::{cancel, cancelled, remove_all_temporaries};
 
 use std::path::{Path, PathBuf};
 
@@ -31,7 +33,7 @@ use crate::sidecar::VERSION;
 pub use exports::ExportTarget as Target;
 
 /// How plans run: encoding defaults and resources.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ExecOptions {
     /// CRF, preset and audio for exports that do not set their own.
     pub defaults: EncodeSettings,
@@ -40,16 +42,6 @@ pub struct ExecOptions {
     pub threads: usize,
     /// Parallel decoders when only sampled frames are read (0: one per core).
     pub workers: usize,
-}
-
-impl Default for ExecOptions {
-    fn default() -> Self {
-        ExecOptions {
-            defaults: EncodeSettings::default(),
-            threads: 0,
-            workers: 0,
-        }
-    }
 }
 
 /// Where a plan's outputs go.
@@ -65,6 +57,7 @@ pub enum Destination {
 /// What a plan made.
 #[derive(Clone, Debug, Serialize)]
 pub struct Outcome {
+    /// The plan's id.
     pub id: String,
     /// One report per export, in the plan's order.
     pub exports: Vec<ExportReport>,
@@ -75,6 +68,8 @@ pub struct Outcome {
     /// Damage found in the source, if any ("3 damaged packets near 12.4 s").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub damage: Option<String>,
+    /// Things that did not stop the plan but deserve a look, from the source and every
+    /// export, each once (absent from the JSON when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -110,20 +105,16 @@ fn execute_once(
     progress: &mut dyn Progress,
 ) -> Result<Outcome> {
     let mut group = group::OutputGroup::new(&plan.inputs());
+    let mut makers: Vec<Box<dyn exports::Export>> =
+        plan.exports.iter().map(exports::maker).collect();
     let (targets, item_temp) = match destination {
         Destination::Folder(dir) => {
             let temp = group.container(dir)?;
-            let targets = plan
-                .exports
-                .iter()
-                .map(|e| exports::folder_target(dir, e))
-                .collect();
+            let targets = makers.iter().map(|m| m.target_in(dir)).collect();
             (targets, Some((dir.clone(), temp)))
         }
         Destination::Targets(t) => (t.clone(), None),
     };
-    let mut makers: Vec<Box<dyn exports::Export>> =
-        plan.exports.iter().map(exports::maker).collect();
     for (m, t) in makers.iter_mut().zip(&targets) {
         m.claim(t, plan, &mut group)?;
     }
@@ -145,7 +136,7 @@ fn execute_once(
     let frames = if wants.iter().all(|w| *w == Wants::Nothing) {
         0
     } else {
-        let mut source = if wants.iter().any(|w| *w == Wants::All) {
+        let mut source = if wants.contains(&Wants::All) {
             stream.full_source()?
         } else {
             let mut wanted: Vec<usize> = wants
@@ -209,23 +200,30 @@ fn execute_once(
 /// `item.json`: what a batch item made and from what, so a resumed run redoes exactly the
 /// items whose plan, inputs or outputs changed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ItemRecord {
+pub(crate) struct ItemRecord {
+    /// The item's id (the folder's name).
     pub id: String,
-    /// Hash of the plan (as run, paths resolved) and the encoding defaults.
+    /// Hash of the plan (as run, paths resolved) and the encoding defaults: 16 hex digits
+    /// of FNV-1a.
     pub plan_hash: String,
+    /// The vidprep version that made the item; another version redoes it on resume.
     pub vidprep_version: String,
-    /// Every output file below the item folder, with its size.
+    /// Every output file below the item folder, with its size; paths relative to the item
+    /// folder, sorted, `item.json` itself left out.
     pub outputs: Vec<FileFingerprint>,
     /// Every input file (a sequence folder's files too), with size and modification time.
     pub inputs: Vec<FileFingerprint>,
 }
 
-/// A file as seen at one moment: path, size and modification time (nanoseconds since the
-/// epoch; 0 when unknown).
+/// A file as seen at one moment: path, size and, for inputs, modification time.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileFingerprint {
+pub(crate) struct FileFingerprint {
+    /// The file: relative to the item folder for outputs, as the plan resolved it for inputs.
     pub path: PathBuf,
+    /// Its size in bytes.
     pub bytes: u64,
+    /// Last modification, nanoseconds since the Unix epoch; absent for outputs (only their
+    /// size is checked) and when the file system does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified_ns: Option<u128>,
 }
@@ -250,7 +248,7 @@ impl FileFingerprint {
 }
 
 /// FNV-1a, 64 bits: a stable hash for shard assignment and change detection.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for &b in bytes {
         h ^= b as u64;
@@ -260,7 +258,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// The hash that says whether an item must be redone: its plan and the run's defaults.
-pub fn plan_hash(plan: &Plan, defaults: &EncodeSettings) -> String {
+pub(crate) fn plan_hash(plan: &Plan, defaults: &EncodeSettings) -> String {
     let text = format!(
         "{}\n{}|{}|{}\n{VERSION}",
         serde_json::to_string(&plan.normalized(defaults)).expect("a plan serialises"),
@@ -323,7 +321,11 @@ impl ItemRecord {
 
     /// Whether the item in `dir`, made from `plan` with `defaults`, is complete and current:
     /// the same plan, every output present with its recorded size, every input unchanged.
-    pub fn is_current(dir: &Path, plan: &Plan, defaults: &EncodeSettings) -> Option<ItemRecord> {
+    pub(crate) fn is_current(
+        dir: &Path,
+        plan: &Plan,
+        defaults: &EncodeSettings,
+    ) -> Option<ItemRecord> {
         let text = std::fs::read_to_string(dir.join("item.json")).ok()?;
         let record: ItemRecord = serde_json::from_str(&text).ok()?;
         if record.id != plan.id

@@ -3,7 +3,7 @@
 //! and, when asked (or for a needle insertion), its boxes beside it. With `copy` it
 //! stream-copies whole GOPs instead ([`super::copy`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::annotations::{self, Fill, FrameClock};
 use crate::error::Result;
@@ -97,6 +97,11 @@ impl ClipMaker {
 }
 
 impl Export for ClipMaker {
+    fn target_in(&self, dir: &Path) -> ExportTarget {
+        let ext = self.clip.container.as_deref().unwrap_or("mp4");
+        ExportTarget::at(dir.join(format!("{}.{ext}", self.spec.name())))
+    }
+
     fn claim(&mut self, target: &ExportTarget, plan: &Plan, group: &mut OutputGroup) -> Result<()> {
         let boxes = if self.clip.copy {
             None

@@ -60,7 +60,7 @@ pub(crate) fn copy_export(
     src.keep_only_streams(&keep);
 
     let mut out = ffmpeg::format::output_as(&claimed.main_temp, muxer)
-        .map_err(|e| Error::ffmpeg(output, "creating the output", e))?;
+        .map_err(|e| Error::encode(output, "creating the output", e))?;
     let mut warnings = Vec::new();
 
     let vcodec = src.context.stream(vindex).expect("video").parameters().id();
@@ -77,7 +77,7 @@ pub(crate) fn copy_export(
         let ist = src.context.stream(index).expect("stream");
         let mut ost = out
             .add_stream(ffmpeg::encoder::find(ffmpeg::codec::Id::None))
-            .map_err(|e| Error::ffmpeg(output, "adding a stream", e))?;
+            .map_err(|e| Error::encode(output, "adding a stream", e))?;
         ost.set_parameters(ist.parameters());
         // Keep the display matrix so players still rotate the picture.
         crate::media::ffi::copy_stream_for_remux(&ist, &mut ost);
@@ -108,7 +108,7 @@ pub(crate) fn copy_export(
         header_options.set("movflags", "+faststart");
     }
     out.write_header_with(header_options)
-        .map_err(|e| Error::ffmpeg(output, "writing the header", e))?;
+        .map_err(|e| Error::encode(output, "writing the header", e))?;
 
     let vtb = src.video.time_base;
     let start_pts = table.pts(first);
@@ -174,7 +174,7 @@ pub(crate) fn copy_export(
             packet.rescale_ts(ffmpeg::Rational::from(vtb), out_tb(&out, out_video));
             packet
                 .write_interleaved(&mut out)
-                .map_err(|e| Error::ffmpeg(output, "writing video", e))?;
+                .map_err(|e| Error::encode(output, "writing video", e))?;
         } else if let Some((_, aout)) = out_audio.filter(|(ain, _)| *ain == stream) {
             let atb: Ratio = src
                 .context
@@ -201,7 +201,7 @@ pub(crate) fn copy_export(
             packet.rescale_ts(ffmpeg::Rational::from(atb), out_tb(&out, aout));
             packet
                 .write_interleaved(&mut out)
-                .map_err(|e| Error::ffmpeg(output, "writing audio", e))?;
+                .map_err(|e| Error::encode(output, "writing audio", e))?;
         }
     }
     if copied.is_empty() {
@@ -212,7 +212,7 @@ pub(crate) fn copy_export(
         ));
     }
     out.write_trailer()
-        .map_err(|e| Error::ffmpeg(output, "finishing the output", e))?;
+        .map_err(|e| Error::encode(output, "finishing the output", e))?;
     drop(out);
 
     copied.sort_unstable();

@@ -307,6 +307,10 @@ pub(crate) fn stream_frame_list(stream: &ProcessedStream) -> Result<FrameList> {
 }
 
 impl Export for FramesMaker {
+    fn target_in(&self, dir: &Path) -> ExportTarget {
+        ExportTarget::at(dir.join(self.spec.name()))
+    }
+
     fn claim(
         &mut self,
         target: &ExportTarget,

@@ -1,5 +1,6 @@
 //! Exports: what an item writes. Each kind is a file here implementing [`Export`]; the
-//! registry is [`maker`], one line per kind (with its variant in [`crate::plan::ExportSpec`]).
+//! registry is [`maker`], one line per kind (with its variant in [`crate::plan::ExportSpec`],
+//! the serde-tagged form a manifest line spells).
 //!
 //! An export's life: it claims its files in the item's output group before any decoding
 //! (so collisions and inputs are refused first), says which frames of the processed stream it
@@ -95,12 +96,17 @@ pub struct ExportReport {
     pub summary: String,
     /// Frames in the output (images for frames exports).
     pub frames: usize,
+    /// Things about this export that did not stop it but deserve a look (absent from the
+    /// JSON when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
 
 /// One export of an item.
 pub(crate) trait Export {
+    /// Where it writes inside an item folder `dir`: `DIR/NAME.mp4` (with its `.json`) for
+    /// videos, `DIR/NAME/` for a folder of frames.
+    fn target_in(&self, dir: &Path) -> ExportTarget;
     /// Claims every file it will write in `group` (before any decoding).
     fn claim(&mut self, target: &ExportTarget, plan: &Plan, group: &mut OutputGroup) -> Result<()>;
     /// Prepares for the stream; says which frames it needs.
@@ -128,20 +134,6 @@ pub(crate) fn maker(spec: &ExportSpec) -> Box<dyn Export> {
         ExportSpec::Clip(c) => Box::new(clip::ClipMaker::new(spec, c)),
         ExportSpec::Video(v) => Box::new(video::VideoMaker::new(spec, v)),
         ExportSpec::Frames(f) => Box::new(frames::FramesMaker::new(spec, f)),
-    }
-}
-
-/// Where each export of a plan writes inside an item folder: `DIR/NAME.mp4` (+ `.json`),
-/// `DIR/NAME/` for frames.
-pub(crate) fn folder_target(dir: &Path, spec: &ExportSpec) -> ExportTarget {
-    let name = spec.name();
-    match spec {
-        ExportSpec::Clip(c) => {
-            let ext = c.container.as_deref().unwrap_or("mp4");
-            ExportTarget::at(dir.join(format!("{name}.{ext}")))
-        }
-        ExportSpec::Video(_) => ExportTarget::at(dir.join(format!("{name}.mp4"))),
-        ExportSpec::Frames(_) => ExportTarget::at(dir.join(name)),
     }
 }
 

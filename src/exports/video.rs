@@ -1,6 +1,6 @@
-//! The `video` export: a capped video for video-native models: at most `max_size` (1920x1280 by default, aspect
-//! kept, even sides, never upscaled) and a Base64-encoded file of at most `max_base64_bytes`
-//! (10 MB by default; Base64 of `n` bytes is `4 * ceil(n / 3)` characters).
+//! The `video` export: a capped video for video-native models: at most `max_size` (1920x1280
+//! by default, aspect kept, even sides, never upscaled) and a Base64-encoded file of at most
+//! `max_base64_bytes` (10 MB by default; Base64 of `n` bytes is `4 * ceil(n / 3)` characters).
 //!
 //! The size cap is reached by a solver, not by trial and error: from the duration and the byte
 //! budget it picks a video bit rate (after audio and container overhead) aiming at 93% of the
@@ -453,6 +453,10 @@ impl VideoMaker {
 }
 
 impl Export for VideoMaker {
+    fn target_in(&self, dir: &Path) -> ExportTarget {
+        ExportTarget::at(dir.join(format!("{}.mp4", self.spec.name())))
+    }
+
     fn claim(&mut self, target: &ExportTarget, plan: &Plan, group: &mut OutputGroup) -> Result<()> {
         self.claimed = Some(Claimed::claim(
             target,
@@ -488,7 +492,7 @@ impl Export for VideoMaker {
             && plan.insert.is_none()
             && stream.draws.is_empty();
         let input_bytes = std::fs::metadata(&stream.source)
-            .map_err(|e| Error::io(&stream.source, e))?
+            .map_err(|e| Error::read(&stream.source, e))?
             .len();
         if !self.video.reencode
             && whole
@@ -652,7 +656,7 @@ impl VideoMaker {
     ) -> Result<ExportReport> {
         let claimed = self.claimed.as_ref().expect("claimed");
         std::fs::copy(&stream.source, &claimed.main_temp)
-            .map_err(|e| Error::io(&stream.source, e))?;
+            .map_err(|e| Error::read(&stream.source, e))?;
         if let Some((path, temp)) = &self.base64 {
             write_base64(&claimed.main_temp, path, temp)?;
         }

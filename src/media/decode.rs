@@ -99,6 +99,7 @@ impl FrameReader {
         Self::open_with(path, DecodeOptions::default())
     }
 
+    /// Opens `path` with its (shared) frame table, decoding as `options` say.
     pub fn open_with(path: &Path, options: DecodeOptions) -> Result<FrameReader> {
         let table = FrameTable::for_file(path)?;
         Self::open_with_table(path, options, table)
@@ -153,10 +154,12 @@ impl FrameReader {
         self.wanted = Some(Arc::new(set));
     }
 
+    /// The file being read.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// The video stream's description (stored size, rotation, time base, rates).
     pub fn info(&self) -> &VideoStreamInfo {
         &self.input.video
     }
@@ -323,7 +326,7 @@ impl FrameReader {
                 .or(raw.timestamp())
                 .and_then(|p| self.table.index_of_pts(p)),
             Identity::Position => {
-                let pos = raw.packet().position as i64;
+                let pos = raw.packet().position;
                 (pos >= 0).then(|| self.table.index_of_pos(pos)).flatten()
             }
             Identity::Sequential => None,
@@ -438,7 +441,7 @@ impl FrameReader {
                 }
                 self.damaged_frames.push(index);
             }
-            let image = self.to_pipeline_image(raw)?;
+            let image = self.pipeline_image_of(raw)?;
             return Ok(Some(Frame {
                 index,
                 pts: self.table.pts(index),
@@ -486,7 +489,7 @@ impl FrameReader {
         Ok(())
     }
 
-    fn to_pipeline_image(&mut self, raw: VideoFrame) -> Result<VideoFrame> {
+    fn pipeline_image_of(&mut self, raw: VideoFrame) -> Result<VideoFrame> {
         let converted = if raw.format() == PIPELINE_FORMAT {
             raw
         } else {

@@ -74,7 +74,8 @@ impl Container {
 /// How outputs are encoded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EncodeSettings {
-    /// x264 constant rate factor (0-51, lower is better quality). Ignored when `bit_rate` is set.
+    /// x264 constant rate factor (0-51, lower is better quality). Ignored when `bit_rate` is
+    /// set.
     pub crf: f32,
     /// x264 preset (ultrafast ... placebo).
     pub preset: String,
@@ -105,6 +106,7 @@ impl Default for EncodeSettings {
     }
 }
 
+/// The x264 presets [`EncodeSettings::preset`] accepts, fastest (largest files) first.
 pub const X264_PRESETS: [&str; 10] = [
     "ultrafast",
     "superfast",
@@ -413,10 +415,6 @@ impl Mp4Writer {
     /// The encoded size (even).
     pub fn size(&self) -> (u32, u32) {
         (self.width, self.height)
-    }
-
-    pub fn frames_written(&self) -> usize {
-        self.frames
     }
 }
 

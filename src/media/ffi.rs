@@ -32,7 +32,7 @@ pub fn input_format_flags(context: &Input) -> i32 {
 /// Whether the demuxer can seek to a byte position (raw streams can, most indexed containers
 /// say they cannot).
 pub fn can_seek_bytes(context: &Input) -> bool {
-    input_format_flags(context) & ffi::AVFMT_NO_BYTE_SEEK as i32 == 0
+    input_format_flags(context) & ffi::AVFMT_NO_BYTE_SEEK == 0
 }
 
 /// The name of a stream's stored pixel format ("unknown" for a value this FFmpeg does not
@@ -112,7 +112,7 @@ pub fn set_stream_discard(context: &mut Input, stream: usize, discard_all: bool)
 pub fn packet_is_discarded(packet: &ffmpeg::Packet) -> bool {
     use ffmpeg::packet::Ref as _;
     // SAFETY: the packet is valid while borrowed; `flags` is a plain field.
-    unsafe { (*packet.as_ptr()).flags & ffi::AV_PKT_FLAG_DISCARD as i32 != 0 }
+    unsafe { (*packet.as_ptr()).flags & ffi::AV_PKT_FLAG_DISCARD != 0 }
 }
 
 /// Seeks `stream` of `context` to the last keyframe at or before `timestamp` (in the stream's
@@ -125,7 +125,7 @@ pub fn seek_to_timestamp(context: &mut Input, stream: usize, timestamp: i64) -> 
             context.as_mut_ptr(),
             stream as i32,
             timestamp,
-            ffi::AVSEEK_FLAG_BACKWARD as i32,
+            ffi::AVSEEK_FLAG_BACKWARD,
         )
     };
     if ret < 0 {
@@ -138,14 +138,8 @@ pub fn seek_to_timestamp(context: &mut Input, stream: usize, timestamp: i64) -> 
 /// Seeks `context` to byte `position` (raw streams).
 pub fn seek_to_byte(context: &mut Input, position: i64) -> Result<(), i32> {
     // SAFETY: as above; with AVSEEK_FLAG_BYTE the timestamp is a byte offset in the file.
-    let ret = unsafe {
-        ffi::av_seek_frame(
-            context.as_mut_ptr(),
-            -1,
-            position,
-            ffi::AVSEEK_FLAG_BYTE as i32,
-        )
-    };
+    let ret =
+        unsafe { ffi::av_seek_frame(context.as_mut_ptr(), -1, position, ffi::AVSEEK_FLAG_BYTE) };
     if ret < 0 {
         Err(ret)
     } else {
@@ -188,29 +182,6 @@ pub fn set_rc_buffer_size(context: &mut ffmpeg::codec::Context, bits: u64) {
     unsafe {
         (*context.as_mut_ptr()).rc_buffer_size = bits.min(i32::MAX as u64) as i32;
     }
-}
-
-/// The muxer name FFmpeg would choose for a file name, if any (e.g. "matroska" for .mkv).
-pub fn muxer_for_file_name(name: &str) -> Option<String> {
-    let c_name = std::ffi::CString::new(name).ok()?;
-    // SAFETY: `av_guess_format` reads the NUL-terminated string and returns a pointer to a
-    // static muxer description or null.
-    unsafe {
-        let fmt = ffi::av_guess_format(std::ptr::null(), c_name.as_ptr(), std::ptr::null());
-        if fmt.is_null() || (*fmt).name.is_null() {
-            return None;
-        }
-        Some(
-            std::ffi::CStr::from_ptr((*fmt).name)
-                .to_string_lossy()
-                .into_owned(),
-        )
-    }
-}
-
-/// The time base the muxer chose for an output stream after writing the header.
-pub fn output_stream_time_base(output: &Output, stream: usize) -> Option<ffmpeg::Rational> {
-    output.stream(stream).map(|s| s.time_base())
 }
 
 /// Whether the output's muxer can store `codec` without re-encoding.
@@ -285,8 +256,7 @@ pub fn explode_on_errors(context: &mut ffmpeg::codec::Context) {
     // SAFETY: the context is valid and not yet opened; a plain field.
     unsafe {
         (*context.as_mut_ptr()).err_recognition =
-            (ffi::AV_EF_EXPLODE | ffi::AV_EF_BITSTREAM | ffi::AV_EF_BUFFER | ffi::AV_EF_CRCCHECK)
-                as i32;
+            ffi::AV_EF_EXPLODE | ffi::AV_EF_BITSTREAM | ffi::AV_EF_BUFFER | ffi::AV_EF_CRCCHECK;
     }
 }
 

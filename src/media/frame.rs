@@ -201,24 +201,6 @@ pub fn rotate_yuv420(src: &VideoFrame, rotation: Rotation) -> VideoFrame {
     dst
 }
 
-/// A copy of `src` (YUV 4:2:0) into a freshly allocated, writable picture of the same size.
-pub fn copy_yuv420(src: &VideoFrame) -> VideoFrame {
-    let mut dst = VideoFrame::new(PIPELINE_FORMAT, src.width(), src.height());
-    for (plane, &(pw, ph)) in yuv420_plane_sizes(src.width(), src.height())
-        .iter()
-        .enumerate()
-    {
-        let (ss, ds) = (src.stride(plane), dst.stride(plane));
-        let s = src.data(plane);
-        let d = dst.data_mut(plane);
-        for y in 0..ph {
-            d[y * ds..y * ds + pw].copy_from_slice(&s[y * ss..y * ss + pw]);
-        }
-    }
-    copy_color_props(src, &mut dst);
-    dst
-}
-
 /// A view of `src` cropped to an even width and height (dropping the last column/row when
 /// odd), without copying pixels: planes start top-left, so only the size changes.
 pub fn crop_to_even(src: &VideoFrame) -> VideoFrame {
@@ -245,19 +227,6 @@ pub fn to_rgb_image(
         buf.extend_from_slice(&data[y * stride..y * stride + w * 3]);
     }
     Ok(image::RgbImage::from_raw(w as u32, h as u32, buf).expect("buffer sized from the frame"))
-}
-
-/// An RGB image as an ffmpeg RGB24 picture (to be converted with a [`Converter`]).
-pub fn rgb_image_to_frame(img: &image::RgbImage) -> VideoFrame {
-    let (w, h) = img.dimensions();
-    let mut frame = VideoFrame::new(Pixel::RGB24, w, h);
-    let stride = frame.stride(0);
-    let row = w as usize * 3;
-    let data = frame.data_mut(0);
-    for (y, src_row) in img.as_raw().chunks_exact(row).enumerate() {
-        data[y * stride..y * stride + row].copy_from_slice(src_row);
-    }
-    frame
 }
 
 #[cfg(test)]

@@ -15,9 +15,13 @@ use crate::time::Time;
 /// Clockwise rotation that turns the stored picture upright, as players show it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Rotation {
+    /// Stored upright (no display matrix, or one that does not rotate).
     None,
+    /// Turn the stored picture 90 degrees clockwise to show it.
     Clockwise90,
+    /// Turn the stored picture upside down (180 degrees).
     Rotate180,
+    /// Turn the stored picture 270 degrees clockwise (90 anticlockwise) to show it.
     Clockwise270,
 }
 
@@ -33,6 +37,7 @@ impl Rotation {
         }
     }
 
+    /// The clockwise angle in degrees: 0, 90, 180 or 270.
     pub fn degrees_cw(self) -> u32 {
         match self {
             Rotation::None => 0,
@@ -61,19 +66,24 @@ impl Rotation {
 /// text `"num/den"`, as ffprobe writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ratio {
+    /// Numerator.
     pub num: i32,
+    /// Denominator (`0` in a value the file left unset).
     pub den: i32,
 }
 
 impl Ratio {
+    /// `num/den`, as given (not reduced).
     pub fn new(num: i32, den: i32) -> Ratio {
         Ratio { num, den }
     }
 
+    /// Both parts positive (ffmpeg leaves unknown rates as `0/0` or `0/1`).
     pub fn is_valid(self) -> bool {
         self.num > 0 && self.den > 0
     }
 
+    /// As a float (`0.0` when the denominator is zero).
     pub fn as_f64(self) -> f64 {
         if self.den == 0 {
             0.0
@@ -130,16 +140,25 @@ impl std::fmt::Display for Ratio {
 /// What the container says about the chosen video stream (before decoding anything).
 #[derive(Clone, Debug)]
 pub struct VideoStreamInfo {
+    /// The stream's index in the container.
     pub index: usize,
+    /// The codec's short name (`h264`, `mpeg4`, ...).
     pub codec: String,
+    /// The unit of the stream's timestamps, in seconds.
     pub time_base: Ratio,
+    /// Width of the stored pictures in pixels (before rotation and pixel-aspect correction).
     pub stored_width: u32,
+    /// Height of the stored pictures in pixels.
     pub stored_height: u32,
+    /// The display rotation the file asks for (applied by the readers unless told not to).
     pub rotation: Rotation,
     /// Shape of one stored pixel (`1/1` square; `0/1` when the file does not say).
     pub sample_aspect_ratio: Ratio,
+    /// The container's average frame rate (frames per second; `0/0` when unknown).
     pub avg_frame_rate: Ratio,
+    /// The container's nominal ("real base") frame rate, ffmpeg's `r_frame_rate`.
     pub nominal_frame_rate: Ratio,
+    /// The decoder's pixel format name (`yuv420p`, ...).
     pub pixel_format: String,
     /// The stream's start time in `time_base` ticks, when the container gives one.
     pub start_pts: Option<i64>,
@@ -147,6 +166,7 @@ pub struct VideoStreamInfo {
     pub duration_pts: Option<i64>,
     /// The frame count the container claims (often missing or wrong).
     pub metadata_frames: Option<u64>,
+    /// The stream's bit rate in bits per second, when the container gives one.
     pub bit_rate: Option<u64>,
 }
 
@@ -225,7 +245,7 @@ pub fn check_input_file(path: &Path) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
             path: path.to_path_buf(),
         }),
-        Err(e) => Err(Error::io(path, e)),
+        Err(e) => Err(Error::read(path, e)),
         Ok(m) if m.is_dir() => Err(Error::request(
             path,
             "is a directory, expected a video file",

@@ -1,20 +1,19 @@
 //! The media core: opening files, the frame table, decoding with exact seeking, pixel work,
 //! encoding H.264/AAC MP4, and probing. Jobs never touch ffmpeg directly; they go through here.
 
-pub mod audio;
-pub mod decode;
-pub mod encode;
-pub mod ffi;
-pub mod frame;
-pub mod input;
-pub mod probe;
-pub mod still;
-pub mod table;
+pub(crate) mod audio;
+pub(crate) mod decode;
+pub(crate) mod encode;
+pub(crate) mod ffi;
+pub(crate) mod frame;
+pub(crate) mod input;
+pub(crate) mod probe;
+pub(crate) mod still;
+pub(crate) mod table;
 
-pub use audio::{AudioFormat, AudioPlan, AudioSegment};
 pub use decode::{DecodeOptions, FrameReader};
-pub use encode::{EncodeSettings, Mp4Writer, VideoFormat, WriteReport};
+pub use encode::{EncodeSettings, ENCODER_THREADS, X264_PRESETS};
 pub use frame::Frame;
-pub use input::{init, Ratio, Rotation, VideoInput, VideoStreamInfo};
-pub use probe::{probe, MediaInfo};
-pub use table::FrameTable;
+pub use input::{Ratio, Rotation, VideoStreamInfo};
+pub use probe::{probe, AudioInfo, MediaInfo, VideoInfo};
+pub use table::{FrameEntry, FrameTable};

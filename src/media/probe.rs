@@ -9,38 +9,63 @@ use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::media::input::{Ratio, Rotation, VideoInput};
+use crate::media::input::{Ratio, VideoInput};
 use crate::media::table::{Damage, FrameTable, Identity, TimesFrom};
 
+/// What [`probe`] found in a media file (`vidprep probe --json` prints it).
 #[derive(Clone, Debug, Serialize)]
 pub struct MediaInfo {
+    /// The file, as given.
     pub path: String,
+    /// ffmpeg's name of the container format (`mov,mp4,m4a,3gp,3g2,mj2`, `matroska,webm`,
+    /// ...).
     pub container: String,
+    /// The file's size in bytes (0 when it cannot be read).
     pub size_bytes: u64,
+    /// The container's duration in seconds; `null` when it does not say. The video's own
+    /// duration is `video.duration_s`.
     pub duration_s: Option<f64>,
+    /// The container's overall bit rate in bits per second; `null` when unknown.
     pub bit_rate: Option<u64>,
     /// The input's start as ffmpeg uses it for `-ss`/`-t` (seconds); vidprep's times count
     /// from it.
     pub start_time_s: Option<f64>,
+    /// The video stream vidprep uses (the best one when there are several).
     pub video: VideoInfo,
+    /// Every audio stream, in stream order (empty when there is none).
     pub audio: Vec<AudioInfo>,
 }
 
+/// The video stream of a [`MediaInfo`].
 #[derive(Clone, Debug, Serialize)]
 pub struct VideoInfo {
+    /// The stream's 0-based index in the container.
     pub stream_index: usize,
+    /// ffmpeg's codec name (`h264`, `hevc`, `vp9`, ...).
     pub codec: String,
+    /// ffmpeg's pixel format name (`yuv420p`, ...).
     pub pixel_format: String,
+    /// Width of the stored picture in pixels (before rotation and aspect correction).
     pub stored_width: u32,
+    /// Height of the stored picture in pixels.
     pub stored_height: u32,
     /// Size as players show it: upright (rotation applied) and with square pixels (the
     /// sample aspect ratio applied).
     pub width: u32,
+    /// Displayed height in pixels (see `width`).
     pub height: u32,
+    /// Clockwise rotation, in degrees, that turns the stored picture upright: 0, 90, 180 or
+    /// 270.
     pub rotation_cw: u32,
+    /// Shape of one stored pixel as `"num/den"` (`1/1` square; `0/1` when the file does not
+    /// say).
     pub sample_aspect_ratio: Ratio,
+    /// Average frame rate the container states, frames per second as `"num/den"` (ffprobe's
+    /// `avg_frame_rate`; `0/0` when unknown).
     pub avg_frame_rate: Ratio,
+    /// ffmpeg's guess of the base frame rate, as `"num/den"` (ffprobe's `r_frame_rate`).
     pub nominal_frame_rate: Ratio,
+    /// Seconds per timestamp tick, as `"num/den"`.
     pub time_base: Ratio,
     /// The video stream's own start time in seconds (container's view).
     pub stream_start_time_s: Option<f64>,
@@ -64,6 +89,8 @@ pub struct VideoInfo {
     /// Frame count from decoding every frame (only with `count_frames`), as
     /// `ffprobe -count_frames` counts.
     pub frames_decoded: Option<usize>,
+    /// The number of frames that start at a keyframe (where a seek or a stream copy can
+    /// begin).
     pub keyframes: usize,
     /// True when the timestamps are not evenly spaced.
     pub variable_frame_rate: bool,
@@ -72,13 +99,20 @@ pub struct VideoInfo {
     pub damage: Damage,
 }
 
+/// One audio stream of a [`MediaInfo`].
 #[derive(Clone, Debug, Serialize)]
 pub struct AudioInfo {
+    /// The stream's 0-based index in the container.
     pub stream_index: usize,
+    /// ffmpeg's codec name (`aac`, `opus`, ...).
     pub codec: String,
+    /// Samples per second per channel (0 when the file does not say).
     pub sample_rate: u32,
+    /// The number of channels.
     pub channels: u16,
+    /// The stream's start time in seconds (container's view); `null` when not given.
     pub start_time_s: Option<f64>,
+    /// The stream's duration in seconds; `null` when not given.
     pub duration_s: Option<f64>,
 }
 
@@ -223,9 +257,4 @@ impl MediaInfo {
         }
         s
     }
-}
-
-/// Rotation reported for tests and callers that only need it.
-pub fn rotation_of(path: &Path) -> Result<Rotation> {
-    Ok(VideoInput::open(path)?.video.rotation)
 }

@@ -77,7 +77,7 @@ pub fn still_size(path: &Path) -> Result<(u32, u32)> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("jpg") || e.eq_ignore_ascii_case("jpeg"));
     if is_jpeg {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
         let trimmed = bytes
             .iter()
             .rposition(|&b| b != 0)
@@ -133,12 +133,12 @@ impl JpegWriter {
             enc.set_format(ffmpeg::format::Pixel::YUVJ420P);
             enc.set_time_base(ffmpeg::Rational::new(1, 25));
             crate::media::encode::add_codec_flags(&mut enc, ffi::AV_CODEC_FLAG_QSCALE);
-            enc.set_global_quality(self.qscale * ffi::FF_QP2LAMBDA as i32);
+            enc.set_global_quality(self.qscale * ffi::FF_QP2LAMBDA);
             crate::media::ffi::set_full_range(&mut enc);
             self.encoder = Some((w, h, enc.open_as(codec)?));
         }
         let (_, _, encoder) = self.encoder.as_mut().expect("opened above");
-        crate::media::ffi::set_frame_quality(&mut yuvj, self.qscale * ffi::FF_QP2LAMBDA as i32);
+        crate::media::ffi::set_frame_quality(&mut yuvj, self.qscale * ffi::FF_QP2LAMBDA);
         yuvj.set_pts(Some(self.next_pts));
         self.next_pts += 1;
         encoder.send_frame(&yuvj)?;

@@ -93,6 +93,8 @@ pub struct Damage {
 }
 
 impl Damage {
+    /// True when no damage is known (which, for a table built from packets, does not mean
+    /// there is none).
     pub fn is_empty(&self) -> bool {
         self.undecodable_packets.is_empty() && self.concealed_frames.is_empty()
     }
@@ -136,13 +138,16 @@ impl Damage {
     }
 }
 
-/// All frames of one video stream in presentation order.
+/// All frames of one video stream in presentation order. Never empty: building a table for a
+/// stream with no frames is an error.
 #[derive(Clone, Debug)]
 pub struct FrameTable {
+    /// Seconds per timestamp tick of the stream: `pts` values count these.
     pub time_base: Ratio,
     entries: Vec<FrameEntry>,
     /// How a decoded frame proves which frame it is.
     pub identity: Identity,
+    /// Whether the table was built from packets or by decoding.
     pub times_from: TimesFrom,
     /// The absolute time (pts x time base) that time 0 stands for.
     origin: Time,
@@ -384,7 +389,7 @@ impl FrameTable {
                         raw_frames.push(RawFrame {
                             timestamp: frame.timestamp(),
                             duration: props.duration,
-                            pos: props.position as i64,
+                            pos: props.position,
                             key: frame.is_key(),
                             damaged: frame.is_corrupt() || frame.has_decode_errors(),
                         });
@@ -508,18 +513,22 @@ impl FrameTable {
         Ok(table)
     }
 
+    /// The number of frames; valid indices are `0..len()`.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// True when the stream has no frame.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    /// Frame `index` (0-based). Panics when `index >= len()`.
     pub fn entry(&self, index: usize) -> &FrameEntry {
         &self.entries[index]
     }
 
+    /// Every frame, in presentation order (`entries()[i]` is frame `i`).
     pub fn entries(&self) -> &[FrameEntry] {
         &self.entries
     }
@@ -529,6 +538,8 @@ impl FrameTable {
         self.origin
     }
 
+    /// The presentation timestamp of frame `index`, in `time_base` ticks (absolute, not
+    /// relative to the origin). Panics when `index >= len()`.
     pub fn pts(&self, index: usize) -> i64 {
         self.entries[index].pts
     }
@@ -544,7 +555,8 @@ impl FrameTable {
     }
 
     /// How long frame `index` is shown, in time-base ticks: up to the next frame, or for the
-    /// last frame its packet duration (or the typical frame duration when the packet has none).
+    /// last frame its packet duration (or the typical frame duration when the packet has
+    /// none).
     pub fn duration_pts(&self, index: usize) -> i64 {
         if index + 1 < self.entries.len() {
             self.entries[index + 1].pts - self.entries[index].pts
@@ -555,6 +567,7 @@ impl FrameTable {
         }
     }
 
+    /// How long frame `index` is shown, in seconds ([`FrameTable::duration_pts`] as a time).
     pub fn duration_of(&self, index: usize) -> Time {
         Time::from_pts(
             self.duration_pts(index),
@@ -627,6 +640,7 @@ impl FrameTable {
             .unwrap_or(self.entries.len())
     }
 
+    /// The number of frames whose packet is a keyframe.
     pub fn keyframe_count(&self) -> usize {
         self.entries.iter().filter(|e| e.key).count()
     }
@@ -720,7 +734,7 @@ impl FileKey {
             std::io::ErrorKind::NotFound => Error::NotFound {
                 path: path.to_path_buf(),
             },
-            _ => Error::io(path, e),
+            _ => Error::read(path, e),
         })?;
         #[cfg(unix)]
         let inode = {

@@ -14,22 +14,27 @@ use crate::plan::Plan;
 pub struct ManifestItem {
     /// 1-based line where the entry starts.
     pub line: usize,
+    /// The entry's plan, checked, with relative paths resolved against the manifest's folder.
     pub plan: Plan,
 }
 
 /// An entry that cannot run.
 #[derive(Debug)]
 pub struct BadItem {
+    /// 1-based line where the entry starts.
     pub line: usize,
     /// Its id, when it could be read.
     pub id: Option<String>,
+    /// What is wrong: an [`Error::BadFile`] naming the manifest and line.
     pub error: Error,
 }
 
 /// A read manifest: the valid items and the bad ones, both in file order.
 #[derive(Debug, Default)]
 pub struct Manifest {
+    /// The entries that can run.
     pub items: Vec<ManifestItem>,
+    /// The entries that cannot (bad JSON, a bad plan, a missing input, a duplicate id).
     pub bad: Vec<BadItem>,
 }
 
@@ -46,7 +51,7 @@ pub fn read_manifest(path: &Path) -> Result<Manifest> {
         other => other,
     })?;
     let size = std::fs::metadata(path)
-        .map_err(|e| Error::io(path, e))?
+        .map_err(|e| Error::read(path, e))?
         .len();
     if size > MAX_MANIFEST_BYTES {
         return Err(Error::bad_file(
@@ -55,7 +60,7 @@ pub fn read_manifest(path: &Path) -> Result<Manifest> {
             format!("is {size} bytes; a manifest of more than 1 GiB is refused"),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let line = bytes_line(e.as_bytes(), e.utf8_error().valid_up_to());
         Error::bad_file(path, Some(line), "is not UTF-8 text")

@@ -80,8 +80,12 @@ fn default_exports() -> Vec<ExportSpec> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SpanSpec {
+    /// The first source frame kept: a frame, seconds or a timecode (not a percentage).
+    /// `None`: from the start of the source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<TimeSpec>,
+    /// Where the kept part ends, excluded: a frame, seconds or a timecode (not a
+    /// percentage). `None`: to the end of the source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<TimeSpec>,
 }
@@ -150,6 +154,8 @@ impl Default for BoxOptions {
 /// The source's annotations: `"boxes": "gt.txt"` or `"boxes": {"path": "gt.txt", ...options}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BoxesSpec {
+    /// The annotation file or folder (relative paths in a manifest are taken from the
+    /// manifest's folder).
     pub path: PathBuf,
     /// Options given with the path (`None`: a bare path).
     pub options: Option<BoxOptions>,
@@ -289,7 +295,7 @@ impl InsertSpec {
 }
 
 /// One output of an item. The registry of export kinds: adding a kind is a variant here, a
-/// file in `src/exports/` and one line in [`crate::exports::maker`].
+/// file in `src/exports/` and one line in `exports::maker`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum ExportSpec {
@@ -349,6 +355,7 @@ impl std::str::FromStr for BoxesOut {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClipExport {
+    /// The base name of the export's files, unique within the item (default: `clip`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// x264 CRF (0-51); default from the run (18).
@@ -375,6 +382,7 @@ pub struct ClipExport {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct VideoExport {
+    /// The base name of the export's files, unique within the item (default: `video`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Largest width x height (aspect kept, never upscaled).
@@ -427,6 +435,8 @@ fn default_budget() -> u64 {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FramesExport {
+    /// The name of the export's folder and files, unique within the item (default:
+    /// `frames`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `N` frames (default 16 when `fps` is not given).
@@ -481,7 +491,7 @@ impl Default for FramesExport {
             count: None,
             fps: None,
             max_frames: None,
-            sampler: Sampler::Uniform,
+            sampler: Sampler::default(),
             allow_repeats: false,
             order: Order::Ordered,
             seed: 0,
@@ -569,8 +579,10 @@ crate::textual::serde_as_text!(Size);
 /// Image file format of exported frames.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ImageFormat {
+    /// JPEG (`jpg`; `jpeg` is accepted too), at the export's `quality`.
     #[default]
     Jpg,
+    /// PNG (`png`), lossless.
     Png,
 }
 
@@ -865,7 +877,7 @@ impl Plan {
         for (i, e) in self.exports.iter().enumerate() {
             let here = |m: String| format!("exports[{i}] ({}): {m}", e.name());
             let name = e.name();
-            validate_export_name(name).map_err(|m| here(m))?;
+            validate_export_name(name).map_err(&here)?;
             if !names.insert(name.to_string()) {
                 return Err(here(format!(
                     "the name {name:?} is used twice; give each export its own \"name\""
@@ -979,6 +991,38 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_plan_built_in_code_equals_its_manifest_line_once_normalised() {
+        // The README's example: the same item built field by field and read from JSON.
+        let mut built = Plan::new(
+            "event-1",
+            "raw.mp4",
+            vec![
+                ExportSpec::Clip(Default::default()),
+                ExportSpec::Frames(FramesExport {
+                    count: Some(16),
+                    ..Default::default()
+                }),
+            ],
+        );
+        built.start = Some(TimeSpec::parse("5s").unwrap());
+        built.end = Some(TimeSpec::parse("250").unwrap());
+        built.decision = Some(TimeSpec::parse("75%").unwrap());
+        let line: Plan = serde_json::from_str(
+            r#"{"id": "event-1", "source": "raw.mp4", "span": {"start": "5s", "end": 250},
+                "decision": "75%", "exports": [{"kind": "clip"}, {"kind": "frames", "count": 16}]}"#,
+        )
+        .unwrap();
+        let defaults = crate::media::encode::EncodeSettings::default();
+        assert_ne!(built, line, "the span is spelt differently");
+        assert_eq!(built.normalized(&defaults), line.normalized(&defaults));
+        // Normalising twice changes nothing, and the form survives a round trip through JSON.
+        let once = line.normalized(&defaults);
+        assert_eq!(once.normalized(&defaults), once);
+        let text = serde_json::to_string(&once).unwrap();
+        assert_eq!(serde_json::from_str::<Plan>(&text).unwrap(), once);
+    }
     use super::*;
 
     fn parse(text: &str) -> Result<Plan, String> {

@@ -574,7 +574,7 @@ pub fn list_sequences(root: &Path) -> Result<Vec<PathBuf>> {
     }
     let list = root.join("list.txt");
     if list.is_file() {
-        let text = std::fs::read_to_string(&list).map_err(|e| Error::io(&list, e))?;
+        let text = std::fs::read_to_string(&list).map_err(|e| Error::read(&list, e))?;
         let seqs: Vec<PathBuf> = text
             .lines()
             .map(str::trim)

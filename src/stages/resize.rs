@@ -63,7 +63,7 @@ impl DecimateStage {
 
 impl FrameStage for DecimateStage {
     fn keeps(&mut self, _frame: &PipelineFrame) -> bool {
-        let keep = self.seen % self.every == 0;
+        let keep = self.seen.is_multiple_of(self.every);
         self.seen += 1;
         keep
     }
