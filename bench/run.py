@@ -356,7 +356,7 @@ def task_cap(media, repeats):
         frames = probe_frames(out_v)
         ok = b64 <= budget and frames == 1800
         return (f"{'fits' if ok else 'WRONG'}: {b64} Base64 bytes ({100 * b64 / budget:.1f}%), "
-                f"{side['export']['encodes']} encode(s), {frames} frames")
+                f"{side['budget']['encodes']} encode(s), {frames} frames")
 
     def check_r():
         b64 = (out_r.stat().st_size + 2) // 3 * 4
@@ -419,11 +419,8 @@ def task_batch(media, repeats):
             return f"{ok}/16 ok, clips of {frames[0]} frames" if ok == 16 and set(frames) == {150} else f"WRONG: {ok}/16 ok, {frames}"
         return f
 
-    outs["1t"] = WORK / "batch_j1t1"
     return compare("batch", [
-        ("vidprep run --jobs 1 --codec-threads 1", fresh(outs["1t"]),
-         [VIDPREP, "run", manifest, "--out-dir", outs["1t"], "--jobs", "1", "--codec-threads", "1"], check(outs["1t"])),
-        ("vidprep run --jobs 1 (its codecs use every core)", fresh(outs["1"]),
+        ("vidprep run --jobs 1", fresh(outs["1"]),
          [VIDPREP, "run", manifest, "--out-dir", outs["1"], "--jobs", "1"], check(outs["1"])),
         (f"vidprep run (default: {os.cpu_count()} jobs)", fresh(outs["default"]), [VIDPREP, "run", manifest, "--out-dir", outs["default"]],
          check(outs["default"])),
@@ -494,15 +491,15 @@ def targets(results):
             enc <= 2 and v.median <= r.median / 2 and 85 <= pct <= 100 and v.check.startswith("fits"),
             f"{enc} encode(s), {pct:.1f}% of the budget, {r.median / v.median:.2f}x faster than the recipe")
     b = [r for r in results if r.task == "batch"]
-    if len(b) == 3:
-        one, one_all, default = b
+    if len(b) == 2:
+        one, default = b
         n = os.cpu_count()
-        add(f"Batch at least 1.7x faster with {n} workers than with 1", speedup(one, default) >= 1.7,
-            f"{speedup(one, default):.2f}x against one worker with one codec thread ({one.median:.1f} s vs {default.median:.1f} s); "
-            f"{speedup(one_all, default):.2f}x against one worker whose codecs use every core ({one_all.median:.1f} s). "
-            f"Cores busy: {one.cores_busy:.2f} with one worker and one codec thread (decoding runs on its own thread "
-            f"beside the encoder), {one_all.cores_busy:.2f} with one worker and every codec thread, "
-            f"{default.cores_busy:.2f} with {n} workers")
+        # One worker already keeps the cores partly busy: x264 runs ENCODER_THREADS (4) frame
+        # threads and decoding has its own thread. The batch gain is what is left to fill.
+        add(f"Batch with {n} workers at least 1.2x faster than one worker (whose encoder is already threaded)",
+            speedup(one, default) >= 1.2,
+            f"{speedup(one, default):.2f}x ({one.median:.1f} s vs {default.median:.1f} s). "
+            f"Cores busy: {one.cores_busy:.2f} with one worker, {default.cores_busy:.2f} with {n} workers")
     m = {r.tool: r for r in results if r.task == "memory"}
     if m:
         for what in ["cut", "export frames"]:

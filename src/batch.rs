@@ -8,7 +8,7 @@
 //! (`report.shard-I-of-N.jsonl` for a shard), one line per item.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -102,7 +102,8 @@ pub struct Summary {
     pub skipped: usize,
     /// Items not started because `fail_fast` stopped the run.
     pub not_run: usize,
-    /// Frames decoded over all items.
+    /// Frames of the processed streams over all items, each counted once (a re-encode of a
+    /// capped video decodes them again but does not count them again).
     pub frames: u64,
     /// Wall-clock seconds of the whole run.
     pub seconds: f64,
@@ -226,7 +227,6 @@ pub fn run_batch(
         ..options.exec.clone()
     };
     let stop = AtomicBool::new(false);
-    let frames_total = AtomicU64::new(0);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -281,7 +281,6 @@ pub fn run_batch(
                 observer.item_started(&plan.id);
                 let mut counter = FrameCounter {
                     observer,
-                    total: &frames_total,
                     count: 0,
                 };
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -341,7 +340,9 @@ pub fn run_batch(
         failed: count(Status::Failed),
         skipped: count(Status::Skipped),
         not_run: count(Status::NotRun),
-        frames: frames_total.load(Ordering::SeqCst),
+        // The items' own counts: a capped video that re-encodes decodes its frames again, but
+        // they are the same frames of the same item.
+        frames: reports.iter().map(|r| r.frames as u64).sum(),
         seconds: started.elapsed().as_secs_f64(),
         report: report_path,
         shard: options.shard.map(|(i, n)| format!("{i}/{n}")),
@@ -432,14 +433,12 @@ fn clean_stale_temporaries(out_dir: &Path, items: &[&ManifestItem], shard: bool)
 /// Counts an item's frames for the observer.
 struct FrameCounter<'a> {
     observer: &'a dyn Observer,
-    total: &'a AtomicU64,
     count: u64,
 }
 
 impl Progress for FrameCounter<'_> {
     fn advance(&mut self, frames: u64) -> bool {
         self.count += frames;
-        self.total.fetch_add(frames, Ordering::Relaxed);
         self.observer.frames(frames);
         true
     }

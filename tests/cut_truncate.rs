@@ -498,7 +498,7 @@ fn encoder_settings_match_the_ffmpeg_cli() {
         "libx264",
         // vidprep fixes x264's thread count (its output depends on it).
         "-threads",
-        "8",
+        "4",
         "-preset",
         "veryfast",
         "-crf",

@@ -680,3 +680,59 @@ fn resume_redoes_exactly_the_items_whose_outputs_or_inputs_changed() {
     );
     assert!(temporaries(d).is_empty(), "{:?}", temporaries(d));
 }
+
+/// A capped video that needs a second encode decodes its frames again; the report still
+/// counts each item's frames once, and the summary is the sum of the items.
+#[test]
+fn frames_are_counted_once_when_a_capped_video_encodes_again() {
+    let v = SynthVideo::new(320, 240)
+        .frames(60)
+        .quality(2)
+        .cached();
+    let dir = tempfile::tempdir().unwrap();
+    // Budgets from loose to tight: the solver's first aim misses some of them.
+    let budgets = [60_000, 40_000, 30_000, 24_000, 20_000, 16_000];
+    let lines: Vec<String> = budgets
+        .iter()
+        .map(|b| {
+            format!(
+                r#"{{"id": "b{b}", "source": "{}", "exports": [{{"kind": "video", "max_base64_bytes": {b}, "reencode": true, "preset": "ultrafast"}}]}}"#,
+                v.path.display()
+            )
+        })
+        .collect();
+    let manifest = dir.path().join("m.jsonl");
+    std::fs::write(&manifest, lines.join("\n")).unwrap();
+    let out = dir.path().join("out");
+    let a = vidprep()
+        .arg("run")
+        .arg(&manifest)
+        .arg("--out-dir")
+        .arg(&out)
+        .args(["--jobs", "2", "--json"])
+        .assert();
+    let summary: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let rows = report(&out, "report.jsonl");
+    let mut retried = 0;
+    let mut total = 0;
+    for r in &rows {
+        if r["status"] != "ok" {
+            continue;
+        }
+        assert_eq!(r["frames"], 60, "{r}");
+        total += 60;
+        let sc: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(r["id"].as_str().unwrap()).join("video.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        if sc["budget"]["encodes"].as_u64().unwrap() >= 2 {
+            retried += 1;
+        }
+    }
+    assert!(
+        retried >= 1,
+        "no budget needed a second encode, so nothing was tested: {rows:?}"
+    );
+    assert_eq!(summary["frames"], total, "{summary}");
+}

@@ -121,6 +121,7 @@ impl Export for ClipMaker {
         if self.clip.copy {
             return Ok(Wants::Nothing);
         }
+        super::check_encodable(stream)?;
         let claimed = self.claimed.as_ref().expect("claimed before start");
         self.encode = encode_settings(
             ctx,

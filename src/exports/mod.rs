@@ -137,6 +137,22 @@ pub(crate) fn maker(spec: &ExportSpec) -> Box<dyn Export> {
     }
 }
 
+/// Refuses a stream whose pictures H.264 cannot hold (after odd sizes are cropped to even, a
+/// side would be 0), naming the source rather than the output.
+pub(crate) fn check_encodable(stream: &ProcessedStream) -> Result<()> {
+    let (width, height) = stream.display_size();
+    if width < 2 || height < 2 {
+        return Err(crate::error::Error::request(
+            &stream.source,
+            format!(
+                "its pictures are {width}x{height}; an H.264 output needs at least 2x2 pixels \
+                 (export frames can still sample it as images)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The encode settings of an export: its own values, else the run's defaults.
 pub(crate) fn encode_settings(
     ctx: &ExportContext,

@@ -480,6 +480,7 @@ impl Export for VideoMaker {
         ctx: &ExportContext,
         group: &mut OutputGroup,
     ) -> Result<Wants> {
+        super::check_encodable(stream)?;
         let claimed = self.claimed.as_ref().expect("claimed before start");
         self.encode = encode_settings(ctx, None, self.video.preset.as_deref(), self.video.audio);
         self.encode.validate()?;

@@ -91,8 +91,10 @@ pub struct EncodeSettings {
 /// x264's frame threads. Its output depends on its thread count (each frame thread limits
 /// the motion search to rows already encoded), so the count is fixed rather than taken from
 /// the machine: the same request gives the same bytes on any machine, through any door and
-/// at any `--jobs`. Eight keeps two cores busy and costs little on more.
-pub const ENCODER_THREADS: usize = 8;
+/// at any `--jobs`. Four keeps two cores busy from one worker and, measured on 2 cores
+/// (`docs/benchmarks.md`), beat 2 and 8 on a two-worker batch with single encodes at
+/// ffmpeg's speed.
+pub const ENCODER_THREADS: usize = 4;
 
 impl Default for EncodeSettings {
     fn default() -> Self {
