@@ -279,10 +279,7 @@ pub fn run_batch(
                     }
                 }
                 observer.item_started(&plan.id);
-                let mut counter = FrameCounter {
-                    observer,
-                    count: 0,
-                };
+                let mut counter = FrameCounter { observer, count: 0 };
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     inject_fault(&plan.id);
                     execute(plan, &Destination::Folder(dir.clone()), &exec, &mut counter)

@@ -30,6 +30,7 @@
 
 pub mod annotations;
 pub mod batch;
+pub mod detect;
 pub mod draw;
 mod error;
 pub mod exec;

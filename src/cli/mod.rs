@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 mod args;
 mod batch;
 mod clip;
+mod detect;
 mod export;
 mod insert;
 mod probe;
@@ -36,6 +37,8 @@ enum Command {
     Insert(insert::InsertArgs),
     /// Model inputs: capped videos for video models, sampled frames for image models.
     Export(export::ExportArgs),
+    /// Propose event spans (shots, activity, annotation presence) as a manifest for cut/run.
+    Detect(detect::DetectArgs),
     /// Run a whole benchmark manifest: every item in one pass, in parallel, resumable, sharded.
     Run(batch::RunArgs),
 }
@@ -81,6 +84,7 @@ pub fn main() -> ExitCode {
         Command::Insert(args) => insert::run(args),
         Command::Export(args) => export::run(args),
         Command::Run(args) => batch::run(args),
+        Command::Detect(args) => detect::run(args),
     };
     if vidprep::exec::cancelled() {
         vidprep::exec::remove_all_temporaries();

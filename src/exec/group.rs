@@ -38,7 +38,7 @@ struct Entry {
 
 /// The outputs of one request, not yet in place.
 #[derive(Debug)]
-pub(crate) struct OutputGroup {
+pub struct OutputGroup {
     inputs: Vec<PathBuf>,
     /// Canonical forms of the inputs (and of the folders among them), for comparisons.
     input_keys: Vec<(PathBuf, bool)>,

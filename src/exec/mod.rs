@@ -17,7 +17,7 @@
 pub(crate) mod group;
 pub(crate) mod stream;
 
-pub use group::{cancel, cancelled, remove_all_temporaries};
+pub use group::{cancel, cancelled, remove_all_temporaries, OutputGroup};
 
 use std::path::{Path, PathBuf};
 
@@ -259,9 +259,12 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// The hash that says whether an item must be redone: its plan and the run's defaults.
 pub(crate) fn plan_hash(plan: &Plan, defaults: &EncodeSettings) -> String {
+    let mut normalized = plan.normalized(defaults);
+    // The evidence is carried, not acted on: new scores for the same span redo nothing.
+    normalized.evidence = None;
     let text = format!(
         "{}\n{}|{}|{}\n{VERSION}",
-        serde_json::to_string(&plan.normalized(defaults)).expect("a plan serialises"),
+        serde_json::to_string(&normalized).expect("a plan serialises"),
         defaults.crf,
         defaults.preset,
         defaults.audio

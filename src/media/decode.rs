@@ -41,6 +41,9 @@ pub struct DecodeOptions {
     pub threads: usize,
     /// Treat a picture the decoder marks as damaged as an error instead of returning it.
     pub strict: bool,
+    /// Skip H.264's in-loop deblocking filter: a cheaper decode whose pictures differ
+    /// slightly from the true ones (blockier). For analysis only, never for outputs.
+    pub skip_loop_filter: bool,
 }
 
 impl Default for DecodeOptions {
@@ -49,6 +52,7 @@ impl Default for DecodeOptions {
             upright: true,
             threads: 0,
             strict: false,
+            skip_loop_filter: false,
         }
     }
 }
@@ -114,7 +118,7 @@ impl FrameReader {
         let mut input = VideoInput::open(path)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
-        let decoder = open_decoder(&input, options.threads, false)?;
+        let decoder = open_decoder(&input, options.threads, options.skip_loop_filter)?;
         Ok(FrameReader {
             path: path.to_path_buf(),
             input,
@@ -292,7 +296,7 @@ impl FrameReader {
         let mut input = VideoInput::open(&self.path)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
-        self.decoder = open_decoder(&input, self.options.threads, false)?;
+        self.decoder = open_decoder(&input, self.options.threads, self.options.skip_loop_filter)?;
         self.input = input;
         self.need_keyframe = false;
         self.packets_done = false;

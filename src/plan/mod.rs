@@ -58,6 +58,11 @@ pub struct Plan {
     /// error instead of decoding what can be decoded, as ffmpeg does, and reporting it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub strict: bool,
+    /// Why this item exists, as its proposer wrote it (`vidprep detect` puts the detector and
+    /// its scores here). Carried, never acted on: it changes no output and is left out of
+    /// the form `--resume` compares.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<serde_json::Value>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -74,6 +79,13 @@ fn yes() -> bool {
 
 fn default_exports() -> Vec<ExportSpec> {
     vec![ExportSpec::Clip(ClipExport::default())]
+}
+
+impl Plan {
+    /// The exports of a plan that names none: one clip.
+    pub fn default_exports() -> Vec<ExportSpec> {
+        default_exports()
+    }
 }
 
 /// A half-open span `[start, end)`; either end may be left out.
@@ -714,6 +726,7 @@ impl Plan {
             insert: None,
             exports,
             strict: false,
+            evidence: None,
         }
     }
 

@@ -1,0 +1,393 @@
+//! Event localization: proposes the event-level spans of a raw video, as a manifest that
+//! `cut --manifest` and `run` take unchanged. One analysis pass ([`scan`]) reduces every
+//! frame to a few numbers; detectors turn those into spans:
+//!
+//! - `shots`: the stretches between shot boundaries (hard cuts, fades, dissolves; [`shots`]),
+//!   transition frames left out of both neighbours;
+//! - `activity`: where motion (changed pixels on the shrunk luma, optionally inside a region)
+//!   stays above a threshold ([`activity`]): the events of static-camera footage;
+//! - `annotations`: where a track is present, or a V-STaR item's temporal span
+//!   ([`annotated`]); needs no decoding.
+//!
+//! Every detector's spans then get the same shaping ([`spans`]): split at shot boundaries
+//! (composition), merged across short gaps, padded, and dropped when too short. Spans are
+//! half-open and frame-exact: `[start, end)` in frame indices of the source's frame table.
+//!
+//! Adding a detector: a file here with a function from the statistics (or the annotations)
+//! to spans with evidence, one arm in [`Detector`] and [`propose`], and its flags in
+//! `cli/detect.rs` and `docs/detect.md`.
+
+pub mod activity;
+pub mod annotated;
+pub mod scan;
+pub mod shots;
+pub mod spans;
+
+use std::path::{Path, PathBuf};
+#[cfg(test)]
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::media::table::FrameTable;
+use crate::pipeline::Progress;
+use crate::plan::{Plan, SpanSpec};
+use crate::time::{Time, TimeSpec};
+
+pub use activity::ActivityOptions;
+pub use annotated::AnnotationSpans;
+pub use scan::{FrameStats, Region};
+pub use shots::{Boundary, BoundaryKind, ShotOptions};
+pub use spans::{Length, Shaping, Span};
+
+/// Which detector proposes the spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detector {
+    /// Shots between boundaries.
+    Shots,
+    /// Spans of motion.
+    Activity,
+    /// Spans where annotations say the object is present (or V-STaR temporal spans).
+    Annotations,
+}
+
+crate::textual::serde_as_text!(Detector);
+
+impl std::str::FromStr for Detector {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "shots" => Ok(Detector::Shots),
+            "activity" => Ok(Detector::Activity),
+            "annotations" => Ok(Detector::Annotations),
+            other => Err(format!(
+                "unknown detector {other:?}; expected shots, activity or annotations"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Detector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Detector::Shots => "shots",
+            Detector::Activity => "activity",
+            Detector::Annotations => "annotations",
+        })
+    }
+}
+
+/// What to detect and how.
+#[derive(Clone, Debug)]
+pub struct DetectOptions {
+    /// The detector whose spans become proposals.
+    pub by: Detector,
+    /// Shot boundary thresholds (for `shots`, and for splitting other spans at shots).
+    pub shots: ShotOptions,
+    /// Activity thresholds.
+    pub activity: ActivityOptions,
+    /// Annotations to read (for `annotations`).
+    pub annotations: Option<AnnotationSpans>,
+    /// Split the proposals at shot boundaries (and leave transition frames out).
+    pub split_at_shots: bool,
+    /// Minimum length, merge gap and padding.
+    pub shaping: Shaping,
+    /// Where motion is measured (displayed pixels).
+    pub region: Option<Region>,
+    /// Parallel decoders of the analysis pass (0: one per core).
+    pub workers: usize,
+    /// Proposal ids are `<prefix>_e001`, ... (default: the source's file stem).
+    pub id_prefix: Option<String>,
+}
+
+impl Default for DetectOptions {
+    fn default() -> Self {
+        DetectOptions {
+            by: Detector::Shots,
+            shots: ShotOptions::default(),
+            activity: ActivityOptions::default(),
+            annotations: None,
+            split_at_shots: false,
+            shaping: Shaping::default(),
+            region: None,
+            workers: 0,
+            id_prefix: None,
+        }
+    }
+}
+
+/// One proposed event.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Proposal {
+    /// The manifest id.
+    pub id: String,
+    /// First frame.
+    pub start: usize,
+    /// First frame after the span.
+    pub end: usize,
+    /// Time of `start` (from the source's time origin).
+    pub start_time: Time,
+    /// Time `end` begins (the source's end when `end` is its frame count).
+    pub end_time: Time,
+    /// Why: the detector, its scores, the boundaries at each side.
+    pub evidence: serde_json::Value,
+}
+
+/// What `detect` found.
+#[derive(Clone, Debug)]
+pub struct Detection {
+    /// The source.
+    pub source: PathBuf,
+    /// Its frame count.
+    pub frames: usize,
+    /// Per-frame statistics (empty when nothing needed decoding).
+    pub stats: Vec<FrameStats>,
+    /// Shot boundaries (when shots were detected).
+    pub boundaries: Vec<Boundary>,
+    /// The proposals, in frame order.
+    pub proposals: Vec<Proposal>,
+}
+
+/// Detects the events of `source`.
+pub fn detect(
+    source: &Path,
+    options: &DetectOptions,
+    progress: &mut dyn Progress,
+) -> Result<Detection> {
+    crate::media::input::check_input_file(source)?;
+    let table = FrameTable::for_file(source)?;
+    let n = table.len();
+    if n == 0 {
+        return Err(Error::corrupt(source, "", "the video holds no frames"));
+    }
+    let needs_scan = options.by != Detector::Annotations || options.split_at_shots;
+    let region = match options.region {
+        Some(r) => {
+            let (w, h) = crate::media::input::VideoInput::open(source)?
+                .video
+                .displayed_size();
+            let (w, h) = (f64::from(w), f64::from(h));
+            if !(r.x1 >= 0.0 && r.y1 >= 0.0 && r.x2 <= w && r.y2 <= h && r.x1 < r.x2 && r.y1 < r.y2)
+            {
+                return Err(Error::Usage(format!(
+                    "{}: the region {},{},{},{} is not inside the {w}x{h} frame (x1,y1,x2,y2 in displayed pixels, x1 < x2, y1 < y2)",
+                    source.display(),
+                    r.x1,
+                    r.y1,
+                    r.x2,
+                    r.y2
+                )));
+            }
+            Some(Region {
+                x1: r.x1 / w,
+                y1: r.y1 / h,
+                x2: r.x2 / w,
+                y2: r.y2 / h,
+            })
+        }
+        None => None,
+    };
+    let stats = if needs_scan {
+        scan::scan(
+            source,
+            table.clone(),
+            &scan::ScanOptions {
+                workers: options.workers,
+                black_level: options.shots.black,
+                region,
+            },
+            progress,
+        )?
+    } else {
+        Vec::new()
+    };
+    let boundaries = if needs_scan && (options.by == Detector::Shots || options.split_at_shots) {
+        shots::boundaries(&stats, &options.shots)
+    } else {
+        Vec::new()
+    };
+    let raw: Vec<Span> = match options.by {
+        Detector::Shots => spans::between(&boundaries, n),
+        Detector::Activity => activity::spans(&stats, &table, &options.activity),
+        Detector::Annotations => {
+            let request = options.annotations.as_ref().ok_or_else(|| {
+                Error::request(
+                    source,
+                    "the annotations detector needs annotations (`annotations`)",
+                )
+            })?;
+            annotated::spans(source, &table, request)?
+        }
+    };
+    let mut shaped = spans::shape(raw, &options.shaping, &table);
+    if options.split_at_shots && options.by != Detector::Shots {
+        shaped = spans::split_at(shaped, &boundaries);
+        // Splitting can leave short pieces.
+        shaped = spans::shape(
+            shaped,
+            &Shaping {
+                merge_gap: Length::Frames(0),
+                padding: Length::Frames(0),
+                ..options.shaping
+            },
+            &table,
+        );
+    }
+    let prefix = options.id_prefix.clone().unwrap_or_else(|| stem_of(source));
+    let proposals = shaped
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut evidence = s.evidence;
+            if let serde_json::Value::Object(map) = &mut evidence {
+                map.insert("detector".into(), options.by.to_string().into());
+                for (side, frame) in [("boundary_before", s.start), ("boundary_after", s.end)] {
+                    if let Some(b) = boundaries.iter().find(|b| {
+                        if side == "boundary_before" {
+                            b.end == frame
+                        } else {
+                            b.start == frame
+                        }
+                    }) {
+                        map.insert(side.into(), serde_json::to_value(b).unwrap_or_default());
+                    }
+                }
+            }
+            Proposal {
+                id: format!("{prefix}_e{:03}", i + 1),
+                start: s.start,
+                end: s.end,
+                start_time: table.time(s.start),
+                end_time: time_at(&table, s.end),
+                evidence,
+            }
+        })
+        .collect();
+    Ok(Detection {
+        source: source.to_path_buf(),
+        frames: n,
+        stats,
+        boundaries,
+        proposals,
+    })
+}
+
+/// The time frame `index` begins; the video's end for `index == len`.
+pub(crate) fn time_at(table: &FrameTable, index: usize) -> Time {
+    if index >= table.len() {
+        table.end_time()
+    } else {
+        table.time(index)
+    }
+}
+
+/// A name for ids: the file stem, made safe for a folder name.
+fn stem_of(source: &Path) -> String {
+    let stem = source
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "event".into());
+    let clean: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.is_empty() {
+        "event".into()
+    } else {
+        clean
+    }
+}
+
+impl Detection {
+    /// The proposals as plans (one clip each): the manifest lines `cut --manifest` and `run`
+    /// take. Spans are frame numbers; the evidence rides along in `evidence`.
+    pub fn plans(&self) -> Vec<Plan> {
+        self.proposals
+            .iter()
+            .map(|p| {
+                let mut plan = Plan::new(p.id.clone(), self.source.clone(), Vec::new());
+                plan.exports = crate::plan::Plan::default_exports();
+                plan.span = Some(SpanSpec {
+                    start: Some(TimeSpec::Frame(p.start as u64)),
+                    end: Some(TimeSpec::Frame(p.end as u64)),
+                });
+                plan.evidence = Some(p.evidence.clone());
+                plan
+            })
+            .collect()
+    }
+
+    /// The manifest text: one plan per line.
+    pub fn manifest(&self) -> String {
+        let mut text = String::new();
+        for plan in self.plans() {
+            text.push_str(&serde_json::to_string(&plan).expect("a plan serialises"));
+            text.push('\n');
+        }
+        text
+    }
+
+    /// The per-frame statistics as CSV (as PySceneDetect's stats file): one row per frame.
+    pub fn stats_csv(&self) -> String {
+        let mut text = String::from(
+            "frame,time_s,content,histogram,luma,motion,far_6,far_12,far_24,blend_6,blend_12,blend_24,boundary\n",
+        );
+        for s in &self.stats {
+            let boundary = self
+                .boundaries
+                .iter()
+                .find(|b| {
+                    (b.kind == BoundaryKind::Cut && b.start == s.index)
+                        || (b.start <= s.index && s.index < b.end)
+                })
+                .map(|b| format!("{:?}", b.kind).to_lowercase())
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "{},{:.6},{:.3},{:.4},{:.2},{:.4},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{}\n",
+                s.index,
+                s.time.as_secs_f64(),
+                s.content,
+                s.histogram,
+                s.luma,
+                s.motion,
+                s.far[0],
+                s.far[1],
+                s.far[2],
+                s.blend[0],
+                s.blend[1],
+                s.blend[2],
+                boundary
+            ));
+        }
+        text
+    }
+}
+
+/// Shared for the tests of the detectors.
+#[cfg(test)]
+pub(crate) fn table_of(n: usize, fps: i32) -> Arc<FrameTable> {
+    use crate::media::{FrameEntry, Ratio};
+    let entries = (0..n as i64)
+        .map(|i| FrameEntry {
+            pts: i,
+            dts: Some(i),
+            duration: 1,
+            key: i == 0,
+            pos: -1,
+        })
+        .collect();
+    Arc::new(FrameTable::from_entries(
+        Ratio::new(1, fps),
+        entries,
+        0,
+        Some(Ratio::new(fps, 1)),
+        None,
+    ))
+}

@@ -1,0 +1,560 @@
+//! The analysis pass of `detect`: every frame of the source decoded once (deblocking filter
+//! skipped, the picture shrunk to a thumbnail right away) and reduced to a few numbers per
+//! frame ([`FrameStats`]). Long videos are split at keyframes into chunks that decode on
+//! several threads at once; a chunk decodes a little past its end so that the next chunk's
+//! first frames have the history their statistics need. Memory holds one thumbnail history
+//! per worker and the statistics (a few dozen bytes a frame), never the video.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+
+use ffmpeg::format::Pixel;
+use ffmpeg::software::scaling::Flags;
+use ffmpeg_next as ffmpeg;
+
+use crate::error::{Error, Result};
+use crate::media::decode::{DecodeOptions, FrameReader};
+use crate::media::frame::Converter;
+use crate::media::table::{FrameTable, Identity};
+use crate::pipeline::Progress;
+use crate::time::Time;
+
+/// The lags (in frames) at which a frame is compared with an earlier one to find dissolves:
+/// a dissolve of `L` frames shows best at the smallest lag at or above `L`.
+pub const LAGS: [usize; 3] = [6, 12, 24];
+
+/// History a frame's statistics need: the largest lag.
+const HISTORY: usize = LAGS[LAGS.len() - 1];
+
+/// Width of the thumbnails the statistics are computed on (height keeps the aspect).
+pub const THUMB_WIDTH: u32 = 128;
+
+/// A pixel whose luma changes by more than this (0-255) between frames counts as moving.
+pub const MOTION_NOISE: u8 = 12;
+
+/// What the analysis pass keeps of one frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameStats {
+    /// 0-based frame index.
+    pub index: usize,
+    /// Presentation time from the source's time origin.
+    pub time: Time,
+    /// Mean brightness, 0 (black) to 255 (white), in full range whatever the source's range.
+    pub luma: f32,
+    /// Fraction of the picture at or below the black level (0-1): a black frame has nearly
+    /// all of it (ffmpeg's `blackdetect` rule).
+    pub dark: f32,
+    /// Change from the previous frame: mean absolute difference of the thumbnails, luma
+    /// weighted twice the two chroma planes, 0-255 (0 for frame 0).
+    pub content: f32,
+    /// Change of the luma histogram (32 bins) from the previous frame: half the L1 distance
+    /// of the normalised histograms, 0 (same) to 1 (disjoint).
+    pub histogram: f32,
+    /// Fraction of the thumbnail (or of the region) whose luma changed by more than
+    /// [`MOTION_NOISE`] since the previous frame, 0-1.
+    pub motion: f32,
+    /// For each lag `k` of [`LAGS`]: mean absolute luma difference from frame `index - k`.
+    pub far: [f32; 3],
+    /// For each lag `k`: how far the frame `k/2` back is from the average of this frame and
+    /// the frame `k` back (mean absolute luma difference): small when the stretch is a
+    /// cross-fade between its ends, large when it is motion.
+    pub blend: [f32; 3],
+}
+
+impl Default for FrameStats {
+    fn default() -> Self {
+        FrameStats {
+            index: 0,
+            time: Time::ZERO,
+            luma: 0.0,
+            dark: 0.0,
+            content: 0.0,
+            histogram: 0.0,
+            motion: 0.0,
+            far: [0.0; 3],
+            blend: [0.0; 3],
+        }
+    }
+}
+
+/// A region of the frame (displayed pixels, `x1,y1,x2,y2`) that motion is measured in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Region {
+    /// Left edge.
+    pub x1: f64,
+    /// Top edge.
+    pub y1: f64,
+    /// Right edge (excluded).
+    pub x2: f64,
+    /// Bottom edge (excluded).
+    pub y2: f64,
+}
+
+/// One shrunk picture: luma at `w x h`, chroma at half that.
+#[derive(Clone)]
+struct Thumb {
+    w: usize,
+    h: usize,
+    y: Vec<u8>,
+    u: Vec<u8>,
+    v: Vec<u8>,
+    /// The source is limited range (16-235): luma is stretched for [`FrameStats::luma`].
+    limited: bool,
+}
+
+/// Options of the pass.
+#[derive(Clone, Debug)]
+pub struct ScanOptions {
+    /// Parallel chunk decoders (0: one per core).
+    pub workers: usize,
+    /// Pixels at or below this brightness (0-255, full range) are dark.
+    pub black_level: f32,
+    /// Where motion is measured, as fractions of the frame's width and height (whole
+    /// frame when `None`).
+    pub region: Option<Region>,
+}
+
+/// Computes the statistics of every frame of `path`, in index order.
+pub fn scan(
+    path: &Path,
+    table: Arc<FrameTable>,
+    options: &ScanOptions,
+    progress: &mut dyn Progress,
+) -> Result<Vec<FrameStats>> {
+    let n = table.len();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let workers = if options.workers == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    } else {
+        options.workers
+    };
+    let chunks = plan_chunks(&table, workers);
+    let single = chunks.len() == 1;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut out: Vec<FrameStats> = Vec::with_capacity(n);
+    let mut failure = None;
+    std::thread::scope(|scope| {
+        // Chunks finish in any order; the statistics are sorted by index at the end.
+        let (sender, receiver) = mpsc::channel::<Result<Vec<FrameStats>>>();
+        let queue = Arc::new(std::sync::Mutex::new(
+            chunks
+                .iter()
+                .copied()
+                .collect::<std::collections::VecDeque<_>>(),
+        ));
+        for _ in 0..workers.min(chunks.len()) {
+            let queue = queue.clone();
+            let table = table.clone();
+            let stop = stop.clone();
+            let sender = sender.clone();
+            let options = options.clone();
+            scope.spawn(move || loop {
+                let next = queue.lock().ok().and_then(|mut q| q.pop_front());
+                let Some(chunk) = next else { break };
+                let threads = if single { 0 } else { 1 };
+                let result = scan_chunk(path, &table, chunk, threads, &options, &stop, &sender);
+                if let Err(e) = result {
+                    stop.store(true, Ordering::SeqCst);
+                    let _ = sender.send(Err(e));
+                    break;
+                }
+            });
+        }
+        drop(sender);
+        for batch in receiver.iter() {
+            match batch {
+                Ok(stats) => {
+                    let k = stats.len() as u64;
+                    out.extend(stats);
+                    if !progress.advance(k) || crate::exec::cancelled() {
+                        stop.store(true, Ordering::SeqCst);
+                        failure = Some(Error::Cancelled);
+                        break;
+                    }
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::SeqCst);
+                    failure.get_or_insert(e);
+                    break;
+                }
+            }
+        }
+        stop.store(true, Ordering::SeqCst);
+    });
+    out.sort_by_key(|s| s.index);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if out.len() != n || out.iter().enumerate().any(|(i, s)| s.index != i) {
+        return Err(Error::internal(format!(
+            "{}: the analysis pass returned {} frames of {n}",
+            path.display(),
+            out.len()
+        )));
+    }
+    Ok(out)
+}
+
+/// A stretch of frames one worker computes: `[start, end)`, decoded from `start`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Chunk {
+    start: usize,
+    end: usize,
+}
+
+/// Splits the video at keyframes into about `4 x workers` chunks (at least 600 frames each),
+/// or one chunk when frames cannot be found by seeking.
+fn plan_chunks(table: &FrameTable, workers: usize) -> Vec<Chunk> {
+    let n = table.len();
+    if workers <= 1 || table.identity == Identity::Sequential || n < 1200 {
+        return vec![Chunk { start: 0, end: n }];
+    }
+    let target = (n / (workers * 4)).max(600);
+    let mut starts = vec![0];
+    let mut at = target;
+    while at < n {
+        let k = table.clean_keyframe_at_or_before(at);
+        let last = *starts.last().expect("one start");
+        if k > last + HISTORY && n - k > HISTORY {
+            starts.push(k);
+            at = k + target;
+        } else {
+            at += target;
+        }
+    }
+    let mut chunks = Vec::new();
+    for (i, &s) in starts.iter().enumerate() {
+        let e = starts.get(i + 1).copied().unwrap_or(n);
+        chunks.push(Chunk { start: s, end: e });
+    }
+    chunks
+}
+
+/// Decodes `chunk` (and up to [`HISTORY`] frames past it, for the next chunk's statistics)
+/// and sends the statistics of the frames this chunk owns: `[start + HISTORY, end +
+/// HISTORY)` for every chunk but the first, which owns its frames from 0.
+fn scan_chunk(
+    path: &Path,
+    table: &Arc<FrameTable>,
+    chunk: Chunk,
+    threads: usize,
+    options: &ScanOptions,
+    stop: &AtomicBool,
+    sender: &mpsc::Sender<Result<Vec<FrameStats>>>,
+) -> Result<()> {
+    let n = table.len();
+    let owns_from = if chunk.start == 0 {
+        0
+    } else {
+        chunk.start + HISTORY
+    };
+    let owns_to = if chunk.end >= n {
+        n
+    } else {
+        (chunk.end + HISTORY).min(n)
+    };
+    if owns_from >= owns_to {
+        return Ok(());
+    }
+    let decode = DecodeOptions {
+        threads,
+        skip_loop_filter: true,
+        ..DecodeOptions::default()
+    };
+    let mut reader = FrameReader::open_with_table(path, decode, table.clone())?;
+    if chunk.start > 0 {
+        reader.seek_to_index(chunk.start)?;
+    }
+    let mut shrink: Option<Converter> = None;
+    let mut history: std::collections::VecDeque<Thumb> =
+        std::collections::VecDeque::with_capacity(HISTORY + 1);
+    let mut batch = Vec::with_capacity(64);
+    let mut index = chunk.start;
+    while index < owns_to {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let Some(frame) = reader.next_frame()? else {
+            break;
+        };
+        if frame.index != index {
+            return Err(Error::internal(format!(
+                "{}: the analysis pass expected frame {index}, decoded {}",
+                path.display(),
+                frame.index
+            )));
+        }
+        let thumb = {
+            let (w, h) = (frame.width(), frame.height());
+            let tw = THUMB_WIDTH.min(w).max(2) & !1;
+            let th = ((u64::from(h) * u64::from(tw) / u64::from(w.max(1))) as u32).max(2) & !1;
+            let converter = shrink
+                .get_or_insert_with(|| Converter::new(Pixel::YUV420P, Some((tw, th)), Flags::AREA));
+            let small = converter
+                .convert(&frame.image)
+                .map_err(|e| Error::ffmpeg(path, "shrinking a frame for analysis", e))?;
+            let limited = !matches!(frame.image.color_range(), ffmpeg::color::Range::JPEG)
+                && frame.image.format() != Pixel::YUVJ420P;
+            thumb_of(&small, limited)
+        };
+        if index >= owns_from {
+            // The region arrives as fractions of the frame.
+            let full = (1.0, 1.0);
+            batch.push(stats_of(
+                index,
+                frame.time,
+                &thumb,
+                &history,
+                options.region,
+                full,
+                options.black_level,
+            ));
+            if batch.len() == 64 && sender.send(Ok(std::mem::take(&mut batch))).is_err() {
+                return Ok(());
+            }
+        }
+        if history.len() == HISTORY {
+            history.pop_front();
+        }
+        history.push_back(thumb);
+        index += 1;
+    }
+    if index < owns_to {
+        return Err(Error::corrupt(
+            path,
+            format!("at frame {index}"),
+            format!("the video ended after {index} frames; its frame table lists {n}"),
+        ));
+    }
+    if !batch.is_empty() {
+        let _ = sender.send(Ok(batch));
+    }
+    Ok(())
+}
+
+fn thumb_of(frame: &ffmpeg::frame::Video, limited: bool) -> Thumb {
+    let (w, h) = (frame.width() as usize, frame.height() as usize);
+    let plane = |p: usize, pw: usize, ph: usize| {
+        let stride = frame.stride(p);
+        let data = frame.data(p);
+        let mut out = Vec::with_capacity(pw * ph);
+        for row in 0..ph {
+            out.extend_from_slice(&data[row * stride..row * stride + pw]);
+        }
+        out
+    };
+    Thumb {
+        w,
+        h,
+        y: plane(0, w, h),
+        u: plane(1, w / 2, h / 2),
+        v: plane(2, w / 2, h / 2),
+        limited,
+    }
+}
+
+fn mean_abs_diff(a: &[u8], b: &[u8]) -> f32 {
+    if a.is_empty() || a.len() != b.len() {
+        return 0.0;
+    }
+    let sum: u64 = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| u64::from(x.abs_diff(y)))
+        .sum();
+    sum as f32 / a.len() as f32
+}
+
+fn histogram(y: &[u8]) -> [u32; 32] {
+    let mut h = [0u32; 32];
+    for &v in y {
+        h[usize::from(v >> 3)] += 1;
+    }
+    h
+}
+
+/// The statistics of `thumb` given the thumbnails before it (`history`, oldest first).
+fn stats_of(
+    index: usize,
+    time: Time,
+    thumb: &Thumb,
+    history: &std::collections::VecDeque<Thumb>,
+    region: Option<Region>,
+    full: (f64, f64),
+    black_level: f32,
+) -> FrameStats {
+    let mean_y =
+        thumb.y.iter().map(|&v| u64::from(v)).sum::<u64>() as f32 / thumb.y.len().max(1) as f32;
+    let luma = if thumb.limited {
+        ((mean_y - 16.0) * 255.0 / 219.0).clamp(0.0, 255.0)
+    } else {
+        mean_y
+    };
+    // The dark share, counted on the stored values (limited range: 16 is black).
+    let level = if thumb.limited {
+        16.0 + black_level * 219.0 / 255.0
+    } else {
+        black_level
+    };
+    let dark = thumb.y.iter().filter(|&&v| f32::from(v) <= level).count() as f32
+        / thumb.y.len().max(1) as f32;
+    let mut s = FrameStats {
+        index,
+        time,
+        luma,
+        dark,
+        ..FrameStats::default()
+    };
+    let same_size = |t: &Thumb| t.w == thumb.w && t.h == thumb.h;
+    if let Some(prev) = history.back().filter(|p| same_size(p)) {
+        let dy = mean_abs_diff(&thumb.y, &prev.y);
+        let du = mean_abs_diff(&thumb.u, &prev.u);
+        let dv = mean_abs_diff(&thumb.v, &prev.v);
+        s.content = (2.0 * dy + du + dv) / 4.0;
+        let (ha, hb) = (histogram(&thumb.y), histogram(&prev.y));
+        let total = thumb.y.len().max(1) as f32;
+        let l1: u32 = ha.iter().zip(&hb).map(|(a, b)| a.abs_diff(*b)).sum();
+        s.histogram = l1 as f32 / (2.0 * total);
+        // Motion inside the region (thumbnail pixels).
+        let (x0, y0, x1, y1) = match region {
+            Some(r) => {
+                let sx = thumb.w as f64 / full.0;
+                let sy = thumb.h as f64 / full.1;
+                let c = |v: f64, max: usize| (v.max(0.0) as usize).min(max);
+                (
+                    c((r.x1 * sx).floor(), thumb.w),
+                    c((r.y1 * sy).floor(), thumb.h),
+                    c((r.x2 * sx).ceil(), thumb.w),
+                    c((r.y2 * sy).ceil(), thumb.h),
+                )
+            }
+            None => (0, 0, thumb.w, thumb.h),
+        };
+        let mut moving = 0usize;
+        let mut area = 0usize;
+        for row in y0..y1 {
+            let a = &thumb.y[row * thumb.w + x0..row * thumb.w + x1];
+            let b = &prev.y[row * thumb.w + x0..row * thumb.w + x1];
+            area += a.len();
+            moving += a
+                .iter()
+                .zip(b)
+                .filter(|(x, y)| x.abs_diff(**y) > MOTION_NOISE)
+                .count();
+        }
+        s.motion = if area == 0 {
+            0.0
+        } else {
+            moving as f32 / area as f32
+        };
+    }
+    for (li, &lag) in LAGS.iter().enumerate() {
+        if history.len() < lag {
+            continue;
+        }
+        let far = &history[history.len() - lag];
+        let mid = &history[history.len() - lag / 2];
+        if !same_size(far) || !same_size(mid) {
+            continue;
+        }
+        s.far[li] = mean_abs_diff(&thumb.y, &far.y);
+        let sum: u64 = thumb
+            .y
+            .iter()
+            .zip(&far.y)
+            .zip(&mid.y)
+            .map(|((&a, &b), &m)| {
+                let avg2 = u64::from(a) + u64::from(b);
+                (2 * u64::from(m)).abs_diff(avg2)
+            })
+            .sum();
+        s.blend[li] = sum as f32 / (2.0 * thumb.y.len().max(1) as f32);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thumb(value: u8, w: usize, h: usize) -> Thumb {
+        Thumb {
+            w,
+            h,
+            y: vec![value; w * h],
+            u: vec![128; w * h / 4],
+            v: vec![128; w * h / 4],
+            limited: false,
+        }
+    }
+
+    #[test]
+    fn a_cross_fade_is_a_blend_and_motion_is_not() {
+        // Frames 0..=24 fade linearly from 0 to 240: the middle is the average of the ends.
+        let mut history = std::collections::VecDeque::new();
+        for i in 0..24u32 {
+            history.push_back(thumb((i * 10) as u8, 16, 8));
+        }
+        let s = stats_of(
+            24,
+            Time::ZERO,
+            &thumb(240, 16, 8),
+            &history,
+            None,
+            (16.0, 8.0),
+            26.0,
+        );
+        assert!((s.far[2] - 240.0).abs() < 1e-3, "{s:?}");
+        assert!(s.blend[2] < 1.0, "{s:?}");
+        assert!((s.content - 5.0).abs() < 1e-3, "luma weighted twice: {s:?}");
+        // A bar moving across: ends differ, the middle is not their average.
+        let bar = |x0: usize| {
+            let mut t = thumb(0, 16, 8);
+            for row in 0..8 {
+                for x in x0..x0 + 4 {
+                    t.y[row * 16 + x] = 255;
+                }
+            }
+            t
+        };
+        let mut history = std::collections::VecDeque::new();
+        for i in 0..24usize {
+            history.push_back(bar(i % 12));
+        }
+        let s = stats_of(24, Time::ZERO, &bar(12), &history, None, (16.0, 8.0), 26.0);
+        assert!(s.blend[2] > 0.4 * s.far[2], "{s:?}");
+    }
+
+    #[test]
+    fn motion_counts_changed_pixels_inside_the_region() {
+        let a = thumb(10, 16, 8);
+        let mut b = thumb(10, 16, 8);
+        for x in 0..8 {
+            b.y[x] = 200; // top row, left half
+        }
+        let history = std::collections::VecDeque::from(vec![a]);
+        let all = stats_of(1, Time::ZERO, &b, &history, None, (160.0, 80.0), 26.0);
+        assert!((all.motion - 8.0 / 128.0).abs() < 1e-6);
+        let right = Region {
+            x1: 80.0,
+            y1: 0.0,
+            x2: 160.0,
+            y2: 80.0,
+        };
+        let none = stats_of(
+            1,
+            Time::ZERO,
+            &b,
+            &history,
+            Some(right),
+            (160.0, 80.0),
+            26.0,
+        );
+        assert_eq!(none.motion, 0.0);
+    }
+}

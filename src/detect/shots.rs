@@ -1,0 +1,377 @@
+//! Shot boundaries from the per-frame statistics: hard cuts (a content change far above its
+//! neighbours', as PySceneDetect's adaptive detector), fades to and from black (runs of dark
+//! frames and the ramps into and out of them) and dissolves (a stretch whose middle frame is
+//! the average of its ends while the ends differ as much as a cut: motion fails that test).
+
+use serde::Serialize;
+
+use super::scan::{FrameStats, LAGS};
+
+/// What kind of boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BoundaryKind {
+    /// One frame to the next: `start` is the first frame of the new shot, `end = start`.
+    Cut,
+    /// Through black: `[start, end)` are the darkened frames.
+    Fade,
+    /// A cross-fade: `[start, end)` are the mixed frames.
+    Dissolve,
+}
+
+/// A boundary between two shots. Frames `[start, end)` belong to neither (none for a cut):
+/// the shot before ends at `start`, the next begins at `end`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Boundary {
+    /// Cut, fade or dissolve.
+    pub kind: BoundaryKind,
+    /// First frame of the transition (of the new shot, for a cut).
+    pub start: usize,
+    /// First frame after the transition.
+    pub end: usize,
+    /// The evidence: content change and its ratio to the neighbours' (cuts), darkest
+    /// brightness (fades), end-to-end change and blend residual (dissolves).
+    pub score: f64,
+    /// The second number of the evidence (see `score`).
+    pub ratio: f64,
+}
+
+/// Thresholds of the shot detector.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ShotOptions {
+    /// A cut needs at least this content change (0-255 scale of [`FrameStats::content`]).
+    pub min_content: f32,
+    /// ... and at least this many times the mean change of the `window` frames either side.
+    pub adaptive: f32,
+    /// Frames either side that the change is compared with.
+    pub window: usize,
+    /// Look for fades (brightness at or below `black` is black).
+    pub fades: bool,
+    /// Brightness (0-255, full range) at or below which a pixel is dark (ffmpeg's
+    /// `blackdetect` default: 10% of the range).
+    pub black: f32,
+    /// Share of dark pixels that makes a frame black (`blackdetect`: 0.98).
+    pub black_share: f32,
+    /// Look for dissolves.
+    pub dissolves: bool,
+    /// A dissolve's ends must differ by at least this (mean luma difference, 0-255).
+    pub dissolve_min_change: f32,
+    /// ... and its middle frame be within this fraction of that change from the ends'
+    /// average.
+    pub dissolve_max_residual: f32,
+    /// Shots shorter than this many frames are merged into the next one (the boundary is
+    /// dropped), as PySceneDetect's `min_scene_len`.
+    pub min_shot_frames: usize,
+}
+
+impl Default for ShotOptions {
+    fn default() -> Self {
+        ShotOptions {
+            min_content: 12.0,
+            adaptive: 3.0,
+            window: 2,
+            fades: true,
+            black: 26.0,
+            black_share: 0.98,
+            dissolves: true,
+            dissolve_min_change: 18.0,
+            dissolve_max_residual: 0.3,
+            min_shot_frames: 8,
+        }
+    }
+}
+
+/// The boundaries in `stats`, in frame order, not overlapping.
+pub fn boundaries(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
+    let mut gradual = Vec::new();
+    if options.fades {
+        gradual.extend(fades(stats, options));
+    }
+    if options.dissolves {
+        for d in dissolves(stats, options) {
+            if !gradual
+                .iter()
+                .any(|g: &Boundary| overlaps(g, d.start, d.end.max(d.start + 1)))
+            {
+                gradual.push(d);
+            }
+        }
+    }
+    gradual.sort_by_key(|b| b.start);
+    let mut all = gradual.clone();
+    for c in cuts(stats, options) {
+        // A cut inside (or at the edge of) a gradual transition is that transition.
+        if !gradual
+            .iter()
+            .any(|g| c.start + 1 >= g.start && c.start <= g.end + 1)
+        {
+            all.push(c);
+        }
+    }
+    all.sort_by_key(|b| b.start);
+    // Shots shorter than the minimum: drop the later boundary.
+    let mut kept: Vec<Boundary> = Vec::new();
+    for b in all {
+        let shot_start = kept.last().map_or(0, |k| k.end);
+        if !kept.is_empty() && b.start < shot_start + options.min_shot_frames {
+            continue;
+        }
+        kept.push(b);
+    }
+    kept
+}
+
+fn round3(v: f32) -> f64 {
+    (f64::from(v) * 1000.0).round() / 1000.0
+}
+
+fn overlaps(b: &Boundary, start: usize, end: usize) -> bool {
+    start < b.end.max(b.start + 1) && b.start < end
+}
+
+/// Hard cuts: frame `i` differs from `i - 1` by at least `min_content`, and by `adaptive`
+/// times the mean difference of the `window` frames either side.
+pub fn cuts(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
+    let n = stats.len();
+    let w = options.window.max(1);
+    let mut out = Vec::new();
+    for i in 1..n {
+        let c = stats[i].content;
+        if c < options.min_content {
+            continue;
+        }
+        let lo = i.saturating_sub(w).max(1);
+        let neighbours = stats[lo..(i + w + 1).min(n)]
+            .iter()
+            .filter(|s| s.index != i)
+            .map(|s| s.content);
+        let (sum, count) = neighbours.fold((0.0, 0), |(s, c), v| (s + v, c + 1));
+        let around = if count == 0 { 0.0 } else { sum / count as f32 };
+        let ratio = c / around.max(0.5);
+        if ratio >= options.adaptive {
+            out.push(Boundary {
+                kind: BoundaryKind::Cut,
+                start: i,
+                end: i,
+                score: round3(c),
+                ratio: round3(ratio),
+            });
+        }
+    }
+    out
+}
+
+/// Fades: runs of black frames, widened by the darkening ramp before and the brightening
+/// ramp after. A run at the very start or end of the video is a fade too.
+pub fn fades(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
+    let n = stats.len();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let black = |s: &FrameStats| s.dark >= options.black_share;
+        if !black(&stats[i]) {
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        while end < n && black(&stats[end]) {
+            end += 1;
+        }
+        // Ramp into black: frames getting darker, each step a visible change.
+        let mut start = i;
+        while start > 0 && stats[start - 1].luma > stats[start].luma + 0.5 && i - start < 90 {
+            start -= 1;
+        }
+        // Ramp out: frames getting brighter.
+        let mut stop = end;
+        while stop < n
+            && stop > 0
+            && stats[stop].luma > stats[stop - 1].luma + 0.5
+            && stop - end < 90
+            && stop + 1 < n
+            && stats[stop + 1].luma > stats[stop].luma + 0.5
+        {
+            stop += 1;
+        }
+        let darkest = stats[i..end]
+            .iter()
+            .map(|s| s.luma)
+            .fold(f32::INFINITY, f32::min);
+        out.push(Boundary {
+            kind: BoundaryKind::Fade,
+            start,
+            end: stop,
+            score: round3(darkest),
+            ratio: (end - i) as f64,
+        });
+        i = end.max(stop);
+    }
+    out
+}
+
+/// Dissolves: at some lag `k`, frame `i` differs from frame `i - k` as much as a cut would,
+/// the frame halfway is their average (a cross-fade, not motion), and no single step in
+/// between carries most of the change. The mixed frames are then the steps of that stretch
+/// whose change stands out.
+pub fn dissolves(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
+    let n = stats.len();
+    // Candidates: (end frame, lag index, change, residual ratio).
+    let mut candidates: Vec<(usize, usize, f32, f32)> = Vec::new();
+    for i in 0..n {
+        let mut best: Option<(usize, f32, f32)> = None;
+        for (li, &lag) in LAGS.iter().enumerate() {
+            if i < lag {
+                continue;
+            }
+            // What motion alone gives at this lag: the medians just before the stretch and
+            // just after it.
+            let base = |pick: &dyn Fn(&FrameStats) -> f32| {
+                let mut before: Vec<f32> = stats[i.saturating_sub(2 * lag)..=i - lag]
+                    .iter()
+                    .map(pick)
+                    .collect();
+                let mut after: Vec<f32> = stats[(i + lag).min(n - 1)..(i + 2 * lag).min(n)]
+                    .iter()
+                    .map(pick)
+                    .collect();
+                let m = |v: &mut Vec<f32>| {
+                    if v.is_empty() {
+                        None
+                    } else {
+                        v.sort_by(f32::total_cmp);
+                        Some(v[v.len() / 2])
+                    }
+                };
+                match (m(&mut before), m(&mut after)) {
+                    (Some(a), Some(b)) => (a + b) / 2.0,
+                    (Some(a), None) | (None, Some(a)) => a,
+                    (None, None) => 0.0,
+                }
+            };
+            let far = stats[i].far[li] - base(&|s: &FrameStats| s.far[li]);
+            if far < options.dissolve_min_change {
+                continue;
+            }
+            let residual =
+                (stats[i].blend[li] - base(&|s: &FrameStats| s.blend[li])).max(0.0) / far;
+            if residual > options.dissolve_max_residual {
+                continue;
+            }
+            let steps = &stats[i + 1 - lag..=i];
+            let largest = steps.iter().map(|s| s.content).fold(0.0, f32::max);
+            let total: f32 = steps.iter().map(|s| s.content).sum();
+            // The change is spread: no step holds half of it (that is a cut).
+            if total <= 0.0 || largest > 0.5 * total {
+                continue;
+            }
+            if best.is_none_or(|(_, r, _)| residual < r) {
+                best = Some((li, residual, far));
+            }
+        }
+        if let Some((li, residual, far)) = best {
+            candidates.push((i, li, far, residual));
+        }
+    }
+    // Group candidates whose stretches overlap; each group is one dissolve.
+    let mut out: Vec<Boundary> = Vec::new();
+    let mut g = 0;
+    while g < candidates.len() {
+        let mut h = g + 1;
+        let mut reach = candidates[g].0;
+        while h < candidates.len() && candidates[h].0 <= reach + LAGS[candidates[h].1] / 2 {
+            reach = reach.max(candidates[h].0);
+            h += 1;
+        }
+        // The candidate with the largest change names the stretch.
+        let &(end_frame, li, far, residual) = candidates[g..h]
+            .iter()
+            .max_by(|a, b| a.2.total_cmp(&b.2))
+            .expect("a non-empty group");
+        let lag = LAGS[li];
+        let first = end_frame + 1 - lag;
+        // Trim steps whose change is small next to the stretch's mean.
+        let steps: Vec<f32> = (first..=end_frame).map(|j| stats[j].content).collect();
+        let mean = steps.iter().sum::<f32>() / steps.len() as f32;
+        let keep = |c: f32| c >= 0.3 * mean;
+        let lo = steps.iter().position(|&c| keep(c)).unwrap_or(0);
+        let hi = steps
+            .iter()
+            .rposition(|&c| keep(c))
+            .unwrap_or(steps.len() - 1);
+        // Step j changes frame j-1 into frame j: mixed frames are first+lo .. first+hi-1
+        // (the last step lands on the new shot's first clean frame).
+        let start = first + lo;
+        let end = (first + hi).max(start + 1);
+        out.push(Boundary {
+            kind: BoundaryKind::Dissolve,
+            start,
+            end,
+            score: round3(far),
+            ratio: round3(residual),
+        });
+        g = h;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Time;
+
+    fn flat(n: usize, content: f32) -> Vec<FrameStats> {
+        (0..n)
+            .map(|i| FrameStats {
+                index: i,
+                time: Time::ZERO,
+                luma: 120.0,
+                content: if i == 0 { 0.0 } else { content },
+                ..FrameStats::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_spike_is_a_cut_and_steady_motion_is_not() {
+        let mut s = flat(100, 4.0);
+        s[40].content = 40.0;
+        let b = boundaries(&s, &ShotOptions::default());
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert_eq!(
+            (b[0].kind, b[0].start, b[0].end),
+            (BoundaryKind::Cut, 40, 40)
+        );
+        let s = flat(100, 20.0);
+        assert!(boundaries(&s, &ShotOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn short_shots_are_merged() {
+        let mut s = flat(100, 2.0);
+        s[40].content = 40.0;
+        s[43].content = 40.0;
+        let b = boundaries(&s, &ShotOptions::default());
+        assert_eq!(b.iter().map(|b| b.start).collect::<Vec<_>>(), vec![40]);
+    }
+
+    #[test]
+    fn a_fade_through_black_covers_the_ramps() {
+        let mut s = flat(100, 1.0);
+        // Darkening 40..50, black 50..55, brightening 55..60.
+        for (k, i) in (40..50).enumerate() {
+            s[i].luma = 120.0 - 11.0 * (k as f32 + 1.0);
+        }
+        for st in &mut s[50..55] {
+            st.luma = 2.0;
+            st.dark = 1.0;
+        }
+        for (k, i) in (55..60).enumerate() {
+            s[i].luma = 2.0 + 22.0 * (k as f32 + 1.0);
+        }
+        let b = boundaries(&s, &ShotOptions::default());
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert_eq!(b[0].kind, BoundaryKind::Fade);
+        assert!((39..=41).contains(&b[0].start), "{b:?}");
+        assert!((58..=60).contains(&b[0].end), "{b:?}");
+    }
+}
