@@ -470,6 +470,24 @@ fn annotation_spans_follow_a_track_and_a_vstar_item() {
         .success();
     let clip = out.join("mover_e001").join("clip.mp4");
     assert_eq!(oracle::count_frames(&clip), 50);
+    // New evidence for the same span redoes nothing.
+    let text = std::fs::read_to_string(&m).unwrap();
+    assert!(text.contains("\"evidence\":{"), "{text}");
+    std::fs::write(
+        &m,
+        text.replace("\"evidence\":{", "\"evidence\":{\"note\":\"re-scored\","),
+    )
+    .unwrap();
+    vidprep()
+        .arg("run")
+        .arg(&m)
+        .arg("--out-dir")
+        .arg(&out)
+        .args(["--preset", "ultrafast", "--resume"])
+        .assert()
+        .success();
+    let report = std::fs::read_to_string(out.join("report.jsonl")).unwrap();
+    assert!(report.contains("\"status\":\"skipped\""), "{report}");
 }
 
 #[test]
