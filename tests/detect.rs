@@ -604,3 +604,84 @@ fn pets09_activity_spans_hold_the_walkers() {
     let v = detect_json(&[&cmd::p(&video), "-o", &cmd::p(&m)]);
     assert_eq!(boundaries(&v), vec![], "{}", v["boundaries"]);
 }
+
+/// The analysis pass split into keyframe chunks on several threads gives exactly the
+/// statistics of one decoder reading the whole video (H.264 with B-frames, and DivX AVI whose
+/// frames are recognised by packet position).
+#[test]
+fn chunked_analysis_equals_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let h264 = dir.path().join("long.mp4");
+    cmd::ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=160x120:r=25:d=60",
+        "-f",
+        "lavfi",
+        "-i",
+        "mandelbrot=s=160x120:r=25,trim=duration=40,setpts=PTS-STARTPTS",
+        "-filter_complex",
+        "[0]format=yuv420p,settb=1/25[a];[1]format=yuv420p,settb=1/25[b];[a][b]concat=n=2:v=1[v]",
+        "-map",
+        "[v]",
+        "-c:v",
+        "libx264",
+        "-g",
+        "48",
+        "-bf",
+        "3",
+        "-pix_fmt",
+        "yuv420p",
+        &cmd::p(&h264),
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let divx = dir.path().join("long.avi");
+    cmd::ffmpeg(&[
+        "-i",
+        &cmd::p(&h264),
+        "-c:v",
+        "mpeg4",
+        "-vtag",
+        "DX50",
+        "-bf",
+        "2",
+        "-g",
+        "60",
+        "-q:v",
+        "4",
+        &cmd::p(&divx),
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    for video in [&h264, &divx] {
+        let mut csvs = Vec::new();
+        for workers in ["1", "3"] {
+            let stats = dir.path().join(format!("s{workers}.csv"));
+            let m = dir.path().join(format!("m{workers}.jsonl"));
+            vidprep()
+                .arg("detect")
+                .arg(video)
+                .arg("-o")
+                .arg(&m)
+                .arg("--stats")
+                .arg(&stats)
+                .args(["--workers", workers])
+                .assert()
+                .success();
+            csvs.push((
+                std::fs::read_to_string(&stats).unwrap(),
+                std::fs::read_to_string(&m).unwrap(),
+            ));
+        }
+        assert_eq!(csvs[0].0.lines().count(), 2501, "{}", video.display());
+        for (a, b) in csvs[0].0.lines().zip(csvs[1].0.lines()) {
+            assert_eq!(a, b, "{}: one pass vs chunks", video.display());
+        }
+        assert_eq!(csvs[0].1, csvs[1].1);
+        assert!(
+            csvs[0].1.contains("\"end\":\"1500\""),
+            "the cut at 1500: {}",
+            csvs[0].1
+        );
+    }
+}
