@@ -92,20 +92,19 @@ fn spans(v: &Value) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// Runs an ffmpeg video filter over `path`; its stdout and stderr.
+fn filter_output(path: &Path, filter: &str) -> (String, String) {
+    let out = cmd::ffmpeg(&["-i", &cmd::p(path), "-vf", filter, "-an", "-f", "null", "-"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
 /// Frames ffmpeg's scene detector scores as a change of at least `threshold` (0-100).
 fn scdet_frames(path: &Path, threshold: f64) -> Vec<u64> {
-    let out = cmd::ffmpeg(&[
-        "-i",
-        &cmd::p(path),
-        "-vf",
-        "scdet=threshold=1,metadata=print:file=-",
-        "-an",
-        "-f",
-        "null",
-        "-",
-    ])
-    .unwrap_or_else(|e| panic!("{e}"));
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (text, _) = filter_output(path, "scdet=threshold=1,metadata=print:file=-");
     let mut frames = Vec::new();
     let mut current = 0;
     for line in text.lines() {
@@ -123,18 +122,7 @@ fn scdet_frames(path: &Path, threshold: f64) -> Vec<u64> {
 
 /// Frames inside ffmpeg's `blackdetect` spans.
 fn black_frames(path: &Path, fps: f64) -> Vec<(u64, u64)> {
-    let out = cmd::ffmpeg(&[
-        "-i",
-        &cmd::p(path),
-        "-vf",
-        "blackdetect=d=0.04:pix_th=0.10",
-        "-an",
-        "-f",
-        "null",
-        "-",
-    ])
-    .unwrap_or_else(|e| panic!("{e}"));
-    let text = String::from_utf8_lossy(&out.stderr).to_string();
+    let (_, text) = filter_output(path, "blackdetect=d=0.04:pix_th=0.10");
     text.lines()
         .filter(|l| l.contains("black_start:"))
         .map(|l| {

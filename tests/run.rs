@@ -685,10 +685,7 @@ fn resume_redoes_exactly_the_items_whose_outputs_or_inputs_changed() {
 /// counts each item's frames once, and the summary is the sum of the items.
 #[test]
 fn frames_are_counted_once_when_a_capped_video_encodes_again() {
-    let v = SynthVideo::new(320, 240)
-        .frames(60)
-        .quality(2)
-        .cached();
+    let v = SynthVideo::new(320, 240).frames(60).quality(2).cached();
     let dir = tempfile::tempdir().unwrap();
     // Budgets from loose to tight: the solver's first aim misses some of them.
     let budgets = [60_000, 40_000, 30_000, 24_000, 20_000, 16_000];

@@ -126,13 +126,7 @@ pub fn scan(
     if n == 0 {
         return Ok(Vec::new());
     }
-    let workers = if options.workers == 0 {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    } else {
-        options.workers
-    };
+    let workers = crate::exec::worker_count(options.workers);
     let chunks = plan_chunks(&table, workers);
     let single = chunks.len() == 1;
     let stop = Arc::new(AtomicBool::new(false));

@@ -149,13 +149,7 @@ fn execute_once(
                 .collect();
             wanted.sort_unstable();
             wanted.dedup();
-            let workers = if options.workers == 0 {
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1)
-            } else {
-                options.workers
-            };
+            let workers = worker_count(options.workers);
             stream.sparse_source(&wanted, workers)?
         };
         let mut sinks: Vec<&mut dyn FrameSink> = makers
@@ -195,6 +189,17 @@ fn execute_once(
         damage,
         warnings,
     })
+}
+
+/// Parallel workers for a setting where 0 means one per core.
+pub(crate) fn worker_count(setting: usize) -> usize {
+    if setting == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    } else {
+        setting
+    }
 }
 
 /// `item.json`: what a batch item made and from what, so a resumed run redoes exactly the
