@@ -515,6 +515,8 @@ fn bad_requests_are_clear_and_write_nothing() {
             "--annotations",
         ),
         (vec!["--track".into(), "1".into()], 2, "--by annotations"),
+        (vec!["--annotations".into(), "x.csv".into()], 2, "--by annotations"),
+        (vec!["--region".into(), "0,0,10,10".into()], 2, "--by activity"),
         (
             vec![
                 "--by".into(),

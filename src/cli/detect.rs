@@ -138,10 +138,13 @@ pub struct DetectArgs {
 
 pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
     if args.by != Detector::Annotations
-        && (args.track.is_some() || args.temporal || args.item.is_some())
+        && (args.annotations.is_some()
+            || args.track.is_some()
+            || args.temporal
+            || args.item.is_some())
     {
         return Err(vidprep::Error::Usage(
-            "--track, --temporal and --item belong to --by annotations".to_string(),
+            "--annotations, --track, --temporal and --item belong to --by annotations".to_string(),
         )
         .into());
     }
@@ -149,6 +152,12 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         return Err(
             vidprep::Error::Usage("--by annotations needs --annotations FILE".to_string()).into(),
         );
+    }
+    if args.region.is_some() && args.by != Detector::Activity {
+        return Err(vidprep::Error::Usage(
+            "--region measures motion for --by activity".to_string(),
+        )
+        .into());
     }
     let smooth = Time::from_secs_f64(args.smooth, 1000)
         .filter(|t| !t.is_negative())
