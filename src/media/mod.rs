@@ -8,6 +8,7 @@ pub(crate) mod ffi;
 pub(crate) mod frame;
 pub(crate) mod input;
 pub(crate) mod probe;
+pub(crate) mod source;
 pub(crate) mod still;
 pub(crate) mod table;
 
@@ -16,4 +17,5 @@ pub use encode::{EncodeSettings, ENCODER_THREADS, X264_PRESETS};
 pub use frame::Frame;
 pub use input::{Ratio, Rotation, VideoStreamInfo};
 pub use probe::{probe, AudioInfo, MediaInfo, VideoInfo};
+pub use source::{FrameRate, ImageSequence, ImagesRecord, Layout, Naming, Source, SourceKind};
 pub use table::{FrameEntry, FrameTable};
