@@ -41,7 +41,7 @@ pub struct SourceRecord {
     /// For an image sequence: its folder, layout, how frame `i` names its file, the rate and
     /// where the rate comes from.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub images: Option<crate::media::source::ImagesRecord>,
+    pub images: Option<crate::media::images::ImagesRecord>,
 }
 
 impl SourceRecord {
@@ -79,7 +79,7 @@ impl SourceRecord {
     }
 
     /// The record with an image sequence's facts (and its size: all its images).
-    pub fn with_images(mut self, sequence: Option<&crate::media::source::ImageSequence>) -> Self {
+    pub fn with_images(mut self, sequence: Option<&crate::media::images::ImageSequence>) -> Self {
         if let Some(seq) = sequence {
             self.size_bytes = seq.total_bytes();
             self.images = Some(seq.record());

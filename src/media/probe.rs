@@ -7,8 +7,9 @@ use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
 use crate::error::Result;
+use crate::media::images::ImagesRecord;
 use crate::media::input::{Ratio, VideoInput};
-use crate::media::source::{ImagesRecord, Source, SourceKind};
+use crate::media::source::{Source, SourceKind};
 use crate::media::table::{Damage, FrameTable, Identity, TimesFrom};
 
 /// What [`probe`] found in a media file (`vidprep probe --json` prints it).

@@ -272,7 +272,7 @@ impl PreparedNeedle {
             frame_times_from: crate::media::table::TimesFrom::Packets,
             damage: Default::default(),
             // The sequence's naming, when its folder reads as the same image sequence.
-            images: crate::media::source::ImageSequence::resolve(&self.dir, None)
+            images: crate::media::images::ImageSequence::resolve(&self.dir, None)
                 .ok()
                 .filter(|s| s.count == self.images.len())
                 .map(|s| s.record()),
