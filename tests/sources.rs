@@ -43,7 +43,8 @@ fn images(dir: &Path, frames: u32, name: &str, size: (u32, u32)) {
     if name.ends_with(".jpg") {
         args.extend(["-q:v".into(), "2".into()]);
     }
-    args.push(p(&dir.join(name)));
+    // The image2 muxer formats the whole path: a % in the folder's name is written %%.
+    args.push(format!("{}/{name}", p(dir).replace('%', "%%")));
     cmd::ffmpeg(&args).unwrap();
 }
 
@@ -642,6 +643,58 @@ fn the_real_got10k_sequence_is_a_source() {
     }
 }
 
+#[test]
+fn odd_folder_names_and_unnumbered_images_read_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    // Glob and printf characters in the folder's name are taken literally.
+    let odd = dir.path().join("a [b] {c} 100% *?");
+    images(&odd.join("numbered"), 5, "%03d.png", (320, 240));
+    // Names that are not numbered, but sort the same way by name and by number.
+    let names = ["alpha.png", "bravo.png", "charlie.png", "delta.png"];
+    images(&odd.join("named"), 4, "%d.png", (320, 240));
+    for (i, n) in names.iter().enumerate() {
+        std::fs::rename(
+            odd.join(format!("named/{}.png", i + 1)),
+            odd.join("named").join(n),
+        )
+        .unwrap();
+    }
+    let j = probe_json(&["--source-fps", "5"], &odd.join("numbered"));
+    assert_eq!(j["video"]["frames"], 5);
+    assert_eq!(j["images"]["pattern"], "%03d.png");
+    let j = probe_json(&["--source-fps", "5"], &odd.join("named"));
+    assert_eq!(j["video"]["frames"], 4);
+    assert_eq!(j["images"]["naming"], "sorted");
+    assert_eq!(j["images"]["names"], serde_json::json!(names));
+    let out = dir.path().join("f");
+    vidprep()
+        .args(["export", "frames"])
+        .arg(odd.join("named"))
+        .args([
+            "--source-fps",
+            "5",
+            "--count",
+            "4",
+            "--format",
+            "png",
+            "--out-dir",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    for f in frames_json(&out)["frames"].as_array().unwrap() {
+        let i = f["source_frame"].as_u64().unwrap() as usize;
+        assert_eq!(f["source_file"], names[i]);
+        let img = oracle::decode_image(&out.join(f["file"].as_str().unwrap()), PixFmt::Rgb24);
+        assert_eq!(img.code(), Some(i as u32));
+    }
+    // A pattern in that folder, with a literal % in the file names too.
+    images(&odd.join("pct"), 3, "f%%_%02d.png", (320, 240));
+    let j = probe_json(&["--source-fps", "5"], &odd.join("pct/f%%_%02d.png"));
+    assert_eq!(j["video"]["frames"], 3);
+    assert_eq!(j["images"]["first_file"], "f%_01.png");
+}
+
 /// Runs vidprep in `dir`, expects exit `code`, returns stderr; nothing may be left behind.
 fn fails(dir: &Path, args: &[&str], code: i32, says: &[&str]) -> String {
     let before = support::files_in(dir);
@@ -742,6 +795,12 @@ fn bad_image_sources_are_refused_with_the_reason() {
         &["cut", &m, "--source-fps", "30", "-o", "o.mp4"],
         1,
         &["own frame rate (25", "says 30"],
+    );
+    fails(
+        d,
+        &["cut", "norate", "--source-fps", "25", "-o", "norate/o.mp4"],
+        2,
+        &["inside the input folder"],
     );
     fails(
         d,
