@@ -96,7 +96,7 @@ impl ProcessedStream {
     pub fn open(plan: &Plan, threads: usize) -> Result<ProcessedStream> {
         let source = plan.source.clone();
         let input = Source::new(source.clone(), plan.source_fps);
-        let table = FrameTable::for_file(&input)?;
+        let table = FrameTable::for_source(&input)?;
         if plan.strict && !table.damage.is_empty() {
             return Err(Error::corrupt(
                 &source,

@@ -96,15 +96,21 @@ pub struct FrameReader {
 }
 
 impl FrameReader {
-    /// Opens a source (a path, or a [`Source`] with its rate) with its (shared) frame table.
-    pub fn open(source: impl Into<Source>) -> Result<FrameReader> {
-        Self::open_with(source, DecodeOptions::default())
+    /// Opens `path` (a video file, an image folder or pattern with a rate of its own, or an
+    /// http(s) URL) with its (shared) frame table.
+    pub fn open(path: &Path) -> Result<FrameReader> {
+        Self::open_source(&Source::from(path), DecodeOptions::default())
     }
 
-    /// Opens a source with its (shared) frame table, decoding as `options` say.
-    pub fn open_with(source: impl Into<Source>, options: DecodeOptions) -> Result<FrameReader> {
-        let source = source.into();
-        let table = FrameTable::for_file(&source)?;
+    /// Opens `path` with its (shared) frame table, decoding as `options` say.
+    pub fn open_with(path: &Path, options: DecodeOptions) -> Result<FrameReader> {
+        Self::open_source(&Source::from(path), options)
+    }
+
+    /// Opens a source with the rate the request gives it (an image folder or pattern needs
+    /// one), with its (shared) frame table, decoding as `options` say.
+    pub fn open_source(source: &Source, options: DecodeOptions) -> Result<FrameReader> {
+        let table = FrameTable::for_source(source)?;
         Self::open_with_table(source, options, table)
     }
 
@@ -490,7 +496,7 @@ impl FrameReader {
             );
         }
         if self.table.times_from == crate::media::table::TimesFrom::Packets {
-            FrameTable::distrust(&self.source);
+            FrameTable::distrust_source(&self.source);
         }
         Error::TableMismatch {
             path: self.path.clone(),

@@ -18,6 +18,6 @@ pub use encode::{EncodeSettings, ENCODER_THREADS, X264_PRESETS};
 pub use frame::Frame;
 pub use images::{ImageSequence, ImagesRecord, Layout, Naming};
 pub use input::{Ratio, Rotation, VideoStreamInfo};
-pub use probe::{probe, AudioInfo, MediaInfo, VideoInfo};
+pub use probe::{probe, probe_source, AudioInfo, MediaInfo, VideoInfo};
 pub use source::{FrameRate, Source, SourceKind};
 pub use table::{FrameEntry, FrameTable};

@@ -123,12 +123,18 @@ pub struct AudioInfo {
     pub duration_s: Option<f64>,
 }
 
-/// Describes a source (a path, or a [`Source`] with its rate); with `count_frames` every
-/// frame is decoded and counted (slow, exact), which also finds damaged packets and frames.
-pub fn probe(source: impl Into<Source>, count_frames: bool) -> Result<MediaInfo> {
-    let source = source.into();
+/// Describes `path` (a video file, an image folder or pattern with a rate of its own, or an
+/// http(s) URL); with `count_frames` every frame is decoded and counted (slow, exact), which
+/// also finds damaged packets and frames. [`probe_source`] takes a rate as well.
+pub fn probe(path: &std::path::Path, count_frames: bool) -> Result<MediaInfo> {
+    probe_source(&Source::from(path), count_frames)
+}
+
+/// Describes a source with the rate the request gives it (an image folder or pattern needs
+/// one); see [`probe`].
+pub fn probe_source(source: &Source, count_frames: bool) -> Result<MediaInfo> {
     let path = source.path();
-    let input = VideoInput::open(&source)?;
+    let input = VideoInput::open(source)?;
     let v = &input.video;
     let size_bytes = match (&input.sequence, input.kind) {
         (Some(seq), _) => seq.total_bytes(),
@@ -158,12 +164,12 @@ pub fn probe(source: impl Into<Source>, count_frames: bool) -> Result<MediaInfo>
             duration_s: secs(s.duration()).filter(|d| *d > 0.0),
         });
     }
-    let table = FrameTable::for_file(&source)?;
+    let table = FrameTable::for_source(source)?;
     let (frames_decoded, damage) = if count_frames {
         let decoded = if table.times_from == TimesFrom::Decoder {
             table.clone()
         } else {
-            let mut fresh = VideoInput::open(&source)?;
+            let mut fresh = VideoInput::open(source)?;
             std::sync::Arc::new(FrameTable::scan_by_decoding(
                 &mut fresh,
                 "counting frames".into(),

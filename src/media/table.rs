@@ -171,9 +171,14 @@ impl FrameTable {
     /// The table of `path`, built once per file version and shared (a batch opens the same
     /// source many times). A table the readers found wrong ([`FrameTable::distrust`]) is
     /// rebuilt by decoding.
-    pub fn for_file(source: impl Into<Source>) -> Result<Arc<FrameTable>> {
-        let source = source.into();
-        let key = FileKey::of(&source)?;
+    pub fn for_file(path: &Path) -> Result<Arc<FrameTable>> {
+        Self::for_source(&Source::from(path))
+    }
+
+    /// The table of a source with the rate the request gives it (see
+    /// [`FrameTable::for_file`]).
+    pub fn for_source(source: &Source) -> Result<Arc<FrameTable>> {
+        let key = FileKey::of(source)?;
         let force_decode = {
             let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
             if let Some(entry) = cache.tables.get(&key) {
@@ -183,7 +188,7 @@ impl FrameTable {
             }
             cache.distrusted.contains_key(&key)
         };
-        let mut input = VideoInput::open(&source)?;
+        let mut input = VideoInput::open(source)?;
         let table = Arc::new(if force_decode {
             Self::scan_by_decoding(&mut input, "a decoder disagreed with the packets".into())?
         } else {
@@ -214,19 +219,24 @@ impl FrameTable {
         Ok(table)
     }
 
-    /// Marks the cached table of `source` as wrong: the next [`FrameTable::for_file`]
-    /// rebuilds it by decoding.
-    pub fn distrust(source: impl Into<Source>) {
-        if let Ok(key) = FileKey::of(&source.into()) {
+    /// Marks the cached table of `path` as wrong: the next [`FrameTable::for_file`] rebuilds
+    /// it by decoding.
+    pub fn distrust(path: &Path) {
+        Self::distrust_source(&Source::from(path));
+    }
+
+    /// Marks the cached table of a source as wrong (see [`FrameTable::distrust`]).
+    pub fn distrust_source(source: &Source) {
+        if let Ok(key) = FileKey::of(source) {
             let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
             cache.tables.remove(&key);
             cache.distrusted.insert(key, ());
         }
     }
 
-    /// Builds the table of a source without the cache.
-    pub fn scan(source: impl Into<Source>) -> Result<FrameTable> {
-        let mut input = VideoInput::open(source)?;
+    /// Builds the table of `path` without the cache.
+    pub fn scan(path: &Path) -> Result<FrameTable> {
+        let mut input = VideoInput::open(path)?;
         Self::scan_input(&mut input)
     }
 
