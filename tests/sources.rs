@@ -420,6 +420,36 @@ fn a_cut_of_a_folder_holds_exactly_its_span() {
 }
 
 #[test]
+fn seeks_into_a_sequence_land_on_the_exact_file() {
+    let dir = tempfile::tempdir().unwrap();
+    images(&dir.path().join("s"), 30, "%06d.jpg", (320, 240));
+    let pattern = dir.path().join("s/%06d.jpg");
+    let oracle = oracle::framemd5(&pattern, &DecodeOpts::new(PixFmt::Yuv420p));
+    let source = vidprep::media::Source::new(&pattern, Some("29.97".parse().unwrap()));
+    let mut reader = vidprep::media::FrameReader::open_source(&source, Default::default()).unwrap();
+    for i in [17usize, 3, 29, 0, 16, 16, 28] {
+        reader.seek_to_index(i).unwrap();
+        let f = reader.next_frame().unwrap().unwrap();
+        assert_eq!(f.index, i);
+        assert_eq!(f.pts, i as i64, "image2 stamps frame i with pts i");
+        assert_eq!(
+            support::packed(&f).md5(),
+            oracle[i],
+            "frame {i} after a seek"
+        );
+    }
+    // Seconds at 29.97 fps: frame 10 is shown from 10 * 100/2997 s.
+    let i = reader
+        .seek_to_time(vidprep::time::Time::new(1000, 2997))
+        .unwrap();
+    assert_eq!(i, 10);
+    assert_eq!(
+        reader.table().time(10),
+        vidprep::time::Time::new(1000, 2997)
+    );
+}
+
+#[test]
 fn got10k_boxes_land_on_their_own_frames() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
