@@ -49,6 +49,16 @@ pub enum Error {
         source: ffmpeg_next::Error,
     },
 
+    /// An http(s) source that could not be opened or read: the server's answer (404, 403), a
+    /// refused connection, a timeout, or data that is not a video.
+    #[error("{url}: {message}")]
+    Network {
+        /// The URL, as given.
+        url: String,
+        /// What went wrong, in words.
+        message: String,
+    },
+
     /// The file opened as a container but holds no video stream (audio only, subtitles).
     #[error("{}: has no video stream", path.display())]
     NoVideo {
@@ -167,6 +177,7 @@ impl Error {
             Error::Usage(_) => ErrorKind::Usage,
             Error::NotFound { .. }
             | Error::Open { .. }
+            | Error::Network { .. }
             | Error::NoVideo { .. }
             | Error::Corrupt { .. }
             | Error::Request { .. }

@@ -54,7 +54,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use exec::{execute, Destination, ExecOptions, Outcome};
 pub use exports::{ExportReport, ExportTarget};
 pub use media::encode::EncodeSettings;
-pub use media::probe::{probe, MediaInfo};
+pub use media::probe::{probe, probe_source, MediaInfo};
 pub use pipeline::{NoProgress, Progress};
 pub use plan::manifest::read_manifest;
 pub use plan::Plan;

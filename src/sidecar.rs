@@ -38,6 +38,10 @@ pub struct SourceRecord {
     /// Damage the source is known to have (packets that do not decode, concealed frames).
     #[serde(skip_serializing_if = "crate::media::table::Damage::is_empty")]
     pub damage: crate::media::table::Damage,
+    /// For an image sequence: its folder, layout, how frame `i` names its file, the rate and
+    /// where the rate comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub images: Option<crate::media::images::ImagesRecord>,
 }
 
 impl SourceRecord {
@@ -55,7 +59,10 @@ impl SourceRecord {
         let (width, height) = rotation.displayed_size(info.stored_width, info.stored_height);
         SourceRecord {
             path: path.display().to_string(),
-            size_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+            size_bytes: std::fs::metadata(path)
+                .ok()
+                .filter(|m| m.is_file())
+                .map_or(0, |m| m.len()),
             frames: table.len(),
             width,
             height,
@@ -67,7 +74,17 @@ impl SourceRecord {
             first_frame_time: decimal_text(table.time(0)),
             frame_times_from: table.times_from,
             damage: table.damage.clone(),
+            images: None,
         }
+    }
+
+    /// The record with an image sequence's facts (and its size: all its images).
+    pub fn with_images(mut self, sequence: Option<&crate::media::images::ImageSequence>) -> Self {
+        if let Some(seq) = sequence {
+            self.size_bytes = seq.total_bytes();
+            self.images = Some(seq.record());
+        }
+        self
     }
 }
 

@@ -3,13 +3,14 @@
 //! (each with its own decoder), skipping the non-reference frames nobody asked for. Frames
 //! come out in completion order; each carries its source index.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
+use crate::media::source::Source;
 use crate::media::table::FrameTable;
 use crate::pipeline::{FrameOrigin, FrameSource, Geometry, PipelineFrame};
 
@@ -72,16 +73,17 @@ pub struct SparseSource {
 }
 
 impl SparseSource {
-    /// Starts reading `indices` (any order, repeats allowed) of `path` with `workers` threads,
+    /// Starts reading `indices` (any order, repeats allowed) of `source` with `workers` threads,
     /// decoding with `options` (`strict`, `upright`; the threads are divided among the
     /// workers).
     pub fn start_with(
-        path: &Path,
+        source: &Source,
         table: Arc<FrameTable>,
         indices: &[usize],
         workers: usize,
         options: DecodeOptions,
     ) -> Result<SparseSource> {
+        let path = source.path();
         let mut targets: Vec<usize> = indices.to_vec();
         targets.sort_unstable();
         targets.dedup();
@@ -118,13 +120,14 @@ impl SparseSource {
         let mut handles = Vec::new();
         for groups in plans {
             let tx = tx.clone();
-            let path: PathBuf = path.to_path_buf();
+            let source = source.clone();
+            let path: PathBuf = source.path().to_path_buf();
             let table = table.clone();
             let options = options.clone();
             handles.push(std::thread::spawn(move || {
                 let result = (|| -> Result<()> {
                     let mut reader = FrameReader::open_with_table(
-                        &path,
+                        &source,
                         DecodeOptions {
                             threads: threads_each,
                             ..options

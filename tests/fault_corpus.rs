@@ -316,7 +316,12 @@ fn corpus() -> Vec<Case> {
         )
         .says("nothere.mp4"),
     );
-    cases.push(case("folder as input", &["cut", "seq", "-o", "o.mp4"], &[1]).says("directory"));
+    // A folder is an image sequence source (tests/sources.rs); one without images is refused.
+    cases.push(
+        case("folder as input", &["cut", "empty", "-o", "o.mp4"], &[1])
+            .says("holds no images")
+            .with(|d| std::fs::create_dir(d.join("empty")).unwrap()),
+    );
     cases.push(
         case("fifo probe", &["probe", "f.mp4"], &[1])
             .says("not a regular file")

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use vidprep::annotations::{Fill, Format, KeyKind, Units};
 use vidprep::draw::Rgb;
-use vidprep::plan::{BoxOptions, BoxesOut, BoxesSpec, Plan, SpanSpec};
+use vidprep::plan::{BoxOptions, BoxesOut, BoxesSpec, FrameRate, Plan, SpanSpec};
 use vidprep::time::TimeSpec;
 use vidprep::EncodeSettings;
 
@@ -55,6 +55,23 @@ impl EncodeArgs {
             defaults: self.defaults(),
             ..vidprep::ExecOptions::default()
         }
+    }
+}
+
+/// The source's frame rate, for an image sequence that has none of its own (the plan's
+/// `source_fps`). Named `--source-fps` everywhere: `export frames --fps` is the sampling rate.
+#[derive(Args, Clone, Default)]
+pub struct SourceFpsArg {
+    /// Frame rate of an image folder or pattern (DIR/%06d.jpg) that has none of its own:
+    /// 25, 29.97 or 30000/1001. MOT and GOT-10k sequences bring theirs; video files and URLs
+    /// refuse it.
+    #[arg(long, value_name = "RATE", value_parser = parse_text::<FrameRate>)]
+    pub source_fps: Option<FrameRate>,
+}
+
+impl SourceFpsArg {
+    pub fn apply(&self, plan: &mut Plan) {
+        plan.source_fps = self.source_fps;
     }
 }
 

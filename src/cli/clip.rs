@@ -9,14 +9,19 @@ use vidprep::plan::{ClipExport, ExportSpec, Plan};
 use vidprep::time::TimeSpec;
 use vidprep::{execute, Destination, ExportTarget};
 
-use super::args::{id_for, parse_time, BatchArgs, BoxesArgs, EncodeArgs, FormatArg, SpanArgs};
+use super::args::{
+    id_for, parse_time, BatchArgs, BoxesArgs, EncodeArgs, FormatArg, SourceFpsArg, SpanArgs,
+};
 use super::progress::BarProgress;
 
 #[derive(Args)]
 pub struct CutArgs {
-    /// The source video (not with --manifest).
+    /// The source: a video file, an image folder or pattern, or an http(s) URL (not with
+    /// --manifest).
     #[arg(required_unless_present = "manifest")]
     input: Option<PathBuf>,
+    #[command(flatten)]
+    source_fps: SourceFpsArg,
     #[command(flatten)]
     span: SpanArgs,
     /// Output video: .mp4, .mov or .mkv (a sidecar JSON is written beside it).
@@ -30,7 +35,7 @@ pub struct CutArgs {
     strict: bool,
     /// A manifest (JSONL or JSON array; see docs/manifest.md): every item is cut (items
     /// without "exports" make one clip) into --out-dir/<id>/.
-    #[arg(long, conflicts_with_all = ["input", "output", "start", "end", "decision", "copy", "boxes"])]
+    #[arg(long, conflicts_with_all = ["input", "output", "start", "end", "decision", "copy", "boxes", "source_fps"])]
     manifest: Option<PathBuf>,
     /// Output folder for --manifest.
     #[arg(long, requires = "manifest")]
@@ -135,6 +140,7 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
         vec![clip_export(args.copy, &args.boxes, &output)],
     );
     args.span.apply(&mut plan);
+    args.source_fps.apply(&mut plan);
     plan.boxes = args.boxes.spec(args.format.format);
     plan.strict = args.strict;
     run_plan(
@@ -147,8 +153,10 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
 
 #[derive(Args)]
 pub struct TruncateArgs {
-    /// The clip to truncate.
+    /// The clip to truncate (a video file, an image folder or pattern, or an http(s) URL).
     input: PathBuf,
+    #[command(flatten)]
+    source_fps: SourceFpsArg,
     /// Decision point: frames at or after it are dropped (frame, seconds, timecode or %).
     #[arg(long, value_parser = parse_time, required_unless_present = "ratios", conflicts_with = "ratios")]
     at: Option<TimeSpec>,
@@ -215,6 +223,7 @@ pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
             vec![clip_export(false, &args.boxes, &output)],
         );
         plan.decision = Some(at);
+        args.source_fps.apply(&mut plan);
         plan.boxes = args.boxes.spec(args.format.format);
         plan.strict = args.strict;
         run_plan(
@@ -229,8 +238,10 @@ pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
 
 #[derive(Args)]
 pub struct OverlayArgs {
-    /// The source video.
+    /// The source: a video file, an image folder or pattern, or an http(s) URL.
     input: PathBuf,
+    #[command(flatten)]
+    source_fps: SourceFpsArg,
     /// Output video (a sidecar JSON with the boxes in output frames and pixels is written beside).
     #[arg(short, long)]
     output: PathBuf,
@@ -266,6 +277,7 @@ pub fn run_overlay(args: OverlayArgs) -> anyhow::Result<u8> {
         vec![clip_export(false, &args.boxes, &args.output)],
     );
     args.span.apply(&mut plan);
+    args.source_fps.apply(&mut plan);
     plan.boxes = args.boxes.spec(args.format.format);
     plan.strict = args.strict;
     run_plan(

@@ -8,7 +8,9 @@ use vidprep::plan::{ExportSpec, FramesExport, Plan, Size, Strip, VideoExport};
 use vidprep::sampling::{Order, Sampler};
 use vidprep::ExportTarget;
 
-use super::args::{id_for, BoxesArgs, BoxesFormatArg, EncodeArgs, FormatArg, SpanArgs};
+use super::args::{
+    id_for, BoxesArgs, BoxesFormatArg, EncodeArgs, FormatArg, SourceFpsArg, SpanArgs,
+};
 
 #[derive(Args)]
 pub struct ExportArgs {
@@ -30,8 +32,10 @@ fn parse_size(s: &str) -> Result<Size, String> {
 
 #[derive(Args)]
 pub struct VideoArgs {
-    /// The input video.
+    /// The source: a video file, an image folder or pattern, or an http(s) URL.
     input: PathBuf,
+    #[command(flatten)]
+    source_fps: SourceFpsArg,
     /// Output MP4.
     #[arg(short, long)]
     output: PathBuf,
@@ -63,8 +67,10 @@ pub struct VideoArgs {
 
 #[derive(Args)]
 pub struct FramesArgs {
-    /// The input video.
+    /// The source: a video file, an image folder or pattern, or an http(s) URL.
     input: PathBuf,
+    #[command(flatten)]
+    source_fps: SourceFpsArg,
     /// Folder for the images, frames.json and the optional strip/payload (replaced as a
     /// whole).
     #[arg(long)]
@@ -72,7 +78,8 @@ pub struct FramesArgs {
     /// Sample N frames (default 16 when --fps is not given).
     #[arg(long, conflicts_with = "fps")]
     count: Option<usize>,
-    /// Sample F frames per second instead.
+    /// Sample F frames per second instead (the source's own rate, for an image sequence, is
+    /// --source-fps).
     #[arg(long)]
     fps: Option<f64>,
     /// With --fps: at most M frames (beyond that, uniform M frames: V-STaR's protocol).
@@ -156,6 +163,7 @@ fn run_video(args: VideoArgs) -> anyhow::Result<u8> {
         vec![ExportSpec::Video(spec)],
     );
     args.span.apply(&mut plan);
+    args.source_fps.apply(&mut plan);
     plan.boxes = args.boxes.spec(args.format.format);
     plan.strict = args.strict;
     let target = ExportTarget {
@@ -203,6 +211,7 @@ fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
         vec![ExportSpec::Frames(spec)],
     );
     args.span.apply(&mut plan);
+    args.source_fps.apply(&mut plan);
     plan.boxes = args.boxes.spec(args.boxes_format.boxes_format);
     plan.strict = args.strict;
     // Workers are an execution resource, not part of the plan.

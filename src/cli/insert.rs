@@ -9,13 +9,15 @@ use vidprep::plan::{BoxesOut, ClipExport, ExportSpec, InsertSpec, Plan};
 use vidprep::time::TimeSpec;
 use vidprep::ExportTarget;
 
-use super::args::{id_for, parse_time, BatchArgs, EncodeArgs};
+use super::args::{id_for, parse_time, BatchArgs, EncodeArgs, SourceFpsArg};
 
 #[derive(Args)]
 pub struct InsertArgs {
-    /// The host video.
+    /// The host: a video file, an image folder or pattern, or an http(s) URL.
     #[arg(long, required_unless_present = "hosts", conflicts_with = "hosts")]
     host: Option<PathBuf>,
+    #[command(flatten)]
+    source_fps: SourceFpsArg,
     /// The GOT-10k sequence folder (JPEG frames, groundtruth.txt, meta_info.ini, ...).
     #[arg(
         long,
@@ -72,6 +74,12 @@ impl InsertArgs {
 
 pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
     if let Some(hosts_dir) = &args.hosts {
+        if args.source_fps.source_fps.is_some() {
+            return Err(vidprep::Error::Usage(
+                "--source-fps is for one --host; the hosts of a batch are video files".into(),
+            )
+            .into());
+        }
         let seed = args.seed.ok_or_else(|| {
             vidprep::Error::Usage(
                 "a batch needs --seed N (positions and pairings come from it)".into(),
@@ -130,6 +138,7 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
             ..ClipExport::default()
         })],
     );
+    args.source_fps.apply(&mut plan);
     plan.insert = Some(InsertSpec {
         sequence: args.sequence.clone().expect("clap requires --sequence"),
         at,

@@ -1,4 +1,5 @@
-//! `vidprep probe`: prints what a video holds, as text or JSON.
+//! `vidprep probe`: prints what a source (a video file, an image sequence, a URL) holds, as
+//! text or JSON.
 
 use std::path::PathBuf;
 
@@ -6,8 +7,10 @@ use clap::Args;
 
 #[derive(Args)]
 pub struct ProbeArgs {
-    /// The video file.
+    /// The source: a video file, an image folder or pattern, or an http(s) URL.
     file: PathBuf,
+    #[command(flatten)]
+    source_fps: super::args::SourceFpsArg,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -17,7 +20,8 @@ pub struct ProbeArgs {
 }
 
 pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
-    let info = vidprep::probe(&args.file, args.count_frames)?;
+    let source = vidprep::media::Source::new(args.file.clone(), args.source_fps.source_fps);
+    let info = vidprep::probe_source(&source, args.count_frames)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {

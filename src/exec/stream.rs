@@ -12,6 +12,7 @@ use crate::fit::Fit;
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::input::{Ratio, VideoInput, VideoStreamInfo};
+use crate::media::source::{ImageSequence, Source, SourceKind};
 use crate::media::table::FrameTable;
 use crate::overlay::{BoxRecorder, OverlayStage, SourceBoxes, Style};
 use crate::pipeline::{ClipSource, FrameSource, FrameStage, PipelineFrame};
@@ -39,6 +40,8 @@ pub(crate) struct NeedleSegment {
 /// What stages see and change while the stream is built.
 pub(crate) struct StreamBuilder {
     pub source: PathBuf,
+    /// The source with its rate, as the media layer opens it.
+    pub input: Source,
     pub table: Arc<FrameTable>,
     pub info: VideoStreamInfo,
     /// Size of the source's frames as decoded: upright, stored pixels.
@@ -66,7 +69,16 @@ impl StreamBuilder {
 /// The processed stream of a plan.
 pub(crate) struct ProcessedStream {
     pub plan: Plan,
+    /// The source as given (it names the source in messages and sidecars).
     pub source: PathBuf,
+    /// The source with its rate, as the media layer opens it.
+    pub input: Source,
+    /// What kind of source it is.
+    pub kind: SourceKind,
+    /// For an image sequence: its folder, naming and rate.
+    pub sequence: Option<Arc<ImageSequence>>,
+    /// For a URL: its size in bytes, when the server says.
+    pub url_bytes: Option<u64>,
     pub table: Arc<FrameTable>,
     pub info: VideoStreamInfo,
     /// Size of the stream's frames: upright, stored pixels.
@@ -83,7 +95,8 @@ impl ProcessedStream {
     /// Opens the plan's source and applies its stages (see [`crate::stages::stages_of`]).
     pub fn open(plan: &Plan, threads: usize) -> Result<ProcessedStream> {
         let source = plan.source.clone();
-        let table = FrameTable::for_file(&source)?;
+        let input = Source::new(source.clone(), plan.source_fps);
+        let table = FrameTable::for_source(&input)?;
         if plan.strict && !table.damage.is_empty() {
             return Err(Error::corrupt(
                 &source,
@@ -91,11 +104,18 @@ impl ProcessedStream {
                 format!("the video is damaged: {}", table.damage.summary()),
             ));
         }
-        let info = VideoInput::open(&source)?.video;
+        let opened = VideoInput::open(&input)?;
+        let (info, kind, sequence) = (opened.video.clone(), opened.kind, opened.sequence.clone());
+        // A URL's size is what its server says.
+        let url_bytes = (kind == SourceKind::Url)
+            .then(|| crate::media::ffi::input_byte_size(&opened.context))
+            .flatten();
+        drop(opened);
         let size = info.upright_stored_size();
         let resolved = resolve_clip(&source, &table, &ClipSpec::default())?;
         let mut builder = StreamBuilder {
             source,
+            input,
             table,
             info,
             size,
@@ -118,6 +138,10 @@ impl ProcessedStream {
         Ok(ProcessedStream {
             plan: plan.clone(),
             source: builder.source,
+            input: builder.input,
+            kind,
+            sequence,
+            url_bytes,
             table: builder.table,
             info: builder.info,
             size: builder.size,
@@ -248,16 +272,32 @@ impl ProcessedStream {
 
     /// The inputs as sidecars describe them.
     pub fn source_records(&self) -> Vec<SourceRecord> {
-        let mut records = vec![SourceRecord::new(
-            &self.source,
-            &self.info,
-            &self.table,
-            true,
-        )];
+        let mut first = SourceRecord::new(&self.source, &self.info, &self.table, true)
+            .with_images(self.sequence.as_deref());
+        if let Some(bytes) = self.url_bytes {
+            first.size_bytes = bytes;
+        }
+        let mut records = vec![first];
         if let Some(n) = &self.needle {
             records.push(n.prepared.record());
         }
         records
+    }
+
+    /// The image file pipeline source `source` shows as its frame `index`, when that source
+    /// is an image sequence (0: the source; 1: an inserted GOT-10k sequence).
+    pub fn source_file(&self, source: usize, index: usize) -> Option<String> {
+        match source {
+            0 => self.sequence.as_ref().map(|s| s.file_name(index)),
+            crate::stages::insert::NEEDLE_SOURCE => self.needle.as_ref().and_then(|n| {
+                n.prepared
+                    .images
+                    .get(index)
+                    .and_then(|p| p.file_name())
+                    .map(|f| f.to_string_lossy().into_owned())
+            }),
+            _ => None,
+        }
     }
 
     /// What the stages resolved, for sidecars: the source frames of the cut and of the output
@@ -299,7 +339,7 @@ impl ProcessedStream {
     /// The whole stream, in order.
     pub fn full_source(&self) -> Result<Box<dyn FrameSource>> {
         let reader =
-            FrameReader::open_with_table(&self.source, self.decode_options(), self.table.clone())?;
+            FrameReader::open_with_table(&self.input, self.decode_options(), self.table.clone())?;
         let clip = ClipSource::new(
             reader,
             self.table.clone(),
@@ -353,7 +393,7 @@ impl ProcessedStream {
             None
         } else {
             Some(SparseSource::start_with(
-                &self.source,
+                &self.input,
                 self.table.clone(),
                 &host,
                 workers,

@@ -42,6 +42,12 @@ pub(crate) fn copy_export(
     let output = claimed.main.as_path();
     let muxer = crate::media::encode::Container::for_output(output)?.muxer();
     let table = stream.table.clone();
+    if stream.sequence.is_some() {
+        return Err(Error::request(
+            input,
+            "is an image sequence: a copied clip (`copy`) copies a video file's packets, and images have none to copy; drop `copy` to encode the frames",
+        ));
+    }
     if table.times_from != crate::media::table::TimesFrom::Packets {
         return Err(Error::request(
             input,
@@ -52,7 +58,7 @@ pub(crate) fn copy_export(
     let first = table.keyframe_at_or_before(requested.kept.start);
     let stop = table.keyframe_at_or_after(requested.kept.end);
 
-    let mut src = VideoInput::open(input)?;
+    let mut src = VideoInput::open(&stream.input)?;
     let vindex = src.video.index;
     let aindex = best_audio_stream(&src.context);
     let mut keep = vec![vindex];

@@ -63,6 +63,10 @@ pub struct FrameRecord {
     /// Its index in that input, and its pts there.
     pub source_frame: usize,
     pub pts: i64,
+    /// The image file that frame is, when that input is an image sequence (a name in the
+    /// folder its source record gives).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_file: Option<String>,
     /// Its index in the processed stream it was sampled from (when that is not the source).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_frame: Option<usize>,
@@ -247,6 +251,7 @@ impl FrameSink for FramesSink {
                 source: frame.origin.source,
                 source_frame: frame.origin.index,
                 pts: frame.origin.pts,
+                source_file: None,
                 stream_frame: Some(frame.index),
                 time: decimal_text(frame.time),
                 time_s: frame.time.as_secs_f64(),
@@ -394,7 +399,10 @@ impl Export for FramesMaker {
         let (folder, temp) = self.folder.clone().expect("claimed");
         let (sampled, arranged) = self.chosen.take().expect("started");
         let sink = self.sink.take().expect("started").into_inner();
-        let (records, files) = sink.complete(&stream.source)?;
+        let (mut records, files) = sink.complete(&stream.source)?;
+        for r in &mut records {
+            r.source_file = stream.source_file(r.source, r.source_frame);
+        }
         let mut warnings = stream.warnings.clone();
         if let Some(note) = &sampled.note {
             warnings.push(format!("sampling: {note}"));

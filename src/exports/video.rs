@@ -492,10 +492,18 @@ impl Export for VideoMaker {
             && plan.decision.is_none()
             && plan.insert.is_none()
             && stream.draws.is_empty();
-        let input_bytes = std::fs::metadata(&stream.source)
-            .map_err(|e| Error::read(&stream.source, e))?
-            .len();
-        if !self.video.reencode
+        // Only a local video file can be handed over byte for byte (an image sequence has no
+        // file to hand over; a URL is re-encoded rather than downloaded whole).
+        let local_file = stream.kind == crate::media::source::SourceKind::File;
+        let input_bytes = if local_file {
+            std::fs::metadata(&stream.source)
+                .map_err(|e| Error::read(&stream.source, e))?
+                .len()
+        } else {
+            0
+        };
+        if local_file
+            && !self.video.reencode
             && whole
             && width <= max.0
             && height <= max.1

@@ -86,7 +86,9 @@ impl AudioPlan {
 
 /// Sample rate and channels of the best audio stream of `path`, if it has one.
 pub fn audio_stream_format(path: &Path) -> Result<Option<(u32, u16)>> {
-    let ctx = open_media(path)?;
+    let Some(ctx) = open_for_audio(path)? else {
+        return Ok(None);
+    };
     let Some(index) = best_audio_stream(&ctx) else {
         return Ok(None);
     };
@@ -95,6 +97,15 @@ pub fn audio_stream_format(path: &Path) -> Result<Option<(u32, u16)>> {
         return Ok(None);
     }
     Ok(Some((p.sample_rate as u32, p.channels as u16)))
+}
+
+/// Opens `path` for its audio; `None` for an image sequence, which has none (and may need a
+/// rate only the video side knows).
+fn open_for_audio(path: &Path) -> Result<Option<ffmpeg::format::context::Input>> {
+    if crate::media::source::is_image_sequence(path) {
+        return Ok(None);
+    }
+    open_media(&path.into()).map(Some)
 }
 
 fn layout_for(channels: u16) -> ffmpeg::ChannelLayout {
@@ -201,7 +212,9 @@ impl SegmentReader {
         end: Time,
         format: AudioFormat,
     ) -> Result<Option<SegmentReader>> {
-        let mut input = open_media(path)?;
+        let Some(mut input) = open_for_audio(path)? else {
+            return Ok(None);
+        };
         let Some(stream) = best_audio_stream(&input) else {
             return Ok(None);
         };

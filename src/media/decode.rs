@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::media::ffi;
 use crate::media::frame::{rotate_yuv420, Converter, Frame, PIPELINE_FORMAT};
 use crate::media::input::{Rotation, VideoInput, VideoStreamInfo};
+use crate::media::source::Source;
 use crate::media::table::{FrameTable, Identity};
 use crate::time::Time;
 
@@ -74,6 +75,7 @@ const MAX_UNRECOGNISED: usize = 64;
 /// Decodes one video stream frame by frame.
 pub struct FrameReader {
     path: PathBuf,
+    source: Source,
     input: VideoInput,
     decoder: ffmpeg::decoder::Video,
     options: DecodeOptions,
@@ -98,29 +100,39 @@ pub struct FrameReader {
 }
 
 impl FrameReader {
-    /// Opens `path` with its (shared) frame table.
+    /// Opens `path` (a video file, an image folder or pattern with a rate of its own, or an
+    /// http(s) URL) with its (shared) frame table.
     pub fn open(path: &Path) -> Result<FrameReader> {
-        Self::open_with(path, DecodeOptions::default())
+        Self::open_source(&Source::from(path), DecodeOptions::default())
     }
 
     /// Opens `path` with its (shared) frame table, decoding as `options` say.
     pub fn open_with(path: &Path, options: DecodeOptions) -> Result<FrameReader> {
-        let table = FrameTable::for_file(path)?;
-        Self::open_with_table(path, options, table)
+        Self::open_source(&Source::from(path), options)
     }
 
-    /// Opens `path` with a table already built for it.
+    /// Opens a source with the rate the request gives it (an image folder or pattern needs
+    /// one), with its (shared) frame table, decoding as `options` say.
+    pub fn open_source(source: &Source, options: DecodeOptions) -> Result<FrameReader> {
+        let table = FrameTable::for_source(source)?;
+        Self::open_with_table(source, options, table)
+    }
+
+    /// Opens a source with a table already built for it.
     pub fn open_with_table(
-        path: &Path,
+        source: impl Into<Source>,
         options: DecodeOptions,
         table: Arc<FrameTable>,
     ) -> Result<FrameReader> {
-        let mut input = VideoInput::open(path)?;
+        let source = source.into();
+        let path = source.path().to_path_buf();
+        let mut input = VideoInput::open(&source)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
         let decoder = open_decoder(&input, options.threads, options.skip_loop_filter)?;
         Ok(FrameReader {
-            path: path.to_path_buf(),
+            path,
+            source,
             input,
             decoder,
             options,
@@ -293,7 +305,7 @@ impl FrameReader {
 
     /// Reopens the file and decoder at the start.
     fn reopen(&mut self) -> Result<()> {
-        let mut input = VideoInput::open(&self.path)?;
+        let mut input = VideoInput::open(&self.source)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
         self.decoder = open_decoder(&input, self.options.threads, self.options.skip_loop_filter)?;
@@ -343,7 +355,9 @@ impl FrameReader {
             let raw = self.next_decoded()?;
             if let Some(raw) = &raw {
                 let damaged = raw.is_corrupt() || raw.has_decode_errors();
+                // (An image sequence's pictures are independent: no history to differ.)
                 if damaged
+                    && self.input.sequence.is_none()
                     && !self.from_start
                     && self.table.times_from == crate::media::table::TimesFrom::Packets
                 {
@@ -434,6 +448,23 @@ impl FrameReader {
                 return Err(self.mismatch_at(index));
             }
             self.next_index = Some(index + 1);
+            if let Some(seq) = &self.input.sequence {
+                let (w, h) = (
+                    self.input.video.stored_width,
+                    self.input.video.stored_height,
+                );
+                if (raw.width(), raw.height()) != (w, h) {
+                    return Err(Error::request(
+                        &seq.file_path(index),
+                        format!(
+                            "is {}x{} but frame 0 of the sequence ({}) is {w}x{h}; the images of one sequence must all have one size",
+                            raw.width(),
+                            raw.height(),
+                            seq.file_name(0)
+                        ),
+                    ));
+                }
+            }
             let damaged = raw.is_corrupt() || raw.has_decode_errors();
             if damaged {
                 if self.options.strict {
@@ -457,10 +488,19 @@ impl FrameReader {
     }
 
     /// The decoder and the table disagree at frame `index`: a table from packets is marked
-    /// for a rebuild by decoding.
+    /// for a rebuild by decoding. In an image sequence frame `i` is file `i` whatever
+    /// decodes, so a file that gives no picture is an error naming it.
     fn mismatch_at(&self, index: usize) -> Error {
+        if let Some(seq) = &self.input.sequence {
+            let file = seq.file_path(index.min(seq.count.saturating_sub(1)));
+            return Error::corrupt(
+                &file,
+                format!("(frame {index} of {})", self.path.display()),
+                "the image does not decode to a picture",
+            );
+        }
         if self.table.times_from == crate::media::table::TimesFrom::Packets {
-            FrameTable::distrust(&self.path);
+            FrameTable::distrust_source(&self.source);
         }
         Error::TableMismatch {
             path: self.path.clone(),

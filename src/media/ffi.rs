@@ -283,3 +283,80 @@ pub struct OwnedScaler(pub ffmpeg::software::scaling::Context);
 // SAFETY: a SwsContext has no thread affinity; it is owned by exactly one `OwnedScaler` and
 // only used through `&mut`, so moving it between threads cannot create shared access.
 unsafe impl Send for OwnedScaler {}
+
+/// FFmpeg's interrupt callback for inputs: blocking network waits poll it (every 100 ms) and
+/// give up once the work is cancelled (Ctrl-C, SIGTERM).
+unsafe extern "C" fn interrupted(_opaque: *mut std::ffi::c_void) -> std::ffi::c_int {
+    crate::exec::cancelled() as std::ffi::c_int
+}
+
+/// Opens `url` (a path, a printf pattern or an http(s) URL, as FFmpeg reads it) with the
+/// demuxer named `format` (`None`: probed) and `options` (demuxer and protocol options), reads
+/// its stream information, and hands back the input. Unlike ffmpeg-next's openers it takes
+/// the bytes of any path (no panic on a non-UTF-8 name), forces a demuxer when asked, closes
+/// the input when probing fails, and installs an interrupt callback so cancelled work stops
+/// waiting on the network.
+pub fn open_input(
+    url: &std::ffi::CStr,
+    format: Option<&str>,
+    options: ffmpeg::Dictionary,
+) -> Result<Input, ffmpeg::Error> {
+    let demuxer = match format {
+        Some(name) => {
+            let name = std::ffi::CString::new(name).map_err(|_| ffmpeg::Error::DemuxerNotFound)?;
+            // SAFETY: `name` is a valid NUL-terminated string; av_find_input_format returns a
+            // pointer to a static demuxer description, or null.
+            let found = unsafe { ffi::av_find_input_format(name.as_ptr()) };
+            if found.is_null() {
+                return Err(ffmpeg::Error::DemuxerNotFound);
+            }
+            found
+        }
+        None => std::ptr::null(),
+    };
+    // SAFETY: avformat_alloc_context returns a fresh context or null (checked). We set its
+    // interrupt callback (a plain `extern "C"` function with no state) before opening. The
+    // dictionary is handed to avformat_open_input as a raw pointer and taken back
+    // (`Dictionary::own`) so what it did not consume is freed. On failure
+    // avformat_open_input frees the context itself; after it succeeds, a failed
+    // avformat_find_stream_info is followed by avformat_close_input, and a success wraps the
+    // context in `Input`, which closes it when dropped.
+    unsafe {
+        let mut ps = ffi::avformat_alloc_context();
+        if ps.is_null() {
+            return Err(ffmpeg::Error::Other {
+                errno: ffmpeg::util::error::ENOMEM,
+            });
+        }
+        (*ps).interrupt_callback = ffi::AVIOInterruptCB {
+            callback: Some(interrupted),
+            opaque: std::ptr::null_mut(),
+        };
+        let mut opts = options.disown();
+        let ret = ffi::avformat_open_input(&mut ps, url.as_ptr(), demuxer, &mut opts);
+        drop(ffmpeg::Dictionary::own(opts));
+        if ret < 0 {
+            return Err(ffmpeg::Error::from(ret));
+        }
+        let ret = ffi::avformat_find_stream_info(ps, std::ptr::null_mut());
+        if ret < 0 {
+            ffi::avformat_close_input(&mut ps);
+            return Err(ffmpeg::Error::from(ret));
+        }
+        Ok(Input::wrap(ps))
+    }
+}
+
+/// The size in bytes of what an input reads (a file, or a URL whose server says), when known.
+pub fn input_byte_size(context: &Input) -> Option<u64> {
+    // SAFETY: an opened input's `pb` is either null (demuxers that open their own files, such
+    // as image2) or a valid AVIOContext owned by the context; avio_size only queries it.
+    let size = unsafe {
+        let pb = (*context.as_ptr()).pb;
+        if pb.is_null() {
+            return None;
+        }
+        ffi::avio_size(pb)
+    };
+    u64::try_from(size).ok().filter(|s| *s > 0)
+}

@@ -3,6 +3,7 @@
 //! `media` starts from a [`VideoInput`].
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ffmpeg::ffi;
 use ffmpeg::format::context::Input;
@@ -10,6 +11,7 @@ use ffmpeg::media::Type as MediaType;
 use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
+use crate::media::source::{ImageSequence, Resolved, Source, SourceKind};
 use crate::time::Time;
 
 /// Clockwise rotation that turns the stored picture upright, as players show it.
@@ -64,7 +66,7 @@ impl Rotation {
 
 /// A rational number as ffmpeg keeps it, for time bases and frame rates. In JSON it is the
 /// text `"num/den"`, as ffprobe writes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Ratio {
     /// Numerator.
     pub num: i32,
@@ -214,10 +216,19 @@ pub fn square_pixel_size(width: u32, height: u32, sar: Ratio) -> (u32, u32) {
     (w, height)
 }
 
-/// An opened file with its best video stream chosen.
+/// An opened source with its best video stream chosen.
 pub struct VideoInput {
+    /// The source as given (it names the source in messages).
     pub path: PathBuf,
+    /// The source with its rate, for opening it again.
+    pub source: Source,
+    /// What kind of source it is.
+    pub kind: SourceKind,
+    /// For an image sequence: its folder, naming and rate.
+    pub sequence: Option<Arc<ImageSequence>>,
+    /// The demuxer.
     pub context: Input,
+    /// The chosen video stream.
     pub video: VideoStreamInfo,
 }
 
@@ -283,27 +294,67 @@ pub fn check_frame_size(path: &Path, width: u32, height: u32) -> Result<()> {
     Ok(())
 }
 
-/// Opens `path` as a media file, with a clear error for a missing or unreadable file.
-pub fn open_media(path: &Path) -> Result<Input> {
+/// Opens a source (a media file, an image sequence or an http(s) URL) with a clear error for
+/// one that is missing, unreadable or unreachable. For an image sequence, also its resolution.
+pub(crate) fn open_source(source: &Source) -> Result<(Input, Resolved)> {
     init();
-    check_input_file(path)?;
-    ffmpeg::format::input(&path).map_err(|source| Error::Open {
-        path: path.to_path_buf(),
-        source,
-    })
+    let path = source.path();
+    let resolved = crate::media::source::resolve(source)?;
+    let recipe = &resolved.recipe;
+    let context = crate::media::ffi::open_input(&recipe.url, recipe.format, recipe.dictionary())
+        .map_err(|e| match resolved.kind {
+            SourceKind::File => Error::Open {
+                path: path.to_path_buf(),
+                source: e,
+            },
+            SourceKind::Url => crate::media::source::network_error(path, e),
+            SourceKind::Images => Error::request(
+                path,
+                format!("cannot open the images with FFmpeg's image2 reader ({e})"),
+            ),
+        })?;
+    if let Some(seq) = &resolved.sequence {
+        // image2 found the files itself: it must have found exactly the ones listed here.
+        let found = best_video_stream(&context)
+            .and_then(|i| context.stream(i))
+            .map(|s| s.duration())
+            .unwrap_or(0);
+        if found != seq.count as i64 {
+            return Err(Error::request(
+                path,
+                format!(
+                    "FFmpeg found {found} images where vidprep listed {} ({} to {}); did the folder change while it was read?",
+                    seq.count,
+                    seq.file_name(0),
+                    seq.file_name(seq.count - 1)
+                ),
+            ));
+        }
+    }
+    Ok((context, resolved))
+}
+
+/// Opens a source as a media container (see [`open_source`]).
+pub fn open_media(source: &Source) -> Result<Input> {
+    open_source(source).map(|(context, _)| context)
 }
 
 impl VideoInput {
-    /// Opens `path` and picks its best video stream (ffmpeg's choice, skipping cover art).
-    pub fn open(path: &Path) -> Result<VideoInput> {
-        let context = open_media(path)?;
-        let index = best_video_stream(&context).ok_or_else(|| Error::NoVideo {
-            path: path.to_path_buf(),
-        })?;
+    /// Opens a source (a path, or a [`Source`] with its rate) and picks its best video stream
+    /// (ffmpeg's choice, skipping cover art).
+    pub fn open(source: impl Into<Source>) -> Result<VideoInput> {
+        let source = source.into();
+        let path = source.path().to_path_buf();
+        let (context, resolved) = open_source(&source)?;
+        let index =
+            best_video_stream(&context).ok_or_else(|| Error::NoVideo { path: path.clone() })?;
         let video = describe_video_stream(&context, index);
-        check_frame_size(path, video.stored_width, video.stored_height)?;
+        check_frame_size(&path, video.stored_width, video.stored_height)?;
         Ok(VideoInput {
-            path: path.to_path_buf(),
+            path,
+            source,
+            kind: resolved.kind,
+            sequence: resolved.sequence,
             context,
             video,
         })

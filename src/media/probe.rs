@@ -2,25 +2,32 @@
 //! after rotation), rates, duration, start time, frame counts (from metadata, from packets, and
 //! on request by decoding every frame), and its audio streams.
 
-use std::path::Path;
-
 use ffmpeg::media::Type as MediaType;
 use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
 use crate::error::Result;
+use crate::media::images::ImagesRecord;
 use crate::media::input::{Ratio, VideoInput};
+use crate::media::source::{Source, SourceKind};
 use crate::media::table::{Damage, FrameTable, Identity, TimesFrom};
 
 /// What [`probe`] found in a media file (`vidprep probe --json` prints it).
 #[derive(Clone, Debug, Serialize)]
 pub struct MediaInfo {
-    /// The file, as given.
+    /// The source, as given (a file, a folder or pattern of images, a URL).
     pub path: String,
+    /// `file`, `images` or `url`.
+    pub kind: SourceKind,
+    /// For an image sequence: its folder, layout, naming (frame `i`'s file), rate and where
+    /// the rate comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImagesRecord>,
     /// ffmpeg's name of the container format (`mov,mp4,m4a,3gp,3g2,mj2`, `matroska,webm`,
     /// ...).
     pub container: String,
-    /// The file's size in bytes (0 when it cannot be read).
+    /// The file's size in bytes (an image sequence: all its images; a URL: what the server
+    /// says; 0 when unknown).
     pub size_bytes: u64,
     /// The container's duration in seconds; `null` when it does not say. The video's own
     /// duration is `video.duration_s`.
@@ -116,12 +123,24 @@ pub struct AudioInfo {
     pub duration_s: Option<f64>,
 }
 
-/// Describes `path`; with `count_frames` every frame is decoded and counted (slow, exact),
-/// which also finds damaged packets and frames.
-pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
-    let input = VideoInput::open(path)?;
+/// Describes `path` (a video file, an image folder or pattern with a rate of its own, or an
+/// http(s) URL); with `count_frames` every frame is decoded and counted (slow, exact), which
+/// also finds damaged packets and frames. [`probe_source`] takes a rate as well.
+pub fn probe(path: &std::path::Path, count_frames: bool) -> Result<MediaInfo> {
+    probe_source(&Source::from(path), count_frames)
+}
+
+/// Describes a source with the rate the request gives it (an image folder or pattern needs
+/// one); see [`probe`].
+pub fn probe_source(source: &Source, count_frames: bool) -> Result<MediaInfo> {
+    let path = source.path();
+    let input = VideoInput::open(source)?;
     let v = &input.video;
-    let size_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let size_bytes = match (&input.sequence, input.kind) {
+        (Some(seq), _) => seq.total_bytes(),
+        (None, SourceKind::Url) => crate::media::ffi::input_byte_size(&input.context).unwrap_or(0),
+        (None, _) => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+    };
     let ctx = &input.context;
     let container = ctx.format().name().to_string();
     let fmt_duration = ctx.duration();
@@ -145,12 +164,12 @@ pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
             duration_s: secs(s.duration()).filter(|d| *d > 0.0),
         });
     }
-    let table = FrameTable::for_file(path)?;
+    let table = FrameTable::for_source(source)?;
     let (frames_decoded, damage) = if count_frames {
         let decoded = if table.times_from == TimesFrom::Decoder {
             table.clone()
         } else {
-            let mut fresh = VideoInput::open(path)?;
+            let mut fresh = VideoInput::open(source)?;
             std::sync::Arc::new(FrameTable::scan_by_decoding(
                 &mut fresh,
                 "counting frames".into(),
@@ -169,6 +188,8 @@ pub fn probe(path: &Path, count_frames: bool) -> Result<MediaInfo> {
     let tb = v.time_base;
     Ok(MediaInfo {
         path: path.display().to_string(),
+        kind: input.kind,
+        images: input.sequence.as_ref().map(|s| s.record()),
         container,
         size_bytes,
         duration_s,
@@ -243,6 +264,18 @@ impl MediaInfo {
             v.frames_metadata.map(|n| n.to_string()).unwrap_or_else(|| "none".into()),
             v.keyframes,
         );
+        if let Some(im) = &self.images {
+            s.push_str(&format!(
+                "  images: {} {} in {} ({} to {}), {} fps from {}\n",
+                im.files,
+                im.layout_text(),
+                im.folder,
+                im.first_file,
+                im.last_file,
+                im.rate,
+                im.rate_from
+            ));
+        }
         if !v.damage.is_empty() {
             s.push_str(&format!("  damage: {}\n", v.damage.summary()));
         }

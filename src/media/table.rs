@@ -32,6 +32,7 @@ use ffmpeg_next as ffmpeg;
 use crate::error::{Error, Result};
 use crate::media::ffi;
 use crate::media::input::{read_packet, Ratio, VideoInput};
+use crate::media::source::{ImageSequence, Source, SourceKind};
 use crate::time::Time;
 
 /// One frame as the table knows it.
@@ -171,7 +172,13 @@ impl FrameTable {
     /// source many times). A table the readers found wrong ([`FrameTable::distrust`]) is
     /// rebuilt by decoding.
     pub fn for_file(path: &Path) -> Result<Arc<FrameTable>> {
-        let key = FileKey::of(path)?;
+        Self::for_source(&Source::from(path))
+    }
+
+    /// The table of a source with the rate the request gives it (see
+    /// [`FrameTable::for_file`]).
+    pub fn for_source(source: &Source) -> Result<Arc<FrameTable>> {
+        let key = FileKey::of(source)?;
         let force_decode = {
             let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
             if let Some(entry) = cache.tables.get(&key) {
@@ -181,7 +188,7 @@ impl FrameTable {
             }
             cache.distrusted.contains_key(&key)
         };
-        let mut input = VideoInput::open(path)?;
+        let mut input = VideoInput::open(source)?;
         let table = Arc::new(if force_decode {
             Self::scan_by_decoding(&mut input, "a decoder disagreed with the packets".into())?
         } else {
@@ -215,7 +222,12 @@ impl FrameTable {
     /// Marks the cached table of `path` as wrong: the next [`FrameTable::for_file`] rebuilds
     /// it by decoding.
     pub fn distrust(path: &Path) {
-        if let Ok(key) = FileKey::of(path) {
+        Self::distrust_source(&Source::from(path));
+    }
+
+    /// Marks the cached table of a source as wrong (see [`FrameTable::distrust`]).
+    pub fn distrust_source(source: &Source) {
+        if let Ok(key) = FileKey::of(source) {
             let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
             cache.tables.remove(&key);
             cache.distrusted.insert(key, ());
@@ -229,8 +241,12 @@ impl FrameTable {
     }
 
     /// Builds the table from `input`'s packets, or by decoding when the packets cannot be
-    /// trusted (see the module comment). `input` must be freshly opened.
+    /// trusted (see the module comment). `input` must be freshly opened. An image sequence's
+    /// table is its file list (see [`FrameTable::of_image_sequence`]).
     pub fn scan_input(input: &mut VideoInput) -> Result<FrameTable> {
+        if let Some(seq) = input.sequence.clone() {
+            return Self::of_image_sequence(input, &seq);
+        }
         let index = input.video.index;
         input.keep_only_streams(&[index]);
         let mut entries = Vec::new();
@@ -282,7 +298,7 @@ impl FrameTable {
             }
         }
         if let Some(reason) = untrusted {
-            let mut fresh = VideoInput::open(&input.path)?;
+            let mut fresh = VideoInput::open(&input.source)?;
             return Self::scan_by_decoding(&mut fresh, reason);
         }
         if entries.is_empty() {
@@ -299,6 +315,42 @@ impl FrameTable {
             discarded,
             input.video.best_frame_rate(),
             origin,
+        ))
+    }
+
+    /// The table of an image sequence, from its file list: frame `i` is file `i`, at pts `i`
+    /// in the time base `1 / rate` (as FFmpeg's image2 demuxer stamps and seeks it), every
+    /// frame a keyframe. No file is read in full; the size in every JPEG and PNG header is
+    /// checked against the first frame's, since the frames of one video share a size (other
+    /// image types are checked as they decode).
+    pub fn of_image_sequence(input: &VideoInput, seq: &ImageSequence) -> Result<FrameTable> {
+        let tb = input.video.time_base;
+        if !tb.is_valid() {
+            return Err(Error::internal(format!(
+                "{}: image2 gave the time base {tb}",
+                input.path.display()
+            )));
+        }
+        if seq.count > MAX_FRAMES {
+            return Err(too_many_frames(&input.path));
+        }
+        let size = (input.video.stored_width, input.video.stored_height);
+        check_image_sizes(seq, size)?;
+        let entries = (0..seq.count as i64)
+            .map(|i| FrameEntry {
+                pts: i,
+                dts: Some(i),
+                duration: 1,
+                key: true,
+                pos: -1,
+            })
+            .collect();
+        Ok(Self::from_entries(
+            tb,
+            entries,
+            0,
+            Some(seq.rate.as_ratio()),
+            Some(Time::ZERO),
         ))
     }
 
@@ -685,6 +737,38 @@ struct RawFrame {
     damaged: bool,
 }
 
+/// Checks that every JPEG and PNG image of `seq` has the size `size` (the first frame's, as
+/// FFmpeg read it), reading only headers; a file whose header is unreadable is an error
+/// naming it. Other image types are left to the decoder (see `FrameReader`).
+fn check_image_sizes(seq: &ImageSequence, size: (u32, u32)) -> Result<()> {
+    for i in 0..seq.count {
+        let path = seq.file_path(i);
+        let reader = image::ImageReader::open(&path)
+            .and_then(|r| r.with_guessed_format())
+            .map_err(|e| Error::read(&path, e))?;
+        if !reader.format().is_some_and(|f| f.reading_enabled()) {
+            continue;
+        }
+        let found = reader
+            .into_dimensions()
+            .map_err(|e| Error::corrupt(&path, "in the image header", e.to_string()))?;
+        if found != size {
+            return Err(Error::request(
+                &path,
+                format!(
+                    "is {}x{} but frame 0 of the sequence ({}) is {}x{}; the images of one sequence must all have one size",
+                    found.0,
+                    found.1,
+                    seq.file_name(0),
+                    size.0,
+                    size.1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn too_many_frames(path: &Path) -> Error {
     Error::corrupt(
         path,
@@ -726,15 +810,37 @@ struct FileKey {
     len: u64,
     modified: Option<std::time::SystemTime>,
     inode: u64,
+    /// The rate a request gave (image sequences).
+    fps: Option<crate::media::source::FrameRate>,
 }
 
 impl FileKey {
-    fn of(path: &Path) -> Result<FileKey> {
-        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::NotFound {
-                path: path.to_path_buf(),
+    /// A file by its identity and version; an image sequence by its folder's (adding or
+    /// removing images changes the folder) and the pattern; a URL by its text.
+    fn of(source: &Source) -> Result<FileKey> {
+        let path = source.path();
+        let fps = source.fps();
+        let stat_path = match source.kind()? {
+            SourceKind::Url => {
+                return Ok(FileKey {
+                    path: path.to_path_buf(),
+                    len: 0,
+                    modified: None,
+                    inode: 0,
+                    fps,
+                })
+            }
+            SourceKind::Images if !path.is_dir() => match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
             },
-            _ => Error::read(path, e),
+            _ => path.to_path_buf(),
+        };
+        let meta = std::fs::metadata(&stat_path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::NotFound {
+                path: stat_path.clone(),
+            },
+            _ => Error::read(&stat_path, e),
         })?;
         #[cfg(unix)]
         let inode = {
@@ -743,11 +849,17 @@ impl FileKey {
         };
         #[cfg(not(unix))]
         let inode = 0;
+        let canonical = std::fs::canonicalize(&stat_path).unwrap_or_else(|_| stat_path.clone());
         Ok(FileKey {
-            path: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+            path: if stat_path == path {
+                canonical
+            } else {
+                canonical.join(path.file_name().unwrap_or_default())
+            },
             len: meta.len(),
             modified: meta.modified().ok(),
             inode,
+            fps,
         })
     }
 }

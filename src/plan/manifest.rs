@@ -119,7 +119,7 @@ fn parse_entry(entry: &str, base: &Path) -> std::result::Result<Plan, (Option<St
     let mut plan: Plan = serde_json::from_str(entry).map_err(|e| fail(e.to_string()))?;
     plan.check().map_err(fail)?;
     plan.resolve_paths(base);
-    if let Err(e) = crate::media::input::check_input_file(&plan.source) {
+    if let Err(e) = crate::media::source::check_source(&plan.source, plan.source_fps) {
         return Err(fail(e.to_string()));
     }
     if let Some(b) = &plan.boxes {

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::annotations::{Fill, Format, KeyKind, ReadOptions, Units};
 pub use crate::fit::Fit;
+pub use crate::media::source::FrameRate;
 use crate::overlay::{BoxesRequest, Style};
 use crate::sampling::{Order, Request, Sampler};
 use crate::time::TimeSpec;
@@ -27,8 +28,15 @@ use crate::time::TimeSpec;
 pub struct Plan {
     /// The item's name: its outputs go to `OUT_DIR/<id>/` in a batch. A file name.
     pub id: String,
-    /// The source video.
+    /// The source: a video file, an image sequence (a MOT or GOT-10k sequence folder, any
+    /// folder of images, a pattern like `dir/%06d.jpg`) or an http(s) URL (see
+    /// `docs/sources.md`).
     pub source: PathBuf,
+    /// The frame rate of an image sequence that has none of its own (a generic folder or a
+    /// pattern): `25`, `29.97` or `"30000/1001"`. Refused for a video file or a URL, and for a
+    /// MOT/GOT-10k sequence whose own rate differs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_fps: Option<FrameRate>,
     /// The span of the source to keep, half-open `[start, end)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<SpanSpec>,
@@ -717,6 +725,7 @@ impl Plan {
         Plan {
             id: id.into(),
             source: source.into(),
+            source_fps: None,
             span: None,
             start: None,
             end: None,
@@ -771,14 +780,20 @@ impl Plan {
         })
     }
 
-    /// Joins relative paths (source, boxes, sequence) to `base` (a manifest's folder).
+    /// Joins relative paths (source, boxes, sequence) to `base` (a manifest's folder); a URL
+    /// source (anything starting `scheme:` that is not a file there) stays as it is.
     pub fn resolve_paths(&mut self, base: &Path) {
         let join = |p: &mut PathBuf| {
             if p.is_relative() {
                 *p = base.join(&*p);
             }
         };
-        join(&mut self.source);
+        // A URL (or what looks like one: its error names the scheme) is not a relative path.
+        let url_like =
+            crate::media::source::has_scheme(&self.source) && !base.join(&self.source).exists();
+        if !url_like {
+            join(&mut self.source);
+        }
         if let Some(b) = self.boxes.as_mut() {
             join(&mut b.path);
         }
@@ -787,9 +802,10 @@ impl Plan {
         }
     }
 
-    /// The files and folders the plan reads (never to be written).
+    /// The local files and folders the plan reads (never to be written): the source (an
+    /// image sequence's folder; nothing for a URL), boxes and needle.
     pub fn inputs(&self) -> Vec<PathBuf> {
-        let mut inputs = vec![self.source.clone()];
+        let mut inputs = crate::media::source::input_paths(&self.source);
         if let Some(b) = &self.boxes {
             inputs.push(b.path.clone());
         }

@@ -271,6 +271,11 @@ impl PreparedNeedle {
             first_frame_time: "0".into(),
             frame_times_from: crate::media::table::TimesFrom::Packets,
             damage: Default::default(),
+            // The sequence's naming, when its folder reads as the same image sequence.
+            images: crate::media::images::ImageSequence::resolve(&self.dir, None)
+                .ok()
+                .filter(|s| s.count == self.images.len())
+                .map(|s| s.record()),
         }
     }
 }
@@ -631,7 +636,12 @@ pub fn plan_batch(
             let sequence = sequences[seq_order[j % sequences.len()]].clone();
             let host = hosts[host_order[j % hosts.len()]].clone();
             let item_seed = SplitMix64::new(seed.wrapping_add(j as u64)).next_u64();
-            let id = format!("{j:05}_{}_in_{}", name(&sequence), name(&host));
+            let host_name = if crate::media::source::is_url(&host) {
+                crate::media::source::display_name(&host)
+            } else {
+                name(&host)
+            };
+            let id = format!("{j:05}_{}_in_{host_name}", name(&sequence));
             let mut plan = Plan::new(id, host, exports.to_vec());
             plan.insert = Some(InsertSpec {
                 sequence,

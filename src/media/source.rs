@@ -1,0 +1,578 @@
+//! Sources of every shape: what a `source` path names and how FFmpeg opens it.
+//!
+//! - **A video file**: opened by its absolute path (so no part of a local name is ever taken
+//!   for an FFmpeg protocol), reading local files only.
+//! - **An image sequence**: a MOT or GOT-10k sequence folder, any folder of images, or a printf
+//!   pattern such as `dir/%06d.jpg`, read with FFmpeg's `image2` demuxer; frame `i` is the
+//!   `i`-th image (see [`crate::media::images`]).
+//! - **An http(s) URL**: opened through FFmpeg's network protocols (only `http`, `https`, `tls`
+//!   and `tcp` are allowed), seeking with range requests, every socket operation bounded by a
+//!   timeout ([`network_timeout`]). Other schemes are refused.
+//!
+//! See `docs/sources.md`.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+
+use ffmpeg_next as ffmpeg;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+pub use crate::media::images::ImageSequence;
+use crate::media::images::{folder_of, mot_parent_of, path_bytes, printf_pattern, read_seqinfo};
+use crate::media::input::Ratio;
+use crate::time::{decimal_text, Time};
+
+/// URL schemes vidprep opens.
+pub const URL_SCHEMES: [&str; 2] = ["http", "https"];
+
+/// FFmpeg protocols a URL source may use (https needs tls and tcp under it).
+const NETWORK_PROTOCOLS: &str = "http,https,tls,tcp";
+
+/// The network timeout when `VIDPREP_NETWORK_TIMEOUT` does not set one, in seconds.
+pub const DEFAULT_NETWORK_TIMEOUT_S: u64 = 30;
+
+/// How long a network operation (connect, a read, a write) may wait before the source fails:
+/// `VIDPREP_NETWORK_TIMEOUT` seconds (a positive number), 30 s by default.
+pub fn network_timeout() -> std::time::Duration {
+    let secs = std::env::var("VIDPREP_NETWORK_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+        .unwrap_or(DEFAULT_NETWORK_TIMEOUT_S as f64);
+    std::time::Duration::from_secs_f64(secs)
+}
+
+/// An exact, positive frame rate: `25`, `29.97`, `30000/1001` (also `25Hz`, `25fps`), between
+/// 0.1 and 1000 frames per second. In JSON it is a number or that text; it is written as text
+/// (`"25"`, `"29.97"`, `"30000/1001"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FrameRate {
+    num: i32,
+    den: i32,
+}
+
+impl FrameRate {
+    /// `num / den` frames per second, checked.
+    pub fn new(num: i64, den: i64) -> std::result::Result<FrameRate, String> {
+        if den == 0 {
+            return Err("a frame rate with a zero denominator".into());
+        }
+        Self::from_time(Time::new(num, den), &format!("{num}/{den}"))
+    }
+
+    fn from_time(t: Time, text: &str) -> std::result::Result<FrameRate, String> {
+        if t < Time::new(1, 10) || t > Time::from_secs(1000) {
+            return Err(format!(
+                "frame rate {text} is outside 0.1..1000 frames per second"
+            ));
+        }
+        match (i32::try_from(t.numer()), i32::try_from(t.denom())) {
+            (Ok(num), Ok(den)) => Ok(FrameRate { num, den }),
+            _ => Err(format!(
+                "frame rate {text} is too fine a fraction (its numerator and denominator must fit 32 bits)"
+            )),
+        }
+    }
+
+    /// The rate as FFmpeg keeps it (`num/den`, reduced).
+    pub fn as_ratio(self) -> Ratio {
+        Ratio::new(self.num, self.den)
+    }
+
+    /// Frames per second, exactly.
+    pub fn as_time(self) -> Time {
+        Time::new(self.num as i64, self.den as i64)
+    }
+}
+
+impl std::fmt::Display for FrameRate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&decimal_text(self.as_time()))
+    }
+}
+
+impl std::str::FromStr for FrameRate {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<FrameRate, String> {
+        let text = s.trim();
+        let lower = text.to_ascii_lowercase();
+        let body = lower
+            .strip_suffix("hz")
+            .or_else(|| lower.strip_suffix("fps"))
+            .unwrap_or(&lower)
+            .trim();
+        let t: Time = body.parse().map_err(|_| {
+            format!("expected a frame rate like 25, 29.97 or 30000/1001, found {text:?}")
+        })?;
+        Self::from_time(t, text)
+    }
+}
+
+impl Serialize for FrameRate {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FrameRate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<FrameRate, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = FrameRate;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(
+                    f,
+                    "a frame rate: a number like 25 or 29.97, or text like \"30000/1001\""
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<FrameRate, E> {
+                v.parse().map_err(E::custom)
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<FrameRate, E> {
+                v.to_string().parse().map_err(E::custom)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<FrameRate, E> {
+                v.to_string().parse().map_err(E::custom)
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<FrameRate, E> {
+                // The shortest text that reads back as this number: 29.97, not 29.969999...
+                if !v.is_finite() {
+                    return Err(E::custom(format!("frame rate {v} is not a number")));
+                }
+                format!("{v}").parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A source as a request names it: a path (video file, image folder, printf pattern) or an
+/// http(s) URL, with the frame rate the request gives it (`source_fps`, for image sequences
+/// that have none of their own).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Source {
+    path: PathBuf,
+    fps: Option<FrameRate>,
+}
+
+impl Source {
+    /// `path` with the rate given for it, if any.
+    pub fn new(path: impl Into<PathBuf>, fps: Option<FrameRate>) -> Source {
+        Source {
+            path: path.into(),
+            fps,
+        }
+    }
+
+    /// The source as given (it names the source in messages and sidecars).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The frame rate the request gave.
+    pub fn fps(&self) -> Option<FrameRate> {
+        self.fps
+    }
+
+    /// What kind of source this is (without opening it).
+    pub fn kind(&self) -> Result<SourceKind> {
+        classify(&self.path)
+    }
+}
+
+impl From<&Path> for Source {
+    fn from(p: &Path) -> Source {
+        Source::new(p, None)
+    }
+}
+
+impl From<&PathBuf> for Source {
+    fn from(p: &PathBuf) -> Source {
+        Source::new(p.clone(), None)
+    }
+}
+
+impl From<PathBuf> for Source {
+    fn from(p: PathBuf) -> Source {
+        Source::new(p, None)
+    }
+}
+
+impl From<&str> for Source {
+    fn from(p: &str) -> Source {
+        Source::new(p, None)
+    }
+}
+
+impl From<&Source> for Source {
+    fn from(s: &Source) -> Source {
+        s.clone()
+    }
+}
+
+/// The kinds of source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// A local media file (or a path that does not exist: opening it says so).
+    File,
+    /// A folder of images or a printf pattern.
+    Images,
+    /// An http:// or https:// URL.
+    Url,
+}
+
+/// The URL scheme `text` starts with (`http` in `http://...`, `concat` in `concat:a|b`),
+/// lower-cased, if it looks like one (two or more scheme characters, then `:`).
+fn url_scheme(text: &str) -> Option<String> {
+    let (scheme, _) = text.split_once(':')?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (scheme.len() >= 2
+        && first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then(|| scheme.to_ascii_lowercase())
+}
+
+/// True when `path` starts like a URL (`scheme:`), supported or not.
+pub fn has_scheme(path: &Path) -> bool {
+    path.to_str().and_then(url_scheme).is_some()
+}
+
+/// True when `path` is an http:// or https:// URL.
+pub fn is_url(path: &Path) -> bool {
+    path.to_str().is_some_and(|t| {
+        url_scheme(t).is_some_and(|s| URL_SCHEMES.contains(&s.as_str()))
+            && t[t.find(':').unwrap_or(0)..].starts_with("://")
+    })
+}
+
+/// What `path` names, without opening it: an http(s) URL, a folder or printf pattern of
+/// images, or a file. Any other `scheme:` prefix on a path that does not exist locally is an
+/// error naming the supported schemes.
+pub fn classify(path: &Path) -> Result<SourceKind> {
+    let local = std::fs::metadata(path);
+    if let (Err(_), Some(text)) = (&local, path.to_str()) {
+        if let Some(scheme) = url_scheme(text) {
+            if is_url(path) {
+                return Ok(SourceKind::Url);
+            }
+            return Err(Error::request(
+                path,
+                format!(
+                    "`{scheme}:` is not a supported source; vidprep reads local video files, \
+                     image folders and patterns, and {} URLs",
+                    URL_SCHEMES
+                        .iter()
+                        .map(|s| format!("{s}://"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            ));
+        }
+    }
+    match local {
+        Ok(m) if m.is_dir() => Ok(SourceKind::Images),
+        Ok(_) => Ok(SourceKind::File),
+        Err(_) if printf_pattern(path).is_some() => Ok(SourceKind::Images),
+        Err(_) => Ok(SourceKind::File),
+    }
+}
+
+/// True when `path` names an image sequence (a folder or a printf pattern).
+pub fn is_image_sequence(path: &Path) -> bool {
+    matches!(classify(path), Ok(SourceKind::Images))
+}
+
+/// A short name for outputs derived from a source: a file's stem, a folder's name (a MOT
+/// `img1/` folder: its sequence's), a pattern's folder, a URL's last path segment (without its
+/// query or extension, else its host).
+pub fn display_name(path: &Path) -> String {
+    if is_url(path) {
+        let text = path.to_string_lossy();
+        let rest = text.split_once("://").map_or(&*text, |(_, r)| r);
+        let rest = rest.split(['?', '#']).next().unwrap_or(rest);
+        let (host, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        let segment = tail.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+        let segment = Path::new(segment)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = if segment.is_empty() { host } else { &segment };
+        return name
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+    }
+    let named = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "source".into())
+    };
+    if path.is_dir() {
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        if mot_parent_of(&abs).is_some() {
+            if let Some(seq) = abs.parent() {
+                return named(seq);
+            }
+        }
+        return named(&abs);
+    }
+    if printf_pattern(path).is_some() && !path.exists() {
+        let parent = folder_of(path);
+        let abs = std::path::absolute(&parent).unwrap_or(parent);
+        return named(&abs);
+    }
+    path.file_stem()
+        .or(path.file_name())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "source".into())
+}
+
+/// The local files and folders a source reads (for output checks and `--resume`
+/// fingerprints): a file; a sequence's image folder (and its `seqinfo.ini`); nothing for a URL.
+pub fn input_paths(path: &Path) -> Vec<PathBuf> {
+    match classify(path) {
+        Ok(SourceKind::Url) => Vec::new(),
+        Ok(SourceKind::Images) if path.is_dir() => {
+            let mut out = vec![path.to_path_buf()];
+            if let Some(info) = mot_parent_of(path) {
+                out.push(info);
+            } else if let Ok(info) = read_seqinfo(&path.join("seqinfo.ini")) {
+                out.push(path.join(info.im_dir.as_deref().unwrap_or("img1")));
+            }
+            out
+        }
+        Ok(SourceKind::Images) => vec![folder_of(path)],
+        _ => vec![path.to_path_buf()],
+    }
+}
+
+/// Checks a source before any work starts (manifest validation): a file must be a readable
+/// regular file; an image sequence must resolve (images, numbering, a rate); a URL must have
+/// a supported scheme and no `source_fps` (it is not contacted here).
+pub fn check_source(path: &Path, fps: Option<FrameRate>) -> Result<()> {
+    match classify(path)? {
+        SourceKind::File => {
+            crate::media::input::check_input_file(path)?;
+            Ok(())
+        }
+        SourceKind::Url => refuse_rate(path, fps, "a URL"),
+        SourceKind::Images => ImageSequence::resolve(path, fps).map(|_| ()),
+    }
+}
+
+fn refuse_rate(path: &Path, fps: Option<FrameRate>, what: &str) -> Result<()> {
+    match fps {
+        Some(r) => Err(Error::request(
+            path,
+            format!(
+                "is {what} with its own frame timing; `source_fps` ({r}) is only for image sequences (folders and patterns): drop it"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// How FFmpeg opens a source: the URL or path it is given, a forced demuxer and options.
+pub(crate) struct OpenRecipe {
+    pub url: CString,
+    pub format: Option<&'static str>,
+    pub options: Vec<(String, String)>,
+}
+
+impl OpenRecipe {
+    /// The options as an FFmpeg dictionary.
+    pub fn dictionary(&self) -> ffmpeg::Dictionary<'static> {
+        let mut d = ffmpeg::Dictionary::new();
+        for (k, v) in &self.options {
+            d.set(k, v);
+        }
+        d
+    }
+}
+
+/// The recipe for a local file: its absolute path (a name with a colon is never a protocol),
+/// local files only.
+pub(crate) fn file_recipe(path: &Path) -> Result<OpenRecipe> {
+    let abs = std::path::absolute(path).map_err(|e| Error::read(path, e))?;
+    Ok(OpenRecipe {
+        url: CString::new(path_bytes(&abs)).map_err(|_| {
+            Error::request(path, "has a NUL byte in its path, which FFmpeg cannot open")
+        })?,
+        format: None,
+        options: vec![("protocol_whitelist".into(), "file".into())],
+    })
+}
+
+/// The recipe for an http(s) URL: network protocols only, every socket operation bounded by
+/// [`network_timeout`].
+pub(crate) fn url_recipe(path: &Path) -> Result<OpenRecipe> {
+    let text = path.to_str().unwrap_or_default();
+    let micros = network_timeout().as_micros().to_string();
+    Ok(OpenRecipe {
+        url: CString::new(text)
+            .map_err(|_| Error::request(path, "has a NUL byte, which FFmpeg cannot open"))?,
+        format: None,
+        options: vec![
+            ("protocol_whitelist".into(), NETWORK_PROTOCOLS.into()),
+            // The generic I/O timeout, and http's `timeout`, which it hands to tcp (connect,
+            // reads and writes of the socket).
+            ("rw_timeout".into(), micros.clone()),
+            ("timeout".into(), micros),
+            (
+                "user_agent".into(),
+                format!("vidprep/{}", env!("CARGO_PKG_VERSION")),
+            ),
+        ],
+    })
+}
+
+/// What an opened source is: the recipe, and for an image sequence its resolution.
+pub(crate) struct Resolved {
+    pub recipe: OpenRecipe,
+    pub kind: SourceKind,
+    pub sequence: Option<std::sync::Arc<ImageSequence>>,
+}
+
+/// Resolves `source` into what FFmpeg opens.
+pub(crate) fn resolve(source: &Source) -> Result<Resolved> {
+    let path = source.path();
+    match classify(path)? {
+        SourceKind::File => {
+            crate::media::input::check_input_file(path)?;
+            refuse_rate(path, source.fps(), "a media file")?;
+            Ok(Resolved {
+                recipe: file_recipe(path)?,
+                kind: SourceKind::File,
+                sequence: None,
+            })
+        }
+        SourceKind::Url => {
+            refuse_rate(path, source.fps(), "a URL")?;
+            Ok(Resolved {
+                recipe: url_recipe(path)?,
+                kind: SourceKind::Url,
+                sequence: None,
+            })
+        }
+        SourceKind::Images => {
+            let seq = ImageSequence::resolve(path, source.fps())?;
+            Ok(Resolved {
+                recipe: seq.open_recipe()?,
+                kind: SourceKind::Images,
+                sequence: Some(std::sync::Arc::new(seq)),
+            })
+        }
+    }
+}
+
+/// The error for a URL that FFmpeg could not open or read: the server's answer, a refused
+/// connection, a timeout, or data that is not a video.
+pub(crate) fn network_error(path: &Path, e: ffmpeg::Error) -> Error {
+    let timeout = network_timeout().as_secs_f64();
+    let detail =
+        match e {
+            ffmpeg::Error::HttpNotFound => "the server answered 404 Not Found".to_string(),
+            ffmpeg::Error::HttpBadRequest
+            | ffmpeg::Error::HttpUnauthorized
+            | ffmpeg::Error::HttpForbidden
+            | ffmpeg::Error::HttpOther4xx
+            | ffmpeg::Error::HttpServerError => format!("the server refused the request ({e})"),
+            ffmpeg::Error::Other { errno } => {
+                match std::io::Error::from_raw_os_error(errno).kind() {
+                std::io::ErrorKind::ConnectionRefused => {
+                    "the connection was refused (is the server running, is the port right?)"
+                        .to_string()
+                }
+                std::io::ErrorKind::TimedOut => format!(
+                    "the server did not answer within {timeout} s (the network timeout; VIDPREP_NETWORK_TIMEOUT sets it)"
+                ),
+                _ => format!("cannot read it over the network ({e})"),
+            }
+            }
+            ffmpeg::Error::Exit => "interrupted".to_string(),
+            ffmpeg::Error::InvalidData => {
+                "what the server sent is not a video FFmpeg can read".to_string()
+            }
+            other => format!("cannot read it over the network ({other})"),
+        };
+    Error::Network {
+        url: path.display().to_string(),
+        message: detail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_rates_are_exact() {
+        assert_eq!(
+            "25".parse::<FrameRate>().unwrap().as_ratio(),
+            Ratio::new(25, 1)
+        );
+        assert_eq!(
+            "29.97".parse::<FrameRate>().unwrap().as_ratio(),
+            Ratio::new(2997, 100)
+        );
+        assert_eq!(
+            "30000/1001".parse::<FrameRate>().unwrap().to_string(),
+            "30000/1001"
+        );
+        assert_eq!("10Hz".parse::<FrameRate>().unwrap().to_string(), "10");
+        assert!("0".parse::<FrameRate>().is_err());
+        assert!("-5".parse::<FrameRate>().is_err());
+        assert!("5000".parse::<FrameRate>().is_err());
+        assert!("fast".parse::<FrameRate>().is_err());
+        let r: FrameRate = serde_json::from_str("29.97").unwrap();
+        assert_eq!(r.to_string(), "29.97");
+        let r: FrameRate = serde_json::from_str("25").unwrap();
+        assert_eq!(serde_json::to_string(&r).unwrap(), "\"25\"");
+        let r: FrameRate = serde_json::from_str("\"30000/1001\"").unwrap();
+        assert_eq!(r.as_ratio(), Ratio::new(30000, 1001));
+    }
+
+    #[test]
+    fn schemes_and_kinds() {
+        assert!(is_url(Path::new("http://127.0.0.1:8000/x.mp4")));
+        assert!(is_url(Path::new("HTTPS://example.org/a/b.mp4?x=1")));
+        assert!(!is_url(Path::new("ftp://example.org/x.mp4")));
+        assert!(!is_url(Path::new("http:x.mp4")));
+        for bad in [
+            "ftp://h/x.mp4",
+            "rtmp://h/live",
+            "file:x.mp4",
+            "concat:a.mp4|b.mp4",
+            "subfile:,,start,0,end,0,:x.mp4",
+        ] {
+            let e = classify(Path::new(bad)).unwrap_err().to_string();
+            assert!(
+                e.contains("not a supported source") && e.contains("https://"),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(
+            classify(Path::new("missing.mp4")).unwrap(),
+            SourceKind::File
+        );
+        assert_eq!(
+            classify(Path::new("dir/%06d.jpg")).unwrap(),
+            SourceKind::Images
+        );
+        assert_eq!(
+            display_name(Path::new("https://h.org/v/clip.mp4?sig=1")),
+            "clip"
+        );
+        assert_eq!(display_name(Path::new("http://h.org/")), "h.org");
+        assert_eq!(display_name(Path::new("a/b/%06d.png")), "b");
+    }
+}
