@@ -515,8 +515,16 @@ fn bad_requests_are_clear_and_write_nothing() {
             "--annotations",
         ),
         (vec!["--track".into(), "1".into()], 2, "--by annotations"),
-        (vec!["--annotations".into(), "x.csv".into()], 2, "--by annotations"),
-        (vec!["--region".into(), "0,0,10,10".into()], 2, "--by activity"),
+        (
+            vec!["--annotations".into(), "x.csv".into()],
+            2,
+            "--by annotations",
+        ),
+        (
+            vec!["--region".into(), "0,0,10,10".into()],
+            2,
+            "--by activity",
+        ),
         (
             vec![
                 "--by".into(),
@@ -674,4 +682,52 @@ fn chunked_analysis_equals_one_pass() {
             csvs[0].1
         );
     }
+}
+
+/// An image folder (with its rate given) is a source like a video: the same boundaries, and
+/// the proposals carry the rate so that `cut --manifest` cuts the same frames.
+#[test]
+fn an_image_folder_is_detected_like_its_video() {
+    let dir = tempfile::tempdir().unwrap();
+    let video = joined(dir.path());
+    let folder = dir.path().join("frames");
+    std::fs::create_dir(&folder).unwrap();
+    cmd::ffmpeg(&[
+        "-i",
+        &cmd::p(&video),
+        "-start_number",
+        "1",
+        "-q:v",
+        "2",
+        &cmd::p(&folder.join("%06d.jpg")),
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let m = dir.path().join("p.jsonl");
+    let from_video = detect_json(&[&cmd::p(&video), "-o", &cmd::p(&m)]);
+    let from_folder = detect_json(&[&cmd::p(&folder), "-o", &cmd::p(&m), "--source-fps", "25"]);
+    assert_eq!(from_folder["frames"], 350);
+    let cuts = |v: &Value| -> Vec<(String, u64, u64)> {
+        boundaries(v).into_iter().filter(|b| b.0 == "cut").collect()
+    };
+    assert_eq!(cuts(&from_folder), cuts(&from_video));
+    assert_eq!(
+        boundaries(&from_folder).len(),
+        3,
+        "{}",
+        from_folder["boundaries"]
+    );
+    let text = std::fs::read_to_string(&m).unwrap();
+    assert!(text.contains("\"source_fps\""), "{text}");
+    let clips = dir.path().join("clips");
+    vidprep()
+        .args(["cut", "--manifest"])
+        .arg(&m)
+        .arg("--out-dir")
+        .arg(&clips)
+        .args(["--preset", "ultrafast"])
+        .assert()
+        .success();
+    let sp = spans(&from_folder);
+    let clip = clips.join("frames_e003").join("clip.mp4");
+    assert_eq!(oracle::count_frames(&clip), sp[2].1 - sp[2].0);
 }

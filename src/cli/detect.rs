@@ -55,8 +55,10 @@ fn parse_positive(s: &str) -> Result<f32, String> {
 
 #[derive(Args)]
 pub struct DetectArgs {
-    /// The raw video.
+    /// The raw video: a file, an image folder or pattern, or an http(s) URL.
     source: PathBuf,
+    #[command(flatten)]
+    source_fps: super::args::SourceFpsArg,
     /// Where to write the proposals: a JSONL manifest, one item per line.
     #[arg(short, long)]
     output: PathBuf,
@@ -196,7 +198,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         id_prefix: args.id_prefix.clone(),
     };
     // Claim the outputs before decoding anything: a bad -o fails fast.
-    let mut inputs = vec![args.source.clone()];
+    let mut inputs = vidprep::media::input_paths(&args.source);
     inputs.extend(args.annotations.clone());
     let mut group = OutputGroup::new(&inputs);
     let manifest_temp = group.file(&args.output)?;
@@ -215,7 +217,8 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         }
     }
     let mut progress = super::progress::BarProgress::new("detect");
-    let detection = vidprep::detect::detect(&args.source, &options, &mut progress)?;
+    let source = vidprep::media::Source::new(args.source.clone(), args.source_fps.source_fps);
+    let detection = vidprep::detect::detect(&source, &options, &mut progress)?;
     progress.done();
     std::fs::write(&manifest_temp, detection.manifest())
         .with_context(|| format!("writing {}", args.output.display()))?;

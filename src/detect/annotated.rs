@@ -3,13 +3,14 @@
 //! or the temporal span a V-STaR item gives (`timestamps: [start_s, end_s]`, both ends
 //! shown). Needs the frame table, never a decode.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::spans::Span;
 use crate::annotations::{Fill, Format, ReadOptions};
 use crate::error::{Error, Result};
+use crate::media::source::Source;
 use crate::media::table::FrameTable;
 use crate::overlay::{BoxesRequest, SourceBoxes};
 use crate::time::Time;
@@ -48,8 +49,8 @@ impl AnnotationSpans {
 }
 
 /// The spans of `request` on the frames of `source` (whose table is `table`).
-pub fn spans(source: &Path, table: &FrameTable, request: &AnnotationSpans) -> Result<Vec<Span>> {
-    let info = crate::media::input::VideoInput::open(source)?.video;
+pub fn spans(source: &Source, table: &FrameTable, request: &AnnotationSpans) -> Result<Vec<Span>> {
+    let info = crate::media::input::VideoInput::open(source.clone())?.video;
     let (w, h) = info.displayed_size();
     let mut boxes = BoxesRequest::new(request.path.clone());
     boxes.format = request.format;

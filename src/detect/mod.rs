@@ -23,13 +23,13 @@ pub mod scan;
 pub mod shots;
 pub mod spans;
 
-use std::path::{Path, PathBuf};
 #[cfg(test)]
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::media::source::Source;
 use crate::media::table::FrameTable;
 use crate::pipeline::Progress;
 use crate::plan::{Plan, SpanSpec};
@@ -137,8 +137,8 @@ pub struct Proposal {
 /// What `detect` found.
 #[derive(Clone, Debug)]
 pub struct Detection {
-    /// The source.
-    pub source: PathBuf,
+    /// The source (a video file, an image sequence with its rate, or a URL).
+    pub source: Source,
     /// Its frame count.
     pub frames: usize,
     /// Per-frame statistics (empty when nothing needed decoding).
@@ -151,20 +151,21 @@ pub struct Detection {
 
 /// Detects the events of `source`.
 pub fn detect(
-    source: &Path,
+    source: &Source,
     options: &DetectOptions,
     progress: &mut dyn Progress,
 ) -> Result<Detection> {
-    crate::media::input::check_input_file(source)?;
-    let table = FrameTable::for_file(source)?;
+    crate::media::source::check_source(source.path(), source.fps())?;
+    let table = FrameTable::for_source(source)?;
+    let path = source.path();
     let n = table.len();
     if n == 0 {
-        return Err(Error::corrupt(source, "", "the video holds no frames"));
+        return Err(Error::corrupt(path, "", "the video holds no frames"));
     }
     let needs_scan = options.by != Detector::Annotations || options.split_at_shots;
     let region = match options.region {
         Some(r) => {
-            let (w, h) = crate::media::input::VideoInput::open(source)?
+            let (w, h) = crate::media::input::VideoInput::open(source.clone())?
                 .video
                 .displayed_size();
             let (w, h) = (f64::from(w), f64::from(h));
@@ -172,7 +173,7 @@ pub fn detect(
             {
                 return Err(Error::Usage(format!(
                     "{}: the region {},{},{},{} is not inside the {w}x{h} frame (x1,y1,x2,y2 in displayed pixels, x1 < x2, y1 < y2)",
-                    source.display(),
+                    path.display(),
                     r.x1,
                     r.y1,
                     r.x2,
@@ -213,7 +214,7 @@ pub fn detect(
         Detector::Annotations => {
             let request = options.annotations.as_ref().ok_or_else(|| {
                 Error::request(
-                    source,
+                    path,
                     "the annotations detector needs annotations (`annotations`)",
                 )
             })?;
@@ -234,7 +235,10 @@ pub fn detect(
             &table,
         );
     }
-    let prefix = options.id_prefix.clone().unwrap_or_else(|| stem_of(source));
+    let prefix = options
+        .id_prefix
+        .clone()
+        .unwrap_or_else(|| safe_name(&crate::media::source::display_name(path)));
     let proposals = shaped
         .into_iter()
         .enumerate()
@@ -265,7 +269,7 @@ pub fn detect(
         })
         .collect();
     Ok(Detection {
-        source: source.to_path_buf(),
+        source: source.clone(),
         frames: n,
         stats,
         boundaries,
@@ -282,13 +286,9 @@ pub(crate) fn time_at(table: &FrameTable, index: usize) -> Time {
     }
 }
 
-/// A name for ids: the file stem, made safe for a folder name.
-fn stem_of(source: &Path) -> String {
-    let stem = source
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_else(|| "event".into());
-    let clean: String = stem
+/// A name made safe for ids (folder names).
+fn safe_name(name: &str) -> String {
+    let clean: String = name
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -312,7 +312,8 @@ impl Detection {
         self.proposals
             .iter()
             .map(|p| {
-                let mut plan = Plan::new(p.id.clone(), self.source.clone(), Vec::new());
+                let mut plan = Plan::new(p.id.clone(), self.source.path(), Vec::new());
+                plan.source_fps = self.source.fps();
                 plan.exports = crate::plan::Plan::default_exports();
                 plan.span = Some(SpanSpec {
                     start: Some(TimeSpec::Frame(p.start as u64)),

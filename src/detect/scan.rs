@@ -5,7 +5,6 @@
 //! first frames have the history their statistics need. Memory holds one thumbnail history
 //! per worker and the statistics (a few dozen bytes a frame), never the video.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
@@ -16,6 +15,7 @@ use ffmpeg_next as ffmpeg;
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::frame::Converter;
+use crate::media::source::Source;
 use crate::media::table::{FrameTable, Identity};
 use crate::pipeline::Progress;
 use crate::time::Time;
@@ -117,7 +117,7 @@ pub struct ScanOptions {
 
 /// Computes the statistics of every frame of `path`, in index order.
 pub fn scan(
-    path: &Path,
+    source: &Source,
     table: Arc<FrameTable>,
     options: &ScanOptions,
     progress: &mut dyn Progress,
@@ -151,7 +151,7 @@ pub fn scan(
                 let next = queue.lock().ok().and_then(|mut q| q.pop_front());
                 let Some(chunk) = next else { break };
                 let threads = if single { 0 } else { 1 };
-                let result = scan_chunk(path, &table, chunk, threads, &options, &stop, &sender);
+                let result = scan_chunk(source, &table, chunk, threads, &options, &stop, &sender);
                 if let Err(e) = result {
                     stop.store(true, Ordering::SeqCst);
                     let _ = sender.send(Err(e));
@@ -187,7 +187,7 @@ pub fn scan(
     if out.len() != n || out.iter().enumerate().any(|(i, s)| s.index != i) {
         return Err(Error::internal(format!(
             "{}: the analysis pass returned {} frames of {n}",
-            path.display(),
+            source.path().display(),
             out.len()
         )));
     }
@@ -233,7 +233,7 @@ fn plan_chunks(table: &FrameTable, workers: usize) -> Vec<Chunk> {
 /// and sends the statistics of the frames this chunk owns: `[start + HISTORY, end +
 /// HISTORY)` for every chunk but the first, which owns its frames from 0.
 fn scan_chunk(
-    path: &Path,
+    source: &Source,
     table: &Arc<FrameTable>,
     chunk: Chunk,
     threads: usize,
@@ -260,7 +260,8 @@ fn scan_chunk(
         skip_loop_filter: true,
         ..DecodeOptions::default()
     };
-    let mut reader = FrameReader::open_with_table(path, decode, table.clone())?;
+    let path = source.path();
+    let mut reader = FrameReader::open_with_table(source.clone(), decode, table.clone())?;
     if chunk.start > 0 {
         reader.seek_to_index(chunk.start)?;
     }

@@ -19,5 +19,5 @@ pub use frame::Frame;
 pub use images::{ImageSequence, ImagesRecord, Layout, Naming};
 pub use input::{Ratio, Rotation, VideoStreamInfo};
 pub use probe::{probe, probe_source, AudioInfo, MediaInfo, VideoInfo};
-pub use source::{FrameRate, Source, SourceKind};
+pub use source::{input_paths, FrameRate, Source, SourceKind};
 pub use table::{FrameEntry, FrameTable};
