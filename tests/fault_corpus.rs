@@ -1488,10 +1488,14 @@ fn interrupting_a_single_command_leaves_nothing_half_written() {
                 );
                 continue;
             }
-            // Interrupted: exit 130, and not even the output folder it made is left.
-            assert_eq!(
-                status.code(),
-                Some(130),
+            // Interrupted: exit 130, and not even the output folder it made is left. On a
+            // loaded machine the signal can arrive before the handler is installed (the first
+            // instructions of `main`): the default action ends the process before it has
+            // written anything, which keeps the same guarantee.
+            use std::os::unix::process::ExitStatusExt;
+            let killed_before_start = status.code().is_none() && status.signal().is_some();
+            assert!(
+                status.code() == Some(130) || killed_before_start,
                 "{signal} after {ms} ms: {status:?}"
             );
             assert!(left.is_empty(), "{signal} after {ms} ms left {left:?}");
