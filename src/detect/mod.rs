@@ -337,9 +337,15 @@ impl Detection {
 
     /// The per-frame statistics as CSV (as PySceneDetect's stats file): one row per frame.
     pub fn stats_csv(&self) -> String {
-        let mut text = String::from(
-            "frame,time_s,content,histogram,luma,motion,far_6,far_12,far_24,blend_6,blend_12,blend_24,boundary\n",
-        );
+        use std::fmt::Write;
+        let mut text = String::from("frame,time_s,content,histogram,luma,dark,motion");
+        for lag in scan::LAGS {
+            let _ = write!(text, ",far_{lag}");
+        }
+        for lag in scan::LAGS {
+            let _ = write!(text, ",blend_{lag}");
+        }
+        text.push_str(",boundary\n");
         for s in &self.stats {
             let boundary = self
                 .boundaries
@@ -350,22 +356,21 @@ impl Detection {
                 })
                 .map(|b| format!("{:?}", b.kind).to_lowercase())
                 .unwrap_or_default();
-            text.push_str(&format!(
-                "{},{:.6},{:.3},{:.4},{:.2},{:.4},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{}\n",
+            let _ = write!(
+                text,
+                "{},{:.6},{:.3},{:.4},{:.2},{:.4},{:.4}",
                 s.index,
                 s.time.as_secs_f64(),
                 s.content,
                 s.histogram,
                 s.luma,
-                s.motion,
-                s.far[0],
-                s.far[1],
-                s.far[2],
-                s.blend[0],
-                s.blend[1],
-                s.blend[2],
-                boundary
-            ));
+                s.dark,
+                s.motion
+            );
+            for v in s.far.iter().chain(&s.blend) {
+                let _ = write!(text, ",{v:.3}");
+            }
+            let _ = writeln!(text, ",{boundary}");
         }
         text
     }

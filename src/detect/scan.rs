@@ -22,7 +22,7 @@ use crate::time::Time;
 
 /// The lags (in frames) at which a frame is compared with an earlier one to find dissolves:
 /// a dissolve of `L` frames shows best at the smallest lag at or above `L`.
-pub const LAGS: [usize; 3] = [6, 12, 24];
+pub const LAGS: [usize; 4] = [6, 12, 24, 48];
 
 /// History a frame's statistics need: the largest lag.
 const HISTORY: usize = LAGS[LAGS.len() - 1];
@@ -55,11 +55,11 @@ pub struct FrameStats {
     /// [`MOTION_NOISE`] since the previous frame, 0-1.
     pub motion: f32,
     /// For each lag `k` of [`LAGS`]: mean absolute luma difference from frame `index - k`.
-    pub far: [f32; 3],
+    pub far: [f32; LAGS.len()],
     /// For each lag `k`: how far the frame `k/2` back is from the average of this frame and
     /// the frame `k` back (mean absolute luma difference): small when the stretch is a
     /// cross-fade between its ends, large when it is motion.
-    pub blend: [f32; 3],
+    pub blend: [f32; LAGS.len()],
 }
 
 impl Default for FrameStats {
@@ -72,8 +72,8 @@ impl Default for FrameStats {
             content: 0.0,
             histogram: 0.0,
             motion: 0.0,
-            far: [0.0; 3],
-            blend: [0.0; 3],
+            far: [0.0; LAGS.len()],
+            blend: [0.0; LAGS.len()],
         }
     }
 }

@@ -67,7 +67,7 @@ pub struct ShotOptions {
 impl Default for ShotOptions {
     fn default() -> Self {
         ShotOptions {
-            min_content: 12.0,
+            min_content: 8.0,
             adaptive: 3.0,
             window: 2,
             fades: true,
@@ -98,13 +98,23 @@ pub fn boundaries(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> 
         }
     }
     gradual.sort_by_key(|b| b.start);
+    let cuts = cuts(stats, options);
+    // A dissolve that ends or starts at a hard cut is the motion of the shot beside the cut
+    // (the cut explains the change): the cut stays, the dissolve goes.
+    gradual.retain(|g| {
+        g.kind != BoundaryKind::Dissolve
+            || !cuts
+                .iter()
+                .any(|c| c.start.abs_diff(g.start) <= 1 || c.start.abs_diff(g.end) <= 1)
+    });
     let mut all = gradual.clone();
-    for c in cuts(stats, options) {
-        // A cut inside (or at the edge of) a gradual transition is that transition.
-        if !gradual
-            .iter()
-            .any(|g| c.start + 1 >= g.start && c.start <= g.end + 1)
-        {
+    for c in cuts {
+        // A cut inside a gradual transition (or at a fade's edge) is that transition.
+        let inside = |g: &Boundary| match g.kind {
+            BoundaryKind::Dissolve => g.start < c.start && c.start < g.end,
+            _ => c.start + 1 >= g.start && c.start <= g.end + 1,
+        };
+        if !gradual.iter().any(inside) {
             all.push(c);
         }
     }
@@ -140,15 +150,46 @@ pub fn cuts(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
         if c < options.min_content {
             continue;
         }
-        let lo = i.saturating_sub(w).max(1);
-        let neighbours = stats[lo..(i + w + 1).min(n)]
-            .iter()
-            .filter(|s| s.index != i)
-            .map(|s| s.content);
-        let (sum, count) = neighbours.fold((0.0, 0), |(s, c), v| (s + v, c + 1));
-        let around = if count == 0 { 0.0 } else { sum / count as f32 };
+        let mean = |from: usize, to: usize| {
+            let v = &stats[from.max(1).min(to)..to];
+            if v.is_empty() {
+                None
+            } else {
+                Some(v.iter().map(|s| s.content).sum::<f32>() / v.len() as f32)
+            }
+        };
+        let before = mean(i.saturating_sub(w), i);
+        let after = mean(i + 1, (i + 1 + w).min(n));
+        let around = match (before, after) {
+            (Some(b), Some(a)) => (b + a) / 2.0,
+            (Some(x), None) | (None, Some(x)) => x,
+            (None, None) => 0.0,
+        };
         let ratio = c / around.max(0.5);
-        if ratio >= options.adaptive {
+        // A cut into (or out of) a moving shot: the change stands far above the calm side
+        // and clearly above the busy one. Motion starting never does both.
+        let (calm, busy) = match (before, after) {
+            (Some(b), Some(a)) => (b.min(a), b.max(a)),
+            _ => (around, around),
+        };
+        let one_sided = c >= options.adaptive * calm.max(0.5) && c >= 1.5 * busy;
+        // A flash: a few frames later the picture is back to what it was before.
+        // (Frame i+5-d against frame i-1-d, for d up to 3: also catches the frame after a
+        // one-frame flash, whose change is the return.)
+        // "Back" means within a third of the change, or (in a moving shot) no further than
+        // motion alone took the picture over six frames just before.
+        let motion_before = stats[i - 1].far[0];
+        let flash = (0..=3).any(|d| {
+            if i + 5 - d >= n || i <= d {
+                return false;
+            }
+            let back = stats[i + 5 - d].far[0];
+            back < 0.35 * c || (back <= 1.2 * motion_before && back < 0.6 * c)
+        });
+        if flash {
+            continue;
+        }
+        if ratio >= options.adaptive || one_sided {
             out.push(Boundary {
                 kind: BoundaryKind::Cut,
                 start: i,
@@ -331,10 +372,18 @@ mod tests {
             .collect()
     }
 
+    /// A cut at `at`: a change of `size`, and the frames after it stay far from those before.
+    fn cut_at(s: &mut [FrameStats], at: usize, size: f32) {
+        s[at].content = size;
+        for st in &mut s[at..at + 6] {
+            st.far[0] = size;
+        }
+    }
+
     #[test]
     fn a_spike_is_a_cut_and_steady_motion_is_not() {
         let mut s = flat(100, 4.0);
-        s[40].content = 40.0;
+        cut_at(&mut s, 40, 40.0);
         let b = boundaries(&s, &ShotOptions::default());
         assert_eq!(b.len(), 1, "{b:?}");
         assert_eq!(
@@ -346,10 +395,20 @@ mod tests {
     }
 
     #[test]
-    fn short_shots_are_merged() {
+    fn a_flash_is_not_a_cut() {
+        // Frame 40 jumps away and a few frames later the picture is back.
         let mut s = flat(100, 2.0);
         s[40].content = 40.0;
-        s[43].content = 40.0;
+        s[41].content = 40.0;
+        s[40].far[0] = 40.0;
+        assert!(boundaries(&s, &ShotOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn short_shots_are_merged() {
+        let mut s = flat(100, 2.0);
+        cut_at(&mut s, 40, 40.0);
+        cut_at(&mut s, 43, 40.0);
         let b = boundaries(&s, &ShotOptions::default());
         assert_eq!(b.iter().map(|b| b.start).collect::<Vec<_>>(), vec![40]);
     }
