@@ -608,8 +608,9 @@ def write_detect_section(speed, accuracy, load):
     lines = [DETECT_BEGIN, "", "## detect", "", " ".join(task_detect.__doc__.split()), "",
              f"Run: `python3 bench/run.py {' '.join(sys.argv[1:])}` on {platform.node()}: {os.cpu_count()} cores, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; vidprep binary `{VIDPREP}`. Tools: {versions()}. "
-             f"The machine was shared: load average (1 min) {load[0]:.1f} before the timing and {load[1]:.1f} after, "
-             f"on {os.cpu_count()} cores.", "", "| target | | measured |", "|---|---|---|",
+             f"The machine is shared: load average (1 min) {load[0]:.1f} just before the timing (other users' work) "
+             f"and {load[1]:.1f} just after it (including the tools' own runs), on {os.cpu_count()} cores.", "",
+             "| target | | measured |", "|---|---|---|",
              f"| At most half PySceneDetect detect-content's wall time | {'met' if ratio >= 2 else 'MISSED'} | "
              f"{ratio:.2f}x (vidprep {ours.median:.1f} s, PySceneDetect {peer.median:.1f} s) |"]
     if accuracy:
