@@ -12,33 +12,13 @@ use std::time::{Duration, Instant};
 use common::oracle::{self, PixFmt};
 use common::synth::{Corruption, SynthVideo};
 use serde_json::Value;
-use support::vidprep;
+use support::{source_frames, temporaries, vidprep};
 
 fn report(dir: &Path, name: &str) -> Vec<Value> {
     std::fs::read_to_string(dir.join(name))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn source_frames(sidecar: &Value) -> Vec<usize> {
-    let mut v = Vec::new();
-    for run in sidecar["frames"].as_array().unwrap() {
-        let start = run["source_start"].as_u64().unwrap() as usize;
-        for k in 0..run["count"].as_u64().unwrap() as usize {
-            v.push(start + k);
-        }
-    }
-    v
-}
-
-fn temporaries(dir: &Path) -> Vec<PathBuf> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().contains("vidprep-tmp"))
-        .map(|e| e.into_path())
         .collect()
 }
 

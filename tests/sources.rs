@@ -18,7 +18,7 @@ use common::cmd::{self, p};
 use common::oracle::{self, DecodeOpts, Frame, PixFmt};
 use common::synth::SynthVideo;
 use serde_json::Value;
-use support::{shared, sidecar, vidprep};
+use support::{shared, sidecar, source_frames, temporaries, vidprep};
 
 /// Writes `frames` frame-coded testsrc2 images `dir/<name>` (a printf name, numbered from 1).
 fn images(dir: &Path, frames: u32, name: &str, size: (u32, u32)) {
@@ -156,27 +156,6 @@ fn through_420(image: &Path) -> Frame {
 
 fn frames_json(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("frames.json")).unwrap()).unwrap()
-}
-
-/// Source frame of every output frame, from a sidecar's runs.
-fn source_frames(sc: &Value) -> Vec<u64> {
-    let mut v = Vec::new();
-    for run in sc["frames"].as_array().unwrap() {
-        let start = run["source_start"].as_u64().unwrap();
-        for k in 0..run["count"].as_u64().unwrap() {
-            v.push(start + k);
-        }
-    }
-    v
-}
-
-fn temporaries(dir: &Path) -> Vec<PathBuf> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().contains("vidprep-tmp"))
-        .map(|e| e.into_path())
-        .collect()
 }
 
 #[test]
@@ -388,10 +367,7 @@ fn a_cut_of_a_folder_holds_exactly_its_span() {
         let got = oracle::framemd5(&out, &DecodeOpts::new(PixFmt::Yuv420p));
         assert_eq!(got, all[first..last].to_vec(), "{start}..{end}");
         let sc = sidecar(&out);
-        assert_eq!(
-            source_frames(&sc),
-            (first as u64..last as u64).collect::<Vec<_>>()
-        );
+        assert_eq!(source_frames(&sc), (first..last).collect::<Vec<_>>());
         let images = &sc["sources"][0]["images"];
         assert_eq!(images["pattern"], "%06d.jpg");
         assert_eq!(images["first_number"], 1);
@@ -537,7 +513,7 @@ fn a_manifest_item_with_a_folder_source_runs_and_resumes() {
         "{err}"
     );
     let sc = sidecar(&out.join("seq/clip.mp4"));
-    assert_eq!(source_frames(&sc), (4..16).collect::<Vec<_>>());
+    assert_eq!(source_frames(&sc), (4..16).collect::<Vec<usize>>());
     assert_eq!(sc["request"]["source_fps"], "10");
     assert_eq!(sc["sources"][0]["images"]["pattern"], "img_%04d.png");
     assert_eq!(
@@ -583,26 +559,21 @@ fn a_manifest_item_with_a_folder_source_runs_and_resumes() {
         std::fs::read(out.join("seq/clip.mp4")).unwrap()
     );
     // Resume: nothing changed, nothing redone; a new image redoes the items that read it.
-    let a = vidprep()
-        .arg("run")
-        .arg(&manifest)
-        .arg("--out-dir")
-        .arg(&out)
-        .args(["--resume", "--json"])
-        .assert()
-        .code(1);
-    let summary: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let resume = || -> Value {
+        let a = vidprep()
+            .arg("run")
+            .arg(&manifest)
+            .arg("--out-dir")
+            .arg(&out)
+            .args(["--resume", "--json"])
+            .assert()
+            .code(1);
+        serde_json::from_slice(&a.get_output().stdout).unwrap()
+    };
+    let summary = resume();
     assert_eq!(summary["skipped"], 2, "{summary}");
     std::fs::copy(d.join("frames/img_0020.png"), d.join("frames/img_0021.png")).unwrap();
-    let a = vidprep()
-        .arg("run")
-        .arg(&manifest)
-        .arg("--out-dir")
-        .arg(&out)
-        .args(["--resume", "--json"])
-        .assert()
-        .code(1);
-    let summary: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let summary = resume();
     assert_eq!(summary["skipped"], 0, "{summary}");
 }
 

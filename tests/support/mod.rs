@@ -53,3 +53,25 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// The source frame of every output frame, from a sidecar's `frames` runs.
+pub fn source_frames(sidecar: &serde_json::Value) -> Vec<usize> {
+    let mut v = Vec::new();
+    for run in sidecar["frames"].as_array().unwrap() {
+        let start = run["source_start"].as_u64().unwrap() as usize;
+        for k in 0..run["count"].as_u64().unwrap() as usize {
+            v.push(start + k);
+        }
+    }
+    v
+}
+
+/// vidprep's temporary files and folders left anywhere below `dir`.
+pub fn temporaries(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("vidprep-tmp"))
+        .map(|e| e.into_path())
+        .collect()
+}
