@@ -731,3 +731,39 @@ fn an_image_folder_is_detected_like_its_video() {
     let clip = clips.join("frames_e003").join("clip.mp4");
     assert_eq!(oracle::count_frames(&clip), sp[2].1 - sp[2].0);
 }
+
+/// A source named relative to where the command runs still opens when the manifest is saved
+/// in another folder (a manifest's relative paths are read from its own folder).
+#[test]
+fn a_manifest_in_another_folder_still_finds_a_relative_source() {
+    let dir = tempfile::tempdir().unwrap();
+    one_mover(dir.path());
+    std::fs::create_dir(dir.path().join("lists")).unwrap();
+    vidprep()
+        .current_dir(dir.path())
+        .args([
+            "detect",
+            "mover.mp4",
+            "-o",
+            "lists/a.jsonl",
+            "--by",
+            "activity",
+        ])
+        .args(["--motion-threshold", "0.1%"])
+        .assert()
+        .success();
+    vidprep()
+        .current_dir(dir.path())
+        .args([
+            "cut",
+            "--manifest",
+            "lists/a.jsonl",
+            "--out-dir",
+            "clips",
+            "--preset",
+            "ultrafast",
+        ])
+        .assert()
+        .success();
+    assert!(dir.path().join("clips/mover_e001/clip.mp4").is_file());
+}

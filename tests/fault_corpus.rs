@@ -1391,6 +1391,80 @@ fn corpus() -> Vec<Case> {
         .says("nohosts")
         .with(|d| std::fs::create_dir(d.join("nohosts")).unwrap()),
     );
+    // --- detect: its outputs are claimed before anything is decoded.
+    cases.push(
+        case(
+            "detect onto its source",
+            &["detect", "g.mp4", "-o", "g.mp4"],
+            &[2],
+        )
+        .says("input"),
+    );
+    cases.push(case(
+        "detect manifest and stats collide",
+        &["detect", "g.mp4", "-o", "p.jsonl", "--stats", "p.jsonl"],
+        &[2],
+    ));
+    cases.push(
+        case(
+            "detect sheets onto the manifest",
+            &["detect", "g.mp4", "-o", "p.jsonl", "--sheets", "p.jsonl"],
+            &[2],
+        )
+        .says("another output"),
+    );
+    cases.push(
+        case(
+            "detect an empty folder",
+            &["detect", "empty", "-o", "p.jsonl"],
+            &[1],
+        )
+        .says("holds no images")
+        .with(|d| std::fs::create_dir(d.join("empty")).unwrap()),
+    );
+    cases.push(
+        case(
+            "detect a bad scheme",
+            &["detect", "ftp://x/y.mp4", "-o", "p.jsonl"],
+            &[1, 2],
+        )
+        .says("ftp"),
+    );
+    cases.push(
+        case(
+            "detect a bad track",
+            &[
+                "detect",
+                "g.mp4",
+                "-o",
+                "p.jsonl",
+                "--by",
+                "annotations",
+                "--annotations",
+                "b.csv",
+                "--track",
+                "9",
+            ],
+            &[1, 2],
+        )
+        .says("no track \"9\"")
+        .with(|d| {
+            std::fs::write(
+                d.join("b.csv"),
+                "frame,track_id,x1,y1,x2,y2\n0,1,0,0,10,10\n",
+            )
+            .unwrap()
+        }),
+    );
+    cases.push(
+        case(
+            "detect writes its manifest and stats",
+            &["detect", "g.mp4", "-o", "p.jsonl", "--stats", "s.csv"],
+            &[0],
+        )
+        .writes("p.jsonl")
+        .writes("s.csv"),
+    );
     cases
 }
 

@@ -325,10 +325,17 @@ impl Detection {
             .collect()
     }
 
-    /// The manifest text: one plan per line.
+    /// The manifest text: one plan per line. A manifest's relative paths are read from its
+    /// own folder, so a local source is written as an absolute path: the file works wherever
+    /// it is saved.
     pub fn manifest(&self) -> String {
         let mut text = String::new();
-        for plan in self.plans() {
+        for mut plan in self.plans() {
+            if !crate::media::source::is_url(&plan.source) {
+                if let Ok(absolute) = std::path::absolute(&plan.source) {
+                    plan.source = absolute;
+                }
+            }
             text.push_str(&serde_json::to_string(&plan).expect("a plan serialises"));
             text.push('\n');
         }
