@@ -10,4 +10,6 @@ $SUDO apt-get update
 $SUDO apt-get install -y --no-install-recommends $(grep -v '^#' scripts/debian-packages.txt)
 cargo build
 ./target/debug/vidprep run fixtures/example/benchmark.jsonl --out-dir out/example
+./target/debug/vidprep review out/example --manifest fixtures/example/benchmark.jsonl
 echo "Outputs and sidecars: out/example/ (report: out/example/report.jsonl)"
+echo "Review page: open out/example/review/index.html in a browser"

@@ -41,6 +41,7 @@ pub(crate) mod output;
 pub(crate) mod overlay;
 pub(crate) mod pipeline;
 pub mod plan;
+pub mod review;
 pub mod sampling;
 pub(crate) mod sidecar;
 pub(crate) mod sinks;

@@ -537,6 +537,58 @@ fn insert_hosts_items_are_plain_plans() {
 }
 
 #[test]
+fn review_previews_are_plain_plans() {
+    // `vidprep review` makes each item's preview and thumbnails from a plan its sidecar
+    // records; that plan, run as a manifest line, gives the same files.
+    let ws = workspace();
+    let d = ws.path();
+    std::fs::write(
+        d.join("m.jsonl"),
+        r#"{"id": "q", "source": "street.mp4", "start": "1s", "end": 150, "decision": "60%", "boxes": {"path": "track.csv", "draw": false}, "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#.to_string() + "\n",
+    )
+    .unwrap();
+    vidprep()
+        .current_dir(d)
+        .args(["run", "m.jsonl", "--out-dir", "out"])
+        .assert()
+        .success();
+    vidprep()
+        .current_dir(d)
+        .args(["review", "out", "--manifest", "m.jsonl", "--thumbs", "6"])
+        .assert()
+        .success();
+    let media = d.join("out/review/media");
+    let sidecar: Value =
+        serde_json::from_slice(&std::fs::read(media.join("q/preview.json")).unwrap()).unwrap();
+    let request = &sidecar["request"];
+    // The preview is the item's span without its decision point, its boxes drawn.
+    assert_eq!(request["decision"], Value::Null);
+    assert!(!request["boxes"].is_null(), "{request}");
+    assert!(
+        !request.to_string().contains(r#""draw":false"#),
+        "{request}"
+    );
+    std::fs::write(
+        d.join("p.jsonl"),
+        serde_json::to_string(request).unwrap() + "\n",
+    )
+    .unwrap();
+    vidprep()
+        .current_dir(d)
+        .args(["run", "p.jsonl", "--out-dir", "run"])
+        .assert()
+        .success();
+    assert_same_outputs(
+        "review previews vs run",
+        (&media.join("q"), "out/review/media/q/", "q"),
+        (&d.join("run/q"), "run/q/", "q"),
+    );
+    // Every frame of the span, in order: the preview holds the span's 125 frames.
+    assert_eq!(sidecar["output"]["frames"], 125);
+    assert_eq!(sidecar["preview"]["times"].as_array().unwrap().len(), 125);
+}
+
+#[test]
 fn the_library_door_matches_the_command() {
     let ws = workspace();
     let d = ws.path();

@@ -1465,7 +1465,242 @@ fn corpus() -> Vec<Case> {
         .writes("p.jsonl")
         .writes("s.csv"),
     );
+    // --- review: the page never lands on an item, a foreign folder or the run itself, and
+    // review-apply never replaces a manifest.
+    cases.push(
+        case("review a folder that is no run", &["review", "empty"], &[2])
+            .says("no items")
+            .with(|d| std::fs::create_dir(d.join("empty")).unwrap()),
+    );
+    cases.push(case("review a file", &["review", "g.mp4"], &[2]).says("not a folder"));
+    cases.push(
+        case(
+            "review page onto an item",
+            &["review", "out", "-o", "out/a"],
+            &[2],
+        )
+        .says("item's folder")
+        .with(small_run),
+    );
+    cases.push(
+        case(
+            "review page into a foreign folder",
+            &["review", "out", "-o", "mine"],
+            &[2],
+        )
+        .says("did not write")
+        .with(|d| {
+            small_run(d);
+            std::fs::create_dir(d.join("mine")).unwrap();
+            std::fs::write(d.join("mine/notes.txt"), "mine").unwrap();
+        }),
+    );
+    cases.push(
+        case(
+            "review page onto the run folder",
+            &["review", "out", "-o", "out"],
+            &[2],
+        )
+        .says("run folder")
+        .with(small_run),
+    );
+    cases.push(
+        case(
+            "review page where a file is",
+            &["review", "out", "-o", "g.mp4"],
+            &[2],
+        )
+        .says("not a folder")
+        .with(small_run),
+    );
+    cases.push(
+        case(
+            "review writes only its page",
+            &["review", "out", "--manifest", "m.jsonl"],
+            &[0],
+        )
+        .writes("out/review")
+        .with(small_run)
+        .then(|d| {
+            let page = d.join("out/review");
+            for f in [
+                "index.html",
+                "assets/review.js",
+                "data/index.js",
+                "data/items/00000.js",
+                "media/a/preview.mp4",
+            ] {
+                if !page.join(f).is_file() {
+                    return Err(format!("the page lacks {f}"));
+                }
+            }
+            Ok(())
+        }),
+    );
+    cases.push(
+        case(
+            "review twice replaces its page",
+            &["review", "out", "--manifest", "m.jsonl", "--thumbs", "3"],
+            &[0],
+        )
+        .writes("out/review")
+        .with(|d| {
+            small_run(d);
+            vidprep()
+                .current_dir(d)
+                .args(["review", "out", "--manifest", "m.jsonl"])
+                .assert()
+                .success();
+        })
+        .then(|d| {
+            let thumbs = std::fs::read_dir(d.join("out/review/media/a/thumbs"))
+                .unwrap()
+                .count();
+            (thumbs == 4).then_some(()).ok_or(format!(
+                "{thumbs} files in thumbs/, expected 3 images and frames.json"
+            ))
+        }),
+    );
+    cases.push(
+        case(
+            "review of a run whose source is gone",
+            &["review", "out"],
+            &[1],
+        )
+        .says("no preview")
+        .writes("out/review")
+        .with(|d| {
+            small_run(d);
+            std::fs::remove_file(d.join("g2.mp4")).unwrap();
+        })
+        .then(|d| {
+            let index = std::fs::read_to_string(d.join("out/review/data/index.js"))
+                .map_err(|e| format!("no page: {e}"))?;
+            index
+                .contains("\"id\":\"a\"")
+                .then_some(())
+                .ok_or("item a is not listed".into())
+        }),
+    );
+    cases.push(
+        case(
+            "review-apply onto its manifest",
+            &[
+                "review-apply",
+                "d.json",
+                "--manifest",
+                "m.jsonl",
+                "-o",
+                "m.jsonl",
+            ],
+            &[2],
+        )
+        .says("overwrite an input")
+        .with(|d| {
+            small_run(d);
+            decisions(d, r#"{"id": "a", "verdict": "rejected"}"#);
+        }),
+    );
+    cases.push(
+        case(
+            "review-apply elsewhere",
+            &[
+                "review-apply",
+                "d.json",
+                "--manifest",
+                "m.jsonl",
+                "-o",
+                "sub/m.jsonl",
+            ],
+            &[2],
+        )
+        .says("must be written in the folder")
+        .with(|d| {
+            small_run(d);
+            std::fs::create_dir(d.join("sub")).unwrap();
+            decisions(d, r#"{"id": "a", "verdict": "rejected"}"#);
+        }),
+    );
+    cases.push(
+        case(
+            "review-apply not decisions",
+            &["review-apply", "g.mp4", "--manifest", "m.jsonl"],
+            &[1],
+        )
+        .says("not a review decisions file")
+        .with(small_run),
+    );
+    cases.push(
+        case(
+            "review-apply decisions of another run",
+            &["review-apply", "d.json", "--manifest", "m.jsonl"],
+            &[1],
+        )
+        .says("not in")
+        .with(|d| {
+            small_run(d);
+            decisions(d, r#"{"id": "zz", "verdict": "rejected"}"#);
+        }),
+    );
+    cases.push(
+        case(
+            "review-apply a frame past the span",
+            &["review-apply", "d.json", "--manifest", "m.jsonl"],
+            &[1],
+        )
+        .says("past the span")
+        .with(|d| {
+            small_run(d);
+            decisions(
+                d,
+                r#"{"id": "a", "verdict": "accepted", "decision": {"frame": 21}, "reviewed": {"decision_frame": 15, "decision_requested": "75%", "span_frames": 20}}"#,
+            );
+        }),
+    );
+    cases.push(
+        case(
+            "review-apply writes the reviewed manifest",
+            &["review-apply", "d.json", "--manifest", "m.jsonl"],
+            &[0],
+        )
+        .writes("m.reviewed.jsonl")
+        .with(|d| {
+            small_run(d);
+            decisions(
+                d,
+                r#"{"id": "a", "verdict": "accepted", "decision": {"frame": 5}, "reviewed": {"decision_frame": 15, "decision_requested": "75%", "span_frames": 20}}"#,
+            );
+        })
+        .then(|d| {
+            let text = std::fs::read_to_string(d.join("m.reviewed.jsonl")).unwrap();
+            text.contains("\"decision\":5").then_some(()).ok_or(format!("decision not moved: {text}"))
+        }),
+    );
     cases
+}
+
+/// A one-item run of `g2.mp4` (a copy of the base video) into `out/`, from `m.jsonl`.
+fn small_run(d: &Path) {
+    std::fs::copy(d.join("g.mp4"), d.join("g2.mp4")).unwrap();
+    manifest(
+        d,
+        "m.jsonl",
+        &[r#"{"id": "a", "source": "g2.mp4", "start": 5, "end": 25, "decision": "75%", "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#.to_string()],
+    );
+    vidprep()
+        .current_dir(d)
+        .args(["run", "m.jsonl", "--out-dir", "out"])
+        .assert()
+        .success();
+}
+
+/// A decisions file `d.json` with these items.
+fn decisions(d: &Path, items: &str) {
+    std::fs::write(
+        d.join("d.json"),
+        format!("{{\"vidprep_review_decisions\": 1, \"items\": [{items}]}}"),
+    )
+    .unwrap();
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub struct RunArgs {
 }
 
 /// Draws the run on stderr.
-struct Display {
+pub struct Display {
     bar: Option<ProgressBar>,
     started: std::time::Instant,
     failed: AtomicUsize,
@@ -41,6 +41,37 @@ struct Display {
 }
 
 impl Display {
+    /// A display for a batch of items labelled `label` (a bar on a terminal).
+    pub fn new(label: &str) -> Display {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(0);
+            bar.set_style(
+                ProgressStyle::with_template(&format!(
+                    "{label} [{{bar:30}}] {{pos}}/{{len}} items {{per_sec}} eta {{eta}} ({{msg}})"
+                ))
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            bar.enable_steady_tick(std::time::Duration::from_millis(250));
+            bar
+        });
+        Display {
+            bar,
+            started: std::time::Instant::now(),
+            failed: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            total: AtomicUsize::new(0),
+            frames: Mutex::new(0),
+        }
+    }
+
+    /// Clears the bar.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+
     fn log(&self, line: String) {
         match &self.bar {
             Some(bar) => bar.println(line),
@@ -169,30 +200,9 @@ pub fn run_items(
         exec: encode.exec(),
         origin: origin.map(Path::to_path_buf),
     };
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = ProgressBar::new(0);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "run [{bar:30}] {pos}/{len} items {per_sec} eta {eta} ({msg})",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        bar.enable_steady_tick(std::time::Duration::from_millis(250));
-        bar
-    });
-    let display = Display {
-        bar,
-        started: std::time::Instant::now(),
-        failed: AtomicUsize::new(0),
-        done: AtomicUsize::new(0),
-        total: AtomicUsize::new(0),
-        frames: Mutex::new(0),
-    };
+    let display = Display::new("run");
     let (summary, _) = run_batch(items, bad, &options, &display)?;
-    if let Some(bar) = &display.bar {
-        bar.finish_and_clear();
-    }
+    display.finish();
     eprintln!(
         "{} items: {} ok, {} done earlier, {} failed, {} not run; {} frames in {:.1}s ({:.0} frames/s); report {}",
         summary.items,

@@ -14,6 +14,7 @@ mod export;
 mod insert;
 mod probe;
 mod progress;
+mod review;
 
 /// Frame-accurate video preparation for multimodal-LLM benchmarks.
 #[derive(Parser)]
@@ -41,6 +42,10 @@ enum Command {
     Detect(detect::DetectArgs),
     /// Run a whole benchmark manifest: every item in one pass, in parallel, resumable, sharded.
     Run(batch::RunArgs),
+    /// Make a static review page of a run's outputs (QC, moving decision points).
+    Review(review::ReviewArgs),
+    /// Apply the decisions exported from a review page to the run's manifest.
+    ReviewApply(review::ReviewApplyArgs),
 }
 
 /// Exit codes.
@@ -85,6 +90,8 @@ pub fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Run(args) => batch::run(args),
         Command::Detect(args) => detect::run(args),
+        Command::Review(args) => review::run(args),
+        Command::ReviewApply(args) => review::run_apply(args),
     };
     if vidprep::exec::cancelled() {
         vidprep::exec::remove_all_temporaries();

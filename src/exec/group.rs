@@ -503,8 +503,9 @@ impl Drop for OutputGroup {
     }
 }
 
-/// Files that mark a folder as vidprep's own output (a frames export, a batch item).
-const OWN_FOLDER_MARKERS: [&str; 2] = ["frames.json", "item.json"];
+/// Files that say vidprep wrote a folder: a frames export, a batch item, a review page's
+/// `assets/` and `data/`.
+const OWN_FOLDER_MARKERS: [&str; 3] = ["frames.json", "item.json", ".vidprep-review"];
 
 /// A folder output may replace an existing folder only when it is empty or vidprep wrote it.
 fn replaceable_folder(dir: &Path) -> bool {

@@ -11,6 +11,7 @@
 pub(crate) mod clip;
 pub(crate) mod copy;
 pub(crate) mod frames;
+pub(crate) mod preview;
 pub(crate) mod video;
 
 use std::path::{Path, PathBuf};
@@ -134,6 +135,7 @@ pub(crate) fn maker(spec: &ExportSpec) -> Box<dyn Export> {
         ExportSpec::Clip(c) => Box::new(clip::ClipMaker::new(spec, c)),
         ExportSpec::Video(v) => Box::new(video::VideoMaker::new(spec, v)),
         ExportSpec::Frames(f) => Box::new(frames::FramesMaker::new(spec, f)),
+        ExportSpec::Preview(p) => Box::new(preview::PreviewMaker::new(spec, p)),
     }
 }
 

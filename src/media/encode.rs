@@ -86,6 +86,14 @@ pub struct EncodeSettings {
     pub audio: bool,
     /// AAC bit rate for stereo, bits per second (mono gets half).
     pub audio_bit_rate: u64,
+    /// Largest keyframe interval in frames (x264's `keyint`; default: x264's 250). Review
+    /// previews use a short one so a browser seeks to any frame quickly.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub gop: Option<u32>,
+    /// Most consecutive B-frames (x264's `bframes`; default: the preset's). 0 gives a stream
+    /// whose decode order is its display order.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub bframes: Option<u32>,
 }
 
 /// x264's frame threads. Its output depends on its thread count (each frame thread limits
@@ -104,6 +112,8 @@ impl Default for EncodeSettings {
             bit_rate: None,
             audio: true,
             audio_bit_rate: 128_000,
+            gop: None,
+            bframes: None,
         }
     }
 }
@@ -134,6 +144,18 @@ impl EncodeSettings {
                 self.preset,
                 X264_PRESETS.join(", ")
             )));
+        }
+        if let Some(g) = self.gop {
+            if !(1..=1000).contains(&g) {
+                return Err(Error::Usage(format!(
+                    "keyframe interval {g} is outside 1..1000 frames"
+                )));
+            }
+        }
+        if let Some(b) = self.bframes {
+            if b > 16 {
+                return Err(Error::Usage(format!("{b} B-frames: at most 16")));
+            }
         }
         Ok(())
     }
@@ -240,6 +262,12 @@ impl Mp4Writer {
             count: ENCODER_THREADS,
             ..Default::default()
         });
+        if let Some(gop) = settings.gop {
+            enc.set_gop(gop);
+        }
+        if let Some(b) = settings.bframes {
+            enc.set_max_b_frames(b as usize);
+        }
         let mut options = ffmpeg::Dictionary::new();
         options.set("preset", &settings.preset);
         match settings.bit_rate {

@@ -143,7 +143,7 @@ fn parse_entry(entry: &str, base: &Path) -> std::result::Result<Plan, (Option<St
 
 /// The entries' texts with their 1-based line numbers: JSONL lines, or the elements of a JSON
 /// array.
-fn split_entries<'a>(path: &Path, text: &'a str) -> Result<Vec<(usize, &'a str)>> {
+pub(crate) fn split_entries<'a>(path: &Path, text: &'a str) -> Result<Vec<(usize, &'a str)>> {
     let line_of = |offset: usize| bytes_line(text.as_bytes(), offset);
     if text.trim_start().starts_with('[') {
         let raw: Vec<&serde_json::value::RawValue> = serde_json::from_str(text).map_err(|e| {

@@ -325,6 +325,9 @@ pub enum ExportSpec {
     Video(VideoExport),
     /// Sampled frames for image models (`NAME/`).
     Frames(FramesExport),
+    /// A small every-frame proxy for people to scrub (`NAME.mp4` + `NAME.json`): what
+    /// `vidprep review` shows to move decision points frame-exactly.
+    Preview(PreviewExport),
 }
 
 impl ExportSpec {
@@ -334,6 +337,7 @@ impl ExportSpec {
             ExportSpec::Clip(_) => "clip",
             ExportSpec::Video(_) => "video",
             ExportSpec::Frames(_) => "frames",
+            ExportSpec::Preview(_) => "preview",
         }
     }
 
@@ -343,6 +347,7 @@ impl ExportSpec {
             ExportSpec::Clip(c) => c.name.as_deref(),
             ExportSpec::Video(v) => v.name.as_deref(),
             ExportSpec::Frames(f) => f.name.as_deref(),
+            ExportSpec::Preview(p) => p.name.as_deref(),
         };
         given.unwrap_or(self.kind())
     }
@@ -441,6 +446,48 @@ impl Default for VideoExport {
             boxes_out: None,
         }
     }
+}
+
+/// A preview for people: every frame of the processed stream, small, quick to seek.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreviewExport {
+    /// The base name of the export's files, unique within the item (default: `preview`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Largest width x height (aspect kept, never upscaled).
+    #[serde(default = "default_max_preview")]
+    pub max_size: Size,
+    /// x264 CRF (0-51).
+    #[serde(default = "default_preview_crf")]
+    pub crf: f32,
+    /// Largest keyframe interval in frames: a browser seeks to any frame by decoding at most
+    /// this many.
+    #[serde(default = "default_preview_gop")]
+    pub gop: u32,
+}
+
+impl Default for PreviewExport {
+    fn default() -> Self {
+        PreviewExport {
+            name: None,
+            max_size: default_max_preview(),
+            crf: default_preview_crf(),
+            gop: default_preview_gop(),
+        }
+    }
+}
+
+fn default_max_preview() -> Size {
+    Size(480, 270)
+}
+
+fn default_preview_crf() -> f32 {
+    26.0
+}
+
+fn default_preview_gop() -> u32 {
+    10
 }
 
 fn default_max_video() -> Size {
@@ -851,7 +898,7 @@ impl Plan {
                     v.preset.get_or_insert_with(|| defaults.preset.clone());
                     v.audio.get_or_insert(defaults.audio);
                 }
-                ExportSpec::Frames(_) => {}
+                ExportSpec::Frames(_) | ExportSpec::Preview(_) => {}
             }
         }
         plan
@@ -944,7 +991,7 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
     let boxes_out = match e {
         ExportSpec::Clip(c) => c.boxes_out,
         ExportSpec::Video(v) => v.boxes_out,
-        ExportSpec::Frames(_) => None,
+        ExportSpec::Frames(_) | ExportSpec::Preview(_) => None,
     };
     if boxes_out.is_some() && plan.boxes.is_none() && plan.insert.is_none() {
         return Err("\"boxes_out\" needs boxes (an annotation file) or an insertion".into());
@@ -991,6 +1038,24 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
                 return Err(format!(
                     "\"max_base64_bytes\" {} is too small to hold any video",
                     v.max_base64_bytes
+                ));
+            }
+            Ok(())
+        }
+        ExportSpec::Preview(p) => {
+            if !(0.0..=51.0).contains(&p.crf) {
+                return Err(format!(
+                    "\"crf\" must be a number in 0..51, found {}",
+                    p.crf
+                ));
+            }
+            if !(1..=1000).contains(&p.gop) {
+                return Err(format!("\"gop\" must be 1..1000 frames, found {}", p.gop));
+            }
+            if p.max_size.0 < 16 || p.max_size.1 < 16 {
+                return Err(format!(
+                    "\"max_size\" {} is too small for a preview (at least 16x16)",
+                    p.max_size
                 ));
             }
             Ok(())

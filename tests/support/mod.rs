@@ -3,6 +3,8 @@
 //! vidprep's pictures into the oracle's packed frames for comparison.
 #![allow(dead_code)]
 
+pub mod webdriver;
+
 use std::path::{Path, PathBuf};
 
 use crate::common::oracle::{Frame as OracleFrame, PixFmt};

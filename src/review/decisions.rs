@@ -1,0 +1,541 @@
+//! The reviewer's decisions (the `decisions.json` the review page exports) and applying them
+//! to the run's manifest (`vidprep review-apply`): rejected items are dropped (commented out
+//! in a JSONL manifest, with the reason), moved decision points are set as frame numbers of
+//! the span, and every other entry is kept byte for byte, so `vidprep run --resume` on the
+//! new manifest redoes exactly the items whose decision point moved.
+//!
+//! The new manifest is written beside the old one (never over it): relative paths in a
+//! manifest are read from its folder, and the same paths keep the same plans.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::exec::OutputGroup;
+use crate::time::TimeSpec;
+
+/// The format version this vidprep reads and the page writes.
+pub const DECISIONS_VERSION: u32 = 1;
+
+/// A reviewer's verdict on an item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Meets the criteria: kept.
+    Accepted,
+    /// Fails a criterion: dropped from the manifest.
+    Rejected,
+    /// Not looked at (yet): kept.
+    Unreviewed,
+}
+
+/// A decision point moved on the page: the clip keeps span frames `0..frame`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MovedDecision {
+    /// The first span frame the clip no longer shows (1..=span frames).
+    pub frame: u64,
+}
+
+/// What the reviewer saw of an item (to notice a manifest changed since).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reviewed {
+    /// The decision point's first dropped span frame then (`null`: none).
+    #[serde(default)]
+    pub decision_frame: Option<u64>,
+    /// The decision point as the manifest spelled it then.
+    #[serde(default)]
+    pub decision_requested: Option<String>,
+    /// Frames in the item's span then.
+    #[serde(default)]
+    pub span_frames: Option<u64>,
+}
+
+/// One item's review.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ItemDecision {
+    /// The item's id in the manifest.
+    pub id: String,
+    /// Accepted, rejected or unreviewed.
+    pub verdict: Verdict,
+    /// The quality criteria by key (see `review::CRITERIA`): true when the item meets it.
+    #[serde(default)]
+    pub criteria: BTreeMap<String, bool>,
+    /// The reviewer's note.
+    #[serde(default)]
+    pub note: String,
+    /// The new decision point; `null` when unchanged.
+    #[serde(default)]
+    pub decision: Option<MovedDecision>,
+    /// What the reviewer saw (to notice a manifest changed since).
+    #[serde(default)]
+    pub reviewed: Option<Reviewed>,
+}
+
+/// The file the review page exports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Decisions {
+    /// The format version ([`DECISIONS_VERSION`]).
+    pub vidprep_review_decisions: u32,
+    /// The review page's id (one per run folder).
+    #[serde(default)]
+    pub review_id: Option<String>,
+    /// The run folder reviewed.
+    #[serde(default)]
+    pub run_dir: Option<String>,
+    /// The manifest the page was built with, if any.
+    #[serde(default)]
+    pub manifest: Option<String>,
+    /// When the page exported the file (ISO 8601).
+    #[serde(default)]
+    pub exported: Option<String>,
+    /// Every item of the page, in its order.
+    pub items: Vec<ItemDecision>,
+}
+
+impl Decisions {
+    /// Reads and checks a decisions file.
+    pub fn read(path: &Path) -> Result<Decisions> {
+        crate::media::input::check_input_file(path).map_err(|e| match e {
+            Error::Request { path, message } => {
+                Error::bad_file(&path, None, message.replace("video file", "decisions file"))
+            }
+            other => other,
+        })?;
+        let size = std::fs::metadata(path)
+            .map_err(|e| Error::read(path, e))?
+            .len();
+        if size > 256 << 20 {
+            return Err(Error::bad_file(
+                path,
+                None,
+                format!(
+                    "is {size} bytes; not a review decisions file (those are small JSON files)"
+                ),
+            ));
+        }
+        let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::bad_file(
+                path,
+                None,
+                "is not a review decisions file (not UTF-8 text; expected the decisions.json the review page exports)",
+            )
+        })?;
+        let d: Decisions = serde_json::from_str(&text).map_err(|e| {
+            Error::bad_file(
+                path,
+                Some(e.line()),
+                format!("not a review decisions file (as the review page exports): {e}"),
+            )
+        })?;
+        if d.vidprep_review_decisions != DECISIONS_VERSION {
+            return Err(Error::bad_file(
+                path,
+                None,
+                format!(
+                    "is version {} of the decisions format; this vidprep reads version {DECISIONS_VERSION}",
+                    d.vidprep_review_decisions
+                ),
+            ));
+        }
+        let mut seen = HashSet::new();
+        for item in &d.items {
+            if !seen.insert(item.id.as_str()) {
+                return Err(Error::bad_file(
+                    path,
+                    None,
+                    format!("item {:?} appears twice", item.id),
+                ));
+            }
+            if let Some(m) = item.decision {
+                if m.frame == 0 {
+                    return Err(Error::bad_file(
+                        path,
+                        None,
+                        format!(
+                            "item {:?}: decision frame 0 would keep no frame; expected 1 or more",
+                            item.id
+                        ),
+                    ));
+                }
+                if let Some(n) = item.reviewed.as_ref().and_then(|r| r.span_frames) {
+                    if m.frame > n {
+                        return Err(Error::bad_file(
+                            path,
+                            None,
+                            format!(
+                                "item {:?}: decision frame {} is past the span's {n} frames",
+                                item.id, m.frame
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(d)
+    }
+}
+
+/// What applying decisions did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Applied {
+    /// The manifest written.
+    pub manifest: PathBuf,
+    /// Items kept (accepted or not reviewed).
+    pub kept: usize,
+    /// Items dropped because they were rejected.
+    pub rejected: Vec<String>,
+    /// Items whose decision point moved (`run --resume` redoes these).
+    pub moved: Vec<String>,
+    /// Items kept without a review.
+    pub unreviewed: Vec<String>,
+    /// Manifest items the decisions do not mention (kept as they are).
+    pub not_in_review: Vec<String>,
+}
+
+/// The default name of the reviewed manifest: `NAME.reviewed.EXT` beside `manifest`.
+pub fn default_output(manifest: &Path) -> PathBuf {
+    let stem = manifest
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "manifest".into());
+    let ext = manifest
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "jsonl".into());
+    manifest.with_file_name(format!("{stem}.reviewed.{ext}"))
+}
+
+fn canonical_dir(p: &Path) -> PathBuf {
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::canonicalize(&dir).unwrap_or(dir)
+}
+
+/// Applies `decisions` (read from `decisions_path`) to `manifest`, writing `output` (default
+/// [`default_output`]).
+pub fn apply_decisions(
+    decisions_path: &Path,
+    manifest: &Path,
+    output: Option<&Path>,
+) -> Result<Applied> {
+    let decisions = Decisions::read(decisions_path)?;
+    let output = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| default_output(manifest));
+    if canonical_dir(&output) != canonical_dir(manifest) {
+        return Err(Error::Usage(format!(
+            "{}: the reviewed manifest must be written in the folder of {} (its relative paths are read from its own folder, and other paths would make `run --resume` redo every item)",
+            output.display(),
+            manifest.display()
+        )));
+    }
+    // Read (and check) the manifest as `run` would, then rewrite its text.
+    let read = crate::plan::manifest::read_manifest(manifest)?;
+    let text = std::fs::read_to_string(manifest).map_err(|e| Error::read(manifest, e))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
+    let by_id: HashMap<&str, &ItemDecision> =
+        decisions.items.iter().map(|d| (d.id.as_str(), d)).collect();
+    let line_of_id: HashMap<usize, String> = read
+        .items
+        .iter()
+        .map(|i| (i.line, i.plan.id.clone()))
+        .collect();
+    let mut applied = Applied {
+        manifest: output.clone(),
+        ..Applied::default()
+    };
+    let mut in_manifest = HashSet::new();
+    let mut replacements: Vec<(usize, Option<String>)> = Vec::new();
+    let entries = crate::plan::manifest::split_entries(manifest, &text)?;
+    for (line, entry) in &entries {
+        let Some(id) = line_of_id.get(line) else {
+            continue; // a bad entry: kept as it is (run reports it)
+        };
+        in_manifest.insert(id.clone());
+        let Some(d) = by_id.get(id.as_str()) else {
+            applied.not_in_review.push(id.clone());
+            applied.kept += 1;
+            replacements.push((*line, Some(entry.to_string())));
+            continue;
+        };
+        if d.verdict == Verdict::Rejected {
+            applied.rejected.push(id.clone());
+            replacements.push((*line, None));
+            continue;
+        }
+        applied.kept += 1;
+        if d.verdict == Verdict::Unreviewed {
+            applied.unreviewed.push(id.clone());
+        }
+        let Some(moved) = d.decision else {
+            replacements.push((*line, Some(entry.to_string())));
+            continue;
+        };
+        let mut value: Value = serde_json::from_str(entry)
+            .map_err(|e| Error::bad_file(manifest, Some(*line), format!("not valid JSON: {e}")))?;
+        let current = value
+            .get("decision")
+            .map(|v| serde_json::from_value::<TimeSpec>(v.clone()).map(|t| t.to_text()))
+            .transpose()
+            .map_err(|e| Error::bad_file(manifest, Some(*line), e.to_string()))?;
+        if let Some(r) = &d.reviewed {
+            let seen = r.decision_requested.as_deref().map(|t| {
+                TimeSpec::parse(t)
+                    .map(|t| t.to_text())
+                    .unwrap_or(t.to_string())
+            });
+            if seen != current {
+                return Err(Error::bad_file(
+                    manifest,
+                    Some(*line),
+                    format!(
+                        "item {id:?}: its decision point is now {} but the review saw {}; the manifest changed after the review, so review this item again",
+                        current.as_deref().unwrap_or("none"),
+                        seen.as_deref().unwrap_or("none")
+                    ),
+                ));
+            }
+        }
+        value["decision"] = Value::from(moved.frame);
+        applied.moved.push(id.clone());
+        replacements.push((
+            *line,
+            Some(serde_json::to_string(&value).expect("JSON serialises")),
+        ));
+    }
+    let unknown: Vec<&str> = decisions
+        .items
+        .iter()
+        .map(|d| d.id.as_str())
+        .filter(|id| !in_manifest.contains(*id))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(Error::bad_file(
+            decisions_path,
+            None,
+            format!(
+                "names items that are not in {}: {}; was it exported from the review of another run?",
+                manifest.display(),
+                unknown.join(", ")
+            ),
+        ));
+    }
+    let new_text = rewrite(&text, &entries, &replacements, &by_id);
+    let mut group = OutputGroup::new(&[manifest.to_path_buf(), decisions_path.to_path_buf()]);
+    let temp = group.file(&output)?;
+    std::fs::write(&temp, new_text).map_err(|e| Error::io(&output, e))?;
+    // The new manifest must read back with the same items, less the rejected ones.
+    let check = crate::plan::manifest::read_manifest(&temp)?;
+    if check.items.len() != read.items.len() - applied.rejected.len() {
+        return Err(Error::internal(format!(
+            "{}: the rewritten manifest has {} items, expected {}",
+            output.display(),
+            check.items.len(),
+            read.items.len() - applied.rejected.len()
+        )));
+    }
+    group.commit()?;
+    Ok(applied)
+}
+
+/// The manifest's text with entries replaced or dropped: a JSONL manifest keeps every other
+/// line as it was and comments out rejected entries with the reason; a JSON array is written
+/// again from its (kept or replaced) entries.
+fn rewrite(
+    text: &str,
+    entries: &[(usize, &str)],
+    replacements: &[(usize, Option<String>)],
+    decisions: &HashMap<&str, &ItemDecision>,
+) -> String {
+    let by_line: HashMap<usize, &Option<String>> =
+        replacements.iter().map(|(l, r)| (*l, r)).collect();
+    if text.trim_start().starts_with('[') {
+        let kept: Vec<String> = entries
+            .iter()
+            .filter_map(|(line, entry)| match by_line.get(line) {
+                Some(Some(new)) => Some(new.clone()),
+                Some(None) => None,
+                None => Some(entry.to_string()),
+            })
+            .collect();
+        return format!("[\n{}\n]\n", kept.join(",\n"));
+    }
+    let mut out = String::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        match by_line.get(&line) {
+            Some(Some(new)) => out.push_str(new),
+            Some(None) => {
+                let id = serde_json::from_str::<Value>(raw)
+                    .ok()
+                    .and_then(|v| v["id"].as_str().map(str::to_string))
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "# rejected in review{}: ",
+                    reason(decisions.get(id.as_str()).copied())
+                ));
+                out.push_str(raw);
+            }
+            None => out.push_str(raw),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// "(not answerable from one frame; note: ...)": the criteria an item failed and the note.
+fn reason(d: Option<&ItemDecision>) -> String {
+    let Some(d) = d else {
+        return String::new();
+    };
+    let mut parts: Vec<String> = super::CRITERIA
+        .iter()
+        .filter(|c| d.criteria.get(c.key) == Some(&false))
+        .map(|c| format!("fails \"{}\"", c.label))
+        .collect();
+    let note = d.note.replace(['\n', '\r'], " ");
+    if !note.trim().is_empty() {
+        parts.push(format!("note: {}", note.trim()));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(manifest: &str, decisions: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("v.mp4"), "x").unwrap();
+        let m = dir.path().join("m.jsonl");
+        std::fs::write(&m, manifest).unwrap();
+        let d = dir.path().join("decisions.json");
+        std::fs::write(&d, decisions).unwrap();
+        (dir, m, d)
+    }
+
+    const MANIFEST: &str = concat!(
+        "# my benchmark\n",
+        "{\"id\": \"a\", \"source\": \"v.mp4\", \"end\": 100, \"decision\": \"75%\"}\n",
+        "{\"id\": \"b\",   \"source\": \"v.mp4\", \"end\": 100}\n",
+        "{\"id\": \"c\", \"source\": \"v.mp4\", \"end\": 100, \"decision\": 40}\n",
+    );
+
+    #[test]
+    fn rejected_items_are_commented_out_moved_points_set_and_the_rest_kept_byte_for_byte() {
+        let (_dir, m, d) = setup(
+            MANIFEST,
+            r#"{"vidprep_review_decisions": 1, "items": [
+                {"id": "a", "verdict": "accepted", "decision": {"frame": 60},
+                 "reviewed": {"decision_frame": 75, "decision_requested": "75%", "span_frames": 100}},
+                {"id": "b", "verdict": "unreviewed", "decision": null},
+                {"id": "c", "verdict": "rejected", "note": "ball hidden",
+                 "criteria": {"target_visible": false, "temporal_evidence": true}}]}"#,
+        );
+        let applied = apply_decisions(&d, &m, None).unwrap();
+        assert_eq!(applied.moved, vec!["a"]);
+        assert_eq!(applied.rejected, vec!["c"]);
+        assert_eq!(applied.unreviewed, vec!["b"]);
+        let text = std::fs::read_to_string(m.with_file_name("m.reviewed.jsonl")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "# my benchmark");
+        assert_eq!(
+            lines[1],
+            r#"{"id":"a","source":"v.mp4","end":100,"decision":60}"#
+        );
+        assert_eq!(
+            lines[2],
+            "{\"id\": \"b\",   \"source\": \"v.mp4\", \"end\": 100}"
+        );
+        assert!(
+            lines[3].starts_with("# rejected in review (fails \"Target visible\"; note: ball hidden): {\"id\": \"c\""),
+            "{}",
+            lines[3]
+        );
+        // The original is untouched.
+        assert_eq!(std::fs::read_to_string(&m).unwrap(), MANIFEST);
+    }
+
+    #[test]
+    fn a_json_array_manifest_stays_an_array() {
+        let (_dir, m, d) = setup(
+            "[{\"id\": \"a\", \"source\": \"v.mp4\"},\n {\"id\": \"b\", \"source\": \"v.mp4\"}]\n",
+            r#"{"vidprep_review_decisions": 1, "items": [
+                {"id": "a", "verdict": "rejected"},
+                {"id": "b", "verdict": "accepted", "decision": {"frame": 7}}]}"#,
+        );
+        let m2 = m.with_file_name("m2.json");
+        apply_decisions(&d, &m, Some(&m2)).unwrap();
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&m2).unwrap()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!([{"id": "b", "source": "v.mp4", "decision": 7}])
+        );
+    }
+
+    #[test]
+    fn bad_decisions_are_refused_with_the_reason() {
+        let cases = [
+            (
+                r#"{"vidprep_review_decisions": 2, "items": []}"#,
+                "version 2",
+            ),
+            (
+                r#"{"vidprep_review_decisions": 1, "items": [{"id": "zz", "verdict": "accepted"}]}"#,
+                "not in",
+            ),
+            (
+                r#"{"vidprep_review_decisions": 1, "items": [{"id": "a", "verdict": "maybe"}]}"#,
+                "unknown variant",
+            ),
+            (
+                r#"{"vidprep_review_decisions": 1, "items": [{"id": "a", "verdict": "accepted", "decision": {"frame": 0}}]}"#,
+                "keep no frame",
+            ),
+            (
+                r#"{"vidprep_review_decisions": 1, "items": [{"id": "a", "verdict": "accepted", "decision": {"frame": 101}, "reviewed": {"span_frames": 100}}]}"#,
+                "past the span",
+            ),
+            (
+                r#"{"vidprep_review_decisions": 1, "items": [{"id": "a", "verdict": "accepted", "decision": {"frame": 50}, "reviewed": {"decision_requested": "50%"}}]}"#,
+                "manifest changed",
+            ),
+            (
+                r#"{"vidprep_review_decisions": 1, "items": [{"id": "a", "verdict": "accepted"}, {"id": "a", "verdict": "rejected"}]}"#,
+                "twice",
+            ),
+            ("not json", "not a review decisions file"),
+        ];
+        for (decisions, expected) in cases {
+            let (_dir, m, d) = setup(MANIFEST, decisions);
+            let err = apply_decisions(&d, &m, None).unwrap_err().to_string();
+            assert!(err.contains(expected), "{decisions}: {err}");
+            assert!(!m.with_file_name("m.reviewed.jsonl").exists());
+        }
+    }
+
+    #[test]
+    fn the_output_stays_beside_the_manifest_and_never_replaces_it() {
+        let (dir, m, d) = setup(MANIFEST, r#"{"vidprep_review_decisions": 1, "items": []}"#);
+        let err = apply_decisions(&d, &m, Some(&m)).unwrap_err().to_string();
+        assert!(err.contains("refusing to overwrite an input"), "{err}");
+        let elsewhere = dir.path().join("sub");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let err = apply_decisions(&d, &m, Some(&elsewhere.join("m.jsonl")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("must be written in the folder"), "{err}");
+        assert_eq!(std::fs::read_to_string(&m).unwrap(), MANIFEST);
+    }
+}

@@ -1,0 +1,452 @@
+//! Human review (`vidprep review`): a run's output folder turned into a static page where a
+//! person checks every prepared item against the ViSTR quality criteria and moves decision
+//! points frame-exactly, and the decisions the page exports applied back to the manifest
+//! ([`decisions`]), so that `vidprep run --resume` redoes exactly the changed items.
+//!
+//! The page needs media the run did not make: a small every-frame preview of each item's
+//! whole span (before its decision point cut it) to show the frame at any point, and
+//! thumbnails for its timeline. Those are plans like any other (the item's source, span and
+//! boxes; a `preview` and a `frames` export) run by the one batch runner into
+//! `PAGE_DIR/media/`, resumable, so building the page again only redoes changed items.
+//! Everything else is read from the run's sidecars. The page itself is static files
+//! ([`page`]): `index.html`, `assets/`, and `data/` (scripts, since a page opened from
+//! `file://` may not fetch files), one small index and one lazily loaded file per item.
+
+pub mod decisions;
+mod page;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::batch::{run_batch, BatchOptions, Observer, Status};
+use crate::error::{Error, Result};
+use crate::exec::{ExecOptions, OutputGroup};
+use crate::plan::manifest::ManifestItem;
+use crate::plan::{BoxOptions, ExportSpec, FramesExport, Plan, PreviewExport, Size};
+
+pub use page::{Criterion, CRITERIA};
+
+/// What `vidprep review` is asked to do.
+#[derive(Clone, Debug)]
+pub struct ReviewOptions {
+    /// The run's output folder (`vidprep run --out-dir`).
+    pub run_dir: PathBuf,
+    /// Where the page goes (default `RUN_DIR/review/`).
+    pub page_dir: Option<PathBuf>,
+    /// The manifest of the run: its plans are used for the previews (its relative paths are
+    /// read from its folder) and its items not in the run are listed as missing.
+    pub manifest: Option<PathBuf>,
+    /// Preview items made at a time (0: one per core).
+    pub jobs: usize,
+    /// Thumbnails on each item's timeline.
+    pub thumbs: usize,
+    /// Largest preview size.
+    pub preview_size: Size,
+}
+
+impl ReviewOptions {
+    /// The defaults for the run folder `run_dir`: the page in `run_dir/review/`, 24
+    /// thumbnails, previews within 480x270.
+    pub fn new(run_dir: impl Into<PathBuf>) -> ReviewOptions {
+        ReviewOptions {
+            run_dir: run_dir.into(),
+            page_dir: None,
+            manifest: None,
+            jobs: 0,
+            thumbs: 24,
+            preview_size: Size(480, 270),
+        }
+    }
+}
+
+/// What a review build made.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ReviewSummary {
+    /// The page to open.
+    pub page: PathBuf,
+    /// Items on the page.
+    pub items: usize,
+    /// Items whose run outputs are there.
+    pub ok: usize,
+    /// Items that failed in the run or are missing from it.
+    pub failed: usize,
+    /// Previews made now.
+    pub previews_made: usize,
+    /// Previews kept from an earlier build (the item had not changed).
+    pub previews_kept: usize,
+    /// Previews that could not be made (the page shows why).
+    pub previews_failed: usize,
+    /// Things worth a look (a preview that failed, an item folder without sidecars).
+    pub warnings: Vec<String>,
+}
+
+/// One item as the page will list it, before its media are read.
+#[derive(Clone, Debug)]
+pub(crate) struct Found {
+    pub id: String,
+    pub line: usize,
+    /// The item's folder in the run, when it has one.
+    pub dir: Option<PathBuf>,
+    /// The last report's error, when the run failed it.
+    pub error: Option<String>,
+    /// The plan: from the manifest, else from a sidecar's `request`.
+    pub plan: Option<Plan>,
+}
+
+/// Builds the review page of `options.run_dir`.
+pub fn build_review(options: &ReviewOptions, observer: &dyn Observer) -> Result<ReviewSummary> {
+    let run_dir = &options.run_dir;
+    if !run_dir.is_dir() {
+        return Err(Error::Usage(format!(
+            "{}: not a folder (expected the --out-dir of a `vidprep run`)",
+            run_dir.display()
+        )));
+    }
+    if options.thumbs == 0 || options.thumbs > 200 {
+        return Err(Error::Usage(format!(
+            "{} thumbnails per item: expected 1..200",
+            options.thumbs
+        )));
+    }
+    let page_dir = options
+        .page_dir
+        .clone()
+        .unwrap_or_else(|| run_dir.join("review"));
+    check_page_dir(&page_dir, run_dir)?;
+    let manifest = match &options.manifest {
+        Some(m) => {
+            let read = crate::plan::manifest::read_manifest(m)?;
+            Some(read)
+        }
+        None => None,
+    };
+    let mut found = find_items(run_dir, &page_dir, manifest.as_ref().map(|m| &m.items[..]))?;
+    if found.is_empty() {
+        return Err(Error::Usage(format!(
+            "{}: no items (no item folders with item.json, no report.jsonl); expected the --out-dir of a `vidprep run`",
+            run_dir.display()
+        )));
+    }
+    // Claim the page's own files first: nothing is made when the page could not be written.
+    let mut inputs: Vec<PathBuf> = found.iter().filter_map(|f| f.dir.clone()).collect();
+    inputs.extend(options.manifest.clone());
+    let mut group = OutputGroup::new(&inputs);
+    let index_html = group.file(&page_dir.join("index.html"))?;
+    let assets = group.folder(&page_dir.join("assets"))?;
+    let data = group.folder(&page_dir.join("data"))?;
+
+    let media_dir = page_dir.join("media");
+    let mut warnings = Vec::new();
+    let previews = make_previews(&mut found, options, &media_dir, observer, &mut warnings)?;
+    let built = page::assemble(
+        &found,
+        &page_dir,
+        &media_dir,
+        &previews,
+        options,
+        &mut warnings,
+    )?;
+    page::write_assets(&index_html, &assets)?;
+    page::write_data(&data, &built)?;
+    group.commit()?;
+    let failed = found.iter().filter(|f| f.dir.is_none()).count();
+    Ok(ReviewSummary {
+        page: page_dir.join("index.html"),
+        items: found.len(),
+        ok: found.len() - failed,
+        failed,
+        previews_made: previews.made,
+        previews_kept: previews.kept,
+        previews_failed: previews.errors.len(),
+        warnings,
+    })
+}
+
+/// The page folder must be new, empty, or an earlier review page; never an item's folder.
+fn check_page_dir(page_dir: &Path, run_dir: &Path) -> Result<()> {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if canon(page_dir) == canon(run_dir) {
+        return Err(Error::Usage(format!(
+            "the review page cannot be the run folder {} itself; give -o a folder inside or beside it",
+            run_dir.display()
+        )));
+    }
+    if page_dir.join("item.json").exists() {
+        return Err(Error::Usage(format!(
+            "{} is an item's folder of the run (it holds item.json); give the page another folder with -o",
+            page_dir.display()
+        )));
+    }
+    if page_dir.is_dir() {
+        let empty = std::fs::read_dir(page_dir)
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(false);
+        if !empty && !page::is_review_page(page_dir) {
+            return Err(Error::Usage(format!(
+                "{} holds files vidprep did not write (it is not an earlier review page); give an empty or new folder with -o",
+                page_dir.display()
+            )));
+        }
+    } else if page_dir.exists() {
+        return Err(Error::Usage(format!(
+            "{} exists and is not a folder",
+            page_dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// One report line, as much as the page needs.
+#[derive(serde::Deserialize)]
+struct ReportLine {
+    id: Option<String>,
+    #[serde(default)]
+    line: usize,
+    status: Status,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// The items of a run: its item folders, the items its reports name, and (with a manifest)
+/// the manifest's items, in manifest order (then report order, then by id).
+fn find_items(
+    run_dir: &Path,
+    page_dir: &Path,
+    manifest: Option<&[ManifestItem]>,
+) -> Result<Vec<Found>> {
+    let mut by_id: HashMap<String, Found> = HashMap::new();
+    let mut order: Vec<String> = Vec::new();
+    let note = |id: &str, order: &mut Vec<String>, by_id: &mut HashMap<String, Found>| {
+        if !by_id.contains_key(id) {
+            order.push(id.to_string());
+            by_id.insert(
+                id.to_string(),
+                Found {
+                    id: id.to_string(),
+                    line: 0,
+                    dir: None,
+                    error: None,
+                    plan: None,
+                },
+            );
+        }
+    };
+    if let Some(items) = manifest {
+        for item in items {
+            note(&item.plan.id, &mut order, &mut by_id);
+            let f = by_id.get_mut(&item.plan.id).expect("noted");
+            f.line = item.line;
+            f.plan = Some(item.plan.clone());
+        }
+    }
+    // Reports: report.jsonl and shard reports, in name order.
+    let mut reports: Vec<PathBuf> = std::fs::read_dir(run_dir)
+        .map_err(|e| Error::read(run_dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.file_name().is_some_and(|n| {
+                    let n = n.to_string_lossy();
+                    n.starts_with("report") && n.ends_with(".jsonl")
+                })
+        })
+        .collect();
+    reports.sort();
+    for report in &reports {
+        let text = std::fs::read_to_string(report).map_err(|e| Error::read(report, e))?;
+        for (i, raw) in text.lines().enumerate() {
+            if raw.trim().is_empty() {
+                continue;
+            }
+            let r: ReportLine = serde_json::from_str(raw).map_err(|e| {
+                Error::bad_file(
+                    report,
+                    Some(i + 1),
+                    format!("not a vidprep report line: {e}"),
+                )
+            })?;
+            let Some(id) = r.id else { continue };
+            note(&id, &mut order, &mut by_id);
+            let f = by_id.get_mut(&id).expect("noted");
+            if f.line == 0 {
+                f.line = r.line;
+            }
+            f.error = match r.status {
+                Status::Failed => r.error.or(Some("failed".into())),
+                Status::NotRun => Some("not run (the run stopped before it)".into()),
+                Status::Ok | Status::Skipped => None,
+            };
+        }
+    }
+    // Item folders.
+    let page_key = std::fs::canonicalize(page_dir).ok();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(run_dir)
+        .map_err(|e| Error::read(run_dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("item.json").is_file())
+        .filter(|p| page_key.is_none() || std::fs::canonicalize(p).ok() != page_key)
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let id = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        note(&id, &mut order, &mut by_id);
+        let f = by_id.get_mut(&id).expect("noted");
+        f.dir = Some(dir);
+    }
+    let mut found: Vec<Found> = order
+        .into_iter()
+        .map(|id| by_id.remove(&id).expect("noted"))
+        .collect();
+    for f in &mut found {
+        if f.dir.is_none() && f.error.is_none() {
+            f.error = Some(format!(
+                "no outputs in {} (not run yet?)",
+                run_dir.display()
+            ));
+        }
+        if f.plan.is_none() {
+            if let Some(dir) = &f.dir {
+                f.plan = plan_from_sidecars(dir);
+            }
+        }
+    }
+    found.sort_by_key(|f| (f.line == 0, f.line));
+    Ok(found)
+}
+
+/// The plan an item was made from, as its sidecars record it (the normalised plan; relative
+/// paths are as the run saw them, from its working folder).
+fn plan_from_sidecars(dir: &Path) -> Option<Plan> {
+    for sidecar in page::sidecars_of(dir) {
+        let Ok(text) = std::fs::read_to_string(&sidecar) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        if let Some(request) = v.get("request") {
+            if let Ok(plan) = serde_json::from_value::<Plan>(request.clone()) {
+                return Some(plan);
+            }
+        }
+    }
+    None
+}
+
+/// How the previews went.
+#[derive(Debug, Default)]
+pub(crate) struct Previews {
+    pub made: usize,
+    pub kept: usize,
+    /// Why an item's preview could not be made.
+    pub errors: HashMap<String, String>,
+}
+
+/// The preview plan of an item: its source, span and boxes (always drawn), no decision point
+/// and no needle, exported as a preview and timeline thumbnails.
+pub(crate) fn preview_plan(plan: &Plan, thumbs: usize, size: Size) -> Plan {
+    let mut p = plan.normalized(&crate::media::encode::EncodeSettings::default());
+    p.decision = None;
+    p.insert = None;
+    p.evidence = None;
+    p.strict = false;
+    if let Some(b) = p.boxes.as_mut() {
+        let mut o = b.options.clone().unwrap_or_else(BoxOptions::default);
+        o.draw = true;
+        b.options = Some(o);
+    }
+    p.exports = vec![
+        ExportSpec::Preview(PreviewExport {
+            max_size: size,
+            ..PreviewExport::default()
+        }),
+        ExportSpec::Frames(FramesExport {
+            name: Some("thumbs".into()),
+            count: Some(thumbs),
+            max_size: Some(Size(160, 90)),
+            quality: 75,
+            ..FramesExport::default()
+        }),
+    ];
+    p
+}
+
+/// Runs the preview plans of every item with a folder through the batch runner.
+fn make_previews(
+    found: &mut [Found],
+    options: &ReviewOptions,
+    media_dir: &Path,
+    observer: &dyn Observer,
+    warnings: &mut Vec<String>,
+) -> Result<Previews> {
+    let mut items = Vec::new();
+    for f in found.iter() {
+        let (Some(dir), Some(plan)) = (&f.dir, &f.plan) else {
+            continue;
+        };
+        let span_frames = page::span_frames(dir).unwrap_or(options.thumbs);
+        let thumbs = options.thumbs.min(span_frames.max(1));
+        items.push(ManifestItem {
+            line: f.line,
+            plan: preview_plan(plan, thumbs, options.preview_size),
+        });
+    }
+    let mut previews = Previews::default();
+    if items.is_empty() {
+        return Ok(previews);
+    }
+    let batch = BatchOptions {
+        out_dir: media_dir.to_path_buf(),
+        jobs: options.jobs,
+        shard: None,
+        resume: true,
+        fail_fast: false,
+        codec_threads: None,
+        exec: ExecOptions::default(),
+        origin: options.manifest.clone(),
+    };
+    let (_, reports) = run_batch(&items, &[], &batch, observer)?;
+    for r in reports {
+        let id = r.id.clone().unwrap_or_default();
+        match r.status {
+            Status::Ok => previews.made += 1,
+            Status::Skipped => previews.kept += 1,
+            Status::Failed | Status::NotRun => {
+                let why = r.error.unwrap_or_else(|| "not made".into());
+                warnings.push(format!("{id}: no preview: {why}"));
+                previews.errors.insert(id, why);
+            }
+        }
+    }
+    Ok(previews)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_preview_plan_keeps_the_span_and_boxes_and_drops_the_decision_and_needle() {
+        let plan: Plan = serde_json::from_str(
+            r#"{"id": "q1", "source": "v.mp4", "span": {"start": "1s", "end": 90},
+                "decision": "75%", "boxes": {"path": "gt.txt", "draw": false},
+                "insert": {"sequence": "seq", "seed": 3},
+                "exports": [{"kind": "clip"}, {"kind": "video"}]}"#,
+        )
+        .unwrap();
+        let p = preview_plan(&plan, 12, Size(480, 270));
+        assert_eq!(p.id, "q1");
+        assert_eq!(p.span(), plan.span());
+        assert!(p.decision.is_none() && p.insert.is_none());
+        assert!(p.boxes_request().unwrap().draw.is_some(), "boxes are drawn");
+        assert_eq!(p.exports.len(), 2);
+        assert_eq!(p.exports[0].kind(), "preview");
+        assert_eq!(p.exports[1].name(), "thumbs");
+        p.check().unwrap();
+    }
+}

@@ -1,0 +1,590 @@
+//! The review page end to end, in a real headless Chromium driven over WebDriver: a small run
+//! of a frame-coded source, its page built by `vidprep review` and opened from `file://`, a
+//! clip played (its `currentTime` advances), a decision point moved by clicking the timeline
+//! and by the arrow keys (the frame on screen is read back from the pixels and must be the
+//! source frame the page names), an item rejected with a note, filters, the decisions
+//! exported as a download, applied by `vidprep review-apply`, and `run --resume` redoing
+//! exactly the moved item (its new clip checked with ffprobe and the frame code). The test
+//! also takes the page's screenshot for `docs/review.png` (written there when
+//! `VIDPREP_UPDATE_DOCS=1`).
+//!
+//! Skips with a message when chromedriver or Chromium is absent, unless
+//! `VIDPREP_REQUIRE_BROWSER=1` (CI).
+
+mod common;
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::code::read_code;
+use common::oracle;
+use common::synth::SynthVideo;
+use serde_json::{json, Value};
+use support::vidprep;
+use support::webdriver::{Browser, Element};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// The frame code of the picture a `<video>` element shows, read from a screenshot of the
+/// element cropped to where the video's picture is drawn (`object-fit: contain`).
+fn shown_code(b: &Browser, video: &Element) -> Option<u32> {
+    let geometry = b.execute(
+        "const v = arguments[0]; const r = v.getBoundingClientRect();
+         return {w: r.width, h: r.height, vw: v.videoWidth, vh: v.videoHeight};",
+        vec![video.json()],
+    );
+    let png = b.element_screenshot(video);
+    let img = image::load_from_memory(&png).ok()?.to_rgb8();
+    let (ew, eh) = (geometry["w"].as_f64()?, geometry["h"].as_f64()?);
+    let (vw, vh) = (geometry["vw"].as_f64()?, geometry["vh"].as_f64()?);
+    // Screenshot pixels per CSS pixel (1 unless the device scales).
+    let dpr = img.width() as f64 / ew;
+    let scale = (ew / vw).min(eh / vh);
+    let (cw, ch) = (vw * scale, vh * scale);
+    let x0 = ((ew - cw) / 2.0 * dpr).round() as u32;
+    let y0 = ((eh - ch) / 2.0 * dpr).round() as u32;
+    let (w, h) = ((cw * dpr) as u32, (ch * dpr) as u32);
+    let crop = image::imageops::crop_imm(&img, x0, y0, w, h).to_image();
+    let luma: Vec<u8> = crop
+        .pixels()
+        .map(|p| (0.299 * p[0] as f64 + 0.587 * p[1] as f64 + 0.114 * p[2] as f64).round() as u8)
+        .collect();
+    read_code(&luma, w as usize, h as usize, w as usize)
+}
+
+/// Waits until the decision point is at span frame `k` and its frame is on screen; returns
+/// the frame code read from the screen.
+fn decision_frame_shown(b: &Browser, k: usize) -> Option<u32> {
+    b.wait_until(
+        &format!(
+            "const l = document.getElementById('frame-label');
+             return l && l.dataset.frame === '{k}' && l.dataset.ready === 'true';"
+        ),
+        WAIT,
+    );
+    let label = b.find("#frame-label");
+    assert_eq!(
+        b.attribute(&label, "data-shown-frame").as_deref(),
+        Some(k.to_string().as_str())
+    );
+    shown_code(b, &b.find("#frame-view"))
+}
+
+fn select_item(b: &Browser, id: &str) {
+    let row = b.find(&format!(".item-row[data-id='{id}']"));
+    b.click(&row);
+    b.wait_until(
+        &format!(
+            "const d = document.getElementById('detail'); return d && d.dataset.id === '{id}';"
+        ),
+        WAIT,
+    );
+}
+
+fn verdict(b: &Browser, id: &str) -> String {
+    let row = b.find(&format!(".item-row[data-id='{id}']"));
+    b.attribute(&row, "data-verdict").unwrap_or_default()
+}
+
+fn visible_rows(b: &Browser) -> Vec<String> {
+    b.execute(
+        "return [...document.querySelectorAll('#item-list .item-row')]
+            .filter(r => r.offsetParent !== null).map(r => r.dataset.id);",
+        vec![],
+    )
+    .as_array()
+    .unwrap()
+    .iter()
+    .map(|v| v.as_str().unwrap().to_string())
+    .collect()
+}
+
+fn report(out: &Path) -> Vec<Value> {
+    std::fs::read_to_string(out.join("report.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_reviewer_moves_a_decision_point_rejects_an_item_and_the_run_redoes_exactly_that() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let downloads = d.join("downloads");
+    std::fs::create_dir(&downloads).unwrap();
+    let Some(mut browser) = Browser::start(&downloads) else {
+        return;
+    };
+    browser.set_script_timeout(WAIT);
+    let b = &browser;
+
+    // A frame-coded source (each frame's index painted in its top-left corner) and a run.
+    let source = SynthVideo::new(640, 360).frames(100).gop(25).cached();
+    std::fs::copy(&source.path, d.join("src.mp4")).unwrap();
+    let lines = [
+        r#"{"id": "a", "source": "src.mp4", "start": 10, "end": 70, "decision": "75%", "exports": [{"kind": "clip", "preset": "ultrafast"}, {"kind": "frames", "count": 4}]}"#,
+        r#"{"id": "b", "source": "src.mp4", "start": 0, "end": 40, "exports": [{"kind": "clip", "preset": "ultrafast"}, {"kind": "video", "max_base64_bytes": 2000000, "preset": "ultrafast"}]}"#,
+        r#"{"id": "c", "source": "src.mp4", "start": 50, "end": 100, "decision": 30, "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#,
+    ];
+    let manifest_text = lines.join("\n") + "\n";
+    std::fs::write(d.join("m.jsonl"), &manifest_text).unwrap();
+    vidprep()
+        .current_dir(d)
+        .args(["run", "m.jsonl", "--out-dir", "out"])
+        .assert()
+        .success();
+    vidprep()
+        .current_dir(d)
+        .args(["review", "out", "--manifest", "m.jsonl"])
+        .assert()
+        .success();
+    let page = d.join("out/review/index.html");
+    assert!(page.is_file());
+
+    // The page opens from file:// and lists every item.
+    b.goto_file(&page);
+    b.wait_until(
+        "return document.querySelectorAll('#item-list .item-row').length === 3;",
+        WAIT,
+    );
+    let counts = b.text(&b.find("#counts"));
+    assert!(counts.starts_with("3 items"), "{counts}");
+
+    // Item a: its clip plays.
+    select_item(b, "a");
+    b.wait_until(
+        "return document.getElementById('clip').readyState >= 1;",
+        WAIT,
+    );
+    b.press("Space");
+    b.wait_until(
+        "return document.getElementById('clip').currentTime > 0.3;",
+        WAIT,
+    );
+    b.press("Space");
+    b.wait_until("return document.getElementById('clip').paused;", WAIT);
+
+    // Its decision point (75% of 60 frames: span frame 45) is shown: source frame 55.
+    assert_eq!(
+        decision_frame_shown(b, 45),
+        Some(55),
+        "the original decision point's frame"
+    );
+    // Clicking the timeline at span frame 20 moves it there; the page shows source frame 30.
+    let timeline = b.find("#timeline");
+    b.click_at_fraction(&timeline, (20.0 + 0.5) / 60.0, 0.5);
+    assert_eq!(decision_frame_shown(b, 20), Some(30), "the clicked frame");
+    // The arrow keys move it frame by frame, Shift by ten.
+    b.press("ArrowRight");
+    assert_eq!(decision_frame_shown(b, 21), Some(31));
+    b.press_chord(&["Shift", "ArrowRight"]);
+    assert_eq!(decision_frame_shown(b, 31), Some(41));
+    b.press_chord(&["Shift", "ArrowLeft"]);
+    b.press("ArrowLeft");
+    assert_eq!(decision_frame_shown(b, 20), Some(30));
+    b.press("ArrowRight");
+    assert_eq!(decision_frame_shown(b, 21), Some(31));
+    assert_eq!(
+        b.attribute(&b.find(".item-row[data-id='a']"), "data-changed")
+            .as_deref(),
+        Some("true")
+    );
+    b.press("a");
+    assert_eq!(verdict(b, "a"), "accepted");
+
+    // The screenshot for the docs: an item with a moved decision point.
+    let shot = b.screenshot();
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/review-page.png");
+    std::fs::write(&target, &shot).unwrap();
+    if std::env::var("VIDPREP_UPDATE_DOCS").is_ok_and(|v| v == "1") {
+        std::fs::write(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/review.png"),
+            &shot,
+        )
+        .unwrap();
+    }
+
+    // Item b: its facts show the Base64 size against the budget; left unreviewed.
+    select_item(b, "b");
+    let detail = b.text(&b.find("#detail"));
+    assert!(detail.contains("2000000"), "the budget is shown:\n{detail}");
+
+    // Item c: rejected for its target, with a note.
+    select_item(b, "c");
+    let target_visible = b.find("input.criterion[data-key='target_visible']");
+    if b.property(&target_visible, "checked") == json!(true) {
+        b.click(&target_visible);
+    }
+    for key in ["temporal_evidence", "definite_answer", "not_single_frame"] {
+        let c = b.find(&format!("input.criterion[data-key='{key}']"));
+        if b.property(&c, "checked") != json!(true) {
+            b.click(&c);
+        }
+    }
+    let note = b.find("#note");
+    b.click(&note);
+    b.send_keys(&note, "ball hidden behind the player");
+    b.press("Escape");
+    b.click(&b.find("#reject"));
+    assert_eq!(verdict(b, "c"), "rejected");
+
+    // Filters.
+    let filter = b.find("#filter");
+    let choose = |value: &str| {
+        b.execute(
+            "const s = arguments[0]; s.value = arguments[1]; s.dispatchEvent(new Event('change', {bubbles: true}));",
+            vec![filter.json(), json!(value)],
+        );
+    };
+    choose("rejected");
+    assert_eq!(visible_rows(b), vec!["c"]);
+    choose("moved");
+    assert_eq!(visible_rows(b), vec!["a"]);
+    choose("unreviewed");
+    assert_eq!(visible_rows(b), vec!["b"]);
+    choose("all");
+    assert_eq!(visible_rows(b).len(), 3);
+
+    // Export: the download is the decisions object the page holds.
+    b.click(&b.find("#export"));
+    let downloaded = b.wait_for_download("decisions.json", WAIT);
+    let decisions: Value =
+        serde_json::from_str(&std::fs::read_to_string(&downloaded).unwrap()).unwrap();
+    let mut held = b.execute("return window.vidprepReview.decisions();", vec![]);
+    held["exported"] = decisions["exported"].clone();
+    assert_eq!(decisions, held, "the download is what the page holds");
+    assert_eq!(decisions["vidprep_review_decisions"], 1);
+    let items = decisions["items"].as_array().unwrap();
+    assert_eq!(items.len(), 3);
+    assert_eq!(items[0]["id"], "a");
+    assert_eq!(items[0]["verdict"], "accepted");
+    assert_eq!(items[0]["decision"], json!({"frame": 21}));
+    assert!(
+        items[0]["criteria"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|v| v == true),
+        "accepting ticks every criterion: {}",
+        items[0]["criteria"]
+    );
+    assert_eq!(items[0]["reviewed"]["decision_requested"], "75%");
+    assert_eq!(items[1]["verdict"], "unreviewed");
+    assert_eq!(items[1]["decision"], Value::Null);
+    assert_eq!(items[2]["verdict"], "rejected");
+    assert_eq!(items[2]["criteria"]["target_visible"], false);
+    assert_eq!(items[2]["note"], "ball hidden behind the player");
+    let errors = b.js_errors();
+    assert!(errors.is_empty(), "JavaScript errors: {errors:?}");
+    drop(browser);
+
+    // Applied to the manifest: a's decision point is frame 21, b's line unchanged, c dropped.
+    vidprep()
+        .current_dir(d)
+        .args(["review-apply"])
+        .arg(&downloaded)
+        .args(["--manifest", "m.jsonl"])
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(d.join("m.jsonl")).unwrap(),
+        manifest_text
+    );
+    let reviewed = std::fs::read_to_string(d.join("m.reviewed.jsonl")).unwrap();
+    let new_lines: Vec<&str> = reviewed.lines().collect();
+    assert_eq!(new_lines.len(), 3);
+    let a: Value = serde_json::from_str(new_lines[0]).unwrap();
+    assert_eq!(a["decision"], 21);
+    assert_eq!(new_lines[1], lines[1]);
+    assert!(
+        new_lines[2].starts_with("# rejected in review"),
+        "{}",
+        new_lines[2]
+    );
+    assert!(new_lines[2].contains("ball hidden"), "{}", new_lines[2]);
+
+    // The next run redoes exactly the moved item.
+    vidprep()
+        .current_dir(d)
+        .args(["run", "m.reviewed.jsonl", "--out-dir", "out", "--resume"])
+        .assert()
+        .success();
+    let status: Vec<(String, String)> = report(&d.join("out"))
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().into(),
+                r["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        status,
+        vec![
+            ("a".to_string(), "ok".to_string()),
+            ("b".into(), "skipped".into())
+        ]
+    );
+    // a's clip now ends before span frame 21: source frames 10..=30, nothing after.
+    let clip = d.join("out/a/clip.mp4");
+    assert_eq!(oracle::count_frames(&clip), 21);
+    let codes = oracle::frame_codes(&clip);
+    assert_eq!(codes, (10..31).collect::<Vec<u32>>());
+}
+
+#[test]
+fn a_thousand_items_open_at_once_and_load_one_item_at_a_time() {
+    // The index of a large run is small and the page renders it without touching any item's
+    // media: a page built from one real item, its index repeated to 1,000 entries.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let downloads = d.join("downloads");
+    std::fs::create_dir(&downloads).unwrap();
+    let Some(browser) = Browser::start(&downloads) else {
+        return;
+    };
+    let b = &browser;
+    let source = SynthVideo::new(320, 240).frames(30).cached();
+    std::fs::copy(&source.path, d.join("src.mp4")).unwrap();
+    std::fs::write(
+        d.join("m.jsonl"),
+        r#"{"id": "x", "source": "src.mp4", "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#,
+    )
+    .unwrap();
+    vidprep()
+        .current_dir(d)
+        .args(["run", "m.jsonl", "--out-dir", "out"])
+        .assert()
+        .success();
+    vidprep()
+        .current_dir(d)
+        .args(["review", "out"])
+        .assert()
+        .success();
+    // Grow the index to 1,000 items that all point at the one item's details.
+    let index_path = d.join("out/review/data/index.js");
+    let text = std::fs::read_to_string(&index_path).unwrap();
+    let json_text = text
+        .trim()
+        .trim_start_matches("window.VIDPREP_REVIEW_INDEX = ")
+        .trim_end_matches(';');
+    let mut index: Value = serde_json::from_str(json_text).unwrap();
+    let one = index["items"][0].clone();
+    index["items"] = (0..1000)
+        .map(|n| {
+            let mut it = one.clone();
+            it["n"] = n.into();
+            it["id"] = format!("item{n:04}").into();
+            it["line"] = (n + 1).into();
+            it
+        })
+        .collect();
+    std::fs::write(
+        &index_path,
+        format!("window.VIDPREP_REVIEW_INDEX = {index};\n"),
+    )
+    .unwrap();
+    let details = std::fs::read_to_string(d.join("out/review/data/items/00000.js")).unwrap();
+    for n in 1..1000 {
+        std::fs::write(
+            d.join(format!("out/review/data/items/{n:05}.js")),
+            details
+                .replacen(
+                    "vidprepReviewReceive(0,",
+                    &format!("vidprepReviewReceive({n},"),
+                    1,
+                )
+                .replacen(
+                    "\"n\":0,\"id\":\"x\"",
+                    &format!("\"n\":{n},\"id\":\"item{n:04}\""),
+                    1,
+                ),
+        )
+        .unwrap();
+    }
+    b.goto_file(&d.join("out/review/index.html"));
+    b.wait_until(
+        "return document.querySelectorAll('#item-list .item-row').length === 1000;",
+        WAIT,
+    );
+    // Only the shown item's details were loaded (and at most the next one prefetched).
+    b.wait_until(
+        "const d = document.getElementById('detail'); return d && d.dataset.id === 'item0000';",
+        WAIT,
+    );
+    let loaded = b.execute(
+        "return performance.getEntriesByType('resource').filter(e => e.name.includes('/data/items/')).length;",
+        vec![],
+    );
+    assert!(
+        loaded.as_u64().unwrap() <= 2,
+        "item scripts loaded at start: {loaded}"
+    );
+    let videos = b.execute(
+        "return performance.getEntriesByType('resource').filter(e => e.name.endsWith('.mp4')).length;",
+        vec![],
+    );
+    assert!(
+        videos.as_u64().unwrap() <= 2,
+        "videos loaded at start: {videos}"
+    );
+    // Search narrows the list.
+    let search = b.find("#search");
+    b.send_keys(&search, "item099");
+    b.wait_until(
+        "return [...document.querySelectorAll('#item-list .item-row')].filter(r => r.offsetParent !== null).length === 10;",
+        WAIT,
+    );
+    let errors = b.js_errors();
+    assert!(errors.is_empty(), "JavaScript errors: {errors:?}");
+}
+
+/// A static file server on 127.0.0.1 (GET only, whole files, `Connection: close`): what a
+/// reviewer's `python3 -m http.server` gives. Serves until the test ends.
+fn serve(root: &Path, ranges: bool) -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let root = root.to_path_buf();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request = String::new();
+            if reader.read_line(&mut request).is_err() {
+                continue;
+            }
+            let mut range: Option<(usize, Option<usize>)> = None;
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).unwrap_or(0) <= 2 {
+                    break;
+                }
+                let lower = header.to_ascii_lowercase();
+                if let Some(spec) = lower.strip_prefix("range: bytes=") {
+                    let mut parts = spec.trim().splitn(2, '-');
+                    let start = parts.next().and_then(|p| p.parse().ok());
+                    let end = parts.next().and_then(|p| p.parse().ok());
+                    range = start.map(|s| (s, end));
+                }
+            }
+            let path = request.split_whitespace().nth(1).unwrap_or("/");
+            let path = path.split(['?', '#']).next().unwrap_or("/");
+            let mut decoded = Vec::new();
+            let bytes = path.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                if bytes[i] == b'%' && i + 2 < bytes.len() {
+                    let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("00");
+                    decoded.push(u8::from_str_radix(hex, 16).unwrap_or(b'?'));
+                    i += 3;
+                } else {
+                    decoded.push(bytes[i]);
+                    i += 1;
+                }
+            }
+            let rel = String::from_utf8_lossy(&decoded)
+                .trim_start_matches('/')
+                .to_string();
+            let file = root.join(&rel);
+            let (mut status, mut body) = match std::fs::read(&file) {
+                Ok(body) if !rel.contains("..") => ("200 OK", body),
+                _ => ("404 Not Found", b"not found".to_vec()),
+            };
+            let mut extra = String::new();
+            if ranges && status == "200 OK" {
+                extra.push_str("Accept-Ranges: bytes\r\n");
+                if let Some((start, end)) = range {
+                    let total = body.len();
+                    let end = end
+                        .unwrap_or(total.saturating_sub(1))
+                        .min(total.saturating_sub(1));
+                    if start <= end {
+                        body = body[start..=end].to_vec();
+                        status = "206 Partial Content";
+                        extra.push_str(&format!("Content-Range: bytes {start}-{end}/{total}\r\n"));
+                    }
+                }
+            }
+            let kind = match file.extension().and_then(|e| e.to_str()) {
+                Some("html") => "text/html; charset=utf-8",
+                Some("js") => "text/javascript; charset=utf-8",
+                Some("css") => "text/css",
+                Some("mp4") => "video/mp4",
+                Some("jpg") => "image/jpeg",
+                Some("png") => "image/png",
+                Some("json") => "application/json",
+                _ => "application/octet-stream",
+            };
+            let head = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    port
+}
+
+#[test]
+fn the_page_works_from_a_static_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let downloads = d.join("downloads");
+    std::fs::create_dir(&downloads).unwrap();
+    let Some(browser) = Browser::start(&downloads) else {
+        return;
+    };
+    let b = &browser;
+    let source = SynthVideo::new(320, 240).frames(40).cached();
+    // An id that needs percent-encoding in a URL.
+    std::fs::copy(&source.path, d.join("src.mp4")).unwrap();
+    std::fs::write(
+        d.join("m.jsonl"),
+        r#"{"id": "walk #1 été", "source": "src.mp4", "start": 5, "end": 35, "decision": 20, "exports": [{"kind": "clip", "preset": "ultrafast"}, {"kind": "frames", "count": 3}]}"#,
+    )
+    .unwrap();
+    vidprep()
+        .current_dir(d)
+        .args(["run", "m.jsonl", "--out-dir", "out"])
+        .assert()
+        .success();
+    vidprep()
+        .current_dir(d)
+        .args(["review", "out"])
+        .assert()
+        .success();
+    // A server that answers range requests (nginx, Apache, caddy) and one that does not
+    // (Python's http.server): the page shows the right frame from both.
+    for ranges in [true, false] {
+        let port = serve(&d.join("out"), ranges);
+        b.goto(&format!("http://127.0.0.1:{port}/review/index.html"));
+        b.wait_until(
+            "const d = document.getElementById('detail'); return d && d.dataset.id === 'walk #1 été';",
+            WAIT,
+        );
+        // The clip, the preview and every sampled image load.
+        b.wait_until(
+            "return document.getElementById('clip').readyState >= 1;",
+            WAIT,
+        );
+        assert_eq!(decision_frame_shown(b, 20), Some(25), "ranges: {ranges}");
+        b.press("ArrowLeft");
+        assert_eq!(decision_frame_shown(b, 19), Some(24), "ranges: {ranges}");
+        b.execute(
+            "const i = [...document.querySelectorAll('#detail img')].find(i => i.src.includes('/frames/'));
+             if (i) i.scrollIntoView();",
+            vec![],
+        );
+        b.wait_until(
+            "const imgs = [...document.querySelectorAll('#detail img')].filter(i => i.src.includes('/frames/'));
+             return imgs.length === 3 && imgs.every(i => i.complete && i.naturalWidth > 0);",
+            WAIT,
+        );
+    }
+    let errors = b.js_errors();
+    assert!(errors.is_empty(), "JavaScript errors: {errors:?}");
+}
