@@ -108,28 +108,27 @@ fn report(out: &Path) -> Vec<Value> {
         .collect()
 }
 
-#[test]
-fn a_reviewer_moves_a_decision_point_rejects_an_item_and_the_run_redoes_exactly_that() {
+/// A folder with a frame-coded `src.mp4` (`frames` frames of `width`x`height`), the manifest
+/// `m.jsonl` of `lines` run into `out/` and reviewed (`vidprep review out REVIEW_ARGS...`),
+/// and a headless browser downloading into `downloads/`; `None` (skipped) without a browser.
+fn reviewed_run(
+    (width, height): (u32, u32),
+    frames: u32,
+    lines: &[&str],
+    review_args: &[&str],
+) -> Option<(tempfile::TempDir, Browser)> {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let downloads = d.join("downloads");
     std::fs::create_dir(&downloads).unwrap();
-    let Some(mut browser) = Browser::start(&downloads) else {
-        return;
-    };
+    let mut browser = Browser::start(&downloads)?;
     browser.set_script_timeout(WAIT);
-    let b = &browser;
-
-    // A frame-coded source (each frame's index painted in its top-left corner) and a run.
-    let source = SynthVideo::new(640, 360).frames(100).gop(25).cached();
+    let source = SynthVideo::new(width, height)
+        .frames(frames)
+        .gop(25)
+        .cached();
     std::fs::copy(&source.path, d.join("src.mp4")).unwrap();
-    let lines = [
-        r#"{"id": "a", "source": "src.mp4", "start": 10, "end": 70, "decision": "75%", "exports": [{"kind": "clip", "preset": "ultrafast"}, {"kind": "frames", "count": 4}]}"#,
-        r#"{"id": "b", "source": "src.mp4", "start": 0, "end": 40, "exports": [{"kind": "clip", "preset": "ultrafast"}, {"kind": "video", "max_base64_bytes": 2000000, "preset": "ultrafast"}]}"#,
-        r#"{"id": "c", "source": "src.mp4", "start": 50, "end": 100, "decision": 30, "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#,
-    ];
-    let manifest_text = lines.join("\n") + "\n";
-    std::fs::write(d.join("m.jsonl"), &manifest_text).unwrap();
+    std::fs::write(d.join("m.jsonl"), lines.join("\n") + "\n").unwrap();
     vidprep()
         .current_dir(d)
         .args(["run", "m.jsonl", "--out-dir", "out"])
@@ -137,9 +136,27 @@ fn a_reviewer_moves_a_decision_point_rejects_an_item_and_the_run_redoes_exactly_
         .success();
     vidprep()
         .current_dir(d)
-        .args(["review", "out", "--manifest", "m.jsonl"])
+        .args(["review", "out"])
+        .args(review_args)
         .assert()
         .success();
+    Some((dir, browser))
+}
+
+#[test]
+fn a_reviewer_moves_a_decision_point_rejects_an_item_and_the_run_redoes_exactly_that() {
+    // A frame-coded source (each frame's index painted in its top-left corner) and a run.
+    let lines = [
+        r#"{"id": "a", "source": "src.mp4", "start": 10, "end": 70, "decision": "75%", "exports": [{"kind": "clip", "preset": "ultrafast"}, {"kind": "frames", "count": 4}]}"#,
+        r#"{"id": "b", "source": "src.mp4", "start": 0, "end": 40, "exports": [{"kind": "clip", "preset": "ultrafast"}, {"kind": "video", "max_base64_bytes": 2000000, "preset": "ultrafast"}]}"#,
+        r#"{"id": "c", "source": "src.mp4", "start": 50, "end": 100, "decision": 30, "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#,
+    ];
+    let Some((dir, browser)) = reviewed_run((640, 360), 100, &lines, &["--manifest", "m.jsonl"])
+    else {
+        return;
+    };
+    let (d, b) = (dir.path(), &browser);
+    let manifest_text = lines.join("\n") + "\n";
     let page = d.join("out/review/index.html");
     assert!(page.is_file());
 
@@ -338,31 +355,12 @@ fn a_reviewer_moves_a_decision_point_rejects_an_item_and_the_run_redoes_exactly_
 fn a_thousand_items_open_at_once_and_load_one_item_at_a_time() {
     // The index of a large run is small and the page renders it without touching any item's
     // media: a page built from one real item, its index repeated to 1,000 entries.
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let downloads = d.join("downloads");
-    std::fs::create_dir(&downloads).unwrap();
-    let Some(browser) = Browser::start(&downloads) else {
+    let line =
+        r#"{"id": "x", "source": "src.mp4", "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#;
+    let Some((dir, browser)) = reviewed_run((320, 240), 30, &[line], &[]) else {
         return;
     };
-    let b = &browser;
-    let source = SynthVideo::new(320, 240).frames(30).cached();
-    std::fs::copy(&source.path, d.join("src.mp4")).unwrap();
-    std::fs::write(
-        d.join("m.jsonl"),
-        r#"{"id": "x", "source": "src.mp4", "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#,
-    )
-    .unwrap();
-    vidprep()
-        .current_dir(d)
-        .args(["run", "m.jsonl", "--out-dir", "out"])
-        .assert()
-        .success();
-    vidprep()
-        .current_dir(d)
-        .args(["review", "out"])
-        .assert()
-        .success();
+    let (d, b) = (dir.path(), &browser);
     // Grow the index to 1,000 items that all point at the one item's details.
     let index_path = d.join("out/review/data/index.js");
     let text = std::fs::read_to_string(&index_path).unwrap();
@@ -531,32 +529,12 @@ fn serve(root: &Path, ranges: bool) -> u16 {
 
 #[test]
 fn the_page_works_from_a_static_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let downloads = d.join("downloads");
-    std::fs::create_dir(&downloads).unwrap();
-    let Some(browser) = Browser::start(&downloads) else {
+    // An id that needs percent-encoding in a URL.
+    let line = r#"{"id": "walk #1 été", "source": "src.mp4", "start": 5, "end": 35, "decision": 20, "exports": [{"kind": "clip", "preset": "ultrafast"}, {"kind": "frames", "count": 3}]}"#;
+    let Some((dir, browser)) = reviewed_run((320, 240), 40, &[line], &[]) else {
         return;
     };
-    let b = &browser;
-    let source = SynthVideo::new(320, 240).frames(40).cached();
-    // An id that needs percent-encoding in a URL.
-    std::fs::copy(&source.path, d.join("src.mp4")).unwrap();
-    std::fs::write(
-        d.join("m.jsonl"),
-        r#"{"id": "walk #1 été", "source": "src.mp4", "start": 5, "end": 35, "decision": 20, "exports": [{"kind": "clip", "preset": "ultrafast"}, {"kind": "frames", "count": 3}]}"#,
-    )
-    .unwrap();
-    vidprep()
-        .current_dir(d)
-        .args(["run", "m.jsonl", "--out-dir", "out"])
-        .assert()
-        .success();
-    vidprep()
-        .current_dir(d)
-        .args(["review", "out"])
-        .assert()
-        .success();
+    let (d, b) = (dir.path(), &browser);
     // A server that answers range requests (nginx, Apache, caddy) and one that does not
     // (Python's http.server): the page shows the right frame from both.
     for ranges in [true, false] {
