@@ -361,20 +361,38 @@ impl BoxRecorder {
 
     /// Records `frame`, which the output stores at `width x height` (after cropping to even).
     pub fn record(&mut self, frame: &PipelineFrame, width: u32, height: u32) -> Result<()> {
-        self.times.push(frame.time);
-        self.end = frame.time + frame.duration;
+        self.record_parts(
+            frame.index,
+            frame.time,
+            frame.duration,
+            frame.origin,
+            frame.geometry,
+            (width, height),
+        )
+    }
+
+    /// Records output frame `index` (shown at `time` for `duration`) made from `origin`'s
+    /// pixels placed by `geometry` into a `size` picture: what [`BoxRecorder::record`] does
+    /// for a frame that was copied rather than decoded.
+    pub fn record_parts(
+        &mut self,
+        index: usize,
+        time: Time,
+        duration: Time,
+        origin: crate::pipeline::FrameOrigin,
+        geometry: crate::pipeline::Geometry,
+        (width, height): (u32, u32),
+    ) -> Result<()> {
+        self.times.push(time);
+        self.end = time + duration;
         self.size = (width, height);
-        let key = Key::Frame(frame.index);
+        let key = Key::Frame(index);
         for (id, boxes, first) in &self.sources {
-            if frame.origin.source != *id {
+            if origin.source != *id {
                 continue;
             }
-            for d in boxes.resolved.boxes_at(frame.origin.index) {
-                let Some(b) = frame
-                    .geometry
-                    .apply(&d.bbox)
-                    .clamped(width as f64, height as f64)
-                else {
+            for d in boxes.resolved.boxes_at(origin.index) {
+                let Some(b) = geometry.apply(&d.bbox).clamped(width as f64, height as f64) else {
                     continue;
                 };
                 match d.source {

@@ -1465,6 +1465,50 @@ fn corpus() -> Vec<Case> {
         .writes("p.jsonl")
         .writes("s.csv"),
     );
+    // --- smart encoding: contradictory requests are refused before anything is written.
+    cases.push(
+        case(
+            "verify without smart",
+            &[
+                "cut", "g.mp4", "--start", "5", "--end", "30", "--verify", "-o", "c.mp4",
+            ],
+            &[2],
+        )
+        .says("--smart"),
+    );
+    cases.push(case(
+        "smart and copy",
+        &[
+            "cut", "g.mp4", "--start", "5", "--end", "30", "--smart", "--copy", "-o", "c.mp4",
+        ],
+        &[2],
+    ));
+    cases.push(
+        case(
+            "smart and copy in a manifest",
+            &["run", "m.jsonl", "--out-dir", "out"],
+            &[1],
+        )
+        .says("not both")
+        .writes("out")
+        .with(|d| {
+            manifest(
+                d,
+                "m.jsonl",
+                &[r#"{"id": "a", "source": "g.mp4", "exports": [{"kind": "clip", "smart": true, "copy": true}]}"#.to_string()],
+            )
+        }),
+    );
+    cases.push(
+        case(
+            "smart onto its source",
+            &[
+                "cut", "g.mp4", "--start", "5", "--end", "30", "--smart", "-o", "g.mp4",
+            ],
+            &[2],
+        )
+        .says("input"),
+    );
     // --- review: the page never lands on an item, a foreign folder or the run itself, and
     // review-apply never replaces a manifest.
     cases.push(

@@ -217,6 +217,20 @@ pub fn id_for(output: &std::path::Path) -> String {
     }
 }
 
+/// Smart encoding of a clip (`--smart`, `--verify`).
+#[derive(Args, Clone, Copy, Default)]
+pub struct SmartArgs {
+    /// Copy every whole GOP of an H.264 source untouched and re-encode only the partial GOPs
+    /// at the edges (and an inserted needle): the same frames as a full encode, at near copy
+    /// speed. Falls back to a full encode (the sidecar says why) where it cannot apply.
+    #[arg(long)]
+    pub smart: bool,
+    /// With --smart: decode the output and check every frame against the source (copied
+    /// frames bit-identical, re-encoded ones at least 40 dB PSNR).
+    #[arg(long, requires = "smart")]
+    pub verify: bool,
+}
+
 /// Options of every batch door (`run`, `cut --manifest`, `insert --hosts`).
 #[derive(Args, Clone)]
 #[command(next_help_heading = "Batch")]

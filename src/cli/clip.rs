@@ -10,7 +10,8 @@ use vidprep::time::TimeSpec;
 use vidprep::{execute, Destination, ExportTarget};
 
 use super::args::{
-    id_for, parse_time, BatchArgs, BoxesArgs, EncodeArgs, FormatArg, SourceFpsArg, SpanArgs,
+    id_for, parse_time, BatchArgs, BoxesArgs, EncodeArgs, FormatArg, SmartArgs, SourceFpsArg,
+    SpanArgs,
 };
 use super::progress::BarProgress;
 
@@ -28,14 +29,16 @@ pub struct CutArgs {
     #[arg(short, long, required_unless_present = "manifest")]
     output: Option<PathBuf>,
     /// Stream-copy whole GOPs instead of re-encoding (fast; snaps to keyframes).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "smart")]
     copy: bool,
+    #[command(flatten)]
+    smart: SmartArgs,
     /// Treat damaged input (packets that do not decode) as an error.
     #[arg(long)]
     strict: bool,
     /// A manifest (JSONL or JSON array; see docs/manifest.md): every item is cut (items
     /// without "exports" make one clip) into --out-dir/<id>/.
-    #[arg(long, conflicts_with_all = ["input", "output", "start", "end", "decision", "copy", "boxes", "source_fps"])]
+    #[arg(long, conflicts_with_all = ["input", "output", "start", "end", "decision", "copy", "smart", "boxes", "source_fps"])]
     manifest: Option<PathBuf>,
     /// Output folder for --manifest.
     #[arg(long, requires = "manifest")]
@@ -87,13 +90,15 @@ fn refuse_box_options(boxes: &BoxesArgs, format: &FormatArg) -> anyhow::Result<(
     Ok(())
 }
 
-fn clip_export(copy: bool, boxes: &BoxesArgs, output: &Path) -> ExportSpec {
+fn clip_export(copy: bool, smart: SmartArgs, boxes: &BoxesArgs, output: &Path) -> ExportSpec {
     let container = output
         .extension()
         .map(|e| e.to_string_lossy().to_lowercase())
         .filter(|e| e == "mov" || e == "mkv");
     ExportSpec::Clip(ClipExport {
         copy,
+        smart: smart.smart,
+        verify: smart.verify,
         boxes_out: boxes.boxes_out,
         container,
         ..ClipExport::default()
@@ -137,7 +142,7 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
     let mut plan = Plan::new(
         id_for(&output),
         input,
-        vec![clip_export(args.copy, &args.boxes, &output)],
+        vec![clip_export(args.copy, args.smart, &args.boxes, &output)],
     );
     args.span.apply(&mut plan);
     args.source_fps.apply(&mut plan);
@@ -169,6 +174,8 @@ pub struct TruncateArgs {
     /// Treat damaged input (packets that do not decode) as an error.
     #[arg(long)]
     strict: bool,
+    #[command(flatten)]
+    smart: SmartArgs,
     #[command(flatten)]
     encode: EncodeArgs,
     #[command(flatten)]
@@ -220,7 +227,7 @@ pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
         let mut plan = Plan::new(
             id_for(&output),
             args.input.clone(),
-            vec![clip_export(false, &args.boxes, &output)],
+            vec![clip_export(false, args.smart, &args.boxes, &output)],
         );
         plan.decision = Some(at);
         args.source_fps.apply(&mut plan);
@@ -274,7 +281,12 @@ pub fn run_overlay(args: OverlayArgs) -> anyhow::Result<u8> {
     let mut plan = Plan::new(
         id_for(&args.output),
         args.input.clone(),
-        vec![clip_export(false, &args.boxes, &args.output)],
+        vec![clip_export(
+            false,
+            SmartArgs::default(),
+            &args.boxes,
+            &args.output,
+        )],
     );
     args.span.apply(&mut plan);
     args.source_fps.apply(&mut plan);

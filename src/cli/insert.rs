@@ -9,7 +9,7 @@ use vidprep::plan::{BoxesOut, ClipExport, ExportSpec, InsertSpec, Plan};
 use vidprep::time::TimeSpec;
 use vidprep::ExportTarget;
 
-use super::args::{id_for, parse_time, BatchArgs, EncodeArgs, SourceFpsArg};
+use super::args::{id_for, parse_time, BatchArgs, EncodeArgs, SmartArgs, SourceFpsArg};
 
 #[derive(Args)]
 pub struct InsertArgs {
@@ -62,6 +62,8 @@ pub struct InsertArgs {
     #[command(flatten)]
     batch: BatchArgs,
     #[command(flatten)]
+    smart: SmartArgs,
+    #[command(flatten)]
     encode: EncodeArgs,
 }
 
@@ -103,7 +105,11 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
             seed,
             args.fit,
             args.overlay,
-            &[ExportSpec::Clip(ClipExport::default())],
+            &[ExportSpec::Clip(ClipExport {
+                smart: args.smart.smart,
+                verify: args.smart.verify,
+                ..ClipExport::default()
+            })],
         );
         let items: Vec<vidprep::plan::manifest::ManifestItem> = plans
             .into_iter()
@@ -135,6 +141,8 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
         vec![ExportSpec::Clip(ClipExport {
             boxes_out: Some(BoxesOut::Vstar),
             container,
+            smart: args.smart.smart,
+            verify: args.smart.verify,
             ..ClipExport::default()
         })],
     );

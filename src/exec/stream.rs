@@ -359,6 +359,41 @@ impl ProcessedStream {
         })
     }
 
+    /// The stream frames `range`, in order, with their stream indices, times and provenance
+    /// (as the whole stream has them), reading only what they need: host frames are decoded
+    /// from the keyframe before each run of them, needle frames rendered.
+    pub fn range_source(&self, range: std::ops::Range<usize>) -> Result<Box<dyn FrameSource>> {
+        if range.end > self.frame_count() || range.start > range.end {
+            return Err(Error::internal(format!(
+                "stream frames {}..{} asked of a stream of {} frames",
+                range.start,
+                range.end,
+                self.frame_count()
+            )));
+        }
+        let (at, k) = self
+            .needle
+            .as_ref()
+            .map_or((usize::MAX, 0), |n| (n.at, n.prepared.frames));
+        Ok(Box::new(StreamRange {
+            next: range.start,
+            end: range.end,
+            host: None,
+            needle: self
+                .needle
+                .as_ref()
+                .map(|n| NeedleRenderer::new(&n.prepared, n.at, n.time)),
+            kept_start: self.resolved.kept.start,
+            needle_at: at,
+            needle_frames: k,
+            times: self.times(),
+            input: self.input.clone(),
+            options: self.decode_options(),
+            table: self.table.clone(),
+            end_time: self.resolved.end_time(),
+        }))
+    }
+
     /// Only the stream frames `wanted` (stream indices, any order): source frames are read by
     /// seeking (several workers), needle frames rendered. Frames come out in any order, each
     /// with its stream index, time and provenance.
@@ -418,6 +453,94 @@ impl ProcessedStream {
                 .map_or(Time::ZERO, |n| n.prepared.duration),
             count: wanted.len(),
         }))
+    }
+}
+
+/// The frames of [`ProcessedStream::range_source`]: host frames decoded in order from the
+/// keyframe before them, needle frames rendered, each renumbered and timed as in the stream.
+struct StreamRange {
+    next: usize,
+    end: usize,
+    /// The open run of host frames: its source, the next frame it gives, where it ends.
+    host: Option<(ClipSource, usize, usize)>,
+    needle: Option<NeedleRenderer>,
+    kept_start: usize,
+    needle_at: usize,
+    needle_frames: usize,
+    times: Vec<Time>,
+    input: Source,
+    options: DecodeOptions,
+    table: Arc<FrameTable>,
+    end_time: Time,
+}
+
+impl StreamRange {
+    /// The host frame of stream frame `s`, when it is one.
+    fn host_frame(&self, s: usize) -> Option<usize> {
+        if s < self.needle_at {
+            Some(self.kept_start + s)
+        } else if s >= self.needle_at + self.needle_frames {
+            Some(self.kept_start + s - self.needle_frames)
+        } else {
+            None
+        }
+    }
+}
+
+impl FrameSource for StreamRange {
+    fn next_frame(&mut self) -> Result<Option<PipelineFrame>> {
+        if self.next >= self.end {
+            return Ok(None);
+        }
+        let s = self.next;
+        self.next += 1;
+        let time = self.times[s];
+        let mut frame = match self.host_frame(s) {
+            None => {
+                let n = self.needle.as_mut().expect("a needle frame has a needle");
+                n.frame(s - self.needle_at)?
+            }
+            Some(src) => {
+                // One forward decode per run of consecutive host frames.
+                let fresh = match &self.host {
+                    Some((_, expected, run_end)) => *expected != src || src >= *run_end,
+                    None => true,
+                };
+                if fresh {
+                    let mut run_end = src;
+                    let mut t = s;
+                    while t < self.end && self.host_frame(t) == Some(run_end) {
+                        run_end += 1;
+                        t += 1;
+                    }
+                    let reader = FrameReader::open_with_table(
+                        &self.input,
+                        self.options.clone(),
+                        self.table.clone(),
+                    )?;
+                    let clip = ClipSource::new(
+                        reader,
+                        self.table.clone(),
+                        crate::time::FrameRange::new(src, run_end),
+                        self.end_time,
+                        0,
+                    );
+                    self.host = Some((clip, src, run_end));
+                }
+                let (clip, expected, _) = self.host.as_mut().expect("opened");
+                *expected += 1;
+                clip.next_frame()?.ok_or_else(|| {
+                    Error::internal(format!("host frame {src} missing from its run"))
+                })?
+            }
+        };
+        frame.index = s;
+        frame.time = time;
+        Ok(Some(frame))
+    }
+
+    fn len_hint(&self) -> Option<usize> {
+        Some(self.end - self.next)
     }
 }
 

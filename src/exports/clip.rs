@@ -82,6 +82,10 @@ pub(crate) struct ClipMaker {
     claimed: Option<Claimed>,
     encode: EncodeSettings,
     sink: Option<StagedSink<VideoSink>>,
+    /// The smart plan, when the clip is smart and it applies.
+    smart: Option<super::smart::SmartPlan>,
+    /// Why a smart clip is fully encoded instead.
+    smart_fallback: Option<String>,
 }
 
 impl ClipMaker {
@@ -92,6 +96,8 @@ impl ClipMaker {
             claimed: None,
             encode: EncodeSettings::default(),
             sink: None,
+            smart: None,
+            smart_fallback: None,
         }
     }
 }
@@ -130,6 +136,16 @@ impl Export for ClipMaker {
             self.clip.audio,
         );
         self.encode.validate()?;
+        if self.clip.smart {
+            let container = crate::media::encode::Container::for_output(&claimed.main)?;
+            match super::smart::plan(stream, container)? {
+                Ok(plan) => {
+                    self.smart = Some(plan);
+                    return Ok(Wants::Nothing);
+                }
+                Err(why) => self.smart_fallback = Some(why),
+            }
+        }
         let sink = VideoSink::new(
             &claimed.main_temp,
             &claimed.main,
@@ -159,12 +175,42 @@ impl Export for ClipMaker {
         if self.clip.copy {
             return super::copy::copy_export(stream, &self.spec, claimed);
         }
+        if let Some(plan) = self.smart.take() {
+            return super::smart::write(
+                stream,
+                &self.spec,
+                claimed,
+                plan,
+                &self.encode,
+                self.clip.verify,
+                _progress,
+            );
+        }
         let out = self
             .sink
             .take()
             .expect("started before finish")
             .into_inner()
             .into_output()?;
+        let mut extra = serde_json::Map::new();
+        if let Some(why) = &self.smart_fallback {
+            let mut smart = serde_json::json!({"applied": false, "fallback": why});
+            if self.clip.verify {
+                // Every frame was re-encoded: each is checked like a re-encoded part.
+                let parts = [super::smart::Part::Encoded {
+                    output: 0..stream.frame_count(),
+                }];
+                let report = super::smart::verify_output(&claimed.main_temp, stream, &parts)?;
+                smart["verify"] = serde_json::to_value(&report).expect("serialises");
+            }
+            extra.insert("smart".into(), smart);
+        }
+        let mut warnings = Vec::new();
+        if let Some(why) = &self.smart_fallback {
+            warnings.push(format!(
+                "smart encoding does not apply ({why}): fully encoded"
+            ));
+        }
         let sidecar = video_sidecar(
             "clip",
             stream,
@@ -172,8 +218,8 @@ impl Export for ClipMaker {
             claimed,
             &out,
             Some(&self.encode),
-            serde_json::Map::new(),
-            Vec::new(),
+            extra,
+            warnings,
         )?;
         write_boxes_file(claimed, &out, stream)?;
         Ok(ExportReport {

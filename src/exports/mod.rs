@@ -12,6 +12,7 @@ pub(crate) mod clip;
 pub(crate) mod copy;
 pub(crate) mod frames;
 pub(crate) mod preview;
+pub(crate) mod smart;
 pub(crate) mod video;
 
 use std::path::{Path, PathBuf};

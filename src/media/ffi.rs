@@ -360,3 +360,48 @@ pub fn input_byte_size(context: &Input) -> Option<u64> {
     };
     u64::try_from(size).ok().filter(|s| *s > 0)
 }
+
+/// The codec extradata of stream parameters (for H.264 in MP4/MKV: the avcC record).
+pub fn parameters_extradata(parameters: &ffmpeg::codec::Parameters) -> Vec<u8> {
+    // SAFETY: `parameters` wraps a valid AVCodecParameters; `extradata` is either null or
+    // points to `extradata_size` bytes owned by it, read while it is borrowed.
+    unsafe {
+        let p = parameters.as_ptr();
+        if (*p).extradata.is_null() || (*p).extradata_size <= 0 {
+            return Vec::new();
+        }
+        std::slice::from_raw_parts((*p).extradata, (*p).extradata_size as usize).to_vec()
+    }
+}
+
+/// The extradata an opened encoder produced (with a global header: H.264's SPS and PPS).
+pub fn encoder_extradata(encoder: &ffmpeg::encoder::Video) -> Vec<u8> {
+    // SAFETY: the encoder context is valid and opened; `extradata` is null or points to
+    // `extradata_size` bytes it owns, read while it is borrowed.
+    unsafe {
+        let c = encoder.as_ptr();
+        if (*c).extradata.is_null() || (*c).extradata_size <= 0 {
+            return Vec::new();
+        }
+        std::slice::from_raw_parts((*c).extradata, (*c).extradata_size as usize).to_vec()
+    }
+}
+
+/// Replaces an output stream's codec extradata (before the header is written) and clears
+/// its codec tag so the muxer picks its own.
+pub fn set_stream_extradata(stream: &mut ffmpeg::format::stream::StreamMut, bytes: &[u8]) {
+    // SAFETY: the stream and its `codecpar` are valid (parameters were set); the old
+    // extradata is freed with `av_freep` (FFmpeg owns it), the new buffer is allocated with
+    // `av_mallocz` including the padding FFmpeg requires, then filled with `bytes`.
+    unsafe {
+        let par = (*stream.as_mut_ptr()).codecpar;
+        (*par).codec_tag = 0;
+        ffi::av_freep(&mut (*par).extradata as *mut *mut u8 as *mut std::ffi::c_void);
+        let pad = ffi::AV_INPUT_BUFFER_PADDING_SIZE as usize;
+        let buf = ffi::av_mallocz(bytes.len() + pad) as *mut u8;
+        assert!(!buf.is_null(), "av_mallocz failed: out of memory");
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, bytes.len());
+        (*par).extradata = buf;
+        (*par).extradata_size = bytes.len() as i32;
+    }
+}

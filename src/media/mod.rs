@@ -6,6 +6,7 @@ pub(crate) mod decode;
 pub(crate) mod encode;
 pub(crate) mod ffi;
 pub(crate) mod frame;
+pub(crate) mod h264;
 pub(crate) mod images;
 pub(crate) mod input;
 pub(crate) mod probe;

@@ -401,6 +401,15 @@ pub struct ClipExport {
     /// The container: `mp4` (default), `mov` or `mkv`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
+    /// Smart encode: copy every whole GOP of an H.264 source untouched and re-encode only the
+    /// partial GOPs at the edges (and an inserted needle), as one H.264 stream with the same
+    /// frames. Falls back to a full encode, saying why in the sidecar, where it cannot apply.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub smart: bool,
+    /// After writing, decode the output and compare every frame with the frame it should be:
+    /// copied frames bit-identical, re-encoded ones at least 40 dB PSNR. A mismatch fails.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify: bool,
 }
 
 /// A capped video for video-native models.
@@ -1010,6 +1019,15 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
                         "\"container\" must be mp4, mov or mkv, found {container:?}"
                     ));
                 }
+            }
+            if c.smart && c.copy {
+                return Err("give `smart` (copy whole GOPs, re-encode the edges: exact frames) or `copy` (whole GOPs only: the span snaps to keyframes), not both".into());
+            }
+            if c.verify && !c.smart {
+                return Err(
+                    "`verify` checks a smart clip's copied and re-encoded frames; add `smart`"
+                        .into(),
+                );
             }
             if c.copy {
                 if plan.decision.is_some() {
