@@ -469,7 +469,38 @@ fn where_smart_cannot_apply_the_clip_is_fully_encoded_and_the_sidecar_says_why()
         .cached()
         .path;
     let h264 = source(100);
+    let rotated = SynthVideo::new(320, 240)
+        .frames(60)
+        .gop(25)
+        .rotation(90)
+        .cached()
+        .path;
+    let images = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example/needle");
     let cases: Vec<(&str, Vec<String>, &str)> = vec![
+        (
+            "rotated",
+            vec![
+                "cut".into(),
+                p(&rotated),
+                "--start".into(),
+                "5".into(),
+                "--end".into(),
+                "55".into(),
+            ],
+            "rotated",
+        ),
+        (
+            "images",
+            vec![
+                "cut".into(),
+                p(&images),
+                "--start".into(),
+                "2".into(),
+                "--end".into(),
+                "18".into(),
+            ],
+            "image sequence",
+        ),
         (
             "mpeg4",
             vec![

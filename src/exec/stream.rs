@@ -513,11 +513,13 @@ impl FrameSource for StreamRange {
                         run_end += 1;
                         t += 1;
                     }
-                    let reader = FrameReader::open_with_table(
+                    let mut reader = FrameReader::open_with_table(
                         &self.input,
                         self.options.clone(),
                         self.table.clone(),
                     )?;
+                    // Non-reference frames between the keyframe and the run are not decoded.
+                    reader.want_only(&(src..run_end).collect::<Vec<_>>());
                     let clip = ClipSource::new(
                         reader,
                         self.table.clone(),

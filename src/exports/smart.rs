@@ -328,7 +328,7 @@ pub(crate) fn plan(
     if stream.table.damage.first_affected_frame().is_some() {
         return why("the source has damaged packets");
     }
-    if !matches!(stream.info.pixel_format.as_str(), "yuv420p" | "yuvj420p") {
+    if stream.info.pixel_format != "yuv420p" {
         return Ok(Err(format!(
             "the source's pixels are {}; re-encoded parts are 8-bit 4:2:0",
             stream.info.pixel_format
@@ -344,6 +344,9 @@ pub(crate) fn plan(
     };
     if !index.sps.frame_mbs_only {
         return why("the source is interlaced (field-coded)");
+    }
+    if index.sps.full_range {
+        return why("the source is full range (JPEG levels); vidprep's pictures are limited range");
     }
     if index.sps.width != w || index.sps.height != h {
         return Ok(Err(format!(
@@ -513,7 +516,10 @@ fn open_encoder(
         count: ENCODER_THREADS,
         ..Default::default()
     });
-    let mut x264 = vec![format!("sps-id={ps_id}")];
+    // No more reference frames than the source's SPS allows (the sample entry's first SPS
+    // sizes a decoder's picture buffer).
+    let refs = sps.max_num_ref_frames.clamp(1, 3);
+    let mut x264 = vec![format!("sps-id={ps_id}"), format!("ref={refs}")];
     if let Some(v) = sps.video_format {
         const NAMES: [&str; 6] = ["component", "pal", "ntsc", "secam", "mac", "undef"];
         if let Some(n) = NAMES.get(v as usize) {
@@ -641,10 +647,12 @@ pub(crate) fn write(
     let ps_id =
         free_parameter_set_id(&plan.index.avcc).map_err(|e| Error::request(&stream.source, e))?;
     let mut avcc = plan.index.avcc.clone();
+    let mut encoder_sets = None;
     if needs_encoder {
         let probe = open_encoder(stream, &plan, ps_id, settings)?;
         let (sps, pps) = encoder_parameter_sets(&probe)
             .map_err(|e| Error::encode(path, e, ffmpeg::Error::Bug))?;
+        encoder_sets = Some((sps.clone(), pps.clone()));
         avcc.compat &= sps.get(2).copied().unwrap_or(0xff);
         avcc.level = avcc.level.max(sps.get(3).copied().unwrap_or(0));
         avcc.sps.push(sps);
@@ -742,6 +750,15 @@ pub(crate) fn write(
             }
             Part::Encoded { output } => {
                 let mut encoder = open_encoder(stream, &plan, ps_id, settings)?;
+                // Every part must use the parameter sets the sample entry carries.
+                if encoder_parameter_sets(&encoder).ok() != encoder_sets {
+                    return Err(Error::internal(format!(
+                        "{}: x264 wrote other parameter sets for output frames {}..{}",
+                        path.display(),
+                        output.start,
+                        output.end
+                    )));
+                }
                 let mut frames = stream.range_source(output.clone())?;
                 let mut next_out = output.start;
                 while let Some(mut frame) = frames.next_frame()? {
