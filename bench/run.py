@@ -560,16 +560,21 @@ def write_smart_section(cut, ins):
              f"| Needle into the 10-minute host: at least 10x faster than the full re-encode | {'met' if r_ins >= 10 else 'MISSED'} | "
              f"{r_ins:.1f}x (vidprep --smart {vi.median:.1f} s, full {fi.median:.1f} s); {vi.check} |",
              "", "### Cut", "", *timing_table(cut), "", "### Insertion", "", *timing_table(ins), "", SMART_END]
-    block = "\n".join(lines)
+    replace_section(SMART_BEGIN, SMART_END, "\n".join(lines))
+    print(f"wrote the smart section of {REPORT}")
+
+
+def replace_section(begin, end, block):
+    """Puts `block` (which starts with `begin` and ends with `end`) into docs/benchmarks.md in
+    place of the previous one, or after the main generated part."""
     text = REPORT.read_text() if REPORT.exists() else "# Benchmarks\n\n<!-- end of generated part -->\n"
-    if SMART_BEGIN in text and SMART_END in text:
-        head, rest = text.split(SMART_BEGIN, 1)
-        text = head + block + rest.split(SMART_END, 1)[1]
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
     else:
         head, tail = text.split("<!-- end of generated part -->", 1)
         text = head + "<!-- end of generated part -->\n\n" + block + tail
     REPORT.write_text(text)
-    print(f"wrote the smart section of {REPORT}")
 
 
 TASKS = {"sample": task_sample, "decode": task_decode, "overlay": task_overlay, "cut": task_cut,
@@ -723,15 +728,7 @@ def write_detect_section(speed, accuracy, load):
     else:
         lines.append("Not measured: the labelled set needs ../shared/data, which is absent.")
     lines += ["", DETECT_END]
-    block = "\n".join(lines)
-    text = REPORT.read_text() if REPORT.exists() else "# Benchmarks\n\n<!-- end of generated part -->\n"
-    if DETECT_BEGIN in text and DETECT_END in text:
-        head, rest = text.split(DETECT_BEGIN, 1)
-        text = head + block + rest.split(DETECT_END, 1)[1]
-    else:
-        head, tail = text.split("<!-- end of generated part -->", 1)
-        text = head + "<!-- end of generated part -->\n\n" + block + tail
-    REPORT.write_text(text)
+    replace_section(DETECT_BEGIN, DETECT_END, "\n".join(lines))
     print(f"wrote the detect section of {REPORT}")
 
 
