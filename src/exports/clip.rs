@@ -138,7 +138,7 @@ impl Export for ClipMaker {
         self.encode.validate()?;
         if self.clip.smart {
             let container = crate::media::encode::Container::for_output(&claimed.main)?;
-            match super::smart::plan(stream, container)? {
+            match super::smart::plan(stream, container, &self.encode)? {
                 Ok(plan) => {
                     self.smart = Some(plan);
                     return Ok(Wants::Nothing);

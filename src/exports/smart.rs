@@ -50,6 +50,7 @@ pub const MIN_PSNR_DB: f64 = 40.0;
 #[derive(Clone, Debug)]
 struct PacketInfo {
     pts: i64,
+    /// Its decoding time (the presentation time when the container stores none).
     dts: i64,
     /// The sample holds an IDR slice.
     idr: bool,
@@ -119,9 +120,12 @@ impl SourceIndex {
             if packet.stream() != vindex || crate::media::ffi::packet_is_discarded(&packet) {
                 continue;
             }
-            let (Some(pts), Some(dts)) = (packet.pts(), packet.dts()) else {
-                return Ok(Err("a video packet has no timestamps".into()));
+            let Some(pts) = packet.pts() else {
+                return Ok(Err("a video packet has no presentation timestamp".into()));
             };
+            // Matroska stores no decoding times: packets come in decoding order, and the
+            // time is only used to seek, where the presentation time does as well.
+            let dts = packet.dts().unwrap_or(pts);
             let data = packet.data().unwrap_or(&[]);
             let nals = match h264::split_length_prefixed(data, avcc.length_size) {
                 Ok(n) => n,
@@ -265,6 +269,9 @@ pub(crate) struct SmartPlan {
     pts: Vec<i64>,
     /// Decoding delay (frames) of the output.
     delay: usize,
+    /// The re-encoded parts' SPS/PPS id, and their SPS and PPS (when there are such parts).
+    ps_id: u32,
+    encoder_sets: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl SmartPlan {
@@ -307,8 +314,12 @@ impl SmartPlan {
 pub(crate) fn plan(
     stream: &ProcessedStream,
     container: Container,
+    settings: &EncodeSettings,
 ) -> Result<std::result::Result<SmartPlan, String>> {
     let why = |s: &str| Ok(Err(s.to_string()));
+    if settings.crf == 0.0 {
+        return why("lossless x264 (CRF 0) needs the High 4:4:4 Predictive profile, which the source's profile cannot carry");
+    }
     match stream.kind {
         SourceKind::File => {}
         SourceKind::Images => {
@@ -438,13 +449,35 @@ pub(crate) fn plan(
             }
         }
     }
-    Ok(Ok(SmartPlan {
+    let mut plan = SmartPlan {
         index,
         parts,
         time_base,
         pts,
         delay,
-    }))
+        ps_id: 0,
+        encoder_sets: None,
+    };
+    plan.ps_id = match free_parameter_set_id(&plan.index.avcc) {
+        Ok(id) => id,
+        Err(e) => return Ok(Err(e)),
+    };
+    // Open the encoder once now: if x264 refuses the matched settings, fully encode instead.
+    if plan.parts.iter().any(|p| matches!(p, Part::Encoded { .. })) {
+        let probe = match open_encoder(stream, &plan, plan.ps_id, settings) {
+            Ok(e) => e,
+            Err(e) => {
+                return Ok(Err(format!(
+                    "x264 cannot encode parts matched to the source: {e}"
+                )))
+            }
+        };
+        match encoder_parameter_sets(&probe) {
+            Ok(sets) => plan.encoder_sets = Some(sets),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+    Ok(Ok(plan))
 }
 
 /// x264's profile name for the source's SPS.
@@ -642,21 +675,15 @@ pub(crate) fn write(
     let n = plan.pts.len();
     progress.set_length(n as u64);
 
-    // The encoders' parameter sets (every part's encoder has the same settings).
-    let needs_encoder = plan.parts.iter().any(|p| matches!(p, Part::Encoded { .. }));
-    let ps_id =
-        free_parameter_set_id(&plan.index.avcc).map_err(|e| Error::request(&stream.source, e))?;
+    // The sample entry: the source's parameter sets and the re-encoded parts'.
+    let ps_id = plan.ps_id;
+    let encoder_sets = plan.encoder_sets.clone();
     let mut avcc = plan.index.avcc.clone();
-    let mut encoder_sets = None;
-    if needs_encoder {
-        let probe = open_encoder(stream, &plan, ps_id, settings)?;
-        let (sps, pps) = encoder_parameter_sets(&probe)
-            .map_err(|e| Error::encode(path, e, ffmpeg::Error::Bug))?;
-        encoder_sets = Some((sps.clone(), pps.clone()));
+    if let Some((sps, pps)) = &encoder_sets {
         avcc.compat &= sps.get(2).copied().unwrap_or(0xff);
         avcc.level = avcc.level.max(sps.get(3).copied().unwrap_or(0));
-        avcc.sps.push(sps);
-        avcc.pps.push(pps);
+        avcc.sps.push(sps.clone());
+        avcc.pps.push(pps.clone());
     }
 
     // The output: the source's video parameters with both parameter-set pairs, and AAC.
