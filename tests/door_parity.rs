@@ -677,7 +677,14 @@ fn the_memory_door_matches_the_command() {
         .current_dir(d)
         .args(["export", "frames", "street.mp4", "--out-dir", "cli"])
         .args(["--count", "6", "--sampler", "qwen", "--order", "reversed"])
-        .args(["--format", "png", "--max-size", "160x160", "--boxes", "track.csv"])
+        .args([
+            "--format",
+            "png",
+            "--max-size",
+            "160x160",
+            "--boxes",
+            "track.csv",
+        ])
         .assert()
         .success();
     let mut plan: vidprep::Plan = serde_json::from_str(
@@ -692,7 +699,11 @@ fn the_memory_door_matches_the_command() {
         &mut vidprep::NoProgress,
     )
     .unwrap();
-    assert!(outcome.files.is_empty(), "nothing is written: {:?}", outcome.files);
+    assert!(
+        outcome.files.is_empty(),
+        "nothing is written: {:?}",
+        outcome.files
+    );
     let [memory] = &outcome.memory[..] else {
         panic!("one frames export, got {}", outcome.memory.len())
     };
@@ -714,7 +725,8 @@ fn the_memory_door_matches_the_command() {
         );
     }
     // Only frames exports can stay in memory, and only without file-only options.
-    plan.exports.push(vidprep::plan::ExportSpec::Clip(Default::default()));
+    plan.exports
+        .push(vidprep::plan::ExportSpec::Clip(Default::default()));
     let err = vidprep::execute(
         &plan,
         &vidprep::Destination::Memory,
