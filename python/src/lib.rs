@@ -144,6 +144,10 @@ fn probe(
     })
 }
 
+/// One frames export kept in memory: its name, its pixels (flat), `(count, height, width)` and
+/// its `frames.json`.
+type SampledExport<'py> = (String, Bound<'py, PyArray1<u8>>, (usize, u32, u32), String);
+
 /// `sample_plan(plan_json, workers, threads)`: runs a plan whose exports are all frames
 /// exports with nothing written; returns, per export, `(name, pixels, (n, h, w), frames_json)`
 /// where `pixels` is a flat `uint8` array.
@@ -154,7 +158,7 @@ fn sample_plan<'py>(
     plan_json: String,
     workers: usize,
     threads: usize,
-) -> PyResult<Vec<(String, Bound<'py, PyArray1<u8>>, (usize, u32, u32), String)>> {
+) -> PyResult<Vec<SampledExport<'py>>> {
     let outcome = guarded(py, "sampling frames", move || {
         let plan = plan_of(&plan_json)?;
         let options = ExecOptions {
