@@ -52,7 +52,7 @@ pub mod time;
 
 pub use batch::{run_batch, BatchOptions, ItemReport, Observer, Status, Summary};
 pub use error::{Error, ErrorKind, Result};
-pub use exec::{execute, Destination, ExecOptions, Outcome};
+pub use exec::{execute, Destination, ExecOptions, MemoryFrames, Outcome};
 pub use exports::{ExportReport, ExportTarget};
 pub use media::encode::EncodeSettings;
 pub use media::probe::{probe, probe_source, MediaInfo};

@@ -665,3 +665,74 @@ fn the_library_door_matches_the_command() {
         );
     }
 }
+
+/// The in-memory door (`Destination::Memory`, what the Python package's `vidprep.sample` runs)
+/// samples the frames the command writes: the same `frames.json` facts, and pixels that are
+/// the images' before JPEG (checked against a PNG export, which is lossless).
+#[test]
+fn the_memory_door_matches_the_command() {
+    let ws = workspace();
+    let d = ws.path();
+    vidprep()
+        .current_dir(d)
+        .args(["export", "frames", "street.mp4", "--out-dir", "cli"])
+        .args(["--count", "6", "--sampler", "qwen", "--order", "reversed"])
+        .args([
+            "--format",
+            "png",
+            "--max-size",
+            "160x160",
+            "--boxes",
+            "track.csv",
+        ])
+        .assert()
+        .success();
+    let mut plan: vidprep::Plan = serde_json::from_str(
+        r#"{"id": "m", "source": "street.mp4", "boxes": "track.csv", "exports": [{"kind": "frames", "count": 6, "sampler": "qwen", "order": "reversed", "format": "png", "max_size": "160x160"}]}"#,
+    )
+    .unwrap();
+    plan.resolve_paths(d);
+    let outcome = vidprep::execute(
+        &plan,
+        &vidprep::Destination::Memory,
+        &vidprep::ExecOptions::default(),
+        &mut vidprep::NoProgress,
+    )
+    .unwrap();
+    assert!(
+        outcome.files.is_empty(),
+        "nothing is written: {:?}",
+        outcome.files
+    );
+    let [memory] = &outcome.memory[..] else {
+        panic!("one frames export, got {}", outcome.memory.len())
+    };
+    let cli: Value =
+        serde_json::from_slice(&std::fs::read(d.join("cli/frames.json")).unwrap()).unwrap();
+    for key in ["total_frames", "sampled", "order", "frames"] {
+        assert_eq!(memory.frames_json[key], cli[key], "{key}");
+    }
+    assert_eq!((memory.count, memory.width, memory.height), (6, 160, 120));
+    let frame_bytes = 160 * 120 * 3;
+    assert_eq!(memory.pixels.len(), 6 * frame_bytes);
+    for (p, rec) in cli["frames"].as_array().unwrap().iter().enumerate() {
+        let png = image::open(d.join("cli").join(rec["file"].as_str().unwrap()))
+            .unwrap()
+            .to_rgb8();
+        assert!(
+            png.as_raw()[..] == memory.pixels[p * frame_bytes..(p + 1) * frame_bytes],
+            "position {p}: the memory pixels differ from the PNG the command wrote"
+        );
+    }
+    // Only frames exports can stay in memory, and only without file-only options.
+    plan.exports
+        .push(vidprep::plan::ExportSpec::Clip(Default::default()));
+    let err = vidprep::execute(
+        &plan,
+        &vidprep::Destination::Memory,
+        &vidprep::ExecOptions::default(),
+        &mut vidprep::NoProgress,
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), vidprep::ErrorKind::Usage, "{err}");
+}

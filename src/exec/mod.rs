@@ -52,6 +52,76 @@ pub enum Destination {
     Folder(PathBuf),
     /// One target per export, in the plan's order (the single commands).
     Targets(Vec<ExportTarget>),
+    /// Nothing is written: the plan's exports must all be `frames` exports (without a strip,
+    /// payload or JSONL), and each one's images come back as RGB pixels in
+    /// [`Outcome::memory`] with the `frames.json` it would have written. The Python package's
+    /// `vidprep.sample` runs plans this way.
+    Memory,
+}
+
+/// The frames of one `frames` export run with [`Destination::Memory`].
+#[derive(Clone, Debug)]
+pub struct MemoryFrames {
+    /// The export's name.
+    pub name: String,
+    /// What `frames.json` would hold (each image's `file` is the name it would have in the
+    /// export's folder).
+    pub frames_json: serde_json::Value,
+    /// The number of images (positions, in the asked order; a frame shown twice is there
+    /// twice).
+    pub count: usize,
+    /// Width of every image in pixels.
+    pub width: u32,
+    /// Height of every image in pixels.
+    pub height: u32,
+    /// The images, packed 8-bit RGB, row by row, one after the other: `count * height *
+    /// width * 3` bytes (a `(count, height, width, 3)` array). The same pixels the image
+    /// files would be encoded from: the decoded frame, scaled to `max_size` when asked,
+    /// boxes drawn, converted to RGB with swscale's bicubic flags (as the ffmpeg CLI).
+    pub pixels: Vec<u8>,
+}
+
+impl MemoryFrames {
+    pub(crate) fn new(
+        name: &str,
+        frames_json: serde_json::Value,
+        images: Vec<Option<image::RgbImage>>,
+        source: &Path,
+    ) -> Result<MemoryFrames> {
+        let count = images.len();
+        let (width, height) = images
+            .iter()
+            .flatten()
+            .next()
+            .map_or((0, 0), |i| (i.width(), i.height()));
+        let mut pixels = Vec::with_capacity(count * width as usize * height as usize * 3);
+        for (p, image) in images.into_iter().enumerate() {
+            let image = image.ok_or_else(|| {
+                Error::corrupt(
+                    source,
+                    format!("at output position {p}"),
+                    "this frame was not decoded",
+                )
+            })?;
+            if (image.width(), image.height()) != (width, height) {
+                return Err(Error::internal(format!(
+                    "frames of export {name:?} differ in size: {}x{} at position {p}, \
+                     {width}x{height} before",
+                    image.width(),
+                    image.height()
+                )));
+            }
+            pixels.extend_from_slice(image.as_raw());
+        }
+        Ok(MemoryFrames {
+            name: name.to_string(),
+            frames_json,
+            count,
+            width,
+            height,
+            pixels,
+        })
+    }
 }
 
 /// What a plan made.
@@ -72,6 +142,10 @@ pub struct Outcome {
     /// export, each once (absent from the JSON when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// With [`Destination::Memory`]: each frames export's images, in the plan's order
+    /// (empty otherwise).
+    #[serde(skip)]
+    pub memory: Vec<MemoryFrames>,
 }
 
 /// Runs `plan`, writing to `destination`.
@@ -89,6 +163,17 @@ pub fn execute(
                 "{} output targets for {} exports",
                 t.len(),
                 plan.exports.len()
+            )));
+        }
+    }
+    if *destination == Destination::Memory {
+        if let Some(e) = plan.exports.iter().find(|e| e.kind() != "frames") {
+            return Err(Error::Usage(format!(
+                "item {:?}: export {:?} is a {} export; only frames exports can be kept in \
+                 memory",
+                plan.id,
+                e.name(),
+                e.kind()
             )));
         }
     }
@@ -114,7 +199,13 @@ fn execute_once(
             (targets, Some((dir.clone(), temp)))
         }
         Destination::Targets(t) => (t.clone(), None),
+        Destination::Memory => (Vec::new(), None),
     };
+    if *destination == Destination::Memory {
+        for m in makers.iter_mut() {
+            m.keep_in_memory()?;
+        }
+    }
     for (m, t) in makers.iter_mut().zip(&targets) {
         m.claim(t, plan, &mut group)?;
     }
@@ -181,6 +272,7 @@ fn execute_once(
         files.push(dir.join("item.json"));
     }
     group.commit()?;
+    let memory = makers.iter_mut().filter_map(|m| m.take_memory()).collect();
     Ok(Outcome {
         id: plan.id.clone(),
         exports: reports,
@@ -188,6 +280,7 @@ fn execute_once(
         frames,
         damage,
         warnings,
+        memory,
     })
 }
 

@@ -100,9 +100,13 @@ pub struct FramesOutputSpec {
 }
 
 /// Writes the frame of each position as an image (named with its position and timestamp)
-/// into a folder (the temporary folder of the export).
+/// into a folder (the temporary folder of the export), or keeps it as RGB pixels
+/// ([`FramesSink::in_memory`], for [`crate::Destination::Memory`]).
 pub struct FramesSink {
-    out_dir: PathBuf,
+    /// `None`: nothing is written; the RGB images are kept in `kept`.
+    out_dir: Option<PathBuf>,
+    /// The RGB image of each position (memory mode only).
+    kept: Option<Vec<Option<RgbImage>>>,
     spec: FramesOutputSpec,
     /// Stream frame -> the positions that show it.
     positions: HashMap<usize, Vec<usize>>,
@@ -139,7 +143,8 @@ impl FramesSink {
             ));
         }
         FramesSink {
-            out_dir: out_dir.to_path_buf(),
+            out_dir: Some(out_dir.to_path_buf()),
+            kept: None,
             spec: spec.clone(),
             positions,
             names,
@@ -149,6 +154,27 @@ impl FramesSink {
             thumbs: spec.strip.map(|_| (width.min(480), vec![None; n])),
             box_sources,
         }
+    }
+
+    /// A sink that writes nothing and keeps each position's RGB image instead (the same
+    /// pixels the image files would be encoded from). The records name the files the images
+    /// would have in a folder. `spec` must ask for no strip, payload or JSONL.
+    pub fn in_memory(
+        spec: &FramesOutputSpec,
+        frames: &[usize],
+        times: &[Time],
+        box_sources: Vec<(usize, std::sync::Arc<SourceBoxes>)>,
+    ) -> FramesSink {
+        let mut sink = FramesSink::new(Path::new(""), spec, frames, times, 0, box_sources);
+        sink.out_dir = None;
+        sink.thumbs = None;
+        sink.kept = Some(vec![None; frames.len()]);
+        sink
+    }
+
+    /// The kept images in position order (memory mode; empty otherwise).
+    pub fn take_images(&mut self) -> Vec<Option<RgbImage>> {
+        self.kept.take().unwrap_or_default()
     }
 
     /// Once every position has its frame: the strip, payload and JSONL are written. Returns
@@ -168,11 +194,15 @@ impl FramesSink {
                 })
             })
             .collect::<Result<_>>()?;
+        let Some(out_dir) = self.out_dir.as_deref() else {
+            // Memory mode: no files (the export refuses strip, payload and JSONL there).
+            return Ok((records, FramesFiles::default()));
+        };
         let read_all = || -> Result<Vec<Vec<u8>>> {
             records
                 .iter()
                 .map(|r| {
-                    let p = self.out_dir.join(&r.file);
+                    let p = out_dir.join(&r.file);
                     std::fs::read(&p).map_err(|e| Error::io(&p, e))
                 })
                 .collect()
@@ -183,13 +213,13 @@ impl FramesSink {
             let name = format!("strip.{}", self.spec.format.extension());
             let bytes = encode_image(&strip, self.spec.format, self.spec.quality)
                 .map_err(|e| Error::internal(format!("cannot encode the strip: {e}")))?;
-            let p = self.out_dir.join(&name);
+            let p = out_dir.join(&name);
             std::fs::write(&p, bytes).map_err(|e| Error::io(&p, e))?;
             files.strip = Some(name);
         }
         if let Some(api) = self.spec.payload {
             let body = payload_json(api, self.spec.format.mime(), &read_all()?);
-            write_json(&self.out_dir.join("payload.json"), &body)?;
+            write_json(&out_dir.join("payload.json"), &body)?;
             files.payload = Some("payload.json".into());
         }
         if self.spec.jsonl {
@@ -206,7 +236,7 @@ impl FramesSink {
                 text.push_str(&line.to_string());
                 text.push('\n');
             }
-            let p = self.out_dir.join("frames.jsonl");
+            let p = out_dir.join("frames.jsonl");
             std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
             files.jsonl = Some("frames.jsonl".into());
         }
@@ -221,15 +251,19 @@ impl FrameSink for FramesSink {
             return Ok(());
         };
         let (width, height) = (frame.image.width(), frame.image.height());
-        // JPEG straight from YUV with libavcodec; PNG (and the strip) from RGB.
-        let rgb = if self.spec.format == ImageFormat::Png || self.thumbs.is_some() {
-            Some(to_rgb_image(&frame.image, &mut self.rgb).map_err(|e| {
-                Error::internal(format!("cannot convert frame {number} to RGB: {e}"))
-            })?)
-        } else {
-            None
-        };
+        // JPEG straight from YUV with libavcodec; PNG (and the strip) from RGB; memory mode
+        // keeps the RGB.
+        let rgb =
+            if self.spec.format == ImageFormat::Png || self.thumbs.is_some() || self.kept.is_some()
+            {
+                Some(to_rgb_image(&frame.image, &mut self.rgb).map_err(|e| {
+                    Error::internal(format!("cannot convert frame {number} to RGB: {e}"))
+                })?)
+            } else {
+                None
+            };
         let bytes = match (self.spec.format, &rgb) {
+            _ if self.out_dir.is_none() => Vec::new(),
             (ImageFormat::Jpg, _) => self.jpeg.encode(&frame.image).map_err(|e| {
                 Error::internal(format!("cannot encode frame {number} as JPEG: {e}"))
             })?,
@@ -243,8 +277,13 @@ impl FrameSink for FramesSink {
         let boxes = (!self.box_sources.is_empty())
             .then(|| boxes_on(frame, &self.box_sources, width, height));
         for p in positions {
-            let path = self.out_dir.join(&self.names[p]);
-            std::fs::write(&path, &bytes).map_err(|e| Error::io(&path, e))?;
+            if let Some(out_dir) = &self.out_dir {
+                let path = out_dir.join(&self.names[p]);
+                std::fs::write(&path, &bytes).map_err(|e| Error::io(&path, e))?;
+            }
+            if let (Some(kept), Some(rgb)) = (self.kept.as_mut(), rgb.as_ref()) {
+                kept[p] = Some(rgb.clone());
+            }
             self.records[p] = Some(FrameRecord {
                 position: p,
                 file: self.names[p].clone(),
@@ -286,6 +325,10 @@ pub(crate) struct FramesMaker {
     folder: Option<(PathBuf, PathBuf)>,
     chosen: Option<(Sampled, Arranged)>,
     sink: Option<StagedSink<FramesSink>>,
+    /// Kept in memory ([`crate::Destination::Memory`]) instead of written.
+    memory: bool,
+    /// What memory mode made, once finished.
+    made: Option<crate::exec::MemoryFrames>,
 }
 
 impl FramesMaker {
@@ -296,6 +339,8 @@ impl FramesMaker {
             folder: None,
             chosen: None,
             sink: None,
+            memory: false,
+            made: None,
         }
     }
 }
@@ -327,13 +372,38 @@ impl Export for FramesMaker {
         Ok(())
     }
 
+    fn keep_in_memory(&mut self) -> Result<()> {
+        let mut files = Vec::new();
+        if self.frames.strip.0.is_some() {
+            files.push("strip");
+        }
+        if self.frames.payload.is_some() {
+            files.push("payload");
+        }
+        if self.frames.jsonl {
+            files.push("jsonl");
+        }
+        if !files.is_empty() {
+            return Err(Error::Usage(format!(
+                "export {:?}: {} only exist as files; frames kept in memory cannot have them",
+                self.spec.name(),
+                files.join(", ")
+            )));
+        }
+        self.memory = true;
+        Ok(())
+    }
+
+    fn take_memory(&mut self) -> Option<crate::exec::MemoryFrames> {
+        self.made.take()
+    }
+
     fn start(
         &mut self,
         stream: &ProcessedStream,
         _ctx: &ExportContext,
         _group: &mut OutputGroup,
     ) -> Result<Wants> {
-        let (_, temp) = self.folder.as_ref().expect("claimed before start");
         let list = stream_frame_list(stream)?;
         let sampled = sampling::sample(
             &list,
@@ -363,14 +433,19 @@ impl Export for FramesMaker {
             payload: self.frames.payload,
             jsonl: self.frames.jsonl,
         };
-        let sink = FramesSink::new(
-            temp,
-            &output,
-            &arranged.indices,
-            &at,
-            size.0,
-            stream.box_sources.clone(),
-        );
+        let sink = if self.memory {
+            FramesSink::in_memory(&output, &arranged.indices, &at, stream.box_sources.clone())
+        } else {
+            let (_, temp) = self.folder.as_ref().expect("claimed before start");
+            FramesSink::new(
+                temp,
+                &output,
+                &arranged.indices,
+                &at,
+                size.0,
+                stream.box_sources.clone(),
+            )
+        };
         let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
         if size != stream.size {
             stages.push(Box::new(ScaleStage::new(size)));
@@ -396,9 +471,14 @@ impl Export for FramesMaker {
         _group: &mut OutputGroup,
         _progress: &mut dyn Progress,
     ) -> Result<ExportReport> {
-        let (folder, temp) = self.folder.clone().expect("claimed");
+        let (folder, temp) = match &self.folder {
+            Some(f) => (Some(f.0.clone()), Some(f.1.clone())),
+            None if self.memory => (None, None),
+            None => panic!("claimed before finish"),
+        };
         let (sampled, arranged) = self.chosen.take().expect("started");
-        let sink = self.sink.take().expect("started").into_inner();
+        let mut sink = self.sink.take().expect("started").into_inner();
+        let images = sink.take_images();
         let (mut records, files) = sink.complete(&stream.source)?;
         for r in &mut records {
             r.source_file = stream.source_file(r.source, r.source_frame);
@@ -410,7 +490,9 @@ impl Export for FramesMaker {
         let count = records.len();
         let summary = format!(
             "{}: {} frames ({} of {} by {}), frames.json{}{}{}",
-            folder.display(),
+            folder
+                .as_deref()
+                .map_or("(in memory)".into(), |f| f.display().to_string()),
             count,
             sampled.formula,
             stream.frame_count(),
@@ -447,11 +529,20 @@ impl Export for FramesMaker {
             jsonl: files.jsonl,
             warnings: warnings.clone(),
         };
-        write_json(&temp.join("frames.json"), &json)?;
+        if let Some(temp) = &temp {
+            write_json(&temp.join("frames.json"), &json)?;
+        } else {
+            self.made = Some(crate::exec::MemoryFrames::new(
+                self.spec.name(),
+                serde_json::to_value(&json).expect("frames.json serialises"),
+                images,
+                &stream.source,
+            )?);
+        }
         Ok(ExportReport {
             name: self.spec.name().to_string(),
             kind: "frames",
-            files: vec![folder],
+            files: folder.into_iter().collect(),
             summary,
             frames: count,
             warnings,

@@ -120,6 +120,18 @@ pub(crate) trait Export {
     ) -> Result<Wants>;
     /// Where frames go (when it wants any).
     fn sink(&mut self) -> Option<&mut dyn FrameSink>;
+    /// Instead of [`claim`](Self::claim): the output is kept in memory
+    /// ([`crate::Destination::Memory`]) and nothing is written. Only kinds that can say so
+    /// override this; the executor refuses the others before asking.
+    fn keep_in_memory(&mut self) -> Result<()> {
+        Err(crate::error::Error::internal(
+            "this export kind cannot be kept in memory",
+        ))
+    }
+    /// What memory mode made, after [`finish`](Self::finish).
+    fn take_memory(&mut self) -> Option<crate::exec::MemoryFrames> {
+        None
+    }
     /// Writes everything at the group's temporary paths.
     fn finish(
         &mut self,

@@ -1,0 +1,294 @@
+//! `vidprep._vidprep`: the native part of the `vidprep` Python package.
+//!
+//! A thin door: every function takes or builds a [`vidprep::Plan`] (as the JSON of a manifest
+//! line) and hands it to the library's one executor or batch runner. Python-side conveniences
+//! (keyword arguments, dicts, NumPy shapes) live in `python/vidprep/__init__.py`.
+//!
+//! - The GIL is released while the library works (`Python::allow_threads`), so other Python
+//!   threads run while frames decode.
+//! - Library errors become `vidprep.VidprepError` subclasses named after [`vidprep::ErrorKind`],
+//!   with the library's message unchanged.
+//! - No panic crosses into Python: every call into the library runs under `catch_unwind`,
+//!   and a panic becomes `vidprep.InternalError` (PyO3 would otherwise raise its own
+//!   `PanicException`, which is not an `Exception`).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use numpy::PyArray1;
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use vidprep::batch::{run_batch, BatchOptions, Quiet};
+use vidprep::{Destination, ErrorKind, ExecOptions, NoProgress, Plan};
+
+create_exception!(
+    _vidprep,
+    VidprepError,
+    PyException,
+    "Base of every vidprep error."
+);
+create_exception!(
+    _vidprep,
+    UsageError,
+    VidprepError,
+    "The request itself is wrong."
+);
+create_exception!(
+    _vidprep,
+    InputError,
+    VidprepError,
+    "An input is missing, unreadable, damaged or does not fit the request."
+);
+create_exception!(
+    _vidprep,
+    OutputError,
+    VidprepError,
+    "Writing an output failed."
+);
+create_exception!(
+    _vidprep,
+    EncodeError,
+    VidprepError,
+    "The encoder or muxer refused the frames or settings."
+);
+create_exception!(
+    _vidprep,
+    InternalError,
+    VidprepError,
+    "A fault in vidprep (a bug)."
+);
+create_exception!(
+    _vidprep,
+    CancelledError,
+    VidprepError,
+    "The work was stopped."
+);
+
+/// The Python exception of a library error: the class follows its kind, the text is the
+/// library's message (which names the file).
+fn to_py(e: vidprep::Error) -> PyErr {
+    let message = e.to_string();
+    match e.kind() {
+        ErrorKind::Usage => UsageError::new_err(message),
+        ErrorKind::Input => InputError::new_err(message),
+        ErrorKind::Output => OutputError::new_err(message),
+        ErrorKind::Encode => EncodeError::new_err(message),
+        ErrorKind::Internal => InternalError::new_err(message),
+        ErrorKind::Cancelled => CancelledError::new_err(message),
+    }
+}
+
+/// Runs `work` without the GIL and without letting a panic escape.
+fn guarded<T: Send>(
+    py: Python<'_>,
+    what: &str,
+    work: impl FnOnce() -> Result<T, PyErrText> + Send,
+) -> PyResult<T> {
+    let outcome = py.allow_threads(|| catch_unwind(AssertUnwindSafe(work)));
+    match outcome {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(PyErrText::Lib(e))) => Err(to_py(e)),
+        Ok(Err(PyErrText::Usage(m))) => Err(UsageError::new_err(m)),
+        Err(panic) => {
+            let text = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            Err(InternalError::new_err(format!(
+                "vidprep panicked while {what} (a bug; please report it): {text}"
+            )))
+        }
+    }
+}
+
+/// An error made without the GIL (a `PyErr` is made once it is held again).
+enum PyErrText {
+    Lib(vidprep::Error),
+    Usage(String),
+}
+
+impl From<vidprep::Error> for PyErrText {
+    fn from(e: vidprep::Error) -> Self {
+        PyErrText::Lib(e)
+    }
+}
+
+/// A plan from the JSON of a manifest line, checked.
+fn plan_of(json: &str) -> Result<Plan, PyErrText> {
+    let plan: Plan =
+        serde_json::from_str(json).map_err(|e| PyErrText::Usage(format!("bad plan: {e}")))?;
+    plan.check()
+        .map_err(|m| PyErrText::Usage(format!("item {:?}: {m}", plan.id)))?;
+    Ok(plan)
+}
+
+/// `probe(path, count_frames)`: the JSON `vidprep probe --json` prints.
+#[pyfunction]
+#[pyo3(signature = (path, count_frames=false, source_fps=None))]
+fn probe(
+    py: Python<'_>,
+    path: PathBuf,
+    count_frames: bool,
+    source_fps: Option<String>,
+) -> PyResult<String> {
+    guarded(py, "probing", move || {
+        let fps = source_fps
+            .map(|rate| rate.parse::<vidprep::media::FrameRate>())
+            .transpose()
+            .map_err(|e| PyErrText::Usage(format!("source_fps: {e}")))?;
+        let source = vidprep::media::Source::new(path, fps);
+        let info = vidprep::probe_source(&source, count_frames)?;
+        Ok(serde_json::to_string(&info).expect("probe info serialises"))
+    })
+}
+
+/// One frames export kept in memory: its name, its pixels (flat), `(count, height, width)` and
+/// its `frames.json`.
+type SampledExport<'py> = (String, Bound<'py, PyArray1<u8>>, (usize, u32, u32), String);
+
+/// `sample_plan(plan_json, workers, threads)`: runs a plan whose exports are all frames
+/// exports with nothing written; returns, per export, `(name, pixels, (n, h, w), frames_json)`
+/// where `pixels` is a flat `uint8` array.
+#[pyfunction]
+#[pyo3(signature = (plan_json, workers=0, threads=0))]
+fn sample_plan<'py>(
+    py: Python<'py>,
+    plan_json: String,
+    workers: usize,
+    threads: usize,
+) -> PyResult<Vec<SampledExport<'py>>> {
+    let outcome = guarded(py, "sampling frames", move || {
+        let plan = plan_of(&plan_json)?;
+        let options = ExecOptions {
+            workers,
+            threads,
+            ..ExecOptions::default()
+        };
+        Ok(vidprep::execute(
+            &plan,
+            &Destination::Memory,
+            &options,
+            &mut NoProgress,
+        )?)
+    })?;
+    let mut out = Vec::with_capacity(outcome.memory.len());
+    for m in outcome.memory {
+        let json = serde_json::to_string(&m.frames_json).expect("frames.json serialises");
+        // The pixels move into the array without a copy.
+        let array = PyArray1::from_vec(py, m.pixels);
+        out.push((m.name, array, (m.count, m.height, m.width), json));
+    }
+    Ok(out)
+}
+
+/// `execute_plan(plan_json, out_dir)`: runs a plan into the item folder `out_dir` (as one
+/// line of `vidprep run`); returns the outcome as JSON.
+#[pyfunction]
+fn execute_plan(py: Python<'_>, plan_json: String, out_dir: PathBuf) -> PyResult<String> {
+    guarded(py, "running a plan", move || {
+        let plan = plan_of(&plan_json)?;
+        let outcome = vidprep::execute(
+            &plan,
+            &Destination::Folder(out_dir),
+            &ExecOptions::default(),
+            &mut NoProgress,
+        )?;
+        Ok(serde_json::to_string(&outcome).expect("an outcome serialises"))
+    })
+}
+
+/// `run_manifest(manifest, out_dir, jobs, resume, fail_fast, shard)`: `vidprep run`; returns
+/// `(summary_json, [report_line_json])`.
+#[pyfunction]
+#[pyo3(signature = (manifest, out_dir, jobs=0, resume=false, fail_fast=false, shard=None, strict=false))]
+#[allow(clippy::too_many_arguments)]
+fn run_manifest(
+    py: Python<'_>,
+    manifest: PathBuf,
+    out_dir: PathBuf,
+    jobs: usize,
+    resume: bool,
+    fail_fast: bool,
+    shard: Option<(usize, usize)>,
+    strict: bool,
+) -> PyResult<(String, Vec<String>)> {
+    guarded(py, "running a manifest", move || {
+        if let Some((i, n)) = shard {
+            vidprep::batch::parse_shard(&format!("{i}/{n}")).map_err(PyErrText::Usage)?;
+        }
+        let mut read = vidprep::read_manifest(&manifest)?;
+        if strict {
+            for item in &mut read.items {
+                item.plan.strict = true;
+            }
+        }
+        let options = BatchOptions {
+            out_dir,
+            jobs,
+            shard,
+            resume,
+            fail_fast,
+            codec_threads: None,
+            exec: ExecOptions::default(),
+            origin: Some(manifest),
+        };
+        let (summary, reports) = run_batch(&read.items, &read.bad, &options, &Quiet)?;
+        Ok((
+            serde_json::to_string(&summary).expect("a summary serialises"),
+            reports
+                .iter()
+                .map(|r| serde_json::to_string(r).expect("a report serialises"))
+                .collect(),
+        ))
+    })
+}
+
+/// `normalize_plan(plan_json)`: the plan checked and in its canonical form (what sidecars
+/// record), as JSON.
+#[pyfunction]
+fn normalize_plan(py: Python<'_>, plan_json: String) -> PyResult<String> {
+    guarded(py, "checking a plan", move || {
+        let plan = plan_of(&plan_json)?;
+        let normalized = plan.normalized(&ExecOptions::default().defaults);
+        Ok(serde_json::to_string(&normalized).expect("a plan serialises"))
+    })
+}
+
+/// `check_plan(plan_json)`: the plan as the library reads it (defaults filled in only where
+/// serde fills them), as JSON; raises `UsageError` when it is not a valid manifest line.
+#[pyfunction]
+fn check_plan(py: Python<'_>, plan_json: String) -> PyResult<String> {
+    guarded(py, "checking a plan", move || {
+        let plan = plan_of(&plan_json)?;
+        Ok(serde_json::to_string(&plan).expect("a plan serialises"))
+    })
+}
+
+/// The sampler names the library knows (`uniform`, `lmms-eval`, `qwen`, ...).
+#[pyfunction]
+fn samplers() -> Vec<&'static str> {
+    vidprep::sampling::Sampler::names().to_vec()
+}
+
+#[pymodule]
+fn _vidprep(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("VidprepError", py.get_type::<VidprepError>())?;
+    m.add("UsageError", py.get_type::<UsageError>())?;
+    m.add("InputError", py.get_type::<InputError>())?;
+    m.add("OutputError", py.get_type::<OutputError>())?;
+    m.add("EncodeError", py.get_type::<EncodeError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add("CancelledError", py.get_type::<CancelledError>())?;
+    m.add_function(wrap_pyfunction!(probe, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(execute_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(run_manifest, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(check_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(samplers, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,50 @@
+"""Shared fixtures: the repository's example video and the ffmpeg CLI as an independent oracle."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+STREET = REPO / "fixtures" / "example" / "street.mp4"  # 320x240, 300 frames, 25 fps, frame numbers painted in
+
+
+@pytest.fixture(scope="session")
+def street() -> Path:
+    assert STREET.is_file(), f"{STREET} is missing"
+    return STREET
+
+
+def ffmpeg_rgb(path, size=None) -> np.ndarray:
+    """Every frame of `path` as the ffmpeg CLI decodes it to rgb24: (N, H, W, 3)."""
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("the ffmpeg CLI is not installed")
+    probe = subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height",
+         "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout.strip()
+    w, h = (int(x) for x in probe.split(",")[:2])
+    vf = []
+    if size is not None:
+        w, h = size
+        # Scaled in YUV 4:2:0 first (as vidprep's pipeline), then converted to RGB.
+        vf = ["-vf", f"scale={w}:{h}:flags=bicubic,format=yuv420p"]
+    raw = subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(path), *vf, "-vsync", "passthrough", "-pix_fmt", "rgb24",
+         "-f", "rawvideo", "-"], check=True, capture_output=True).stdout
+    return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
+
+
+@pytest.fixture(scope="session")
+def street_rgb(street) -> np.ndarray:
+    return ffmpeg_rgb(street)
+
+
+def make_video(path: Path, *args: str) -> Path:
+    """A synthetic video made with the ffmpeg CLI (testsrc2 input), for cases the example lacks."""
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("the ffmpeg CLI is not installed")
+    subprocess.run(["ffmpeg", "-v", "error", "-y", *args, str(path)], check=True)
+    return path

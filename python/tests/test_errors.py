@@ -1,0 +1,74 @@
+"""Bad input raises a VidprepError naming the file; nothing crashes the interpreter."""
+
+import os
+
+import pytest
+
+import vidprep
+
+
+def test_missing_file(tmp_path):
+    p = tmp_path / "nope.mp4"
+    with pytest.raises(vidprep.InputError) as e:
+        vidprep.sample(p)
+    assert str(p) in str(e.value) and "not found" in str(e.value)
+    with pytest.raises(vidprep.InputError):
+        vidprep.probe(p)
+
+
+def test_not_a_video(tmp_path):
+    p = tmp_path / "text.mp4"
+    p.write_text("hello, not a video\n" * 100)
+    with pytest.raises(vidprep.InputError) as e:
+        vidprep.sample(p)
+    assert str(p) in str(e.value)
+
+
+def test_truncated_video(street, tmp_path):
+    p = tmp_path / "cut.mp4"
+    p.write_bytes(street.read_bytes()[: os.path.getsize(street) // 3])
+    # A truncated MP4 either raises or samples what decodes; it never crashes.
+    try:
+        frames, facts = vidprep.sample(p, n=8)
+    except vidprep.VidprepError as e:
+        assert str(p) in str(e)
+    else:
+        assert frames.shape[0] == len(facts["frames"])
+
+
+def test_empty_file(tmp_path):
+    p = tmp_path / "empty.mp4"
+    p.write_bytes(b"")
+    with pytest.raises(vidprep.VidprepError) as e:
+        vidprep.sample(p)
+    assert str(p) in str(e.value)
+
+
+@pytest.mark.parametrize("kw", [dict(n=0), dict(sampler="nope"), dict(order="sideways"), dict(size="0x0"),
+                                dict(fps=-1.0), dict(start="50%"), dict(n=400)])
+def test_bad_requests(street, kw):
+    with pytest.raises(vidprep.VidprepError) as e:
+        vidprep.sample(street, **kw)
+    assert str(e.value)
+
+
+def test_directory_is_not_a_video(tmp_path):
+    with pytest.raises(vidprep.VidprepError):
+        vidprep.sample(tmp_path)
+
+
+def test_error_hierarchy():
+    for cls in (vidprep.UsageError, vidprep.InputError, vidprep.OutputError, vidprep.EncodeError,
+                vidprep.InternalError, vidprep.CancelledError):
+        assert issubclass(cls, vidprep.VidprepError) and issubclass(cls, Exception)
+
+
+def test_memory_refuses_file_only_options(street):
+    plan = vidprep.Plan("x", street, exports=[vidprep.frames_export(count=4, strip=True)])
+    with pytest.raises(vidprep.UsageError) as e:
+        plan.sample()
+    assert "strip" in str(e.value)
+    plan = vidprep.Plan("x", street, exports=[vidprep.clip_export()])
+    with pytest.raises(vidprep.UsageError) as e:
+        plan.sample()
+    assert "only frames exports" in str(e.value)
