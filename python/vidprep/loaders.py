@@ -66,7 +66,6 @@ def _size_cap(max_image_size: Union[None, int, Tuple[int, int]]) -> Optional[Tup
 
 def read_video_pyav(
     video_path: Union[str, Sequence[str]],
-    *,
     num_frm: int = 8,
     fps: Optional[float] = None,
     format: str = "rgb24",

@@ -5,7 +5,6 @@ import numpy.typing as npt
 
 def read_video_pyav(
     video_path: Union[str, Sequence[str]],
-    *,
     num_frm: int = ...,
     fps: Optional[float] = ...,
     format: str = ...,

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite, as README.md gives it and CI runs it: the Rust tests (`cargo test`:
+# unit and end-to-end, against the ffmpeg CLI and, for the browser-facing pages, headless
+# Chromium), then the Python package (python/) built with maturin into a virtual environment
+# and its pytest tests. The Python build uses the dev profile and reuses what `cargo test`
+# compiled in target/ (seconds); `pip install ./python` builds the release profile (minutes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo test
+python3 -m venv target/test-venv
+target/test-venv/bin/pip install --quiet maturin numpy pytest pillow
+rm -rf target/test-wheels
+(cd python && ../target/test-venv/bin/maturin build --quiet --profile dev -o ../target/test-wheels)
+target/test-venv/bin/pip install --quiet --force-reinstall --no-deps target/test-wheels/vidprep-*.whl
+target/test-venv/bin/python -m pytest -q python/tests
