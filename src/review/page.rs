@@ -454,21 +454,36 @@ fn item_data(
     Ok((entry, detail))
 }
 
-/// A frames export: its images in the order the model receives them.
-fn sample_data(v: &Value, path: &Path, page_dir: &Path) -> Value {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let images: Vec<Value> = v["frames"]
+/// The images a `frames.json` (of a frames export in `dir`) lists, in its order: each one's
+/// link from the page and the fields `keys` names (`(field in frames.json, name on the page)`).
+fn images_of(v: &Value, dir: &Path, page_dir: &Path, keys: &[(&str, &str)]) -> Vec<Value> {
+    v["frames"]
         .as_array()
         .into_iter()
         .flatten()
         .map(|fr| {
-            json!({
-                "path": href(&dir.join(fr["file"].as_str().unwrap_or("")), page_dir),
-                "stream_frame": fr["stream_frame"], "source": fr["source"],
-                "source_frame": fr["source_frame"], "time_s": fr["time_s"],
-            })
+            let mut image = serde_json::Map::new();
+            image.insert(
+                "path".into(),
+                href(&dir.join(fr["file"].as_str().unwrap_or("")), page_dir).into(),
+            );
+            for (field, name) in keys {
+                image.insert(name.to_string(), fr[*field].clone());
+            }
+            Value::Object(image)
         })
-        .collect();
+        .collect()
+}
+
+/// A frames export: its images in the order the model receives them.
+fn sample_data(v: &Value, path: &Path, page_dir: &Path) -> Value {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let keys = [
+        ("stream_frame", "stream_frame"),
+        ("source", "source"),
+        ("source_frame", "source_frame"),
+        ("time_s", "time_s"),
+    ];
     let strip = v["strip"]
         .as_str()
         .map(|s| Value::from(href(&dir.join(s), page_dir)))
@@ -478,23 +493,14 @@ fn sample_data(v: &Value, path: &Path, page_dir: &Path) -> Value {
         "order": v["sampled"]["order"].as_str().or(v["order"].as_str()),
         "sampler": v["sampled"]["sampler"],
         "strip": strip,
-        "images": images,
+        "images": images_of(v, dir, page_dir, &keys),
     })
 }
 
 /// The timeline thumbnails, in time order.
 fn thumbs_data(v: &Value, dir: &Path, page_dir: &Path) -> Vec<Value> {
-    let mut thumbs: Vec<Value> = v["frames"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|fr| {
-            json!({
-                "path": href(&dir.join(fr["file"].as_str().unwrap_or("")), page_dir),
-                "frame": fr["stream_frame"], "time_s": fr["time_s"],
-            })
-        })
-        .collect();
+    let keys = [("stream_frame", "frame"), ("time_s", "time_s")];
+    let mut thumbs = images_of(v, dir, page_dir, &keys);
     thumbs.sort_by_key(|t| t["frame"].as_u64());
     thumbs
 }
