@@ -1,0 +1,272 @@
+//! review: the page never lands on an item, a foreign folder or the run itself, and review-apply never replaces a manifest.
+
+use crate::*;
+
+#[test]
+fn review_a_folder_that_is_no_run() {
+    check(
+        case("review a folder that is no run", &["review", "empty"], &[2])
+            .says("no items")
+            .with(|d| std::fs::create_dir(d.join("empty")).unwrap()),
+    );
+}
+
+#[test]
+fn review_a_file() {
+    check(case("review a file", &["review", "g.mp4"], &[2]).says("not a folder"));
+}
+
+#[test]
+fn review_page_onto_an_item() {
+    check(
+        case(
+            "review page onto an item",
+            &["review", "out", "-o", "out/a"],
+            &[2],
+        )
+        .says("item's folder")
+        .with(small_run),
+    );
+}
+
+#[test]
+fn review_page_into_a_foreign_folder() {
+    check(
+        case(
+            "review page into a foreign folder",
+            &["review", "out", "-o", "mine"],
+            &[2],
+        )
+        .says("did not write")
+        .with(|d| {
+            small_run(d);
+            std::fs::create_dir(d.join("mine")).unwrap();
+            std::fs::write(d.join("mine/notes.txt"), "mine").unwrap();
+        }),
+    );
+}
+
+#[test]
+fn review_page_onto_the_run_folder() {
+    check(
+        case(
+            "review page onto the run folder",
+            &["review", "out", "-o", "out"],
+            &[2],
+        )
+        .says("run folder")
+        .with(small_run),
+    );
+}
+
+#[test]
+fn review_page_where_a_file_is() {
+    check(
+        case(
+            "review page where a file is",
+            &["review", "out", "-o", "g.mp4"],
+            &[2],
+        )
+        .says("not a folder")
+        .with(small_run),
+    );
+}
+
+#[test]
+fn review_writes_only_its_page() {
+    check(
+        case(
+            "review writes only its page",
+            &["review", "out", "--manifest", "m.jsonl"],
+            &[0],
+        )
+        .writes("out/review")
+        .with(small_run)
+        .then(|d| {
+            let page = d.join("out/review");
+            for f in [
+                "index.html",
+                "assets/review.js",
+                "data/index.js",
+                "data/items/00000.js",
+                "media/a/preview.mp4",
+            ] {
+                if !page.join(f).is_file() {
+                    return Err(format!("the page lacks {f}"));
+                }
+            }
+            Ok(())
+        }),
+    );
+}
+
+#[test]
+fn review_twice_replaces_its_page() {
+    check(
+        case(
+            "review twice replaces its page",
+            &["review", "out", "--manifest", "m.jsonl", "--thumbs", "3"],
+            &[0],
+        )
+        .writes("out/review")
+        .with(|d| {
+            small_run(d);
+            vidprep()
+                .current_dir(d)
+                .args(["review", "out", "--manifest", "m.jsonl"])
+                .assert()
+                .success();
+        })
+        .then(|d| {
+            let thumbs = std::fs::read_dir(d.join("out/review/media/a/thumbs"))
+                .unwrap()
+                .count();
+            (thumbs == 4).then_some(()).ok_or(format!(
+                "{thumbs} files in thumbs/, expected 3 images and frames.json"
+            ))
+        }),
+    );
+}
+
+#[test]
+fn review_of_a_run_whose_source_is_gone() {
+    check(
+        case(
+            "review of a run whose source is gone",
+            &["review", "out"],
+            &[1],
+        )
+        .says("no preview")
+        .writes("out/review")
+        .with(|d| {
+            small_run(d);
+            std::fs::remove_file(d.join("g2.mp4")).unwrap();
+        })
+        .then(|d| {
+            let index = std::fs::read_to_string(d.join("out/review/data/index.js"))
+                .map_err(|e| format!("no page: {e}"))?;
+            index
+                .contains("\"id\":\"a\"")
+                .then_some(())
+                .ok_or("item a is not listed".into())
+        }),
+    );
+}
+
+#[test]
+fn review_apply_onto_its_manifest() {
+    check(
+        case(
+            "review-apply onto its manifest",
+            &[
+                "review-apply",
+                "d.json",
+                "--manifest",
+                "m.jsonl",
+                "-o",
+                "m.jsonl",
+            ],
+            &[2],
+        )
+        .says("overwrite an input")
+        .with(|d| {
+            small_run(d);
+            decisions(d, r#"{"id": "a", "verdict": "rejected"}"#);
+        }),
+    );
+}
+
+#[test]
+fn review_apply_elsewhere() {
+    check(
+        case(
+            "review-apply elsewhere",
+            &[
+                "review-apply",
+                "d.json",
+                "--manifest",
+                "m.jsonl",
+                "-o",
+                "sub/m.jsonl",
+            ],
+            &[2],
+        )
+        .says("must be written in the folder")
+        .with(|d| {
+            small_run(d);
+            std::fs::create_dir(d.join("sub")).unwrap();
+            decisions(d, r#"{"id": "a", "verdict": "rejected"}"#);
+        }),
+    );
+}
+
+#[test]
+fn review_apply_not_decisions() {
+    check(
+        case(
+            "review-apply not decisions",
+            &["review-apply", "g.mp4", "--manifest", "m.jsonl"],
+            &[1],
+        )
+        .says("not a review decisions file")
+        .with(small_run),
+    );
+}
+
+#[test]
+fn review_apply_decisions_of_another_run() {
+    check(
+        case(
+            "review-apply decisions of another run",
+            &["review-apply", "d.json", "--manifest", "m.jsonl"],
+            &[1],
+        )
+        .says("not in")
+        .with(|d| {
+            small_run(d);
+            decisions(d, r#"{"id": "zz", "verdict": "rejected"}"#);
+        }),
+    );
+}
+
+#[test]
+fn review_apply_a_frame_past_the_span() {
+    check(
+        case(
+            "review-apply a frame past the span",
+            &["review-apply", "d.json", "--manifest", "m.jsonl"],
+            &[1],
+        )
+        .says("past the span")
+        .with(|d| {
+            small_run(d);
+            decisions(
+                d,
+                r#"{"id": "a", "verdict": "accepted", "decision": {"frame": 21}, "reviewed": {"decision_frame": 15, "decision_requested": "75%", "span_frames": 20}}"#,
+            );
+        }),
+    );
+}
+
+#[test]
+fn review_apply_writes_the_reviewed_manifest() {
+    check(
+        case(
+            "review-apply writes the reviewed manifest",
+            &["review-apply", "d.json", "--manifest", "m.jsonl"],
+            &[0],
+        )
+        .writes("m.reviewed.jsonl")
+        .with(|d| {
+            small_run(d);
+            decisions(
+                d,
+                r#"{"id": "a", "verdict": "accepted", "decision": {"frame": 5}, "reviewed": {"decision_frame": 15, "decision_requested": "75%", "span_frames": 20}}"#,
+            );
+        })
+        .then(|d| {
+            let text = std::fs::read_to_string(d.join("m.reviewed.jsonl")).unwrap();
+            text.contains("\"decision\":5").then_some(()).ok_or(format!("decision not moved: {text}"))
+        }),
+    );
+}
