@@ -15,10 +15,13 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::group::{canonical, TEMP_PREFIX};
+use crate::exec::group::canonical;
 use crate::exec::{execute, Destination, ExecOptions, ItemRecord};
 use crate::pipeline::Progress;
 use crate::plan::manifest::{BadItem, ManifestItem};
+
+mod lock;
+use lock::OutDirLock;
 
 /// How a batch runs.
 #[derive(Clone, Debug)]
@@ -124,6 +127,9 @@ pub trait Observer: Sync {
     /// Called from a worker thread once per item of the shard, whatever its status, with its
     /// report line (manifest errors come through [`Observer::planned`] instead).
     fn item_done(&self, _report: &ItemReport) {}
+    /// Called before work starts when the run waits for something (another host's lock
+    /// whose lease is not over), with what and for how long at most.
+    fn notice(&self, _message: &str) {}
 }
 
 /// An observer that ignores everything.
@@ -205,8 +211,13 @@ pub fn run_batch(
         .collect();
     check_layout(&items, options)?;
     std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
-    let _lock = OutDirLock::acquire(&options.out_dir, options.shard, options.origin.as_deref())?;
-    clean_stale_temporaries(&options.out_dir, &items, options.shard.is_some());
+    let _lock = OutDirLock::acquire(
+        &options.out_dir,
+        options.shard,
+        options.origin.as_deref(),
+        &|m: &str| observer.notice(m),
+    )?;
+    clean_stale_temporaries(&options.out_dir, &items);
     observer.planned(items.len(), &reports);
 
     let cores = std::thread::available_parallelism()
@@ -393,35 +404,22 @@ fn check_layout(items: &[&ManifestItem], options: &BatchOptions) -> Result<()> {
                 item.plan.id
             )));
         }
+        // An item folder is replaced as a whole: only when its item.json lists every file.
+        let foreign = crate::exec::ownership::foreign_files(&dir);
+        if !foreign.is_empty() {
+            return Err(crate::exec::ownership::refusal(&dir, &foreign));
+        }
     }
     Ok(())
 }
 
-/// Removes temporary files and folders left by killed runs: everything temporary at the top
-/// of the output folder for a whole run (the lock says no other run is there), only the
-/// temporaries of this shard's items for a shard.
-fn clean_stale_temporaries(out_dir: &Path, items: &[&ManifestItem], shard: bool) {
-    let Ok(entries) = std::fs::read_dir(out_dir) else {
-        return;
-    };
-    for e in entries.filter_map(|e| e.ok()) {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.starts_with(TEMP_PREFIX) {
-            continue;
-        }
-        let ours = !shard
-            || items
-                .iter()
-                .any(|i| name.ends_with(&format!(".{}.tmpdir", i.plan.id)));
-        if ours {
-            let p = e.path();
-            if p.is_dir() {
-                let _ = std::fs::remove_dir_all(&p);
-            } else {
-                let _ = std::fs::remove_file(&p);
-            }
-        }
-    }
+/// Removes temporary files and folders left by killed runs: at the top of the output folder
+/// only what is provably dead (a dead process of this host, or untouched for
+/// [`crate::exec::host::STALE_TEMPORARY`]; a dead lock holder's were removed as its lock was
+/// taken over), never a live run's on another host; inside this run's item folders, every
+/// temporary (only this run writes there).
+fn clean_stale_temporaries(out_dir: &Path, items: &[&ManifestItem]) {
+    crate::exec::group::remove_dead_temporaries(out_dir);
     for item in items {
         crate::exec::group::remove_stale_temporaries(&out_dir.join(&item.plan.id));
     }
@@ -438,121 +436,6 @@ impl Progress for FrameCounter<'_> {
         self.count += frames;
         self.observer.frames(frames);
         true
-    }
-}
-
-/// Who holds an output folder.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct LockHolder {
-    pid: u32,
-    host: String,
-    manifest: Option<String>,
-    shard: Option<String>,
-    started_unix: u64,
-}
-
-/// One run per output folder at a time (shards of one manifest may share it): a lock file
-/// naming the holder, removed when the run ends. A lock left by a dead process on this host
-/// is taken over.
-struct OutDirLock {
-    path: PathBuf,
-}
-
-const LOCK_NAME: &str = ".vidprep-lock";
-
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
-fn process_alive(pid: u32) -> bool {
-    if cfg!(target_os = "linux") {
-        Path::new(&format!("/proc/{pid}")).exists()
-    } else {
-        true
-    }
-}
-
-impl OutDirLock {
-    fn acquire(
-        dir: &Path,
-        shard: Option<(usize, usize)>,
-        manifest: Option<&Path>,
-    ) -> Result<OutDirLock> {
-        let name = match shard {
-            None => LOCK_NAME.to_string(),
-            Some((i, n)) => format!("{LOCK_NAME}.shard-{i}-of-{n}"),
-        };
-        let me = LockHolder {
-            pid: std::process::id(),
-            host: host_name(),
-            manifest: manifest.map(|m| canonical(m).display().to_string()),
-            shard: shard.map(|(i, n)| format!("{i}/{n}")),
-            started_unix: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0),
-        };
-        // Every lock in the folder: a whole run conflicts with all, a shard with whole runs,
-        // with the same shard, and with shards of another manifest.
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for e in entries.filter_map(|e| e.ok()) {
-                let file = e.file_name().to_string_lossy().into_owned();
-                if !file.starts_with(LOCK_NAME) {
-                    continue;
-                }
-                let holder: Option<LockHolder> = std::fs::read_to_string(e.path())
-                    .ok()
-                    .and_then(|t| serde_json::from_str(&t).ok());
-                let Some(holder) = holder else {
-                    continue;
-                };
-                if holder.host == me.host && !process_alive(holder.pid) {
-                    let _ = std::fs::remove_file(e.path());
-                    continue;
-                }
-                let compatible = shard.is_some()
-                    && holder.shard.is_some()
-                    && file != name
-                    && holder.manifest == me.manifest;
-                if !compatible {
-                    return Err(Error::Usage(format!(
-                        "{} is in use by another vidprep run (pid {} on {}{}); wait for it, or remove {} if that run is gone",
-                        dir.display(),
-                        holder.pid,
-                        if holder.host.is_empty() { "this machine" } else { &holder.host },
-                        holder.shard.map(|s| format!(", shard {s}")).unwrap_or_default(),
-                        e.path().display()
-                    )));
-                }
-            }
-        }
-        let path = dir.join(name);
-        let text = serde_json::to_string(&me).expect("lock serializes");
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::AlreadyExists => Error::Usage(format!(
-                    "{} is in use by another vidprep run; wait for it, or remove {} if that run is gone",
-                    dir.display(),
-                    path.display()
-                )),
-                _ => Error::io(&path, e),
-            })?;
-        use std::io::Write as _;
-        file.write_all(text.as_bytes())
-            .map_err(|e| Error::io(&path, e))?;
-        Ok(OutDirLock { path })
-    }
-}
-
-impl Drop for OutDirLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -574,36 +457,5 @@ mod tests {
         assert_eq!(crate::exec::fnv1a(b"a"), 0xaf63dc4c8601ec8c);
         assert_eq!(parse_shard("2/8"), Ok((2, 8)));
         assert!(parse_shard("8/8").is_err() && parse_shard("1").is_err());
-    }
-
-    #[test]
-    fn one_run_per_folder_but_shards_share() {
-        let dir = tempfile::tempdir().unwrap();
-        let m = dir.path().join("m.jsonl");
-        let a = OutDirLock::acquire(dir.path(), None, Some(&m)).unwrap();
-        assert!(OutDirLock::acquire(dir.path(), None, Some(&m)).is_err());
-        assert!(OutDirLock::acquire(dir.path(), Some((0, 2)), Some(&m)).is_err());
-        drop(a);
-        let s0 = OutDirLock::acquire(dir.path(), Some((0, 2)), Some(&m)).unwrap();
-        let s1 = OutDirLock::acquire(dir.path(), Some((1, 2)), Some(&m)).unwrap();
-        assert!(OutDirLock::acquire(dir.path(), Some((1, 2)), Some(&m)).is_err());
-        assert!(OutDirLock::acquire(dir.path(), None, Some(&m)).is_err());
-        let other = dir.path().join("other.jsonl");
-        assert!(OutDirLock::acquire(dir.path(), Some((0, 3)), Some(&other)).is_err());
-        drop((s0, s1));
-        // A lock left by a dead process on this host is taken over.
-        std::fs::write(
-            dir.path().join(LOCK_NAME),
-            serde_json::to_string(&LockHolder {
-                pid: u32::MAX - 1,
-                host: host_name(),
-                manifest: None,
-                shard: None,
-                started_unix: 0,
-            })
-            .unwrap(),
-        )
-        .unwrap();
-        OutDirLock::acquire(dir.path(), None, Some(&m)).unwrap();
     }
 }

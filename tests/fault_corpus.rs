@@ -37,6 +37,8 @@ mod annotations;
 mod batches;
 #[path = "fault_corpus/cli.rs"]
 mod cli;
+#[path = "fault_corpus/cluster.rs"]
+mod cluster;
 #[path = "fault_corpus/detect.rs"]
 mod detect;
 #[path = "fault_corpus/inputs.rs"]
@@ -45,6 +47,10 @@ mod inputs;
 mod interrupts;
 #[path = "fault_corpus/outputs.rs"]
 mod outputs;
+#[path = "fault_corpus/ownership.rs"]
+mod ownership;
+#[path = "fault_corpus/repeat_runs.rs"]
+mod repeat_runs;
 #[path = "fault_corpus/review.rs"]
 mod review;
 #[path = "fault_corpus/smart.rs"]

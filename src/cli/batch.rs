@@ -92,6 +92,10 @@ impl Display {
 }
 
 impl Observer for Display {
+    fn notice(&self, message: &str) {
+        self.log(message.to_string());
+    }
+
     fn planned(&self, items: usize, bad: &[ItemReport]) {
         self.total.store(items + bad.len(), Ordering::Relaxed);
         for b in bad {

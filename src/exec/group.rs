@@ -7,7 +7,11 @@
 //!
 //! Temporary names are registered process-wide, so an interrupt (SIGINT, SIGTERM) can remove
 //! them ([`remove_all_temporaries`], called by the command line's signal handler), and a
-//! later run recognises leftovers of a killed one by their prefix ([`TEMP_PREFIX`]).
+//! later run recognises leftovers of a killed one by their prefix ([`TEMP_PREFIX`]). A
+//! temporary's name carries its writer's host tag and process id
+//! (`.vidprep-tmp-<tag>-<pid>-<n>.<what>`, [`super::host`]): a run removes another's
+//! temporaries only when they are provably dead (its own host and a dead process), or
+//! untouched for [`super::host::STALE_TEMPORARY`].
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -113,7 +117,11 @@ fn remove_path(p: &Path) {
 pub(crate) fn temp_name(dir: &Path, what: &str) -> PathBuf {
     static SERIAL: AtomicU64 = AtomicU64::new(0);
     let n = SERIAL.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!("{TEMP_PREFIX}{}-{n}.{what}", std::process::id()))
+    dir.join(format!(
+        "{TEMP_PREFIX}{}-{}-{n}.{what}",
+        super::host::tag(),
+        std::process::id()
+    ))
 }
 
 /// An absolute, normalised form of `p` (through symlinks where it exists), for comparing
@@ -240,11 +248,11 @@ impl OutputGroup {
                 )));
             }
         }
-        if kind == Kind::Folder && target.is_dir() && !replaceable_folder(target) {
-            return Err(Error::Usage(format!(
-                "{} holds files vidprep did not write; it would be replaced as a whole, so give an empty or new folder",
-                target.display()
-            )));
+        if kind == Kind::Folder && target.is_dir() {
+            let foreign = super::ownership::foreign_files(target);
+            if !foreign.is_empty() {
+                return Err(super::ownership::refusal(target, &foreign));
+            }
         }
         if let Ok(meta) = std::fs::symlink_metadata(target) {
             let ft = meta.file_type();
@@ -426,6 +434,11 @@ impl OutputGroup {
     /// [`commit`](Self::commit) that goes ahead after [`cancel`]: for the record of an
     /// interrupted run (its report), never for an item's outputs.
     pub(crate) fn commit_even_if_cancelled(mut self) -> Result<Vec<PathBuf>> {
+        // Scratch files are done with: none may be renamed into place inside a folder.
+        for s in self.scratch.drain(..) {
+            remove_path(&s);
+            unregister(&s);
+        }
         for e in &self.entries {
             let ok = match e.kind {
                 Kind::File => e.temp.is_file(),
@@ -503,43 +516,68 @@ impl Drop for OutputGroup {
     }
 }
 
-/// Files that say vidprep wrote a folder: a frames export, a batch item, a review page's
-/// `assets/` and `data/`.
-const OWN_FOLDER_MARKERS: [&str; 3] = ["frames.json", "item.json", ".vidprep-review"];
-
-/// A folder output may replace an existing folder only when it is empty or vidprep wrote it.
-fn replaceable_folder(dir: &Path) -> bool {
-    let Ok(mut entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    if entries.next().is_none() {
-        return true;
-    }
-    OWN_FOLDER_MARKERS.iter().any(|m| dir.join(m).is_file())
+/// The newest modification time of `p` and everything below it.
+fn newest_change(p: &Path) -> Option<std::time::SystemTime> {
+    walkdir::WalkDir::new(p)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.metadata().ok()?.modified().ok())
+        .max()
 }
 
-/// Removes what processes that died on this machine (`kill -9`, a crash) left under
-/// temporary names in `dir`: the temporary name holds the writer's process id, and a live
-/// process's temporaries are never touched.
-fn remove_dead_temporaries(dir: &Path) {
+/// Removes what dead processes left under temporary names in `dir`: a temporary of this
+/// host (and PID namespace) whose writer is gone (`kill -9`, a crash), and a temporary of
+/// another host, or of an older vidprep that named no host, untouched (itself and
+/// everything in it) for [`super::host::STALE_TEMPORARY`]. A live writer's temporaries,
+/// here or elsewhere, are never touched.
+pub(crate) fn remove_dead_temporaries(dir: &Path) {
     if !cfg!(target_os = "linux") {
         return;
     }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
+    let mine = super::host::tag();
     for e in entries.filter_map(|e| e.ok()) {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
             continue;
         };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+        let Some((tag, pid)) = super::host::temp_owner(rest) else {
             continue;
         };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+        let dead = if tag == Some(mine) {
+            !super::host::process_alive(pid)
+        } else {
+            newest_change(&e.path())
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > super::host::STALE_TEMPORARY)
+        };
+        if dead {
             remove_path(&e.path());
         }
     }
+}
+
+/// Removes the temporaries in `dir` written by process `pid` of the host tagged `tag` (a
+/// lock holder found dead and taken over). Returns how many.
+pub(crate) fn remove_temporaries_of(dir: &Path, tag: &str, pid: u32) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut n = 0;
+    for e in entries.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let owner = name
+            .strip_prefix(TEMP_PREFIX)
+            .and_then(super::host::temp_owner);
+        let me = tag == super::host::tag() && pid == std::process::id();
+        if owner == Some((Some(tag), pid)) && !me {
+            remove_path(&e.path());
+            n += 1;
+        }
+    }
+    n
 }
 
 /// Removes temporary files and folders left in `dir` by a killed run (not recursive).

@@ -15,6 +15,8 @@
 //! end, so that is safe.
 
 pub(crate) mod group;
+pub(crate) mod host;
+pub(crate) mod ownership;
 pub(crate) mod stream;
 
 pub use group::{cancel, cancelled, remove_all_temporaries, OutputGroup};
@@ -403,7 +405,12 @@ impl ItemRecord {
             .filter(|e| e.file_type().is_file())
             .filter_map(|e| {
                 let rel = e.path().strip_prefix(folder).ok()?.to_path_buf();
-                (rel != Path::new("item.json")).then(|| FileFingerprint {
+                // vidprep's own temporaries (an attempt's scratch file) are never outputs.
+                let temporary = e
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(group::TEMP_PREFIX);
+                (rel != Path::new("item.json") && !temporary).then(|| FileFingerprint {
                     path: rel,
                     bytes: e.metadata().map(|m| m.len()).unwrap_or(0),
                     modified_ns: None,

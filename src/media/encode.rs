@@ -271,11 +271,10 @@ impl Mp4Writer {
         let mut options = ffmpeg::Dictionary::new();
         options.set("preset", &settings.preset);
         match settings.bit_rate {
-            Some(rate) => {
-                enc.set_bit_rate(rate as usize);
-                enc.set_max_bit_rate((rate as f64 * 1.5) as usize);
-                crate::media::ffi::set_rc_buffer_size(&mut enc, rate.saturating_mul(2));
-            }
+            // Average bit rate without a VBV (no maxrate, no buffer): x264's VBV with frame
+            // threads depends on thread timing (three runs gave three sizes), plain ABR does
+            // not. The budget is on the whole file's size, which ABR aims at.
+            Some(rate) => enc.set_bit_rate(rate as usize),
             None => options.set("crf", &format!("{}", settings.crf)),
         }
         let encoder = enc

@@ -176,14 +176,6 @@ pub fn add_codec_flags(context: &mut ffmpeg::codec::Context, flags: u32) {
     }
 }
 
-/// Sets the rate-control buffer of an encoder context (bits).
-pub fn set_rc_buffer_size(context: &mut ffmpeg::codec::Context, bits: u64) {
-    // SAFETY: the context is valid and not yet opened; a plain field.
-    unsafe {
-        (*context.as_mut_ptr()).rc_buffer_size = bits.min(i32::MAX as u64) as i32;
-    }
-}
-
 /// Whether the output's muxer can store `codec` without re-encoding.
 pub fn muxer_can_hold(output: &Output, codec: ffmpeg::codec::Id) -> bool {
     let id: ffi::AVCodecID = codec.into();

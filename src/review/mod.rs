@@ -180,13 +180,12 @@ fn check_page_dir(page_dir: &Path, run_dir: &Path) -> Result<()> {
         )));
     }
     if page_dir.is_dir() {
-        let empty = std::fs::read_dir(page_dir)
-            .map(|mut d| d.next().is_none())
-            .unwrap_or(false);
-        if !empty && !page::is_review_page(page_dir) {
+        let foreign = foreign_page_files(page_dir);
+        if !foreign.is_empty() {
             return Err(Error::Usage(format!(
-                "{} holds files vidprep did not write (it is not an earlier review page); give an empty or new folder with -o",
-                page_dir.display()
+                "{} holds files vidprep did not write ({}; it is not an earlier review page); give an empty or new folder with -o",
+                page_dir.display(),
+                crate::exec::ownership::some_of(&foreign)
             )));
         }
     } else if page_dir.exists() {
@@ -196,6 +195,46 @@ fn check_page_dir(page_dir: &Path, run_dir: &Path) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// What in a page folder vidprep did not write: anything but `index.html`, `assets/` and
+/// `data/` (each checked by content when it is replaced), vidprep's temporaries, and
+/// `media/` as a batch writes it (reports, locks, temporaries, item folders that their
+/// `item.json` proves). A review interrupted before its page was written (only `media/`
+/// there) is taken up again.
+fn foreign_page_files(page_dir: &Path) -> Vec<PathBuf> {
+    use crate::exec::group::TEMP_PREFIX;
+    let names = |dir: &Path| -> Vec<(String, PathBuf)> {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut foreign = Vec::new();
+    for (name, path) in names(page_dir) {
+        match name.as_str() {
+            "index.html" | "assets" | "data" => {}
+            "media" if path.is_dir() => {
+                for (n, p) in names(&path) {
+                    let ours = n.starts_with(TEMP_PREFIX)
+                        || n.starts_with(".vidprep-lock")
+                        || (n.starts_with("report") && n.ends_with(".jsonl") && p.is_file())
+                        || (p.join("item.json").is_file()
+                            && crate::exec::ownership::foreign_files(&p).is_empty());
+                    if !ours {
+                        foreign.push(PathBuf::from("media").join(n));
+                    }
+                }
+            }
+            n if n.starts_with(TEMP_PREFIX) => {}
+            _ => foreign.push(PathBuf::from(name)),
+        }
+    }
+    foreign.sort();
+    foreign
 }
 
 /// One report line, as much as the page needs.

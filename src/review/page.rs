@@ -17,9 +17,6 @@ const INDEX_HTML: &str = include_str!("assets/index.html");
 const REVIEW_JS: &str = include_str!("assets/review.js");
 const REVIEW_CSS: &str = include_str!("assets/review.css");
 
-/// The file in `data/` (and `assets/`) that says vidprep wrote the folder.
-pub(crate) const MARKER: &str = ".vidprep-review";
-
 /// A quality criterion a reviewer checks.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Criterion {
@@ -54,11 +51,6 @@ pub const CRITERIA: [Criterion; 4] = [
         help: "no single frame gives the answer away",
     },
 ];
-
-/// True when `dir` holds a page an earlier `vidprep review` wrote.
-pub(crate) fn is_review_page(dir: &Path) -> bool {
-    dir.join("data").join(MARKER).is_file()
-}
 
 /// The JSON files of an item folder that may be sidecars: the item's outputs' sidecars
 /// (`NAME.json` beside videos) and frames exports' `frames.json`, in name order.
@@ -627,7 +619,7 @@ pub(crate) fn write_assets(index_html: &Path, assets: &Path) -> Result<()> {
     write(index_html, INDEX_HTML)?;
     write(&assets.join("review.js"), REVIEW_JS)?;
     write(&assets.join("review.css"), REVIEW_CSS)?;
-    write(&assets.join(MARKER), "written by vidprep review\n")?;
+    crate::exec::ownership::write_review_marker(assets)?;
     Ok(())
 }
 
@@ -659,7 +651,7 @@ pub(crate) fn write_data(data: &Path, built: &Built) -> Result<()> {
             format!("vidprepReviewReceive({n}, {});\n", script_json(d)),
         )?;
     }
-    write(&data.join(MARKER), "written by vidprep review\n".into())?;
+    crate::exec::ownership::write_review_marker(data)?;
     Ok(())
 }
 

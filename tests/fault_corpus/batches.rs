@@ -200,7 +200,7 @@ fn foreign_files_in_an_item_folder() {
         case(
             "foreign files in an item folder",
             &["run", "m.jsonl", "--out-dir", "out"],
-            &[1],
+            &[2],
         )
         .says("did not write")
         .writes("out/report.jsonl")

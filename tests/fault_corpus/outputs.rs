@@ -339,8 +339,19 @@ fn earlier_frames_replaced_whole() {
         )
         .writes("f")
         .with(|d| {
+            // An earlier export: its frames.json (vidprep's schema) lists its eight images.
             std::fs::create_dir(d.join("f")).unwrap();
-            std::fs::write(d.join("f/frames.json"), b"{}").unwrap();
+            let files: Vec<String> = (0..8)
+                .map(|i| format!(r#"{{"file": "{i:02}_old.jpg"}}"#))
+                .collect();
+            std::fs::write(
+                d.join("f/frames.json"),
+                format!(
+                    r#"{{"vidprep_version": "0.1.0", "sources": [], "total_frames": 40, "frames": [{}], "strip": null, "payload": null, "jsonl": null}}"#,
+                    files.join(", ")
+                ),
+            )
+            .unwrap();
             for i in 0..8 {
                 std::fs::write(d.join(format!("f/{i:02}_old.jpg")), b"x").unwrap();
             }

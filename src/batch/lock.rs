@@ -1,0 +1,553 @@
+//! The lock of a batch's output folder, safe on a folder that many hosts share
+//! (`docs/cluster.md`): one run per folder, or shards of one manifest with one shard count,
+//! each shard at most once.
+//!
+//! - **Who.** A lock (`.vidprep-lock`, `.vidprep-lock.shard-I-of-N`) records its holder:
+//!   pid, host name, boot id, PID namespace ([`crate::exec::host`]), a random token, the
+//!   manifest, the shard (with its count) and its lease.
+//! - **Atomic.** It is written whole under a temporary name and then hard-linked to its name,
+//!   which fails if the name exists: a crash or a full disk leaves at most a temporary (removed
+//!   later as dead), never an empty lock; two runs racing for one name cannot both win.
+//! - **Lease.** While the run lives, a thread renews the lock (its modification time) every
+//!   quarter lease. A lock not renewed for its lease ([`crate::exec::host::DEFAULT_LEASE`],
+//!   `VIDPREP_LOCK_LEASE_SECONDS`) is dead wherever its holder ran.
+//! - **Dead or alive.** A lock of this host (same host name, boot id and PID namespace) whose
+//!   process is gone is taken over at once. A lock of another host is taken over once its
+//!   lease expires: a new run waits (at most that lease) to see whether it is renewed, and is
+//!   refused if it is. An empty or unreadable lock, or one of an older vidprep, is taken over
+//!   when older than the lease, and refused before. Taking over a dead holder removes the
+//!   temporaries it left at the top of the folder.
+//! - **Compatible.** Shards may share a folder only with shards of the same manifest and the
+//!   same shard count (0/2 beside 1/3 would write one item twice); a whole run shares it with
+//!   nobody. After creating its lock a run looks again, so two incompatible runs starting at
+//!   once both back off rather than both run.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::exec::group::{canonical, remove_temporaries_of, temp_name};
+use crate::exec::host;
+
+/// The lock file's name (shards add `.shard-I-of-N`).
+pub(crate) const LOCK_NAME: &str = ".vidprep-lock";
+
+/// Who holds an output folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct LockHolder {
+    pub pid: u32,
+    pub host: String,
+    /// `/proc/sys/kernel/random/boot_id` of the holder's host (absent in older locks).
+    #[serde(default)]
+    pub boot_id: String,
+    /// The holder's PID namespace (absent in older locks).
+    #[serde(default)]
+    pub pid_ns: String,
+    /// A random token naming this holder (absent in older locks).
+    #[serde(default)]
+    pub token: String,
+    #[serde(default)]
+    pub manifest: Option<String>,
+    /// `I/N`.
+    #[serde(default)]
+    pub shard: Option<String>,
+    #[serde(default)]
+    pub started_unix: u64,
+    /// How long the lock lives without being renewed (absent in older locks).
+    #[serde(default)]
+    pub lease_seconds: Option<u64>,
+}
+
+impl LockHolder {
+    fn of_this_process(shard: Option<(usize, usize)>, manifest: Option<&Path>) -> LockHolder {
+        let id = host::identity();
+        LockHolder {
+            pid: std::process::id(),
+            host: id.host.clone(),
+            boot_id: id.boot_id.clone(),
+            pid_ns: id.pid_ns.clone(),
+            token: host::random_token(),
+            manifest: manifest.map(|m| canonical(m).display().to_string()),
+            shard: shard.map(|(i, n)| format!("{i}/{n}")),
+            started_unix: SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            lease_seconds: Some(host::lease().as_secs()),
+        }
+    }
+
+    /// Whether the holder ran on this host and PID namespace (so its pid can be asked of
+    /// this `/proc`). Older locks, without a boot id, never are.
+    fn here(&self) -> bool {
+        let id = host::identity();
+        !self.boot_id.is_empty()
+            && self.host == id.host
+            && self.boot_id == id.boot_id
+            && self.pid_ns == id.pid_ns
+    }
+
+    /// The host tag of its temporaries.
+    fn tag(&self) -> Option<String> {
+        (!self.boot_id.is_empty()).then(|| {
+            host::Identity {
+                host: self.host.clone(),
+                boot_id: self.boot_id.clone(),
+                pid_ns: self.pid_ns.clone(),
+            }
+            .tag()
+        })
+    }
+
+    fn shard_count(&self) -> Option<usize> {
+        self.shard.as_ref()?.split_once('/')?.1.parse().ok()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "pid {} on {}{}",
+            self.pid,
+            if self.host.is_empty() {
+                "an unnamed host"
+            } else {
+                &self.host
+            },
+            self.shard
+                .as_ref()
+                .map(|s| format!(", shard {s}"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// A lock file as found: its text, holder (when it parses) and age.
+#[derive(Clone, Debug)]
+struct Found {
+    path: PathBuf,
+    text: String,
+    holder: Option<LockHolder>,
+    modified: Option<SystemTime>,
+}
+
+impl Found {
+    fn read(path: &Path) -> Option<Found> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        Some(Found {
+            path: path.to_path_buf(),
+            holder: serde_json::from_str(&text).ok(),
+            text,
+            modified: meta.modified().ok(),
+        })
+    }
+
+    fn age(&self) -> Duration {
+        self.modified
+            .and_then(|m| m.elapsed().ok())
+            .unwrap_or(Duration::ZERO)
+    }
+
+    /// The lease to judge it by: its own, else this process's.
+    fn lease(&self) -> Duration {
+        self.holder
+            .as_ref()
+            .and_then(|h| h.lease_seconds)
+            .map(|s| Duration::from_secs(s.max(1)))
+            .unwrap_or_else(host::lease)
+    }
+
+    fn same_as(&self, other: &Found) -> bool {
+        self.text == other.text && self.modified == other.modified
+    }
+}
+
+/// What a found lock says about its holder.
+#[derive(Debug, PartialEq)]
+enum State {
+    /// Provably gone: the reason.
+    Dead(String),
+    /// Provably alive (a live process of this host), or a lock that cannot be judged yet.
+    Alive,
+    /// Held from another host with a lease not yet expired: alive if renewed in time.
+    Renewable,
+}
+
+fn judge(f: &Found) -> State {
+    let lease = f.lease();
+    let age = f.age();
+    if age > lease {
+        return State::Dead(format!(
+            "not renewed for {} s, longer than its {} s lease",
+            age.as_secs(),
+            lease.as_secs()
+        ));
+    }
+    match &f.holder {
+        Some(h) if h.here() => {
+            if host::process_alive(h.pid) {
+                State::Alive
+            } else {
+                State::Dead(format!("process {} of this host is gone", h.pid))
+            }
+        }
+        // A current lock of another host: its lease says.
+        Some(h) if h.lease_seconds.is_some() && !h.token.is_empty() => State::Renewable,
+        // Empty, unreadable, or an older vidprep's: only its age can prove it dead.
+        _ => State::Alive,
+    }
+}
+
+/// One run per output folder at a time (shards of one manifest and count may share it):
+/// a lock file naming the holder, renewed while the run lives, removed when it ends.
+pub(crate) struct OutDirLock {
+    path: PathBuf,
+    token: String,
+    stop: Option<mpsc::Sender<()>>,
+    renewer: Option<std::thread::JoinHandle<()>>,
+}
+
+fn lock_name(shard: Option<(usize, usize)>) -> String {
+    match shard {
+        None => LOCK_NAME.to_string(),
+        Some((i, n)) => format!("{LOCK_NAME}.shard-{i}-of-{n}"),
+    }
+}
+
+/// Every lock file in `dir` (not temporaries).
+fn locks_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with(LOCK_NAME))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+impl OutDirLock {
+    /// Takes the lock of `dir` for a run (a shard `I/N` when `shard`) of `manifest`.
+    /// `notice` hears about waits (a lock of another host whose lease is not over).
+    pub(crate) fn acquire(
+        dir: &Path,
+        shard: Option<(usize, usize)>,
+        manifest: Option<&Path>,
+        notice: &dyn Fn(&str),
+    ) -> Result<OutDirLock> {
+        let name = lock_name(shard);
+        let me = LockHolder::of_this_process(shard, manifest);
+        let compatible = |file: &Path, holder: Option<&LockHolder>| -> bool {
+            let Some(h) = holder else { return false };
+            shard.is_some()
+                && h.shard.is_some()
+                && file.file_name() != Some(std::ffi::OsStr::new(&name))
+                && h.manifest == me.manifest
+                && h.shard_count() == shard.map(|(_, n)| n)
+        };
+        for path in locks_in(dir) {
+            let Some(found) = Found::read(&path) else {
+                continue;
+            };
+            if compatible(&path, found.holder.as_ref()) {
+                continue;
+            }
+            match judge(&found) {
+                State::Dead(_) => take_over(dir, &found),
+                State::Alive => return Err(in_use(dir, &found, &me)),
+                State::Renewable => {
+                    let h = found.holder.as_ref().expect("renewable locks parse");
+                    let left = found.lease().saturating_sub(found.age());
+                    notice(&format!(
+                        "{} is locked by {}; waiting up to {} s to see whether that run renews its lease",
+                        dir.display(),
+                        h.describe(),
+                        left.as_secs() + 1
+                    ));
+                    if wait_for_expiry(&found) {
+                        take_over(dir, &found);
+                    } else {
+                        return Err(in_use(dir, &found, &me));
+                    }
+                }
+            }
+        }
+        let path = dir.join(&name);
+        let text = serde_json::to_string(&me).expect("lock serializes");
+        create_atomically(&path, &text).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => match Found::read(&path) {
+                Some(found) => in_use(dir, &found, &me),
+                None => Error::Usage(format!(
+                    "{} is in use by another vidprep run (it took {} just now); try again",
+                    dir.display(),
+                    path.display()
+                )),
+            },
+            _ => Error::io(&path, e),
+        })?;
+        let lock = OutDirLock {
+            path: path.clone(),
+            token: me.token.clone(),
+            stop: None,
+            renewer: None,
+        };
+        // Look again: an incompatible run that started at the same moment.
+        for other in locks_in(dir) {
+            if other == path {
+                continue;
+            }
+            let Some(found) = Found::read(&other) else {
+                continue;
+            };
+            if !compatible(&other, found.holder.as_ref())
+                && !matches!(judge(&found), State::Dead(_))
+            {
+                return Err(in_use(dir, &found, &me));
+            }
+        }
+        Ok(lock.renewed(host::lease()))
+    }
+
+    /// Starts the thread that renews the lock every quarter `lease`.
+    fn renewed(mut self, lease: Duration) -> OutDirLock {
+        let (tx, rx) = mpsc::channel::<()>();
+        let path = self.path.clone();
+        let token = self.token.clone();
+        let every = (lease / 4).max(Duration::from_millis(100));
+        let renewer = std::thread::Builder::new()
+            .name("vidprep-lock".into())
+            .spawn(move || {
+                while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(every) {
+                    // Renew only a lock that is still ours (one taken over stays taken).
+                    let ours = std::fs::read_to_string(&path)
+                        .ok()
+                        .and_then(|t| serde_json::from_str::<LockHolder>(&t).ok())
+                        .is_some_and(|h| h.token == token);
+                    if !ours {
+                        break;
+                    }
+                    let _ = std::fs::File::options()
+                        .append(true)
+                        .open(&path)
+                        .and_then(|f| f.set_modified(SystemTime::now()));
+                }
+            })
+            .ok();
+        if renewer.is_some() {
+            self.stop = Some(tx);
+            self.renewer = renewer;
+        }
+        self
+    }
+}
+
+impl Drop for OutDirLock {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.renewer.take() {
+            let _ = t.join();
+        }
+        // Remove only our own lock (never one that another run took over).
+        let ours = std::fs::read_to_string(&self.path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<LockHolder>(&t).ok())
+            .is_some_and(|h| h.token == self.token);
+        if ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Writes `text` to `path` whole and atomically, failing with `AlreadyExists` when `path`
+/// exists: a temporary beside it, hard-linked to its name (a link never replaces).
+fn create_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let temp = temp_name(dir, "lock");
+    let written = std::fs::write(&temp, text).and_then(|_| std::fs::hard_link(&temp, path));
+    let _ = std::fs::remove_file(&temp);
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+            // A file system without hard links: exclusive creation of the whole text.
+            use std::io::Write as _;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)?;
+            f.write_all(text.as_bytes()).inspect_err(|_| {
+                let _ = std::fs::remove_file(path);
+            })
+        }
+        other => other,
+    }
+}
+
+/// Waits until the lease of `found` (a lock of another host) expires unrenewed (true) or it
+/// is renewed or replaced (false).
+fn wait_for_expiry(found: &Found) -> bool {
+    let step = (found.lease() / 20).clamp(Duration::from_millis(50), Duration::from_secs(1));
+    loop {
+        std::thread::sleep(step);
+        match Found::read(&found.path) {
+            // Gone: its holder ended (or another run took it over); look again from the top.
+            None => return true,
+            Some(now) if !now.same_as(found) => return false,
+            Some(now) => {
+                if matches!(judge(&now), State::Dead(_)) {
+                    return true;
+                }
+            }
+        }
+    }
+}
+
+/// Removes a dead lock (if it is still the one judged) and its holder's temporaries.
+fn take_over(dir: &Path, found: &Found) {
+    let still = Found::read(&found.path).is_some_and(|now| now.same_as(found));
+    if !still {
+        return;
+    }
+    let _ = std::fs::remove_file(&found.path);
+    if let Some(h) = &found.holder {
+        if let Some(tag) = h.tag() {
+            remove_temporaries_of(dir, &tag, h.pid);
+        }
+    }
+}
+
+fn in_use(dir: &Path, found: &Found, me: &LockHolder) -> Error {
+    let lease = found.lease().as_secs();
+    let age = found.age().as_secs();
+    let mismatch = match &found.holder {
+        Some(h) if h.shard.is_some() && me.shard.is_some() && h.manifest != me.manifest => {
+            " with another manifest".to_string()
+        }
+        Some(h)
+            if h.shard.is_some() && me.shard.is_some() && h.shard_count() != me.shard_count() =>
+        {
+            format!(
+                " with another shard count ({} here, {} asked): shards of different counts would write the same items",
+                h.shard.as_deref().unwrap_or("?"),
+                me.shard.as_deref().unwrap_or("?")
+            )
+        }
+        _ => String::new(),
+    };
+    let who = match &found.holder {
+        Some(h) => h.describe(),
+        None if found.text.trim().is_empty() => "an empty lock".to_string(),
+        None => "a lock vidprep cannot read".to_string(),
+    };
+    Error::Usage(format!(
+        "{} is in use by another vidprep run ({who}{mismatch}; {} renewed {age} s ago, lease {lease} s); wait for it, or remove {} if that run is gone (a lock not renewed for its lease is taken over)",
+        dir.display(),
+        found.path.display(),
+        found.path.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quiet(_: &str) {}
+
+    fn acquire(d: &Path, shard: Option<(usize, usize)>, m: &Path) -> Result<OutDirLock> {
+        OutDirLock::acquire(d, shard, Some(m), &quiet)
+    }
+
+    #[test]
+    fn one_run_per_folder_but_shards_of_one_count_share() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let m = d.join("m.jsonl");
+        let a = acquire(d, None, &m).unwrap();
+        assert!(acquire(d, None, &m).is_err());
+        assert!(acquire(d, Some((0, 2)), &m).is_err());
+        drop(a);
+        let s0 = acquire(d, Some((0, 2)), &m).unwrap();
+        let s1 = acquire(d, Some((1, 2)), &m).unwrap();
+        assert!(acquire(d, Some((1, 2)), &m).is_err());
+        assert!(acquire(d, None, &m).is_err());
+        let other = d.join("other.jsonl");
+        assert!(acquire(d, Some((0, 3)), &other).is_err());
+        // Another count of the same manifest.
+        let e = acquire(d, Some((1, 3)), &m).err().unwrap().to_string();
+        assert!(e.contains("another shard count"), "{e}");
+        drop((s0, s1));
+        // Nothing of the refused runs is left: no lock, no temporary.
+        let left: Vec<_> = std::fs::read_dir(d).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn dead_locks_are_taken_over_live_ones_never() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let m = d.join("m.jsonl");
+        let lock = d.join(LOCK_NAME);
+        // A dead process of this host: at once.
+        let mut h = LockHolder::of_this_process(None, Some(&m));
+        h.pid = u32::MAX - 1;
+        std::fs::write(&lock, serde_json::to_string(&h).unwrap()).unwrap();
+        drop(acquire(d, None, &m).unwrap());
+        // A live process of this host: never.
+        h.pid = 1;
+        std::fs::write(&lock, serde_json::to_string(&h).unwrap()).unwrap();
+        assert!(acquire(d, None, &m).is_err());
+        // An empty lock: refused while young, taken over when older than the lease.
+        std::fs::write(&lock, "").unwrap();
+        let e = acquire(d, None, &m).err().unwrap().to_string();
+        assert!(e.contains("an empty lock"), "{e}");
+        let old = SystemTime::now() - host::lease() - Duration::from_secs(5);
+        std::fs::File::options()
+            .append(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        drop(acquire(d, None, &m).unwrap());
+        // Another host's lock with a short lease, not renewed: taken over after it.
+        let mut other = h.clone();
+        other.host = "elsewhere".into();
+        other.pid = 1;
+        other.lease_seconds = Some(1);
+        std::fs::write(&lock, serde_json::to_string(&other).unwrap()).unwrap();
+        let t0 = std::time::Instant::now();
+        let l = acquire(d, None, &m).unwrap();
+        assert!(
+            t0.elapsed() >= Duration::from_millis(900),
+            "{:?}",
+            t0.elapsed()
+        );
+        let held: LockHolder =
+            serde_json::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+        assert_eq!(held.token, l.token);
+        drop(l);
+        assert!(!lock.exists());
+    }
+
+    #[test]
+    fn a_held_lock_is_renewed_and_another_host_waiting_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let m = d.join("m.jsonl");
+        let held = acquire(d, None, &m)
+            .unwrap()
+            .renewed(Duration::from_millis(400));
+        // Pretend the holder is elsewhere with a 1 s lease: a waiter sees it renewed.
+        let lock = d.join(LOCK_NAME);
+        let mut h: LockHolder =
+            serde_json::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+        h.host = "elsewhere".into();
+        h.lease_seconds = Some(1);
+        std::fs::write(&lock, serde_json::to_string(&h).unwrap()).unwrap();
+        let e = acquire(d, None, &m).err().unwrap().to_string();
+        assert!(e.contains("in use"), "{e}");
+        drop(held);
+        assert!(!lock.exists());
+    }
+}

@@ -1,0 +1,221 @@
+//! Which folders vidprep wrote, proven by their content. A folder output (a frames export, a
+//! batch item, a review page's `assets/` and `data/`) replaces an existing folder as a whole,
+//! so it may do so only when the folder is empty or a marker vidprep wrote there lists every
+//! file the folder holds:
+//!
+//! - `frames.json` of a frames export: vidprep's schema (`vidprep_version`, `sources`,
+//!   `total_frames`, `frames[].file`), listing its images, strip, payload and JSONL;
+//! - `item.json` of a batch item: vidprep's schema (`id`, `plan_hash`, `vidprep_version`,
+//!   `outputs[].path`), listing every file of the item;
+//! - `.vidprep-review` of a review page's folders: `{"vidprep_review": VERSION, "files": [...]}`.
+//!
+//! A file *named* like a marker proves nothing; a file no valid marker lists is someone
+//! else's ([`foreign_files`]), and the folder is never replaced (the caller refuses, naming
+//! them). vidprep's own temporaries (`.vidprep-tmp-...`) and empty folders count as vidprep's.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::exec::group::TEMP_PREFIX;
+
+/// The marker a review page's `assets/` and `data/` carry.
+pub(crate) const REVIEW_MARKER: &str = ".vidprep-review";
+
+/// The markers vidprep writes into folders it owns.
+const MARKERS: [&str; 3] = ["frames.json", "item.json", REVIEW_MARKER];
+
+/// A string field of a JSON object.
+fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key)?.as_str()
+}
+
+/// The files a marker's content says vidprep wrote in its folder (relative paths, the
+/// marker itself included), or `None` when the content is not vidprep's record.
+fn listed_by(marker: &str, content: &str) -> Option<Vec<PathBuf>> {
+    let v: Value = serde_json::from_str(content).ok()?;
+    let mut files = vec![PathBuf::from(marker)];
+    match marker {
+        "frames.json" => {
+            text(&v, "vidprep_version")?;
+            v.get("sources")?.as_array()?;
+            v.get("total_frames")?.as_u64()?;
+            for f in v.get("frames")?.as_array()? {
+                files.push(PathBuf::from(text(f, "file")?));
+            }
+            for key in ["strip", "payload", "jsonl"] {
+                match v.get(key) {
+                    None | Some(Value::Null) => {}
+                    Some(Value::String(s)) => files.push(PathBuf::from(s)),
+                    Some(_) => return None,
+                }
+            }
+        }
+        "item.json" => {
+            text(&v, "id")?;
+            text(&v, "plan_hash")?;
+            text(&v, "vidprep_version")?;
+            for o in v.get("outputs")?.as_array()? {
+                o.get("bytes")?.as_u64()?;
+                files.push(PathBuf::from(text(o, "path")?));
+            }
+        }
+        _ => {
+            text(&v, "vidprep_review")?;
+            for f in v.get("files")?.as_array()? {
+                files.push(PathBuf::from(f.as_str()?));
+            }
+        }
+    }
+    Some(files)
+}
+
+/// Every file below `dir` (not a folder; links and special files included) that no valid
+/// marker of `dir` lists, relative to `dir`, sorted. Empty when vidprep may replace the
+/// folder (an empty folder, or one whose every file a marker lists).
+pub(crate) fn foreign_files(dir: &Path) -> Vec<PathBuf> {
+    let mut listed: HashSet<PathBuf> = HashSet::new();
+    for m in MARKERS {
+        let p = dir.join(m);
+        if !p.is_file() {
+            continue;
+        }
+        if let Some(files) = std::fs::read_to_string(&p)
+            .ok()
+            .and_then(|t| listed_by(m, &t))
+        {
+            listed.extend(files);
+        }
+    }
+    let mut foreign: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .filter_entry(|e| !e.file_name().to_string_lossy().starts_with(TEMP_PREFIX))
+        .filter_map(|e| match e {
+            Ok(e) if e.file_type().is_dir() => None,
+            Ok(e) => {
+                let rel = e.path().strip_prefix(dir).ok()?.to_path_buf();
+                (!listed.contains(&rel)).then_some(rel)
+            }
+            // Unreadable: not provably vidprep's.
+            Err(e) => Some(
+                e.path()
+                    .and_then(|p| p.strip_prefix(dir).ok())
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| PathBuf::from("?")),
+            ),
+        })
+        .collect();
+    foreign.sort();
+    foreign
+}
+
+/// A few of `files`, for a message: `a, b, c and 4 more`.
+pub(crate) fn some_of(files: &[PathBuf]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = files
+        .iter()
+        .take(SHOWN)
+        .map(|f| f.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if files.len() > SHOWN {
+        text.push_str(&format!(" and {} more", files.len() - SHOWN));
+    }
+    text
+}
+
+/// The refusal for a folder that holds files vidprep did not write.
+pub(crate) fn refusal(dir: &Path, foreign: &[PathBuf]) -> Error {
+    Error::Usage(format!(
+        "{} holds files vidprep did not write ({}); it would be replaced as a whole, so give an empty or new folder, or move those files away",
+        dir.display(),
+        some_of(foreign)
+    ))
+}
+
+/// Writes the review marker into `dir` (a page folder being written, at its temporary
+/// path), listing every file in it: call it last.
+pub(crate) fn write_review_marker(dir: &Path) -> Result<()> {
+    let mut files: Vec<String> = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| !e.file_type().is_dir())
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(dir).ok()?;
+            (rel != Path::new(REVIEW_MARKER)).then(|| rel.to_string_lossy().into_owned())
+        })
+        .collect();
+    files.sort();
+    let marker = serde_json::json!({
+        "vidprep_review": crate::sidecar::VERSION,
+        "files": files,
+    });
+    crate::sidecar::write_json(&dir.join(REVIEW_MARKER), &marker)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_marker_proves_only_what_it_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert!(foreign_files(d).is_empty());
+        // A file merely named frames.json proves nothing.
+        std::fs::write(d.join("frames.json"), "{}").unwrap();
+        std::fs::write(d.join("README.txt"), "mine").unwrap();
+        assert_eq!(
+            foreign_files(d),
+            vec![PathBuf::from("README.txt"), PathBuf::from("frames.json")]
+        );
+        // vidprep's schema, listing its files: only the others are foreign.
+        std::fs::write(
+            d.join("frames.json"),
+            r#"{"vidprep_version": "0.1.0", "sources": [], "total_frames": 3,
+                "frames": [{"file": "00.jpg"}], "strip": "strip.jpg", "payload": null}"#,
+        )
+        .unwrap();
+        std::fs::write(d.join("00.jpg"), "x").unwrap();
+        std::fs::write(d.join("strip.jpg"), "x").unwrap();
+        std::fs::create_dir(d.join("annotations")).unwrap();
+        std::fs::write(d.join("annotations/a.txt"), "mine").unwrap();
+        assert_eq!(
+            foreign_files(d),
+            vec![
+                PathBuf::from("README.txt"),
+                PathBuf::from("annotations/a.txt")
+            ]
+        );
+        std::fs::remove_file(d.join("README.txt")).unwrap();
+        std::fs::remove_dir_all(d.join("annotations")).unwrap();
+        std::fs::write(d.join(format!("{TEMP_PREFIX}1-2.tmp")), "x").unwrap();
+        assert!(foreign_files(d).is_empty());
+        // An item record lists the item's files, folders below included.
+        let item = tempfile::tempdir().unwrap();
+        let i = item.path();
+        std::fs::create_dir(i.join("frames")).unwrap();
+        std::fs::write(i.join("frames/0.jpg"), "x").unwrap();
+        std::fs::write(i.join("thesis.tex"), "mine").unwrap();
+        std::fs::write(
+            i.join("item.json"),
+            r#"{"id": "a", "plan_hash": "0", "vidprep_version": "0.1.0",
+                "outputs": [{"path": "frames/0.jpg", "bytes": 1}], "inputs": []}"#,
+        )
+        .unwrap();
+        assert_eq!(foreign_files(i), vec![PathBuf::from("thesis.tex")]);
+        // A review marker, written last, lists its folder.
+        let page = tempfile::tempdir().unwrap();
+        std::fs::create_dir(page.path().join("items")).unwrap();
+        std::fs::write(page.path().join("items/0.js"), "x").unwrap();
+        std::fs::write(page.path().join("index.js"), "x").unwrap();
+        write_review_marker(page.path()).unwrap();
+        assert!(foreign_files(page.path()).is_empty());
+        std::fs::write(page.path().join("notes.txt"), "mine").unwrap();
+        assert_eq!(foreign_files(page.path()), vec![PathBuf::from("notes.txt")]);
+    }
+}

@@ -1,0 +1,98 @@
+//! A capped `video` export with a byte budget is byte-reproducible: the same request gives
+//! the same bytes run after run, at any `--jobs` and codec thread count, through the command
+//! and through a manifest line (`docs/cluster.md`: a requeued shard writes the same files).
+//! The oracle is the MD5 of the files' bytes.
+
+mod common;
+mod support;
+
+use std::path::Path;
+
+use common::md5::md5_hex;
+use common::synth::SynthVideo;
+use support::vidprep;
+
+const BUDGET: &str = "60000";
+
+fn md5_of(p: &Path) -> String {
+    md5_hex(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+}
+
+/// The sidecar's budget record without its wall-clock timings.
+fn budget_record(sidecar: &Path) -> serde_json::Value {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sidecar).unwrap()).unwrap();
+    let mut b = v["budget"].clone();
+    for a in b["attempts"].as_array_mut().unwrap() {
+        a["encode_seconds"] = serde_json::Value::Null;
+    }
+    b
+}
+
+#[test]
+fn a_budgeted_video_is_the_same_bytes_through_every_door_and_at_any_jobs() {
+    let src = SynthVideo::new(320, 240)
+        .frames(100)
+        .audio_tone(440.0)
+        .cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The command, three times.
+    let mut command = Vec::new();
+    for n in 0..3 {
+        let out = d.join(format!("cli{n}/video.mp4"));
+        vidprep()
+            .args(["export", "video"])
+            .arg(&src.path)
+            .arg("-o")
+            .arg(&out)
+            .args(["--max-base64-bytes", BUDGET, "--reencode", "--base64"])
+            .arg(out.with_extension("b64"))
+            .assert()
+            .success();
+        command.push((
+            md5_of(&out),
+            md5_of(&out.with_extension("b64")),
+            budget_record(&out.with_extension("json")),
+            std::fs::metadata(&out).unwrap().len(),
+        ));
+    }
+    let sizes: Vec<u64> = command.iter().map(|c| c.3).collect();
+    for c in &command[1..] {
+        assert_eq!(c.0, command[0].0, "three runs gave {sizes:?} bytes");
+        assert_eq!(c.1, command[0].1, "the Base64 files differ");
+        assert_eq!(c.2, command[0].2, "the budget records differ");
+    }
+    // A manifest line, three copies at once, then one at a time with one codec thread.
+    let line = |id: &str| {
+        format!(
+            r#"{{"id": "{id}", "source": {:?}, "exports": [{{"kind": "video", "max_base64_bytes": {BUDGET}, "reencode": true, "base64": true}}]}}"#,
+            src.path
+        )
+    };
+    std::fs::write(
+        d.join("m.jsonl"),
+        format!("{}\n{}\n{}\n", line("a"), line("b"), line("c")),
+    )
+    .unwrap();
+    for (out, jobs, threads) in [("run3", "3", "2"), ("run1", "1", "1")] {
+        vidprep()
+            .current_dir(d)
+            .args(["run", "m.jsonl", "--out-dir", out, "--jobs", jobs])
+            .args(["--codec-threads", threads])
+            .assert()
+            .success();
+        for id in ["a", "b", "c"] {
+            let video = d.join(out).join(id).join("video.mp4");
+            assert_eq!(
+                md5_of(&video),
+                command[0].0,
+                "{out}/{id}: {} bytes, the command made {}",
+                std::fs::metadata(&video).unwrap().len(),
+                command[0].3
+            );
+            assert_eq!(md5_of(&video.with_extension("b64")), command[0].1);
+            assert_eq!(budget_record(&video.with_extension("json")), command[0].2);
+        }
+    }
+}
