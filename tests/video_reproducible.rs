@@ -18,11 +18,12 @@ fn md5_of(p: &Path) -> String {
     md5_hex(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
 }
 
-/// The sidecar's budget record without its wall-clock timings.
+/// The sidecar's budget record without its wall-clock timings and the Base64 file's path.
 fn budget_record(sidecar: &Path) -> serde_json::Value {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(sidecar).unwrap()).unwrap();
     let mut b = v["budget"].clone();
+    b["base64"] = serde_json::Value::Null;
     for a in b["attempts"].as_array_mut().unwrap() {
         a["encode_seconds"] = serde_json::Value::Null;
     }
