@@ -135,7 +135,12 @@ struct Found {
 impl Found {
     fn read(path: &Path) -> Option<Found> {
         let meta = std::fs::symlink_metadata(path).ok()?;
-        let text = std::fs::read_to_string(path).unwrap_or_default();
+        // Never open what is not a regular file (a FIFO would block the read).
+        let text = if meta.is_file() {
+            std::fs::read_to_string(path).unwrap_or_default()
+        } else {
+            String::new()
+        };
         Some(Found {
             path: path.to_path_buf(),
             holder: serde_json::from_str(&text).ok(),

@@ -625,7 +625,13 @@ mod tests {
         std::fs::write(g.file(&d.join("old.json")).unwrap(), b"sidecar").unwrap();
         let f = g.folder(&d.join("frames")).unwrap();
         std::fs::write(f.join("0.jpg"), b"jpg").unwrap();
-        std::fs::write(f.join("frames.json"), b"{}").unwrap();
+        // vidprep's record, listing the folder's files (an earlier `stale.jpg` among them).
+        std::fs::write(
+            f.join("frames.json"),
+            r#"{"vidprep_version": "0", "sources": [], "total_frames": 2,
+                "frames": [{"file": "0.jpg"}, {"file": "stale.jpg"}]}"#,
+        )
+        .unwrap();
         g.commit().unwrap();
         assert_eq!(names(d), vec!["frames", "old.json", "old.mp4"]);
         assert_eq!(std::fs::read(d.join("old.json")).unwrap(), b"sidecar");

@@ -375,3 +375,45 @@ fn shards_on_several_hosts_share_one_folder() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn a_full_disk_never_leaves_an_empty_lock() {
+    // The output folder on a full 256 KiB tmpfs (in a private mount namespace): the run
+    // fails naming the lock, and leaves no lock (empty or not) and no temporary.
+    let probe = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg("d=$(mktemp -d) && mount -t tmpfs -o size=256k none \"$d\" && umount \"$d\"; rmdir \"$d\"")
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("skipping: unshare --mount / mount -t tmpfs is not permitted here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    base(d);
+    items(d, 1);
+    std::fs::create_dir(d.join("out")).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("vidprep");
+    let script = r#"mount -t tmpfs -o size=256k none out || exit 99
+dd if=/dev/zero of=out/fill bs=4k 2>/dev/null
+"$0" run m.jsonl --out-dir out
+echo "exit=$?"
+rm out/fill
+ls -A out
+"#;
+    let out = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", script])
+        .arg(&bin)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut lines = stdout.lines();
+    let code = lines.next().unwrap_or_default();
+    let left: Vec<&str> = lines.collect();
+    assert!(code == "exit=2" || code == "exit=1", "{stdout}\n{stderr}");
+    assert!(stderr.contains(".vidprep-lock"), "{stderr}");
+    assert!(left.is_empty(), "left on the full disk: {left:?}\n{stderr}");
+}
