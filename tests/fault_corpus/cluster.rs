@@ -417,3 +417,70 @@ ls -A out
     assert!(stderr.contains(".vidprep-lock"), "{stderr}");
     assert!(left.is_empty(), "left on the full disk: {left:?}\n{stderr}");
 }
+
+#[test]
+fn a_shard_in_its_own_pid_namespace_keeps_the_other_shards_temporaries() {
+    // The issue's case: shard 0/2 runs plainly, shard 1/2 under `unshare --pid --fork
+    // --mount-proc` (same host name, other PID namespace) on one folder. Shard 1 must not
+    // take shard 0's live temporaries for a dead process's.
+    if !unshare_works() {
+        eprintln!("skipping: unshare --pid --fork --mount-proc is not permitted here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = SynthVideo::new(320, 240).frames(120).cached();
+    let lines: Vec<String> = (0..10)
+        .map(|i| {
+            format!(
+                r#"{{"id": "i{i}", "source": {:?}, "exports": [{{"kind": "clip", "preset": "medium"}}]}}"#,
+                src.path
+            )
+        })
+        .collect();
+    manifest(d, "m.jsonl", &lines);
+    let bin = assert_cmd::cargo::cargo_bin("vidprep");
+    let shard = |s: &str| {
+        [
+            "run",
+            "m.jsonl",
+            "--out-dir",
+            "out",
+            "--shard",
+            s,
+            "--jobs",
+            "1",
+        ]
+        .map(String::from)
+    };
+    let plain = std::process::Command::new(&bin)
+        .args(shard("0/2"))
+        .current_dir(d)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let namespaced = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc"])
+        .arg(&bin)
+        .args(shard("1/2"))
+        .current_dir(d)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for (name, child) in [
+        ("shard 0/2", plain),
+        ("shard 1/2 (own PID namespace)", namespaced),
+    ] {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for i in 0..10 {
+        let clip = d.join(format!("out/i{i}/clip.mp4"));
+        assert_eq!(common::oracle::count_frames(&clip), 120, "i{i}");
+    }
+}
