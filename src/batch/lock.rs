@@ -372,19 +372,31 @@ impl Drop for OutDirLock {
 fn create_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let temp = temp_name(dir, "lock");
-    let written = std::fs::write(&temp, text).and_then(|_| std::fs::hard_link(&temp, path));
+    if let Err(e) = std::fs::write(&temp, text) {
+        let _ = std::fs::remove_file(&temp);
+        return Err(e);
+    }
+    let linked = std::fs::hard_link(&temp, path);
     let _ = std::fs::remove_file(&temp);
-    match written {
-        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
-            // A file system without hard links: exclusive creation of the whole text.
+    match linked {
+        // A file system without hard links: exclusive creation, then the whole text (a
+        // failure removes the file again).
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::Unsupported | std::io::ErrorKind::PermissionDenied
+            ) =>
+        {
             use std::io::Write as _;
             let mut f = std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .open(path)?;
-            f.write_all(text.as_bytes()).inspect_err(|_| {
-                let _ = std::fs::remove_file(path);
-            })
+            f.write_all(text.as_bytes())
+                .and_then(|_| f.sync_all())
+                .inspect_err(|_| {
+                    let _ = std::fs::remove_file(path);
+                })
         }
         other => other,
     }

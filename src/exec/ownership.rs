@@ -27,6 +27,21 @@ pub(crate) const REVIEW_MARKER: &str = ".vidprep-review";
 /// The markers vidprep writes into folders it owns.
 const MARKERS: [&str; 3] = ["frames.json", "item.json", REVIEW_MARKER];
 
+/// The review marker of vidprep 0.1.0 before it listed its files.
+const LEGACY_REVIEW_MARKER: &str = "written by vidprep review\n";
+
+/// The files such a page's `assets/` and `data/` held: `review.js`, `review.css`,
+/// `index.js`, `items/NNNNN.js`.
+fn legacy_page_file(rel: &Path) -> bool {
+    let text = rel.to_string_lossy();
+    if ["review.js", "review.css", "index.js"].contains(&text.as_ref()) {
+        return true;
+    }
+    text.strip_prefix("items/")
+        .and_then(|n| n.strip_suffix(".js"))
+        .is_some_and(|n| n.len() == 5 && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// A string field of a JSON object.
 fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key)?.as_str()
@@ -77,18 +92,25 @@ fn listed_by(marker: &str, content: &str) -> Option<Vec<PathBuf>> {
 /// folder (an empty folder, or one whose every file a marker lists).
 pub(crate) fn foreign_files(dir: &Path) -> Vec<PathBuf> {
     let mut listed: HashSet<PathBuf> = HashSet::new();
+    let mut legacy_page = false;
     for m in MARKERS {
         let p = dir.join(m);
         if !p.is_file() {
             continue;
         }
-        if let Some(files) = std::fs::read_to_string(&p)
-            .ok()
-            .and_then(|t| listed_by(m, &t))
-        {
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        if m == REVIEW_MARKER && text == LEGACY_REVIEW_MARKER {
+            legacy_page = true;
+            listed.insert(PathBuf::from(m));
+        }
+        if let Some(files) = listed_by(m, &text) {
             listed.extend(files);
         }
     }
+    let listed_or_legacy =
+        |rel: &Path| listed.contains(rel) || (legacy_page && legacy_page_file(rel));
     let mut foreign: Vec<PathBuf> = walkdir::WalkDir::new(dir)
         .min_depth(1)
         .into_iter()
@@ -97,7 +119,7 @@ pub(crate) fn foreign_files(dir: &Path) -> Vec<PathBuf> {
             Ok(e) if e.file_type().is_dir() => None,
             Ok(e) => {
                 let rel = e.path().strip_prefix(dir).ok()?.to_path_buf();
-                (!listed.contains(&rel)).then_some(rel)
+                (!listed_or_legacy(&rel)).then_some(rel)
             }
             // Unreadable: not provably vidprep's.
             Err(e) => Some(
@@ -217,5 +239,12 @@ mod tests {
         assert!(foreign_files(page.path()).is_empty());
         std::fs::write(page.path().join("notes.txt"), "mine").unwrap();
         assert_eq!(foreign_files(page.path()), vec![PathBuf::from("notes.txt")]);
+        // A page of the version before markers listed their files: its known layout only.
+        std::fs::write(page.path().join(REVIEW_MARKER), LEGACY_REVIEW_MARKER).unwrap();
+        std::fs::write(page.path().join("items/00000.js"), "x").unwrap();
+        assert_eq!(
+            foreign_files(page.path()),
+            vec![PathBuf::from("items/0.js"), PathBuf::from("notes.txt")]
+        );
     }
 }
