@@ -203,6 +203,7 @@ pub fn run_batch(
         .iter()
         .filter(|i| in_shard(Some(&i.plan.id), i.line))
         .collect();
+    let _cancel = options.exec.cancel.enter();
     check_layout(&items, options)?;
     std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
     let _lock = OutDirLock::acquire(&options.out_dir, options.shard, options.origin.as_deref())?;
@@ -254,7 +255,7 @@ pub fn run_batch(
                     damage: None,
                     warnings: Vec::new(),
                 };
-                if crate::exec::cancelled() {
+                if exec.cancel.is_cancelled() {
                     report.error = Some("not started: the run was interrupted".into());
                     observer.item_done(&report);
                     return report;

@@ -161,6 +161,22 @@ pub enum Error {
         frame: usize,
     },
 
+    /// A request or an input needs more memory than vidprep's budget for it: checked from
+    /// sizes before anything that large is allocated, or an allocation that failed.
+    #[error("{}: {what} needs {} but the limit is {}; {advice}", path.display(), bytes_text(*needed), bytes_text(*limit))]
+    OverBudget {
+        /// The input (or request) that asks for it.
+        path: PathBuf,
+        /// What would be allocated (`"200000 frames of 320x240 RGB"`).
+        what: String,
+        /// Bytes (or pixels, as `what` says) needed.
+        needed: u64,
+        /// The limit those are compared with.
+        limit: u64,
+        /// What to do instead.
+        advice: String,
+    },
+
     /// A fault in vidprep itself (a bug), with what was going on.
     #[error("internal error: {0}")]
     Internal(String),
@@ -168,6 +184,22 @@ pub enum Error {
     /// Work stopped because the caller's progress reporter asked to stop.
     #[error("cancelled")]
     Cancelled,
+}
+
+/// A byte count for messages: `1.5 GiB (1610612736 bytes)`.
+pub(crate) fn bytes_text(n: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} bytes")
+    } else {
+        format!("{v:.1} {} ({n} bytes)", UNITS[u])
+    }
 }
 
 impl Error {
@@ -185,6 +217,7 @@ impl Error {
             | Error::Ffmpeg { .. }
             | Error::Annotation(_)
             | Error::Read { .. }
+            | Error::OverBudget { .. }
             | Error::TableMismatch { .. } => ErrorKind::Input,
             Error::Encode { .. } => ErrorKind::Encode,
             Error::Io { .. } => ErrorKind::Output,
