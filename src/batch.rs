@@ -176,6 +176,7 @@ pub fn run_batch(
 ) -> Result<(Summary, Vec<ItemReport>)> {
     let started = Instant::now();
     options.exec.defaults.validate()?;
+    crate::error::require_utf8(&options.out_dir, "the output folder (--out-dir)")?;
     let in_shard = |id: Option<&str>, line: usize| match options.shard {
         None => true,
         Some((i, n)) => match id {

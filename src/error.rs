@@ -163,14 +163,16 @@ pub enum Error {
 
     /// A request or an input needs more memory than vidprep's budget for it: checked from
     /// sizes before anything that large is allocated, or an allocation that failed.
-    #[error("{}: {what} needs {} but the limit is {}; {advice}", path.display(), bytes_text(*needed), bytes_text(*limit))]
+    #[error("{}: {what} needs {} but the limit is {}; {advice}", path.display(), amount_text(*needed, *pixels), amount_text(*limit, *pixels))]
     OverBudget {
         /// The input (or request) that asks for it.
         path: PathBuf,
         /// What would be allocated (`"200000 frames of 320x240 RGB"`).
         what: String,
-        /// Bytes (or pixels, as `what` says) needed.
+        /// Bytes (or pixels, when `pixels`) needed.
         needed: u64,
+        /// Whether `needed` and `limit` count pixels rather than bytes.
+        pixels: bool,
         /// The limit those are compared with.
         limit: u64,
         /// What to do instead.
@@ -184,6 +186,15 @@ pub enum Error {
     /// Work stopped because the caller's progress reporter asked to stop.
     #[error("cancelled")]
     Cancelled,
+}
+
+/// A count of bytes or pixels for messages.
+fn amount_text(n: u64, pixels: bool) -> String {
+    if pixels {
+        format!("{n} pixels")
+    } else {
+        bytes_text(n)
+    }
 }
 
 /// A byte count for messages: `1.5 GiB (1610612736 bytes)`.
@@ -200,6 +211,21 @@ pub(crate) fn bytes_text(n: u64) -> String {
     } else {
         format!("{v:.1} {} ({n} bytes)", UNITS[u])
     }
+}
+
+/// Refuses a path whose name is not UTF-8 (legal on Linux) before any work: vidprep records
+/// every path it reads or writes in JSON sidecars, reports and `item.json`, and JSON holds
+/// only Unicode. `role` says which path it is (`"source"`, `"--out-dir"`).
+pub fn require_utf8(path: &Path, role: &str) -> Result<()> {
+    if path.to_str().is_some() {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "{role} {:?}: the name is not valid UTF-8; vidprep records every path in its JSON \
+         sidecars and reports, which can only hold UTF-8: rename it (for example with convmv) \
+         or give a UTF-8 symbolic link to it",
+        path.as_os_str()
+    )))
 }
 
 impl Error {

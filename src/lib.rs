@@ -53,7 +53,7 @@ pub mod time;
 
 pub use batch::{run_batch, BatchOptions, ItemReport, Observer, Status, Summary};
 pub use cancel::CancelToken;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{require_utf8, Error, ErrorKind, Result};
 pub use exec::{execute, Destination, ExecOptions, MemoryFrames, Outcome};
 pub use exports::{ExportReport, ExportTarget};
 pub use media::encode::EncodeSettings;

@@ -184,8 +184,12 @@ pub fn run(
         let mut count = 0usize;
         while sinks.iter().any(|s| s.wants_more()) {
             let Ok(next) = rx.recv() else { break };
+            // A read cut short by the cancel (FFmpeg's `AVERROR_EXIT`) is the cancel.
+            if crate::cancel::cancelled() {
+                return Err(Error::Cancelled);
+            }
             let frame = next?;
-            if !progress.advance(1) || crate::cancel::cancelled() {
+            if !progress.advance(1) {
                 return Err(Error::Cancelled);
             }
             // Frames keep their index in the stream; each sink's stages renumber what they keep.

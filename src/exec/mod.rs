@@ -182,6 +182,23 @@ pub fn execute(
     let _cancel = options.cancel.enter();
     plan.check()
         .map_err(|m| Error::Usage(format!("item {:?}: {m}", plan.id)))?;
+    match destination {
+        Destination::Folder(dir) => crate::error::require_utf8(dir, "the item folder")?,
+        Destination::Targets(targets) => {
+            for t in targets {
+                let paths = [
+                    Some(&t.main),
+                    t.sidecar.as_ref(),
+                    t.base64.as_ref(),
+                    t.boxes.as_ref(),
+                ];
+                for p in paths.into_iter().flatten() {
+                    crate::error::require_utf8(p, "the output")?;
+                }
+            }
+        }
+        Destination::Memory => {}
+    }
     if let Destination::Targets(t) = destination {
         if t.len() != plan.exports.len() {
             return Err(Error::internal(format!(

@@ -451,6 +451,7 @@ impl Export for FramesMaker {
                         size.1
                     ),
                     needed,
+                    pixels: false,
                     limit: ctx.memory_budget,
                     advice: "ask for fewer frames (n, max_frames) or smaller ones (size), or \
                              raise the limit (memory_budget)"
