@@ -182,6 +182,7 @@ pub fn run_batch(
 ) -> Result<(Summary, Vec<ItemReport>)> {
     let started = Instant::now();
     options.exec.defaults.validate()?;
+    crate::error::require_utf8(&options.out_dir, "the output folder (--out-dir)")?;
     let in_shard = |id: Option<&str>, line: usize| match options.shard {
         None => true,
         Some((i, n)) => match id {
@@ -209,6 +210,7 @@ pub fn run_batch(
         .iter()
         .filter(|i| in_shard(Some(&i.plan.id), i.line))
         .collect();
+    let _cancel = options.exec.cancel.enter();
     check_layout(&items, options)?;
     std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
     let _lock = OutDirLock::acquire(
@@ -265,7 +267,7 @@ pub fn run_batch(
                     damage: None,
                     warnings: Vec::new(),
                 };
-                if crate::exec::cancelled() {
+                if exec.cancel.is_cancelled() {
                     report.error = Some("not started: the run was interrupted".into());
                     observer.item_done(&report);
                     return report;

@@ -161,6 +161,24 @@ pub enum Error {
         frame: usize,
     },
 
+    /// A request or an input needs more memory than vidprep's budget for it: checked from
+    /// sizes before anything that large is allocated, or an allocation that failed.
+    #[error("{}: {what} needs {} but the limit is {}; {advice}", path.display(), amount_text(*needed, *pixels), amount_text(*limit, *pixels))]
+    OverBudget {
+        /// The input (or request) that asks for it.
+        path: PathBuf,
+        /// What would be allocated (`"200000 frames of 320x240 RGB"`).
+        what: String,
+        /// Bytes (or pixels, when `pixels`) needed.
+        needed: u64,
+        /// Whether `needed` and `limit` count pixels rather than bytes.
+        pixels: bool,
+        /// The limit those are compared with.
+        limit: u64,
+        /// What to do instead.
+        advice: String,
+    },
+
     /// A fault in vidprep itself (a bug), with what was going on.
     #[error("internal error: {0}")]
     Internal(String),
@@ -168,6 +186,46 @@ pub enum Error {
     /// Work stopped because the caller's progress reporter asked to stop.
     #[error("cancelled")]
     Cancelled,
+}
+
+/// A count of bytes or pixels for messages.
+fn amount_text(n: u64, pixels: bool) -> String {
+    if pixels {
+        format!("{n} pixels")
+    } else {
+        bytes_text(n)
+    }
+}
+
+/// A byte count for messages: `1.5 GiB (1610612736 bytes)`.
+pub(crate) fn bytes_text(n: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} bytes")
+    } else {
+        format!("{v:.1} {} ({n} bytes)", UNITS[u])
+    }
+}
+
+/// Refuses a path whose name is not UTF-8 (legal on Linux) before any work: vidprep records
+/// every path it reads or writes in JSON sidecars, reports and `item.json`, and JSON holds
+/// only Unicode. `role` says which path it is (`"source"`, `"--out-dir"`).
+pub fn require_utf8(path: &Path, role: &str) -> Result<()> {
+    if path.to_str().is_some() {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "{role} {:?}: the name is not valid UTF-8; vidprep records every path in its JSON \
+         sidecars and reports, which can only hold UTF-8: rename it (for example with convmv) \
+         or give a UTF-8 symbolic link to it",
+        path.as_os_str()
+    )))
 }
 
 impl Error {
@@ -185,6 +243,7 @@ impl Error {
             | Error::Ffmpeg { .. }
             | Error::Annotation(_)
             | Error::Read { .. }
+            | Error::OverBudget { .. }
             | Error::TableMismatch { .. } => ErrorKind::Input,
             Error::Encode { .. } => ErrorKind::Encode,
             Error::Io { .. } => ErrorKind::Output,

@@ -30,6 +30,7 @@
 
 pub mod annotations;
 pub mod batch;
+pub mod cancel;
 pub mod detect;
 pub mod draw;
 mod error;
@@ -51,7 +52,8 @@ mod textual;
 pub mod time;
 
 pub use batch::{run_batch, BatchOptions, ItemReport, Observer, Status, Summary};
-pub use error::{Error, ErrorKind, Result};
+pub use cancel::CancelToken;
+pub use error::{require_utf8, Error, ErrorKind, Result};
 pub use exec::{execute, Destination, ExecOptions, MemoryFrames, Outcome};
 pub use exports::{ExportReport, ExportTarget};
 pub use media::encode::EncodeSettings;

@@ -164,24 +164,32 @@ pub fn run(
     }
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Result<PipelineFrame>>(READ_AHEAD);
-        scope.spawn(move || loop {
-            let next = source.next_frame();
-            let stop = !matches!(next, Ok(Some(_)));
-            let item = match next {
-                Ok(Some(frame)) => Ok(frame),
-                Ok(None) => break,
-                Err(e) => Err(e),
-            };
-            // A closed channel means the consumer stopped: stop reading.
-            if tx.send(item).is_err() || stop {
-                break;
+        let cancel = crate::CancelToken::current();
+        scope.spawn(move || {
+            let _cancel = cancel.enter();
+            loop {
+                let next = source.next_frame();
+                let stop = !matches!(next, Ok(Some(_)));
+                let item = match next {
+                    Ok(Some(frame)) => Ok(frame),
+                    Ok(None) => break,
+                    Err(e) => Err(e),
+                };
+                // A closed channel means the consumer stopped: stop reading.
+                if tx.send(item).is_err() || stop {
+                    break;
+                }
             }
         });
         let mut count = 0usize;
         while sinks.iter().any(|s| s.wants_more()) {
             let Ok(next) = rx.recv() else { break };
+            // A read cut short by the cancel (FFmpeg's `AVERROR_EXIT`) is the cancel.
+            if crate::cancel::cancelled() {
+                return Err(Error::Cancelled);
+            }
             let frame = next?;
-            if !progress.advance(1) || crate::exec::cancelled() {
+            if !progress.advance(1) {
                 return Err(Error::Cancelled);
             }
             // Frames keep their index in the stream; each sink's stages renumber what they keep.

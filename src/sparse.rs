@@ -124,7 +124,9 @@ impl SparseSource {
             let path: PathBuf = source.path().to_path_buf();
             let table = table.clone();
             let options = options.clone();
+            let cancel = crate::CancelToken::current();
             handles.push(std::thread::spawn(move || {
+                let _cancel = cancel.enter();
                 let result = (|| -> Result<()> {
                     let mut reader = FrameReader::open_with_table(
                         &source,

@@ -5,7 +5,10 @@
 //! (keyword arguments, dicts, NumPy shapes) live in `python/vidprep/__init__.py`.
 //!
 //! - The GIL is released while the library works (`Python::allow_threads`), so other Python
-//!   threads run while frames decode.
+//!   threads run while frames decode. The work runs on a thread of its own with a
+//!   [`vidprep::CancelToken`] of its own; the calling thread checks for signals every 100 ms,
+//!   so Ctrl-C raises `KeyboardInterrupt` within about that (after the work has stopped and
+//!   removed its temporaries), and the next call is not affected.
 //! - Library errors become `vidprep.VidprepError` subclasses named after [`vidprep::ErrorKind`],
 //!   with the library's message unchanged.
 //! - No panic crosses into Python: every call into the library runs under `catch_unwind`,
@@ -14,13 +17,15 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
 
 use numpy::PyArray1;
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
 use vidprep::batch::{run_batch, BatchOptions, Quiet};
-use vidprep::{Destination, ErrorKind, ExecOptions, NoProgress, Plan};
+use vidprep::{CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan};
 
 create_exception!(
     _vidprep,
@@ -69,6 +74,9 @@ create_exception!(
 /// library's message (which names the file).
 fn to_py(e: vidprep::Error) -> PyErr {
     let message = e.to_string();
+    if matches!(e, vidprep::Error::OverBudget { .. }) {
+        return PyMemoryError::new_err(message);
+    }
     match e.kind() {
         ErrorKind::Usage => UsageError::new_err(message),
         ErrorKind::Input => InputError::new_err(message),
@@ -79,13 +87,57 @@ fn to_py(e: vidprep::Error) -> PyErr {
     }
 }
 
-/// Runs `work` without the GIL and without letting a panic escape.
+/// How often a waiting call looks for a signal (Ctrl-C) while the work runs.
+const SIGNAL_POLL: Duration = Duration::from_millis(100);
+
+/// Runs `work` without the GIL and without letting a panic escape, under a cancellation token
+/// of its own: the work runs on a thread of its own (which enters the token) while this
+/// thread waits without the GIL and checks for signals every [`SIGNAL_POLL`]. On Ctrl-C
+/// (`KeyboardInterrupt`, or whatever a signal handler raised) the token is cancelled, the work
+/// is waited for (it stops at its next frame or network wait, removing its temporaries) and
+/// the signal's exception is raised. Each call has a fresh token, so an interrupted call never
+/// affects the next one.
 fn guarded<T: Send>(
     py: Python<'_>,
     what: &str,
     work: impl FnOnce() -> Result<T, PyErrText> + Send,
 ) -> PyResult<T> {
-    let outcome = py.allow_threads(|| catch_unwind(AssertUnwindSafe(work)));
+    let token = CancelToken::new();
+    let outcome = std::thread::scope(|scope| {
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let worker_token = token.clone();
+        let handle = scope.spawn(move || {
+            let _cancel = worker_token.enter();
+            let result = catch_unwind(AssertUnwindSafe(work));
+            let _ = done_tx.send(());
+            result
+        });
+        let mut waiting = Some(done_rx);
+        loop {
+            let rx = waiting.take().expect("the receiver is put back each round");
+            let (finished, rx) = py.allow_threads(move || {
+                let r = rx.recv_timeout(SIGNAL_POLL);
+                (!matches!(r, Err(mpsc::RecvTimeoutError::Timeout)), rx)
+            });
+            if finished {
+                break;
+            }
+            waiting = Some(rx);
+            if let Err(signal) = py.check_signals() {
+                token.cancel();
+                // The work ends with `Cancelled` (or whatever it was finishing); the
+                // signal's exception is what the caller sees.
+                let _ = py.allow_threads(move || handle.join());
+                return Err(signal);
+            }
+        }
+        Ok(py.allow_threads(move || handle.join()))
+    })?;
+    let outcome = match outcome {
+        Ok(caught) => caught,
+        // The worker's panic was caught inside it; a join error cannot happen.
+        Err(panic) => Err(panic),
+    };
     match outcome {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(PyErrText::Lib(e))) => Err(to_py(e)),
@@ -148,22 +200,26 @@ fn probe(
 /// its `frames.json`.
 type SampledExport<'py> = (String, Bound<'py, PyArray1<u8>>, (usize, u32, u32), String);
 
-/// `sample_plan(plan_json, workers, threads)`: runs a plan whose exports are all frames
-/// exports with nothing written; returns, per export, `(name, pixels, (n, h, w), frames_json)`
-/// where `pixels` is a flat `uint8` array.
+/// `sample_plan(plan_json, workers, threads, memory_budget)`: runs a plan whose exports are
+/// all frames exports with nothing written; returns, per export, `(name, pixels, (n, h, w),
+/// frames_json)` where `pixels` is a flat `uint8` array. An export whose array would take more
+/// than `memory_budget` bytes (default: the library's, 4 GiB) raises `MemoryError` before a
+/// frame is decoded.
 #[pyfunction]
-#[pyo3(signature = (plan_json, workers=0, threads=0))]
+#[pyo3(signature = (plan_json, workers=0, threads=0, memory_budget=None))]
 fn sample_plan<'py>(
     py: Python<'py>,
     plan_json: String,
     workers: usize,
     threads: usize,
+    memory_budget: Option<u64>,
 ) -> PyResult<Vec<SampledExport<'py>>> {
     let outcome = guarded(py, "sampling frames", move || {
         let plan = plan_of(&plan_json)?;
         let options = ExecOptions {
             workers,
             threads,
+            memory_budget: memory_budget.unwrap_or(vidprep::exec::DEFAULT_MEMORY_BUDGET),
             ..ExecOptions::default()
         };
         Ok(vidprep::execute(

@@ -187,6 +187,7 @@ def sample(
     source_fps: Union[None, float, str] = None,
     boxes: Optional[PathLike] = None,
     workers: int = 0,
+    memory_budget: Optional[int] = None,
 ) -> Tuple[np.ndarray, Dict[str, Any]]:
     """Samples frames of a video exactly as ``vidprep export frames`` does, into memory.
 
@@ -199,6 +200,11 @@ def sample(
       seconds, str = ``"5s"``, ``"00:01:02.5"``, ``"75%"``), as in a manifest.
     - ``boxes``: an annotation file whose boxes are drawn on the frames.
     - ``workers``: parallel decoders (0: one per core).
+    - ``memory_budget``: the most bytes the returned array may take (default 4 GiB); a
+      request for more (``N * H * W * 3``) raises ``MemoryError``, naming the size needed,
+      before a frame is decoded.
+
+    Ctrl-C raises ``KeyboardInterrupt`` within about 0.1 s of the work stopping.
 
     Returns ``(frames, facts)``: ``frames`` a ``uint8`` array ``(N, H, W, 3)`` (RGB, in the
     asked order; square pixels, rotation applied), ``facts`` the dict ``frames.json`` holds
@@ -227,7 +233,8 @@ def sample(
         plan["source_fps"] = source_fps
     if boxes is not None:
         plan["boxes"] = os.fspath(boxes)
-    [(_name, pixels, (count, h, w), facts)] = _native.sample_plan(json.dumps(plan), workers, 0)
+    [(_name, pixels, (count, h, w), facts)] = _native.sample_plan(
+        json.dumps(plan), workers, 0, memory_budget)
     return pixels.reshape(count, h, w, 3), json.loads(facts)
 
 

@@ -40,6 +40,7 @@ def sample(
     source_fps: Union[None, float, str] = ...,
     boxes: Optional[PathLike] = ...,
     workers: int = ...,
+    memory_budget: Optional[int] = ...,
 ) -> Tuple[npt.NDArray[np.uint8], Dict[str, Any]]: ...
 def run(
     manifest: Union[PathLike, Sequence[Union["Plan", Dict[str, Any]]]],

@@ -150,6 +150,17 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         )
         .into());
     }
+    vidprep::require_utf8(&args.source, "the source")?;
+    vidprep::require_utf8(&args.output, "--output")?;
+    for (flag, p) in [
+        ("--stats", &args.stats),
+        ("--sheets", &args.sheets),
+        ("--annotations", &args.annotations),
+    ] {
+        if let Some(p) = p {
+            vidprep::require_utf8(p, flag)?;
+        }
+    }
     if args.by == Detector::Annotations && args.annotations.is_none() {
         return Err(
             vidprep::Error::Usage("--by annotations needs --annotations FILE".to_string()).into(),

@@ -59,8 +59,13 @@ pub fn main() -> ExitCode {
     // Ctrl-C or a termination signal: the work stops at its next frame, every output group
     // removes its temporaries, and `main` returns 130. Should the work not stop within a few
     // seconds (a blocking read), the temporaries are removed here and the process exits.
-    let _ = ctrlc::set_handler(|| {
-        vidprep::exec::cancel();
+    // The CLI's one call: its token is current on this thread, so every options struct made
+    // here (`ExecOptions::default()`) carries it.
+    let cancel = vidprep::CancelToken::new();
+    let _cancel = cancel.enter();
+    let handler_token = cancel.clone();
+    let _ = ctrlc::set_handler(move || {
+        handler_token.cancel();
         std::thread::sleep(std::time::Duration::from_secs(5));
         vidprep::exec::remove_all_temporaries();
         std::process::exit(EXIT_INTERRUPTED as i32);
@@ -93,7 +98,7 @@ pub fn main() -> ExitCode {
         Command::Review(args) => review::run(args),
         Command::ReviewApply(args) => review::run_apply(args),
     };
-    if vidprep::exec::cancelled() {
+    if cancel.is_cancelled() {
         vidprep::exec::remove_all_temporaries();
         eprintln!("interrupted: nothing half-written was left");
         return ExitCode::from(EXIT_INTERRUPTED);

@@ -147,7 +147,9 @@ pub fn scan(
             let stop = stop.clone();
             let sender = sender.clone();
             let options = options.clone();
+            let cancel = crate::CancelToken::current();
             scope.spawn(move || loop {
+                let _cancel = cancel.enter();
                 let next = queue.lock().ok().and_then(|mut q| q.pop_front());
                 let Some(chunk) = next else { break };
                 let threads = if single { 0 } else { 1 };
@@ -165,7 +167,7 @@ pub fn scan(
                 Ok(stats) => {
                     let k = stats.len() as u64;
                     out.extend(stats);
-                    if !progress.advance(k) || crate::exec::cancelled() {
+                    if !progress.advance(k) || crate::cancel::cancelled() {
                         stop.store(true, Ordering::SeqCst);
                         failure = Some(Error::Cancelled);
                         break;

@@ -15,7 +15,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
@@ -71,20 +71,6 @@ fn unregister(p: &Path) {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .remove(p);
-}
-
-static CANCELLED: AtomicBool = AtomicBool::new(false);
-
-/// Asks all work in this process to stop (for a signal handler): frame loops end with
-/// [`Error::Cancelled`], no output group commits any more, and batch items not yet started
-/// are not started. Each group then removes its own temporaries as it is dropped.
-pub fn cancel() {
-    CANCELLED.store(true, Ordering::SeqCst);
-}
-
-/// Whether [`cancel`] was called.
-pub fn cancelled() -> bool {
-    CANCELLED.load(Ordering::SeqCst)
 }
 
 /// Removes every temporary file and folder this process has open (for a signal handler:
@@ -425,13 +411,13 @@ impl OutputGroup {
     /// was renamed is taken back and what was moved aside restored, so either every output of
     /// the request is new or none is. Returns the targets.
     pub fn commit(self) -> Result<Vec<PathBuf>> {
-        if cancelled() {
+        if crate::cancel::cancelled() {
             return Err(Error::Cancelled);
         }
         self.commit_even_if_cancelled()
     }
 
-    /// [`commit`](Self::commit) that goes ahead after [`cancel`]: for the record of an
+    /// [`commit`](Self::commit) that goes ahead after a cancel: for the record of an
     /// interrupted run (its report), never for an item's outputs.
     pub(crate) fn commit_even_if_cancelled(mut self) -> Result<Vec<PathBuf>> {
         // Scratch files are done with: none may be renamed into place inside a folder.

@@ -19,7 +19,8 @@ pub(crate) mod host;
 pub(crate) mod ownership;
 pub(crate) mod stream;
 
-pub use group::{cancel, cancelled, remove_all_temporaries, OutputGroup};
+pub use crate::cancel::{cancelled, CancelToken};
+pub use group::{remove_all_temporaries, OutputGroup};
 
 use std::path::{Path, PathBuf};
 
@@ -35,7 +36,7 @@ use crate::sidecar::VERSION;
 pub use exports::ExportTarget as Target;
 
 /// How plans run: encoding defaults and resources.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ExecOptions {
     /// CRF, preset and audio for exports that do not set their own.
     pub defaults: EncodeSettings,
@@ -44,6 +45,29 @@ pub struct ExecOptions {
     pub threads: usize,
     /// Parallel decoders when only sampled frames are read (0: one per core).
     pub workers: usize,
+    /// What stops this call (see [`crate::cancel`]). The default is the token the calling
+    /// thread entered, or a fresh one.
+    pub cancel: CancelToken,
+    /// The most bytes the frames of one export kept in memory ([`Destination::Memory`]) may
+    /// take: a request for more (`n * height * width * 3`) fails with
+    /// [`Error::OverBudget`](crate::Error::OverBudget) before a frame is decoded. Default
+    /// [`DEFAULT_MEMORY_BUDGET`].
+    pub memory_budget: u64,
+}
+
+/// The default [`ExecOptions::memory_budget`]: 4 GiB.
+pub const DEFAULT_MEMORY_BUDGET: u64 = 4 << 30;
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            defaults: EncodeSettings::default(),
+            threads: 0,
+            workers: 0,
+            cancel: CancelToken::current(),
+            memory_budget: DEFAULT_MEMORY_BUDGET,
+        }
+    }
 }
 
 /// Where a plan's outputs go.
@@ -157,8 +181,26 @@ pub fn execute(
     options: &ExecOptions,
     progress: &mut dyn Progress,
 ) -> Result<Outcome> {
+    let _cancel = options.cancel.enter();
     plan.check()
         .map_err(|m| Error::Usage(format!("item {:?}: {m}", plan.id)))?;
+    match destination {
+        Destination::Folder(dir) => crate::error::require_utf8(dir, "the item folder")?,
+        Destination::Targets(targets) => {
+            for t in targets {
+                let paths = [
+                    Some(&t.main),
+                    t.sidecar.as_ref(),
+                    t.base64.as_ref(),
+                    t.boxes.as_ref(),
+                ];
+                for p in paths.into_iter().flatten() {
+                    crate::error::require_utf8(p, "the output")?;
+                }
+            }
+        }
+        Destination::Memory => {}
+    }
     if let Destination::Targets(t) = destination {
         if t.len() != plan.exports.len() {
             return Err(Error::internal(format!(
@@ -219,6 +261,7 @@ fn execute_once(
     let stream = stream::ProcessedStream::open(plan, options.threads)?;
     let ctx = ExportContext {
         defaults: options.defaults.clone(),
+        memory_budget: options.memory_budget,
     };
     let mut wants = Vec::with_capacity(makers.len());
     for m in makers.iter_mut() {

@@ -401,7 +401,7 @@ impl Export for FramesMaker {
     fn start(
         &mut self,
         stream: &ProcessedStream,
-        _ctx: &ExportContext,
+        ctx: &ExportContext,
         _group: &mut OutputGroup,
     ) -> Result<Wants> {
         let list = stream_frame_list(stream)?;
@@ -433,6 +433,32 @@ impl Export for FramesMaker {
             payload: self.frames.payload,
             jsonl: self.frames.jsonl,
         };
+        if self.memory {
+            // The array handed back is allocated once every frame is in: refuse a request
+            // that cannot fit before decoding anything.
+            let n = arranged.indices.len() as u64;
+            let needed = n
+                .saturating_mul(size.0 as u64)
+                .saturating_mul(size.1 as u64)
+                .saturating_mul(3);
+            if needed > ctx.memory_budget {
+                return Err(Error::OverBudget {
+                    path: stream.source.clone(),
+                    what: format!(
+                        "export {:?}: {n} frames of {}x{} RGB",
+                        self.spec.name(),
+                        size.0,
+                        size.1
+                    ),
+                    needed,
+                    pixels: false,
+                    limit: ctx.memory_budget,
+                    advice: "ask for fewer frames (n, max_frames) or smaller ones (size), or \
+                             raise the limit (memory_budget)"
+                        .into(),
+                });
+            }
+        }
         let sink = if self.memory {
             FramesSink::in_memory(&output, &arranged.indices, &at, stream.box_sources.clone())
         } else {

@@ -83,6 +83,8 @@ pub(crate) enum Wants {
 pub(crate) struct ExportContext {
     /// CRF, preset and audio for exports that do not set their own.
     pub defaults: EncodeSettings,
+    /// The most bytes frames kept in memory may take ([`crate::ExecOptions::memory_budget`]).
+    pub memory_budget: u64,
 }
 
 /// What an export made, for reports and the command line.

@@ -277,9 +277,11 @@ pub struct OwnedScaler(pub ffmpeg::software::scaling::Context);
 unsafe impl Send for OwnedScaler {}
 
 /// FFmpeg's interrupt callback for inputs: blocking network waits poll it (every 100 ms) and
-/// give up once the work is cancelled (Ctrl-C, SIGTERM).
+/// give up once the work is cancelled (Ctrl-C, SIGTERM, a Python `KeyboardInterrupt`). FFmpeg
+/// calls it on the thread doing the I/O, which has entered its call's
+/// [`CancelToken`](crate::CancelToken).
 unsafe extern "C" fn interrupted(_opaque: *mut std::ffi::c_void) -> std::ffi::c_int {
-    crate::exec::cancelled() as std::ffi::c_int
+    crate::cancel::cancelled() as std::ffi::c_int
 }
 
 /// Opens `url` (a path, a printf pattern or an http(s) URL, as FFmpeg reads it) with the

@@ -273,8 +273,29 @@ pub fn check_input_file(path: &Path) -> Result<()> {
 /// codecs allow 16384).
 pub const MAX_FRAME_SIDE: u32 = 16384;
 
+/// The most pixels one frame may have: 8192 x 8192 (67 megapixels, twice 8K UHD). A frame
+/// costs about 1.5 bytes a pixel decoded (YUV 4:2:0; 3 as RGB or 4:4:4) and an encode or a
+/// threaded decode holds dozens at once, so a larger one (a 16000 x 16000 MJPEG: 256
+/// megapixels, over 16 GB of buffers) is refused from its header, before anything is
+/// allocated.
+pub const MAX_FRAME_PIXELS: u64 = 8192 * 8192;
+
 /// Checks a frame size read from an input's header before anything is allocated from it.
 pub fn check_frame_size(path: &Path, width: u32, height: u32) -> Result<()> {
+    let pixels = width as u64 * height as u64;
+    if pixels > MAX_FRAME_PIXELS && width <= MAX_FRAME_SIDE && height <= MAX_FRAME_SIDE {
+        return Err(Error::OverBudget {
+            path: path.to_path_buf(),
+            what: format!("a frame of {width}x{height}"),
+            needed: pixels,
+            pixels: true,
+            limit: MAX_FRAME_PIXELS,
+            advice: format!(
+                "vidprep reads frames of at most {MAX_FRAME_PIXELS} pixels (8192x8192); \
+                 scale the video down first (ffmpeg -i IN -vf scale=-2:4320 OUT)"
+            ),
+        });
+    }
     if width == 0 || height == 0 {
         return Err(Error::corrupt(
             path,
