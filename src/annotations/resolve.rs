@@ -4,7 +4,8 @@
 //!
 //! Rules:
 //! - a frame key `i` is frame `i`; a time key `t` lands on the frame shown at `t` (the frame
-//!   with the largest presentation time `<= t`). Keys that land on no frame (frame index past
+//!   with the largest presentation time `<= t`), after [`Annotations::time_shift`] puts it on
+//!   the video's timeline (a V-STaR time counts from the first frame). Keys that land on no frame (frame index past
 //!   the end, time before the first frame or at/after the video's end) are counted in
 //!   [`ResolvedBoxes::keys_outside_video`]; time keys outside still anchor interpolation, so a
 //!   clip cut from a longer annotated video gets the in-between boxes at its edges.
@@ -172,6 +173,11 @@ impl Annotations {
         let mut out: Vec<(usize, DrawBox)> = Vec::new();
         let mut outside = 0usize;
         let mut superseded = 0usize;
+        let shift = if n == 0 {
+            Time::ZERO
+        } else {
+            self.time_shift(clock.frame_time(0))
+        };
 
         for (ti, track) in self.tracks.iter().enumerate() {
             let mut anchors: Vec<Anchor> = Vec::with_capacity(track.keys.len());
@@ -185,6 +191,7 @@ impl Annotations {
                     }),
                     Key::Frame(_) => outside += 1,
                     Key::Time(t) => {
+                        let t = t + shift;
                         let frame = if n == 0 {
                             None
                         } else {
@@ -276,7 +283,7 @@ impl Annotations {
         for (di, d) in self.detections.iter().enumerate() {
             let frame = match d.key {
                 Key::Frame(i) => (i < n).then_some(i),
-                Key::Time(t) if n > 0 => clock.frame_shown_at(t),
+                Key::Time(t) if n > 0 => clock.frame_shown_at(t + shift),
                 Key::Time(_) => None,
             };
             match frame {
