@@ -455,3 +455,106 @@ fn insert_round_trip_on_an_mp4_with_an_edit_list() {
     let dir = tempfile::tempdir().unwrap();
     insert_round_trip(&mp4_edit_list(dir.path()).path);
 }
+
+/// `--boxes-out vstar` writes `timestamps` half-open (to the end of the last boxed frame), and
+/// `detect --temporal` reads them back as exactly the boxed frames (by pixels).
+#[test]
+fn boxes_out_vstar_timestamps_are_half_open_and_read_back() {
+    let v = SynthVideo::new(320, 240).frames(50).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let (x0, y0, x1, y1) = BOX;
+    let boxes = dir.path().join("boxes.json");
+    std::fs::write(
+        &boxes,
+        format!(
+            r#"{{"vidprep_annotations": 1, "coords": "pixels", "tracks": [{{"id": "a", "keys": [
+                {{"frame": 5, "box": [{x0}, {y0}, {x1}, {y1}]}}, {{"frame": 15, "box": [{x0}, {y0}, {x1}, {y1}]}}]}}]}}"#
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("c.mp4");
+    vidprep()
+        .arg("overlay")
+        .arg(&v.path)
+        .arg("--boxes")
+        .arg(&boxes)
+        .args(["--thickness", "5", "--no-labels", "--color", "ff00ff"])
+        .args(["--preset", "ultrafast", "--crf", "10", "--no-audio"])
+        .args(["--boxes-out", "vstar", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let plain = dir.path().join("plain.mp4");
+    plain_copy(&v.path, &plain);
+    let boxed: Vec<usize> = boxed_frames(&out, &plain).into_iter().collect();
+    assert_eq!(boxed, (5..=15).collect::<Vec<_>>());
+    let item = &json(&dir.path().join("c.vstar.json"))[0];
+    let times = oracle::frame_pts(&out);
+    assert_eq!(
+        item["timestamps"],
+        serde_json::json!([times[5] - times[0], times[16] - times[0]]),
+        "frames 5..=15: from frame 5's time to frame 16's"
+    );
+    let manifest = dir.path().join("m.jsonl");
+    let d = vidprep()
+        .arg("detect")
+        .arg(&out)
+        .arg("-o")
+        .arg(&manifest)
+        .args(["--by", "annotations", "--annotations"])
+        .arg(dir.path().join("c.vstar.json"))
+        .args(["--temporal", "--min-length", "1", "--json"])
+        .assert()
+        .success();
+    let d: Value = serde_json::from_slice(&d.get_output().stdout).unwrap();
+    assert_eq!(d["proposals"][0]["start"], 5, "{d}");
+    assert_eq!(d["proposals"][0]["end"], 16, "{d}");
+}
+
+/// A `--copy` cut holds whole GOPs; its sidecar states exactly those frames (ffprobe counts
+/// them, their codes name them) and keeps the asked span under `resolved.requested`.
+#[test]
+fn copy_sidecar_states_the_frames_the_file_holds() {
+    let v = SynthVideo::new(320, 240)
+        .frames(300)
+        .gop(50)
+        .bframes(2)
+        .cached();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("copy.mp4");
+    vidprep()
+        .arg("cut")
+        .arg(&v.path)
+        .args(["--start", "120", "--end", "170", "--copy", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let codes = oracle::frame_codes(&out);
+    let held = oracle::count_frames(&out) as usize;
+    assert_eq!(codes.len(), held);
+    let sc = sidecar(&out);
+    let r = &sc["resolved"];
+    let kept = (
+        r["kept"]["start"].as_u64().unwrap() as u32,
+        r["kept"]["end"].as_u64().unwrap() as u32,
+    );
+    assert_eq!(codes, (kept.0..kept.1).collect::<Vec<u32>>(), "{r}");
+    assert_eq!(r["frames"].as_u64().unwrap() as usize, held, "{r}");
+    assert_eq!(sc["output"]["frames"].as_u64().unwrap() as usize, held);
+    assert_eq!((kept.0, kept.1), (100, 200), "whole GOPs around 120..170");
+    assert_eq!(
+        r["requested"]["kept"],
+        serde_json::json!({"start": 120, "end": 170})
+    );
+    assert_eq!(r["requested"]["frames"], 50);
+    let times = timeline(&v.path, (25, 1));
+    assert!(
+        (r["start"]["seconds"].as_f64().unwrap() - times[100]).abs() < 1e-6,
+        "{r}"
+    );
+    assert!(
+        (r["end"]["seconds"].as_f64().unwrap() - times[200]).abs() < 1e-6,
+        "{r}"
+    );
+    assert_eq!(support::source_frames(&sc), (100..200).collect::<Vec<_>>());
+}
