@@ -558,3 +558,57 @@ fn copy_sidecar_states_the_frames_the_file_holds() {
     );
     assert_eq!(support::source_frames(&sc), (100..200).collect::<Vec<_>>());
 }
+
+/// Sidecars are named after the video's stem: a second output with the same stem in the same
+/// folder is refused instead of taking the first one's sidecar, and a file vidprep did not
+/// write is never replaced.
+#[test]
+fn sidecars_never_describe_another_output() {
+    let v = SynthVideo::new(320, 240).frames(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let cut = |name: &str| {
+        vidprep()
+            .arg("cut")
+            .arg(&v.path)
+            .args(["--end", "10", "--preset", "ultrafast", "-o"])
+            .arg(dir.path().join(name))
+            .assert()
+    };
+    cut("a.MP4").success();
+    let owner = |sc: &Path| json(sc)["output"]["path"].as_str().unwrap().to_string();
+    let a_json = dir.path().join("a.json");
+    assert!(owner(&a_json).ends_with("a.MP4"));
+    for other in ["a.mkv", "a.mov"] {
+        let out = cut(other).failure();
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(
+            err.contains("a.MP4") && err.contains("a.json") && err.contains("different"),
+            "{err}"
+        );
+        assert!(
+            !dir.path().join(other).exists(),
+            "{other} must not be written"
+        );
+        assert!(
+            owner(&a_json).ends_with("a.MP4"),
+            "a.json still describes a.MP4"
+        );
+    }
+    // The same output again replaces its own sidecar.
+    cut("a.MP4").success();
+    // Once a.MP4 is gone its sidecar is stale and may be replaced.
+    std::fs::remove_file(dir.path().join("a.MP4")).unwrap();
+    cut("a.mkv").success();
+    assert!(owner(&a_json).ends_with("a.mkv"));
+    // A JSON file vidprep did not write is left alone.
+    let mine = dir.path().join("b.json");
+    std::fs::write(&mine, "{\"my\": \"notes\"}").unwrap();
+    let out = cut("b.mp4").failure();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("not a vidprep sidecar"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "{\"my\": \"notes\"}"
+    );
+    assert!(!dir.path().join("b.mp4").exists());
+}
