@@ -612,3 +612,118 @@ fn sidecars_never_describe_another_output() {
     );
     assert!(!dir.path().join("b.mp4").exists());
 }
+
+/// A capped export that must lower the frame rate says so: in a warning, on stderr, and in
+/// the sidecar; ffprobe sees the lowered rate.
+#[test]
+fn a_capped_export_that_lowers_the_frame_rate_says_so() {
+    let v = SynthVideo::new(640, 360).frames(100).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("v.mp4");
+    let run = vidprep()
+        .args(["export", "video"])
+        .arg(&v.path)
+        .arg("-o")
+        .arg(&out)
+        .args(["--max-base64-bytes", "24000", "--no-audio", "--reencode"])
+        .args(["--preset", "ultrafast"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).to_string();
+    let probe = oracle::video_stream(&out);
+    assert_eq!(probe["avg_frame_rate"], "25/2", "ffprobe: {probe}");
+    assert_eq!(oracle::count_frames(&out), 50);
+    let sc = sidecar(&out);
+    let rate = &sc["budget"]["frame_rate"];
+    assert_eq!(rate["source_fps"], 25.0, "{rate}");
+    assert_eq!(rate["output_fps"], 12.5, "{rate}");
+    assert_eq!(rate["frame_step"], 2);
+    assert_eq!(rate["lowered"], true);
+    let warned = |w: &str| w.contains("from 25 to 12.5 fps");
+    assert!(
+        sc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| warned(w.as_str().unwrap())),
+        "{}",
+        sc["warnings"]
+    );
+    assert!(warned(&stderr), "{stderr}");
+    assert!(std::fs::metadata(&out).unwrap().len().div_ceil(3) * 4 <= 24000);
+}
+
+/// The number after `flag` in `text`.
+fn number_after(text: &str, flag: &str) -> f64 {
+    let rest = &text[text
+        .find(flag)
+        .unwrap_or_else(|| panic!("{flag:?} in {text}"))
+        + flag.len()..];
+    let digits: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("a number after {flag:?} in {text}"))
+}
+
+/// An impossible budget is an error that says what would fit, and each thing it names does.
+#[test]
+fn an_impossible_budget_says_what_would_fit() {
+    let v = SynthVideo::new(320, 240)
+        .frames(100)
+        .audio_tone(440.0)
+        .cached();
+    let dir = tempfile::tempdir().unwrap();
+    let export = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let a = vidprep()
+            .args(["export", "video"])
+            .arg(&v.path)
+            .arg("-o")
+            .arg(&out)
+            .args(["--reencode", "--preset", "ultrafast"])
+            .args(extra)
+            .assert();
+        (out, a)
+    };
+    let (_, failed) = export("no.mp4", &["--max-base64-bytes", "20000"]);
+    let failed = failed.failure();
+    let err = String::from_utf8_lossy(&failed.get_output().stderr).to_string();
+    assert!(
+        err.contains("bit/s of video") && err.contains("What would fit"),
+        "{err}"
+    );
+    let with_audio = number_after(&err, "--max-base64-bytes") as u64;
+    let without = number_after(&err, "with audio,") as u64;
+    let span = number_after(&err, "a span of at most");
+    assert!(without < with_audio, "{err}");
+    for (name, extra, cap) in [
+        (
+            "a.mp4",
+            vec![format!("--max-base64-bytes={with_audio}")],
+            with_audio,
+        ),
+        (
+            "b.mp4",
+            vec![format!("--max-base64-bytes={without}"), "--no-audio".into()],
+            without,
+        ),
+        (
+            "c.mp4",
+            vec!["--max-base64-bytes=20000".into(), format!("--end={span}s")],
+            20000,
+        ),
+    ] {
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let (out, a) = export(name, &extra);
+        a.success();
+        let bytes = std::fs::metadata(&out).unwrap().len();
+        assert!(
+            bytes.div_ceil(3) * 4 <= cap,
+            "{name}: {bytes} bytes over {cap}"
+        );
+    }
+}
