@@ -727,3 +727,116 @@ fn an_impossible_budget_says_what_would_fit() {
         );
     }
 }
+
+/// The review page counts annotated frames once: the check on an item's page and its facts
+/// panel both say how many of the clip's frames carry boxes, which ffmpeg's decode of the clip
+/// confirms by pixels.
+#[test]
+fn review_page_counts_annotated_frames_as_the_facts_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let source = SynthVideo::new(320, 240).frames(100).gop(25).cached();
+    std::fs::copy(&source.path, d.join("src.mp4")).unwrap();
+    let (x0, y0, x1, y1) = BOX;
+    // Boxes on source frames 20..=83; the clip keeps 10..60 (span 10..90, decision at 50).
+    std::fs::write(
+        d.join("boxes.json"),
+        format!(
+            r#"{{"vidprep_annotations": 1, "coords": "pixels", "tracks": [{{"id": "a", "keys": [
+                {{"frame": 20, "box": [{x0}, {y0}, {x1}, {y1}]}}, {{"frame": 83, "box": [{x0}, {y0}, {x1}, {y1}]}}]}}]}}"#
+        ),
+    )
+    .unwrap();
+    let span = r#""source": "src.mp4", "start": 10, "end": 90, "decision": 50"#;
+    let export =
+        r#""exports": [{"kind": "clip", "preset": "ultrafast", "crf": 10, "audio": false}]"#;
+    let lines = [
+        format!(
+            r#"{{"id": "a", {span}, "boxes": {{"path": "boxes.json", "thickness": 5, "labels": false, "color": "ff00ff"}}, {export}}}"#
+        ),
+        format!(r#"{{"id": "p", {span}, {export}}}"#),
+    ];
+    std::fs::write(d.join("m.jsonl"), lines.join("\n") + "\n").unwrap();
+    vidprep()
+        .current_dir(d)
+        .args(["run", "m.jsonl", "--out-dir", "out"])
+        .assert()
+        .success();
+    vidprep()
+        .current_dir(d)
+        .args(["review", "out"])
+        .assert()
+        .success();
+    let boxed = boxed_frames(&d.join("out/a/clip.mp4"), &d.join("out/p/clip.mp4")).len();
+    assert_eq!(boxed, 40, "source frames 20..60 of the clip carry boxes");
+    // The item's page data.
+    let items = d.join("out/review/data/items");
+    let detail = std::fs::read_dir(&items)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .map(|t| {
+            let json = t
+                .split_once(", ")
+                .map(|(_, rest)| rest.trim_end().trim_end_matches(';').trim_end_matches(')'))
+                .unwrap()
+                .to_string();
+            serde_json::from_str::<Value>(&json).unwrap()
+        })
+        .find(|v| v["id"] == "a")
+        .expect("item a's page data");
+    let a = &detail["annotations"];
+    assert_eq!(a["frames_in_clip"], boxed, "{a}");
+    assert_eq!(a["in_truncated_part"], 24, "source frames 60..=83: {a}");
+    let facts: Vec<String> = detail["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f[0] == "Annotated frames")
+        .map(|f| f[1].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        facts[0].starts_with(&format!("{boxed} in the clip")),
+        "{facts:?}"
+    );
+    // Every count the page's script shows for the check is one the page data has.
+    let js = std::fs::read_to_string(d.join("out/review/assets/review.js")).unwrap();
+    let block = &js[js
+        .find("var a = d.annotations;")
+        .expect("the annotations check")..];
+    let block = &block[..block.find("// warnings").unwrap_or(block.len())];
+    for field in block.split("a.").skip(1) {
+        let name: String = field
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        assert!(
+            a.get(&name).is_some(),
+            "review.js reads annotations.{name}, which the page data lacks: {a}"
+        );
+    }
+    // In a browser (when one is installed): the check says what the facts say.
+    let downloads = d.join("downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    let Some(b) = support::webdriver::Browser::start(&downloads) else {
+        return;
+    };
+    b.goto_file(&d.join("out/review/index.html"));
+    let wait = std::time::Duration::from_secs(20);
+    b.wait_until(
+        "return document.querySelectorAll('#item-list .item-row').length === 2;",
+        wait,
+    );
+    b.click(&b.find(".item-row[data-id='a']"));
+    b.wait_until(
+        "const d = document.getElementById('detail'); return d && d.dataset.id === 'a' && [...document.querySelectorAll('.check-head')].some(h => h.textContent.startsWith('Annotated frames'));",
+        wait,
+    );
+    let shown = b.execute(
+        "return [...document.querySelectorAll('.check-head')].map(h => h.textContent).find(t => t.startsWith('Annotated frames'));",
+        vec![],
+    );
+    assert_eq!(
+        shown.as_str().unwrap(),
+        format!("Annotated frames{boxed} in clip · 24 outside")
+    );
+}
