@@ -365,6 +365,38 @@ mod tests {
         ConstantRateClock::new(n, Time::from_secs(fps), 640, 480).unwrap()
     }
 
+    #[test]
+    fn first_frame_times_are_moved_onto_the_timeline() {
+        // The first frame is at 1/24 s (an AVI with B-frames): frame i at (i + 1) / 24.
+        let times: Vec<Time> = (1..=10).map(|i| Time::new(i, 24)).collect();
+        let clock = TimestampClock::new(times, Time::new(11, 24), 100, 100).unwrap();
+        let keys = [
+            (Key::Time(Time::new(2, 24)), Some(bx(2.0))),
+            (Key::Time(Time::new(6, 24)), Some(bx(6.0))),
+        ];
+        let mut a = one_track(&keys);
+        // On the timeline 2/24 s is frame 1's time.
+        let r = a.resolve(&clock, Fill::None).unwrap();
+        assert_eq!(
+            (only(&r, 1), only(&r, 5)),
+            (Some((bx(2.0), false)), Some((bx(6.0), false)))
+        );
+        // From the first frame (V-STaR's `frame_index / fps`): frames 2 and 6, and the linear
+        // fill between them is by the same shifted times.
+        a.time_origin = crate::annotations::TimeOrigin::FirstFrame;
+        let r = a.resolve(&clock, Fill::None).unwrap();
+        assert_eq!(
+            (only(&r, 2), only(&r, 6)),
+            (Some((bx(2.0), false)), Some((bx(6.0), false)))
+        );
+        let r = a.resolve(&clock, Fill::Linear).unwrap();
+        assert_eq!(
+            only(&r, 4),
+            Some((BBox::lerp(&bx(2.0), &bx(6.0), 0.5), true))
+        );
+        assert_eq!(r.frame_span(), Some((2, 6)));
+    }
+
     fn only(r: &ResolvedBoxes, f: usize) -> Option<(BBox, bool)> {
         let b = r.boxes_at(f);
         assert!(b.len() <= 1, "frame {f}: {b:?}");
