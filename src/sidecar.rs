@@ -266,6 +266,58 @@ pub struct Sidecar {
 
 /// Writes `value` as pretty JSON (with a final newline) at `path` (a temporary path of an
 /// output group).
+/// Refuses to write `sidecar` for the video `main` when it belongs to something else: a file
+/// that is not a vidprep sidecar (vidprep never replaces a file it did not write), or the
+/// sidecar of another output still beside it. Sidecars are named after their video's stem,
+/// so `a.mp4`, `a.mkv` and `a.mov` in one folder would share `a.json`; the second is refused
+/// rather than leaving the first without the record of its frames.
+pub(crate) fn check_sidecar_owner(sidecar: &Path, main: &Path) -> Result<()> {
+    use crate::error::Error;
+    if !sidecar.is_file() {
+        return Ok(());
+    }
+    let owner = std::fs::read_to_string(sidecar)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .filter(|v| v.get("vidprep_version").is_some())
+        .map(|v| v["output"]["path"].as_str().map(str::to_string));
+    let Some(owner) = owner else {
+        return Err(Error::request(
+            sidecar,
+            format!(
+                "is in the way of {}'s sidecar and is not a vidprep sidecar; vidprep does not replace files it did not write: move it, or name the output differently",
+                main.display()
+            ),
+        ));
+    };
+    let Some(owner_name) = owner
+        .as_deref()
+        .and_then(|o| Path::new(o).file_name().map(|n| n.to_os_string()))
+    else {
+        return Ok(());
+    };
+    if Some(owner_name.as_os_str()) == main.file_name() {
+        return Ok(());
+    }
+    let other = sidecar.with_file_name(&owner_name);
+    let same_file = || match (std::fs::canonicalize(&other), std::fs::canonicalize(main)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if !other.is_file() || same_file() {
+        return Ok(());
+    }
+    Err(Error::request(
+        main,
+        format!(
+            "its sidecar {} would replace the sidecar of {}, which is still there (sidecars are named after the video's stem, so outputs in one folder need different stems); name this output differently, or remove {} and its sidecar first",
+            sidecar.display(),
+            other.display(),
+            other.display()
+        ),
+    ))
+}
+
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|e| crate::error::Error::internal(format!("cannot write JSON: {e}")))?;

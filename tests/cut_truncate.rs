@@ -311,9 +311,12 @@ fn copy_mode_keeps_whole_gops_and_says_so() {
         .assert()
         .success();
     let sc = sidecar(&out);
-    // Requested frames 28..73; keyframes every 25 frames: copied 25..75.
-    assert_eq!(sc["resolved"]["kept"]["start"], 28);
-    assert_eq!(sc["resolved"]["kept"]["end"], 73);
+    // Requested frames 28..73; keyframes every 25 frames: copied 25..75, which `resolved`
+    // states (the file holds them), the request kept under `resolved.requested`.
+    assert_eq!(sc["resolved"]["requested"]["kept"]["start"], 28);
+    assert_eq!(sc["resolved"]["requested"]["kept"]["end"], 73);
+    assert_eq!(sc["resolved"]["kept"]["start"], 25);
+    assert_eq!(sc["resolved"]["kept"]["end"], 75);
     assert_eq!(sc["copy"]["copied"]["start"], 25);
     assert_eq!(sc["copy"]["copied"]["end"], 75);
     let codes: Vec<u32> = oracle::frame_codes(&out);

@@ -427,7 +427,7 @@ fn annotation_spans_follow_a_track_and_a_vstar_item() {
     let vstar = dir.path().join("item.json");
     std::fs::write(
         &vstar,
-        r#"{"vid": "mover", "fps": 25, "width": 320, "height": 240, "timestamps": [2.0, 3.96],
+        r#"{"vid": "mover", "fps": 25, "width": 320, "height": 240, "timestamps": [2.0, 4.0],
             "bboxes": [{"timestamp": 2.0, "frame_index": 50, "xmin": 1, "ymin": 1, "xmax": 9, "ymax": 9}]}"#,
     )
     .unwrap();
@@ -443,7 +443,7 @@ fn annotation_spans_follow_a_track_and_a_vstar_item() {
         "--min-length",
         "1",
     ]);
-    // 2.0 s is frame 50; 3.96 s is frame 99, shown: the span ends after it.
+    // Half-open, as V-STaR's evaluation reads it: 2.0 s is frame 50's start, 4.0 s frame 99's end.
     assert_eq!(spans(&v), vec![(50, 100)]);
 
     // The proposals run through `run` as they are, with the evidence carried.

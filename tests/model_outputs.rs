@@ -110,7 +110,8 @@ fn the_container_follows_the_name_or_the_request_is_refused() {
     let src = SynthVideo::new(160, 120).frames(20).cached();
     let dir = tempfile::tempdir().unwrap();
     for (ext, format) in [("mp4", "mov,mp4"), ("mov", "mov,mp4"), ("mkv", "matroska")] {
-        let out = dir.path().join(format!("c.{ext}"));
+        // One stem per output: outputs sharing a stem would share a sidecar (refused).
+        let out = dir.path().join(format!("c-{ext}.{ext}"));
         vidprep()
             .arg("cut")
             .arg(&src.path)

@@ -38,7 +38,7 @@ pub use bbox::BBox;
 pub use clock::{ConstantRateClock, FrameClock, TimestampClock};
 pub use error::{AnnotationError, Location};
 pub use got10k::{check_sequence, open_sequence, read_got10k, sequence_images, Got10kSequence};
-pub use model::{Annotations, Coords, Detection, Entry, Extras, Key, Meta, Track};
+pub use model::{Annotations, Coords, Detection, Entry, Extras, Key, Meta, TimeOrigin, Track};
 pub use mot::read_mot;
 pub use native::{from_native_str, read_native, to_native_string, write_native};
 pub use plain::read_plain;

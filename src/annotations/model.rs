@@ -3,7 +3,9 @@
 //!
 //! Conventions: boxes are `x1,y1,x2,y2` in the displayed, upright frame (pixels, or fractions of
 //! the frame when [`Coords::Normalized`]); frame keys are 0-based; time keys are exact seconds
-//! from the start of the video. Every reader converts to these at its edge.
+//! counted from the file's [`TimeOrigin`]: the video's timeline (what `cut --start`, ffmpeg's
+//! `-ss` and players count: seconds from the input's start) unless the format counts from the
+//! first frame (V-STaR). Every reader converts to these at its edge.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -14,14 +16,40 @@ use super::error::{AnnotationError, Location};
 use super::Format;
 use crate::time::Time;
 
-/// When an annotation applies: a 0-based frame index of the video, or a time in seconds from
-/// the video's start. Frame keys sort before time keys; within a kind they sort by value.
+/// When an annotation applies: a 0-based frame index of the video, or a time in seconds (from
+/// the file's [`TimeOrigin`]). Frame keys sort before time keys; within a kind they sort by value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Key {
     /// A 0-based frame index of the video.
     Frame(usize),
-    /// Exact seconds from the start of the video.
+    /// Exact seconds from the file's [`TimeOrigin`].
     Time(Time),
+}
+
+/// What a file's time keys count from. Resolution puts every time on the video's timeline;
+/// the two differ only for a video whose first frame is shown after the input's start (an
+/// AVI with B-frames, audio that starts first, an edit list that delays the video).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TimeOrigin {
+    /// Seconds on the video's timeline: from the input's start, as `cut --start`, ffmpeg's
+    /// `-ss` and players count them (vidprep JSON, plain CSV/JSON).
+    #[default]
+    Timeline,
+    /// Seconds from the video's first frame: V-STaR's `timestamp` is `frame_index / fps` and
+    /// its evaluation takes the whole video as `[0, frame_count / fps]`; Waymo's first
+    /// `timestamp_micros` is the first frame. Moved onto the timeline by adding the first
+    /// frame's time.
+    FirstFrame,
+}
+
+impl TimeOrigin {
+    /// The name files and sidecars write: `timeline` or `first_frame`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeOrigin::Timeline => "timeline",
+            TimeOrigin::FirstFrame => "first_frame",
+        }
+    }
 }
 
 impl fmt::Display for Key {
@@ -176,6 +204,8 @@ pub struct Annotations {
     pub detections: Vec<Detection>,
     /// The unit of every box in `tracks` and `detections`.
     pub coords: Coords,
+    /// What the time keys count from.
+    pub time_origin: TimeOrigin,
     /// What the file says about itself.
     pub meta: Meta,
 }
@@ -186,6 +216,15 @@ impl Annotations {
         Annotations {
             coords,
             ..Annotations::default()
+        }
+    }
+
+    /// What to add to a time key to put it on the timeline of a video whose first frame is
+    /// at `first_frame_time` (zero for [`TimeOrigin::Timeline`]).
+    pub fn time_shift(&self, first_frame_time: Time) -> Time {
+        match self.time_origin {
+            TimeOrigin::Timeline => Time::ZERO,
+            TimeOrigin::FirstFrame => first_frame_time,
         }
     }
 

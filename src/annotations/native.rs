@@ -5,6 +5,7 @@
 //! {
 //!   "vidprep_annotations": 1,
 //!   "coords": "pixels",                      // or "normalized" (fractions of the frame)
+//!   "time_origin": "first_frame",            // optional; default "timeline" (see below)
 //!   "meta": {"source_format": "got10k", "source_path": "...", "fps": "25",
 //!            "frame_size": [480, 360], "frame_count": 196, "fields": {"object_class": "bag"}},
 //!   "tracks": [
@@ -20,6 +21,9 @@
 //! ```
 //! - every key has exactly one of `frame` (0-based index) or `time` (exact seconds as text,
 //!   `"4.2"` or `"21/5"`), and either `box` (`[x1, y1, x2, y2]`) or `"absent": true`;
+//! - `time` counts on the video's timeline (from the input's start, as `cut --start` does)
+//!   unless `"time_origin": "first_frame"` says it counts from the first frame (kept when
+//!   V-STaR or Waymo times are saved);
 //! - `meta`, `label`, `extras`, `score` and the `meta` members are optional; unknown members
 //!   are errors (a misspelt member should not be ignored silently);
 //! - times are exact fractions; coordinates are JSON numbers written in the shortest form that
@@ -36,7 +40,7 @@ use serde_json::Value;
 
 use super::bbox::BBox;
 use super::error::{AnnotationError, Location};
-use super::model::{Annotations, Coords, Detection, Entry, Key, Meta, Track};
+use super::model::{Annotations, Coords, Detection, Entry, Key, Meta, TimeOrigin, Track};
 use super::text::{read_text, show_json};
 use super::{Format, ReadOptions, Recognised, Shape, Sniffed};
 use crate::time::Time;
@@ -53,11 +57,21 @@ struct FileWire {
     vidprep_annotations: u64,
     coords: CoordsWire,
     #[serde(default)]
+    time_origin: TimeOriginWire,
+    #[serde(default)]
     meta: MetaWire,
     #[serde(default)]
     tracks: Vec<TrackWire>,
     #[serde(default)]
     detections: Vec<DetectionWire>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Default, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum TimeOriginWire {
+    #[default]
+    Timeline,
+    FirstFrame,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy)]
@@ -163,6 +177,13 @@ pub fn to_native_string(annotations: &Annotations) -> Result<String, AnnotationE
     out.push_str("{\n");
     let _ = writeln!(out, "  \"{NATIVE_MARKER}\": {NATIVE_VERSION},");
     let _ = writeln!(out, "  \"coords\": {},", json(&coords));
+    if annotations.time_origin == TimeOrigin::FirstFrame {
+        let _ = writeln!(
+            out,
+            "  \"time_origin\": {},",
+            json(&TimeOriginWire::FirstFrame)
+        );
+    }
     let _ = writeln!(out, "  \"meta\": {},", json(&meta_wire));
     out.push_str("  \"tracks\": [");
     for (ti, track) in annotations.tracks.iter().enumerate() {
@@ -358,6 +379,10 @@ pub fn from_native_str(text: &str, path: &Path) -> Result<Annotations, Annotatio
         coords: match file.coords {
             CoordsWire::Pixels => Coords::Pixels,
             CoordsWire::Normalized => Coords::Normalized,
+        },
+        time_origin: match file.time_origin {
+            TimeOriginWire::Timeline => TimeOrigin::Timeline,
+            TimeOriginWire::FirstFrame => TimeOrigin::FirstFrame,
         },
         meta: Meta {
             source_format,
@@ -575,7 +600,7 @@ mod tests {
         (
             proptest::collection::vec(track(), 0..5),
             proptest::collection::vec(detection(), 0..6),
-            any::<bool>(),
+            (any::<bool>(), any::<bool>()),
             proptest::option::of((1i64..100_000, 1i64..1001)),
             proptest::option::of((1u32..10_000, 1u32..10_000)),
             proptest::collection::btree_map(
@@ -588,29 +613,36 @@ mod tests {
                 0..4,
             ),
         )
-            .prop_map(|(mut tracks, detections, normalized, fps, size, fields)| {
-                // Track ids must be unique in a file.
-                for (i, t) in tracks.iter_mut().enumerate() {
-                    t.id = format!("{i}-{}", t.id);
-                }
-                Annotations {
-                    tracks,
-                    detections,
-                    coords: if normalized {
-                        Coords::Normalized
-                    } else {
-                        Coords::Pixels
-                    },
-                    meta: Meta {
-                        source_format: Some(Format::Mot),
-                        source_path: Some(PathBuf::from("some/where.txt")),
-                        fps: fps.map(|(n, d)| Time::new(n, d)),
-                        frame_size: size,
-                        frame_count: size.map(|(w, _)| w as usize),
-                        fields,
-                    },
-                }
-            })
+            .prop_map(
+                |(mut tracks, detections, (normalized, first_frame), fps, size, fields)| {
+                    // Track ids must be unique in a file.
+                    for (i, t) in tracks.iter_mut().enumerate() {
+                        t.id = format!("{i}-{}", t.id);
+                    }
+                    Annotations {
+                        tracks,
+                        detections,
+                        coords: if normalized {
+                            Coords::Normalized
+                        } else {
+                            Coords::Pixels
+                        },
+                        time_origin: if first_frame {
+                            TimeOrigin::FirstFrame
+                        } else {
+                            TimeOrigin::Timeline
+                        },
+                        meta: Meta {
+                            source_format: Some(Format::Mot),
+                            source_path: Some(PathBuf::from("some/where.txt")),
+                            fps: fps.map(|(n, d)| Time::new(n, d)),
+                            frame_size: size,
+                            frame_count: size.map(|(w, _)| w as usize),
+                            fields,
+                        },
+                    }
+                },
+            )
     }
 
     proptest! {

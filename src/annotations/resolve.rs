@@ -4,7 +4,8 @@
 //!
 //! Rules:
 //! - a frame key `i` is frame `i`; a time key `t` lands on the frame shown at `t` (the frame
-//!   with the largest presentation time `<= t`). Keys that land on no frame (frame index past
+//!   with the largest presentation time `<= t`), after [`Annotations::time_shift`] puts it on
+//!   the video's timeline (a V-STaR time counts from the first frame). Keys that land on no frame (frame index past
 //!   the end, time before the first frame or at/after the video's end) are counted in
 //!   [`ResolvedBoxes::keys_outside_video`]; time keys outside still anchor interpolation, so a
 //!   clip cut from a longer annotated video gets the in-between boxes at its edges.
@@ -172,6 +173,11 @@ impl Annotations {
         let mut out: Vec<(usize, DrawBox)> = Vec::new();
         let mut outside = 0usize;
         let mut superseded = 0usize;
+        let shift = if n == 0 {
+            Time::ZERO
+        } else {
+            self.time_shift(clock.frame_time(0))
+        };
 
         for (ti, track) in self.tracks.iter().enumerate() {
             let mut anchors: Vec<Anchor> = Vec::with_capacity(track.keys.len());
@@ -185,6 +191,7 @@ impl Annotations {
                     }),
                     Key::Frame(_) => outside += 1,
                     Key::Time(t) => {
+                        let t = t + shift;
                         let frame = if n == 0 {
                             None
                         } else {
@@ -276,7 +283,7 @@ impl Annotations {
         for (di, d) in self.detections.iter().enumerate() {
             let frame = match d.key {
                 Key::Frame(i) => (i < n).then_some(i),
-                Key::Time(t) if n > 0 => clock.frame_shown_at(t),
+                Key::Time(t) if n > 0 => clock.frame_shown_at(t + shift),
                 Key::Time(_) => None,
             };
             match frame {
@@ -356,6 +363,38 @@ mod tests {
 
     fn cfr(n: usize, fps: i64) -> ConstantRateClock {
         ConstantRateClock::new(n, Time::from_secs(fps), 640, 480).unwrap()
+    }
+
+    #[test]
+    fn first_frame_times_are_moved_onto_the_timeline() {
+        // The first frame is at 1/24 s (an AVI with B-frames): frame i at (i + 1) / 24.
+        let times: Vec<Time> = (1..=10).map(|i| Time::new(i, 24)).collect();
+        let clock = TimestampClock::new(times, Time::new(11, 24), 100, 100).unwrap();
+        let keys = [
+            (Key::Time(Time::new(2, 24)), Some(bx(2.0))),
+            (Key::Time(Time::new(6, 24)), Some(bx(6.0))),
+        ];
+        let mut a = one_track(&keys);
+        // On the timeline 2/24 s is frame 1's time.
+        let r = a.resolve(&clock, Fill::None).unwrap();
+        assert_eq!(
+            (only(&r, 1), only(&r, 5)),
+            (Some((bx(2.0), false)), Some((bx(6.0), false)))
+        );
+        // From the first frame (V-STaR's `frame_index / fps`): frames 2 and 6, and the linear
+        // fill between them is by the same shifted times.
+        a.time_origin = crate::annotations::TimeOrigin::FirstFrame;
+        let r = a.resolve(&clock, Fill::None).unwrap();
+        assert_eq!(
+            (only(&r, 2), only(&r, 6)),
+            (Some((bx(2.0), false)), Some((bx(6.0), false)))
+        );
+        let r = a.resolve(&clock, Fill::Linear).unwrap();
+        assert_eq!(
+            only(&r, 4),
+            Some((BBox::lerp(&bx(2.0), &bx(6.0), 0.5), true))
+        );
+        assert_eq!(r.frame_span(), Some((2, 6)));
     }
 
     fn only(r: &ResolvedBoxes, f: usize) -> Option<(BBox, bool)> {

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use super::bbox::BBox;
 use super::clock::FrameClock;
 use super::error::{AnnotationError, Location};
-use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, TrackSet};
+use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, TimeOrigin, TrackSet};
 use super::resolve::Fill;
 use super::text::{json_time, parse_integer, parse_time, read_json, show_json, snap_fps};
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed};
@@ -374,6 +374,8 @@ fn read_item(
     }
 
     let mut annotations = Annotations::new(Coords::Pixels);
+    // `timestamp` is `frame_index / fps`: seconds from the first frame.
+    annotations.time_origin = TimeOrigin::FirstFrame;
     annotations.tracks = set.into_tracks();
     let fields: BTreeMap<String, Value> = item
         .iter()
@@ -433,7 +435,8 @@ fn box_of(path: &Path, at: &str, map: &Map<String, Value>) -> Result<BBox, Annot
 /// One V-STaR box as written: `timestamp` in seconds, 0-based `frame_index`, pixel corners.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VstarBox {
-    /// The frame's presentation time, seconds from the start of the video.
+    /// The frame's presentation time, seconds from the video's first frame (V-STaR's
+    /// `frame_index / fps` for a constant rate).
     pub timestamp: f64,
     /// The frame's 0-based index in the video.
     pub frame_index: usize,
@@ -463,8 +466,9 @@ pub struct VstarItem {
     pub frame_count: usize,
     /// What the boxes follow: the track's label, or its id when it has none.
     pub object: String,
-    /// `[start_s, end_s]`: the presentation times of the first and last frame with a box
-    /// (both included; the last frame's display time is not added).
+    /// `[start_s, end_s]`, seconds from the first frame, half-open: from the first frame with
+    /// a box to the end of the last one (a frame at `t` is inside when `start_s <= t < end_s`;
+    /// the whole video is `[0, frame_count / fps]`, as V-STaR's evaluation takes it).
     pub timestamps: [f64; 2],
     /// One box per frame with a box, in frame order, clamped to the frame.
     pub bboxes: Vec<VstarBox>,
@@ -493,16 +497,26 @@ pub fn vstar_item(
         tracks: vec![t.clone()],
         detections: Vec::new(),
         coords: annotations.coords,
+        time_origin: annotations.time_origin,
         meta: Meta::default(),
     };
     let resolved = single.resolve(clock, fill)?;
     let (w, h) = clock.frame_size();
+    // V-STaR times count from the first frame.
+    let origin = if clock.frame_count() > 0 {
+        clock.frame_time(0)
+    } else {
+        Time::ZERO
+    };
+    let since_first = |t: Time| (t - origin).as_secs_f64();
     let mut bboxes = Vec::new();
+    let mut last_frame = 0;
     for (frame, boxes) in resolved.frames_with_boxes() {
         for d in boxes {
             if let Some(b) = d.bbox.clamped(w as f64, h as f64) {
+                last_frame = frame;
                 bboxes.push(VstarBox {
-                    timestamp: clock.frame_time(frame).as_secs_f64(),
+                    timestamp: since_first(clock.frame_time(frame)),
                     frame_index: frame,
                     xmin: b.x1,
                     ymin: b.y1,
@@ -512,14 +526,21 @@ pub fn vstar_item(
             }
         }
     }
-    let (Some(first), Some(last)) = (bboxes.first(), bboxes.last()) else {
+    let Some(first_box) = bboxes.first() else {
         return Err(AnnotationError::Usage(format!(
             "track {:?} has no box inside any frame of the video ({} frames, {w}x{h})",
             t.id,
             clock.frame_count()
         )));
     };
-    let timestamps = [first.timestamp, last.timestamp];
+    // Half-open, as V-STaR's evaluation reads it: from the first boxed frame's time to the
+    // end of the last boxed frame (the next frame's time, or the video's end).
+    let end = if last_frame + 1 < clock.frame_count() {
+        clock.frame_time(last_frame + 1)
+    } else {
+        clock.end_time()
+    };
+    let timestamps = [first_box.timestamp, since_first(end)];
     Ok(VstarItem {
         vid: vid.to_string(),
         fps: clock.nominal_fps().map_or(0.0, Time::as_secs_f64),
@@ -742,7 +763,8 @@ mod tests {
         );
         // clamped to the 100x50 frame
         assert_eq!((item.bboxes[3].xmax, item.bboxes[3].ymax), (100.0, 50.0));
-        assert_eq!(item.timestamps, [0.08, 0.28]);
+        // half-open: frame 2's time to the end of frame 7 (frame 8's time)
+        assert_eq!(item.timestamps, [0.08, 0.32]);
         item.extra.insert("source".into(), "host.mp4".into());
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out.json");

@@ -8,7 +8,8 @@
 //!   `box.size.x`, `width`/`box.width`/`box.size.y`;
 //! - key: `frame`/`frame_index` (0-based), or `timestamp`/`time` (seconds), or
 //!   `timestamp_micros`/`frame_timestamp_micros` (microseconds; made relative to the smallest
-//!   timestamp in the file, which becomes time 0 and is kept as the `time_origin_micros` field);
+//!   timestamp in the file, which becomes time 0 and is kept as the `time_origin_micros` field;
+//!   these times count from the video's first frame, [`super::TimeOrigin::FirstFrame`]);
 //! - object: `id`/`object_id`/`camera_object_id`/`track_id` (required);
 //! - class (optional): `type`/`label`/`class`/`category` (Waymo type numbers 0..4 become
 //!   `unknown`, `vehicle`, `pedestrian`, `sign`, `cyclist`);
@@ -234,6 +235,8 @@ fn read_waymo_table(
     };
     if let Some(o) = origin {
         meta.fields.insert("time_origin_micros".into(), o.into());
+        // The earliest camera timestamp is the first frame.
+        annotations.time_origin = super::model::TimeOrigin::FirstFrame;
     }
     if let Some(c) = wanted_camera {
         meta.fields.insert("camera".into(), c.into());

@@ -1,7 +1,9 @@
 //! Spans from annotations: where a track (or any track) has a box on the video's frames,
 //! after the same resolution `overlay` uses (keys on frames or times, gaps filled as asked),
-//! or the temporal span a V-STaR item gives (`timestamps: [start_s, end_s]`, both ends
-//! shown). Needs the frame table, never a decode.
+//! or the temporal span a V-STaR item gives (`timestamps: [start_s, end_s]`: seconds from the
+//! first frame, half-open as V-STaR's evaluation reads them, the frames shown from `start_s`
+//! until `end_s`; each end is taken to the nearest frame boundary, so rounded times land on
+//! the frames they name). Needs the frame table, never a decode.
 
 use std::path::PathBuf;
 
@@ -80,13 +82,11 @@ pub fn spans(source: &Source, table: &FrameTable, request: &AnnotationSpans) -> 
                     ),
                 )
             })?;
-        let to_time = |s: f64| Time::from_secs_f64(s, 1_000_000).unwrap_or(Time::ZERO);
-        let start = table.first_at_or_after(to_time(pair.0));
-        // Both ends are shown: the span runs to the frame after the one shown at the end.
-        let end = table
-            .shown_at(to_time(pair.1))
-            .map_or(table.len(), |i| i + 1)
-            .max(start);
+        // On the table's timeline: a V-STaR time counts from the first frame.
+        let shift = loaded.annotations.time_shift(table.time(0));
+        let to_time = |s: f64| Time::from_secs_f64(s, 1_000_000).unwrap_or(Time::ZERO) + shift;
+        let start = nearest_boundary(table, to_time(pair.0));
+        let end = nearest_boundary(table, to_time(pair.1)).max(start);
         return Ok(if start < end {
             vec![Span {
                 start,
@@ -150,4 +150,28 @@ pub fn spans(source: &Source, table: &FrameTable, request: &AnnotationSpans) -> 
         }
     }
     Ok(out)
+}
+
+/// The frame boundary nearest to `t`: `k` stands for the start of frame `k` (its time), `len()`
+/// for the video's end. At equal distance the later boundary wins.
+fn nearest_boundary(table: &FrameTable, t: Time) -> usize {
+    let n = table.len();
+    let at = |k: usize| {
+        if k < n {
+            table.time(k)
+        } else {
+            table.end_time()
+        }
+    };
+    let after = table.first_at_or_after(t);
+    if after == 0 {
+        return 0;
+    }
+    let before = after - 1;
+    let gap = |a: Time, b: Time| if a > b { a - b } else { b - a };
+    if after <= n && gap(at(after), t) <= gap(t, at(before)) {
+        after
+    } else {
+        before
+    }
 }

@@ -43,6 +43,17 @@ impl Claimed {
         let main_temp = group.file(&main)?;
         let sidecar = target.sidecar_path();
         let sidecar_temp = group.file(&sidecar)?;
+        // Written in place (not inside an item folder replaced as a whole): the sidecar must
+        // not be another output's or a file vidprep did not write.
+        let folder = |p: &Path| {
+            p.parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf()
+        };
+        if folder(&sidecar_temp) == folder(&sidecar) {
+            crate::sidecar::check_sidecar_owner(&sidecar, &main)?;
+        }
         let boxes = match boxes_out {
             None => None,
             Some(format) => {

@@ -1,8 +1,9 @@
 //! Stream copy (`"copy": true` on a clip): whole GOPs copied without decoding. The start
 //! moves back to the keyframe at or before it and the end forward to the next keyframe (or
 //! the end of the video), since a copied clip can only begin at a keyframe and must keep the
-//! frames its B-frames reference. The sidecar says which span was really kept and lists the
-//! copied frames.
+//! frames its B-frames reference. The sidecar's `resolved` states the frames the file holds
+//! (`kept`, `frames`, `start`, `end`: the copied GOPs), the span asked for under
+//! `resolved.requested`, and lists the copied frames.
 
 use ffmpeg_next as ffmpeg;
 use serde::Serialize;
@@ -280,7 +281,7 @@ pub(crate) fn copy_export(
         sources: stream.source_records(),
         request: serde_json::to_value(&stream.plan).expect("a plan serialises"),
         export: serde_json::to_value(spec).expect("an export serialises"),
-        resolved: stream.resolved_json(),
+        resolved: held_resolution(stream, &copied, &table),
         frames: provenance.into_runs(),
         damaged_frames: Vec::new(),
         encode: None,
@@ -305,4 +306,49 @@ pub(crate) fn copy_export(
         frames: copied.len(),
         warnings: all_warnings,
     })
+}
+
+/// The stream's `resolved` record made true of a copy: `cut` and `kept` are the source frames
+/// the file holds (from the first to the last copied), `frames` how many, `start`/`end` their
+/// source times; what was asked moves to `requested`; a decision point says which frames the
+/// copy really kept and dropped.
+fn held_resolution(
+    stream: &ProcessedStream,
+    copied: &[usize],
+    table: &crate::media::table::FrameTable,
+) -> serde_json::Value {
+    let mut resolved = stream.resolved_json();
+    let (Some(&first), Some(&last)) = (copied.first(), copied.last()) else {
+        return resolved;
+    };
+    let held = FrameRange::new(first, last + 1);
+    let requested = serde_json::json!({
+        "cut": resolved["cut"].clone(),
+        "kept": resolved["kept"].clone(),
+        "start": resolved["start"].clone(),
+        "end": resolved["end"].clone(),
+        "frames": resolved["frames"].clone(),
+    });
+    resolved["cut"] = serde_json::to_value(held).expect("a range serialises");
+    resolved["kept"] = resolved["cut"].clone();
+    resolved["start"] =
+        serde_json::to_value(crate::sidecar::TimeRecord::from(table.time(first))).expect("time");
+    let end_time = if last + 1 < table.len() {
+        table.time(last + 1)
+    } else {
+        table.end_time()
+    };
+    resolved["end"] =
+        serde_json::to_value(crate::sidecar::TimeRecord::from(end_time)).expect("time");
+    resolved["frames"] = copied.len().into();
+    if resolved["decision"].is_object() {
+        resolved["decision"]["last_kept_frame"] = last.into();
+        resolved["decision"]["first_dropped_frame"] = if last + 1 < table.len() {
+            (last + 1).into()
+        } else {
+            serde_json::Value::Null
+        };
+    }
+    resolved["requested"] = requested;
+    resolved
 }

@@ -102,22 +102,19 @@ pub fn plan_rates(
     max_size: (u32, u32),
     budget: u64,
 ) -> std::result::Result<RatePlan, String> {
-    let total_rate = budget as f64 * 8.0 / duration_s;
-    let audio_bit_rate = has_audio.then(|| (total_rate * 0.1).clamp(32_000.0, 128_000.0) as u64);
-    let overhead = 2048.0
-        + 24.0 * frames as f64
-        + if has_audio {
-            12.0 * duration_s * 48_000.0 / 1024.0
-        } else {
-            0.0
-        };
-    let video_bit_rate = ((budget as f64 * AIM - overhead) * 8.0
-        - audio_bit_rate.unwrap_or(0) as f64 * duration_s)
-        / duration_s;
+    let audio_bit_rate = audio_rate_for(budget, duration_s, has_audio);
+    let video_bit_rate = video_rate_for(budget, frames, duration_s, audio_bit_rate);
+    let fits = Fits {
+        frames,
+        duration_s,
+        has_audio,
+        budget,
+    };
     if video_bit_rate < MIN_VIDEO_RATE {
         return Err(format!(
-            "a budget of {budget} bytes leaves {:.0} bit/s of video for {duration_s:.2} s; at least {MIN_VIDEO_RATE:.0} bit/s is needed",
-            video_bit_rate.max(0.0)
+            "a budget of {budget} bytes leaves {:.0} bit/s of video for {duration_s:.2} s; at least {MIN_VIDEO_RATE:.0} bit/s is needed. {}",
+            video_bit_rate.max(0.0),
+            fits.suggestions(MIN_VIDEO_RATE)
         ));
     }
     let mut size = fit_within(width, height, max_size.0, max_size.1);
@@ -137,11 +134,15 @@ pub fn plan_rates(
         );
     }
     if bpp(size, frame_step) < MIN_BITS_PER_PIXEL / 2.0 {
+        let needed =
+            MIN_BITS_PER_PIXEL / 2.0 * size.0 as f64 * size.1 as f64 * fps / frame_step as f64;
         return Err(format!(
-            "a budget of {budget} bytes is too small for {duration_s:.2} s of video even at {}x{} and {:.1} fps",
+            "a budget of {budget} bytes is too small for {duration_s:.2} s of video even at {}x{} and {:.1} fps (the lowest size and frame rate it goes down to): {:.0} bit/s of video where {needed:.0} are needed. {}",
             size.0,
             size.1,
-            fps / frame_step as f64
+            fps / frame_step as f64,
+            video_bit_rate,
+            fits.suggestions(needed)
         ));
     }
     Ok(RatePlan {
@@ -150,6 +151,142 @@ pub fn plan_rates(
         video_bit_rate,
         audio_bit_rate,
     })
+}
+
+/// The audio rate of a capped video: a tenth of the budget's rate, 32 to 128 kbit/s.
+fn audio_rate_for(budget: u64, duration_s: f64, has_audio: bool) -> Option<u64> {
+    let total_rate = budget as f64 * 8.0 / duration_s;
+    has_audio.then(|| (total_rate * 0.1).clamp(32_000.0, 128_000.0) as u64)
+}
+
+/// The video rate left by `budget` bytes for `frames` frames over `duration_s` seconds, after
+/// the container's overhead and the audio.
+fn video_rate_for(budget: u64, frames: usize, duration_s: f64, audio: Option<u64>) -> f64 {
+    let overhead = 2048.0
+        + 24.0 * frames as f64
+        + if audio.is_some() {
+            12.0 * duration_s * 48_000.0 / 1024.0
+        } else {
+            0.0
+        };
+    ((budget as f64 * AIM - overhead) * 8.0 - audio.unwrap_or(0) as f64 * duration_s) / duration_s
+}
+
+/// A capped export that does not fit, and what would.
+struct Fits {
+    frames: usize,
+    duration_s: f64,
+    has_audio: bool,
+    budget: u64,
+}
+
+impl Fits {
+    /// The least budget (file bytes) that leaves `rate` bit/s of video.
+    fn least_budget(&self, rate: f64, audio: bool) -> u64 {
+        let (mut lo, mut hi) = (1u64, 1u64 << 50);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let a = audio_rate_for(mid, self.duration_s, audio);
+            if video_rate_for(mid, self.frames, self.duration_s, a) >= rate {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+
+    /// The longest span (seconds, at the same frame rate, with audio as asked) this budget
+    /// leaves `rate` bit/s of video for.
+    fn longest_span(&self, rate: f64) -> f64 {
+        let fps = self.frames as f64 / self.duration_s;
+        let (mut lo, mut hi) = (0.0f64, self.duration_s);
+        for _ in 0..60 {
+            let mid = (lo + hi) / 2.0;
+            let frames = (fps * mid).ceil().max(1.0) as usize;
+            let audio = audio_rate_for(self.budget, mid, self.has_audio);
+            if mid > 0.0 && video_rate_for(self.budget, frames, mid, audio) >= rate {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// "What would fit: ..." for `rate` bit/s of video.
+    fn suggestions(&self, rate: f64) -> String {
+        let mut options = Vec::new();
+        let b64 = |bytes: u64| base64_len(bytes).div_ceil(1000) * 1000;
+        if self.has_audio {
+            let without = video_rate_for(self.budget, self.frames, self.duration_s, None);
+            if without >= rate {
+                options.push(format!("--no-audio (leaves {without:.0} bit/s of video)"));
+            }
+            options.push(format!(
+                "--max-base64-bytes {} with audio, {} with --no-audio",
+                b64(self.least_budget(rate, true)),
+                b64(self.least_budget(rate, false))
+            ));
+        } else {
+            options.push(format!(
+                "--max-base64-bytes {}",
+                b64(self.least_budget(rate, false))
+            ));
+        }
+        // Rounded down to the hundredth, so that the span named fits.
+        let span = (self.longest_span(rate) * 100.0).floor() / 100.0;
+        if span >= 0.01 && span < self.duration_s {
+            options.push(format!("a span of at most {span:.2} s (--start/--end)"));
+        }
+        format!("What would fit: {}", options.join("; or "))
+    }
+}
+
+/// Frames per second, to the millisecond.
+fn fps_text(fps: f64) -> String {
+    let t = format!("{:.3}", fps);
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The frame rate a plan keeps: the stream's, the output's and the step between them.
+fn frame_rate_record(plan: &RatePlan, frames: usize, duration_s: f64) -> serde_json::Value {
+    let fps = frames as f64 / duration_s.max(1e-9);
+    serde_json::json!({
+        "source_fps": fps_text(fps).parse::<f64>().unwrap_or(fps),
+        "output_fps": fps_text(fps / plan.frame_step as f64).parse::<f64>().unwrap_or(fps),
+        "frame_step": plan.frame_step,
+        "lowered": plan.frame_step > 1,
+    })
+}
+
+/// Warnings for a plan that lowers the frame rate or the size below what the caps allow.
+fn lowered(
+    plan: &RatePlan,
+    (width, height): (u32, u32),
+    max: (u32, u32),
+    frames: usize,
+    duration_s: f64,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let fps = frames as f64 / duration_s.max(1e-9);
+    if plan.frame_step > 1 {
+        out.push(format!(
+            "lowered the frame rate from {} to {} fps (one frame in {} kept) to fit the budget; a larger --max-base64-bytes{} or a shorter span keeps every frame",
+            fps_text(fps),
+            fps_text(fps / plan.frame_step as f64),
+            plan.frame_step,
+            if plan.audio_bit_rate.is_some() { ", --no-audio" } else { "" }
+        ));
+    }
+    let fitted = fit_within(width, height, max.0, max.1);
+    if plan.size != fitted {
+        out.push(format!(
+            "lowered the size from {}x{} to {}x{} to fit the budget",
+            fitted.0, fitted.1, plan.size.0, plan.size.1
+        ));
+    }
+    out
 }
 
 /// What the solver makes of an attempt.
@@ -531,6 +668,13 @@ impl Export for VideoMaker {
             budget,
         )
         .map_err(|m| Error::request(&stream.source, m))?;
+        self.pass_warnings.extend(lowered(
+            &rate_plan,
+            (width, height),
+            max,
+            stream.frame_count(),
+            duration,
+        ));
         self.solver = Some(RateSolver::new(
             rate_plan,
             self.video.max_base64_bytes,
@@ -617,6 +761,11 @@ impl Export for VideoMaker {
                 "base64_bytes": attempt.base64_bytes,
                 "budget_used": attempt.budget_used,
                 "encodes": solver.attempts.len(),
+                "frame_rate": frame_rate_record(&solver.plan, stream.frame_count(), stream.duration().as_secs_f64()),
+                "size": {
+                    "fitted": fit_within(stream.display_size().0, stream.display_size().1, self.video.max_size.0, self.video.max_size.1),
+                    "encoded": [attempt.width, attempt.height],
+                },
                 "attempts": solver.attempts,
                 "base64": self.base64.as_ref().map(|(p, _)| p.display().to_string()),
             }),

@@ -316,7 +316,12 @@ fn earlier_output_replaced() {
         .writes("o.json")
         .with(|d| {
             std::fs::write(d.join("o.mp4"), b"old").unwrap();
-            std::fs::write(d.join("o.json"), b"old").unwrap();
+            // An earlier run's sidecar (a file vidprep did not write is never replaced).
+            std::fs::write(
+                d.join("o.json"),
+                br#"{"vidprep_version": "0.0.1", "output": {"path": "o.mp4"}}"#,
+            )
+            .unwrap();
         }),
     );
 }

@@ -933,12 +933,12 @@
     var dmg = d.damaged_frames || [];
     checks.appendChild(el('div', { cls: 'check' }, [el('div', { cls: 'check-head' }, [el('span', { text: 'Damaged frames' }),
       el('span', { cls: dmg.length ? 'bad' : 'good', text: dmg.length ? dmg.length + ': ' + dmg.slice(0, 40).join(', ') + (dmg.length > 40 ? ', …' : '') : 'none' })])]));
-    // annotation keys outside the clip
+    // annotated source frames in and outside the clip (the facts panel's counts)
     var a = d.annotations;
     if (a) {
       var outside = (a.before_span | 0) + (a.in_truncated_part | 0) + (a.after_span | 0);
-      checks.appendChild(el('div', { cls: 'check' }, [el('div', { cls: 'check-head' }, [el('span', { text: 'Annotation keys' }),
-        el('span', { cls: outside ? 'warn' : 'good', text: (a.keys_in_clip | 0) + ' in clip · ' + outside + ' outside' })]),
+      checks.appendChild(el('div', { cls: 'check' }, [el('div', { cls: 'check-head' }, [el('span', { text: 'Annotated frames' }),
+        el('span', { cls: outside ? 'warn' : 'good', text: (a.frames_in_clip | 0) + ' in clip · ' + outside + ' outside' })]),
         el('div', { cls: 'small muted', text: 'before span ' + (a.before_span | 0) + ' · in truncated part ' + (a.in_truncated_part | 0) + ' · after span ' + (a.after_span | 0) })]));
     }
     // warnings
