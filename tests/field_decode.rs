@@ -164,3 +164,226 @@ fn rotated_qtrle_frames_are_ffmpegs_rgb() {
     .unwrap();
     assert_png_frames_equal_ffmpeg(&rotated, &[], None);
 }
+
+// ------------------------------------------------------------------ damaged Theora
+
+/// How a Theora file is damaged.
+#[derive(Clone, Copy)]
+enum Damage {
+    /// Three runs of 400 bytes of 0xff at 45, 52 and 60 % of the file, as the format matrix's
+    /// `damaged_ogv` is made: pages fail their CRC, their packets are lost, later frames are
+    /// decoded from wrong references (concealed).
+    LostPages,
+    /// 40,000 zero bytes at 30 %: the Ogg demuxer reports invalid data there and ffmpeg and
+    /// ffprobe stop reading (the rest of the file is not part of the video for them).
+    Unreadable,
+}
+
+/// A 40 s frame-coded Theora file (24 fps, keyframe every 24, 960 frames when whole),
+/// damaged as `damage` says.
+fn damaged_theora(dir: &Path, damage: Damage) -> PathBuf {
+    let src = dir.join("whole.ogv");
+    let filter = common::code::ffmpeg_code_filter(16);
+    cmd::ffmpeg(&[
+        "-v",
+        "error",
+        "-y",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=320x240:rate=24:duration=40",
+        "-vf",
+        &filter,
+        "-c:v",
+        "libtheora",
+        "-q:v",
+        "7",
+        "-g",
+        "24",
+        &cmd::p(&src),
+    ])
+    .unwrap();
+    let mut bytes = std::fs::read(&src).unwrap();
+    let size = bytes.len();
+    let runs: &[(usize, usize, u8)] = match damage {
+        Damage::LostPages => &[(45, 400, 0xff), (52, 400, 0xff), (60, 400, 0xff)],
+        Damage::Unreadable => &[(30, 40_000, 0)],
+    };
+    for &(at, len, value) in runs {
+        let start = size * at / 100;
+        bytes[start..start + len].fill(value);
+    }
+    let out = dir.join("damaged.ogv");
+    std::fs::write(&out, bytes).unwrap();
+    out
+}
+
+/// Seeks to every 7th frame (and the last) with the library's reader and compares each
+/// frame with ffmpeg's sequential decode of the file: byte-equal, or marked damaged.
+fn assert_seeks_give_ffmpegs_frames(src: &Path) {
+    let reference = oracle::decode_frames(src, PixFmt::Yuv420p, None);
+    let count = oracle::count_frames(src) as usize;
+    assert_eq!(reference.len(), count);
+    let mut reader = vidprep::media::FrameReader::open(src).unwrap();
+    assert_eq!(
+        reader.table().len(),
+        count,
+        "the frame table counts what ffprobe decodes"
+    );
+    let mut bad = Vec::new();
+    let targets: Vec<usize> = (0..count).step_by(7).chain([count - 1]).collect();
+    for i in targets {
+        let frame = match reader.seek_to_index(i).and_then(|()| reader.next_frame()) {
+            Ok(f) => f.unwrap(),
+            Err(vidprep::Error::TableMismatch { .. }) => {
+                // The table is rebuilt by decoding: reopen with it, as jobs do.
+                reader = vidprep::media::FrameReader::open(src).unwrap();
+                assert_eq!(reader.table().len(), count);
+                reader.seek_to_index(i).unwrap();
+                reader.next_frame().unwrap().unwrap()
+            }
+            Err(e) => panic!("frame {i}: {e}"),
+        };
+        assert_eq!(frame.index, i);
+        let got = support::packed(&frame);
+        if got.data != reference[i].data && !frame.damaged {
+            bad.push((i, oracle::psnr(&got, &reference[i])));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "frames differing from ffmpeg's sequential decode without being marked damaged: {bad:?}"
+    );
+}
+
+#[test]
+fn theora_with_lost_pages_seeks_give_ffmpegs_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_seeks_give_ffmpegs_frames(&damaged_theora(dir.path(), Damage::LostPages));
+}
+
+#[test]
+fn unreadable_theora_seeks_give_ffmpegs_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_seeks_give_ffmpegs_frames(&damaged_theora(dir.path(), Damage::Unreadable));
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn unreadable_theora_has_one_frame_count_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = damaged_theora(dir.path(), Damage::Unreadable);
+    let count = oracle::count_frames(&src) as usize;
+    assert!(
+        (100..900).contains(&count),
+        "the damage should end the file early for ffprobe (it decodes {count} of 960 frames)"
+    );
+    // probe, from packets and by decoding
+    for extra in [&[][..], &["--count-frames"][..]] {
+        let out = vidprep()
+            .args(["probe", "--json"])
+            .args(extra)
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = json_of(&out);
+        assert_eq!(
+            v["video"]["frames"].as_u64(),
+            Some(count as u64),
+            "probe {extra:?}"
+        );
+        assert_eq!(
+            v["video"]["damage"]["unreadable"]["after_frame"].as_u64(),
+            Some(count as u64),
+            "probe {extra:?} reports where the file stops being readable: {}",
+            v["video"]["damage"]
+        );
+    }
+    // cut: the last 40 frames are ffmpeg's (frame codes and pixels), the sidecar says why the
+    // video ends there
+    let clip = dir.path().join("clip.mp4");
+    vidprep()
+        .args(["cut"])
+        .arg(&src)
+        .args(["--start", &(count - 40).to_string(), "-o"])
+        .arg(&clip)
+        .args(["--crf", "10", "--preset", "ultrafast"])
+        .assert()
+        .success();
+    let reference = oracle::decode_frames(&src, PixFmt::Yuv420p, None);
+    let ours = oracle::decode_frames(&clip, PixFmt::Yuv420p, None);
+    assert_eq!(ours.len(), 40);
+    for (k, frame) in ours.iter().enumerate() {
+        let i = count - 40 + k;
+        assert_eq!(frame.code(), reference[i].code(), "clip frame {k}");
+        let p = oracle::psnr(frame, &reference[i]);
+        assert!(
+            p >= 40.0,
+            "clip frame {k} (source {i}): {p:.1} dB against ffmpeg"
+        );
+    }
+    let sc = support::sidecar(&clip);
+    assert_eq!(
+        sc["sources"][0]["damage"]["unreadable"]["after_frame"].as_u64(),
+        Some(count as u64)
+    );
+    assert!(
+        sc["warnings"]
+            .to_string()
+            .contains("cannot be read after frame"),
+        "{}",
+        sc["warnings"]
+    );
+    // export frames samples over the same count
+    let frames = dir.path().join("frames");
+    vidprep()
+        .args(["export", "frames"])
+        .arg(&src)
+        .arg("--out-dir")
+        .arg(&frames)
+        .args(["--count", "8"])
+        .assert()
+        .success();
+    let j = frames_json(&frames);
+    assert_eq!(j["total_frames"].as_u64(), Some(count as u64));
+    // detect works and proposes spans within it
+    let proposals = dir.path().join("p.jsonl");
+    vidprep()
+        .arg("detect")
+        .arg(&src)
+        .arg("-o")
+        .arg(&proposals)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&proposals).unwrap();
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        last["span"]["end"].as_str(),
+        Some(count.to_string().as_str())
+    );
+    // --strict refuses the damaged file, naming the damage
+    let out = vidprep()
+        .arg("cut")
+        .arg(&src)
+        .args(["--strict", "-o"])
+        .arg(dir.path().join("strict.mp4"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot be read after frame"), "{err}");
+}

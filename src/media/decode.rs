@@ -611,6 +611,12 @@ impl FrameReader {
                     self.packets_done = true;
                     continue;
                 }
+                // Damaged data that ends the input for ffmpeg ends it here (the table ends
+                // there too).
+                Err(e) if crate::media::input::read_error_ends_input(&e) => {
+                    self.packets_done = true;
+                    continue;
+                }
                 Err(e) => {
                     return Err(Error::corrupt(
                         &self.path,
