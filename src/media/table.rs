@@ -1030,10 +1030,24 @@ mod tests {
                 },
             ],
             concealed_frames: vec![310, 311],
+            unreadable: None,
         };
         assert_eq!(
             d.summary(),
             "2 damaged packets could not be decoded near 12.40 s; 2 frames decoded with errors concealed (first: frame 310)"
+        );
+        let tail = Damage {
+            unreadable: Some(UnreadableTail {
+                after_frame: 366,
+                last_packet_pos: 1000,
+                error: "Invalid data found when processing input".into(),
+            }),
+            ..Damage::default()
+        };
+        assert!(!tail.is_empty());
+        assert_eq!(
+            tail.summary(),
+            "the file cannot be read after frame 366 (Invalid data found when processing input): the video ends there, as in ffmpeg"
         );
     }
 }
