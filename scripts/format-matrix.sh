@@ -9,7 +9,9 @@
 # Each variant is one line of VARIANTS below: `name | extension | ffmpeg output options | post`.
 # The options apply to `ffmpeg -i master.mkv` (320x240, 25 fps, 100 frames, a 440 Hz tone);
 # `post` is an optional step after encoding: `rotate=DEG` (display matrix by a stream-copy
-# remux), `damage` (overwrite a few middle packets with garbage). Adding a format is one line.
+# remux), `damage` (overwrite a few middle packets with garbage), `unreadable` (zero 100 kB at
+# 70 %: the demuxer reports invalid data there and ffmpeg stops reading). Adding a format is one
+# line.
 # Existing outputs are kept (delete OUT_DIR to regenerate); `OUT_DIR/list.txt` names them all.
 set -euo pipefail
 
@@ -58,6 +60,7 @@ one_frame_mp4   | mp4  | -an -frames:v 1 -c:v libx264 -preset veryfast |
 h263_3gp        | 3gp  | -vf scale=352:288 -c:v h263 -q:v 3 -g 24 -ar 8000 -ac 1 -c:a aac -b:a 12k |
 damaged_ogv     | ogv  | -an -c:v libtheora -q:v 7 -g 24 | damage
 damaged_h264_ts | ts   | -an -c:v libx264 -preset veryfast -x264-params keyint=24:scenecut=0:bframes=2 | damage
+unreadable_ogv  | ogv  | -an -c:v libtheora -q:v 7 -g 24 | unreadable
 EOF
 )
 
@@ -118,6 +121,10 @@ while IFS='|' read -r name ext opts post; do
         mv "$tmp.$ext" "$tmp"
         ;;
     damage) damage "$tmp" ;;
+    unreadable)
+        size=$(stat -c %s "$tmp")
+        head -c 100000 /dev/zero | dd of="$tmp" bs=1 seek=$((size * 70 / 100)) conv=notrunc status=none
+        ;;
     "") ;;
     *) echo "unknown post step '$post' for $name" >&2; exit 2 ;;
     esac

@@ -228,6 +228,8 @@ impl FrameStage for OverlayStage {
         }
         make_writable(&mut frame.image)
             .map_err(|e| Error::Usage(format!("cannot draw on frame {}: {e}", frame.index)))?;
+        // Boxes are drawn in YUV: this frame's RGB outputs are made from the drawn picture.
+        frame.rgb = None;
         let (w, h) = (frame.image.width(), frame.image.height());
         let matrix = Matrix::of(&frame.image);
         let thickness = self.style.thickness_for(w, h);

@@ -84,6 +84,10 @@ pub struct PipelineFrame {
     pub geometry: Geometry,
     /// The decoder marked the source picture as damaged (errors concealed).
     pub damaged: bool,
+    /// The same picture in its source's RGB coding (see [`crate::media::frame::Frame::rgb`]),
+    /// at `image`'s size, while no stage has changed its pixels other than by scaling; RGB
+    /// outputs are made from it. `None` for YUV sources.
+    pub rgb: Option<VideoFrame>,
 }
 
 impl Clone for PipelineFrame {
@@ -96,6 +100,7 @@ impl Clone for PipelineFrame {
             origin: self.origin,
             geometry: self.geometry,
             damaged: self.damaged,
+            rgb: self.rgb.as_ref().map(crate::media::frame::share),
         }
     }
 }
@@ -285,6 +290,7 @@ impl FrameSource for ClipSource {
             },
             geometry: Geometry::IDENTITY,
             damaged: frame.damaged,
+            rgb: frame.rgb,
         }))
     }
 

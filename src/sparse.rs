@@ -170,6 +170,7 @@ impl SparseSource {
                                 index: t,
                                 geometry: Geometry::IDENTITY,
                                 damaged: frame.damaged,
+                                rgb: frame.rgb,
                             };
                             if tx.send(Ok(out)).is_err() {
                                 return Ok(());

@@ -292,13 +292,19 @@ fn sampled_frames_are_the_files_they_name() {
             let img = oracle::decode_image(&out.join(f["file"].as_str().unwrap()), PixFmt::Rgb24);
             assert_eq!(img.code(), Some(i as u32), "{file}");
             let src = folder.join(file);
-            // Exactly the file's pixels as the 4:2:0 pipeline carries them (ffmpeg's own
-            // conversion), and close to the file as ffmpeg decodes it.
-            let want = through_420(&src);
+            // A PNG (RGB-coded) is exported as its own pixels; a JPEG (YUV) as the file's
+            // pixels as the 4:2:0 pipeline carries them (ffmpeg's own conversion); both close
+            // to the file as ffmpeg decodes it.
+            let want = if ext == "png" {
+                oracle::decode_image(&src, PixFmt::Rgb24)
+            } else {
+                through_420(&src)
+            };
             assert!(
                 img.data == want.data,
-                "{file}: exported pixels differ from ffmpeg's {} -> yuv420p -> rgb24 ({:.2} dB)",
+                "{file}: exported pixels differ from ffmpeg's {} ({}) ({:.2} dB)",
                 src.display(),
+                if ext == "png" { "rgb24" } else { "-> yuv420p -> rgb24" },
                 oracle::psnr(&img, &want)
             );
             let direct = oracle::decode_image(&src, PixFmt::Rgb24);

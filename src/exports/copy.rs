@@ -12,7 +12,9 @@ use crate::error::{Error, Result};
 use crate::exec::stream::ProcessedStream;
 use crate::exports::clip::Claimed;
 use crate::exports::ExportReport;
-use crate::media::input::{best_audio_stream, read_packet, Ratio, VideoInput};
+use crate::media::input::{
+    best_audio_stream, read_error_ends_input, read_packet, Ratio, VideoInput,
+};
 use crate::pipeline::FrameOrigin;
 use crate::plan::ExportSpec;
 use crate::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
@@ -142,6 +144,8 @@ pub(crate) fn copy_export(
         let mut packet = match read_packet(&mut src.context) {
             Ok(Some(p)) => p,
             Ok(None) => break,
+            // Where ffmpeg stops reading (the frame table ends there too).
+            Err(e) if read_error_ends_input(&e) => break,
             Err(e) => {
                 return Err(Error::corrupt(
                     input,

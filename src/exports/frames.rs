@@ -256,7 +256,13 @@ impl FrameSink for FramesSink {
         let rgb =
             if self.spec.format == ImageFormat::Png || self.thumbs.is_some() || self.kept.is_some()
             {
-                Some(to_rgb_image(&frame.image, &mut self.rgb).map_err(|e| {
+                // An RGB-coded source's own picture where it has one of this size.
+                let source = frame
+                    .rgb
+                    .as_ref()
+                    .filter(|r| (r.width(), r.height()) == (width, height))
+                    .unwrap_or(&frame.image);
+                Some(to_rgb_image(source, &mut self.rgb).map_err(|e| {
                     Error::internal(format!("cannot convert frame {number} to RGB: {e}"))
                 })?)
             } else {

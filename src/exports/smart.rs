@@ -36,7 +36,9 @@ use crate::exports::ExportReport;
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::encode::{Container, EncodeSettings, WriteReport, ENCODER_THREADS};
 use crate::media::h264::{self, AvcC, Sps};
-use crate::media::input::{best_audio_stream, read_packet, Ratio, VideoInput};
+use crate::media::input::{
+    best_audio_stream, read_error_ends_input, read_packet, Ratio, VideoInput,
+};
 use crate::media::source::SourceKind;
 use crate::pipeline::{FrameOrigin, FrameStage, Geometry, PipelineFrame, Progress};
 use crate::plan::ExportSpec;
@@ -115,6 +117,7 @@ impl SourceIndex {
             let packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
                 Ok(None) => break,
+                Err(e) if read_error_ends_input(&e) => break,
                 Err(e) => return Err(Error::corrupt(path, "while indexing", e.to_string())),
             };
             if packet.stream() != vindex || crate::media::ffi::packet_is_discarded(&packet) {
@@ -960,6 +963,7 @@ fn copy_part(
         let packet = match read_packet(&mut src.context) {
             Ok(Some(p)) => p,
             Ok(None) => break,
+            Err(e) if read_error_ends_input(&e) => break,
             Err(e) => return Err(Error::corrupt(path, "while copying", e.to_string())),
         };
         if packet.stream() != index.stream || crate::media::ffi::packet_is_discarded(&packet) {

@@ -322,6 +322,10 @@ impl SegmentReader {
                     }
                 }
                 Err(ffmpeg::Error::Eof) => self.packets_done = true,
+                // Damaged data ends the input, as for ffmpeg (and the video's frame table).
+                Err(e) if crate::media::input::read_error_ends_input(&e) => {
+                    self.packets_done = true
+                }
                 Err(e) => {
                     return Err(Error::corrupt(
                         &self.path,

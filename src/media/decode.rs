@@ -27,7 +27,9 @@ use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
 use crate::media::ffi;
-use crate::media::frame::{rotate_yuv420, Converter, Frame, PIPELINE_FORMAT};
+use crate::media::frame::{
+    is_rgb_coded, rotate_rgb24, rotate_yuv420, share, Converter, Frame, PIPELINE_FORMAT,
+};
 use crate::media::input::{Rotation, VideoInput, VideoStreamInfo};
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, Identity};
@@ -81,6 +83,8 @@ pub struct FrameReader {
     options: DecodeOptions,
     table: Arc<FrameTable>,
     converter: Converter,
+    /// RGB-coded pictures to RGB24, for rotating them.
+    rgb_converter: Converter,
     /// Index the next frame decoded in sequence will have (known once positioned).
     next_index: Option<usize>,
     target: Option<Target>,
@@ -138,6 +142,7 @@ impl FrameReader {
             options,
             table,
             converter: Converter::to_format(PIPELINE_FORMAT),
+            rgb_converter: Converter::to_format(ffmpeg::format::Pixel::RGB24),
             next_index: Some(0),
             target: None,
             from_start: true,
@@ -476,6 +481,7 @@ impl FrameReader {
                 }
                 self.damaged_frames.push(index);
             }
+            let rgb = self.rgb_of(&raw)?;
             let image = self.pipeline_image_of(raw)?;
             return Ok(Some(Frame {
                 index,
@@ -483,6 +489,7 @@ impl FrameReader {
                 time: self.table.time(index),
                 image,
                 damaged,
+                rgb,
             }));
         }
     }
@@ -533,6 +540,27 @@ impl FrameReader {
         Ok(())
     }
 
+    /// An RGB-coded picture as it came out of the decoder (no pixels copied), upright: kept
+    /// beside its YUV 4:2:0 conversion for exact RGB outputs. `None` for YUV pictures.
+    fn rgb_of(&mut self, raw: &VideoFrame) -> Result<Option<VideoFrame>> {
+        if !is_rgb_coded(raw.format()) {
+            return Ok(None);
+        }
+        Ok(Some(match self.applied_rotation() {
+            Rotation::None => share(raw),
+            r => {
+                let rgb = self.rgb_converter.convert(raw).map_err(|e| {
+                    Error::ffmpeg(
+                        &self.path,
+                        format!("converting {:?} to rgb24", raw.format()),
+                        e,
+                    )
+                })?;
+                rotate_rgb24(&rgb, r)
+            }
+        }))
+    }
+
     fn pipeline_image_of(&mut self, raw: VideoFrame) -> Result<VideoFrame> {
         let converted = if raw.format() == PIPELINE_FORMAT {
             raw
@@ -580,6 +608,12 @@ impl FrameReader {
             match packet.read(&mut self.input.context) {
                 Ok(()) => {}
                 Err(ffmpeg::Error::Eof) => {
+                    self.packets_done = true;
+                    continue;
+                }
+                // Damaged data that ends the input for ffmpeg ends it here (the table ends
+                // there too).
+                Err(e) if crate::media::input::read_error_ends_input(&e) => {
                     self.packets_done = true;
                     continue;
                 }

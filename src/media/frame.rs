@@ -1,6 +1,9 @@
 //! Decoded pictures as the pipeline handles them: [`Frame`] (a YUV 4:2:0 picture plus where it
 //! came from), pixel-format conversion into that layout, rotation to upright, cropping to even
-//! sizes, and conversion to and from RGB images.
+//! sizes, and conversion to and from RGB images. Pictures of RGB-coded sources (GIF, PNG,
+//! QTRLE, Cinepak, FFV1 RGB, ...) also travel in their own pixel format ([`Frame::rgb`]), so
+//! RGB outputs are made from them as the ffmpeg CLI's `-pix_fmt rgb24` does, without a
+//! detour through YUV 4:2:0.
 
 use ffmpeg::format::Pixel;
 use ffmpeg::frame::Video as VideoFrame;
@@ -25,6 +28,10 @@ pub struct Frame {
     pub image: VideoFrame,
     /// The decoder marked the picture as damaged (errors concealed).
     pub damaged: bool,
+    /// For an RGB-coded (or grey) source: the decoder's own picture, upright, in its own
+    /// pixel format (or RGB24 where it was rotated), for exact RGB outputs. `None` for YUV
+    /// sources, whose RGB is made from `image`.
+    pub rgb: Option<VideoFrame>,
 }
 
 impl std::fmt::Debug for Frame {
@@ -148,6 +155,52 @@ pub fn copy_color_props(src: &VideoFrame, dst: &mut VideoFrame) {
 pub fn yuv420_plane_sizes(width: u32, height: u32) -> [(usize, usize); 3] {
     let (cw, ch) = (width.div_ceil(2) as usize, height.div_ceil(2) as usize);
     [(width as usize, height as usize), (cw, ch), (cw, ch)]
+}
+
+/// Whether pictures in `format` are coded as RGB (packed or planar), a palette or grey
+/// levels rather than YUV: their RGB must come from them directly, as the ffmpeg CLI converts,
+/// not through YUV 4:2:0 (which loses colour). Told by FFmpeg's format name, which is stable
+/// across versions (`rgb24`, `bgra`, `0rgb`, `gbrp10le`, `pal8`, `gray16be`, `ya8`, ...).
+pub fn is_rgb_coded(format: Pixel) -> bool {
+    let Some(desc) = format.descriptor() else {
+        return false;
+    };
+    let name = desc.name();
+    [
+        "rgb", "bgr", "argb", "abgr", "0rgb", "0bgr", "gbr", "x2rgb", "x2bgr", "pal8", "gray",
+        "ya", "monow", "monob",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+}
+
+/// Rotates a packed RGB24 picture clockwise by `rotation` into a new picture.
+pub fn rotate_rgb24(src: &VideoFrame, rotation: Rotation) -> VideoFrame {
+    if rotation == Rotation::None {
+        return share(src);
+    }
+    let (w, h) = (src.width() as usize, src.height() as usize);
+    let (dw, dh) = rotation.displayed_size(w as u32, h as u32);
+    let mut dst = VideoFrame::new(Pixel::RGB24, dw, dh);
+    let s_stride = src.stride(0);
+    let d_stride = dst.stride(0);
+    let s = src.data(0);
+    let d = dst.data_mut(0);
+    for y in 0..h {
+        for x in 0..w {
+            let (dx, dy) = match rotation {
+                Rotation::Rotate180 => (w - 1 - x, h - 1 - y),
+                Rotation::Clockwise90 => (h - 1 - y, x),
+                Rotation::Clockwise270 => (y, w - 1 - x),
+                Rotation::None => unreachable!(),
+            };
+            let si = y * s_stride + 3 * x;
+            let di = dy * d_stride + 3 * dx;
+            d[di..di + 3].copy_from_slice(&s[si..si + 3]);
+        }
+    }
+    copy_color_props(src, &mut dst);
+    dst
 }
 
 /// Rotates a YUV 4:2:0 picture clockwise by `rotation` into a new picture.

@@ -396,6 +396,14 @@ impl VideoInput {
     }
 }
 
+/// Whether a read error ends the input the way the ffmpeg CLI treats it: a demuxer that
+/// finds damaged data it cannot resynchronise past (an Ogg page of a stream that does not
+/// exist, ...) returns `AVERROR_INVALIDDATA`, and `ffmpeg`/`ffprobe` end the input there, so
+/// the frames before it are the video. Other errors (I/O, network) stay errors.
+pub fn read_error_ends_input(e: &ffmpeg::Error) -> bool {
+    matches!(e, ffmpeg::Error::InvalidData)
+}
+
 /// The next packet of `context` in a fresh packet, `Ok(None)` at the end of the file.
 /// (`av_read_frame` wants a blank packet: reading into a used one leaks its data.)
 pub fn read_packet(context: &mut Input) -> Result<Option<ffmpeg::Packet>, ffmpeg::Error> {

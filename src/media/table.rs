@@ -31,7 +31,7 @@ use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
 use crate::media::ffi;
-use crate::media::input::{read_packet, Ratio, VideoInput};
+use crate::media::input::{read_error_ends_input, read_packet, Ratio, VideoInput};
 use crate::media::source::{ImageSequence, Source, SourceKind};
 use crate::time::Time;
 
@@ -84,6 +84,18 @@ pub struct DamagedPacket {
     pub pos: i64,
 }
 
+/// Where a file stops being readable (see [`read_error_ends_input`]): the video ends there,
+/// as it does for the ffmpeg CLI and `ffprobe -count_frames`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct UnreadableTail {
+    /// Frames read before the error: the video's frames.
+    pub after_frame: usize,
+    /// Byte position of the last packet read before it (-1 when unknown).
+    pub last_packet_pos: i64,
+    /// What the demuxer said.
+    pub error: String,
+}
+
 /// What is known to be damaged in a stream.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Damage {
@@ -91,13 +103,18 @@ pub struct Damage {
     pub undecodable_packets: Vec<DamagedPacket>,
     /// Frames the decoder returned but marked as damaged (errors concealed).
     pub concealed_frames: Vec<usize>,
+    /// The file cannot be read past this point: the rest is not part of the video.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<UnreadableTail>,
 }
 
 impl Damage {
     /// True when no damage is known (which, for a table built from packets, does not mean
     /// there is none).
     pub fn is_empty(&self) -> bool {
-        self.undecodable_packets.is_empty() && self.concealed_frames.is_empty()
+        self.undecodable_packets.is_empty()
+            && self.concealed_frames.is_empty()
+            && self.unreadable.is_none()
     }
 
     /// The first frame the damage can touch: the first concealed frame, or the first frame
@@ -133,6 +150,12 @@ impl Damage {
                 "{c} frame{} decoded with errors concealed (first: frame {})",
                 if c == 1 { "" } else { "s" },
                 self.concealed_frames[0]
+            ));
+        }
+        if let Some(u) = &self.unreadable {
+            parts.push(format!(
+                "the file cannot be read after frame {} ({}): the video ends there, as in ffmpeg",
+                u.after_frame, u.error
             ));
         }
         parts.join("; ")
@@ -252,10 +275,19 @@ impl FrameTable {
         let mut entries = Vec::new();
         let mut discarded = 0usize;
         let mut untrusted: Option<String> = None;
+        let mut unreadable: Option<UnreadableTail> = None;
         loop {
             let packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
                 Ok(None) => break,
+                Err(e) if read_error_ends_input(&e) => {
+                    unreadable = Some(UnreadableTail {
+                        after_frame: entries.len(),
+                        last_packet_pos: entries.last().map_or(-1, |e: &FrameEntry| e.pos),
+                        error: e.to_string(),
+                    });
+                    break;
+                }
                 Err(e) => {
                     return Err(Error::corrupt(
                         &input.path,
@@ -309,13 +341,15 @@ impl FrameTable {
             ));
         }
         let origin = input.start_time();
-        Ok(Self::from_entries(
+        let mut table = Self::from_entries(
             input.video.time_base,
             entries,
             discarded,
             input.video.best_frame_rate(),
             origin,
-        ))
+        );
+        table.damage.unreadable = unreadable;
+        Ok(table)
     }
 
     /// The table of an image sequence, from its file list: frame `i` is file `i`, at pts `i`
@@ -427,6 +461,8 @@ impl FrameTable {
         let mut raw_frames: Vec<RawFrame> = Vec::new();
         let mut damaged_packets: Vec<(Option<i64>, usize, i64)> = Vec::new();
         let mut discarded = 0usize;
+        let mut unreadable: Option<(i64, String)> = None; // (last packet's position, error)
+        let mut last_pos = -1i64;
         let mut frame = ffmpeg::frame::Video::empty();
         let mut receive = |decoder: &mut ffmpeg::decoder::Video,
                            raw_frames: &mut Vec<RawFrame>|
@@ -459,6 +495,10 @@ impl FrameTable {
             let packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
                 Ok(None) => break,
+                Err(e) if read_error_ends_input(&e) => {
+                    unreadable = Some((last_pos, e.to_string()));
+                    break;
+                }
                 Err(e) => {
                     return Err(Error::corrupt(
                         &path,
@@ -476,6 +516,7 @@ impl FrameTable {
             let pos = packet.position() as i64;
             if pos >= 0 {
                 packets.insert(pos, (packet.dts(), packet.is_key()));
+                last_pos = pos;
             }
             if decoder.send_packet(&packet).is_err() {
                 damaged_packets.push((packet.pts().or(packet.dts()), raw_frames.len(), pos));
@@ -561,6 +602,12 @@ impl FrameTable {
                 .filter(|(_, f)| f.damaged)
                 .map(|(i, _)| i)
                 .collect(),
+            // (Frames still in the decoder when reading stopped came out at the flush.)
+            unreadable: unreadable.map(|(pos, error)| UnreadableTail {
+                after_frame: raw_frames.len(),
+                last_packet_pos: pos,
+                error,
+            }),
         };
         Ok(table)
     }
@@ -983,10 +1030,24 @@ mod tests {
                 },
             ],
             concealed_frames: vec![310, 311],
+            unreadable: None,
         };
         assert_eq!(
             d.summary(),
             "2 damaged packets could not be decoded near 12.40 s; 2 frames decoded with errors concealed (first: frame 310)"
+        );
+        let tail = Damage {
+            unreadable: Some(UnreadableTail {
+                after_frame: 366,
+                last_packet_pos: 1000,
+                error: "Invalid data found when processing input".into(),
+            }),
+            ..Damage::default()
+        };
+        assert!(!tail.is_empty());
+        assert_eq!(
+            tail.summary(),
+            "the file cannot be read after frame 366 (Invalid data found when processing input): the video ends there, as in ffmpeg"
         );
     }
 }

@@ -393,6 +393,7 @@ impl NeedleRenderer {
             },
             geometry: self.geometry,
             damaged: false,
+            rgb: None,
         })
     }
 }

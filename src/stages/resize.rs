@@ -2,6 +2,7 @@
 //! ([`DecimateStage`]). Both keep the frames' geometry and timing true, so boxes and sidecars
 //! follow them.
 
+use ffmpeg_next::format::Pixel;
 use ffmpeg_next::software::scaling::Flags;
 
 use crate::error::{Error, Result};
@@ -12,6 +13,9 @@ use crate::pipeline::{FrameStage, Geometry, PipelineFrame};
 pub struct ScaleStage {
     size: (u32, u32),
     converter: Converter,
+    /// RGB-coded pictures ([`PipelineFrame::rgb`]) are scaled in RGB, as the ffmpeg CLI's
+    /// `scale` filter followed by `-pix_fmt rgb24` does.
+    rgb: Converter,
 }
 
 impl ScaleStage {
@@ -19,6 +23,7 @@ impl ScaleStage {
         ScaleStage {
             size,
             converter: Converter::new(PIPELINE_FORMAT, Some(size), Flags::BICUBIC),
+            rgb: Converter::new(Pixel::RGB24, Some(size), Flags::BICUBIC),
         }
     }
 }
@@ -29,12 +34,16 @@ impl FrameStage for ScaleStage {
         if (w, h) == self.size {
             return Ok(());
         }
-        frame.image = self.converter.convert(&frame.image).map_err(|e| {
+        let failed = |e| {
             Error::Usage(format!(
                 "cannot scale frame {} to {}x{}: {e}",
                 frame.index, self.size.0, self.size.1
             ))
-        })?;
+        };
+        frame.image = self.converter.convert(&frame.image).map_err(failed)?;
+        if let Some(rgb) = frame.rgb.take() {
+            frame.rgb = Some(self.rgb.convert(&rgb).map_err(failed)?);
+        }
         let resize = Geometry {
             scale_x: self.size.0 as f64 / w as f64,
             scale_y: self.size.1 as f64 / h as f64,
