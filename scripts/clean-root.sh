@@ -5,11 +5,13 @@
 # repository cloned (its committed HEAD) to /work/vidprep with ../shared beside it, then
 #   cd /work/vidprep && COMMAND
 #
-# Usage: scripts/clean-root.sh [--keep] [--refresh] RELEASE 'COMMAND'
+# Usage: scripts/clean-root.sh [--keep] [--refresh] [--tree] RELEASE 'COMMAND'
 #   RELEASE   bullseye (11, FFmpeg 4.3), bookworm (12, 5.1), trixie (13, 7.1),
 #             forky (testing, 9.0); the numbers 11, 12, 13 and "testing" work too.
 #   --keep    keep the run's root (its path is printed) instead of removing it.
 #   --refresh rebuild the cached roots of RELEASE from the mirror.
+#   --tree    (for developers) mount this working tree, uncommitted changes and all, instead of
+#             a clone, with a target directory kept per release in the cache (incremental).
 #
 # Needs root, debootstrap and a kernel that allows bind and overlay mounts. Caches (in
 # VIDPREP_ROOTS, default /var/cache/vidprep-roots): the bare debootstrap root of each release and
@@ -17,15 +19,18 @@
 # seconds; each run writes into an overlay above the cached root, removed afterwards, so every
 # run starts clean. The crate downloads are shared with the host's ~/.cargo/registry.
 # Environment passed into the root: CI, CARGO_BUILD_JOBS, VIDPREP_REQUIRE_BROWSER.
+# VIDPREP_SHARED names the shared/ folder when it is not ../shared (e.g. from a git worktree).
 set -euo pipefail
 
 keep=0
 refresh=0
+tree=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --keep) keep=1; shift ;;
         --refresh) refresh=1; shift ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --tree) tree=1; shift ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --) shift; break ;;
         -*) echo "clean-root.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) break ;;
@@ -132,7 +137,8 @@ if [ ! -f "$base/.complete" ]; then
     rm -rf --one-file-system "$base.tmp"
     debootstrap_once() {
         rm -rf --one-file-system "$base.tmp"
-        debootstrap --variant=minbase --include=ca-certificates "$release" "$base.tmp" "$mirror" $script
+        debootstrap --variant=minbase --include=ca-certificates "$release" "$base.tmp" "$mirror" $script \
+            > "$cache/$release-debootstrap.log" 2>&1 || { tail -n 20 "$cache/$release-debootstrap.log" >&2; return 1; }
     }
     retry debootstrap_once
     if [ "$release" = forky ]; then
@@ -152,9 +158,10 @@ if [ ! -f "$pkgroot/.complete" ]; then
     rm -rf --one-file-system "$pkgroot.tmp"
     cp -a "$base" "$pkgroot.tmp"
     mount_chroot "$pkgroot.tmp"
-    retry in_root "$pkgroot.tmp" apt-get update
+    retry in_root "$pkgroot.tmp" apt-get -q update
     # shellcheck disable=SC2086
-    retry in_root "$pkgroot.tmp" apt-get install -y --no-install-recommends $packages
+    retry in_root "$pkgroot.tmp" apt-get -q -y install --no-install-recommends $packages \
+        > "$cache/$release-apt.log" 2>&1 || { tail -n 30 "$cache/$release-apt.log" >&2; exit 1; }
     in_root "$pkgroot.tmp" apt-get clean
     unmount_all
     mkdir -p "$pkgroot.tmp/root/.cargo" "$pkgroot.tmp/root/.rustup" "$pkgroot.tmp/work"
@@ -183,12 +190,22 @@ mount --bind "$rustup_home" "$root/root/.rustup"; mount -o remount,bind,ro "$roo
 mount --bind "$cargo_home/bin" "$root/root/.cargo/bin"; mount -o remount,bind,ro "$root/root/.cargo/bin"; mounted+=("$root/root/.cargo/bin")
 mount --bind "$cargo_home/registry" "$root/root/.cargo/registry"; mounted+=("$root/root/.cargo/registry")
 
-# The repository's committed HEAD, and ../shared beside it (read-only).
-git clone --quiet --no-hardlinks "$repo" "$root/work/vidprep"
-git -C "$root/work/vidprep" checkout --quiet --detach "$(git -C "$repo" rev-parse HEAD)"
-if [ -d "$repo/../shared" ]; then
+# The repository's committed HEAD (or, with --tree, this working tree), and ../shared beside it
+# (read-only).
+extra_env=()
+if [ "$tree" = 1 ]; then
+    mkdir -p "$root/work/vidprep" "$root/work/target" "$cache/target-$release"
+    mount --bind "$repo" "$root/work/vidprep"; mounted+=("$root/work/vidprep")
+    mount --bind "$cache/target-$release" "$root/work/target"; mounted+=("$root/work/target")
+    extra_env+=(CARGO_TARGET_DIR=/work/target)
+else
+    git clone --quiet --no-hardlinks "$repo" "$root/work/vidprep"
+    git -C "$root/work/vidprep" checkout --quiet --detach "$(git -C "$repo" rev-parse HEAD)"
+fi
+shared=${VIDPREP_SHARED:-$repo/../shared}
+if [ -d "$shared" ]; then
     mkdir -p "$root/work/shared"
-    mount --bind "$(cd "$repo/../shared" && pwd)" "$root/work/shared"
+    mount --bind "$(cd "$shared" && pwd)" "$root/work/shared"
     mount -o remount,bind,ro "$root/work/shared"; mounted+=("$root/work/shared")
 else
     log "no ../shared beside the repository: tests that need it skip"
@@ -202,7 +219,7 @@ passed=()
 for var in CI CARGO_BUILD_JOBS VIDPREP_REQUIRE_BROWSER; do
     if [ -n "${!var:-}" ]; then passed+=("$var=${!var}"); fi
 done
-in_root "$root" "${passed[@]}" bash -c "cd /work/vidprep && $command"
+in_root "$root" "${passed[@]}" "${extra_env[@]}" bash -c "cd /work/vidprep && $command"
 rc=$?
 set -e
 log "command exited $rc after $(($(date +%s) - start)) s"

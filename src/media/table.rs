@@ -441,7 +441,7 @@ impl FrameTable {
                         raw_frames.push(RawFrame {
                             timestamp: frame.timestamp(),
                             duration: props.duration,
-                            pos: props.position,
+                            pos: crate::media::compat::frame_packet_position(&frame),
                             key: frame.is_key(),
                             damaged: frame.is_corrupt() || frame.has_decode_errors(),
                         });
@@ -456,7 +456,7 @@ impl FrameTable {
             }
         };
         loop {
-            let packet = match read_packet(&mut input.context) {
+            let mut packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
                 Ok(None) => break,
                 Err(e) => {
@@ -477,6 +477,7 @@ impl FrameTable {
             if pos >= 0 {
                 packets.insert(pos, (packet.dts(), packet.is_key()));
             }
+            crate::media::compat::tag_packet_position(&mut packet);
             if decoder.send_packet(&packet).is_err() {
                 damaged_packets.push((packet.pts().or(packet.dts()), raw_frames.len(), pos));
             }
