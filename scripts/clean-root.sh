@@ -5,13 +5,15 @@
 # repository cloned (its committed HEAD) to /work/vidprep with ../shared beside it, then
 #   cd /work/vidprep && COMMAND
 #
-# Usage: scripts/clean-root.sh [--keep] [--refresh] [--tree] RELEASE 'COMMAND'
+# Usage: scripts/clean-root.sh [--keep] [--refresh] [--tree] [--target-cache] RELEASE 'COMMAND'
 #   RELEASE   bullseye (11, FFmpeg 4.3), bookworm (12, 5.1), trixie (13, 7.1),
 #             forky (testing, 9.0); the numbers 11, 12, 13 and "testing" work too.
 #   --keep    keep the run's root (its path is printed) instead of removing it.
 #   --refresh rebuild the cached roots of RELEASE from the mirror.
 #   --tree    (for developers) mount this working tree, uncommitted changes and all, instead of
-#             a clone, with a target directory kept per release in the cache (incremental).
+#             a clone; implies --target-cache.
+#   --target-cache  build in a target directory kept per release in the cache (incremental
+#             reruns; CI uses it) instead of a fresh one in the clone.
 #
 # Needs root, debootstrap and a kernel that allows bind and overlay mounts. Caches (in
 # VIDPREP_ROOTS, default /var/cache/vidprep-roots): the bare debootstrap root of each release and
@@ -25,12 +27,14 @@ set -euo pipefail
 keep=0
 refresh=0
 tree=0
+target_cache=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --keep) keep=1; shift ;;
         --refresh) refresh=1; shift ;;
-        --tree) tree=1; shift ;;
-        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --tree) tree=1; target_cache=1; shift ;;
+        --target-cache) target_cache=1; shift ;;
+        -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --) shift; break ;;
         -*) echo "clean-root.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) break ;;
@@ -192,16 +196,21 @@ mount --bind "$cargo_home/registry" "$root/root/.cargo/registry"; mounted+=("$ro
 
 # The repository's committed HEAD (or, with --tree, this working tree), and ../shared beside it
 # (read-only).
-extra_env=()
 if [ "$tree" = 1 ]; then
-    mkdir -p "$root/work/vidprep" "$root/work/target" "$cache/target-$release"
+    mkdir -p "$root/work/vidprep"
     mount --bind "$repo" "$root/work/vidprep"; mounted+=("$root/work/vidprep")
-    mount --bind "$cache/target-$release" "$root/work/target"; mounted+=("$root/work/target")
-    extra_env+=(CARGO_TARGET_DIR=/work/target)
 else
     git clone --quiet --no-hardlinks "$repo" "$root/work/vidprep"
     git -C "$root/work/vidprep" checkout --quiet --detach "$(git -C "$repo" rev-parse HEAD)"
 fi
+if [ "$target_cache" = 1 ]; then
+    # Kept per release: a target built against one FFmpeg must never meet another (cargo
+    # does not notice that the system headers changed). Mounted as the clone's target/, so
+    # that ./target/debug/vidprep is where the README says.
+    mkdir -p "$root/work/vidprep/target" "$cache/target-$release"
+    mount --bind "$cache/target-$release" "$root/work/vidprep/target"; mounted+=("$root/work/vidprep/target")
+fi
+
 shared=${VIDPREP_SHARED:-$repo/../shared}
 if [ -d "$shared" ]; then
     mkdir -p "$root/work/shared"
@@ -219,7 +228,7 @@ passed=()
 for var in CI CARGO_BUILD_JOBS VIDPREP_REQUIRE_BROWSER; do
     if [ -n "${!var:-}" ]; then passed+=("$var=${!var}"); fi
 done
-in_root "$root" "${passed[@]}" "${extra_env[@]}" bash -c "cd /work/vidprep && $command"
+in_root "$root" "${passed[@]}" bash -c "cd /work/vidprep && $command"
 rc=$?
 set -e
 log "command exited $rc after $(($(date +%s) - start)) s"
