@@ -108,6 +108,18 @@ fn open_for_audio(path: &Path) -> Result<Option<ffmpeg::format::context::Input>>
     open_media(&path.into()).map(Some)
 }
 
+/// What to do when a soundtrack cannot be read: the video can still be written without it.
+const NO_AUDIO_HINT: &str = "add --no-audio to write the video without its soundtrack";
+
+/// A failure reading the soundtrack of `path`, with the way around it.
+fn audio_failure(path: &Path, detail: impl std::fmt::Display) -> Error {
+    Error::corrupt(
+        path,
+        "in the audio stream",
+        format!("{detail}; {NO_AUDIO_HINT}"),
+    )
+}
+
 fn layout_for(channels: u16) -> ffmpeg::ChannelLayout {
     ffmpeg::ChannelLayout::default(channels as i32)
 }
@@ -122,7 +134,7 @@ struct Resampler {
 impl Resampler {
     fn new(frame: &ffmpeg::frame::Audio, out: AudioFormat) -> Option<Resampler> {
         let layout = match frame.channel_layout() {
-            l if l.bits() != 0 => l,
+            l if crate::media::compat::layout_is_known(&l) => l,
             _ => layout_for(frame.channels().max(1)),
         };
         let context = ffmpeg::software::resampling::Context::get(
@@ -225,12 +237,12 @@ impl SegmentReader {
         let time_base: Ratio = st.time_base().into();
         let stream_start = st.start_time();
         let mut ctx = ffmpeg::codec::context::Context::from_parameters(st.parameters())
-            .map_err(|e| Error::ffmpeg(path, "reading the audio codec parameters", e))?;
+            .map_err(|e| audio_failure(path, format!("reading the audio codec parameters: {e}")))?;
         crate::media::ffi::set_packet_time_base(&mut ctx, st.time_base());
         let decoder = ctx
             .decoder()
             .audio()
-            .map_err(|e| Error::ffmpeg(path, "opening the audio decoder", e))?;
+            .map_err(|e| audio_failure(path, format!("opening the audio decoder: {e}")))?;
         // Start a little early: decoders need a few packets to settle, and we trim exactly.
         let preroll = (start - Time::from_secs(1)).max(Time::ZERO);
         let ts = preroll.to_pts(time_base.num, time_base.den, Rounding::Down);
@@ -267,6 +279,9 @@ impl SegmentReader {
             let mut frame = ffmpeg::frame::Audio::empty();
             match self.decoder.receive_frame(&mut frame) {
                 Ok(()) => {
+                    // Containers that state only the channel count (WMA in ASF, PCM in
+                    // Matroska): FFmpeg's default layout for it, as the ffmpeg CLI guesses.
+                    crate::media::compat::default_layout_if_unknown(&mut frame);
                     let chunk = self.take_frame(&frame)?;
                     if let Some(c) = chunk {
                         return Ok(Some(c));
@@ -278,9 +293,9 @@ impl SegmentReader {
                     if !self.flushed {
                         self.flushed = true;
                         if let Some(r) = self.resampler.as_mut() {
-                            let out = r
-                                .flush()
-                                .map_err(|e| Error::ffmpeg(&self.path, "resampling audio", e))?;
+                            let out = r.flush().map_err(|e| {
+                                audio_failure(&self.path, format!("resampling audio: {e}"))
+                            })?;
                             let kept = self.trim(out);
                             if kept.first().is_some_and(|c| !c.is_empty()) {
                                 return Ok(Some(kept));
@@ -291,18 +306,12 @@ impl SegmentReader {
                     break;
                 }
                 Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => {}
-                Err(e) => {
-                    return Err(Error::corrupt(
-                        &self.path,
-                        "in the audio stream",
-                        format!("decoding failed: {e}"),
-                    ))
-                }
+                Err(e) => return Err(audio_failure(&self.path, format!("decoding failed: {e}"))),
             }
             if self.packets_done {
-                self.decoder
-                    .send_eof()
-                    .map_err(|e| Error::ffmpeg(&self.path, "flushing the audio decoder", e))?;
+                self.decoder.send_eof().map_err(|e| {
+                    audio_failure(&self.path, format!("flushing the audio decoder: {e}"))
+                })?;
                 continue;
             }
             let mut packet = ffmpeg::Packet::empty();
@@ -313,11 +322,7 @@ impl SegmentReader {
                     }
                     if let Err(e) = self.decoder.send_packet(&packet) {
                         if e != ffmpeg::Error::InvalidData || self.first_time.is_some() {
-                            return Err(Error::corrupt(
-                                &self.path,
-                                "in the audio stream",
-                                format!("decoding failed: {e}"),
-                            ));
+                            return Err(audio_failure(&self.path, format!("decoding failed: {e}")));
                         }
                     }
                 }
@@ -327,9 +332,8 @@ impl SegmentReader {
                     self.packets_done = true
                 }
                 Err(e) => {
-                    return Err(Error::corrupt(
+                    return Err(audio_failure(
                         &self.path,
-                        "in the audio stream",
                         format!("cannot read the file: {e}"),
                     ))
                 }
@@ -352,13 +356,10 @@ impl SegmentReader {
                 return Ok(None);
             }
             self.first_time = Some(t);
-            self.resampler = Some(Resampler::new(frame, self.format).ok_or_else(|| {
-                Error::corrupt(
-                    &self.path,
-                    "in the audio stream",
-                    "unsupported audio sample layout",
-                )
-            })?);
+            self.resampler = Some(
+                Resampler::new(frame, self.format)
+                    .ok_or_else(|| audio_failure(&self.path, "unsupported audio sample layout"))?,
+            );
             // The source starts after the segment does: lead with silence.
             if t > self.start {
                 let lead = ((t - self.start).scale(self.format.sample_rate as i64, 1)).to_pts(
@@ -388,7 +389,7 @@ impl SegmentReader {
             .as_mut()
             .expect("resampler made with the first frame");
         r.convert(frame)
-            .map_err(|e| Error::ffmpeg(&self.path, "resampling audio", e))
+            .map_err(|e| audio_failure(&self.path, format!("resampling audio: {e}")))
     }
 
     /// Keeps the samples of `chunk` whose time lies in `[start, end)`.
@@ -463,8 +464,7 @@ impl AudioTrack {
             .audio()
             .map_err(|e| Error::encode(output_path, "creating the AAC encoder", e))?;
         enc.set_rate(format.sample_rate as i32);
-        enc.set_channel_layout(layout_for(format.channels));
-        enc.set_channels(format.channels as i32);
+        crate::media::compat::set_encoder_channels(&mut enc, format.channels);
         enc.set_format(ffmpeg::format::Sample::F32(
             ffmpeg::format::sample::Type::Planar,
         ));
@@ -645,5 +645,20 @@ impl AudioTrack {
                 Err(e) => return Err(Error::encode(&self.output_path, "encoding audio", e)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_audio_failure_names_the_file_and_suggests_no_audio() {
+        let e = audio_failure(Path::new("clip.wmv"), "resampling audio: Input changed");
+        let text = e.to_string();
+        assert!(text.starts_with("clip.wmv: "), "{text}");
+        assert!(text.contains("audio stream"), "{text}");
+        assert!(text.contains("resampling audio: Input changed"), "{text}");
+        assert!(text.ends_with("add --no-audio to write the video without its soundtrack"));
     }
 }

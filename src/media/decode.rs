@@ -347,7 +347,7 @@ impl FrameReader {
                 .or(raw.timestamp())
                 .and_then(|p| self.table.index_of_pts(p)),
             Identity::Position => {
-                let pos = raw.packet().position;
+                let pos = crate::media::compat::frame_packet_position(raw);
                 (pos >= 0).then(|| self.table.index_of_pos(pos)).flatten()
             }
             Identity::Sequential => None,
@@ -642,6 +642,7 @@ impl FrameReader {
                     Discard::NonReference
                 });
             }
+            crate::media::compat::tag_packet_position(&mut packet);
             if self.decoder.send_packet(&packet).is_err() {
                 self.packet_failed()?;
             }
@@ -703,6 +704,8 @@ pub(crate) fn open_decoder(
     });
     // Timestamps of decoded frames in the stream's time base.
     ffi::set_packet_time_base(&mut context, stream.time_base());
+    // Frames say which packet they came from (the byte position: Identity::Position).
+    crate::media::compat::keep_packet_positions(&mut context);
     if timestamps_only {
         ffi::skip_loop_filter(&mut context);
     }

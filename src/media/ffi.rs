@@ -1,5 +1,6 @@
 //! Every raw FFmpeg call vidprep needs that ffmpeg-next does not wrap safely, in one place,
-//! each with a `SAFETY:` note. The rest of the crate calls these small safe functions.
+//! each with a `SAFETY:` note. The rest of the crate calls these small safe functions. What
+//! differs between FFmpeg versions is in `compat.rs` beside this file.
 
 use ffmpeg::ffi;
 use ffmpeg::format::context::{Input, Output};
@@ -87,7 +88,7 @@ pub fn stream_parameters(context: &Input, stream: usize) -> StreamParameters {
                 (*par).sample_aspect_ratio.den,
             ),
             sample_rate: (*par).sample_rate,
-            channels: (*par).ch_layout.nb_channels,
+            channels: crate::media::compat::parameters_channels(par),
         }
     }
 }
@@ -193,28 +194,12 @@ pub fn copy_stream_for_remux(
     input: &ffmpeg::format::stream::Stream,
     output: &mut ffmpeg::format::stream::StreamMut,
 ) {
-    // SAFETY: both streams are valid for the duration of the call (borrowed from their
-    // contexts); `codecpar` is non-null for streams with parameters set; the side data is
-    // copied with its own size into a buffer FFmpeg allocates for the output stream.
+    // SAFETY: the output stream is valid for the duration of the call (borrowed from its
+    // context) and `codecpar` is non-null for a stream with parameters set; a plain field.
     unsafe {
         (*(*output.as_mut_ptr()).codecpar).codec_tag = 0;
-        let mut size = 0usize;
-        let matrix = ffi::av_stream_get_side_data(
-            input.as_ptr(),
-            ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
-            &mut size,
-        );
-        if !matrix.is_null() && size > 0 {
-            let dst = ffi::av_stream_new_side_data(
-                output.as_mut_ptr(),
-                ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX,
-                size,
-            );
-            if !dst.is_null() {
-                std::ptr::copy_nonoverlapping(matrix, dst, size);
-            }
-        }
     }
+    crate::media::compat::copy_display_matrix(input, output);
 }
 
 /// Another reference to the same picture: no pixels are copied (ffmpeg-next's `clone` copies
@@ -295,18 +280,16 @@ pub fn open_input(
     format: Option<&str>,
     options: ffmpeg::Dictionary,
 ) -> Result<Input, ffmpeg::Error> {
-    let demuxer = match format {
+    let demuxer: crate::media::compat::InputFormatPtr = match format {
         Some(name) => {
             let name = std::ffi::CString::new(name).map_err(|_| ffmpeg::Error::DemuxerNotFound)?;
-            // SAFETY: `name` is a valid NUL-terminated string; av_find_input_format returns a
-            // pointer to a static demuxer description, or null.
-            let found = unsafe { ffi::av_find_input_format(name.as_ptr()) };
+            let found = crate::media::compat::find_input_format(&name);
             if found.is_null() {
                 return Err(ffmpeg::Error::DemuxerNotFound);
             }
             found
         }
-        None => std::ptr::null(),
+        None => std::ptr::null_mut(),
     };
     // SAFETY: avformat_alloc_context returns a fresh context or null (checked). We set its
     // interrupt callback (a plain `extern "C"` function with no state) before opening. The

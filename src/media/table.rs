@@ -477,7 +477,7 @@ impl FrameTable {
                         raw_frames.push(RawFrame {
                             timestamp: frame.timestamp(),
                             duration: props.duration,
-                            pos: props.position,
+                            pos: crate::media::compat::frame_packet_position(&frame),
                             key: frame.is_key(),
                             damaged: frame.is_corrupt() || frame.has_decode_errors(),
                         });
@@ -492,7 +492,7 @@ impl FrameTable {
             }
         };
         loop {
-            let packet = match read_packet(&mut input.context) {
+            let mut packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
                 Ok(None) => break,
                 Err(e) if read_error_ends_input(&e) => {
@@ -518,6 +518,7 @@ impl FrameTable {
                 packets.insert(pos, (packet.dts(), packet.is_key()));
                 last_pos = pos;
             }
+            crate::media::compat::tag_packet_position(&mut packet);
             if decoder.send_packet(&packet).is_err() {
                 damaged_packets.push((packet.pts().or(packet.dts()), raw_frames.len(), pos));
             }

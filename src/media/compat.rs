@@ -1,0 +1,191 @@
+//! Every difference between the FFmpeg versions vidprep builds against, in one place. The rest
+//! of the crate (and `ffi.rs`) calls these functions and never tests a version itself.
+//!
+//! The cfgs are the version names ffmpeg-next keys its own code on: `build.rs` sets
+//! `ffmpeg_5_0` when the FFmpeg found is 5.0 or newer, `ffmpeg_7_0` for 7.0 or newer, and so on
+//! (derived from libavcodec's version by ffmpeg-sys-next). Each item says which FFmpeg changed
+//! what. Tested: FFmpeg 4.3 (Debian 11), 5.1 (Debian 12), 7.1 (Debian 13) and 9.0 (Debian
+//! testing), with `scripts/clean-root.sh`.
+
+use ffmpeg::ffi;
+use ffmpeg_next as ffmpeg;
+
+/// The demuxer description pointer `avformat_open_input` takes: FFmpeg 5.0 made demuxer
+/// descriptions `const` (`av_find_input_format` returns, and `avformat_open_input` takes, a
+/// `const AVInputFormat *`); before, both used `AVInputFormat *`.
+#[cfg(ffmpeg_5_0)]
+pub(crate) type InputFormatPtr = *const ffi::AVInputFormat;
+#[cfg(not(ffmpeg_5_0))]
+pub(crate) type InputFormatPtr = *mut ffi::AVInputFormat;
+
+/// The demuxer named `name`, or null.
+pub(crate) fn find_input_format(name: &std::ffi::CStr) -> InputFormatPtr {
+    // SAFETY: `name` is a valid NUL-terminated string; av_find_input_format returns a pointer
+    // to a static demuxer description, or null, on every version (only its constness changed).
+    unsafe { ffi::av_find_input_format(name.as_ptr()) as InputFormatPtr }
+}
+
+/// The channel count of codec parameters. FFmpeg 5.1 added `ch_layout` (an `AVChannelLayout`
+/// with `nb_channels`) and deprecated `channels`; FFmpeg 7.0 removed `channels`.
+///
+/// # Safety
+/// `par` must point to valid codec parameters.
+pub(crate) unsafe fn parameters_channels(par: *const ffi::AVCodecParameters) -> i32 {
+    #[cfg(ffmpeg_5_1)]
+    {
+        // SAFETY: the caller guarantees `par` is valid; a plain field.
+        unsafe { (*par).ch_layout.nb_channels }
+    }
+    #[cfg(not(ffmpeg_5_1))]
+    {
+        // SAFETY: as above.
+        unsafe { (*par).channels }
+    }
+}
+
+/// Sets an audio encoder to `channels` channels in FFmpeg's default layout for that count.
+/// Before FFmpeg 7.0 the count (`channels`) and the layout mask (`channel_layout`) were two
+/// fields to set; FFmpeg 7.0 removed both for `ch_layout`, which carries the count.
+pub(crate) fn set_encoder_channels(encoder: &mut ffmpeg::encoder::audio::Audio, channels: u16) {
+    encoder.set_channel_layout(ffmpeg::ChannelLayout::default(i32::from(channels)));
+    #[cfg(not(ffmpeg_7_0))]
+    encoder.set_channels(i32::from(channels));
+}
+
+/// Whether a layout names its channels (a mask of speaker positions). Demuxers that know only
+/// the count (WMA in ASF, PCM in Matroska, ...) leave it unknown: before FFmpeg 7.0 ffmpeg-next
+/// shows that as an empty mask, from 7.0 as a layout of unspecified order, whose mask also
+/// reads as 0.
+pub(crate) fn layout_is_known(layout: &ffmpeg::ChannelLayout) -> bool {
+    layout.bits() != 0
+}
+
+/// Gives a decoded audio frame of unknown layout FFmpeg's default layout for its channel count,
+/// as the ffmpeg CLI does ("Guessed Channel Layout"); the resampler refuses a frame whose
+/// layout differs from the one it was made with ("Input changed"). ffmpeg-next writes the
+/// field each FFmpeg reads: the mask before 7.0 (from 5.1 on the resampler turns the mask into
+/// its `ch_layout`), `ch_layout` from 7.0.
+pub(crate) fn default_layout_if_unknown(frame: &mut ffmpeg::frame::Audio) {
+    if !layout_is_known(&frame.channel_layout()) && frame.channels() > 0 {
+        let layout = ffmpeg::ChannelLayout::default(i32::from(frame.channels()));
+        frame.set_channel_layout(layout);
+    }
+}
+
+/// Asks a decoder to hand each packet's byte position on to the frames it decodes (read back
+/// with [`frame_packet_position`]). FFmpeg 8.0 removed `AVFrame.pkt_pos` (deprecated in 6.1);
+/// its replacement is `AV_CODEC_FLAG_COPY_OPAQUE` (FFmpeg 6.0), which copies each packet's
+/// `opaque` to its frames, set by [`tag_packet_position`]. Before 8.0 `pkt_pos` is used and
+/// this does nothing.
+pub(crate) fn keep_packet_positions(context: &mut ffmpeg::codec::Context) {
+    #[cfg(ffmpeg_8_0)]
+    // SAFETY: the context is valid and not yet opened; `flags` is a plain field.
+    unsafe {
+        (*context.as_mut_ptr()).flags |= ffi::AV_CODEC_FLAG_COPY_OPAQUE as i32;
+    }
+    #[cfg(not(ffmpeg_8_0))]
+    let _ = context;
+}
+
+/// Stores a packet's byte position where [`keep_packet_positions`] makes the decoder pass it
+/// on (FFmpeg 8.0 and newer; nothing to do before, where frames carry `pkt_pos`).
+pub(crate) fn tag_packet_position(packet: &mut ffmpeg::Packet) {
+    #[cfg(ffmpeg_8_0)]
+    {
+        use ffmpeg::packet::Mut as _;
+        let pos = packet.position() as i64;
+        // A position is stored as pos + 1, so that an unknown one (-1) is the null pointer
+        // that an untagged frame also has.
+        let tag = if pos >= 0 {
+            (pos as usize).wrapping_add(1)
+        } else {
+            0
+        };
+        // SAFETY: the packet is valid and held mutably; `opaque` is a user field FFmpeg never
+        // dereferences (it only copies it to frames with AV_CODEC_FLAG_COPY_OPAQUE).
+        unsafe {
+            (*packet.as_mut_ptr()).opaque = tag as *mut std::ffi::c_void;
+        }
+    }
+    #[cfg(not(ffmpeg_8_0))]
+    let _ = packet;
+}
+
+/// The byte position in the file of the packet a decoded picture came from (-1 when
+/// unknown). Before FFmpeg 8.0 the decoder sets `pkt_pos`; from 8.0 it is the tag
+/// [`tag_packet_position`] stored (see [`keep_packet_positions`]).
+pub(crate) fn frame_packet_position(frame: &ffmpeg::frame::Video) -> i64 {
+    #[cfg(not(ffmpeg_8_0))]
+    {
+        frame.packet().position
+    }
+    #[cfg(ffmpeg_8_0)]
+    {
+        // SAFETY: the frame is valid while borrowed; `opaque` is a plain field holding what
+        // tag_packet_position stored (or null).
+        let tag = unsafe { (*frame.as_ptr()).opaque } as usize;
+        if tag == 0 {
+            -1
+        } else {
+            (tag - 1) as i64
+        }
+    }
+}
+
+/// Copies the display matrix (rotation) of an input stream to an output stream. Up to FFmpeg
+/// 6.0 it is stream side data (`av_stream_get_side_data`, whose size argument was an `int *`
+/// before 5.0 and a `size_t *` from 5.0); FFmpeg 6.1 moved it to the codec parameters'
+/// `coded_side_data` (and 8.0 removed the stream functions), where copying the parameters
+/// already brings it along.
+pub(crate) fn copy_display_matrix(
+    input: &ffmpeg::format::stream::Stream,
+    output: &mut ffmpeg::format::stream::StreamMut,
+) {
+    let kind = ffi::AVPacketSideDataType::AV_PKT_DATA_DISPLAYMATRIX;
+    #[cfg(ffmpeg_6_1)]
+    // SAFETY: both streams are valid for the call and their `codecpar` is non-null (parameters
+    // were set); av_packet_side_data_get only reads the array it is given (length included);
+    // av_packet_side_data_new grows the output's array (FFmpeg owns it) and returns an entry
+    // with `size` bytes of its own, or null on failure (checked).
+    unsafe {
+        let ipar = (*input.as_ptr()).codecpar;
+        let opar = (*output.as_mut_ptr()).codecpar;
+        let src =
+            ffi::av_packet_side_data_get((*ipar).coded_side_data, (*ipar).nb_coded_side_data, kind);
+        if src.is_null() || (*src).size == 0 {
+            return;
+        }
+        let have =
+            ffi::av_packet_side_data_get((*opar).coded_side_data, (*opar).nb_coded_side_data, kind);
+        if !have.is_null() {
+            return;
+        }
+        let dst = ffi::av_packet_side_data_new(
+            &mut (*opar).coded_side_data,
+            &mut (*opar).nb_coded_side_data,
+            kind,
+            (*src).size,
+            0,
+        );
+        if !dst.is_null() {
+            std::ptr::copy_nonoverlapping((*src).data, (*dst).data, (*src).size);
+        }
+    }
+    #[cfg(not(ffmpeg_6_1))]
+    // SAFETY: both streams are valid for the call; the side data is read with its own size
+    // and copied into a buffer of that size FFmpeg allocates for the output stream (or null,
+    // checked).
+    unsafe {
+        #[cfg(ffmpeg_5_0)]
+        let mut size: usize = 0;
+        #[cfg(not(ffmpeg_5_0))]
+        let mut size: i32 = 0;
+        let matrix = ffi::av_stream_get_side_data(input.as_ptr(), kind, &mut size);
+        if !matrix.is_null() && size > 0 {
+            let dst = ffi::av_stream_new_side_data(output.as_mut_ptr(), kind, size as _);
+            if !dst.is_null() {
+                std::ptr::copy_nonoverlapping(matrix, dst, size as usize);
+            }
+        }
+    }
+}
