@@ -571,6 +571,18 @@ pub fn decimal_text(t: Time) -> String {
     format!("{sign}{int}.{frac:0width$}", width = digits as usize)
 }
 
+/// Seconds for people to read: the exact decimal when it has at most 6 digits after the point
+/// (`"2.5"`), else rounded to milliseconds (`1441/24` -> `"60.042"`). Machine-readable fields
+/// keep [`decimal_text`].
+pub fn human_secs(t: Time) -> String {
+    let exact = decimal_text(t);
+    match exact.split_once('.') {
+        Some((_, frac)) if frac.len() <= 6 => exact,
+        None if !exact.contains('/') => exact,
+        _ => format!("{:.3}", t.as_secs_f64()),
+    }
+}
+
 /// `HH:MM:SS[.fff]` or `MM:SS[.fff]`; minutes and seconds below 60 when a larger unit is given.
 fn parse_timecode(s: &str) -> Option<Time> {
     let parts: Vec<&str> = s.split(':').collect();

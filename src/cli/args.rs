@@ -79,7 +79,7 @@ impl SourceFpsArg {
 #[derive(Args, Clone, Default)]
 pub struct SpanArgs {
     /// First kept frame: 150 (frame), 5s / 5.0 (seconds), 00:01:05.250 (timecode).
-    #[arg(long, value_parser = parse_time)]
+    #[arg(long, visible_alias = "begin", value_parser = parse_time)]
     pub start: Option<TimeSpec>,
     /// End of the span, exclusive (same syntax as --start).
     #[arg(long, value_parser = parse_time)]
@@ -184,12 +184,13 @@ impl BoxesArgs {
     }
 }
 
-/// The annotation format option (`--format`).
+/// The annotation format option (`--format`, also `--boxes-format`: the name `export
+/// frames` gives it, where `--format` is the image format, works on every command).
 #[derive(Args, Clone, Default)]
 #[command(next_help_heading = "Boxes")]
 pub struct FormatArg {
     /// Annotation format of --boxes: auto, got10k, mot, vstar, waymo, csv, json, vidprep.
-    #[arg(long, value_parser = parse_text::<Format>)]
+    #[arg(long, visible_alias = "boxes-format", value_parser = parse_text::<Format>)]
     pub format: Option<Format>,
 }
 

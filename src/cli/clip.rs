@@ -1,5 +1,5 @@
 //! `vidprep cut`, `vidprep truncate` and `vidprep overlay`: each builds a plan with one clip
-//! export (several for `truncate --ratios`) and runs it; `cut --manifest` runs a manifest as a
+//! export (one plan per ratio for `cut --ratios` and `truncate --ratios`) and runs it; `cut --manifest` runs a manifest as a
 //! batch whose items default to one clip.
 
 use std::path::{Path, PathBuf};
@@ -25,9 +25,14 @@ pub struct CutArgs {
     source_fps: SourceFpsArg,
     #[command(flatten)]
     span: SpanArgs,
-    /// Output video: .mp4, .mov or .mkv (a sidecar JSON is written beside it).
+    /// Output video: .mp4, .mov or .mkv (a sidecar JSON is written beside it; with --ratios,
+    /// the base name).
     #[arg(short, long, required_unless_present = "manifest")]
     output: Option<PathBuf>,
+    /// Several decision points at once, each cut from the source (no second encode), e.g.
+    /// 50%,75%,100%: writes OUT_50.mp4, OUT_75.mp4, ... (as `truncate --ratios`).
+    #[arg(long, value_delimiter = ',', value_parser = parse_time, conflicts_with_all = ["decision", "copy"])]
+    ratios: Vec<TimeSpec>,
     /// Stream-copy whole GOPs instead of re-encoding (fast; snaps to keyframes).
     #[arg(long, conflicts_with = "smart")]
     copy: bool,
@@ -38,7 +43,7 @@ pub struct CutArgs {
     strict: bool,
     /// A manifest (JSONL or JSON array; see docs/manifest.md): every item is cut (items
     /// without "exports" make one clip) into --out-dir/<id>/.
-    #[arg(long, conflicts_with_all = ["input", "output", "start", "end", "decision", "copy", "smart", "boxes", "source_fps"])]
+    #[arg(long, conflicts_with_all = ["input", "output", "start", "end", "decision", "ratios", "copy", "smart", "boxes", "source_fps"])]
     manifest: Option<PathBuf>,
     /// Output folder for --manifest.
     #[arg(long, requires = "manifest")]
@@ -139,21 +144,55 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
     refuse_box_options(&args.boxes, &args.format)?;
     let input = args.input.clone().expect("clap requires input");
     let output = args.output.clone().expect("clap requires output");
-    let mut plan = Plan::new(
-        id_for(&output),
-        input,
-        vec![clip_export(args.copy, args.smart, &args.boxes, &output)],
-    );
-    args.span.apply(&mut plan);
-    args.source_fps.apply(&mut plan);
-    plan.boxes = args.boxes.spec(args.format.format);
-    plan.strict = args.strict;
-    run_plan(
-        &plan,
-        vec![ExportTarget::at(output)],
-        args.encode.exec(),
-        "cut",
-    )
+    // With --ratios, one clip per decision point, each from the source.
+    let jobs: Vec<(Option<TimeSpec>, PathBuf)> = if args.ratios.is_empty() {
+        vec![(args.span.decision, output)]
+    } else {
+        ratio_jobs(&args.ratios, &output)?
+            .into_iter()
+            .map(|(r, p)| (Some(r), p))
+            .collect()
+    };
+    for (decision, output) in jobs {
+        let mut plan = Plan::new(
+            id_for(&output),
+            input.clone(),
+            vec![clip_export(args.copy, args.smart, &args.boxes, &output)],
+        );
+        args.span.apply(&mut plan);
+        plan.decision = decision;
+        args.source_fps.apply(&mut plan);
+        plan.boxes = args.boxes.spec(args.format.format);
+        plan.strict = args.strict;
+        run_plan(
+            &plan,
+            vec![ExportTarget::at(output)],
+            args.encode.exec(),
+            "cut",
+        )?;
+    }
+    Ok(super::EXIT_OK)
+}
+
+/// The outputs of `--ratios` (`clip.mp4` with 50% -> `clip_50.mp4`), refusing two ratios that
+/// name the same file (50% and 50 would overwrite each other).
+fn ratio_jobs(ratios: &[TimeSpec], base: &Path) -> anyhow::Result<Vec<(TimeSpec, PathBuf)>> {
+    let jobs: Vec<(TimeSpec, PathBuf)> = ratios
+        .iter()
+        .map(|r| (*r, ratio_output_path(base, r)))
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    for (r, out) in &jobs {
+        if !seen.insert(out.clone()) {
+            return Err(vidprep::Error::Usage(format!(
+                "--ratios gives {} twice (at {}); list each ratio once",
+                out.display(),
+                r
+            ))
+            .into());
+        }
+    }
+    Ok(jobs)
 }
 
 #[derive(Args)]
@@ -163,7 +202,7 @@ pub struct TruncateArgs {
     #[command(flatten)]
     source_fps: SourceFpsArg,
     /// Decision point: frames at or after it are dropped (frame, seconds, timecode or %).
-    #[arg(long, value_parser = parse_time, required_unless_present = "ratios", conflicts_with = "ratios")]
+    #[arg(long, visible_alias = "decision", value_parser = parse_time, required_unless_present = "ratios", conflicts_with = "ratios")]
     at: Option<TimeSpec>,
     /// Several truncations at once, e.g. 50%,75%,100%: writes OUT_50.mp4, OUT_75.mp4, ...
     #[arg(long, value_delimiter = ',', value_parser = parse_time)]
@@ -205,24 +244,8 @@ pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
     refuse_box_options(&args.boxes, &args.format)?;
     let jobs: Vec<(TimeSpec, PathBuf)> = match args.at {
         Some(at) => vec![(at, args.output.clone())],
-        None => args
-            .ratios
-            .iter()
-            .map(|r| (*r, ratio_output_path(&args.output, r)))
-            .collect(),
+        None => ratio_jobs(&args.ratios, &args.output)?,
     };
-    // Two ratios that name the same file (50% and 50) would overwrite each other.
-    let mut seen = std::collections::HashSet::new();
-    for (r, out) in &jobs {
-        if !seen.insert(out.clone()) {
-            return Err(vidprep::Error::Usage(format!(
-                "--ratios gives {} twice (at {}); list each ratio once",
-                out.display(),
-                r
-            ))
-            .into());
-        }
-    }
     for (at, output) in jobs {
         let mut plan = Plan::new(
             id_for(&output),

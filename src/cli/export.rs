@@ -36,7 +36,7 @@ pub struct VideoArgs {
     input: PathBuf,
     #[command(flatten)]
     source_fps: SourceFpsArg,
-    /// Output MP4.
+    /// Output video: .mp4, .mov or .mkv (a sidecar JSON is written beside it).
     #[arg(short, long)]
     output: PathBuf,
     /// Largest width x height; the picture is fitted inside, aspect kept, never upscaled.
@@ -98,8 +98,8 @@ pub struct FramesArgs {
     /// Seed of the shuffled order (the permutation is recorded in frames.json).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Image format: jpg or png.
-    #[arg(long, default_value = "jpg", value_parser = |s: &str| s.parse::<vidprep::plan::ImageFormat>())]
+    /// Image format: jpg or png (the annotation format is --boxes-format).
+    #[arg(long, visible_alias = "image-format", default_value = "jpg", value_parser = |s: &str| s.parse::<vidprep::plan::ImageFormat>())]
     format: vidprep::plan::ImageFormat,
     /// JPEG quality (1-100).
     #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u8).range(1..=100))]

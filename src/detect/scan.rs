@@ -101,6 +101,64 @@ struct Thumb {
     v: Vec<u8>,
     /// The source is limited range (16-235): luma is stretched for [`FrameStats::luma`].
     limited: bool,
+    /// The active picture inside black bars (letterbox, pillarbox), `[x0, y0, x1, y1)` in
+    /// luma pixels; `None` when the whole frame is black.
+    active: Option<[usize; 4]>,
+}
+
+/// A row or column of the thumbnail is a black bar when its mean luma (stored value) is at
+/// most this, as ffmpeg's `cropdetect` (its `limit`, 24 of 255) ...
+const BAR_MEAN: u32 = 24;
+/// ... and no pixel of it is brighter than this (dark picture content has bright pixels).
+const BAR_MAX: u8 = 48;
+
+/// The box inside the black bars of a `w x h` luma plane, scanning in from each edge as
+/// `cropdetect` does; `None` when every row is black. `limited`: black is 16, not 0.
+fn active_box(y: &[u8], w: usize, h: usize, limited: bool) -> Option<[usize; 4]> {
+    let floor = if limited { 0 } else { 16 };
+    let bar = |values: &mut dyn Iterator<Item = u8>, len: usize| {
+        let (mut sum, mut max) = (0u32, 0u8);
+        for v in values {
+            sum += u32::from(v);
+            max = max.max(v);
+        }
+        // Full range: black is 0, so the limits are 16 lower.
+        sum + floor * len as u32 <= BAR_MEAN * len as u32 && max <= BAR_MAX - floor as u8
+    };
+    let row = |r: usize| bar(&mut y[r * w..(r + 1) * w].iter().copied(), w);
+    let top = (0..h).find(|&r| !row(r))?;
+    let bottom = (0..h).rev().find(|&r| !row(r)).map_or(h, |r| r + 1);
+    let col = |c: usize| bar(&mut (top..bottom).map(|r| y[r * w + c]), bottom - top);
+    let left = (0..w).find(|&c| !col(c)).unwrap_or(0);
+    let right = (0..w).rev().find(|&c| !col(c)).map_or(w, |c| c + 1);
+    Some([left, top, right, bottom])
+}
+
+/// The share of the frame that the active pictures of `thumbs` cover together (their union
+/// box): differences summed over the frame are divided by it, so black bars do not dilute
+/// them. 1 when every thumbnail is black.
+fn active_share(thumbs: &[&Thumb]) -> f32 {
+    let mut union: Option<[usize; 4]> = None;
+    for t in thumbs {
+        if let Some(b) = t.active {
+            union = Some(match union {
+                None => b,
+                Some(u) => [
+                    u[0].min(b[0]),
+                    u[1].min(b[1]),
+                    u[2].max(b[2]),
+                    u[3].max(b[3]),
+                ],
+            });
+        }
+    }
+    let (w, h) = (thumbs[0].w, thumbs[0].h);
+    match union {
+        Some([x0, y0, x1, y1]) if w > 0 && h > 0 => {
+            (((x1 - x0) * (y1 - y0)) as f32 / (w * h) as f32).clamp(0.05, 1.0)
+        }
+        _ => 1.0,
+    }
 }
 
 /// Options of the pass.
@@ -345,10 +403,12 @@ fn thumb_of(frame: &ffmpeg::frame::Video, limited: bool) -> Thumb {
         }
         out
     };
+    let y = plane(0, w, h);
     Thumb {
         w,
         h,
-        y: plane(0, w, h),
+        active: active_box(&y, w, h, limited),
+        y,
         u: plane(1, w / 2, h / 2),
         v: plane(2, w / 2, h / 2),
         limited,
@@ -412,7 +472,8 @@ fn stats_of(
         let dy = mean_abs_diff(&thumb.y, &prev.y);
         let du = mean_abs_diff(&thumb.u, &prev.u);
         let dv = mean_abs_diff(&thumb.v, &prev.v);
-        s.content = (2.0 * dy + du + dv) / 4.0;
+        // Measured on the active picture: black bars would dilute the change.
+        s.content = (2.0 * dy + du + dv) / 4.0 / active_share(&[thumb, prev]);
         let (ha, hb) = (histogram(&thumb.y), histogram(&prev.y));
         let total = thumb.y.len().max(1) as f32;
         let l1: u32 = ha.iter().zip(&hb).map(|(a, b)| a.abs_diff(*b)).sum();
@@ -459,7 +520,8 @@ fn stats_of(
         if !same_size(far) || !same_size(mid) {
             continue;
         }
-        s.far[li] = mean_abs_diff(&thumb.y, &far.y);
+        let share = active_share(&[thumb, far, mid]);
+        s.far[li] = mean_abs_diff(&thumb.y, &far.y) / active_share(&[thumb, far]);
         let sum: u64 = thumb
             .y
             .iter()
@@ -470,7 +532,7 @@ fn stats_of(
                 (2 * u64::from(m)).abs_diff(avg2)
             })
             .sum();
-        s.blend[li] = sum as f32 / (2.0 * thumb.y.len().max(1) as f32);
+        s.blend[li] = sum as f32 / (2.0 * thumb.y.len().max(1) as f32) / share;
     }
     s
 }
@@ -487,6 +549,7 @@ mod tests {
             u: vec![128; w * h / 4],
             v: vec![128; w * h / 4],
             limited: false,
+            active: Some([0, 0, w, h]),
         }
     }
 

@@ -173,6 +173,11 @@ pub fn cuts(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
             _ => (around, around),
         };
         let one_sided = c >= options.adaptive * calm.max(0.5) && c >= 1.5 * busy;
+        // A cut just before damaged frames (or a flash) whose changes raise the mean after
+        // it: the shot before is calm and so is the first step of the new shot.
+        let calm_then_calm = before.is_some_and(|b| c >= options.adaptive * b.max(0.5))
+            && i + 1 < n
+            && c >= options.adaptive * stats[i + 1].content.max(0.5);
         // A flash: a few frames later the picture is back to what it was before.
         // (Frame i+5-d against frame i-1-d, for d up to 3: also catches the frame after a
         // one-frame flash, whose change is the return.)
@@ -189,7 +194,7 @@ pub fn cuts(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
         if flash {
             continue;
         }
-        if ratio >= options.adaptive || one_sided {
+        if ratio >= options.adaptive || one_sided || calm_then_calm {
             out.push(Boundary {
                 kind: BoundaryKind::Cut,
                 start: i,

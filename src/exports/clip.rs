@@ -237,7 +237,7 @@ impl Export for ClipMaker {
             name: self.spec.name().to_string(),
             kind: "clip",
             files: claimed.files(),
-            summary: clip_summary(&claimed.main, stream, &out),
+            summary: clip_summary(&claimed.main, stream, out.report.frames),
             frames: out.report.frames,
             warnings: sidecar.warnings,
         })
@@ -248,13 +248,13 @@ impl Export for ClipMaker {
 pub(crate) fn clip_summary(
     main: &std::path::Path,
     stream: &ProcessedStream,
-    out: &EncodedOutput,
+    frames: usize,
 ) -> String {
     let kept = stream.resolved.kept;
     let mut line = format!(
         "{}: {} frames (source frames {}..{})",
         main.display(),
-        out.report.frames,
+        frames,
         kept.start,
         kept.end
     );
@@ -263,13 +263,13 @@ pub(crate) fn clip_summary(
             ", needle at output frames {}..{} ({}s)",
             n.at,
             n.at + n.prepared.frames,
-            crate::time::decimal_text(n.time)
+            crate::time::human_secs(n.time)
         ));
     }
     if let Some(d) = &stream.resolved.decision {
         line.push_str(&format!(
             ", ends at the decision point {}s",
-            d.clip_time.exact
+            crate::time::human_secs(d.clip_time.exact.parse().unwrap_or(crate::time::Time::ZERO))
         ));
     }
     line

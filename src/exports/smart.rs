@@ -893,7 +893,7 @@ pub(crate) fn write(
         files: claimed.files(),
         summary: format!(
             "{}; smart: {copied} frames copied, {} re-encoded",
-            crate::exports::clip::clip_summary(&claimed.main, stream, &encoded),
+            crate::exports::clip::clip_summary(&claimed.main, stream, n),
             n - copied
         ),
         frames: n,

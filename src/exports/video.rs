@@ -791,7 +791,7 @@ impl Export for VideoMaker {
             files,
             summary: format!(
                 "{}, {}x{}, {} bytes = {:.1}% of the Base64 budget in {} encode(s)",
-                clip_summary(&claimed.main, stream, &out),
+                clip_summary(&claimed.main, stream, out.report.frames),
                 attempt.width,
                 attempt.height,
                 attempt.bytes,

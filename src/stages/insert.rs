@@ -71,8 +71,8 @@ impl Stage for InsertStage {
                         source,
                         format!(
                             "insertion time {}s is past the end of the clip ({}s)",
-                            crate::time::decimal_text(t),
-                            crate::time::decimal_text(clip_duration)
+                            crate::time::human_secs(t),
+                            crate::time::human_secs(clip_duration)
                         ),
                     ));
                 }
@@ -550,8 +550,9 @@ pub fn list_hosts(dir: &Path) -> Result<Vec<PathBuf>> {
         .sort_by_file_name()
         .into_iter()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_file())
         .map(|e| e.into_path())
+        // `is_file` follows symbolic links: a folder of links to videos is a folder of videos.
+        .filter(|p| p.is_file())
         .filter(|p| {
             p.extension().is_some_and(|x| {
                 VIDEO_EXTENSIONS.contains(&x.to_string_lossy().to_lowercase().as_str())

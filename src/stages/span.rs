@@ -90,7 +90,7 @@ impl ResolvedClip {
 }
 
 fn secs(t: Time) -> String {
-    format!("{}s", crate::time::decimal_text(t))
+    format!("{}s", crate::time::human_secs(t))
 }
 
 /// Resolves `spec` against the frames of `path` described by `table`.

@@ -669,7 +669,8 @@
       var time = num(t.time_s) ? t.time_s : frameTime(t.frame);
       frag.appendChild(el('div', { cls: 'tl-thumb', style: 'left:' + (f0 / N * 100) + '%;width:' + ((f1 - f0) / N * 100) + '%' }, [
         el('img', { src: t.path, loading: 'lazy', decoding: 'async', alt: '', draggable: 'false' }),
-        el('span', { cls: 'tl-thumb-label', text: (num(time) ? fmtS(time, 2) + ' s' : '') + ' · f' + t.frame })
+        // time and frame on two lines, so a narrow tile still shows both
+        el('span', { cls: 'tl-thumb-label', text: (num(time) ? fmtS(time, 2) + 's\n' : '') + 'f' + t.frame })
       ]));
     });
     thumbs.appendChild(frag);
