@@ -213,7 +213,7 @@ pub fn run_batch(
     let _cancel = options.exec.cancel.enter();
     check_layout(&items, options)?;
     std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
-    let _lock = OutDirLock::acquire(
+    let lock = OutDirLock::acquire(
         &options.out_dir,
         options.shard,
         options.origin.as_deref(),
@@ -275,6 +275,14 @@ pub fn run_batch(
                 if options.fail_fast && stop.load(Ordering::SeqCst) {
                     report.error =
                         Some("not started: the run stopped after a failure (fail-fast)".into());
+                    observer.item_done(&report);
+                    return report;
+                }
+                if lock.lost() {
+                    report.error = Some(format!(
+                        "not started: another run took over {} (this run did not renew its lease in time)",
+                        options.out_dir.display()
+                    ));
                     observer.item_done(&report);
                     return report;
                 }

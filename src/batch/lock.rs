@@ -212,6 +212,9 @@ pub(crate) struct OutDirLock {
     token: String,
     stop: Option<mpsc::Sender<()>>,
     renewer: Option<std::thread::JoinHandle<()>>,
+    /// Set by the renewer when the lock is no longer ours (taken over after this run failed
+    /// to renew it in time: a suspended process, a partitioned host).
+    lost: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn lock_name(shard: Option<(usize, usize)>) -> String {
@@ -299,6 +302,7 @@ impl OutDirLock {
             token: me.token.clone(),
             stop: None,
             renewer: None,
+            lost: Default::default(),
         };
         // Look again: an incompatible run that started at the same moment.
         for other in locks_in(dir) {
@@ -323,6 +327,7 @@ impl OutDirLock {
         let path = self.path.clone();
         let token = self.token.clone();
         let every = (lease / 4).max(Duration::from_millis(100));
+        let lost = self.lost.clone();
         let renewer = std::thread::Builder::new()
             .name("vidprep-lock".into())
             .spawn(move || {
@@ -333,6 +338,7 @@ impl OutDirLock {
                         .and_then(|t| serde_json::from_str::<LockHolder>(&t).ok())
                         .is_some_and(|h| h.token == token);
                     if !ours {
+                        lost.store(true, std::sync::atomic::Ordering::SeqCst);
                         break;
                     }
                     let _ = std::fs::File::options()
@@ -347,6 +353,13 @@ impl OutDirLock {
             self.renewer = renewer;
         }
         self
+    }
+}
+
+impl OutDirLock {
+    /// Whether another run took the lock over (start no new item then).
+    pub(crate) fn lost(&self) -> bool {
+        self.lost.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -564,7 +577,13 @@ mod tests {
         std::fs::write(&lock, serde_json::to_string(&h).unwrap()).unwrap();
         let e = acquire(d, None, &m).err().unwrap().to_string();
         assert!(e.contains("in use"), "{e}");
+        assert!(!held.lost());
+        // Taken over (another token): the holder learns it and leaves that lock alone.
+        h.token = "another".into();
+        std::fs::write(&lock, serde_json::to_string(&h).unwrap()).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(held.lost());
         drop(held);
-        assert!(!lock.exists());
+        assert!(lock.exists());
     }
 }

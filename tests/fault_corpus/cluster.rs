@@ -174,7 +174,7 @@ fn another_hosts_live_lock_is_refused() {
     items(d, 2);
     let mut elsewhere = here();
     elsewhere["host"] = "node-17".into();
-    lock(d, ".vidprep-lock", 1, elsewhere, "0/1", 2);
+    lock(d, ".vidprep-lock", 1, elsewhere, "0/1", 5);
     let path = d.join("out/.vidprep-lock");
     let renewing = std::sync::atomic::AtomicBool::new(true);
     std::thread::scope(|s| {
