@@ -387,3 +387,80 @@ fn unreadable_theora_has_one_frame_count_in_every_command() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot be read after frame"), "{err}");
 }
+
+#[test]
+fn theora_with_lost_pages_lists_the_frames_it_damages() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = damaged_theora(dir.path(), Damage::LostPages);
+    let whole = oracle::decode_frames(&dir.path().join("whole.ogv"), PixFmt::Yuv420p, None);
+    let reference = oracle::decode_frames(&src, PixFmt::Yuv420p, None);
+    let out = vidprep()
+        .args(["probe", "--json"])
+        .arg(&src)
+        .output()
+        .unwrap();
+    let v = json_of(&out);
+    assert_eq!(v["video"]["frames"].as_u64(), Some(reference.len() as u64));
+    let lost = v["video"]["damage"]["lost_packets"].as_array().cloned();
+    let lost = lost.unwrap_or_else(|| panic!("no lost packets in {}", v["video"]["damage"]));
+    let suspect: Vec<(usize, usize)> = lost
+        .iter()
+        .map(|l| {
+            let r = &l["suspect_frames"];
+            (
+                r[0].as_u64().unwrap() as usize,
+                r[1].as_u64().unwrap() as usize,
+            )
+        })
+        .collect();
+    let is_suspect = |i: usize| suspect.iter().any(|&(a, b)| (a..b).contains(&i));
+    // A frame is damaged when it is not, pixel for pixel, the undamaged file's frame of the
+    // number painted in it: every such frame is listed.
+    let damaged: Vec<usize> = (0..reference.len())
+        .filter(|&i| {
+            let f = &reference[i];
+            f.code()
+                .is_none_or(|c| whole.get(c as usize).is_none_or(|w| w.data != f.data))
+        })
+        .collect();
+    assert!(!damaged.is_empty(), "the damage shows in ffmpeg's decode");
+    let unlisted: Vec<usize> = damaged
+        .iter()
+        .copied()
+        .filter(|&i| !is_suspect(i))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "damaged but not listed: {unlisted:?} (listed: {suspect:?})"
+    );
+    // A cut across the first damage: ffmpeg's frames, the suspect ones in damaged_frames.
+    let (a, b) = suspect[0];
+    let (start, end) = (a.saturating_sub(5), (b + 5).min(reference.len()));
+    let clip = dir.path().join("clip.mp4");
+    vidprep()
+        .arg("cut")
+        .arg(&src)
+        .args(["--start", &start.to_string(), "--end", &end.to_string()])
+        .args(["--crf", "10", "--preset", "ultrafast", "-o"])
+        .arg(&clip)
+        .assert()
+        .success();
+    let ours = oracle::decode_frames(&clip, PixFmt::Yuv420p, None);
+    assert_eq!(ours.len(), end - start);
+    for (k, f) in ours.iter().enumerate() {
+        let p = oracle::psnr(f, &reference[start + k]);
+        assert!(
+            p >= 40.0,
+            "clip frame {k}: {p:.1} dB against ffmpeg's frame {}",
+            start + k
+        );
+    }
+    let sc = support::sidecar(&clip);
+    let listed: Vec<usize> = sc["damaged_frames"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no damaged_frames in the sidecar"))
+        .iter()
+        .map(|d| d["source_frame"].as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(listed, (a..b).collect::<Vec<_>>());
+}

@@ -304,7 +304,11 @@ fn sampled_frames_are_the_files_they_name() {
                 img.data == want.data,
                 "{file}: exported pixels differ from ffmpeg's {} ({}) ({:.2} dB)",
                 src.display(),
-                if ext == "png" { "rgb24" } else { "-> yuv420p -> rgb24" },
+                if ext == "png" {
+                    "rgb24"
+                } else {
+                    "-> yuv420p -> rgb24"
+                },
                 oracle::psnr(&img, &want)
             );
             let direct = oracle::decode_image(&src, PixFmt::Rgb24);

@@ -470,7 +470,10 @@ impl FrameReader {
                     ));
                 }
             }
-            let damaged = raw.is_corrupt() || raw.has_decode_errors();
+            // (A frame after packets the container lost is decoded from incomplete
+            // references: damaged, though the decoder cannot tell.)
+            let damaged =
+                raw.is_corrupt() || raw.has_decode_errors() || self.table.damage.suspect(index);
             if damaged {
                 if self.options.strict {
                     return Err(Error::corrupt(

@@ -96,6 +96,22 @@ pub struct UnreadableTail {
     pub error: String,
 }
 
+/// Packets the container lost, told by a jump in timestamps where the format has none: Ogg
+/// Theora stamps every frame with its frame number (a dropped frame is an empty packet), so a
+/// gap means pages that failed their checksum were skipped. The frames after the gap, up to
+/// the next keyframe, are decoded from incomplete references (ffmpeg shows the same pictures;
+/// it only warns about the checksum).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LostPackets {
+    /// The last frame before the gap.
+    pub after_frame: usize,
+    /// How many frames' packets are missing.
+    pub missing: i64,
+    /// The frames that may show the damage (half-open `[start, end)`): from the frame before
+    /// the gap (its packet may have lost its end) up to the next keyframe.
+    pub suspect_frames: [usize; 2],
+}
+
 /// What is known to be damaged in a stream.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Damage {
@@ -106,6 +122,9 @@ pub struct Damage {
     /// The file cannot be read past this point: the rest is not part of the video.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<UnreadableTail>,
+    /// Runs of packets the container lost (Ogg Theora only: see [`LostPackets`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost_packets: Vec<LostPackets>,
 }
 
 impl Damage {
@@ -115,6 +134,14 @@ impl Damage {
         self.undecodable_packets.is_empty()
             && self.concealed_frames.is_empty()
             && self.unreadable.is_none()
+            && self.lost_packets.is_empty()
+    }
+
+    /// Whether frame `index` may show damage from packets the container lost.
+    pub fn suspect(&self, index: usize) -> bool {
+        self.lost_packets
+            .iter()
+            .any(|l| (l.suspect_frames[0]..l.suspect_frames[1]).contains(&index))
     }
 
     /// The first frame the damage can touch: the first concealed frame, or the first frame
@@ -150,6 +177,19 @@ impl Damage {
                 "{c} frame{} decoded with errors concealed (first: frame {})",
                 if c == 1 { "" } else { "s" },
                 self.concealed_frames[0]
+            ));
+        }
+        if !self.lost_packets.is_empty() {
+            let missing: i64 = self.lost_packets.iter().map(|l| l.missing).sum();
+            let suspect: usize = self
+                .lost_packets
+                .iter()
+                .map(|l| l.suspect_frames[1] - l.suspect_frames[0])
+                .sum();
+            parts.push(format!(
+                "the container lost the packets of {missing} frame{} (first after frame {}); {suspect} frames up to the next keyframes may show it",
+                if missing == 1 { "" } else { "s" },
+                self.lost_packets[0].after_frame
             ));
         }
         if let Some(u) = &self.unreadable {
@@ -349,7 +389,33 @@ impl FrameTable {
             origin,
         );
         table.damage.unreadable = unreadable;
+        if input.video.codec == "theora" {
+            table.damage.lost_packets = table.gaps_in_frame_numbers();
+        }
         Ok(table)
+    }
+
+    /// Gaps in a stream of a codec with a constant frame rate by design (Theora: a dropped
+    /// frame is an empty packet, still stamped): a step longer than the typical one is
+    /// missing frames. See [`LostPackets`].
+    fn gaps_in_frame_numbers(&self) -> Vec<LostPackets> {
+        let typical = self.fallback_frame_duration;
+        let mut lost = Vec::new();
+        if typical <= 0 {
+            return lost;
+        }
+        for i in 1..self.entries.len() {
+            let step = self.entries[i].pts - self.entries[i - 1].pts;
+            if step > typical {
+                let before = i - 1;
+                lost.push(LostPackets {
+                    after_frame: before,
+                    missing: (step + typical / 2) / typical - 1,
+                    suspect_frames: [before, self.keyframe_at_or_after(i)],
+                });
+            }
+        }
+        lost
     }
 
     /// The table of an image sequence, from its file list: frame `i` is file `i`, at pts `i`
@@ -609,7 +675,11 @@ impl FrameTable {
                 last_packet_pos: pos,
                 error,
             }),
+            lost_packets: Vec::new(),
         };
+        if input.video.codec == "theora" {
+            table.damage.lost_packets = table.gaps_in_frame_numbers();
+        }
         Ok(table)
     }
 
@@ -1032,6 +1102,7 @@ mod tests {
             ],
             concealed_frames: vec![310, 311],
             unreadable: None,
+            lost_packets: Vec::new(),
         };
         assert_eq!(
             d.summary(),
