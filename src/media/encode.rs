@@ -271,10 +271,16 @@ impl Mp4Writer {
         let mut options = ffmpeg::Dictionary::new();
         options.set("preset", &settings.preset);
         match settings.bit_rate {
-            // Average bit rate without a VBV (no maxrate, no buffer): x264's VBV with frame
-            // threads depends on thread timing (three runs gave three sizes), plain ABR does
-            // not. The budget is on the whole file's size, which ABR aims at.
-            Some(rate) => enc.set_bit_rate(rate as usize),
+            // Average bit rate without a VBV (no maxrate, no buffer), on sliced threads: x264's
+            // rate control with frame threads depends on thread timing (measured with the
+            // ffmpeg CLI under load: VBV gave three sizes in three runs, plain ABR one file in
+            // six that differed), while sliced threads encode one frame at a time, so the rate
+            // control sees the same history on every run (8 of 8 identical). The budget is on
+            // the whole file's size, which ABR aims at.
+            Some(rate) => {
+                enc.set_bit_rate(rate as usize);
+                options.set("x264-params", "sliced-threads=1");
+            }
             None => options.set("crf", &format!("{}", settings.crf)),
         }
         let encoder = enc
