@@ -268,3 +268,84 @@ fn a_small_mjpeg_of_the_same_kind_still_cuts() {
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(common::oracle::count_frames(&dir.path().join("out.mp4")), 3);
 }
+
+/// Peak resident memory of a finished command run under `/usr/bin/time -v`, in KiB.
+fn peak_rss_kib(stderr: &str) -> Option<u64> {
+    stderr
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("Maximum resident set size (kbytes): ")
+        })
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn a_mot_file_far_longer_than_the_video_costs_only_the_video_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = SynthVideo::new(160, 120).frames(10).cached();
+    std::fs::copy(&info.path, dir.path().join("v.mp4")).unwrap();
+    // Two tracks inside the 10-frame video; track 1 continues past the end (frames 40, then
+    // 20), and two million rows of other tracks lie past the end (about 50 MB).
+    let junk: u64 = 2_000_000;
+    let mut text = String::with_capacity(60 << 20);
+    text.push_str("9,1,0,0,20,20,1,1,1\n1,2,5,5,10,10,1,1,1\n41,1,500,0,20,20,1,1,1\n");
+    for k in 0..junk {
+        use std::fmt::Write;
+        writeln!(
+            text,
+            "{},{},{},7,20,30,1,1,1",
+            11 + k / 16,
+            3 + k % 1000,
+            k % 300
+        )
+        .unwrap();
+    }
+    text.push_str("21,1,110,0,20,20,1,1,1\n");
+    std::fs::write(dir.path().join("gt.txt"), &text).unwrap();
+    drop(text);
+    let time = Path::new("/usr/bin/time");
+    let mut cmd = if time.exists() {
+        let mut c = std::process::Command::new(time);
+        c.arg("-v").arg(assert_cmd::cargo::cargo_bin("vidprep"));
+        c
+    } else {
+        eprintln!("/usr/bin/time is absent: the peak memory is not checked");
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("vidprep"))
+    };
+    let out = cmd
+        .current_dir(dir.path())
+        .args([
+            "overlay", "v.mp4", "--boxes", "gt.txt", "--format", "mot", "-o", "o.mp4",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let outside = junk + 2;
+    assert!(
+        err.contains(&format!(
+            "{outside} annotation keys fall outside the video (10 frames"
+        )),
+        "{err}"
+    );
+    if let Some(kib) = peak_rss_kib(&err) {
+        eprintln!("peak RSS {kib} KiB for a {} MB MOT file", 50);
+        assert!(kib < 400 * 1024, "peak RSS {kib} KiB");
+    }
+    let sidecar: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("o.json")).unwrap()).unwrap();
+    let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
+    let ids: Vec<&str> = tracks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["1", "2"]);
+    // Track 1 keeps its one key inside the video (fill does not reach past the video's
+    // end), as when the file holds only the video's rows.
+    assert_eq!(
+        tracks[0]["keys"],
+        serde_json::json!([{"frame": 8, "box": [0.0, 0.0, 20.0, 20.0]}])
+    );
+    assert_eq!(
+        tracks[1]["keys"],
+        serde_json::json!([{"frame": 0, "box": [5.0, 5.0, 15.0, 15.0]}])
+    );
+}
