@@ -456,7 +456,7 @@ struct LockHolder {
 /// One run per output folder at a time (shards of one manifest may share it): a lock file
 /// naming the holder, removed when the run ends. A lock left by a dead process on this host
 /// is taken over.
-struct OutDirLock {
+pub(crate) struct OutDirLock {
     path: PathBuf,
 }
 
@@ -478,7 +478,7 @@ fn process_alive(pid: u32) -> bool {
 }
 
 impl OutDirLock {
-    fn acquire(
+    pub(crate) fn acquire(
         dir: &Path,
         shard: Option<(usize, usize)>,
         manifest: Option<&Path>,
