@@ -21,7 +21,7 @@ use crate::pipeline::Progress;
 use crate::plan::manifest::{BadItem, ManifestItem};
 
 mod lock;
-use lock::OutDirLock;
+pub(crate) use lock::OutDirLock;
 
 /// How a batch runs.
 #[derive(Clone, Debug)]

@@ -135,19 +135,32 @@ impl SourceBoxes {
         width: u32,
         height: u32,
     ) -> Result<SourceBoxes> {
-        let annotations = annotations::read(&request.path, request.format, &request.read)?;
+        // Rows past the video's end are not even kept (a MOT file far longer than the video
+        // costs what the video's part of it costs).
+        let read = ReadOptions {
+            frame_count: Some(table.len()),
+            ..request.read.clone()
+        };
+        let annotations = annotations::read(&request.path, request.format, &read)?;
         let clock = VideoClock {
             table,
             width,
             height,
         };
         let resolved = annotations.resolve(&clock, request.fill)?;
+        let dropped = annotations
+            .meta
+            .fields
+            .get(annotations::mot::ROWS_PAST_THE_VIDEO)
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0) as usize;
+        let outside = resolved.keys_outside_video + dropped;
         let mut warnings = Vec::new();
-        if resolved.keys_outside_video > 0 {
+        if outside > 0 {
             warnings.push(format!(
                 "{}: {} annotation keys fall outside the video ({} frames, {:.3}s) and were not drawn",
                 request.path.display(),
-                resolved.keys_outside_video,
+                outside,
                 table.len(),
                 table.end_time().as_secs_f64()
             ));

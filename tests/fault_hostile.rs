@@ -268,3 +268,224 @@ fn a_small_mjpeg_of_the_same_kind_still_cuts() {
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(common::oracle::count_frames(&dir.path().join("out.mp4")), 3);
 }
+
+/// Peak resident memory of a finished command run under `/usr/bin/time -v`, in KiB.
+fn peak_rss_kib(stderr: &str) -> Option<u64> {
+    stderr
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("Maximum resident set size (kbytes): ")
+        })
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn a_mot_file_far_longer_than_the_video_costs_only_the_video_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = SynthVideo::new(160, 120).frames(10).cached();
+    std::fs::copy(&info.path, dir.path().join("v.mp4")).unwrap();
+    // Two tracks inside the 10-frame video; track 1 continues past the end (frames 40, then
+    // 20), and two million rows of other tracks lie past the end (about 50 MB).
+    let junk: u64 = 2_000_000;
+    let mut text = String::with_capacity(60 << 20);
+    text.push_str("9,1,0,0,20,20,1,1,1\n1,2,5,5,10,10,1,1,1\n41,1,500,0,20,20,1,1,1\n");
+    for k in 0..junk {
+        use std::fmt::Write;
+        writeln!(
+            text,
+            "{},{},{},7,20,30,1,1,1",
+            11 + k / 16,
+            3 + k % 1000,
+            k % 300
+        )
+        .unwrap();
+    }
+    text.push_str("21,1,110,0,20,20,1,1,1\n");
+    std::fs::write(dir.path().join("gt.txt"), &text).unwrap();
+    drop(text);
+    let time = Path::new("/usr/bin/time");
+    let mut cmd = if time.exists() {
+        let mut c = std::process::Command::new(time);
+        c.arg("-v").arg(assert_cmd::cargo::cargo_bin("vidprep"));
+        c
+    } else {
+        eprintln!("/usr/bin/time is absent: the peak memory is not checked");
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("vidprep"))
+    };
+    let out = cmd
+        .current_dir(dir.path())
+        .args([
+            "overlay", "v.mp4", "--boxes", "gt.txt", "--format", "mot", "-o", "o.mp4",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let outside = junk + 2;
+    assert!(
+        err.contains(&format!(
+            "{outside} annotation keys fall outside the video (10 frames"
+        )),
+        "{err}"
+    );
+    if let Some(kib) = peak_rss_kib(&err) {
+        eprintln!("peak RSS {kib} KiB for a {} MB MOT file", 50);
+        assert!(kib < 400 * 1024, "peak RSS {kib} KiB");
+    }
+    let sidecar: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("o.json")).unwrap()).unwrap();
+    let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
+    let ids: Vec<&str> = tracks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["1", "2"]);
+    // Track 1 keeps its one key inside the video (fill does not reach past the video's
+    // end), as when the file holds only the video's rows.
+    assert_eq!(
+        tracks[0]["keys"],
+        serde_json::json!([{"frame": 8, "box": [0.0, 0.0, 20.0, 20.0]}])
+    );
+    assert_eq!(
+        tracks[1]["keys"],
+        serde_json::json!([{"frame": 0, "box": [5.0, 5.0, 15.0, 15.0]}])
+    );
+}
+
+/// A loopback HTTP server: every connection's request head is read, then `answer` writes the
+/// reply (it may stream forever; a write error ends it). Returns the port.
+fn serve(
+    answer: impl Fn(&mut std::net::TcpStream) -> std::io::Result<()> + Send + Sync + 'static,
+) -> u16 {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let answer = std::sync::Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let answer = answer.clone();
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    match stream.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => return,
+                    }
+                }
+                let _ = answer(&mut stream);
+            });
+        }
+    });
+    port
+}
+
+/// A small MP4 (its bytes), as a server would hold it.
+fn mp4_bytes() -> Vec<u8> {
+    std::fs::read(SynthVideo::new(160, 120).frames(25).cached().path).unwrap()
+}
+
+fn probe_url(url: &str, env: &[(&str, &str)]) -> (std::process::Output, Duration) {
+    let began = Instant::now();
+    let mut cmd = vidprep();
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .args(["probe", url, "--count-frames"])
+        .timeout(Duration::from_secs(40))
+        .output()
+        .unwrap();
+    (out, began.elapsed())
+}
+
+#[test]
+fn a_server_that_ignores_range_requests_is_refused_naming_the_cause() {
+    // What Python's http.server does: 200 and the whole file whatever the Range asked, and
+    // no Accept-Ranges.
+    let body = mp4_bytes();
+    let port = serve(move |s| {
+        use std::io::Write;
+        write!(
+            s,
+            "HTTP/1.0 200 OK\r\nContent-Type: video/mp4\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )?;
+        s.write_all(&body)
+    });
+    let (out, took) = probe_url(&format!("http://127.0.0.1:{port}/v.mp4"), &[]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("does not accept range requests"), "{err}");
+    assert!(took < Duration::from_secs(20));
+}
+
+#[test]
+fn a_server_dripping_bytes_cannot_hold_a_command_past_the_deadline() {
+    // Ranges and a size, then one byte every 2 s: no single read ever times out.
+    let port = serve(|s| {
+        use std::io::Write;
+        write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Type: video/mp4\r\nAccept-Ranges: bytes\r\nContent-Length: 1000000\r\n\r\n"
+        )?;
+        loop {
+            s.write_all(&[0])?;
+            s.flush()?;
+            std::thread::sleep(Duration::from_secs(2));
+        }
+    });
+    let (out, took) = probe_url(
+        &format!("http://127.0.0.1:{port}/v.mp4"),
+        &[("VIDPREP_NETWORK_DEADLINE", "3")],
+    );
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("3 s deadline") && err.contains("VIDPREP_NETWORK_DEADLINE"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
+#[test]
+fn an_endless_stream_over_http_is_refused_not_read_forever() {
+    // A looping MPEG-TS with neither a size nor ranges (a live stream).
+    let dir = tempfile::tempdir().unwrap();
+    let ts = dir.path().join("v.ts");
+    common::cmd::run_ok(
+        "ffmpeg",
+        &[
+            "-v",
+            "error",
+            "-y",
+            "-i",
+            SynthVideo::new(160, 120)
+                .frames(25)
+                .cached()
+                .path
+                .to_str()
+                .unwrap(),
+            "-c",
+            "copy",
+            "-f",
+            "mpegts",
+            ts.to_str().unwrap(),
+        ],
+    );
+    let body = std::fs::read(&ts).unwrap();
+    let port = serve(move |s| {
+        use std::io::Write;
+        write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nConnection: close\r\n\r\n"
+        )?;
+        loop {
+            s.write_all(&body)?;
+        }
+    });
+    let (out, took) = probe_url(&format!("http://127.0.0.1:{port}/live.ts"), &[]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("live or endless stream"), "{err}");
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+}

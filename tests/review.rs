@@ -357,7 +357,7 @@ fn a_thousand_items_open_at_once_and_load_one_item_at_a_time() {
     // media: a page built from one real item, its index repeated to 1,000 entries.
     let line =
         r#"{"id": "x", "source": "src.mp4", "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#;
-    let Some((dir, browser)) = reviewed_run((320, 240), 30, &[line], &[]) else {
+    let Some((dir, browser)) = reviewed_run((320, 240), 30, &[line], &["--trust-sidecars"]) else {
         return;
     };
     let (d, b) = (dir.path(), &browser);
@@ -537,7 +537,7 @@ fn serve(root: &Path, ranges: bool) -> u16 {
 fn the_page_works_from_a_static_server() {
     // An id that needs percent-encoding in a URL.
     let line = r#"{"id": "walk #1 été", "source": "src.mp4", "start": 5, "end": 35, "decision": 20, "exports": [{"kind": "clip", "preset": "ultrafast"}, {"kind": "frames", "count": 3}]}"#;
-    let Some((dir, browser)) = reviewed_run((320, 240), 40, &[line], &[]) else {
+    let Some((dir, browser)) = reviewed_run((320, 240), 40, &[line], &["--trust-sidecars"]) else {
         return;
     };
     let (d, b) = (dir.path(), &browser);

@@ -282,6 +282,9 @@ pub struct ReadOptions {
     pub units: Units,
     /// Waymo: the camera to read (`FRONT`, `1`, ...) when the file has several.
     pub camera: Option<String>,
+    /// MOT: the frame count of the video the boxes are for; rows past it are counted, not
+    /// kept (see [`mot::read_mot`]). `None`: every row is kept.
+    pub frame_count: Option<usize>,
 }
 
 /// Reads an annotation file (or GOT-10k folder) in `format`, detecting it when `Auto`.

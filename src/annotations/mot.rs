@@ -8,12 +8,14 @@
 //! score in `det.txt` and the "consider this entry" flag (1/0) in `gt.txt`; it is kept as the
 //! `conf` extra, and `ReadOptions::min_confidence` drops rows below it.
 
+use std::collections::HashMap;
+use std::io::BufRead;
 use std::path::Path;
 
 use super::bbox::BBox;
 use super::error::{AnnotationError, Location};
 use super::model::{Annotations, Coords, Detection, Entry, Extras, Key, Meta, TrackSet};
-use super::text::{parse_f64, read_text, split_numeric_line};
+use super::text::{open_text, parse_f64, split_numeric_line};
 use super::{Format, ReadOptions, Recognised, Shape, Sniffed};
 
 const NAMES_9: [&str; 9] = [
@@ -59,17 +61,58 @@ fn column_name(count: usize, index: usize) -> &'static str {
     }
 }
 
-/// Reads a MOT `gt.txt` / `det.txt`.
+/// The [`Meta::fields`] entry counting rows that were not kept because their frame is past
+/// the video's last ([`ReadOptions::frame_count`]); they count as keys outside the video.
+pub const ROWS_PAST_THE_VIDEO: &str = "rows_past_the_video";
+
+/// A track's row past the video's end, kept until a nearer one turns up.
+struct Beyond {
+    frame: usize,
+    label: Option<&'static str>,
+    bbox: BBox,
+    extras: Extras,
+    line: usize,
+}
+
+/// Reads a MOT `gt.txt` / `det.txt`, line by line: memory follows the rows kept, not the
+/// file. With [`ReadOptions::frame_count`], rows of frames past the video's end are counted
+/// ([`ROWS_PAST_THE_VIDEO`]) and dropped, except each track's first key after the end (a gap
+/// at the end of the video may be filled towards it).
 pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
-    let text = read_text(path)?;
+    let mut reader = open_text(path)?;
     let mut set = TrackSet::new(path);
     let mut detections = Vec::new();
     let mut first: Option<(usize, usize)> = None; // (line, column count)
     let mut below_confidence = 0usize;
     let mut empty_detections = 0usize;
+    // Rows past the video's last frame are counted, not kept, but for each track's first key
+    // after the end (what filling the track's last gap inside the video may need).
+    let mut beyond = 0usize;
+    let mut next_after_end: HashMap<String, Beyond> = HashMap::new();
 
-    for (i, raw) in text.lines().enumerate() {
-        let line_no = i + 1;
+    let mut bytes = Vec::new();
+    let mut line_no = 0usize;
+    loop {
+        bytes.clear();
+        let n = reader
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| AnnotationError::read(path, e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let Ok(raw) = std::str::from_utf8(&bytes) else {
+            return Err(AnnotationError::at_line(
+                path,
+                line_no,
+                "is not valid UTF-8 text; expected comma-separated numbers",
+            ));
+        };
+        let raw = if line_no == 1 {
+            raw.strip_prefix('\u{feff}').unwrap_or(raw)
+        } else {
+            raw
+        };
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -150,7 +193,7 @@ pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, Annot
         }
         let bbox = BBox::from_xywh(v[2], v[3], v[4], v[5]);
         let class = (count == 8 || count == 9).then_some(v[7]);
-        let label = class.and_then(|c| {
+        let label: Option<&'static str> = class.and_then(|c| {
             if c.fract() == 0.0 {
                 mot_class_name(c as i64)
             } else {
@@ -158,9 +201,14 @@ pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, Annot
             }
         });
 
+        let past_end = options.frame_count.is_some_and(|n| frame >= n);
         if id < 0.0 {
             if !bbox.has_area() {
                 empty_detections += 1;
+                continue;
+            }
+            if past_end {
+                beyond += 1;
                 continue;
             }
             detections.push(Detection {
@@ -190,6 +238,24 @@ pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, Annot
             }
         }
         let id_text = (id as i64).to_string();
+        if past_end {
+            beyond += 1;
+            let row = Beyond {
+                frame,
+                label,
+                bbox,
+                extras,
+                line: line_no,
+            };
+            match next_after_end.get_mut(&id_text) {
+                Some(kept) if kept.frame <= frame => {}
+                Some(kept) => *kept = row,
+                None => {
+                    next_after_end.insert(id_text, row);
+                }
+            }
+            continue;
+        }
         set.add(
             &id_text,
             label,
@@ -197,6 +263,20 @@ pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, Annot
             Entry::from_box(bbox),
             extras,
             Location::Line(line_no),
+        )?;
+    }
+    // In file order, so that tracks keep the order of their first rows.
+    let mut kept: Vec<(String, Beyond)> = next_after_end.into_iter().collect();
+    kept.sort_by_key(|(_, row)| row.line);
+    for (id, row) in kept {
+        beyond -= 1;
+        set.add(
+            &id,
+            row.label,
+            Key::Frame(row.frame),
+            Entry::from_box(row.bbox),
+            row.extras,
+            Location::Line(row.line),
         )?;
     }
 
@@ -214,6 +294,10 @@ pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, Annot
     if options.min_confidence.is_some() {
         meta.fields
             .insert("rows_below_min_confidence".into(), below_confidence.into());
+    }
+    if beyond > 0 {
+        meta.fields
+            .insert(ROWS_PAST_THE_VIDEO.into(), beyond.into());
     }
     if empty_detections > 0 {
         meta.fields

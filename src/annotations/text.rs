@@ -2,6 +2,7 @@
 //! and times from text and JSON, and a small "table of records" ([`Table`]) that CSV files with a
 //! header row and JSON lists of records both become (used by the plain and Waymo readers).
 
+use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
@@ -11,6 +12,19 @@ use crate::time::Time;
 
 /// The whole file as text (a leading UTF-8 byte-order mark is dropped).
 pub(crate) fn read_text(path: &Path) -> Result<String, AnnotationError> {
+    let mut text = String::new();
+    open_text(path)?
+        .read_to_string(&mut text)
+        .map_err(|e| AnnotationError::read(path, e))?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
+}
+
+/// The file opened for reading line by line (readers that stream: their memory follows what
+/// they keep, not the file's size), after the same checks as [`read_text`].
+pub(crate) fn open_text(path: &Path) -> Result<std::io::BufReader<std::fs::File>, AnnotationError> {
     // A FIFO or device would block or never end; a file larger than any annotation file is
     // refused before it is read into memory.
     let meta = std::fs::metadata(path).map_err(|e| AnnotationError::read(path, e))?;
@@ -31,11 +45,8 @@ pub(crate) fn read_text(path: &Path) -> Result<String, AnnotationError> {
             ),
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| AnnotationError::read(path, e))?;
-    Ok(match text.strip_prefix('\u{feff}') {
-        Some(rest) => rest.to_string(),
-        None => text,
-    })
+    let file = std::fs::File::open(path).map_err(|e| AnnotationError::read(path, e))?;
+    Ok(std::io::BufReader::with_capacity(1 << 16, file))
 }
 
 /// The largest annotation file read.

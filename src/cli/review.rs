@@ -20,6 +20,11 @@ pub struct ReviewArgs {
     /// paths are read from the current folder).
     #[arg(long)]
     manifest: Option<PathBuf>,
+    /// Without --manifest, run the plans the sidecars record even where they name a URL or a
+    /// file outside OUT_DIR (only for a folder you trust: its sidecars choose what is read).
+    /// Off, those items get no preview and a warning.
+    #[arg(long)]
+    trust_sidecars: bool,
     /// Thumbnails on each item's timeline.
     #[arg(long, default_value_t = 24)]
     thumbs: usize,
@@ -42,6 +47,7 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<u8> {
         jobs: args.jobs.unwrap_or(0) as usize,
         thumbs: args.thumbs,
         preview_size: args.preview_size,
+        trust_sidecars: args.trust_sidecars,
     };
     let display = super::batch::Display::new("previews");
     let summary = review::build_review(&options, &display)?;

@@ -120,7 +120,20 @@ impl MemoryFrames {
             .flatten()
             .next()
             .map_or((0, 0), |i| (i.width(), i.height()));
-        let mut pixels = Vec::with_capacity(count * width as usize * height as usize * 3);
+        // An allocation the system refuses is an error, not an abort.
+        let needed = count * width as usize * height as usize * 3;
+        let mut pixels = Vec::new();
+        pixels
+            .try_reserve_exact(needed)
+            .map_err(|_| Error::OverBudget {
+                path: source.to_path_buf(),
+                what: format!("export {name:?}: {count} frames of {width}x{height} RGB"),
+                needed: needed as u64,
+                pixels: false,
+                limit: needed as u64,
+                advice: "the system refused to allocate it (less memory is free than that); ask for fewer or smaller frames"
+                    .into(),
+            })?;
         for (p, image) in images.into_iter().enumerate() {
             let image = image.ok_or_else(|| {
                 Error::corrupt(

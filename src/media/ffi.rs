@@ -265,8 +265,30 @@ unsafe impl Send for OwnedScaler {}
 /// give up once the work is cancelled (Ctrl-C, SIGTERM, a Python `KeyboardInterrupt`). FFmpeg
 /// calls it on the thread doing the I/O, which has entered its call's
 /// [`CancelToken`](crate::CancelToken).
-unsafe extern "C" fn interrupted(_opaque: *mut std::ffi::c_void) -> std::ffi::c_int {
-    crate::cancel::cancelled() as std::ffi::c_int
+///
+/// `opaque` is not a pointer but a number: 0, or the deadline of the input's network
+/// transfers in milliseconds since [`deadline_epoch`] (past it, every wait gives up with
+/// `AVERROR_EXIT`).
+unsafe extern "C" fn interrupted(opaque: *mut std::ffi::c_void) -> std::ffi::c_int {
+    let deadline_ms = opaque as usize as u128;
+    let late = deadline_ms != 0 && deadline_epoch().elapsed().as_millis() > deadline_ms;
+    (crate::cancel::cancelled() || late) as std::ffi::c_int
+}
+
+/// The origin of the deadlines [`open_input`] encodes in the interrupt callback's opaque value.
+fn deadline_epoch() -> std::time::Instant {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(std::time::Instant::now)
+}
+
+/// Whether the input can seek (a URL whose server honours `Range:` requests, a local file).
+pub fn input_seekable(context: &Input) -> bool {
+    // SAFETY: an opened input's `pb` is null or a valid AVIOContext owned by the context; a
+    // plain field read.
+    unsafe {
+        let pb = (*context.as_ptr()).pb;
+        pb.is_null() || (*pb).seekable != 0
+    }
 }
 
 /// Opens `url` (a path, a printf pattern or an http(s) URL, as FFmpeg reads it) with the
@@ -275,11 +297,18 @@ unsafe extern "C" fn interrupted(_opaque: *mut std::ffi::c_void) -> std::ffi::c_
 /// the bytes of any path (no panic on a non-UTF-8 name), forces a demuxer when asked, closes
 /// the input when probing fails, and installs an interrupt callback so cancelled work stops
 /// waiting on the network.
+///
+/// With `deadline`, every network wait of this input (its opening and all later reads) gives
+/// up once that much time has passed since it was opened.
 pub fn open_input(
     url: &std::ffi::CStr,
     format: Option<&str>,
     options: ffmpeg::Dictionary,
+    deadline: Option<std::time::Duration>,
 ) -> Result<Input, ffmpeg::Error> {
+    let deadline_ms = deadline.map_or(0usize, |d| {
+        (deadline_epoch().elapsed() + d).as_millis().max(1) as usize
+    });
     let demuxer: crate::media::compat::InputFormatPtr = match format {
         Some(name) => {
             let name = std::ffi::CString::new(name).map_err(|_| ffmpeg::Error::DemuxerNotFound)?;
@@ -292,7 +321,8 @@ pub fn open_input(
         None => std::ptr::null_mut(),
     };
     // SAFETY: avformat_alloc_context returns a fresh context or null (checked). We set its
-    // interrupt callback (a plain `extern "C"` function with no state) before opening. The
+    // interrupt callback (a plain `extern "C"` function whose opaque value is a number it
+    // never dereferences) before opening. The
     // dictionary is handed to avformat_open_input as a raw pointer and taken back
     // (`Dictionary::own`) so what it did not consume is freed. On failure
     // avformat_open_input frees the context itself; after it succeeds, a failed
@@ -307,7 +337,8 @@ pub fn open_input(
         }
         (*ps).interrupt_callback = ffi::AVIOInterruptCB {
             callback: Some(interrupted),
-            opaque: std::ptr::null_mut(),
+            // A number, not a pointer (see `interrupted`): nothing to keep alive.
+            opaque: deadline_ms as *mut std::ffi::c_void,
         };
         let mut opts = options.disown();
         let ret = ffi::avformat_open_input(&mut ps, url.as_ptr(), demuxer, &mut opts);

@@ -322,18 +322,39 @@ pub(crate) fn open_source(source: &Source) -> Result<(Input, Resolved)> {
     let path = source.path();
     let resolved = crate::media::source::resolve(source)?;
     let recipe = &resolved.recipe;
-    let context = crate::media::ffi::open_input(&recipe.url, recipe.format, recipe.dictionary())
-        .map_err(|e| match resolved.kind {
-            SourceKind::File => Error::Open {
-                path: path.to_path_buf(),
-                source: e,
+    let deadline = (resolved.kind == SourceKind::Url).then(crate::media::source::network_deadline);
+    let context =
+        crate::media::ffi::open_input(&recipe.url, recipe.format, recipe.dictionary(), deadline)
+            .map_err(|e| match resolved.kind {
+                SourceKind::File => Error::Open {
+                    path: path.to_path_buf(),
+                    source: e,
+                },
+                SourceKind::Url => crate::media::source::network_error(path, e),
+                SourceKind::Images => Error::request(
+                    path,
+                    format!("cannot open the images with FFmpeg's image2 reader ({e})"),
+                ),
+            })?;
+    if resolved.kind == SourceKind::Url && !crate::media::ffi::input_seekable(&context) {
+        // vidprep reads a source more than once and seeks in it; a server that ignores
+        // `Range:` (Python's http.server) or a live, endless stream cannot give that.
+        let size = crate::media::ffi::input_byte_size(&context);
+        return Err(Error::Network {
+            url: path.display().to_string(),
+            message: match size {
+                Some(_) => "the server does not accept range requests (it sent no \
+                            `Accept-Ranges: bytes`), and vidprep seeks in its sources: serve it \
+                            with a server that supports ranges (nginx, `npx http-server`, \
+                            `rclone serve http`), or download the file first"
+                    .into(),
+                None => "the server gives neither a size nor range requests (a live or \
+                         endless stream?); vidprep reads finite files: record a part first \
+                         (ffmpeg -i URL -t 60 -c copy part.ts)"
+                    .into(),
             },
-            SourceKind::Url => crate::media::source::network_error(path, e),
-            SourceKind::Images => Error::request(
-                path,
-                format!("cannot open the images with FFmpeg's image2 reader ({e})"),
-            ),
-        })?;
+        });
+    }
     if let Some(seq) = &resolved.sequence {
         // image2 found the files itself: it must have found exactly the ones listed here.
         let found = best_video_stream(&context)

@@ -43,6 +43,21 @@ pub fn network_timeout() -> std::time::Duration {
     std::time::Duration::from_secs_f64(secs)
 }
 
+/// The total time one opened URL may take (its opening and every read after it) when
+/// `VIDPREP_NETWORK_DEADLINE` does not set one, in seconds: a server that sends a byte every
+/// few seconds never trips the per-read [`network_timeout`], but trips this.
+pub const DEFAULT_NETWORK_DEADLINE_S: u64 = 3600;
+
+/// `VIDPREP_NETWORK_DEADLINE` seconds (a positive number), 3600 s by default.
+pub fn network_deadline() -> std::time::Duration {
+    let secs = std::env::var("VIDPREP_NETWORK_DEADLINE")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 30.0 * 86_400.0)
+        .unwrap_or(DEFAULT_NETWORK_DEADLINE_S as f64);
+    std::time::Duration::from_secs_f64(secs)
+}
+
 /// An exact, positive frame rate: `25`, `29.97`, `30000/1001` (also `25Hz`, `25fps`), between
 /// 0.1 and 1000 frames per second. In JSON it is a number or that text; it is written as text
 /// (`"25"`, `"29.97"`, `"30000/1001"`).
@@ -480,6 +495,11 @@ pub(crate) fn network_error(path: &Path, e: ffmpeg::Error) -> Error {
     let timeout = network_timeout().as_secs_f64();
     let detail =
         match e {
+            ffmpeg::Error::Exit if !crate::cancel::cancelled() => format!(
+                "the transfer did not finish within the {} s deadline (a server sending too \
+                 slowly?); VIDPREP_NETWORK_DEADLINE sets it",
+                network_deadline().as_secs_f64()
+            ),
             ffmpeg::Error::HttpNotFound => "the server answered 404 Not Found".to_string(),
             ffmpeg::Error::HttpBadRequest
             | ffmpeg::Error::HttpUnauthorized

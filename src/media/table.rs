@@ -320,6 +320,14 @@ impl FrameTable {
             let packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
                 Ok(None) => break,
+                Err(ffmpeg::Error::Exit)
+                    if crate::media::source::is_url(&input.path) && !crate::cancel::cancelled() =>
+                {
+                    return Err(crate::media::source::network_error(
+                        &input.path,
+                        ffmpeg::Error::Exit,
+                    ))
+                }
                 Err(e) if read_error_ends_input(&e) => {
                     unreadable = Some(UnreadableTail {
                         after_frame: entries.len(),

@@ -826,6 +826,7 @@ impl Plan {
                 prefer_keys: o.keys,
                 units: o.units,
                 camera: o.camera.clone(),
+                frame_count: None,
             },
             fill: o.fill,
             draw: o.draw.then(|| Style {

@@ -44,6 +44,11 @@ pub struct ReviewOptions {
     pub thumbs: usize,
     /// Largest preview size.
     pub preview_size: Size,
+    /// Without a manifest, use the plans the sidecars record even where they name a URL or a
+    /// file outside the run folder (`--trust-sidecars`). Off: a folder someone sent you is
+    /// reviewed without fetching, or reading outside it, what only its sidecars name; those
+    /// items get no preview (a warning says why).
+    pub trust_sidecars: bool,
 }
 
 impl ReviewOptions {
@@ -57,6 +62,7 @@ impl ReviewOptions {
             jobs: 0,
             thumbs: 24,
             preview_size: Size(480, 270),
+            trust_sidecars: false,
         }
     }
 }
@@ -93,6 +99,37 @@ pub(crate) struct Found {
     pub error: Option<String>,
     /// The plan: from the manifest, else from a sidecar's `request`.
     pub plan: Option<Plan>,
+    /// Whether `plan` came from the item's sidecars (not from a manifest).
+    pub from_sidecars: bool,
+}
+
+/// Why a plan read from a run folder's sidecars may not be run as it is: it names a URL, or
+/// a local file outside `run_dir` (its source, boxes or needle), which only the sidecars
+/// vouch for. `None` when everything it reads lies inside the folder.
+fn outside_reason(plan: &Plan, run_dir: &Path) -> Option<String> {
+    let root = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_path_buf());
+    if crate::media::source::has_scheme(&plan.source) {
+        return Some(format!(
+            "its sidecars name the URL {}",
+            plan.source.display()
+        ));
+    }
+    for path in plan.inputs() {
+        let absolute = if path.is_absolute() {
+            path.clone()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(&path)
+        };
+        let resolved = std::fs::canonicalize(&absolute).unwrap_or(absolute);
+        if !resolved.starts_with(&root) {
+            return Some(format!(
+                "its sidecars name {}, outside the run folder {}",
+                path.display(),
+                run_dir.display()
+            ));
+        }
+    }
+    None
 }
 
 /// Builds the review page of `options.run_dir`.
@@ -110,6 +147,19 @@ pub fn build_review(options: &ReviewOptions, observer: &dyn Observer) -> Result<
             options.thumbs
         )));
     }
+    // A run writing into the folder would leave half-made items on the page: refuse while
+    // one holds the folder's lock (and keep a run from starting while the page is made).
+    // A folder that cannot take the lock file (read-only: a run could not write it either)
+    // is reviewed without one.
+    let _lock = match crate::batch::OutDirLock::acquire(run_dir, None, None, &|_| {}) {
+        Ok(lock) => Some(lock),
+        Err(Error::Usage(m)) => {
+            return Err(Error::Usage(format!(
+                "cannot review it now: {m} (review it once the run has finished)"
+            )))
+        }
+        Err(_) => None,
+    };
     let page_dir = options
         .page_dir
         .clone()
@@ -123,6 +173,15 @@ pub fn build_review(options: &ReviewOptions, observer: &dyn Observer) -> Result<
         None => None,
     };
     let mut found = find_items(run_dir, &page_dir, manifest.as_ref().map(|m| &m.items[..]))?;
+    let mut untrusted = HashMap::new();
+    if !options.trust_sidecars {
+        for f in found.iter_mut().filter(|f| f.from_sidecars) {
+            if let Some(why) = f.plan.as_ref().and_then(|p| outside_reason(p, run_dir)) {
+                f.plan = None;
+                untrusted.insert(f.id.clone(), why);
+            }
+        }
+    }
     if found.is_empty() {
         return Err(Error::Usage(format!(
             "{}: no items (no item folders with item.json, no report.jsonl); expected the --out-dir of a `vidprep run`",
@@ -139,7 +198,17 @@ pub fn build_review(options: &ReviewOptions, observer: &dyn Observer) -> Result<
 
     let media_dir = page_dir.join("media");
     let mut warnings = Vec::new();
-    let previews = make_previews(&mut found, options, &media_dir, observer, &mut warnings)?;
+    let mut previews = make_previews(&mut found, options, &media_dir, observer, &mut warnings)?;
+    let mut untrusted: Vec<(String, String)> = untrusted.into_iter().collect();
+    untrusted.sort();
+    for (id, why) in untrusted {
+        let why = format!(
+            "{why}; nothing was read there (a run folder's sidecars are not trusted): review \
+             with --manifest M, or pass --trust-sidecars if you trust this folder"
+        );
+        warnings.push(format!("{id}: no preview: {why}"));
+        previews.errors.insert(id, why);
+    }
     let built = page::assemble(
         &found,
         &page_dir,
@@ -268,6 +337,7 @@ fn find_items(
                     dir: None,
                     error: None,
                     plan: None,
+                    from_sidecars: false,
                 },
             );
         }
@@ -351,6 +421,7 @@ fn find_items(
         if f.plan.is_none() {
             if let Some(dir) = &f.dir {
                 f.plan = plan_from_sidecars(dir);
+                f.from_sidecars = f.plan.is_some();
             }
         }
     }

@@ -165,10 +165,19 @@ pub(crate) fn assemble(
         .manifest
         .as_ref()
         .map(|m| std::fs::canonicalize(m).unwrap_or(m.clone()));
-    let review_id = format!(
-        "{:016x}",
-        crate::exec::fnv1a(run_dir.to_string_lossy().as_bytes())
-    );
+    // The page's saved state (the browser's localStorage) is keyed by the run, not by its
+    // folder: a new run at the same path (other item.json records) starts a fresh review,
+    // and a run moved elsewhere keeps its verdicts.
+    let mut identity = Vec::new();
+    for f in found {
+        identity.extend_from_slice(f.id.as_bytes());
+        identity.push(0);
+        if let Some(dir) = &f.dir {
+            identity.extend(std::fs::read(dir.join("item.json")).unwrap_or_default());
+        }
+        identity.push(0);
+    }
+    let review_id = format!("{:016x}", crate::exec::fnv1a(&identity));
     let index = json!({
         "vidprep_review": 1,
         "vidprep_version": crate::sidecar::VERSION,

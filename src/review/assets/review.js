@@ -12,6 +12,10 @@
   var errorsList = window.__vidprepErrors || (window.__vidprepErrors = []);
 
   // ---------------------------------------------------------------- helpers
+  // Maps keyed by ids and criteria keys are null-prototype objects: an id may be any name
+  // (`toString`, `constructor`, `__proto__`), and none may read or change Object.prototype.
+  function dict() { return Object.create(null); }
+  function own(o, k) { return o != null && typeof o === 'object' && Object.prototype.hasOwnProperty.call(o, k); }
   function el(tag, attrs, kids) {
     var e = document.createElement(tag);
     if (attrs) {
@@ -66,16 +70,16 @@
 
   var items = INDEX.items;
   var criteria = INDEX.criteria || [];
-  var byId = {};
+  var byId = dict();
   items.forEach(function (it, i) { if (it.n == null) it.n = i; byId[it.id] = it; });
   var reviewId = INDEX.review_id || INDEX.run_dir || 'default';
   var storageKey = 'vidprep-review:' + reviewId;
 
   // ---------------------------------------------------------------- QC state
   // state[id] = {verdict, criteria:{key:bool}, note, decision: span frame k or null (= original)}
-  var state = {};
+  var state = dict();
   function blank() {
-    var c = {};
+    var c = dict();
     criteria.forEach(function (cr) { c[cr.key] = false; });
     return { verdict: 'unreviewed', criteria: c, note: '', decision: null };
   }
@@ -89,12 +93,13 @@
     if (!raw) return;
     try {
       var saved = JSON.parse(raw);
-      var src = saved && saved.items || {};
+      var src = saved && saved.items || dict();
       for (var id in src) {
-        if (!byId[id]) continue;
+        if (!own(src, id) || !byId[id]) continue;
         var s = blank(), v = src[id];
+        if (!v || typeof v !== 'object') continue;
         if (v.verdict === 'accepted' || v.verdict === 'rejected') s.verdict = v.verdict;
-        if (v.criteria) for (var k in s.criteria) s.criteria[k] = !!v.criteria[k];
+        if (v.criteria) for (var k in s.criteria) s.criteria[k] = own(v.criteria, k) && !!v.criteria[k];
         s.note = typeof v.note === 'string' ? v.note : '';
         s.decision = validDecision(byId[id], v.decision);
         state[id] = s;
@@ -107,7 +112,7 @@
     return true;
   }
   function save() {
-    var out = {};
+    var out = dict();
     for (var id in state) if (!isDefault(state[id])) out[id] = state[id];
     try {
       window.localStorage.setItem(storageKey, JSON.stringify({ version: 1, review_id: reviewId, saved: new Date().toISOString(), items: out }));
@@ -147,7 +152,7 @@
       exported: new Date().toISOString(),
       items: items.map(function (it) {
         var s = stPeek(it) || blank();
-        var c = {};
+        var c = dict();
         criteria.forEach(function (cr) { c[cr.key] = !!s.criteria[cr.key]; });
         return {
           id: it.id,
@@ -186,11 +191,11 @@
           ', run ' + d.run_dir + '). Import the items with matching ids anyway?')) return;
     var done = 0, unknown = 0, dropped = 0;
     d.items.forEach(function (x) {
-      var it = x && byId[x.id];
+      var it = x && typeof x.id === 'string' ? byId[x.id] : null;
       if (!it) { unknown++; return; }
       var s = blank();
       if (x.verdict === 'accepted' || x.verdict === 'rejected') s.verdict = x.verdict;
-      if (x.criteria) for (var k in s.criteria) s.criteria[k] = !!x.criteria[k];
+      if (x.criteria) for (var k in s.criteria) s.criteria[k] = own(x.criteria, k) && !!x.criteria[k];
       s.note = typeof x.note === 'string' ? x.note : '';
       if (x.decision && x.decision.frame != null) {
         s.decision = validDecision(it, x.decision.frame);
