@@ -324,8 +324,36 @@ fn dissolves_between(
                     (None, None) => 0.0,
                 }
             };
+            // The two sides' medians differ by more than half (a far busier side).
+            let uneven = |pick: &dyn Fn(&FrameStats) -> f32| {
+                let med = |r: std::ops::Range<usize>| {
+                    let mut v: Vec<f32> = stats[r].iter().map(pick).collect();
+                    v.sort_by(f32::total_cmp);
+                    v.get(v.len() / 2).copied()
+                };
+                match (
+                    med(i.saturating_sub(2 * lag)..i + 1 - lag),
+                    med((i + lag).min(n - 1)..(i + 2 * lag).min(n)),
+                ) {
+                    (Some(a), Some(b)) => a.max(b) > 1.5 * a.min(b),
+                    _ => false,
+                }
+            };
             let far = stats[i].far[li] - base(&|s: &FrameStats| s.far[li]);
-            if far < options.dissolve_min_change {
+            // Where the sides differ (one may hold the next transition, or motion speeds
+            // up, as in a whip pan), the middle frame must plainly be the ends' blend.
+            if uneven(&|s: &FrameStats| s.far[li]) && stats[i].blend[li] > 0.4 * stats[i].far[li] {
+                continue;
+            }
+            // Into or out of a moving shot, motion alone changes the picture nearly as much:
+            // a smaller margin will do where the middle frame is plainly the ends' blend.
+            let blend_like = stats[i].blend[li] <= 0.28 * stats[i].far[li];
+            let least = if blend_like {
+                0.4 * options.dissolve_min_change
+            } else {
+                options.dissolve_min_change
+            };
+            if far < least {
                 continue;
             }
             // The stretch must start from a picture of the shot, not from a flash (frames
