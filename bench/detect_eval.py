@@ -2,7 +2,7 @@
 """Scores shot-boundary detectors on the labelled set that bench/detect_set.py builds:
 `vidprep detect` against PySceneDetect's detectors, each run as a user would run it.
 
-Usage: python3 bench/detect_eval.py [--vidprep PATH] [--out DIR]
+Usage: python3 bench/detect_eval.py [--vidprep PATH] [--out DIR] [--only NAMES|field]
 
 Builds (or reuses) the set, runs every tool on every video, prints the accuracy tables
 (markdown) and writes DIR/details.md (default bench/work/detect_eval/): every miss and false
@@ -38,6 +38,7 @@ import csv
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import detect_set
@@ -159,21 +160,24 @@ def totals(scores):
 
 # --------------------------------------------------------------------------- the run
 
-def evaluate(vidprep, out_dir=None):
-    """Runs every tool on every video of the set; returns {tool: {"videos": {name: score},
-    "found": {name: detections}, "totals": ...}} and the labels."""
-    index = detect_set.build()
+def evaluate(vidprep, out_dir=None, only=None):
+    """Runs every tool on every video of the set (or those named in `only`); returns {tool:
+    {"videos": {name: score}, "found": {name: detections}, "seconds": wall time over the
+    videos, "totals": ...}} and the labels."""
+    index = detect_set.build(only=only)
     labels = [json.loads((index.parent / n).read_text()) for n in json.loads(index.read_text())]
     work = Path(out_dir or ROOT / "bench" / "work" / "detect_eval")
     work.mkdir(parents=True, exist_ok=True)
-    results = {t: {"videos": {}, "found": {}} for t in TOOLS}
+    results = {t: {"videos": {}, "found": {}, "seconds": 0.0} for t in TOOLS}
     for label in labels:
         video = index.parent / label["video"]
         for tool, detectors in TOOLS.items():
+            began = time.perf_counter()
             if detectors is None:
                 found, frames = run_vidprep(vidprep, video, work)
             else:
                 found, frames = run_scenedetect(detectors, video, work)
+            results[tool]["seconds"] += time.perf_counter() - began
             if frames is not None and frames != label["frames"]:
                 print(f"  note: {tool} counted {frames} frames in {video.name}, the truth has {label['frames']}")
             results[tool]["videos"][label["video"]] = score_video(label, found)
@@ -212,7 +216,8 @@ def markdown(results, labels):
              "Per kind, false positives count against the kind the tool reported (PySceneDetect: always a cut). "
              "P / R / F1 = precision / recall / F1.", "",
              "| tool | cuts P / R / F1 | fades P / R / F1 | dissolves P / R / F1 | all P / R / F1 | kind right | "
-             "false positives on hard negatives |", "|---|---|---|---|---|---|---|"]
+             "false positives on hard negatives | wall time over the set |", "|---|---|---|---|---|---|---|---|"]
+    ours = results["vidprep detect"]["seconds"]
     for tool, res in results.items():
         t = res["totals"]
         cells = []
@@ -222,7 +227,9 @@ def markdown(results, labels):
         right, of = t["kind_right"]
         kind = f"{right}/{of}" if tool.startswith("vidprep") else "(cuts only)"
         negs = sum(t["negatives"].values())
-        lines.append(f"| {tool} | {' | '.join(cells)} | {kind} | {negs} |")
+        secs = res.get("seconds")
+        speed = "" if not secs or tool.startswith("vidprep") else f" ({secs / ours:.1f}x vidprep's)"
+        lines.append(f"| {tool} | {' | '.join(cells)} | {kind} | {negs} | {secs:.1f} s{speed} |")
     lines += ["", "False positives on the hard negatives, by segment kind (segments in the set):", "",
               "| hard negative | " + " | ".join(results) + " |", "|---|" + "---|" * len(results)]
     for kind, count in sorted(neg.items()):
@@ -321,8 +328,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vidprep", default=str(ROOT / "target" / "release" / "vidprep"), help="the vidprep binary")
     ap.add_argument("--out", help="where the tools' outputs and details.md go")
+    ap.add_argument("--only", help="score only these videos (comma-separated names, or `field`: the real-footage ones)")
     args = ap.parse_args()
-    results, labels = evaluate(args.vidprep, args.out)
+    results, labels = evaluate(args.vidprep, args.out, detect_set.only_list(args.only))
     print(markdown(results, labels))
     print(f"\nevery error: {Path(args.out or ROOT / 'bench' / 'work' / 'detect_eval') / 'details.md'}")
 

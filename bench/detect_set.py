@@ -42,6 +42,7 @@ any detection inside one is a false positive of that kind.
 import argparse
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -50,7 +51,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data"
+# ../shared/data, or the folder VIDPREP_SHARED_DATA names (a git worktree elsewhere).
+SHARED = Path(os.environ.get("VIDPREP_SHARED_DATA") or ROOT.parent / "shared" / "data")
 MEDIA = ROOT / "bench" / "media"
 OUT = ROOT / "bench" / "work" / "detect_set"
 VERSION = 1  # bump when the way videos are made changes: cached videos are rebuilt
@@ -124,6 +126,18 @@ def zoom(path):
     return make
 
 
+def real_pan(path, start_frame=0):
+    """A fast camera pan over moving real footage: the video scaled to twice the frame and a
+    frame-sized window swept across it, accelerating to a whip (up to 7% of the width per
+    frame), with a vertical bob and a 2-frame shutter blur."""
+    def make(w, h, r, start, n):
+        x = f"(iw-ow)/2*(1-cos(PI*(n+{start})/{max(n, 2)}))"
+        y = f"(ih-oh)/2*(1+0.5*sin((n+{start})/7))"
+        return ["-i", path], (f"trim=start_frame={start_frame + start},settb=1/{r},setpts=N,scale={2 * w}:{2 * h},"
+                              f"crop={w}:{h}:x='{x}':y='{y}',tmix=frames=2,{FIT.format(w=w, h=h)}")
+    return make
+
+
 CHAPLIN = SHARED / "host" / "chaplin.mp4"
 BAG = SHARED / "host" / "bag.avi"
 VTEST = SHARED / "pets09" / "vtest.avi"
@@ -145,6 +159,8 @@ SOURCES = {
     "gradients": moving_overlay("gradients=s={w}x{h}:r={r}:speed=0.03:seed=7"),
     "pan": pan,
     "zoom_street": zoom(MEDIA / "1080p30_60s_detail.mp4"),
+    "pan_vtest": real_pan(VTEST, 200),
+    "pan_chaplin": real_pan(CHAPLIN),
 }
 
 # Effects applied to a segment (hard negatives among them).
@@ -152,7 +168,33 @@ FLASH = ("eq=brightness=0.35:enable='between(n,30,31)',eq=brightness=0.15:enable
          "eq=brightness=0.8:enable='eq(n,80)'")  # a camera flash (3 frames decaying), a 1-frame lightning
 DARK = "eq=brightness=-0.18:contrast=0.55:gamma=0.8"  # a dark scene whose detail stays visible
 GRAIN = "noise=alls=24:allf=t+u:all_seed=11"  # heavy film grain, new every frame
-EFFECT_NAMES = {FLASH: "flashes", DARK: "darkened", GRAIN: "grain"}
+# Black bars, as delivered footage has them (after fitting to the frame; even sizes).
+PILLAR_PHONE = "crop=trunc(ih*9/32)*2:ih,pad=ih*16/9:ih:(ow-iw)/2:0:black,setsar=1"  # a 9:16 phone picture
+PILLAR_43 = "scale=trunc(ih*4/6)*2:ih,pad=ih*16/9:ih:(ow-iw)/2:0:black,setsar=1"  # 4:3 in 16:9
+LETTER_239 = "scale=iw:trunc(iw/2.39/2)*2,pad=iw:iw*9/16:0:(oh-ih)/2:black,setsar=1"  # 2.39:1 scope in 16:9
+
+
+def damage(at, frames):
+    """Frames at..at+frames-1 of the segment as a broken stream decodes them: flat green,
+    magenta or grey blocks over bands of the picture (a new band each frame) and grain."""
+    boxes = []
+    for k in range(frames):
+        colour = ("0x00C000", "0xC000C0", "0x808080")[k % 3]
+        top, height = (k * 29) % 55, 25 + (k * 17) % 30
+        boxes.append(f"drawbox=x=0:y=ih*{top / 100:.2f}:w=iw:h=ih*{height / 100:.2f}:color={colour}:t=fill:"
+                     f"enable='eq(n,{at + k})'")
+        boxes.append(f"drawbox=x=iw*{(k * 13) % 50 / 100:.2f}:y=0:w=iw*0.3:h=ih:color={colour}:t=fill:"
+                     f"enable='eq(n,{at + k})'")
+    return ",".join(boxes) + f",noise=alls=40:allf=u:enable='between(n,{at},{at + frames - 1})'"
+
+
+DAMAGE_AFTER_CUT = damage(2, 4)  # damaged frames 2..5 of the new shot: a cut two frames before them
+DAMAGE_MID = damage(40, 5)  # damaged frames inside a shot (no boundary)
+EFFECT_NAMES = {FLASH: "flashes", DARK: "darkened", GRAIN: "grain", PILLAR_PHONE: "9:16 pillarbox",
+                PILLAR_43: "4:3 pillarbox", LETTER_239: "2.39:1 letterbox", DAMAGE_AFTER_CUT: "damaged frames 2-5",
+                DAMAGE_MID: "damaged frames 40-44", f"{PILLAR_43},{FLASH}": "4:3 pillarbox, flashes",
+                f"{LETTER_239},{FLASH}": "2.39:1 letterbox, flashes",
+                f"{PILLAR_PHONE},{DAMAGE_AFTER_CUT}": "9:16 pillarbox, damaged frames 2-5"}
 
 
 def seg(source, start, n, effect="", negative=None):
@@ -229,6 +271,43 @@ VIDEOS = [
         seg("bag", 100, 40, GRAIN), cut(), seg("chaplin", 100, 40, GRAIN), cut(), seg("life", 0, 25), cut(),
         seg("cellauto", 0, 25), cut(), seg("bars", 0, 25), cut(), seg("gradients", 0, 30), cut(),
         seg("pan", 0, 45)]),
+    # Field footage (issue 23): black bars, damaged frames, dissolves of real footage of 10-60
+    # frames, flashes and fast pans over real footage.
+    ("pillarbox_360p25", 640, 360, 25, "x264", [
+        seg("chaplin", 0, 60, PILLAR_PHONE), cut(), seg("chaplin", 150, 50, PILLAR_PHONE), cut(),
+        seg("bag", 0, 50, PILLAR_PHONE), cut(), seg("chaplin", 130, 20, PILLAR_PHONE), cut(),
+        seg("vtest", 0, 60, PILLAR_PHONE), dissolve(19), seg("otb_crossing", 0, 60, PILLAR_PHONE), cut(),
+        seg("chaplin", 70, 60, f"{PILLAR_PHONE},{DAMAGE_AFTER_CUT}"), cut(),
+        seg("bag", 60, 50, PILLAR_43), cut(), seg("chaplin", 210, 30, PILLAR_43), cut(),
+        seg("vtest", 300, 100, f"{PILLAR_43},{FLASH}", negative="flashes (3-frame flash, 1-frame lightning)"),
+        cut(), seg("otb_crossing", 60, 60, PILLAR_43), dissolve(30), seg("vot_bag", 0, 70, PILLAR_43), cut(),
+        seg("vtest", 500, 50, PILLAR_43)]),
+    ("letterbox_360p25", 640, 360, 25, "x264", [
+        seg("chaplin", 0, 70, LETTER_239), cut(), seg("vtest", 600, 60, LETTER_239), cut(),
+        seg("otb_crossing", 0, 50, LETTER_239), dissolve(12), seg("bag", 0, 60, LETTER_239), cut(),
+        seg("vtest", 100, 100, f"{LETTER_239},{FLASH}", negative="flashes (3-frame flash, 1-frame lightning)"),
+        cut(), seg("vot_bag", 60, 60, LETTER_239), dissolve(40), seg("chaplin", 170, 71, LETTER_239), cut(),
+        seg("pan_vtest", 0, 90, LETTER_239, negative="fast pan over real footage"), fade(10, 4, 10),
+        seg("bag", 100, 60, LETTER_239), cut(), seg("vtest", 400, 60, LETTER_239)]),
+    ("damaged_360p25", 640, 360, 25, "x264", [
+        seg("chaplin", 0, 60), cut(), seg("bag", 0, 60, DAMAGE_AFTER_CUT), cut(),
+        seg("vtest", 0, 80, DAMAGE_MID, negative="damaged frames inside a shot"), cut(),
+        seg("chaplin", 80, 60, DAMAGE_AFTER_CUT), cut(), seg("otb_crossing", 0, 60, DAMAGE_AFTER_CUT), cut(),
+        seg("vot_bag", 100, 60), dissolve(20), seg("vtest", 200, 60, DAMAGE_AFTER_CUT), cut(),
+        seg("chaplin", 160, 70, DAMAGE_MID, negative="damaged frames inside a shot"), cut(),
+        seg("bag", 80, 60, DAMAGE_AFTER_CUT), cut(), seg("vtest", 400, 60)]),
+    ("real_dissolves_360p25", 640, 360, 25, "x264", [
+        seg("chaplin", 0, 50), dissolve(10), seg("bag", 0, 50), dissolve(14), seg("vtest", 0, 60),
+        dissolve(19), seg("chaplin", 60, 60), dissolve(25), seg("otb_crossing", 0, 70), dissolve(33),
+        seg("vot_bag", 60, 90), dissolve(45), seg("chaplin", 120, 121), dissolve(60), seg("vtest", 200, 100),
+        dissolve(19, "dissolve"), seg("bag", 100, 96), dissolve(50), seg("vtest", 400, 90)]),
+    ("pans_flashes_360p25", 640, 360, 25, "x264", [
+        seg("pan_chaplin", 0, 100, negative="fast pan over real footage"), cut(),
+        seg("bag", 0, 100, FLASH, negative="flashes (3-frame flash, 1-frame lightning)"), cut(),
+        seg("pan_vtest", 0, 110, negative="fast pan over real footage"), dissolve(19),
+        seg("chaplin", 100, 100, FLASH, negative="flashes (3-frame flash, 1-frame lightning)"), cut(),
+        seg("pan_vtest", 120, 90, negative="fast pan over real footage"), cut(),
+        seg("otb_crossing", 0, 100, FLASH, negative="flashes (3-frame flash, 1-frame lightning)")]),
 ]
 
 
@@ -450,13 +529,22 @@ def available():
     return all(p.exists() for p in (CHAPLIN, BAG, VTEST))
 
 
-def build(force=False):
-    """Builds (or reuses) every video; returns the path of set.json."""
+FIELD = ["real_360p25", "pillarbox_360p25", "letterbox_360p25", "damaged_360p25", "real_dissolves_360p25",
+         "pans_flashes_360p25"]  # the real-footage videos (`--only field`): quick to build
+
+
+def build(force=False, only=None):
+    """Builds (or reuses) every video (or those named in `only`); returns the path of set.json,
+    which lists them."""
     if not available():
         raise SystemExit(f"the shot-detection set needs the footage in {SHARED}, which is absent")
     OUT.mkdir(parents=True, exist_ok=True)
     print(f"building the shot-detection set in {OUT} ...", flush=True)
-    labels = [build_video(*v, force) for v in VIDEOS]
+    names = [v[0] for v in VIDEOS]
+    unknown = [n for n in only or [] if n not in names]
+    if unknown:
+        raise SystemExit(f"no video named {unknown} in the set (videos: {', '.join(names)})")
+    labels = [build_video(*v, force) for v in VIDEOS if not only or v[0] in only]
     shutil.rmtree(OUT / "tmp", ignore_errors=True)
     index = OUT / "set.json"
     index.write_text(json.dumps([p.name for p in labels], indent=1) + "\n")
@@ -466,7 +554,16 @@ def build(force=False):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--force", action="store_true", help="rebuild every video")
-    build(ap.parse_args().force)
+    ap.add_argument("--only", help="build only these videos (comma-separated names, or `field`)")
+    args = ap.parse_args()
+    build(args.force, only_list(args.only))
+
+
+def only_list(text):
+    """`--only` as a list of names (`field`: the real-footage videos), or None."""
+    if not text:
+        return None
+    return [n for part in text.split(",") for n in (FIELD if part == "field" else [part])]
 
 
 if __name__ == "__main__":

@@ -36,7 +36,8 @@ BENCH = ROOT / "bench"
 MEDIA = BENCH / "media"
 WORK = BENCH / "work"
 VENV = BENCH / ".venv"
-SHARED = ROOT.parent / "shared" / "data"
+# ../shared/data, or the folder VIDPREP_SHARED_DATA names (a git worktree elsewhere).
+SHARED = Path(os.environ.get("VIDPREP_SHARED_DATA") or ROOT.parent / "shared" / "data")
 VIDPREP = ROOT / "target" / "release" / "vidprep"
 PEERS = BENCH / "peers.py"
 REPORT = ROOT / "docs" / "benchmarks.md"

@@ -88,7 +88,8 @@ pub fn boundaries(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> 
         gradual.extend(fades(stats, options));
     }
     if options.dissolves {
-        for d in dissolves(stats, options) {
+        let cut_frames: Vec<usize> = cuts(stats, options).iter().map(|c| c.start).collect();
+        for d in dissolves_between(stats, options, &cut_frames) {
             if !gradual
                 .iter()
                 .any(|g: &Boundary| overlaps(g, d.start, d.end.max(d.start + 1)))
@@ -101,11 +102,22 @@ pub fn boundaries(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> 
     let cuts = cuts(stats, options);
     // A dissolve that ends or starts at a hard cut is the motion of the shot beside the cut
     // (the cut explains the change): the cut stays, the dissolve goes.
+    // So is one holding a cut whose step stands far above the stretch's mean step (a
+    // cross-fade spreads its change evenly).
     gradual.retain(|g| {
+        let mean_step = stats[g.start..g.end.min(stats.len())]
+            .iter()
+            .map(|s| s.content)
+            .sum::<f32>()
+            / (g.end - g.start).max(1) as f32;
         g.kind != BoundaryKind::Dissolve
-            || !cuts
-                .iter()
-                .any(|c| c.start.abs_diff(g.start) <= 1 || c.start.abs_diff(g.end) <= 1)
+            || !cuts.iter().any(|c| {
+                c.start.abs_diff(g.start) <= 1
+                    || c.start.abs_diff(g.end) <= 1
+                    || (g.start < c.start
+                        && c.start < g.end
+                        && stats[c.start].content >= 3.0 * mean_step)
+            })
     });
     let mut all = gradual.clone();
     for c in cuts {
@@ -260,6 +272,17 @@ pub fn fades(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
 /// between carries most of the change. The mixed frames are then the steps of that stretch
 /// whose change stands out.
 pub fn dissolves(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
+    let cut_frames: Vec<usize> = cuts(stats, options).iter().map(|c| c.start).collect();
+    dissolves_between(stats, options, &cut_frames)
+}
+
+/// [`dissolves`], given the hard cuts (first frames of their new shots): what motion alone
+/// gives is measured within the shot, never across a cut.
+fn dissolves_between(
+    stats: &[FrameStats],
+    options: &ShotOptions,
+    cut_frames: &[usize],
+) -> Vec<Boundary> {
     let n = stats.len();
     // Candidates: (end frame, lag index, change, residual ratio).
     let mut candidates: Vec<(usize, usize, f32, f32)> = Vec::new();
@@ -272,14 +295,15 @@ pub fn dissolves(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
             // What motion alone gives at this lag: the medians just before the stretch and
             // just after it.
             let base = |pick: &dyn Fn(&FrameStats) -> f32| {
-                let mut before: Vec<f32> = stats[i.saturating_sub(2 * lag)..=i - lag]
-                    .iter()
-                    .map(pick)
-                    .collect();
-                let mut after: Vec<f32> = stats[(i + lag).min(n - 1)..(i + 2 * lag).min(n)]
-                    .iter()
-                    .map(pick)
-                    .collect();
+                // Frame j compares j with j - lag: within one shot when no cut lies in
+                // (j - lag, j].
+                let crosses = |j: usize| cut_frames.iter().any(|&c| j < c + lag && c <= j);
+                let before_range = i.saturating_sub(2 * lag)..=i - lag;
+                let after_range = (i + lag).min(n - 1)..(i + 2 * lag).min(n);
+                let before_crosses = before_range.clone().any(crosses);
+                let after_crosses = after_range.clone().any(crosses);
+                let mut before: Vec<f32> = stats[before_range].iter().map(pick).collect();
+                let mut after: Vec<f32> = stats[after_range].iter().map(pick).collect();
                 let m = |v: &mut Vec<f32>| {
                     if v.is_empty() {
                         None
@@ -289,13 +313,55 @@ pub fn dissolves(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
                     }
                 };
                 match (m(&mut before), m(&mut after)) {
-                    (Some(a), Some(b)) => (a + b) / 2.0,
+                    // A side measured across a hard cut is another shot's motion: the other
+                    // side alone; else the quieter side (the other may hold the next
+                    // transition).
+                    (Some(_), Some(b)) if before_crosses && !after_crosses => b,
+                    (Some(a), Some(_)) if after_crosses && !before_crosses => a,
+                    (Some(a), Some(b)) if before_crosses && after_crosses => (a + b) / 2.0,
+                    (Some(a), Some(b)) => a.min(b),
                     (Some(a), None) | (None, Some(a)) => a,
                     (None, None) => 0.0,
                 }
             };
+            // The two sides' medians differ by more than half (a far busier side).
+            let uneven = |pick: &dyn Fn(&FrameStats) -> f32| {
+                let med = |r: std::ops::Range<usize>| {
+                    let mut v: Vec<f32> = stats[r].iter().map(pick).collect();
+                    v.sort_by(f32::total_cmp);
+                    v.get(v.len() / 2).copied()
+                };
+                match (
+                    med(i.saturating_sub(2 * lag)..i + 1 - lag),
+                    med((i + lag).min(n - 1)..(i + 2 * lag).min(n)),
+                ) {
+                    (Some(a), Some(b)) => a.max(b) > 1.5 * a.min(b),
+                    _ => false,
+                }
+            };
             let far = stats[i].far[li] - base(&|s: &FrameStats| s.far[li]);
-            if far < options.dissolve_min_change {
+            // Where the sides differ (one may hold the next transition, or motion speeds
+            // up, as in a whip pan), the middle frame must plainly be the ends' blend.
+            if uneven(&|s: &FrameStats| s.far[li]) && stats[i].blend[li] > 0.4 * stats[i].far[li] {
+                continue;
+            }
+            // Into or out of a moving shot, motion alone changes the picture nearly as much:
+            // a smaller margin will do where the middle frame is plainly the ends' blend.
+            let blend_like = stats[i].blend[li] <= 0.28 * stats[i].far[li];
+            let least = if blend_like {
+                0.4 * options.dissolve_min_change
+            } else {
+                options.dissolve_min_change
+            };
+            if far < least {
+                continue;
+            }
+            // The stretch must start from a picture of the shot, not from a flash (frames
+            // that themselves jumped away from the ones before).
+            if stats[(i - lag).saturating_sub(2)..=i - lag]
+                .iter()
+                .any(|s| s.content >= 0.5 * stats[i].far[li])
+            {
                 continue;
             }
             let residual =
@@ -318,21 +384,28 @@ pub fn dissolves(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
             candidates.push((i, li, far, residual));
         }
     }
-    // Group candidates whose stretches overlap; each group is one dissolve.
-    let mut out: Vec<Boundary> = Vec::new();
-    let mut g = 0;
-    while g < candidates.len() {
-        let mut h = g + 1;
-        let mut reach = candidates[g].0;
-        while h < candidates.len() && candidates[h].0 <= reach + LAGS[candidates[h].1] / 2 {
-            reach = reach.max(candidates[h].0);
-            h += 1;
+    // One dissolve per stretch: the candidates with the largest change first, each dropping
+    // the candidates whose stretches overlap it by half the shorter one (so a chain of
+    // dissolves with short shots between stays a chain of dissolves).
+    let stretch = |c: &(usize, usize, f32, f32)| (c.0 + 1 - LAGS[c.1], c.0 + 1);
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| candidates[b].2.total_cmp(&candidates[a].2).then(a.cmp(&b)));
+    let mut chosen: Vec<usize> = Vec::new();
+    for k in order {
+        let (s0, e0) = stretch(&candidates[k]);
+        let clash = chosen.iter().any(|&j| {
+            let (s1, e1) = stretch(&candidates[j]);
+            let overlap = e0.min(e1).saturating_sub(s0.max(s1));
+            2 * overlap > (e0 - s0).min(e1 - s1)
+        });
+        if !clash {
+            chosen.push(k);
         }
-        // The candidate with the largest change names the stretch.
-        let &(end_frame, li, far, residual) = candidates[g..h]
-            .iter()
-            .max_by(|a, b| a.2.total_cmp(&b.2))
-            .expect("a non-empty group");
+    }
+    chosen.sort_by_key(|&k| stretch(&candidates[k]).0);
+    let mut out: Vec<Boundary> = Vec::new();
+    for k in chosen {
+        let (end_frame, li, far, residual) = candidates[k];
         let lag = LAGS[li];
         let first = end_frame + 1 - lag;
         // Trim steps whose change is small next to the stretch's mean.
@@ -348,6 +421,21 @@ pub fn dissolves(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
         // (the last step lands on the new shot's first clean frame).
         let start = first + lo;
         let end = (first + hi).max(start + 1);
+        // Trimmed stretches that still overlap: the larger change stays.
+        if let Some(last) = out.last_mut() {
+            if start < last.end {
+                if far as f64 > last.score {
+                    *last = Boundary {
+                        kind: BoundaryKind::Dissolve,
+                        start,
+                        end,
+                        score: round3(far),
+                        ratio: round3(residual),
+                    };
+                }
+                continue;
+            }
+        }
         out.push(Boundary {
             kind: BoundaryKind::Dissolve,
             start,
@@ -355,7 +443,6 @@ pub fn dissolves(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
             score: round3(far),
             ratio: round3(residual),
         });
-        g = h;
     }
     out
 }
