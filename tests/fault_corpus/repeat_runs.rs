@@ -36,6 +36,9 @@ fn a_review_killed_midway_does_not_block_the_next() {
             &[0],
         )
         .writes("out/review")
+        // The killed review held the run folder's lock (a dead process of this host: the
+        // next one takes it over and removes it when done).
+        .writes("out/.vidprep-lock")
         .with(|d| {
             small_run(d);
             // Killed while making the previews: review/media/ is there, the page is not.
