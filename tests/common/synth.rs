@@ -560,7 +560,7 @@ impl SynthVideo {
             // added `-display_rotation` (same angles) and 7.x dropped the tag:
             // the option where this ffmpeg has it, the tag otherwise.
             let tmp = sibling_tmp(path, &ext);
-            let remux = |display_rotation: bool| -> Result<(), String> {
+            let remux = |display_rotation: bool| -> Result<Vec<String>, String> {
                 let mut a: Vec<String> = vec!["-v".into(), "error".into(), "-y".into()];
                 if display_rotation {
                     a.extend(["-display_rotation:v:0".into(), format!("{deg}")]);
@@ -577,10 +577,15 @@ impl SynthVideo {
                     a.extend(["-output_ts_offset".into(), format!("{off}")]);
                 }
                 a.extend(["-f".into(), muxer_for(&ext)?.into(), p(path)]);
-                run_ffmpeg(a)
+                Ok(a)
             };
-            let r = run_ffmpeg(self.encode_args(&tmp, &ext, false)?)
-                .and_then(|_| remux(true).or_else(|_| remux(false)));
+            let r = run_ffmpeg(self.encode_args(&tmp, &ext, false)?).and_then(|_| {
+                let with_option = remux(true)?;
+                if cmd::ffmpeg(&with_option).is_ok() {
+                    return run_ffmpeg(with_option);
+                }
+                run_ffmpeg(remux(false)?)
+            });
             let _ = std::fs::remove_file(&tmp);
             r?;
         } else {
