@@ -128,6 +128,9 @@ cleanup() {
     if [ -n "$run_dir" ] && [ -d "$run_dir" ]; then
         if [ "$keep" = 1 ] && [ "$rc" -ne 130 ]; then
             log "kept the run's files in $run_dir (upper layer over $pkgroot)"
+        elif awk -v d="$run_dir/" 'index($2, d) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
+            # Never delete through a mount that is still there (the toolchain, the tree).
+            log "something is still mounted under $run_dir: left in place"
         else
             rm -rf --one-file-system "$run_dir"
         fi
