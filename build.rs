@@ -21,6 +21,7 @@ fn main() {
         known.push(flag);
     }
     for flag in [
+        "ffmpeg_4_3",
         "ffmpeg_4_4",
         "ffmpeg_5_0",
         "ffmpeg_5_1",
@@ -39,4 +40,15 @@ fn main() {
         println!("cargo::rustc-check-cfg=cfg({flag})");
     }
     println!("cargo::rerun-if-changed=build.rs");
+    // The oldest FFmpeg vidprep is built and checked against (Debian 11). Older ones fail here
+    // with what to install, rather than with a screen of type errors.
+    if std::env::var("DEP_FFMPEG_FFMPEG_4_3").as_deref() != Ok("true") {
+        eprintln!(
+            "error: vidprep needs FFmpeg 4.3 or newer (libavcodec 58.91); the FFmpeg found by \
+             pkg-config is older. Install newer FFmpeg development packages (Debian 11 or \
+             Ubuntu 22.04 and later have them, or conda-forge's ffmpeg) and point \
+             PKG_CONFIG_PATH at them."
+        );
+        std::process::exit(1);
+    }
 }

@@ -20,6 +20,8 @@
 # that root with the packages installed (keyed on the package list), so that a rerun starts in
 # seconds; each run writes into an overlay above the cached root, removed afterwards, so every
 # run starts clean. The crate downloads are shared with the host's ~/.cargo/registry.
+# Exit status: the command's; 75 when the root could not be made (mirror unreachable after
+# retries, no overlay or bind mounts), so that callers can tell the two apart; 2 bad usage.
 # Environment passed into the root: CI, CARGO_BUILD_JOBS, VIDPREP_REQUIRE_BROWSER.
 # VIDPREP_SHARED names the shared/ folder when it is not ../shared (e.g. from a git worktree).
 set -euo pipefail
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
         --refresh) refresh=1; shift ;;
         --tree) tree=1; target_cache=1; shift ;;
         --target-cache) target_cache=1; shift ;;
-        -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --) shift; break ;;
         -*) echo "clean-root.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) break ;;
@@ -115,12 +117,20 @@ in_root() { # in_root ROOT COMMAND...: runs COMMAND in the root with a plain env
 }
 
 run_dir=""
+stage=prepare
 cleanup() {
     local rc=$?
+    if [ "$stage" = prepare ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 130 ]; then
+        log "making the root failed (exit $rc): exiting 75 (EX_TEMPFAIL), the command did not run"
+        rc=75
+    fi
     unmount_all
     if [ -n "$run_dir" ] && [ -d "$run_dir" ]; then
         if [ "$keep" = 1 ] && [ "$rc" -ne 130 ]; then
             log "kept the run's files in $run_dir (upper layer over $pkgroot)"
+        elif awk -v d="$run_dir/" 'index($2, d) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
+            # Never delete through a mount that is still there (the toolchain, the tree).
+            log "something is still mounted under $run_dir: left in place"
         else
             rm -rf --one-file-system "$run_dir"
         fi

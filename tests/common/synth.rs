@@ -556,12 +556,20 @@ impl SynthVideo {
         };
         if let Some(deg) = self.rotation {
             // ffmpeg 5.1 ignores `-metadata:s:v rotate=` while encoding; a
-            // stream-copy remux turns the tag into a display matrix.
+            // stream-copy remux turns the tag into a display matrix. FFmpeg 6.0
+            // added `-display_rotation` (same angles) and 7.x dropped the tag:
+            // the option where this ffmpeg has it, the tag otherwise.
             let tmp = sibling_tmp(path, &ext);
-            let r = run_ffmpeg(self.encode_args(&tmp, &ext, false)?).and_then(|_| {
-                let mut a: Vec<String> = vec!["-v".into(), "error".into(), "-i".into(), p(&tmp)];
+            let remux = |display_rotation: bool| -> Result<Vec<String>, String> {
+                let mut a: Vec<String> = vec!["-v".into(), "error".into(), "-y".into()];
+                if display_rotation {
+                    a.extend(["-display_rotation:v:0".into(), format!("{deg}")]);
+                }
+                a.extend(["-i".into(), p(&tmp)]);
                 a.extend(["-map".into(), "0".into(), "-c".into(), "copy".into()]);
-                a.extend(["-metadata:s:v:0".into(), format!("rotate={deg}")]);
+                if !display_rotation {
+                    a.extend(["-metadata:s:v:0".into(), format!("rotate={deg}")]);
+                }
                 if self.faststart {
                     a.extend(["-movflags".into(), "+faststart".into()]);
                 }
@@ -569,7 +577,14 @@ impl SynthVideo {
                     a.extend(["-output_ts_offset".into(), format!("{off}")]);
                 }
                 a.extend(["-f".into(), muxer_for(&ext)?.into(), p(path)]);
-                run_ffmpeg(a)
+                Ok(a)
+            };
+            let r = run_ffmpeg(self.encode_args(&tmp, &ext, false)?).and_then(|_| {
+                let with_option = remux(true)?;
+                if cmd::ffmpeg(&with_option).is_ok() {
+                    return run_ffmpeg(with_option);
+                }
+                run_ffmpeg(remux(false)?)
             });
             let _ = std::fs::remove_file(&tmp);
             r?;
@@ -613,7 +628,13 @@ impl SynthVideo {
         let args = self
             .encode_args(Path::new("OUT"), &ext, true)
             .unwrap_or_default();
-        let key = md5_hex(format!("{self:?}\n{}", args.join("\u{1f}")).as_bytes());
+        // (Rotated files: the remux changed to -display_rotation for FFmpeg 7+.)
+        let remux = if self.rotation.is_some() {
+            "\nremux 2"
+        } else {
+            ""
+        };
+        let key = md5_hex(format!("{self:?}\n{}{remux}", args.join("\u{1f}")).as_bytes());
         let path = dir.join(format!("{}.{ext}", &key[..20]));
         if !path.exists() {
             let tmp = sibling_tmp(&path, &ext);
