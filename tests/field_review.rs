@@ -40,7 +40,7 @@ fn timeline_captions_are_not_cut_off() {
         .success();
     vidprep()
         .current_dir(d)
-        .args(["review", "out"])
+        .args(["review", "out", "--manifest", "m.jsonl"])
         .assert()
         .success();
     let b = &browser;

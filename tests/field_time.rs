@@ -764,7 +764,7 @@ fn review_page_counts_annotated_frames_as_the_facts_do() {
         .success();
     vidprep()
         .current_dir(d)
-        .args(["review", "out"])
+        .args(["review", "out", "--manifest", "m.jsonl"])
         .assert()
         .success();
     let boxed = boxed_frames(&d.join("out/a/clip.mp4"), &d.join("out/p/clip.mp4")).len();
