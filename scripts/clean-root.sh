@@ -232,6 +232,9 @@ fi
 
 ffmpeg_version=$(in_root "$root" sh -c 'pkg-config --modversion libavcodec 2>/dev/null; ffmpeg -version 2>/dev/null | head -n1' | tr '\n' ' ')
 log "root ready ($ffmpeg_version); running: $command"
+# From here on an exit status is the command's (a failing test must fail the caller, not pass
+# for a root that could not be made).
+stage=run
 start=$(date +%s)
 set +e
 passed=()

@@ -251,7 +251,16 @@ fn on_host(d: &Path, host: &str, args: &[&str], lease: &str) -> std::process::Ch
     use std::os::unix::process::CommandExt;
     let bin = assert_cmd::cargo::cargo_bin("vidprep");
     std::process::Command::new("unshare")
-        .args(["--pid", "--uts", "--fork", "--mount-proc", "sh", "-c"])
+        // --kill-child: a SIGKILL of unshare itself takes its namespace down with it.
+        .args([
+            "--pid",
+            "--uts",
+            "--fork",
+            "--kill-child",
+            "--mount-proc",
+            "sh",
+            "-c",
+        ])
         .arg("hostname \"$0\" && exec \"$@\"")
         .arg(host)
         .arg(bin)
@@ -323,10 +332,14 @@ fn shards_on_several_hosts_share_one_folder() {
     {
         std::thread::sleep(Duration::from_millis(10));
     }
+    let mut shard1 = shard1;
     std::process::Command::new("kill")
         .args(["-s", "KILL", "--", &format!("-{}", shard1.id())])
         .status()
         .unwrap();
+    // And unshare itself (its --kill-child ends the namespace), in case the group kill did
+    // not reach it.
+    let _ = shard1.kill();
     let killed = shard1.wait_with_output().unwrap();
     assert!(
         out.join(".vidprep-lock.shard-1-of-2").is_file(),
