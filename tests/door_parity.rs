@@ -736,3 +736,62 @@ fn the_memory_door_matches_the_command() {
     .unwrap_err();
     assert_eq!(err.kind(), vidprep::ErrorKind::Usage, "{err}");
 }
+
+/// `cut --ratios` makes one clip per decision point; each is the clip a manifest line with that
+/// decision point makes (the same frames, the same resolved span and decision in the sidecar).
+#[test]
+fn cut_ratios_match_manifest_lines_with_each_decision() {
+    let ws = workspace();
+    let d = ws.path();
+    vidprep()
+        .current_dir(d)
+        .args(["cut", "street.mp4", "--start", "2s", "--end", "6s"])
+        .args(["--ratios", "50%,100%", "-o", "cli/clip.mp4"])
+        .args(["--preset", "ultrafast"])
+        .assert()
+        .success();
+    let lines: Vec<String> = ["50", "100"]
+        .iter()
+        .map(|r| {
+            format!(
+                r#"{{"id": "r{r}", "source": "street.mp4", "span": {{"start": "2s", "end": "6s"}}, "decision": "{r}%"}}"#
+            )
+        })
+        .collect();
+    std::fs::write(d.join("m.jsonl"), lines.join("\n") + "\n").unwrap();
+    vidprep()
+        .current_dir(d)
+        .args([
+            "run",
+            "m.jsonl",
+            "--out-dir",
+            "run",
+            "--preset",
+            "ultrafast",
+        ])
+        .assert()
+        .success();
+    let resolved = |p: &Path| -> Value {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        v["resolved"].clone()
+    };
+    for r in ["50", "100"] {
+        let cli = d.join(format!("cli/clip_{r}.mp4"));
+        let run = d.join(format!("run/r{r}/clip.mp4"));
+        let (a, b) = (framemd5(&cli), framemd5(&run));
+        assert!(
+            a.lines().count() > 5,
+            "{r}%: the command's clip decodes to nothing"
+        );
+        assert!(
+            a == b,
+            "{r}%: the command's clip decodes differently from the manifest's"
+        );
+        let (ra, rb) = (
+            resolved(&cli.with_extension("json")),
+            resolved(&run.with_extension("json")),
+        );
+        assert!(!ra.is_null(), "{r}%: the sidecar has no resolved section");
+        assert_eq!(ra, rb, "{r}%: resolved span and decision differ");
+    }
+}
