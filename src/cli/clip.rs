@@ -153,17 +153,24 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
             .map(|(r, p)| (Some(r), p))
             .collect()
     };
-    for (decision, output) in jobs {
-        let mut plan = Plan::new(
-            id_for(&output),
-            input.clone(),
-            vec![clip_export(args.copy, args.smart, &args.boxes, &output)],
-        );
-        args.span.apply(&mut plan);
-        plan.decision = decision;
-        args.source_fps.apply(&mut plan);
-        plan.boxes = args.boxes.spec(args.format.format);
-        plan.strict = args.strict;
+    let plans: Vec<(Plan, PathBuf)> = jobs
+        .into_iter()
+        .map(|(decision, output)| {
+            let mut plan = Plan::new(
+                id_for(&output),
+                input.clone(),
+                vec![clip_export(args.copy, args.smart, &args.boxes, &output)],
+            );
+            args.span.apply(&mut plan);
+            plan.decision = decision;
+            args.source_fps.apply(&mut plan);
+            plan.boxes = args.boxes.spec(args.format.format);
+            plan.strict = args.strict;
+            (plan, output)
+        })
+        .collect();
+    check_every_output(&plans)?;
+    for (plan, output) in plans {
         run_plan(
             &plan,
             vec![ExportTarget::at(output)],
@@ -172,6 +179,22 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
         )?;
     }
     Ok(super::EXIT_OK)
+}
+
+/// Before the first of several plans runs (`--ratios`: one clip per ratio, each committed by
+/// its own plan), every output and its sidecar is claimed by the rules each plan's own group
+/// applies (not an input, not a folder or device, no two alike) and released again, so that a
+/// refusal comes before anything is written rather than after the first clips.
+fn check_every_output(plans: &[(Plan, PathBuf)]) -> anyhow::Result<()> {
+    if plans.len() < 2 {
+        return Ok(());
+    }
+    let mut group = vidprep::exec::OutputGroup::new(&plans[0].0.inputs());
+    for (_, output) in plans {
+        group.file(output)?;
+        group.file(&output.with_extension("json"))?;
+    }
+    Ok(())
 }
 
 /// The outputs of `--ratios` (`clip.mp4` with 50% -> `clip_50.mp4`), refusing two ratios that
@@ -246,16 +269,23 @@ pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
         Some(at) => vec![(at, args.output.clone())],
         None => ratio_jobs(&args.ratios, &args.output)?,
     };
-    for (at, output) in jobs {
-        let mut plan = Plan::new(
-            id_for(&output),
-            args.input.clone(),
-            vec![clip_export(false, args.smart, &args.boxes, &output)],
-        );
-        plan.decision = Some(at);
-        args.source_fps.apply(&mut plan);
-        plan.boxes = args.boxes.spec(args.format.format);
-        plan.strict = args.strict;
+    let plans: Vec<(Plan, PathBuf)> = jobs
+        .into_iter()
+        .map(|(at, output)| {
+            let mut plan = Plan::new(
+                id_for(&output),
+                args.input.clone(),
+                vec![clip_export(false, args.smart, &args.boxes, &output)],
+            );
+            plan.decision = Some(at);
+            args.source_fps.apply(&mut plan);
+            plan.boxes = args.boxes.spec(args.format.format);
+            plan.strict = args.strict;
+            (plan, output)
+        })
+        .collect();
+    check_every_output(&plans)?;
+    for (plan, output) in plans {
         run_plan(
             &plan,
             vec![ExportTarget::at(output)],

@@ -389,3 +389,37 @@ fn sidecar_path_is_a_folder() {
         .with(|d| std::fs::create_dir(d.join("s.json")).unwrap()),
     );
 }
+
+#[test]
+fn ratios_refused_before_any_clip_is_written() {
+    // One of the --ratios outputs cannot be written (a folder holds its name): nothing is
+    // written, not the clips of the ratios before it either.
+    for cmd in [
+        &[
+            "cut",
+            "g.mp4",
+            "--ratios",
+            "50%,75%",
+            "--preset",
+            "ultrafast",
+            "-o",
+            "o.mp4",
+        ][..],
+        &[
+            "truncate",
+            "g.mp4",
+            "--ratios",
+            "50%,75%",
+            "--preset",
+            "ultrafast",
+            "-o",
+            "o.mp4",
+        ][..],
+    ] {
+        check(
+            case("ratios with a folder in an output's place", cmd, &[2])
+                .says("o_75.mp4 exists and is a folder")
+                .with(|d| std::fs::create_dir(d.join("o_75.mp4")).unwrap()),
+        );
+    }
+}
