@@ -445,92 +445,10 @@ fn a_thousand_items_open_at_once_and_load_one_item_at_a_time() {
     assert!(errors.is_empty(), "JavaScript errors: {errors:?}");
 }
 
-/// A static file server on 127.0.0.1 (GET only, whole files, `Connection: close`): what a
-/// reviewer's `python3 -m http.server` gives. Serves until the test ends.
-fn serve(root: &Path, ranges: bool) -> u16 {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let root = root.to_path_buf();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut request = String::new();
-            if reader.read_line(&mut request).is_err() {
-                continue;
-            }
-            let mut range: Option<(usize, Option<usize>)> = None;
-            loop {
-                let mut header = String::new();
-                if reader.read_line(&mut header).unwrap_or(0) <= 2 {
-                    break;
-                }
-                let lower = header.to_ascii_lowercase();
-                if let Some(spec) = lower.strip_prefix("range: bytes=") {
-                    let mut parts = spec.trim().splitn(2, '-');
-                    let start = parts.next().and_then(|p| p.parse().ok());
-                    let end = parts.next().and_then(|p| p.parse().ok());
-                    range = start.map(|s| (s, end));
-                }
-            }
-            let path = request.split_whitespace().nth(1).unwrap_or("/");
-            let path = path.split(['?', '#']).next().unwrap_or("/");
-            let mut decoded = Vec::new();
-            let bytes = path.as_bytes();
-            let mut i = 0;
-            while i < bytes.len() {
-                if bytes[i] == b'%' && i + 2 < bytes.len() {
-                    let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("00");
-                    decoded.push(u8::from_str_radix(hex, 16).unwrap_or(b'?'));
-                    i += 3;
-                } else {
-                    decoded.push(bytes[i]);
-                    i += 1;
-                }
-            }
-            let rel = String::from_utf8_lossy(&decoded)
-                .trim_start_matches('/')
-                .to_string();
-            let file = root.join(&rel);
-            let (mut status, mut body) = match std::fs::read(&file) {
-                Ok(body) if !rel.contains("..") => ("200 OK", body),
-                _ => ("404 Not Found", b"not found".to_vec()),
-            };
-            let mut extra = String::new();
-            if ranges && status == "200 OK" {
-                extra.push_str("Accept-Ranges: bytes\r\n");
-                if let Some((start, end)) = range {
-                    let total = body.len();
-                    let end = end
-                        .unwrap_or(total.saturating_sub(1))
-                        .min(total.saturating_sub(1));
-                    if start <= end {
-                        body = body[start..=end].to_vec();
-                        status = "206 Partial Content";
-                        extra.push_str(&format!("Content-Range: bytes {start}-{end}/{total}\r\n"));
-                    }
-                }
-            }
-            let kind = match file.extension().and_then(|e| e.to_str()) {
-                Some("html") => "text/html; charset=utf-8",
-                Some("js") => "text/javascript; charset=utf-8",
-                Some("css") => "text/css",
-                Some("mp4") => "video/mp4",
-                Some("jpg") => "image/jpeg",
-                Some("png") => "image/png",
-                Some("json") => "application/json",
-                _ => "application/octet-stream",
-            };
-            let head = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(&body);
-        }
-    });
-    port
+/// A static file server on 127.0.0.1 (`tiny_http`), with or without range requests: what a
+/// reviewer's `python3 -m http.server` gives without them. Serves until the test ends.
+fn serve(root: &Path, ranges: bool) -> support::http::Server {
+    support::http::Server::folder(root, ranges)
 }
 
 #[test]
@@ -544,8 +462,8 @@ fn the_page_works_from_a_static_server() {
     // A server that answers range requests (nginx, Apache, caddy) and one that does not
     // (Python's http.server): the page shows the right frame from both.
     for ranges in [true, false] {
-        let port = serve(&d.join("out"), ranges);
-        b.goto(&format!("http://127.0.0.1:{port}/review/index.html"));
+        let server = serve(&d.join("out"), ranges);
+        b.goto(&server.url("/review/index.html"));
         b.wait_until(
             "const d = document.getElementById('detail'); return d && d.dataset.id === 'walk #1 été';",
             WAIT,

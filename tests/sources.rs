@@ -1,23 +1,22 @@
 //! Sources of every shape, against the ffmpeg CLI: image sequences (MOT and GOT-10k layouts, a
 //! plain folder with `--source-fps`, a printf pattern) probe, cut, sample, overlay, insert and
-//! run through a manifest with frame `i` = file `i`, proven on pixels; http(s) URLs (a server
-//! on loopback written here, with range requests) give the same bytes as the local file; bad
+//! run through a manifest with frame `i` = file `i`, proven on pixels; http(s) URLs (a `tiny_http`
+//! server on loopback, with range requests) give the same bytes as the local file; bad
 //! folders, schemes and servers fail clearly, quickly and leave nothing behind.
 
 mod common;
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::cmd::{self, p};
 use common::oracle::{self, DecodeOpts, Frame, PixFmt};
 use common::synth::SynthVideo;
 use serde_json::Value;
+use support::http::{Server, Version};
 use support::{shared, sidecar, source_frames, temporaries, vidprep};
 
 /// Writes `frames` frame-coded testsrc2 images `dir/<name>` (a printf name, numbered from 1).
@@ -874,124 +873,22 @@ fn bad_image_sources_are_refused_with_the_reason() {
 
 // ------------------------------------------------------------------ http
 
-/// A tiny HTTP/1.1 file server on loopback: `/x.mp4` with `Range:` support (206 and
-/// Content-Range), 404 for anything else; or a server that accepts and never answers.
-struct Server {
-    port: u16,
-    /// Requests answered.
-    requests: Arc<AtomicUsize>,
-    /// Requests whose `Range:` starts after byte 0 (seeks).
-    seeks: Arc<AtomicUsize>,
+/// A listener on loopback that accepts connections and never answers. Returns its port.
+fn stalling_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming().flatten() {
+            held.push(conn);
+        }
+    });
+    port
 }
 
-enum Mode {
-    Serve(Arc<Vec<u8>>),
-    Stall,
-}
-
-impl Server {
-    fn start(mode: Mode) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let requests = Arc::new(AtomicUsize::new(0));
-        let seeks = Arc::new(AtomicUsize::new(0));
-        let (r, s) = (requests.clone(), seeks.clone());
-        std::thread::spawn(move || {
-            let mut held = Vec::new();
-            for conn in listener.incoming() {
-                let Ok(stream) = conn else { continue };
-                match &mode {
-                    Mode::Stall => held.push(stream),
-                    Mode::Serve(data) => {
-                        let (data, r, s) = (data.clone(), r.clone(), s.clone());
-                        std::thread::spawn(move || {
-                            let _ = answer(stream, &data, &r, &s);
-                        });
-                    }
-                }
-            }
-        });
-        Server {
-            port,
-            requests,
-            seeks,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-}
-
-fn answer(
-    stream: TcpStream,
-    data: &[u8],
-    requests: &AtomicUsize,
-    seeks: &AtomicUsize,
-) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut request = String::new();
-    reader.read_line(&mut request)?;
-    let mut range: Option<(u64, Option<u64>)> = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            if k.trim().eq_ignore_ascii_case("range") {
-                let spec = v.trim().strip_prefix("bytes=").unwrap_or("");
-                if let Some((a, b)) = spec.split_once('-') {
-                    range = a.trim().parse().ok().map(|a| (a, b.trim().parse().ok()));
-                }
-            }
-        }
-    }
-    requests.fetch_add(1, Ordering::SeqCst);
-    let mut out = stream;
-    let path = request.split_whitespace().nth(1).unwrap_or("");
-    if path != "/x.mp4" {
-        let body = "not here";
-        write!(
-            out,
-            "HTTP/1.1 404 Not Found\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )?;
-        return Ok(());
-    }
-    let len = data.len() as u64;
-    let (status, start, end) = match range {
-        Some((a, _)) if a >= len => {
-            write!(
-                out,
-                "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            )?;
-            return Ok(());
-        }
-        Some((a, b)) => {
-            if a > 0 {
-                seeks.fetch_add(1, Ordering::SeqCst);
-            }
-            (
-                "206 Partial Content",
-                a,
-                b.map_or(len - 1, |b| b.min(len - 1)),
-            )
-        }
-        None => ("200 OK", 0, len - 1),
-    };
-    let mut head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: video/mp4\r\nAccept-Ranges: bytes\r\nContent-Length: {}\r\nConnection: close\r\n",
-        end + 1 - start
-    );
-    if status.starts_with("206") {
-        head.push_str(&format!("Content-Range: bytes {start}-{end}/{len}\r\n"));
-    }
-    head.push_str("\r\n");
-    out.write_all(head.as_bytes())?;
-    out.write_all(&data[start as usize..=end as usize])?;
-    Ok(())
+/// A `tiny_http` server of `data` at `/x.mp4`, with range requests.
+fn range_server(data: Vec<u8>) -> Server {
+    Server::file("/x.mp4", vec![Version::new(data)], true)
 }
 
 #[test]
@@ -1001,7 +898,7 @@ fn a_url_reads_like_the_local_file() {
         .gop(25)
         .audio_tone(440.0)
         .cached();
-    let server = Server::start(Mode::Serve(Arc::new(std::fs::read(&v.path).unwrap())));
+    let server = range_server(std::fs::read(&v.path).unwrap());
     let url = server.url("/x.mp4");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -1117,7 +1014,7 @@ fn network_failures_are_clear_and_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let v = SynthVideo::new(160, 120).frames(10).cached();
-    let server = Server::start(Mode::Serve(Arc::new(std::fs::read(&v.path).unwrap())));
+    let server = range_server(std::fs::read(&v.path).unwrap());
     let missing = server.url("/nothere.mp4");
     fails(
         d,
@@ -1146,8 +1043,7 @@ fn network_failures_are_clear_and_bounded() {
         &["is a URL with its own frame timing", "--source-fps"],
     );
     // A server that accepts and never answers: the network timeout ends it.
-    let stall = Server::start(Mode::Stall);
-    let url = stall.url("/x.mp4");
+    let url = format!("http://127.0.0.1:{}/x.mp4", stalling_server());
     let t0 = Instant::now();
     let a = vidprep()
         .current_dir(d)

@@ -329,6 +329,8 @@ fn execute_once(
         crate::sidecar::write_json(&temp.join("item.json"), &record)?;
         files.push(dir.join("item.json"));
     }
+    // A URL read in several requests must still be the file the first one saw.
+    stream.input.check_unchanged()?;
     group.commit()?;
     let memory = makers.iter_mut().filter_map(|m| m.take_memory()).collect();
     Ok(Outcome {

@@ -201,13 +201,13 @@ impl ProcessedStream {
         match &self.needle {
             None => AudioPlan {
                 segments: vec![AudioSegment::Source {
-                    path: self.source.clone(),
+                    source: self.input.clone(),
                     start: origin + self.resolved.start_time(),
                     end: origin + video_end,
                 }],
             },
             Some(n) => splice_audio(
-                &self.source,
+                &self.input,
                 origin,
                 self.resolved.start_time(),
                 video_end,

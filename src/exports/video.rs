@@ -656,7 +656,7 @@ impl Export for VideoMaker {
                     .push(format!("re-encoded although it fits the caps: {why}")),
             }
         }
-        let has_audio = self.encode.audio && audio_stream_format(&stream.source)?.is_some();
+        let has_audio = self.encode.audio && audio_stream_format(&stream.input)?.is_some();
         let duration = stream.duration().as_secs_f64();
         let rate_plan = plan_rates(
             width,

@@ -12,15 +12,17 @@ use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
 use crate::media::input::{best_audio_stream, open_media, Ratio};
+use crate::media::source::Source;
 use crate::time::{Rounding, Time};
 
 /// One stretch of the output soundtrack.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AudioSegment {
-    /// The audio of `path` from `start` to `end`, in seconds on the file's own timeline
-    /// (the same timeline as its packets' timestamps).
+    /// The audio of `source` from `start` to `end`, in seconds on the file's own timeline
+    /// (the same timeline as its packets' timestamps). The video's own [`Source`] (a URL's
+    /// carries its validators and download, so audio and video read the same file).
     Source {
-        path: PathBuf,
+        source: Source,
         start: Time,
         end: Time,
     },
@@ -66,8 +68,8 @@ impl AudioPlan {
     /// segment has audio (then the output has no audio stream).
     pub fn output_format(&self) -> Result<Option<AudioFormat>> {
         for seg in &self.segments {
-            if let AudioSegment::Source { path, .. } = seg {
-                if let Some((rate, channels)) = audio_stream_format(path)? {
+            if let AudioSegment::Source { source, .. } = seg {
+                if let Some((rate, channels)) = audio_stream_format(source)? {
                     let rate = if AAC_RATES.contains(&rate) {
                         rate
                     } else {
@@ -84,9 +86,9 @@ impl AudioPlan {
     }
 }
 
-/// Sample rate and channels of the best audio stream of `path`, if it has one.
-pub fn audio_stream_format(path: &Path) -> Result<Option<(u32, u16)>> {
-    let Some(ctx) = open_for_audio(path)? else {
+/// Sample rate and channels of the best audio stream of `source`, if it has one.
+pub fn audio_stream_format(source: &Source) -> Result<Option<(u32, u16)>> {
+    let Some(ctx) = open_for_audio(source)? else {
         return Ok(None);
     };
     let Some(index) = best_audio_stream(&ctx) else {
@@ -99,13 +101,13 @@ pub fn audio_stream_format(path: &Path) -> Result<Option<(u32, u16)>> {
     Ok(Some((p.sample_rate as u32, p.channels as u16)))
 }
 
-/// Opens `path` for its audio; `None` for an image sequence, which has none (and may need a
+/// Opens `source` for its audio; `None` for an image sequence, which has none (and may need a
 /// rate only the video side knows).
-fn open_for_audio(path: &Path) -> Result<Option<ffmpeg::format::context::Input>> {
-    if crate::media::source::is_image_sequence(path) {
+fn open_for_audio(source: &Source) -> Result<Option<ffmpeg::format::context::Input>> {
+    if crate::media::source::is_image_sequence(source.path()) {
         return Ok(None);
     }
-    open_media(&path.into()).map(Some)
+    open_media(source).map(Some)
 }
 
 /// What to do when a soundtrack cannot be read: the video can still be written without it.
@@ -219,12 +221,13 @@ struct SegmentReader {
 
 impl SegmentReader {
     fn open(
-        path: &Path,
+        source: &Source,
         start: Time,
         end: Time,
         format: AudioFormat,
     ) -> Result<Option<SegmentReader>> {
-        let Some(mut input) = open_for_audio(path)? else {
+        let path = source.path();
+        let Some(mut input) = open_for_audio(source)? else {
             return Ok(None);
         };
         let Some(stream) = best_audio_stream(&input) else {
@@ -565,8 +568,8 @@ impl AudioTrack {
                 };
                 self.segment_end = self.segment_end + seg.duration();
                 self.reader = match &seg {
-                    AudioSegment::Source { path, start, end } => {
-                        SegmentReader::open(path, *start, *end, self.format)?
+                    AudioSegment::Source { source, start, end } => {
+                        SegmentReader::open(source, *start, *end, self.format)?
                     }
                     AudioSegment::Silence { .. } => None,
                 };

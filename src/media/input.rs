@@ -322,7 +322,8 @@ pub(crate) fn open_source(source: &Source) -> Result<(Input, Resolved)> {
     let path = source.path();
     let resolved = crate::media::source::resolve(source)?;
     let recipe = &resolved.recipe;
-    let deadline = (resolved.kind == SourceKind::Url).then(crate::media::source::network_deadline);
+    let deadline = (resolved.kind == SourceKind::Url && !resolved.downloaded)
+        .then(crate::media::source::network_deadline);
     let context =
         crate::media::ffi::open_input(&recipe.url, recipe.format, recipe.dictionary(), deadline)
             .map_err(|e| match resolved.kind {

@@ -11,6 +11,7 @@ pub(crate) mod h264;
 pub(crate) mod images;
 pub(crate) mod input;
 pub(crate) mod probe;
+pub(crate) mod remote;
 pub(crate) mod source;
 pub(crate) mod still;
 pub(crate) mod table;

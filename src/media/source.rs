@@ -7,7 +7,9 @@
 //!   `i`-th image (see [`crate::media::images`]).
 //! - **An http(s) URL**: opened through FFmpeg's network protocols (only `http`, `https`, `tls`
 //!   and `tcp` are allowed), seeking with range requests, every socket operation bounded by a
-//!   timeout ([`network_timeout`]). Other schemes are refused.
+//!   timeout ([`network_timeout`]), checked against the validators of its first open, or
+//!   downloaded whole when its server ignores ranges ([`crate::media::remote`]). Other
+//!   schemes are refused.
 //!
 //! See `docs/sources.md`.
 
@@ -21,6 +23,7 @@ use crate::error::{Error, Result};
 pub use crate::media::images::ImageSequence;
 use crate::media::images::{folder_of, mot_parent_of, path_bytes, printf_pattern, read_seqinfo};
 use crate::media::input::Ratio;
+use crate::media::remote::Remote;
 use crate::time::{decimal_text, Time};
 
 /// URL schemes vidprep opens.
@@ -165,18 +168,51 @@ impl<'de> serde::Deserialize<'de> for FrameRate {
 /// A source as a request names it: a path (video file, image folder, printf pattern) or an
 /// http(s) URL, with the frame rate the request gives it (`source_fps`, for image sequences
 /// that have none of their own).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// A URL source carries what vidprep learnt when it was first opened (its validators, the
+/// download of a file whose server ignores ranges: [`crate::media::remote`]), shared by its
+/// clones; two sources are equal when they name the same thing at the same rate.
+#[derive(Clone, Debug)]
 pub struct Source {
     path: PathBuf,
     fps: Option<FrameRate>,
+    remote: Option<std::sync::Arc<Remote>>,
+}
+
+impl PartialEq for Source {
+    fn eq(&self, other: &Source) -> bool {
+        self.path == other.path && self.fps == other.fps
+    }
+}
+
+impl Eq for Source {}
+
+impl std::hash::Hash for Source {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.path.hash(state);
+        self.fps.hash(state);
+    }
 }
 
 impl Source {
     /// `path` with the rate given for it, if any.
     pub fn new(path: impl Into<PathBuf>, fps: Option<FrameRate>) -> Source {
-        Source {
-            path: path.into(),
-            fps,
+        let path = path.into();
+        let remote = is_url(&path).then(Default::default);
+        Source { path, fps, remote }
+    }
+
+    /// For a URL: what its first open learnt (shared by the clones of this source).
+    pub(crate) fn remote(&self) -> Option<&Remote> {
+        self.remote.as_deref()
+    }
+
+    /// For a URL: fails when the resource is no longer the one its first open saw (its ETag,
+    /// Last-Modified or size changed), so outputs never mix two versions. Other sources: Ok.
+    pub fn check_unchanged(&self) -> Result<()> {
+        match &self.remote {
+            Some(r) => r.check_unchanged(&self.path),
+            None => Ok(()),
         }
     }
 
@@ -455,6 +491,8 @@ pub(crate) struct Resolved {
     pub recipe: OpenRecipe,
     pub kind: SourceKind,
     pub sequence: Option<std::sync::Arc<ImageSequence>>,
+    /// A URL read from its downloaded copy (its server ignores range requests).
+    pub downloaded: bool,
 }
 
 /// Resolves `source` into what FFmpeg opens.
@@ -468,14 +506,24 @@ pub(crate) fn resolve(source: &Source) -> Result<Resolved> {
                 recipe: file_recipe(path)?,
                 kind: SourceKind::File,
                 sequence: None,
+                downloaded: false,
             })
         }
         SourceKind::Url => {
             refuse_rate(path, source.fps(), "a URL")?;
+            let copy = match source.remote() {
+                Some(r) => r.open(path)?,
+                None => None,
+            };
             Ok(Resolved {
-                recipe: url_recipe(path)?,
+                recipe: match &copy {
+                    // A server without range requests: its file, downloaded whole.
+                    Some(local) => file_recipe(local)?,
+                    None => url_recipe(path)?,
+                },
                 kind: SourceKind::Url,
                 sequence: None,
+                downloaded: copy.is_some(),
             })
         }
         SourceKind::Images => {
@@ -484,6 +532,7 @@ pub(crate) fn resolve(source: &Source) -> Result<Resolved> {
                 recipe: seq.open_recipe()?,
                 kind: SourceKind::Images,
                 sequence: Some(std::sync::Arc::new(seq)),
+                downloaded: false,
             })
         }
     }

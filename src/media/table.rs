@@ -938,23 +938,32 @@ struct FileKey {
     inode: u64,
     /// The rate a request gave (image sequences).
     fps: Option<crate::media::source::FrameRate>,
+    /// A URL's ETag, Last-Modified and size.
+    validators: Option<crate::media::remote::Validators>,
 }
 
 impl FileKey {
     /// A file by its identity and version; an image sequence by its folder's (adding or
-    /// removing images changes the folder) and the pattern; a URL by its text.
+    /// removing images changes the folder) and the pattern; a URL by its text and validators.
     fn of(source: &Source) -> Result<FileKey> {
         let path = source.path();
         let fps = source.fps();
         let stat_path = match source.kind()? {
             SourceKind::Url => {
+                // A URL by its text and the validators its first open saw: a changed
+                // resource gets a new table.
+                let validators = match source.remote() {
+                    Some(r) => Some(r.validators(path)?),
+                    None => None,
+                };
                 return Ok(FileKey {
                     path: path.to_path_buf(),
                     len: 0,
                     modified: None,
                     inode: 0,
                     fps,
-                })
+                    validators,
+                });
             }
             SourceKind::Images if !path.is_dir() => match path.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -986,6 +995,7 @@ impl FileKey {
             modified: meta.modified().ok(),
             inode,
             fps,
+            validators: None,
         })
     }
 }

@@ -448,7 +448,7 @@ impl<S: FrameSource> FrameSource for SpliceSource<S> {
 /// `clip_start` and ends at `clip_end` (source times) with the needle at `insert_time` (clip
 /// time). `origin_abs` is the host's frame-0 time on its own timeline.
 pub fn splice_audio(
-    host: &Path,
+    host: &crate::media::Source,
     origin_abs: Time,
     clip_start: Time,
     clip_end: Time,
@@ -459,7 +459,7 @@ pub fn splice_audio(
     let at = clip_start + insert_time;
     if at > clip_start {
         segments.push(AudioSegment::Source {
-            path: host.to_path_buf(),
+            source: host.clone(),
             start: origin_abs + clip_start,
             end: origin_abs + at,
         });
@@ -467,7 +467,7 @@ pub fn splice_audio(
     segments.push(AudioSegment::Silence { duration: needle });
     if at < clip_end {
         segments.push(AudioSegment::Source {
-            path: host.to_path_buf(),
+            source: host.clone(),
             start: origin_abs + at,
             end: origin_abs + clip_end,
         });

@@ -3,6 +3,7 @@
 //! vidprep's pictures into the oracle's packed frames for comparison.
 #![allow(dead_code)]
 
+pub mod http;
 pub mod webdriver;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,453 @@
+//! What vidprep itself asks an http(s) server, beside FFmpeg's own reads of a URL source:
+//!
+//! - **Validators.** Before FFmpeg opens a URL, one `GET` with `Range: bytes=0-0` (a `HEAD`
+//!   is refused by URLs signed for `GET`) takes the resource's validators (`ETag`,
+//!   `Last-Modified`, its size from `Content-Range`); every later open of the same
+//!   [`Source`](crate::media::Source) and the end of the item ([`Remote::check_unchanged`])
+//!   take them again. A resource that changed between them would give outputs mixing two
+//!   files, so the read fails naming the URL and what changed. FFmpeg's http protocol does
+//!   not expose these headers, hence this small client (`ureq`).
+//! - **Downloads.** A server that answers the range request with the whole file (`200`, as
+//!   Python's `http.server` does) cannot serve the seeks vidprep makes, so the file is
+//!   downloaded once into an unnamed temporary file (in the system temporary folder,
+//!   `TMPDIR`), bounded by [`download_limit`], and FFmpeg reads that copy. The copy lives as
+//!   long as the `Source` (and its clones); on Linux it never has a name, so nothing is left
+//!   behind even by `kill -9`.
+//!
+//! A server that gives neither ranges nor a size (a live or looping stream) is refused.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{bytes_text, Error, Result};
+use crate::media::source::{network_deadline, network_timeout};
+
+/// The largest file downloaded from a server without range requests when
+/// `VIDPREP_DOWNLOAD_LIMIT` does not set one: 2 GiB.
+pub const DEFAULT_DOWNLOAD_LIMIT: u64 = 2 << 30;
+
+/// The largest file vidprep downloads whole (from a server without range requests):
+/// `VIDPREP_DOWNLOAD_LIMIT`, in bytes or with a suffix `K`, `M`, `G`, `T` (powers of 1024,
+/// `KiB`/`KB` spellings too); `0` never downloads. 2 GiB by default.
+pub fn download_limit() -> std::result::Result<u64, String> {
+    match std::env::var("VIDPREP_DOWNLOAD_LIMIT") {
+        Err(_) => Ok(DEFAULT_DOWNLOAD_LIMIT),
+        Ok(v) => parse_size(&v).ok_or_else(|| {
+            format!(
+                "VIDPREP_DOWNLOAD_LIMIT={v:?} is not a size: give bytes, or a number with K, M \
+                 or G (powers of 1024), such as 500M or 4G"
+            )
+        }),
+    }
+}
+
+/// `123`, `500M`, `1.5GiB`, `4 G` (powers of 1024) as bytes.
+fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let shift = match unit.trim() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return None,
+    };
+    if num.is_empty() {
+        return None;
+    }
+    if shift == 0 {
+        return num.parse().ok();
+    }
+    let n: f64 = num.parse().ok()?;
+    let bytes = n * (1u64 << shift) as f64;
+    (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
+}
+
+/// What identifies one version of a remote resource.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Validators {
+    etag: Option<String>,
+    last_modified: Option<String>,
+    size: Option<u64>,
+}
+
+impl Validators {
+    fn of(response: &ureq::http::Response<ureq::Body>) -> Validators {
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(|v| v.trim().to_string())
+        };
+        let size = match response.status().as_u16() {
+            // `Content-Range: bytes 0-0/TOTAL` (TOTAL may be `*`).
+            206 => header("content-range")
+                .and_then(|r| r.rsplit_once('/').and_then(|(_, t)| t.trim().parse().ok())),
+            _ => header("content-length").and_then(|l| l.parse().ok()),
+        };
+        Validators {
+            etag: header("etag"),
+            last_modified: header("last-modified"),
+            size,
+        }
+    }
+
+    /// What differs from `before`, in words.
+    fn changes_since(&self, before: &Validators) -> Vec<String> {
+        let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
+        let mut out = Vec::new();
+        if self.etag != before.etag {
+            out.push(format!(
+                "its ETag was {} and is now {}",
+                text(&before.etag),
+                text(&self.etag)
+            ));
+        }
+        if self.last_modified != before.last_modified {
+            out.push(format!(
+                "its Last-Modified was {} and is now {}",
+                text(&before.last_modified),
+                text(&self.last_modified)
+            ));
+        }
+        if self.size != before.size {
+            let size = |s: Option<u64>| s.map_or("unknown".into(), bytes_text);
+            out.push(format!(
+                "its size was {} and is now {}",
+                size(before.size),
+                size(self.size)
+            ));
+        }
+        out
+    }
+}
+
+/// A whole-file copy of a URL in an unnamed temporary file.
+#[derive(Debug)]
+struct Download {
+    /// Keeps the copy alive (an unnamed file exists while a descriptor is open).
+    _file: std::fs::File,
+    /// Where FFmpeg opens it: `/proc/self/fd/N` (a fresh descriptor of the unnamed file).
+    path: PathBuf,
+    /// Off Linux: the named temporary, removed when dropped.
+    _named: Option<tempfile::TempPath>,
+}
+
+#[derive(Debug)]
+struct Contact {
+    validators: Validators,
+    download: Option<Download>,
+}
+
+/// What vidprep learnt of one URL source: shared by the clones of one
+/// [`Source`](crate::media::Source), so that every open of it (the frame table, the decoders)
+/// is checked against the first one and reads the same download.
+#[derive(Debug, Default)]
+pub(crate) struct Remote {
+    first: Mutex<Option<Arc<Contact>>>,
+}
+
+impl Remote {
+    /// The first contact with `url`, made once.
+    fn first(&self, url: &Path) -> Result<Arc<Contact>> {
+        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = &*first {
+            return Ok(c.clone());
+        }
+        let contact = Arc::new(first_contact(url)?);
+        *first = Some(contact.clone());
+        Ok(contact)
+    }
+
+    /// The validators of the resource as first seen.
+    pub(crate) fn validators(&self, url: &Path) -> Result<Validators> {
+        Ok(self.first(url)?.validators.clone())
+    }
+
+    /// Called before FFmpeg opens `url`: the local copy to open instead (a server without
+    /// range requests), or `None` to open the URL, after checking that the resource is the
+    /// one first seen.
+    pub(crate) fn open(&self, url: &Path) -> Result<Option<PathBuf>> {
+        let seen = self
+            .first
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some();
+        let contact = self.first(url)?;
+        if let Some(d) = &contact.download {
+            return Ok(Some(d.path.clone()));
+        }
+        if seen {
+            self.compare(url, &contact.validators)?;
+        }
+        Ok(None)
+    }
+
+    /// Checks, once the reads are done, that the resource is still the one first seen (a
+    /// downloaded copy cannot change).
+    pub(crate) fn check_unchanged(&self, url: &Path) -> Result<()> {
+        let first = self.first.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        match first {
+            Some(c) if c.download.is_none() => self.compare(url, &c.validators),
+            _ => Ok(()),
+        }
+    }
+
+    fn compare(&self, url: &Path, before: &Validators) -> Result<()> {
+        let response = request(url, network_timeout())?;
+        let now = Validators::of(&response);
+        drop(response);
+        let changes = now.changes_since(before);
+        if changes.is_empty() {
+            return Ok(());
+        }
+        Err(network(
+            url,
+            format!(
+                "the file changed while vidprep read it ({}); outputs would mix two versions \
+                 of it, so none were written: run again once it stays the same",
+                changes.join("; ")
+            ),
+        ))
+    }
+}
+
+fn network(url: &Path, message: impl Into<String>) -> Error {
+    Error::Network {
+        url: url.display().to_string(),
+        message: message.into(),
+    }
+}
+
+/// An agent with vidprep's network bounds: connect and every read or write within the
+/// network timeout, the whole exchange (a download included) within `total`.
+fn agent(total: std::time::Duration) -> ureq::Agent {
+    let t = Some(network_timeout());
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(t)
+        .timeout_per_read(t)
+        .timeout_per_write(t)
+        .timeout_global(Some(total))
+        .user_agent(format!("vidprep/{}", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
+
+/// `GET url` for its first byte; an error for a refused connection, a timeout, or a server
+/// that answers neither 200 nor 206 (nor 416, an empty file, left to FFmpeg to report).
+fn request(url: &Path, total: std::time::Duration) -> Result<ureq::http::Response<ureq::Body>> {
+    let text = url.to_str().unwrap_or_default();
+    let response = agent(total)
+        .get(text)
+        .header("Range", "bytes=0-0")
+        .call()
+        .map_err(|e| contact_error(url, e))?;
+    match response.status().as_u16() {
+        200 | 206 | 416 => Ok(response),
+        404 => Err(network(url, "the server answered 404 Not Found")),
+        code => Err(network(
+            url,
+            format!(
+                "the server refused the request (HTTP {code}{})",
+                response
+                    .status()
+                    .canonical_reason()
+                    .map(|r| format!(" {r}"))
+                    .unwrap_or_default()
+            ),
+        )),
+    }
+}
+
+/// The error for a request that got no answer, in the words FFmpeg's failures get
+/// ([`crate::media::source::network_error`]).
+fn contact_error(url: &Path, e: ureq::Error) -> Error {
+    if crate::cancel::cancelled() {
+        return Error::Cancelled;
+    }
+    let timeout = network_timeout().as_secs_f64();
+    let message = match &e {
+        ureq::Error::Timeout(ureq::Timeout::Global) => format!(
+            "the transfer did not finish within the {} s deadline (a server sending too \
+             slowly?); VIDPREP_NETWORK_DEADLINE sets it",
+            network_deadline().as_secs_f64()
+        ),
+        ureq::Error::Timeout(_) => format!(
+            "the server did not answer within {timeout} s (the network timeout; \
+             VIDPREP_NETWORK_TIMEOUT sets it)"
+        ),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            "the connection was refused (is the server running, is the port right?)".into()
+        }
+        ureq::Error::HostNotFound => "the host name does not resolve".into(),
+        other => format!("cannot read it over the network ({other})"),
+    };
+    network(url, message)
+}
+
+/// The first contact: the validators, and the download when the server ignores ranges.
+fn first_contact(url: &Path) -> Result<Contact> {
+    let response = request(url, network_deadline())?;
+    let validators = Validators::of(&response);
+    if response.status().as_u16() != 200 {
+        return Ok(Contact {
+            validators,
+            download: None,
+        });
+    }
+    let Some(size) = validators.size else {
+        return Err(network(
+            url,
+            "the server gives neither a size nor range requests (a live or endless stream?); \
+             vidprep reads finite files: record a part first (ffmpeg -i URL -t 60 -c copy \
+             part.ts)",
+        ));
+    };
+    let limit = download_limit().map_err(Error::Usage)?;
+    if size > limit {
+        return Err(network(
+            url,
+            format!(
+                "the server does not accept range requests (it answered one with the whole \
+                 file), so vidprep would download it first, but it is {} and the download \
+                 limit is {}: raise VIDPREP_DOWNLOAD_LIMIT (bytes, or with K, M, G), or serve \
+                 it with a server that supports ranges (nginx, `npx http-server`, `rclone \
+                 serve http`)",
+                bytes_text(size),
+                bytes_text(limit)
+            ),
+        ));
+    }
+    let download = download(url, response.into_body(), size)?;
+    Ok(Contact {
+        validators,
+        download: Some(download),
+    })
+}
+
+/// Copies the `size`-byte body into an unnamed temporary file.
+fn download(url: &Path, body: ureq::Body, size: u64) -> Result<Download> {
+    let dir = std::env::temp_dir();
+    let failed = |e: std::io::Error| {
+        network(
+            url,
+            format!(
+                "downloading it into the temporary folder {} failed ({e}); TMPDIR sets the \
+                 folder",
+                dir.display()
+            ),
+        )
+    };
+    #[cfg(target_os = "linux")]
+    let (mut file, path, named) = {
+        use std::os::fd::AsRawFd;
+        let file = tempfile::tempfile_in(&dir).map_err(failed)?;
+        let path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+        (file, path, None)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let (mut file, path, named) = {
+        let named = tempfile::Builder::new()
+            .prefix(".vidprep-tmp-download-")
+            .tempfile_in(&dir)
+            .map_err(failed)?;
+        let (file, temp) = named.into_parts();
+        let path = temp.to_path_buf();
+        (file, path, Some(temp))
+    };
+    let mut reader = body.into_reader();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut copied = 0u64;
+    loop {
+        if crate::cancel::cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let n = match reader.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let inner = e
+                    .get_ref()
+                    .and_then(|i| i.downcast_ref::<ureq::Error>())
+                    .map(|u| match u {
+                        ureq::Error::Timeout(t) => ureq::Error::Timeout(*t),
+                        _ => ureq::Error::Other(e.to_string().into()),
+                    });
+                return Err(match inner {
+                    Some(u) => contact_error(url, u),
+                    None if crate::cancel::cancelled() => Error::Cancelled,
+                    None => network(
+                        url,
+                        format!("the download stopped after {copied} of {size} bytes ({e})"),
+                    ),
+                });
+            }
+        };
+        if n == 0 {
+            break;
+        }
+        copied += n as u64;
+        file.write_all(&buf[..n]).map_err(failed)?;
+    }
+    if copied != size {
+        return Err(network(
+            url,
+            format!("the server said {size} bytes but sent {copied}"),
+        ));
+    }
+    file.flush().map_err(failed)?;
+    Ok(Download {
+        _file: file,
+        path,
+        _named: named,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("123"), Some(123));
+        assert_eq!(parse_size("0"), Some(0));
+        assert_eq!(parse_size("500M"), Some(500 << 20));
+        assert_eq!(parse_size("2GiB"), Some(2 << 30));
+        assert_eq!(parse_size("1.5 g"), Some(3 << 29));
+        assert_eq!(parse_size("4kb"), Some(4096));
+        assert_eq!(parse_size("10b"), Some(10));
+        assert_eq!(parse_size("lots"), None);
+        assert_eq!(parse_size("-1"), None);
+        assert_eq!(parse_size("5X"), None);
+        assert_eq!(parse_size(""), None);
+    }
+
+    #[test]
+    fn changes_are_named() {
+        let a = Validators {
+            etag: Some("\"a\"".into()),
+            last_modified: None,
+            size: Some(10),
+        };
+        let b = Validators {
+            etag: Some("\"b\"".into()),
+            last_modified: None,
+            size: Some(12),
+        };
+        let c = b.changes_since(&a);
+        assert_eq!(c.len(), 2);
+        assert!(c[0].contains("ETag was \"a\" and is now \"b\""), "{c:?}");
+        assert!(
+            c[1].contains("10 bytes") && c[1].contains("12 bytes"),
+            "{c:?}"
+        );
+        assert!(a.changes_since(&a).is_empty());
+    }
+}

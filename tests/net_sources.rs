@@ -1,0 +1,424 @@
+//! URL sources against servers users really have (issue 22):
+//!
+//! - a server that ignores range requests (Python's `http.server` itself, and a `tiny_http`
+//!   one that answers every request with the whole file): the file is downloaded once into an
+//!   unnamed temporary file, bounded by `VIDPREP_DOWNLOAD_LIMIT`, and read from there, giving
+//!   the same bytes as the local file; the sidecar names the URL; nothing is left in the
+//!   temporary folder, after success, a refused download, or Ctrl-C;
+//! - a file that changes on the server while vidprep reads it in range requests (its ETag,
+//!   Last-Modified or size): the command fails naming the URL and what changed, whichever of
+//!   its requests first sees the new version, and writes nothing.
+//!
+//! Oracles: the output bytes of the same command on the local file, ffprobe, the server's
+//! request counts, the file system.
+
+mod common;
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use common::cmd::p;
+use common::oracle;
+use common::synth::SynthVideo;
+use support::http::{Server, Version};
+use support::{sidecar, vidprep};
+
+fn mp4(frames: u32, gop: u32) -> Vec<u8> {
+    std::fs::read(
+        SynthVideo::new(320, 240)
+            .frames(frames)
+            .gop(gop)
+            .cached()
+            .path,
+    )
+    .unwrap()
+}
+
+/// Names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `vidprep args` with `TMPDIR=tmp` (and `env`), in `dir`.
+fn run(dir: &Path, tmp: &Path, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    let mut cmd = vidprep();
+    cmd.current_dir(dir).env("TMPDIR", tmp);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(args)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The same cut and frames from `url` as from `file` (same bytes), and a sidecar naming the
+/// URL; the temporary folder is empty afterwards.
+fn reads_like_the_file(url: &str, file: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    for (src, out) in [(url.to_string(), "url.mp4"), (p(file), "file.mp4")] {
+        let o = run(
+            d,
+            &tmp,
+            &[],
+            &[
+                "cut",
+                &src,
+                "--start",
+                "13",
+                "--end",
+                "61",
+                "--preset",
+                "ultrafast",
+                "-o",
+                out,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert!(
+        std::fs::read(d.join("url.mp4")).unwrap() == std::fs::read(d.join("file.mp4")).unwrap(),
+        "the clip from the URL differs from the clip from the file"
+    );
+    assert_eq!(oracle::count_frames(&d.join("url.mp4")), 48);
+    let (su, sf) = (sidecar(&d.join("url.mp4")), sidecar(&d.join("file.mp4")));
+    assert_eq!(su["sources"][0]["path"], url);
+    assert_eq!(
+        su["sources"][0]["size_bytes"],
+        sf["sources"][0]["size_bytes"]
+    );
+    assert_eq!(su["frames"], sf["frames"]);
+    for (src, out) in [(url.to_string(), "f_url"), (p(file), "f_file")] {
+        let o = run(
+            d,
+            &tmp,
+            &[],
+            &[
+                "export",
+                "frames",
+                &src,
+                "--count",
+                "6",
+                "--workers",
+                "2",
+                "--out-dir",
+                out,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let images: Vec<String> = names(&d.join("f_file"))
+        .into_iter()
+        .filter(|n| n.ends_with(".jpg"))
+        .collect();
+    assert_eq!(images.len(), 6);
+    for n in &images {
+        assert!(
+            std::fs::read(d.join("f_url").join(n)).unwrap()
+                == std::fs::read(d.join("f_file").join(n)).unwrap(),
+            "{n} differs"
+        );
+    }
+    assert!(names(&tmp).is_empty(), "left in TMPDIR: {:?}", names(&tmp));
+}
+
+#[test]
+fn a_server_without_range_requests_is_downloaded_once_and_read_like_the_file() {
+    let bytes = mp4(90, 30);
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), &bytes).unwrap();
+    let server = Server::file(
+        "/v.mp4",
+        vec![Version::new(bytes).last_modified("Tue, 01 Dec 2026 10:00:00 GMT")],
+        false,
+    );
+    reads_like_the_file(&server.url("/v.mp4"), file.path());
+    // One download per command: the cut and the frames export (with two workers) made one
+    // request each.
+    assert_eq!(server.requests.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn pythons_http_server_is_a_source() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipping: python3 is not installed");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("v.mp4"), mp4(90, 30)).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new("python3")
+        .args([
+            "-m",
+            "http.server",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
+        .current_dir(root.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "http.server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    reads_like_the_file(
+        &format!("http://127.0.0.1:{port}/v.mp4"),
+        &root.path().join("v.mp4"),
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_download_over_the_limit_is_refused_naming_the_url_and_the_limit() {
+    let bytes = mp4(90, 30);
+    let len = bytes.len();
+    let server = Server::file("/v.mp4", vec![Version::new(bytes)], false);
+    let url = server.url("/v.mp4");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let o = run(
+        d,
+        &tmp,
+        &[("VIDPREP_DOWNLOAD_LIMIT", "10K")],
+        &["cut", &url, "--end", "10", "-o", "o.mp4"],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for s in [
+        url.as_str(),
+        "does not accept range requests",
+        &format!("({len} bytes)"),
+        "the download limit is 10.0 KiB (10240 bytes)",
+        "VIDPREP_DOWNLOAD_LIMIT",
+    ] {
+        assert!(err.contains(s), "expected {s:?} in: {err}");
+    }
+    assert_eq!(names(d), ["tmp"], "nothing written");
+    assert!(names(&tmp).is_empty());
+    // A limit that is not a size is a usage error naming the variable.
+    let o = run(
+        d,
+        &tmp,
+        &[("VIDPREP_DOWNLOAD_LIMIT", "lots")],
+        &["probe", &url],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("VIDPREP_DOWNLOAD_LIMIT=\"lots\" is not a size"),
+        "{err}"
+    );
+}
+
+#[test]
+fn ctrl_c_during_a_download_leaves_nothing() {
+    // A server without ranges that sends 4 MB slowly (64 KiB every 100 ms: 6 s).
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let port = server.server_addr().to_ip().unwrap().port();
+    std::thread::spawn(move || {
+        for rq in server.incoming_requests() {
+            std::thread::spawn(move || {
+                struct Slow(usize);
+                impl std::io::Read for Slow {
+                    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                        if self.0 == 0 {
+                            return Ok(0);
+                        }
+                        std::thread::sleep(Duration::from_millis(100));
+                        let n = buf.len().min(self.0).min(64 << 10);
+                        buf[..n].fill(0);
+                        self.0 -= n;
+                        Ok(n)
+                    }
+                }
+                let len = 4 << 20;
+                let _ = rq.respond(
+                    tiny_http::Response::new(
+                        tiny_http::StatusCode(200),
+                        vec![],
+                        Slow(len),
+                        Some(len),
+                        None,
+                    )
+                    .with_chunked_threshold(usize::MAX),
+                );
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("vidprep");
+    let mut child = Command::new(bin)
+        .current_dir(d)
+        .env("TMPDIR", &tmp)
+        .args([
+            "cut",
+            &format!("http://127.0.0.1:{port}/v.mp4"),
+            "-o",
+            "o.mp4",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // The download is under way, in an unnamed file in TMPDIR.
+    let open: Vec<String> = std::fs::read_dir(format!("/proc/{}/fd", child.id()))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.unwrap().path()).ok())
+        .map(|l| l.display().to_string())
+        .filter(|l| l.starts_with(&p(&tmp)))
+        .collect();
+    assert_eq!(open.len(), 1, "open files in TMPDIR: {open:?}");
+    assert!(open[0].ends_with("(deleted)"), "{open:?}");
+    assert!(names(&tmp).is_empty(), "{:?}", names(&tmp));
+    let began = Instant::now();
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let status = child.wait().unwrap();
+    assert!(
+        began.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(names(d), ["tmp"]);
+    assert!(names(&tmp).is_empty());
+}
+
+/// `cut` of a URL whose file is `a` until request `k` (0-based) and `b` from then on.
+fn cut_while_changing(k: usize, a: Version, b: Version) -> (std::process::Output, String) {
+    let server = Server::file("/v.mp4", vec![a, b.from_request(k)], true);
+    let url = server.url("/v.mp4");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = run(
+        d,
+        d,
+        &[],
+        &[
+            "cut",
+            &url,
+            "--start",
+            "10",
+            "--end",
+            "70",
+            "--preset",
+            "ultrafast",
+            "-o",
+            "o.mp4",
+        ],
+    );
+    if !o.status.success() {
+        assert_eq!(names(d), Vec::<String>::new(), "k={k}: nothing written");
+    }
+    (o, url)
+}
+
+#[test]
+fn a_file_changing_between_range_reads_fails_naming_what_changed() {
+    let (a, b) = (mp4(150, 25), mp4(150, 50));
+    // The unchanged run: how many requests a cut makes.
+    let server = Server::file("/v.mp4", vec![Version::new(a.clone()).etag("\"a\"")], true);
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        dir.path(),
+        dir.path(),
+        &[],
+        &[
+            "cut",
+            &server.url("/v.mp4"),
+            "--start",
+            "10",
+            "--end",
+            "70",
+            "--preset",
+            "ultrafast",
+            "-o",
+            "o.mp4",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let total = server.requests.load(Ordering::SeqCst);
+    eprintln!("an unchanged cut made {total} requests");
+    assert!(total >= 3, "{total}");
+    // The file changes at the second request, in the middle, and at the last one (the check
+    // once the reads are done): every time the cut fails and writes nothing.
+    for k in [1, total / 2, total - 1] {
+        let (o, url) = cut_while_changing(
+            k,
+            Version::new(a.clone()).etag("\"a\""),
+            Version::new(b.clone()).etag("\"b\""),
+        );
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "k={k}: {err}");
+        for s in [
+            url.as_str(),
+            "the file changed while vidprep read it",
+            "its ETag was \"a\" and is now \"b\"",
+            "none were written",
+        ] {
+            assert!(err.contains(s), "k={k}: expected {s:?} in: {err}");
+        }
+    }
+    // Only Last-Modified tells.
+    let (o, _) = cut_while_changing(
+        total - 1,
+        Version::new(a.clone()).last_modified("Tue, 01 Dec 2026 10:00:00 GMT"),
+        Version::new(a.clone()).last_modified("Tue, 01 Dec 2026 10:00:05 GMT"),
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("its Last-Modified was Tue, 01 Dec 2026 10:00:00 GMT and is now Tue, 01 Dec 2026 10:00:05 GMT"),
+        "{err}"
+    );
+    // No validators at all: the size still tells.
+    let (o, _) = cut_while_changing(1, Version::new(a.clone()), Version::new(b.clone()));
+    let err = stderr(&o);
+    if a.len() != b.len() {
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("its size was"), "{err}");
+    }
+    // The same validators throughout: no complaint.
+    let (o, _) = cut_while_changing(
+        1,
+        Version::new(a.clone()).etag("\"a\""),
+        Version::new(a).etag("\"a\""),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
