@@ -1,4 +1,4 @@
-//! A minimal W3C WebDriver client (std only, plus `serde_json` and `base64`) that drives a real
+//! A minimal W3C WebDriver client (`ureq`, `serde_json` and `base64`) that drives a real
 //! headless Chromium through chromedriver, for tests of pages opened from `file://`.
 //!
 //! ```ignore
@@ -16,8 +16,7 @@
 //! Missing chromedriver/Chromium: [`Browser::start`] prints `skipping: ...` and returns `None`,
 //! unless `VIDPREP_REQUIRE_BROWSER=1` (CI), where it panics with the reason.
 //!
-//! Transport: one TCP connection per command (HTTP/1.1, `Connection: close`,
-//! `Content-Length` bodies), each with a deadline ([`Browser::timeout`], 30 s by default; async
+//! Transport: one `ureq` request per command, each with a deadline ([`Browser::timeout`], 30 s by default; async
 //! scripts get the script timeout plus 10 s). Every failure names the WebDriver command and
 //! carries the response body. The high-level methods panic with that message (they are for
 //! tests); [`Browser::command`] returns it as a `Result`.
@@ -34,8 +33,7 @@
 //! through `goog:loggingPrefs` and chromedriver's `POST /session/{id}/se/log`.
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -290,7 +288,8 @@ fn tail(path: &Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// One HTTP/1.1 exchange with `Connection: close` and a total deadline.
+/// One HTTP exchange with chromedriver (`ureq`, no proxy) within a total deadline: the status
+/// and the body.
 fn http(
     port: u16,
     method: &str,
@@ -298,126 +297,35 @@ fn http(
     body: Option<&Value>,
     timeout: Duration,
 ) -> Result<(u16, String), String> {
-    let deadline = Instant::now() + timeout;
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let mut s = TcpStream::connect_timeout(&addr, timeout.min(Duration::from_secs(5)))
-        .map_err(|e| format!("connect to chromedriver at {addr}: {e}"))?;
-    let payload = body.map(|b| b.to_string()).unwrap_or_default();
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nAccept: application/json\r\n"
-    );
-    if body.is_some() || method == "POST" {
-        req.push_str("Content-Type: application/json; charset=utf-8\r\n");
-        req.push_str(&format!("Content-Length: {}\r\n", payload.len()));
-    }
-    req.push_str("\r\n");
-    req.push_str(&payload);
-    s.set_write_timeout(Some(timeout)).ok();
-    s.write_all(req.as_bytes())
-        .map_err(|e| format!("send request: {e}"))?;
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 64 * 1024];
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(format!(
-                "no complete response within {timeout:?} (got {} bytes: {})",
-                buf.len(),
-                String::from_utf8_lossy(&buf[..buf.len().min(500)])
-            ));
-        }
-        s.set_read_timeout(Some(left)).ok();
-        match s.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                buf.extend_from_slice(&chunk[..n]);
-                if response_complete(&buf) {
-                    break;
-                }
-            }
-            Err(e)
-                if e.kind() == std::io::ErrorKind::WouldBlock
-                    || e.kind() == std::io::ErrorKind::TimedOut =>
-            {
-                continue
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("read response: {e}")),
-        }
-    }
-    parse_response(&buf)
-}
-
-fn header_end(buf: &[u8]) -> Option<usize> {
-    buf.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4)
-}
-
-fn content_length(head: &str) -> Option<usize> {
-    head.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.trim()
-            .eq_ignore_ascii_case("content-length")
-            .then(|| v.trim().parse().ok())?
-    })
-}
-
-fn response_complete(buf: &[u8]) -> bool {
-    let Some(end) = header_end(buf) else {
-        return false;
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .timeout_connect(Some(timeout.min(Duration::from_secs(5))))
+        .timeout_global(Some(timeout))
+        .build()
+        .into();
+    let url = format!("http://127.0.0.1:{port}{path}");
+    let sent = match method {
+        "GET" => agent.get(&url).header("Accept", "application/json").call(),
+        "DELETE" => agent
+            .delete(&url)
+            .header("Accept", "application/json")
+            .call(),
+        _ => agent
+            .post(&url)
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/json; charset=utf-8")
+            .send(body.map(|b| b.to_string()).unwrap_or_default()),
     };
-    let head = String::from_utf8_lossy(&buf[..end]);
-    match content_length(&head) {
-        Some(n) => buf.len() >= end + n,
-        None => false, // read to EOF (Connection: close)
-    }
-}
-
-fn parse_response(buf: &[u8]) -> Result<(u16, String), String> {
-    let end = header_end(buf).ok_or_else(|| {
-        format!(
-            "malformed HTTP response ({} bytes): {}",
-            buf.len(),
-            String::from_utf8_lossy(&buf[..buf.len().min(500)])
-        )
-    })?;
-    let head = String::from_utf8_lossy(&buf[..end]).to_string();
-    let status: u16 = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("bad status line: {}", head.lines().next().unwrap_or("")))?;
-    let mut body = buf[end..].to_vec();
-    if let Some(n) = content_length(&head) {
-        body.truncate(n);
-    } else if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        body = dechunk(&body)?;
-    }
-    Ok((status, String::from_utf8_lossy(&body).into_owned()))
-}
-
-fn dechunk(mut b: &[u8]) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    loop {
-        let nl = b
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or("truncated chunked body")?;
-        let size_str = String::from_utf8_lossy(&b[..nl]);
-        let size = usize::from_str_radix(size_str.split(';').next().unwrap_or("").trim(), 16)
-            .map_err(|_| format!("bad chunk size {size_str:?}"))?;
-        b = &b[nl + 2..];
-        if size == 0 {
-            return Ok(out);
-        }
-        if b.len() < size {
-            return Err("truncated chunk".into());
-        }
-        out.extend_from_slice(&b[..size]);
-        b = &b[(size + 2).min(b.len())..];
-    }
+    let response = sent.map_err(|e| format!("{method} {url} (chromedriver): {e}"))?;
+    let status = response.status().as_u16();
+    let text = response
+        .into_body()
+        .into_with_config()
+        .limit(1 << 30)
+        .read_to_string()
+        .map_err(|e| format!("read response: {e}"))?;
+    Ok((status, text))
 }
 
 fn shorten(s: &str) -> String {
