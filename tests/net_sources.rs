@@ -291,20 +291,30 @@ fn ctrl_c_during_a_download_leaves_nothing() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    // The download is under way, in an unnamed file in TMPDIR.
-    let open: Vec<String> = std::fs::read_dir(format!("/proc/{}/fd", child.id()))
-        .unwrap()
-        .filter_map(|e| std::fs::read_link(e.unwrap().path()).ok())
-        .map(|l| l.display().to_string())
-        .filter(|l| l.starts_with(&p(&tmp)))
-        .collect();
+    // The download is under way (within 5 s), in an unnamed file in TMPDIR.
+    let pid = child.id();
+    let in_tmp = || -> Vec<String> {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|fds| {
+                fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                    .map(|l| l.display().to_string())
+                    .filter(|l| l.starts_with(&p(&tmp)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let began = Instant::now();
+    let mut open = in_tmp();
+    while open.is_empty() && began.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+        open = in_tmp();
+    }
     assert_eq!(open.len(), 1, "open files in TMPDIR: {open:?}");
     assert!(open[0].ends_with("(deleted)"), "{open:?}");
     assert!(names(&tmp).is_empty(), "{:?}", names(&tmp));
     let began = Instant::now();
     let ok = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-INT", &pid.to_string()])
         .status()
         .unwrap()
         .success();
