@@ -107,15 +107,18 @@ if [ "${1:-}" = --inside ]; then
     export PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig   # never the system's FFmpeg, if any
     export CARGO_TARGET_DIR=$cache/target
     export CARGO_PROFILE_RELEASE_STRIP=symbols
+    # The command, built together with the Python package's crate so that both resolve the
+    # dependencies' features alike (vidprep-python's graph is a superset of vidprep's): then
+    # maturin's build reuses every crate but the extension, and vidprep is compiled once.
+    cli_build=(-p vidprep -p vidprep-python --lib --bin vidprep)
     if [ "$stage" = deps ]; then
-        (cd "$work" && cargo build --release --locked --keep-going -p vidprep-python --lib || true)
-        (cd "$work" && cargo build --release --locked --keep-going -p vidprep --bin vidprep || true)
+        (cd "$work" && cargo build --release --locked --keep-going "${cli_build[@]}" || true)
         exit 0
     fi
     pkg-config --modversion libavcodec >/dev/null
 
     log "cargo build --release --bin vidprep (FFmpeg $ffmpeg_version)"
-    (cd "$work" && cargo build --release --locked -p vidprep --bin vidprep)
+    (cd "$work" && cargo build --release --locked "${cli_build[@]}")
     pkg=$work/python/vidprep
     mkdir -p "$pkg/_bin" "$pkg/_licenses"
     cp "$CARGO_TARGET_DIR/release/vidprep" "$pkg/_bin/vidprep"
@@ -199,6 +202,9 @@ EOF
     rm -rf /tmp/pytests && mkdir -p /tmp/pytests/python /tmp/pytests/fixtures
     cp -a /work/vidprep/python/tests /tmp/pytests/python/tests
     cp -a /work/vidprep/fixtures/. /tmp/pytests/fixtures/
+    # test_facts_match_the_cli_frames_json runs target/debug/vidprep: there, the wheel's command.
+    mkdir -p /tmp/pytests/target/debug
+    ln -s "$(command -v vidprep)" /tmp/pytests/target/debug/vidprep
     python3 -m pytest -q -p no:cacheprovider /tmp/pytests/python/tests
     exit $?
 fi
