@@ -194,9 +194,9 @@ if [ ! -f "$pkgroot/.complete" ]; then
     cp -a "$base" "$pkgroot.tmp"
     mount_chroot "$pkgroot.tmp"
     retry in_root "$pkgroot.tmp" apt-get -q update
-    # shellcheck disable=SC2086
     aptlog=$cache/$release-apt.log
     [ "$pkgtag" = pkgs ] || aptlog=$cache/$release-$pkgtag-apt.log
+    # shellcheck disable=SC2086
     retry in_root "$pkgroot.tmp" apt-get -q -y install --no-install-recommends $packages \
         > "$aptlog" 2>&1 || { tail -n 30 "$aptlog" >&2; exit 1; }
     in_root "$pkgroot.tmp" apt-get clean
