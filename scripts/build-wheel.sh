@@ -20,7 +20,8 @@
 # /var/cache/vidprep-roots/wheel-bullseye (keyed on version and options), so that a rerun
 # skips it. maturin builds the package against it, cargo the `vidprep` binary (shipped as
 # vidprep/_bin/vidprep, started by the `vidprep` entry point), and `auditwheel repair` copies
-# libav*, libsw*, libx264 and zlib into the wheel and points both ELF files at them (RPATH).
+# libav*, libsw* and libx264 into the wheel and points both ELF files at them (RPATH); zlib and
+# glibc are the system's (the manylinux policy allows them).
 #
 # Licence: x264 is GPL, so the wheel as a whole is GPL-2.0-or-later (its metadata says so);
 # vidprep's own code stays MIT OR Apache-2.0.
@@ -117,7 +118,7 @@ if [ "${1:-}" = --inside ]; then
     fi
     pkg-config --modversion libavcodec >/dev/null
 
-    log "cargo build --release --bin vidprep (FFmpeg $ffmpeg_version)"
+    log "cargo build --release: the vidprep command and the extension's crates (FFmpeg $ffmpeg_version)"
     (cd "$work" && cargo build --release --locked "${cli_build[@]}")
     pkg=$work/python/vidprep
     mkdir -p "$pkg/_bin" "$pkg/_licenses"
@@ -134,7 +135,6 @@ This wheel bundles, besides vidprep (MIT OR Apache-2.0):
   libswresample (LGPL-2.1-or-later; GPL-2.0-or-later as built with x264).
   Configure options: ${ffmpeg_options[*]}
 - x264 (Debian bullseye's libx264, $x264_version): GPL-2.0-or-later.
-- zlib (Debian bullseye's zlib1g): zlib licence.
 Because of x264 the wheel as a whole is distributed under the GPL, version 2 or later
 (COPYING.GPLv2 here). The sources are Debian's source packages of the versions named above
 (apt-get source ffmpeg=$ffmpeg_version x264=$x264_version zlib), and scripts/build-wheel.sh in
@@ -186,11 +186,12 @@ if [ "${1:-}" = --test-inside ]; then
     python3 - "$street" <<'EOF'
 import sys, vidprep
 frames, facts = vidprep.sample(sys.argv[1], n=8)
-print("vidprep.sample:", frames.shape, frames.dtype, "frames", facts.get("frames"))
+print("vidprep.sample:", frames.shape, frames.dtype, "source frames", [f["source_frame"] for f in facts["frames"]])
 assert frames.shape == (8, 240, 320, 3), frames.shape
 EOF
     log "vidprep --help"
-    vidprep --help | head -n 5
+    vidprep --help > /tmp/help.txt
+    head -n 3 /tmp/help.txt
     log "vidprep cut"
     vidprep cut "$street" --start 2s --end 4s -o /tmp/cut.mp4
     ls -l /tmp/cut.mp4
