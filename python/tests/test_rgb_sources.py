@@ -5,14 +5,13 @@ outputs rgb24 itself) and folders of PNGs are never converted through YUV 4:2:0,
 23-38 dB before; scaled, they are scaled in RGB as `-vf scale=W:H:flags=bicubic` does.
 """
 
-import functools
 import subprocess
 
 import numpy as np
 import pytest
 
 import vidprep
-from conftest import make_video
+from conftest import make_video, passthrough
 
 TESTSRC = ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=2"]
 
@@ -24,14 +23,6 @@ CASES = {
     "ffv1_rgb": ("a.mkv", ["-c:v", "ffv1", "-pix_fmt", "bgr0"]),
     "cinepak": ("a.avi", ["-c:v", "cinepak"]),
 }
-
-
-@functools.lru_cache(maxsize=None)
-def passthrough():
-    """`-fps_mode passthrough` (FFmpeg 5.1 on), or `-vsync passthrough` for an older ffmpeg CLI
-    (Debian 11's 4.3, where the wheel is tested)."""
-    opts = subprocess.run(["ffmpeg", "-hide_banner", "-h", "full"], capture_output=True, text=True).stdout
-    return ("-fps_mode", "passthrough") if "-fps_mode" in opts else ("-vsync", "passthrough")
 
 
 def ffmpeg_rgb24(path, w, h, vf=()):
