@@ -10,6 +10,7 @@
 #                                               (Python, pip, NumPy, Pillow, pytest; no Rust, no
 #                                               FFmpeg), use it, then run python/tests (Debian's
 #                                               ffmpeg CLI is installed for those only: the oracle)
+#        bash scripts/build-wheel.sh --ffmpeg-only  build (and cache) the FFmpeg only
 #
 # The FFmpeg: Debian 12's source package (FFmpeg 5.1, the version vidprep's own test suite runs
 # on), fetched with `apt-get source` from the mirror's deb-src, configured as a small shared
@@ -137,7 +138,7 @@ This wheel bundles, besides vidprep (MIT OR Apache-2.0):
 - x264 (Debian bullseye's libx264, $x264_version): GPL-2.0-or-later.
 Because of x264 the wheel as a whole is distributed under the GPL, version 2 or later
 (COPYING.GPLv2 here). The sources are Debian's source packages of the versions named above
-(apt-get source ffmpeg=$ffmpeg_version x264=$x264_version zlib), and scripts/build-wheel.sh in
+(apt-get source ffmpeg=$ffmpeg_version x264=$x264_version), and scripts/build-wheel.sh in
 vidprep's repository rebuilds this wheel from them.
 EOF
     # The wheel's metadata: the licence of the whole, and the entry point of the command.
@@ -231,6 +232,6 @@ case "${1:-}" in
         exec bash "$repo/scripts/clean-root.sh" --tree --no-rust \
             --packages "$repo/scripts/wheel-test-packages.txt" "$2" \
             "cp scripts/build-wheel.sh /tmp/build-wheel.sh && bash /tmp/build-wheel.sh --test-inside" ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' ;;
     *) echo "build-wheel.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 esac
