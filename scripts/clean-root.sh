@@ -5,13 +5,19 @@
 # repository cloned (its committed HEAD) to /work/vidprep with ../shared beside it, then
 #   cd /work/vidprep && COMMAND
 #
-# Usage: scripts/clean-root.sh [--keep] [--refresh] [--tree] [--target-cache] RELEASE 'COMMAND'
+# Usage: scripts/clean-root.sh [--keep] [--refresh] [--tree] [--target-cache]
+#            [--packages FILE] [--no-rust] [--cache NAME] RELEASE 'COMMAND'
 #   RELEASE   bullseye (11, FFmpeg 4.3), bookworm (12, 5.1), trixie (13, 7.1),
 #             forky (testing, 9.0); the numbers 11, 12, 13 and "testing" work too.
 #   --keep    keep the run's root (its path is printed) instead of removing it.
 #   --refresh rebuild the cached roots of RELEASE from the mirror.
 #   --tree    (for developers) mount this working tree, uncommitted changes and all, instead of
 #             a clone; implies --target-cache.
+#   --packages FILE  install the Debian packages listed in FILE (one or more a line, # comments)
+#             instead of scripts/debian-packages.txt; its root is cached under its own name.
+#   --no-rust do not lend the host's Rust toolchain (a user's machine without Rust).
+#   --cache NAME  mount VIDPREP_ROOTS/NAME (made if missing, kept) at /work/cache in the root:
+#             a build cache that outlives the run (scripts/build-wheel.sh keeps FFmpeg there).
 #   --target-cache  build in a target directory kept per release in the cache (incremental
 #             reruns; CI uses it) instead of a fresh one in the clone.
 #
@@ -30,13 +36,21 @@ keep=0
 refresh=0
 tree=0
 target_cache=0
+pkgopt=""
+lend_rust=1
+cache_name=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --keep) keep=1; shift ;;
         --refresh) refresh=1; shift ;;
         --tree) tree=1; target_cache=1; shift ;;
         --target-cache) target_cache=1; shift ;;
-        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --packages) [ $# -ge 2 ] || { echo "clean-root.sh: --packages needs a file" >&2; exit 2; }
+            pkgopt=$2; shift 2 ;;
+        --no-rust) lend_rust=0; shift ;;
+        --cache) [ $# -ge 2 ] && [[ "$2" =~ ^[A-Za-z0-9._-]+$ ]] || { echo "clean-root.sh: --cache needs a plain name" >&2; exit 2; }
+            cache_name=$2; shift 2 ;;
+        -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --) shift; break ;;
         -*) echo "clean-root.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) break ;;
@@ -75,6 +89,13 @@ mirror=${mirror%/}
 pkgfile="$repo/scripts/debian-packages.txt"
 if [ -f "$repo/scripts/debian-packages-$release.txt" ]; then
     pkgfile="$repo/scripts/debian-packages-$release.txt"
+fi
+# Roots of another list (--packages) are cached under that list's name, beside the default one.
+pkgtag=pkgs
+if [ -n "$pkgopt" ]; then
+    [ -f "$pkgopt" ] || { echo "clean-root.sh: no package list $pkgopt" >&2; exit 2; }
+    pkgfile=$pkgopt
+    pkgtag=$(basename "$pkgfile" .txt | tr -c 'A-Za-z0-9_\n-' '_')-pkgs
 fi
 packages=$(grep -v '^#' "$pkgfile" | tr -s ' \n' ' ')
 pkghash=$(printf '%s' "$packages" | sha256sum | cut -c1-12)
@@ -166,16 +187,18 @@ fi
 
 # 2. The root with scripts/debian-packages.txt installed (what the README tells a newcomer to
 #    install), cached per package list.
-pkgroot="$cache/$release-pkgs-$pkghash"
+pkgroot="$cache/$release-$pkgtag-$pkghash"
 if [ ! -f "$pkgroot/.complete" ]; then
     log "installing $(basename "$pkgfile") into a copy of the bare root"
     rm -rf --one-file-system "$pkgroot.tmp"
     cp -a "$base" "$pkgroot.tmp"
     mount_chroot "$pkgroot.tmp"
     retry in_root "$pkgroot.tmp" apt-get -q update
+    aptlog=$cache/$release-apt.log
+    [ "$pkgtag" = pkgs ] || aptlog=$cache/$release-$pkgtag-apt.log
     # shellcheck disable=SC2086
     retry in_root "$pkgroot.tmp" apt-get -q -y install --no-install-recommends $packages \
-        > "$cache/$release-apt.log" 2>&1 || { tail -n 30 "$cache/$release-apt.log" >&2; exit 1; }
+        > "$aptlog" 2>&1 || { tail -n 30 "$aptlog" >&2; exit 1; }
     in_root "$pkgroot.tmp" apt-get clean
     unmount_all
     mkdir -p "$pkgroot.tmp/root/.cargo" "$pkgroot.tmp/root/.rustup" "$pkgroot.tmp/work"
@@ -183,7 +206,7 @@ if [ ! -f "$pkgroot/.complete" ]; then
     touch "$pkgroot.tmp/.complete"
     mv "$pkgroot.tmp" "$pkgroot"
     # Older package layers of this release are stale now.
-    for old in "$cache/$release"-pkgs-*; do
+    for old in "$cache/$release-$pkgtag"-*; do
         [ "$old" = "$pkgroot" ] || rm -rf --one-file-system "$old"
     done
 fi
@@ -197,12 +220,18 @@ mounted+=("$root")
 mount_chroot "$root"
 
 # The host's Rust toolchain, read-only; the crate registry shared (downloads only).
-cargo_home=${CARGO_HOME:-$HOME/.cargo}
-rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
-mkdir -p "$root/root/.cargo/bin" "$root/root/.cargo/registry" "$root/root/.rustup" "$cargo_home/registry"
-mount --bind "$rustup_home" "$root/root/.rustup"; mount -o remount,bind,ro "$root/root/.rustup"; mounted+=("$root/root/.rustup")
-mount --bind "$cargo_home/bin" "$root/root/.cargo/bin"; mount -o remount,bind,ro "$root/root/.cargo/bin"; mounted+=("$root/root/.cargo/bin")
-mount --bind "$cargo_home/registry" "$root/root/.cargo/registry"; mounted+=("$root/root/.cargo/registry")
+if [ "$lend_rust" = 1 ]; then
+    cargo_home=${CARGO_HOME:-$HOME/.cargo}
+    rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
+    mkdir -p "$root/root/.cargo/bin" "$root/root/.cargo/registry" "$root/root/.rustup" "$cargo_home/registry"
+    mount --bind "$rustup_home" "$root/root/.rustup"; mount -o remount,bind,ro "$root/root/.rustup"; mounted+=("$root/root/.rustup")
+    mount --bind "$cargo_home/bin" "$root/root/.cargo/bin"; mount -o remount,bind,ro "$root/root/.cargo/bin"; mounted+=("$root/root/.cargo/bin")
+    mount --bind "$cargo_home/registry" "$root/root/.cargo/registry"; mounted+=("$root/root/.cargo/registry")
+fi
+if [ -n "$cache_name" ]; then
+    mkdir -p "$cache/$cache_name" "$root/work/cache"
+    mount --bind "$cache/$cache_name" "$root/work/cache"; mounted+=("$root/work/cache")
+fi
 
 # The repository's committed HEAD (or, with --tree, this working tree), and ../shared beside it
 # (read-only).

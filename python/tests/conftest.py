@@ -1,5 +1,6 @@
 """Shared fixtures: the repository's example video and the ffmpeg CLI as an independent oracle."""
 
+import functools
 import os
 import shutil
 import subprocess
@@ -18,6 +19,15 @@ def street() -> Path:
     return STREET
 
 
+@functools.lru_cache(maxsize=None)
+def passthrough() -> tuple:
+    """The ffmpeg CLI's option for one output frame per decoded frame: `-fps_mode passthrough`
+    (FFmpeg 5.1 on; 9.0 has no `-vsync`), or `-vsync passthrough` before 5.1 (Debian 11's 4.3,
+    where the wheel is tested)."""
+    opts = subprocess.run(["ffmpeg", "-hide_banner", "-h", "full"], capture_output=True, text=True).stdout
+    return ("-fps_mode", "passthrough") if "-fps_mode" in opts else ("-vsync", "passthrough")
+
+
 def ffmpeg_rgb(path, size=None) -> np.ndarray:
     """Every frame of `path` as the ffmpeg CLI decodes it to rgb24: (N, H, W, 3)."""
     if shutil.which("ffmpeg") is None:
@@ -32,7 +42,7 @@ def ffmpeg_rgb(path, size=None) -> np.ndarray:
         # Scaled in YUV 4:2:0 first (as vidprep's pipeline), then converted to RGB.
         vf = ["-vf", f"scale={w}:{h}:flags=bicubic,format=yuv420p"]
     raw = subprocess.run(
-        ["ffmpeg", "-v", "error", "-i", str(path), *vf, "-vsync", "passthrough", "-pix_fmt", "rgb24",
+        ["ffmpeg", "-v", "error", "-i", str(path), *vf, *passthrough(), "-pix_fmt", "rgb24",
          "-f", "rawvideo", "-"], check=True, capture_output=True).stdout
     return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
 

@@ -46,9 +46,12 @@ def test_ctrl_c_raises_keyboard_interrupt_and_the_next_call_works(tmp_path):
         tmp_path / "short.mp4", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:duration=1",
         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p")
     out = tmp_path / "again.npy"
+    # The child's SIGINT is set to the default first: a test run started as a background job
+    # (`cmd &` in a script) inherits SIGINT ignored, and Python then installs no handler.
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(long_video), str(short_video), str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert child.stdout.readline().strip() == "started"
     time.sleep(0.5)
     sent = time.monotonic()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import vidprep
-from conftest import make_video
+from conftest import make_video, passthrough
 
 TESTSRC = ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=2"]
 
@@ -27,7 +27,7 @@ CASES = {
 
 def ffmpeg_rgb24(path, w, h, vf=()):
     raw = subprocess.run(
-        ["ffmpeg", "-v", "error", "-i", str(path), *vf, "-fps_mode", "passthrough", "-pix_fmt", "rgb24",
+        ["ffmpeg", "-v", "error", "-i", str(path), *vf, *passthrough(), "-pix_fmt", "rgb24",
          "-f", "rawvideo", "-"], check=True, capture_output=True).stdout
     return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
 
