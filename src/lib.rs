@@ -44,6 +44,7 @@ pub(crate) mod pipeline;
 pub mod plan;
 pub mod review;
 pub mod sampling;
+pub mod tally;
 pub(crate) mod sidecar;
 pub(crate) mod sinks;
 pub(crate) mod sparse;

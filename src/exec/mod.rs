@@ -53,6 +53,8 @@ pub struct ExecOptions {
     /// [`Error::OverBudget`](crate::Error::OverBudget) before a frame is decoded. Default
     /// [`DEFAULT_MEMORY_BUDGET`].
     pub memory_budget: u64,
+    /// Counts the work the call does (see [`crate::tally`]); `None` counts nothing.
+    pub tally: Option<crate::tally::Tally>,
 }
 
 /// The default [`ExecOptions::memory_budget`]: 4 GiB.
@@ -66,6 +68,7 @@ impl Default for ExecOptions {
             workers: 0,
             cancel: CancelToken::current(),
             memory_budget: DEFAULT_MEMORY_BUDGET,
+            tally: None,
         }
     }
 }
@@ -195,6 +198,7 @@ pub fn execute(
     progress: &mut dyn Progress,
 ) -> Result<Outcome> {
     let _cancel = options.cancel.enter();
+    let _tally = crate::tally::enter(options.tally.as_ref());
     plan.check()
         .map_err(|m| Error::Usage(format!("item {:?}: {m}", plan.id)))?;
     match destination {

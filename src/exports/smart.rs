@@ -113,6 +113,7 @@ impl SourceIndex {
             Err(e) => return Ok(Err(format!("its SPS could not be read: {e}"))),
         };
         let mut packets = Vec::with_capacity(stream.table.len());
+        crate::tally::count(crate::tally::Event::PacketScan);
         loop {
             let packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,

@@ -105,6 +105,7 @@ fn open_for_audio(path: &Path) -> Result<Option<ffmpeg::format::context::Input>>
     if crate::media::source::is_image_sequence(path) {
         return Ok(None);
     }
+    crate::tally::count(crate::tally::Event::AudioOpen);
     open_media(&path.into()).map(Some)
 }
 

@@ -101,6 +101,8 @@ pub struct FrameReader {
     wanted: Option<Arc<HashSet<i64>>>,
     damaged_frames: Vec<usize>,
     failed_packets: usize,
+    /// Counts the decoder and its threads on the call's tally while it is open.
+    _held: crate::tally::DecoderHeld,
 }
 
 impl FrameReader {
@@ -134,6 +136,7 @@ impl FrameReader {
         let index = input.video.index;
         input.keep_only_streams(&[index]);
         let decoder = open_decoder(&input, options.threads, options.skip_loop_filter)?;
+        let _held = crate::tally::decoder_opened(options.threads);
         Ok(FrameReader {
             path,
             source,
@@ -154,6 +157,7 @@ impl FrameReader {
             wanted: None,
             damaged_frames: Vec::new(),
             failed_packets: 0,
+            _held,
         })
     }
 

@@ -312,6 +312,7 @@ impl FrameTable {
         }
         let index = input.video.index;
         input.keep_only_streams(&[index]);
+        crate::tally::count(crate::tally::Event::PacketScan);
         let mut entries = Vec::new();
         let mut discarded = 0usize;
         let mut untrusted: Option<String> = None;
@@ -527,9 +528,11 @@ impl FrameTable {
         let path = input.path.clone();
         let index = input.video.index;
         input.keep_only_streams(&[index]);
+        crate::tally::count(crate::tally::Event::DecodeScan);
         let tb = input.video.time_base;
         let rate = input.video.best_frame_rate();
         let mut decoder = crate::media::decode::open_decoder(input, 0, true)?;
+        let _held = crate::tally::decoder_opened(0);
         // Facts of every packet by position: (dts, key).
         let mut packets: HashMap<i64, (Option<i64>, bool)> = HashMap::new();
         let mut raw_frames: Vec<RawFrame> = Vec::new();
