@@ -44,11 +44,11 @@ pub(crate) mod pipeline;
 pub mod plan;
 pub mod review;
 pub mod sampling;
-pub mod tally;
 pub(crate) mod sidecar;
 pub(crate) mod sinks;
 pub(crate) mod sparse;
 pub(crate) mod stages;
+pub mod tally;
 mod textual;
 pub mod time;
 

@@ -11,8 +11,10 @@
 //!    from what) written last inside it.
 //!
 //! If a decoder disagrees with the frame table built from packets (damage, lying timestamps),
-//! the plan runs once more with a table built by decoding; outputs are only committed at the
-//! end, so that is safe.
+//! the executor tells the call's table cache ([`ExecOptions::tables`]) and runs the plan once
+//! more with a table built by decoding; outputs are only committed at the end, so that is
+//! safe. It runs again rather than carrying on because every export planned its frames,
+//! times and sizes from the table that turned out wrong.
 
 pub(crate) mod group;
 pub(crate) mod host;
@@ -40,10 +42,13 @@ pub use exports::ExportTarget as Target;
 pub struct ExecOptions {
     /// CRF, preset and audio for exports that do not set their own.
     pub defaults: EncodeSettings,
-    /// Decoder threads (0: automatic). The encoder's are fixed: see
-    /// [`ENCODER_THREADS`](crate::media::encode::ENCODER_THREADS).
+    /// The call's decoder thread budget (0: one per core; a batch gives each item the cores
+    /// divided among its jobs). A full decode runs one decoder with this many threads (0:
+    /// FFmpeg's automatic count); sparse reading's workers share it. The encoder's threads are
+    /// fixed: see [`ENCODER_THREADS`](crate::media::encode::ENCODER_THREADS).
     pub threads: usize,
-    /// Parallel decoders when only sampled frames are read (0: one per core).
+    /// Parallel decoders when only sampled frames are read (0: as many as the thread budget
+    /// allows, one thread each at least). More than the budget runs more threads than it.
     pub workers: usize,
     /// What stops this call (see [`crate::cancel`]). The default is the token the calling
     /// thread entered, or a fresh one.
@@ -53,6 +58,10 @@ pub struct ExecOptions {
     /// [`Error::OverBudget`](crate::Error::OverBudget) before a frame is decoded. Default
     /// [`DEFAULT_MEMORY_BUDGET`].
     pub memory_budget: u64,
+    /// The frame tables of the call's sources, built once per file version: a batch's items
+    /// share the batch's (see [`TableCache`](crate::media::table::TableCache)); the default is
+    /// an empty one of the call's own.
+    pub tables: crate::media::table::TableCache,
     /// Counts the work the call does (see [`crate::tally`]); `None` counts nothing.
     pub tally: Option<crate::tally::Tally>,
 }
@@ -68,6 +77,7 @@ impl Default for ExecOptions {
             workers: 0,
             cancel: CancelToken::current(),
             memory_budget: DEFAULT_MEMORY_BUDGET,
+            tables: crate::media::table::TableCache::new(),
             tally: None,
         }
     }
@@ -239,7 +249,8 @@ pub fn execute(
         }
     }
     let plan = &plan.normalized(&options.defaults);
-    crate::media::table::retry_on_table_mismatch(|| {
+    let source = crate::media::source::Source::new(plan.source.clone(), plan.source_fps);
+    crate::media::table::retry_on_table_mismatch(&options.tables, &source, || {
         execute_once(plan, destination, options, progress)
     })
 }
@@ -275,7 +286,7 @@ fn execute_once(
         group.file(&dir.join("item.json"))?;
     }
 
-    let stream = stream::ProcessedStream::open(plan, options.threads)?;
+    let stream = stream::ProcessedStream::open(plan, options.threads, &options.tables)?;
     let ctx = ExportContext {
         defaults: options.defaults.clone(),
         memory_budget: options.memory_budget,
@@ -302,7 +313,11 @@ fn execute_once(
                 .collect();
             wanted.sort_unstable();
             wanted.dedup();
-            let workers = worker_count(options.workers);
+            // The workers share the item's thread budget (a batch's jobs share the cores).
+            let workers = match options.workers {
+                0 => worker_count(options.threads),
+                w => w,
+            };
             stream.sparse_source(&wanted, workers)?
         };
         let mut sinks: Vec<&mut dyn FrameSink> = makers
