@@ -434,7 +434,11 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// The hash that says whether an item must be redone: its plan and the run's defaults.
 pub(crate) fn plan_hash(plan: &Plan, defaults: &EncodeSettings) -> String {
-    let mut normalized = plan.normalized(defaults);
+    normalized_plan_hash(plan.normalized(defaults), defaults)
+}
+
+/// [`plan_hash`] of a plan already normalised with `defaults` (normalising is idempotent).
+fn normalized_plan_hash(mut normalized: Plan, defaults: &EncodeSettings) -> String {
     // The evidence is carried, not acted on: new scores for the same span redo nothing.
     normalized.evidence = None;
     let text = format!(
@@ -471,7 +475,8 @@ fn input_fingerprints(plan: &Plan) -> Vec<FileFingerprint> {
 
 impl ItemRecord {
     /// The record of an item whose files are in `folder` (its temporary folder, about to be
-    /// renamed to the item folder): every file below it with its size, and the inputs.
+    /// renamed to the item folder): every file below it with its size, and the inputs. `plan`
+    /// is normalised with `defaults` (as [`execute`] runs it).
     fn new(plan: &Plan, defaults: &EncodeSettings, folder: &Path) -> ItemRecord {
         let mut outputs: Vec<FileFingerprint> = walkdir::WalkDir::new(folder)
             .min_depth(1)
@@ -495,7 +500,7 @@ impl ItemRecord {
         outputs.sort_by(|a, b| a.path.cmp(&b.path));
         ItemRecord {
             id: plan.id.clone(),
-            plan_hash: plan_hash(plan, defaults),
+            plan_hash: normalized_plan_hash(plan.clone(), defaults),
             vidprep_version: VERSION.to_string(),
             outputs,
             inputs: input_fingerprints(plan),
