@@ -108,7 +108,59 @@ fn a_span_boxes_frames_item_does_each_piece_of_work_once() {
         assert_eq!((c.plan_checks, c.normalisations), (1, 1), "{c:?}");
         assert_eq!(c.annotation_reads, 1, "{c:?}");
         assert!(c.peak_decoder_threads <= threads, "{c:?}");
+        // The kernel's count: the workers (one decoder thread each, so FFmpeg starts none)
+        // and the pipeline's reader, with room for a test thread starting meanwhile.
+        assert!(
+            os_threads <= threads + 3,
+            "{os_threads} threads for a budget of {threads}"
+        );
     }
+}
+
+/// `strace -e openat` of `vidprep run` on one item: the source is opened by the table's scan
+/// and by each sparse worker (the item's budget: all the cores for one job), the boxes file
+/// once.
+#[test]
+fn vidprep_run_opens_the_source_and_the_boxes_as_strace_counts() {
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: strace is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (src, b) = (source(), boxes(dir.path()));
+    let line = serde_json::to_string(&plan(&src, &b, FRAMES)).unwrap();
+    let manifest = dir.path().join("m.jsonl");
+    std::fs::write(&manifest, format!("{line}\n")).unwrap();
+    let trace = dir.path().join("trace.txt");
+    let status = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=openat", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_vidprep"))
+        .arg("run")
+        .arg(&manifest)
+        .arg("--out-dir")
+        .arg(dir.path().join("out"))
+        .args(["--jobs", "1"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let opens_of = |p: &Path| {
+        let name = format!("\"{}\"", p.display());
+        trace.lines().filter(|l| l.contains(&name)).count()
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let source_opens = opens_of(&src);
+    assert!(
+        (1..=1 + cores).contains(&source_opens),
+        "{source_opens} opens of the source"
+    );
+    assert_eq!(opens_of(&b), 1, "opens of the boxes file");
 }
 
 #[test]
