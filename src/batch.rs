@@ -211,6 +211,7 @@ pub fn run_batch(
         .filter(|i| in_shard(Some(&i.plan.id), i.line))
         .collect();
     let _cancel = options.exec.cancel.enter();
+    let _tally = crate::tally::enter(options.exec.tally.as_ref());
     check_layout(&items, options)?;
     std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
     let lock = OutDirLock::acquire(
@@ -253,6 +254,7 @@ pub fn run_batch(
         items
             .par_iter()
             .map(|item| {
+                let _tally = crate::tally::enter(exec.tally.as_ref());
                 let plan = &item.plan;
                 let dir = options.out_dir.join(&plan.id);
                 let mut report = ItemReport {

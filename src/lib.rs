@@ -48,6 +48,7 @@ pub(crate) mod sidecar;
 pub(crate) mod sinks;
 pub(crate) mod sparse;
 pub(crate) mod stages;
+pub mod tally;
 mod textual;
 pub mod time;
 

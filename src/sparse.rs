@@ -74,8 +74,8 @@ pub struct SparseSource {
 
 impl SparseSource {
     /// Starts reading `indices` (any order, repeats allowed) of `source` with `workers` threads,
-    /// decoding with `options` (`strict`, `upright`; the threads are divided among the
-    /// workers).
+    /// decoding with `options` (`strict`, `upright`; its `threads`, the call's budget with 0
+    /// for one per core, are divided among the workers, one each at least).
     pub fn start_with(
         source: &Source,
         table: Arc<FrameTable>,
@@ -108,11 +108,7 @@ impl SparseSource {
         // A damaged stream decodes as ffmpeg does (its default threads): concealment
         // depends on them.
         let threads_each = if table.damage.is_empty() {
-            (std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-                / plans.len().max(1))
-            .max(1)
+            (crate::exec::worker_count(options.threads) / plans.len().max(1)).max(1)
         } else {
             0
         };
@@ -125,8 +121,10 @@ impl SparseSource {
             let table = table.clone();
             let options = options.clone();
             let cancel = crate::CancelToken::current();
+            let tally = crate::tally::Tally::current();
             handles.push(std::thread::spawn(move || {
                 let _cancel = cancel.enter();
+                let _tally = crate::tally::enter(tally.as_ref());
                 let result = (|| -> Result<()> {
                     let mut reader = FrameReader::open_with_table(
                         &source,

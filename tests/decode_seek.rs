@@ -279,20 +279,23 @@ fn damaged_video_decodes_as_far_as_ffmpeg_and_the_table_learns_the_damage() {
         .cached();
     // A reader with the table from packets meets the damage and says the table is wrong
     // (never a panic, never a silently wrong frame)...
-    let first: Result<Vec<_>, _> =
-        FrameReader::open(&v.path).and_then(|r| r.collect::<Result<Vec<_>, _>>());
+    let tables = vidprep::media::TableCache::new();
+    let source = vidprep::media::Source::from(v.path.as_path());
+    let first: Result<Vec<_>, _> = FrameReader::open_in(&tables, &source, Default::default())
+        .and_then(|r| r.collect::<Result<Vec<_>, _>>());
     if let Err(e) = &first {
         let text = e.to_string();
         assert!(text.contains(&v.path.display().to_string()), "{text}");
         assert!(matches!(e, vidprep::Error::TableMismatch { .. }), "{text}");
+        tables.distrust(&source);
     }
-    // ...after which the file's table is built by decoding: the frames are the ones ffmpeg
-    // decodes, and the damage is known.
-    let frames: Vec<_> = FrameReader::open(&v.path)
+    // ...after which the cache builds the file's table by decoding: the frames are the ones
+    // ffmpeg decodes, and the damage is known.
+    let frames: Vec<_> = FrameReader::open_in(&tables, &source, Default::default())
         .unwrap()
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
     assert_eq!(frames.len() as u64, oracle::count_frames(&v.path));
-    let table = FrameTable::for_file(&v.path).unwrap();
+    let table = tables.table(&source).unwrap();
     assert!(!table.damage.is_empty(), "{:?}", table.damage);
 }

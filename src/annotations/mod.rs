@@ -61,6 +61,16 @@ pub(crate) trait AnnotationFormat: Sync + 'static {
     fn recognise(&self, file: &Sniffed) -> Recognised;
     /// Reads the file (or folder) into the format-neutral model.
     fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError>;
+    /// Reads the file from its text, which auto-detection has already read (a leading
+    /// byte-order mark dropped), so the file is read once. By default it is read again.
+    fn read_text(
+        &self,
+        path: &Path,
+        _text: &str,
+        options: &ReadOptions,
+    ) -> Result<Annotations, AnnotationError> {
+        self.read(path, options)
+    }
 }
 
 /// Every annotation format, in the order auto-detection tries them. Adding a format is its own
@@ -293,20 +303,30 @@ pub fn read(
     format: Format,
     options: &ReadOptions,
 ) -> Result<Annotations, AnnotationError> {
-    let format = match format.0 {
-        Some(f) => f,
-        None => detect_format(path)?
-            .0
-            .expect("detection answers a registered format"),
-    };
-    format.read(path, options)
+    match format.0 {
+        Some(f) => f.read(path, options),
+        None => {
+            let (format, text) = detect(path)?;
+            let format = format.0.expect("detection answers a registered format");
+            match text {
+                // The text detection read: the file is read once.
+                Some(text) => format.read_text(path, &text, options),
+                None => format.read(path, options),
+            }
+        }
+    }
 }
 
 /// Tells the format of an annotation file or folder from its path and content: each
 /// registered format is asked in turn. The error lists each format tried and why it did not fit.
 pub fn detect_format(path: &Path) -> Result<Format, AnnotationError> {
+    detect(path).map(|(format, _)| format)
+}
+
+/// [`detect_format`], and the file's text when it read it (`None` for a folder).
+fn detect(path: &Path) -> Result<(Format, Option<String>), AnnotationError> {
     let metadata = std::fs::metadata(path).map_err(|e| AnnotationError::read(path, e))?;
-    let text;
+    let mut text = String::new();
     let value;
     let table;
     let shape = if metadata.is_dir() {
@@ -343,14 +363,23 @@ pub fn detect_format(path: &Path) -> Result<Format, AnnotationError> {
     };
     let file = Sniffed { path, shape };
     let mut tried = Vec::new();
+    let mut found = None;
     for format in FORMATS {
         match format.recognise(&file) {
-            Recognised::Yes => return Ok(Format(Some(*format))),
+            Recognised::Yes => {
+                found = Some(Format(Some(*format)));
+                break;
+            }
             Recognised::No(why) => tried.push((format.name().to_string(), why)),
             Recognised::NotApplicable => {}
         }
     }
-    if matches!(file.shape, Shape::Empty) {
+    let empty = matches!(file.shape, Shape::Empty);
+    drop(file);
+    if let Some(format) = found {
+        return Ok((format, metadata.is_file().then_some(text)));
+    }
+    if empty {
         tried = vec![("any".to_string(), "the file is empty".to_string())];
     }
     Err(AnnotationError::UnknownFormat {

@@ -79,7 +79,15 @@ struct Beyond {
 /// ([`ROWS_PAST_THE_VIDEO`]) and dropped, except each track's first key after the end (a gap
 /// at the end of the video may be filled towards it).
 pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
-    let mut reader = open_text(path)?;
+    read_mot_from(path, open_text(path)?, options)
+}
+
+/// [`read_mot`] of the file's bytes as `reader` gives them.
+fn read_mot_from(
+    path: &Path,
+    mut reader: impl BufRead,
+    options: &ReadOptions,
+) -> Result<Annotations, AnnotationError> {
     let mut set = TrackSet::new(path);
     let mut detections = Vec::new();
     let mut first: Option<(usize, usize)> = None; // (line, column count)
@@ -330,6 +338,15 @@ impl super::AnnotationFormat for MotFormat {
     }
     fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
         read_mot(path, options)
+    }
+
+    fn read_text(
+        &self,
+        path: &Path,
+        text: &str,
+        options: &ReadOptions,
+    ) -> Result<Annotations, AnnotationError> {
+        read_mot_from(path, text.as_bytes(), options)
     }
 }
 

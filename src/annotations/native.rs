@@ -415,6 +415,17 @@ impl super::AnnotationFormat for NativeFormat {
     fn read(&self, path: &Path, _options: &ReadOptions) -> Result<Annotations, AnnotationError> {
         read_native(path)
     }
+
+    fn read_text(
+        &self,
+        path: &Path,
+        text: &str,
+        _options: &ReadOptions,
+    ) -> Result<Annotations, AnnotationError> {
+        let mut a = from_native_str(text, path)?;
+        a.meta.source_path.get_or_insert_with(|| path.to_path_buf());
+        Ok(a)
+    }
 }
 
 #[cfg(test)]

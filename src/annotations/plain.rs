@@ -36,7 +36,11 @@ pub fn read_plain(path: &Path, options: &ReadOptions) -> Result<Annotations, Ann
 
 /// The file as a [`Table`]: JSON when it starts with `[` or `{`, else CSV with a header.
 pub(crate) fn read_table(path: &Path) -> Result<Table, AnnotationError> {
-    let text = read_text(path)?;
+    table_of_text(path, &read_text(path)?)
+}
+
+/// [`read_table`] of the file's text.
+pub(crate) fn table_of_text(path: &Path, text: &str) -> Result<Table, AnnotationError> {
     let start = text.trim_start();
     if start.starts_with('[') || start.starts_with('{') {
         let value: serde_json::Value =
@@ -222,6 +226,15 @@ impl super::AnnotationFormat for PlainFormat {
     }
     fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
         read_plain(path, options)
+    }
+
+    fn read_text(
+        &self,
+        path: &Path,
+        text: &str,
+        options: &ReadOptions,
+    ) -> Result<Annotations, AnnotationError> {
+        read_plain_table(path, &table_of_text(path, text)?, options)
     }
 }
 

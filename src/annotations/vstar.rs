@@ -35,7 +35,15 @@ const ID_FIELDS: [&str; 4] = ["vid", "id", "video_id", "qid"];
 
 /// Reads one V-STaR item's boxes.
 pub fn read_vstar(path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
-    let value = read_json(path)?;
+    read_vstar_value(path, read_json(path)?, options)
+}
+
+/// [`read_vstar`] of the file's JSON.
+fn read_vstar_value(
+    path: &Path,
+    value: Value,
+    options: &ReadOptions,
+) -> Result<Annotations, AnnotationError> {
     let items: Vec<&Map<String, Value>> = match &value {
         Value::Object(map) => vec![map],
         Value::Array(list) => {
@@ -590,6 +598,16 @@ impl super::AnnotationFormat for VstarFormat {
     }
     fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
         read_vstar(path, options)
+    }
+
+    fn read_text(
+        &self,
+        path: &Path,
+        text: &str,
+        options: &ReadOptions,
+    ) -> Result<Annotations, AnnotationError> {
+        let value = serde_json::from_str(text).map_err(|e| AnnotationError::json(path, &e))?;
+        read_vstar_value(path, value, options)
     }
 }
 

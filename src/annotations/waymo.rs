@@ -282,6 +282,16 @@ impl super::AnnotationFormat for WaymoFormat {
     fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
         read_waymo(path, options)
     }
+
+    fn read_text(
+        &self,
+        path: &Path,
+        text: &str,
+        options: &ReadOptions,
+    ) -> Result<Annotations, AnnotationError> {
+        let table = crate::annotations::plain::table_of_text(path, text)?;
+        read_waymo_table(path, &table, options)
+    }
 }
 
 #[cfg(test)]

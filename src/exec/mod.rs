@@ -11,8 +11,10 @@
 //!    from what) written last inside it.
 //!
 //! If a decoder disagrees with the frame table built from packets (damage, lying timestamps),
-//! the plan runs once more with a table built by decoding; outputs are only committed at the
-//! end, so that is safe.
+//! the executor tells the call's table cache ([`ExecOptions::tables`]) and runs the plan once
+//! more with a table built by decoding; outputs are only committed at the end, so that is
+//! safe. It runs again rather than carrying on because every export planned its frames,
+//! times and sizes from the table that turned out wrong.
 
 pub(crate) mod group;
 pub(crate) mod host;
@@ -40,10 +42,13 @@ pub use exports::ExportTarget as Target;
 pub struct ExecOptions {
     /// CRF, preset and audio for exports that do not set their own.
     pub defaults: EncodeSettings,
-    /// Decoder threads (0: automatic). The encoder's are fixed: see
-    /// [`ENCODER_THREADS`](crate::media::encode::ENCODER_THREADS).
+    /// The call's decoder thread budget (0: one per core; a batch gives each item the cores
+    /// divided among its jobs). A full decode runs one decoder with this many threads (0:
+    /// FFmpeg's automatic count); sparse reading's workers share it. The encoder's threads are
+    /// fixed: see [`ENCODER_THREADS`](crate::media::encode::ENCODER_THREADS).
     pub threads: usize,
-    /// Parallel decoders when only sampled frames are read (0: one per core).
+    /// Parallel decoders when only sampled frames are read (0: as many as the thread budget
+    /// allows, one thread each at least). More than the budget runs more threads than it.
     pub workers: usize,
     /// What stops this call (see [`crate::cancel`]). The default is the token the calling
     /// thread entered, or a fresh one.
@@ -53,6 +58,12 @@ pub struct ExecOptions {
     /// [`Error::OverBudget`](crate::Error::OverBudget) before a frame is decoded. Default
     /// [`DEFAULT_MEMORY_BUDGET`].
     pub memory_budget: u64,
+    /// The frame tables of the call's sources, built once per file version: a batch's items
+    /// share the batch's (see [`TableCache`](crate::media::table::TableCache)); the default is
+    /// an empty one of the call's own.
+    pub tables: crate::media::table::TableCache,
+    /// Counts the work the call does (see [`crate::tally`]); `None` counts nothing.
+    pub tally: Option<crate::tally::Tally>,
 }
 
 /// The default [`ExecOptions::memory_budget`]: 4 GiB.
@@ -66,6 +77,8 @@ impl Default for ExecOptions {
             workers: 0,
             cancel: CancelToken::current(),
             memory_budget: DEFAULT_MEMORY_BUDGET,
+            tables: crate::media::table::TableCache::new(),
+            tally: None,
         }
     }
 }
@@ -195,6 +208,7 @@ pub fn execute(
     progress: &mut dyn Progress,
 ) -> Result<Outcome> {
     let _cancel = options.cancel.enter();
+    let _tally = crate::tally::enter(options.tally.as_ref());
     plan.check()
         .map_err(|m| Error::Usage(format!("item {:?}: {m}", plan.id)))?;
     match destination {
@@ -235,7 +249,8 @@ pub fn execute(
         }
     }
     let plan = &plan.normalized(&options.defaults);
-    crate::media::table::retry_on_table_mismatch(|| {
+    let source = crate::media::source::Source::new(plan.source.clone(), plan.source_fps);
+    crate::media::table::retry_on_table_mismatch(&options.tables, &source, || {
         execute_once(plan, destination, options, progress)
     })
 }
@@ -271,7 +286,7 @@ fn execute_once(
         group.file(&dir.join("item.json"))?;
     }
 
-    let stream = stream::ProcessedStream::open(plan, options.threads)?;
+    let stream = stream::ProcessedStream::open(plan, options.threads, &options.tables)?;
     let ctx = ExportContext {
         defaults: options.defaults.clone(),
         memory_budget: options.memory_budget,
@@ -298,7 +313,11 @@ fn execute_once(
                 .collect();
             wanted.sort_unstable();
             wanted.dedup();
-            let workers = worker_count(options.workers);
+            // The workers share the item's thread budget (a batch's jobs share the cores).
+            let workers = match options.workers {
+                0 => worker_count(options.threads),
+                w => w,
+            };
             stream.sparse_source(&wanted, workers)?
         };
         let mut sinks: Vec<&mut dyn FrameSink> = makers
@@ -417,7 +436,11 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// The hash that says whether an item must be redone: its plan and the run's defaults.
 pub(crate) fn plan_hash(plan: &Plan, defaults: &EncodeSettings) -> String {
-    let mut normalized = plan.normalized(defaults);
+    normalized_plan_hash(plan.normalized(defaults), defaults)
+}
+
+/// [`plan_hash`] of a plan already normalised with `defaults` (normalising is idempotent).
+fn normalized_plan_hash(mut normalized: Plan, defaults: &EncodeSettings) -> String {
     // The evidence is carried, not acted on: new scores for the same span redo nothing.
     normalized.evidence = None;
     let text = format!(
@@ -454,7 +477,8 @@ fn input_fingerprints(plan: &Plan) -> Vec<FileFingerprint> {
 
 impl ItemRecord {
     /// The record of an item whose files are in `folder` (its temporary folder, about to be
-    /// renamed to the item folder): every file below it with its size, and the inputs.
+    /// renamed to the item folder): every file below it with its size, and the inputs. `plan`
+    /// is normalised with `defaults` (as [`execute`] runs it).
     fn new(plan: &Plan, defaults: &EncodeSettings, folder: &Path) -> ItemRecord {
         let mut outputs: Vec<FileFingerprint> = walkdir::WalkDir::new(folder)
             .min_depth(1)
@@ -478,7 +502,7 @@ impl ItemRecord {
         outputs.sort_by(|a, b| a.path.cmp(&b.path));
         ItemRecord {
             id: plan.id.clone(),
-            plan_hash: plan_hash(plan, defaults),
+            plan_hash: normalized_plan_hash(plan.clone(), defaults),
             vidprep_version: VERSION.to_string(),
             outputs,
             inputs: input_fingerprints(plan),

@@ -13,7 +13,7 @@ use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::input::{Ratio, VideoInput, VideoStreamInfo};
 use crate::media::source::{ImageSequence, Source, SourceKind};
-use crate::media::table::FrameTable;
+use crate::media::table::{FrameTable, TableCache};
 use crate::overlay::{BoxRecorder, OverlayStage, SourceBoxes, Style};
 use crate::pipeline::{ClipSource, FrameSource, FrameStage, PipelineFrame};
 use crate::plan::Plan;
@@ -92,11 +92,31 @@ pub(crate) struct ProcessedStream {
 }
 
 impl ProcessedStream {
-    /// Opens the plan's source and applies its stages (see [`crate::stages::stages_of`]).
-    pub fn open(plan: &Plan, threads: usize) -> Result<ProcessedStream> {
+    /// Opens the plan's source (once: the stream's description and, unless `tables` has it,
+    /// the frame table come from one input) and applies its stages (see
+    /// [`crate::stages::stages_of`]).
+    pub fn open(plan: &Plan, threads: usize, tables: &TableCache) -> Result<ProcessedStream> {
         let source = plan.source.clone();
         let input = Source::new(source.clone(), plan.source_fps);
-        let table = FrameTable::for_source(&input)?;
+        // What the container says, read before the table's scan reads its packets.
+        let describe = |opened: &VideoInput| {
+            // A URL's size is what its server says.
+            let url_bytes = (opened.kind == SourceKind::Url)
+                .then(|| crate::media::ffi::input_byte_size(&opened.context))
+                .flatten();
+            (
+                opened.video.clone(),
+                opened.kind,
+                opened.sequence.clone(),
+                url_bytes,
+            )
+        };
+        let mut described = None;
+        let table = tables.table_or_scan(&input, |source| {
+            let opened = VideoInput::open(source)?;
+            described = Some(describe(&opened));
+            Ok(Some(opened))
+        })?;
         if plan.strict && !table.damage.is_empty() {
             return Err(Error::corrupt(
                 &source,
@@ -104,13 +124,10 @@ impl ProcessedStream {
                 format!("the video is damaged: {}", table.damage.summary()),
             ));
         }
-        let opened = VideoInput::open(&input)?;
-        let (info, kind, sequence) = (opened.video.clone(), opened.kind, opened.sequence.clone());
-        // A URL's size is what its server says.
-        let url_bytes = (kind == SourceKind::Url)
-            .then(|| crate::media::ffi::input_byte_size(&opened.context))
-            .flatten();
-        drop(opened);
+        let (info, kind, sequence, url_bytes) = match described {
+            Some(d) => d,
+            None => describe(&VideoInput::open(&input)?),
+        };
         let size = info.upright_stored_size();
         let resolved = resolve_clip(&source, &table, &ClipSpec::default())?;
         let mut builder = StreamBuilder {

@@ -73,11 +73,53 @@ struct SourceIndex {
     sps: Sps,
 }
 
+/// Reads every video packet of `input` (opened, its other streams discarded) in decoding
+/// order, for a table that did not record them. `Ok(Err(why))` when they cannot be cut.
+fn read_packets(
+    input: &mut VideoInput,
+    length_size: usize,
+    stream: &ProcessedStream,
+) -> Result<std::result::Result<Vec<PacketInfo>, String>> {
+    let path = &stream.source;
+    let vindex = input.video.index;
+    crate::tally::count(crate::tally::Event::PacketScan);
+    let mut packets = Vec::with_capacity(stream.table.len());
+    loop {
+        let packet = match read_packet(&mut input.context) {
+            Ok(Some(p)) => p,
+            Ok(None) => break,
+            Err(e) if read_error_ends_input(&e) => break,
+            Err(e) => return Err(Error::corrupt(path, "while indexing", e.to_string())),
+        };
+        if packet.stream() != vindex || crate::media::ffi::packet_is_discarded(&packet) {
+            continue;
+        }
+        let Some(pts) = packet.pts() else {
+            return Ok(Err("a video packet has no presentation timestamp".into()));
+        };
+        // Matroska stores no decoding times: packets come in decoding order, and the time is
+        // only used to seek, where the presentation time does as well.
+        let dts = packet.dts().unwrap_or(pts);
+        let data = packet.data().unwrap_or(&[]);
+        let nals = match h264::split_length_prefixed(data, length_size) {
+            Ok(n) => n,
+            Err(e) => {
+                return Ok(Err(format!(
+                    "a video packet is not length-prefixed H.264: {e}"
+                )))
+            }
+        };
+        let idr = nals.iter().any(|n| h264::nal_type(n) == h264::NAL_IDR);
+        packets.push(PacketInfo { pts, dts, idr });
+    }
+    Ok(Ok(packets))
+}
+
 impl SourceIndex {
-    /// Reads every video packet of the source (no decoding). `Ok(Err(why))` when the source
-    /// cannot be smart-encoded.
+    /// The source's packets in decoding order (as the frame table's scan recorded them, or
+    /// read now when it did not) and its parameter sets. `Ok(Err(why))` when the source cannot
+    /// be smart-encoded.
     fn build(stream: &ProcessedStream) -> Result<std::result::Result<SourceIndex, String>> {
-        let path = &stream.source;
         let mut input = VideoInput::open(&stream.input)?;
         let vindex = input.video.index;
         input.keep_only_streams(&[vindex]);
@@ -112,35 +154,27 @@ impl SourceIndex {
             Ok(s) => s,
             Err(e) => return Ok(Err(format!("its SPS could not be read: {e}"))),
         };
-        let mut packets = Vec::with_capacity(stream.table.len());
-        loop {
-            let packet = match read_packet(&mut input.context) {
-                Ok(Some(p)) => p,
-                Ok(None) => break,
-                Err(e) if read_error_ends_input(&e) => break,
-                Err(e) => return Err(Error::corrupt(path, "while indexing", e.to_string())),
-            };
-            if packet.stream() != vindex || crate::media::ffi::packet_is_discarded(&packet) {
-                continue;
-            }
-            let Some(pts) = packet.pts() else {
-                return Ok(Err("a video packet has no presentation timestamp".into()));
-            };
-            // Matroska stores no decoding times: packets come in decoding order, and the
-            // time is only used to seek, where the presentation time does as well.
-            let dts = packet.dts().unwrap_or(pts);
-            let data = packet.data().unwrap_or(&[]);
-            let nals = match h264::split_length_prefixed(data, avcc.length_size) {
-                Ok(n) => n,
-                Err(e) => {
-                    return Ok(Err(format!(
-                        "a video packet is not length-prefixed H.264: {e}"
-                    )))
-                }
-            };
-            let idr = nals.iter().any(|n| h264::nal_type(n) == h264::NAL_IDR);
-            packets.push(PacketInfo { pts, dts, idr });
-        }
+        // The table's scan recorded the packets in decoding order with their IDR flags; only
+        // a table built otherwise (by decoding) leaves them to be read here.
+        let recorded = stream.table.coded_packets().map(|coded| {
+            coded.as_ref().map(|list| {
+                list.iter()
+                    .map(|p| PacketInfo {
+                        pts: p.pts,
+                        dts: p.dts,
+                        idr: p.idr,
+                    })
+                    .collect::<Vec<_>>()
+            })
+        });
+        let packets = match recorded {
+            Some(Ok(packets)) => packets,
+            Some(Err(why)) => return Ok(Err(why.clone())),
+            None => match read_packets(&mut input, avcc.length_size, stream)? {
+                Ok(packets) => packets,
+                Err(why) => return Ok(Err(why)),
+            },
+        };
         if packets.len() != stream.table.len() {
             return Ok(Err(format!(
                 "the file has {} video packets for {} frames",

@@ -468,7 +468,7 @@ impl RateSolver {
 /// it must already be the standard model input, H.264 4:2:0 (with AAC audio or none) in an
 /// MP4 written to an MP4 name, stored upright with no rotation flag (loaders that ignore the
 /// flag would see it sideways), with square pixels and no known damage.
-fn passthrough_blocker(input: &Path, output: &Path) -> Result<Option<String>> {
+fn passthrough_blocker(input: &Path, output: &Path, table: &FrameTable) -> Result<Option<String>> {
     let is_mp4_name = |p: &Path| {
         matches!(
             p.extension()
@@ -517,7 +517,6 @@ fn passthrough_blocker(input: &Path, output: &Path) -> Result<Option<String>> {
             )));
         }
     }
-    let table = FrameTable::for_file(input)?;
     if !table.damage.is_empty() {
         return Ok(Some(format!(
             "the video is damaged: {}",
@@ -646,7 +645,7 @@ impl Export for VideoMaker {
             && height <= max.1
             && base64_len(input_bytes) <= self.video.max_base64_bytes
         {
-            match passthrough_blocker(&stream.source, &claimed.main)? {
+            match passthrough_blocker(&stream.source, &claimed.main, &stream.table)? {
                 None => {
                     self.passthrough = Some((input_bytes, (width, height)));
                     return Ok(Wants::Nothing);

@@ -107,6 +107,7 @@ fn open_for_audio(source: &Source) -> Result<Option<ffmpeg::format::context::Inp
     if crate::media::source::is_image_sequence(source.path()) {
         return Ok(None);
     }
+    crate::tally::count(crate::tally::Event::AudioOpen);
     open_media(source).map(Some)
 }
 

@@ -9,8 +9,9 @@
 //! must be the next frame of the table. When a seek cannot be proven, the reader decodes from
 //! an earlier keyframe, then from the start of the file counting frames. When the decoder
 //! disagrees with a table built from packets (a packet that does not decode, a frame the
-//! packets never listed), it reports [`Error::TableMismatch`] after marking the file's table
-//! for a rebuild by decoding; jobs then run again once.
+//! packets never listed), it reports [`Error::TableMismatch`]; the caller then tells its
+//! [`TableCache`](crate::media::table::TableCache) to rebuild the table by decoding (the
+//! executor does, and runs the plan again once).
 //!
 //! Damaged input is decoded as ffmpeg does: pictures the decoder marks as damaged (errors
 //! concealed) are returned with [`Frame::damaged`] set and counted, unless
@@ -101,24 +102,38 @@ pub struct FrameReader {
     wanted: Option<Arc<HashSet<i64>>>,
     damaged_frames: Vec<usize>,
     failed_packets: usize,
+    /// Counts the decoder and its threads on the call's tally while it is open.
+    _held: crate::tally::DecoderHeld,
 }
 
 impl FrameReader {
     /// Opens `path` (a video file, an image folder or pattern with a rate of its own, or an
-    /// http(s) URL) with its (shared) frame table.
+    /// http(s) URL) with its frame table, built now (see [`FrameReader::open_in`] for one
+    /// built once and shared).
     pub fn open(path: &Path) -> Result<FrameReader> {
         Self::open_source(&Source::from(path), DecodeOptions::default())
     }
 
-    /// Opens `path` with its (shared) frame table, decoding as `options` say.
+    /// Opens `path` with its frame table, built now, decoding as `options` say.
     pub fn open_with(path: &Path, options: DecodeOptions) -> Result<FrameReader> {
         Self::open_source(&Source::from(path), options)
     }
 
     /// Opens a source with the rate the request gives it (an image folder or pattern needs
-    /// one), with its (shared) frame table, decoding as `options` say.
+    /// one), with its frame table, built now, decoding as `options` say.
     pub fn open_source(source: &Source, options: DecodeOptions) -> Result<FrameReader> {
         let table = FrameTable::for_source(source)?;
+        Self::open_with_table(source, options, table)
+    }
+
+    /// Opens a source with its table from `tables` (built now unless it is there), decoding as
+    /// `options` say.
+    pub fn open_in(
+        tables: &crate::media::table::TableCache,
+        source: &Source,
+        options: DecodeOptions,
+    ) -> Result<FrameReader> {
+        let table = tables.table(source)?;
         Self::open_with_table(source, options, table)
     }
 
@@ -134,6 +149,7 @@ impl FrameReader {
         let index = input.video.index;
         input.keep_only_streams(&[index]);
         let decoder = open_decoder(&input, options.threads, options.skip_loop_filter)?;
+        let _held = crate::tally::decoder_opened(options.threads);
         Ok(FrameReader {
             path,
             source,
@@ -154,6 +170,7 @@ impl FrameReader {
             wanted: None,
             damaged_frames: Vec::new(),
             failed_packets: 0,
+            _held,
         })
     }
 
@@ -497,8 +514,8 @@ impl FrameReader {
         }
     }
 
-    /// The decoder and the table disagree at frame `index`: a table from packets is marked
-    /// for a rebuild by decoding. In an image sequence frame `i` is file `i` whatever
+    /// The decoder and the table disagree at frame `index`: whoever holds the table's cache
+    /// [`distrust`](crate::media::table::TableCache::distrust)s it. In an image sequence frame `i` is file `i` whatever
     /// decodes, so a file that gives no picture is an error naming it.
     fn mismatch_at(&self, index: usize) -> Error {
         if let Some(seq) = &self.input.sequence {
@@ -508,9 +525,6 @@ impl FrameReader {
                 format!("(frame {index} of {})", self.path.display()),
                 "the image does not decode to a picture",
             );
-        }
-        if self.table.times_from == crate::media::table::TimesFrom::Packets {
-            FrameTable::distrust_source(&self.source);
         }
         Error::TableMismatch {
             path: self.path.clone(),

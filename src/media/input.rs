@@ -321,6 +321,7 @@ pub(crate) fn open_source(source: &Source) -> Result<(Input, Resolved)> {
     init();
     let path = source.path();
     let resolved = crate::media::source::resolve(source)?;
+    crate::tally::count(crate::tally::Event::Open);
     let recipe = &resolved.recipe;
     let deadline = (resolved.kind == SourceKind::Url && !resolved.downloaded)
         .then(crate::media::source::network_deadline);

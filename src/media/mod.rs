@@ -23,4 +23,4 @@ pub use images::{ImageSequence, ImagesRecord, Layout, Naming};
 pub use input::{Ratio, Rotation, VideoStreamInfo};
 pub use probe::{probe, probe_source, AudioInfo, MediaInfo, VideoInfo};
 pub use source::{input_paths, FrameRate, Source, SourceKind};
-pub use table::{FrameEntry, FrameTable};
+pub use table::{FrameEntry, FrameTable, TableCache};

@@ -17,8 +17,9 @@
 //!
 //! A packet table is a prediction: if a decoder disagrees with it (a packet that does not
 //! decode, a frame the packets never listed), the reader reports
-//! [`crate::Error::TableMismatch`] and the file's table is rebuilt by decoding (see
-//! [`FrameTable::for_file`] and [`FrameTable::distrust`]).
+//! [`crate::Error::TableMismatch`]; whoever holds the [`TableCache`] then
+//! [`distrust`](TableCache::distrust)s it and the next table is built by decoding (the
+//! executor does, and runs the plan again: [`retry_on_table_mismatch`]).
 //!
 //! Times are relative to the input's start as ffmpeg uses it for `-ss`/`-t` (the earliest
 //! start among its streams), so a time read off ffmpeg or a player means the same frame here.
@@ -224,6 +225,48 @@ pub struct FrameTable {
     fallback_frame_duration: i64,
     /// (pos, index) sorted by pos, for [`Identity::Position`] look-ups.
     by_position: Vec<(i64, usize)>,
+    /// For H.264 with an avcC record, built from packets: every video packet in decoding
+    /// order, with its IDR flag (see [`CodedPackets`]).
+    coded: Option<Arc<CodedPackets>>,
+}
+
+/// One video packet of an H.264 stream as the table's scan read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CodedPacket {
+    /// Presentation timestamp.
+    pub pts: i64,
+    /// Decoding timestamp (the presentation time when the container stores none: Matroska).
+    pub dts: i64,
+    /// The packet holds an IDR slice.
+    pub idr: bool,
+}
+
+/// The video packets of an H.264 stream with an avcC record, in decoding order (empty ones
+/// too), recorded by the table's one scan so that smart encoding (`exports/smart.rs`), which
+/// copies whole GOPs, need not read every packet again; or why they cannot be cut (a packet
+/// without a timestamp or not length-prefixed: the words smart encoding gives when it falls
+/// back to a full encode).
+pub(crate) type CodedPackets = std::result::Result<Vec<CodedPacket>, String>;
+
+/// The facts of `packet` for [`CodedPackets`] (`length_size`: the avcC record's NAL length
+/// size).
+fn coded_packet(
+    packet: &ffmpeg::Packet,
+    length_size: usize,
+) -> std::result::Result<CodedPacket, String> {
+    let Some(pts) = packet.pts() else {
+        return Err("a video packet has no presentation timestamp".into());
+    };
+    let data = packet.data().unwrap_or(&[]);
+    let nals = crate::media::h264::split_length_prefixed(data, length_size)
+        .map_err(|e| format!("a video packet is not length-prefixed H.264: {e}"))?;
+    Ok(CodedPacket {
+        pts,
+        dts: packet.dts().unwrap_or(pts),
+        idr: nals
+            .iter()
+            .any(|n| crate::media::h264::nal_type(n) == crate::media::h264::NAL_IDR),
+    })
 }
 
 /// Frames at most a table built by decoding may hold before giving up (a 24-hour video at
@@ -231,9 +274,8 @@ pub struct FrameTable {
 const MAX_FRAMES: usize = 24 * 3600 * 240;
 
 impl FrameTable {
-    /// The table of `path`, built once per file version and shared (a batch opens the same
-    /// source many times). A table the readers found wrong ([`FrameTable::distrust`]) is
-    /// rebuilt by decoding.
+    /// The table of `path`, built now (from packets, or by decoding where they cannot be
+    /// trusted). To build it once and share it, ask a [`TableCache`].
     pub fn for_file(path: &Path) -> Result<Arc<FrameTable>> {
         Self::for_source(&Source::from(path))
     }
@@ -241,60 +283,7 @@ impl FrameTable {
     /// The table of a source with the rate the request gives it (see
     /// [`FrameTable::for_file`]).
     pub fn for_source(source: &Source) -> Result<Arc<FrameTable>> {
-        let key = FileKey::of(source)?;
-        let force_decode = {
-            let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(entry) = cache.tables.get(&key) {
-                if let Some(table) = &entry.table {
-                    return Ok(table.clone());
-                }
-            }
-            cache.distrusted.contains_key(&key)
-        };
-        let mut input = VideoInput::open(source)?;
-        let table = Arc::new(if force_decode {
-            Self::scan_by_decoding(&mut input, "a decoder disagreed with the packets".into())?
-        } else {
-            Self::scan_input(&mut input)?
-        });
-        let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-        if cache.tables.len() >= CACHE_CAPACITY {
-            // Forget the oldest half; tables are cheap to rebuild from packets.
-            let mut keys: Vec<(u64, FileKey)> = cache
-                .tables
-                .iter()
-                .map(|(k, v)| (v.serial, k.clone()))
-                .collect();
-            keys.sort_by_key(|(serial, _)| *serial);
-            for (_, k) in keys.into_iter().take(CACHE_CAPACITY / 2) {
-                cache.tables.remove(&k);
-            }
-        }
-        cache.serial += 1;
-        let serial = cache.serial;
-        cache.tables.insert(
-            key,
-            CachedTable {
-                table: Some(table.clone()),
-                serial,
-            },
-        );
-        Ok(table)
-    }
-
-    /// Marks the cached table of `path` as wrong: the next [`FrameTable::for_file`] rebuilds
-    /// it by decoding.
-    pub fn distrust(path: &Path) {
-        Self::distrust_source(&Source::from(path));
-    }
-
-    /// Marks the cached table of a source as wrong (see [`FrameTable::distrust`]).
-    pub fn distrust_source(source: &Source) {
-        if let Ok(key) = FileKey::of(source) {
-            let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-            cache.tables.remove(&key);
-            cache.distrusted.insert(key, ());
-        }
+        TableCache::new().table(source)
     }
 
     /// Builds the table of `path` without the cache.
@@ -312,6 +301,20 @@ impl FrameTable {
         }
         let index = input.video.index;
         input.keep_only_streams(&[index]);
+        crate::tally::count(crate::tally::Event::PacketScan);
+        // H.264 in avcC form: its packets in decoding order with their IDR flags, for smart
+        // encoding.
+        let length_size = if input.video.codec == "h264" {
+            input.context.stream(index).and_then(|s| {
+                let extradata = ffi::parameters_extradata(&s.parameters());
+                crate::media::h264::AvcC::parse(&extradata)
+                    .ok()
+                    .map(|a| a.length_size)
+            })
+        } else {
+            None
+        };
+        let mut coded: Option<CodedPackets> = length_size.map(|_| Ok(Vec::new()));
         let mut entries = Vec::new();
         let mut discarded = 0usize;
         let mut untrusted: Option<String> = None;
@@ -350,6 +353,12 @@ impl FrameTable {
             if ffi::packet_is_discarded(&packet) {
                 discarded += 1;
                 continue;
+            }
+            if let (Some(Ok(list)), Some(size)) = (&mut coded, length_size) {
+                match coded_packet(&packet, size) {
+                    Ok(p) => list.push(p),
+                    Err(why) => coded = Some(Err(why)),
+                }
             }
             if packet.size() == 0 {
                 // Empty chunks (AVI "drop frames") hold no picture.
@@ -397,6 +406,7 @@ impl FrameTable {
             origin,
         );
         table.damage.unreadable = unreadable;
+        table.coded = coded.map(Arc::new);
         if input.video.codec == "theora" {
             table.damage.lost_packets = table.gaps_in_frame_numbers();
         }
@@ -518,6 +528,7 @@ impl FrameTable {
             decoded_because: None,
             fallback_frame_duration,
             by_position,
+            coded: None,
         }
     }
 
@@ -527,9 +538,11 @@ impl FrameTable {
         let path = input.path.clone();
         let index = input.video.index;
         input.keep_only_streams(&[index]);
+        crate::tally::count(crate::tally::Event::DecodeScan);
         let tb = input.video.time_base;
         let rate = input.video.best_frame_rate();
         let mut decoder = crate::media::decode::open_decoder(input, 0, true)?;
+        let _held = crate::tally::decoder_opened(0);
         // Facts of every packet by position: (dts, key).
         let mut packets: HashMap<i64, (Option<i64>, bool)> = HashMap::new();
         let mut raw_frames: Vec<RawFrame> = Vec::new();
@@ -691,6 +704,12 @@ impl FrameTable {
         Ok(table)
     }
 
+    /// For H.264 in avcC form with a table built from packets: every video packet in decoding
+    /// order with its IDR flag, as the scan read them (`None`: not recorded; read them).
+    pub(crate) fn coded_packets(&self) -> Option<&CodedPackets> {
+        self.coded.as_deref()
+    }
+
     /// The number of frames; valid indices are `0..len()`.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -844,12 +863,21 @@ impl FrameTable {
     }
 }
 
-/// Runs `job`, and once more if a decoder disagreed with the frame table it used (the table
-/// of that file is then rebuilt by decoding, see [`FrameTable::distrust`]). Jobs write their
-/// outputs only when complete, so running again is safe.
-pub fn retry_on_table_mismatch<T>(mut job: impl FnMut() -> Result<T>) -> Result<T> {
+/// Runs `job` with the table of `source` from `cache`, and once more with a table built by
+/// decoding if a decoder disagreed with the one from packets. Jobs write their outputs only
+/// when complete, so running again is safe. It must run again, not carry on: the table says
+/// how many frames there are and when each is shown, and everything a job planned (spans,
+/// samples, claims, sizes) was planned from it.
+pub fn retry_on_table_mismatch<T>(
+    cache: &TableCache,
+    source: &Source,
+    mut job: impl FnMut() -> Result<T>,
+) -> Result<T> {
     match job() {
-        Err(Error::TableMismatch { .. }) => job(),
+        Err(Error::TableMismatch { .. }) => {
+            cache.distrust(source);
+            job()
+        }
         other => other,
     }
 }
@@ -1000,13 +1028,23 @@ impl FileKey {
     }
 }
 
+/// Frame tables of sources, built once per file version (a rewritten or replaced file gets a
+/// new one) and shared by everything that holds this cache: a batch's items (a batch opens
+/// the same source many times), one Python call. It is the caller's: it travels in
+/// [`ExecOptions::tables`](crate::ExecOptions), clones share it, and nothing outside it
+/// remembers a table. A table the decoder found wrong is [`distrust`](Self::distrust)ed by
+/// whoever met the [`Error::TableMismatch`] and rebuilt by decoding when next asked for.
+#[derive(Clone, Debug, Default)]
+pub struct TableCache(Arc<Mutex<CacheState>>);
+
+#[derive(Debug)]
 struct CachedTable {
-    table: Option<Arc<FrameTable>>,
+    table: Arc<FrameTable>,
     serial: u64,
 }
 
-#[derive(Default)]
-struct TableCache {
+#[derive(Debug, Default)]
+struct CacheState {
     tables: HashMap<FileKey, CachedTable>,
     distrusted: HashMap<FileKey, ()>,
     serial: u64,
@@ -1014,9 +1052,82 @@ struct TableCache {
 
 const CACHE_CAPACITY: usize = 64;
 
-fn cache() -> &'static Mutex<TableCache> {
-    static CACHE: std::sync::OnceLock<Mutex<TableCache>> = std::sync::OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(TableCache::default()))
+impl TableCache {
+    /// An empty cache.
+    pub fn new() -> TableCache {
+        TableCache::default()
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, CacheState> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The table of `source`: the cached one, or one built now (from packets, or by decoding
+    /// when this cache was told the packets lie) and kept.
+    pub fn table(&self, source: &Source) -> Result<Arc<FrameTable>> {
+        self.table_or_scan(source, |_| Ok(None))
+    }
+
+    /// The table of `source` (see [`table`](Self::table)); when it must be built, `open`
+    /// opens the source to build it from (`Ok(None)`: it is opened here). The executor opens
+    /// the source once, takes the stream's description from that input, and the table is
+    /// scanned from the same input.
+    pub(crate) fn table_or_scan(
+        &self,
+        source: &Source,
+        open: impl FnOnce(&Source) -> Result<Option<VideoInput>>,
+    ) -> Result<Arc<FrameTable>> {
+        let key = FileKey::of(source)?;
+        let force_decode = {
+            let cache = self.state();
+            if let Some(entry) = cache.tables.get(&key) {
+                return Ok(entry.table.clone());
+            }
+            cache.distrusted.contains_key(&key)
+        };
+        let mut input = match open(source)? {
+            Some(input) => input,
+            None => VideoInput::open(source)?,
+        };
+        let table = Arc::new(if force_decode {
+            FrameTable::scan_by_decoding(&mut input, "a decoder disagreed with the packets".into())?
+        } else {
+            FrameTable::scan_input(&mut input)?
+        });
+        let mut cache = self.state();
+        if cache.tables.len() >= CACHE_CAPACITY {
+            // Forget the oldest half; tables are cheap to rebuild from packets.
+            let mut keys: Vec<(u64, FileKey)> = cache
+                .tables
+                .iter()
+                .map(|(k, v)| (v.serial, k.clone()))
+                .collect();
+            keys.sort_by_key(|(serial, _)| *serial);
+            for (_, k) in keys.into_iter().take(CACHE_CAPACITY / 2) {
+                cache.tables.remove(&k);
+            }
+        }
+        cache.serial += 1;
+        let serial = cache.serial;
+        cache.tables.insert(
+            key,
+            CachedTable {
+                table: table.clone(),
+                serial,
+            },
+        );
+        Ok(table)
+    }
+
+    /// Forgets the table of `source` and remembers that its packets lie: the next
+    /// [`table`](Self::table) builds it by decoding.
+    pub fn distrust(&self, source: &Source) {
+        if let Ok(key) = FileKey::of(source) {
+            let mut cache = self.state();
+            cache.tables.remove(&key);
+            cache.distrusted.insert(key, ());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -878,6 +878,7 @@ impl Plan {
     /// same plan whichever door it came in by (a command, a manifest line, the library):
     /// sidecars record this form and `--resume` hashes it.
     pub fn normalized(&self, defaults: &crate::media::encode::EncodeSettings) -> Plan {
+        crate::tally::count(crate::tally::Event::Normalise);
         let mut plan = self.clone();
         if let Some(span) = plan.span.take() {
             plan.start = plan.start.or(span.start);
@@ -917,6 +918,7 @@ impl Plan {
     /// Checks everything that needs no media; the message says what is wrong and what was
     /// expected.
     pub fn check(&self) -> Result<(), String> {
+        crate::tally::count(crate::tally::Event::PlanCheck);
         validate_id(&self.id)?;
         if self.source.as_os_str().is_empty() {
             return Err("\"source\" is empty; expected a video path".into());

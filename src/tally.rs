@@ -1,0 +1,234 @@
+//! Work tallies: how often one call opened its source, scanned its packets, checked and
+//! normalised its plan, read an annotation file, and how many decoder threads it had running
+//! at once. They measure that an item does each piece of work once (`tests/work_once.rs`)
+//! and let a caller see what a call cost.
+//!
+//! A [`Tally`] is carried by the caller in [`ExecOptions::tally`](crate::ExecOptions) (and so
+//! in [`BatchOptions::exec`](crate::BatchOptions)); nothing is counted without one. Like the
+//! cancellation token (see [`crate::cancel`]), it is the *current* tally of every thread
+//! working for the call while the call runs, so that code deep in the stack (opening a file in
+//! `media/input.rs`) counts without the tally being passed through every function. Never
+//! process-wide: two calls with two tallies count apart.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Counters shared by everything working for one call (clones share them).
+#[derive(Clone, Debug, Default)]
+pub struct Tally(Arc<Counters>);
+
+#[derive(Debug, Default)]
+struct Counters {
+    opens: AtomicUsize,
+    audio_opens: AtomicUsize,
+    packet_scans: AtomicUsize,
+    decode_scans: AtomicUsize,
+    plan_checks: AtomicUsize,
+    normalisations: AtomicUsize,
+    annotation_reads: AtomicUsize,
+    decoders: AtomicUsize,
+    peak_decoders: AtomicUsize,
+    decoder_threads: AtomicUsize,
+    peak_decoder_threads: AtomicUsize,
+}
+
+/// What a [`Tally`] has counted so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
+    /// Sources opened (`avformat_open_input` calls for video sources and image sequences).
+    pub opens: usize,
+    /// Of those, opens to read the audio (an encode reads the soundtrack with a demuxer of its
+    /// own while the video is decoded).
+    pub audio_opens: usize,
+    /// Full reads of a source's packets without decoding (the frame table's scan, smart
+    /// encoding's index).
+    pub packet_scans: usize,
+    /// Frame tables built by decoding a whole stream.
+    pub decode_scans: usize,
+    /// `Plan::check` calls.
+    pub plan_checks: usize,
+    /// `Plan::normalized` calls.
+    pub normalisations: usize,
+    /// Annotation files opened for reading.
+    pub annotation_reads: usize,
+    /// The most video decoders open at once.
+    pub peak_decoders: usize,
+    /// The most decoder threads at once: each open decoder counts the threads FFmpeg runs for
+    /// it (its thread count; FFmpeg's automatic count, cores + 1 up to 16, for 0).
+    pub peak_decoder_threads: usize,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Tally>> = const { RefCell::new(None) };
+}
+
+/// Something a tally counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    Open,
+    AudioOpen,
+    PacketScan,
+    DecodeScan,
+    PlanCheck,
+    Normalise,
+    AnnotationRead,
+}
+
+impl Tally {
+    /// A tally at zero.
+    pub fn new() -> Tally {
+        Tally::default()
+    }
+
+    /// What has been counted so far.
+    pub fn counts(&self) -> Counts {
+        let c = &self.0;
+        let get = |a: &AtomicUsize| a.load(Ordering::SeqCst);
+        Counts {
+            opens: get(&c.opens),
+            audio_opens: get(&c.audio_opens),
+            packet_scans: get(&c.packet_scans),
+            decode_scans: get(&c.decode_scans),
+            plan_checks: get(&c.plan_checks),
+            normalisations: get(&c.normalisations),
+            annotation_reads: get(&c.annotation_reads),
+            peak_decoders: get(&c.peak_decoders),
+            peak_decoder_threads: get(&c.peak_decoder_threads),
+        }
+    }
+
+    /// The tally of the call this thread works for, if it carries one.
+    pub fn current() -> Option<Tally> {
+        CURRENT.with(|c| c.borrow().clone())
+    }
+
+    /// Makes this tally the current one of this thread until the guard is dropped (the
+    /// previous one is restored then).
+    pub fn enter(&self) -> Entered {
+        let previous = CURRENT.with(|c| c.borrow_mut().replace(self.clone()));
+        Entered { previous }
+    }
+
+    fn add(&self, event: Event) {
+        let c = &self.0;
+        let counter = match event {
+            Event::Open => &c.opens,
+            Event::AudioOpen => &c.audio_opens,
+            Event::PacketScan => &c.packet_scans,
+            Event::DecodeScan => &c.decode_scans,
+            Event::PlanCheck => &c.plan_checks,
+            Event::Normalise => &c.normalisations,
+            Event::AnnotationRead => &c.annotation_reads,
+        };
+        counter.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Makes `tally` (when there is one) current on this thread; for threads that work for a call
+/// (`let _tally = tally::enter(tally.as_ref())`).
+pub(crate) fn enter(tally: Option<&Tally>) -> Option<Entered> {
+    tally.map(Tally::enter)
+}
+
+/// Counts `event` on the current tally, if any.
+pub(crate) fn count(event: Event) {
+    CURRENT.with(|c| {
+        if let Some(t) = c.borrow().as_ref() {
+            t.add(event);
+        }
+    });
+}
+
+/// The threads FFmpeg runs for a decoder opened with `threads` (0: its automatic count,
+/// `pthread_frame.c`: cores + 1 when there are several, at most 16).
+pub(crate) fn ffmpeg_decoder_threads(threads: usize) -> usize {
+    if threads > 0 {
+        return threads;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores > 1 {
+        (cores + 1).min(16)
+    } else {
+        1
+    }
+}
+
+/// Counts an open decoder of `threads` (as given to FFmpeg) until the guard is dropped.
+pub(crate) fn decoder_opened(threads: usize) -> DecoderHeld {
+    let tally = Tally::current();
+    let threads = ffmpeg_decoder_threads(threads);
+    if let Some(t) = &tally {
+        let c = &t.0;
+        let open = c.decoders.fetch_add(1, Ordering::SeqCst) + 1;
+        c.peak_decoders.fetch_max(open, Ordering::SeqCst);
+        let running = c.decoder_threads.fetch_add(threads, Ordering::SeqCst) + threads;
+        c.peak_decoder_threads.fetch_max(running, Ordering::SeqCst);
+    }
+    DecoderHeld { tally, threads }
+}
+
+/// The guard of [`decoder_opened`].
+#[derive(Debug)]
+pub(crate) struct DecoderHeld {
+    tally: Option<Tally>,
+    threads: usize,
+}
+
+impl Drop for DecoderHeld {
+    fn drop(&mut self) {
+        if let Some(t) = &self.tally {
+            t.0.decoders.fetch_sub(1, Ordering::SeqCst);
+            t.0.decoder_threads
+                .fetch_sub(self.threads, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The guard of [`Tally::enter`].
+#[must_use = "the tally is current only while the guard lives"]
+pub struct Entered {
+    previous: Option<Tally>,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_calls_count_apart_and_nothing_counts_without_a_tally() {
+        count(Event::Open);
+        let a = Tally::new();
+        let b = Tally::new();
+        {
+            let _g = a.enter();
+            count(Event::Open);
+            let _d = decoder_opened(3);
+            let _e = decoder_opened(2);
+            let inherited = Tally::current();
+            std::thread::spawn(move || {
+                let _g = enter(inherited.as_ref());
+                count(Event::PacketScan);
+            })
+            .join()
+            .unwrap();
+        }
+        {
+            let _g = b.enter();
+            count(Event::PlanCheck);
+        }
+        let ca = a.counts();
+        assert_eq!((ca.opens, ca.packet_scans, ca.plan_checks), (1, 1, 0));
+        assert_eq!((ca.peak_decoders, ca.peak_decoder_threads), (2, 5));
+        assert_eq!(a.0.decoder_threads.load(Ordering::SeqCst), 0);
+        assert_eq!(b.counts().plan_checks, 1);
+        assert!(Tally::current().is_none());
+    }
+}

@@ -1,0 +1,199 @@
+//! Work done once per item: one `run` item with a span, boxes and a frames export (and one
+//! with a video export, one with a smart cut) opens its source once (plus one decoder per
+//! parallel seeking worker, bounded by the item's thread budget), scans its packets once,
+//! checks and normalises its plan once and reads its annotation file once; its decoder
+//! threads stay within the budget. Counted by the call's own tally (`vidprep::tally`), and
+//! checked against independent witnesses: the kernel's `/proc/self/task` for threads and
+//! `strace` (when installed) for the files the `vidprep` binary opens.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::synth::SynthVideo;
+use vidprep::tally::{Counts, Tally};
+use vidprep::{execute, Destination, ExecOptions, NoProgress, Plan};
+
+/// Threads are counted for the whole test process: one measurement at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn source() -> PathBuf {
+    SynthVideo::new(160, 120)
+        .frames(120)
+        .gop(30)
+        .bframes(2)
+        .label(false)
+        .audio_tone(440.0)
+        .cached()
+        .path
+}
+
+fn boxes(dir: &Path) -> PathBuf {
+    let path = dir.join("b.csv");
+    std::fs::write(
+        &path,
+        "frame,track_id,x1,y1,x2,y2\n0,1,10,10,60,60\n119,1,50,40,100,90\n",
+    )
+    .unwrap();
+    path
+}
+
+fn plan(source: &Path, boxes: &Path, exports: &str) -> Plan {
+    let line = format!(
+        r#"{{"id": "one", "source": "{}", "span": {{"start": "0.5s", "end": "4.5s"}}, "boxes": "{}", "annotations": {{"labels": false}}, "exports": [{exports}]}}"#,
+        source.display(),
+        boxes.display()
+    );
+    serde_json::from_str(&line).unwrap()
+}
+
+const FRAMES: &str = r#"{"kind": "frames", "count": 6, "format": "png"}"#;
+const VIDEO: &str = r#"{"kind": "video", "max_size": "96x96"}"#;
+const SMART: &str = r#"{"kind": "clip", "smart": true}"#;
+
+fn task_count() -> usize {
+    std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
+}
+
+/// Runs `plan` into a fresh folder with a thread budget of `threads` and returns what its
+/// tally counted and the most threads the process ran beyond those it had before.
+fn run_counted(plan: &Plan, threads: usize) -> (Counts, usize, f64) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let out = tempfile::tempdir().unwrap();
+    let tally = Tally::new();
+    let options = ExecOptions {
+        threads,
+        tally: Some(tally.clone()),
+        ..ExecOptions::default()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let base = task_count();
+    let sampler = {
+        let (stop, peak) = (stop.clone(), peak.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                peak.fetch_max(task_count(), Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        })
+    };
+    let t0 = std::time::Instant::now();
+    execute(
+        plan,
+        &Destination::Folder(out.path().join("one")),
+        &options,
+        &mut NoProgress,
+    )
+    .unwrap();
+    let seconds = t0.elapsed().as_secs_f64();
+    stop.store(true, Ordering::SeqCst);
+    sampler.join().unwrap();
+    // The sampler itself is one thread above the base.
+    let extra = peak.load(Ordering::SeqCst).saturating_sub(base + 1);
+    (tally.counts(), extra, seconds)
+}
+
+#[test]
+fn a_span_boxes_frames_item_does_each_piece_of_work_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, b) = (source(), boxes(dir.path()));
+    for threads in [1, 2, 4] {
+        let (c, os_threads, s) = run_counted(&plan(&src, &b, FRAMES), threads);
+        eprintln!("frames, budget {threads}: {c:?}, {os_threads} threads beyond the base, {s:.3}s");
+        assert!(c.opens <= 1 + threads, "{c:?}");
+        assert_eq!((c.packet_scans, c.decode_scans), (1, 0), "{c:?}");
+        assert_eq!((c.plan_checks, c.normalisations), (1, 1), "{c:?}");
+        assert_eq!(c.annotation_reads, 1, "{c:?}");
+        assert!(c.peak_decoder_threads <= threads, "{c:?}");
+        // The kernel's count: the workers (one decoder thread each, so FFmpeg starts none)
+        // and the pipeline's reader, with room for a test thread starting meanwhile.
+        assert!(
+            os_threads <= threads + 3,
+            "{os_threads} threads for a budget of {threads}"
+        );
+    }
+}
+
+/// `strace -e openat` of `vidprep run` on one item: the source is opened by the table's scan
+/// and by each sparse worker (the item's budget: all the cores for one job), the boxes file
+/// once.
+#[test]
+fn vidprep_run_opens_the_source_and_the_boxes_as_strace_counts() {
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: strace is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (src, b) = (source(), boxes(dir.path()));
+    let line = serde_json::to_string(&plan(&src, &b, FRAMES)).unwrap();
+    let manifest = dir.path().join("m.jsonl");
+    std::fs::write(&manifest, format!("{line}\n")).unwrap();
+    let trace = dir.path().join("trace.txt");
+    let status = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=openat", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_vidprep"))
+        .arg("run")
+        .arg(&manifest)
+        .arg("--out-dir")
+        .arg(dir.path().join("out"))
+        .args(["--jobs", "1"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let opens_of = |p: &Path| {
+        let name = format!("\"{}\"", p.display());
+        trace.lines().filter(|l| l.contains(&name)).count()
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let source_opens = opens_of(&src);
+    assert!(
+        (1..=1 + cores).contains(&source_opens),
+        "{source_opens} opens of the source"
+    );
+    assert_eq!(opens_of(&b), 1, "opens of the boxes file");
+}
+
+#[test]
+fn a_video_export_item_opens_its_source_once_per_decode() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, b) = (source(), boxes(dir.path()));
+    let (c, os_threads, s) = run_counted(&plan(&src, &b, VIDEO), 2);
+    eprintln!("video, budget 2: {c:?}, {os_threads} threads beyond the base, {s:.3}s");
+    // The table and the stream's description, the decoder, the pass-through check; the
+    // soundtrack has demuxers of its own.
+    assert!(c.opens - c.audio_opens <= 3, "{c:?}");
+    assert_eq!((c.packet_scans, c.decode_scans), (1, 0), "{c:?}");
+    assert_eq!((c.plan_checks, c.normalisations), (1, 1), "{c:?}");
+    assert_eq!(c.annotation_reads, 1, "{c:?}");
+    assert!(c.peak_decoder_threads <= 2, "{c:?}");
+}
+
+#[test]
+fn a_smart_cut_reuses_the_frame_tables_packet_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = source();
+    let line = format!(
+        r#"{{"id": "one", "source": "{}", "span": {{"start": "0.5s", "end": "4.5s"}}, "exports": [{SMART}]}}"#,
+        src.display()
+    );
+    let _ = dir;
+    let plan: Plan = serde_json::from_str(&line).unwrap();
+    let (c, os_threads, s) = run_counted(&plan, 2);
+    eprintln!("smart, budget 2: {c:?}, {os_threads} threads beyond the base, {s:.3}s");
+    // The table and the stream's description, the parameter sets, the muxer's copy source,
+    // one decoder per re-encoded edge; the soundtrack has demuxers of its own.
+    assert!(c.opens - c.audio_opens <= 5, "{c:?}");
+    assert_eq!((c.packet_scans, c.decode_scans), (1, 0), "{c:?}");
+    assert_eq!((c.plan_checks, c.normalisations), (1, 1), "{c:?}");
+    assert!(c.peak_decoder_threads <= 2, "{c:?}");
+}
