@@ -226,6 +226,13 @@ pub fn frame_pts(path: &Path) -> Vec<f64> {
 
 // ---------------------------------------------------------------- frames
 
+/// The filter that brings a decoded picture into vidprep's pipeline layout: 4:2:0 at limited
+/// range, which is what vidprep converts every YUV source to (full-range JPEG, MJPEG or VP9
+/// included). The range is asked for, not left to ffmpeg: up to FFmpeg 6.x a conversion to
+/// `yuv420p` gave limited range, while newer FFmpeg (7.x and later negotiate colour range in
+/// filter graphs) keeps a full-range source full range in `yuv420p`.
+pub const TO_PIPELINE_YUV: &str = "scale=out_range=tv,format=yuv420p";
+
 /// Raw pixel layouts the oracle decodes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PixFmt {
@@ -439,13 +446,22 @@ fn decode_args(path: &Path, opts: &DecodeOpts, extra_filter: Option<&str>) -> Ve
     if let Some(f) = extra_filter {
         filters.push(f.to_string());
     }
+    // The scale filter's options: the size, the flags, and for yuv420p the range vidprep's
+    // pipeline holds (limited, see TO_PIPELINE_YUV).
+    let mut scale: Vec<String> = Vec::new();
     if let Some((w, h)) = opts.size {
-        let flags = opts
-            .scale_flags
-            .as_deref()
-            .map(|f| format!(":flags={f}"))
-            .unwrap_or_default();
-        filters.push(format!("scale={w}:{h}{flags}"));
+        scale.push(format!("{w}:{h}"));
+    }
+    if opts.pix_fmt == PixFmt::Yuv420p {
+        if let Some(f) = &opts.scale_flags {
+            scale.push(format!("flags={f}"));
+        }
+        scale.push("out_range=tv".into());
+    } else if let (Some(f), Some(_)) = (&opts.scale_flags, opts.size) {
+        scale.push(format!("flags={f}"));
+    }
+    if !scale.is_empty() {
+        filters.push(format!("scale={}", scale.join(":")));
     }
     if !filters.is_empty() {
         a.extend(["-vf".into(), filters.join(",")]);
