@@ -5,6 +5,7 @@ outputs rgb24 itself) and folders of PNGs are never converted through YUV 4:2:0,
 23-38 dB before; scaled, they are scaled in RGB as `-vf scale=W:H:flags=bicubic` does.
 """
 
+import functools
 import subprocess
 
 import numpy as np
@@ -25,9 +26,16 @@ CASES = {
 }
 
 
+@functools.lru_cache(maxsize=None)
+def passthrough():
+    """`-fps_mode passthrough` (FFmpeg 5.1 on), `-vsync passthrough` for older ffmpeg."""
+    help_text = subprocess.run(["ffmpeg", "-hide_banner", "-h", "full"], capture_output=True, text=True).stdout
+    return ["-fps_mode" if "-fps_mode" in help_text else "-vsync", "passthrough"]
+
+
 def ffmpeg_rgb24(path, w, h, vf=()):
     raw = subprocess.run(
-        ["ffmpeg", "-v", "error", "-i", str(path), *vf, "-fps_mode", "passthrough", "-pix_fmt", "rgb24",
+        ["ffmpeg", "-v", "error", "-i", str(path), *vf, *passthrough(), "-pix_fmt", "rgb24",
          "-f", "rawvideo", "-"], check=True, capture_output=True).stdout
     return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
 

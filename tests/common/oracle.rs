@@ -471,7 +471,7 @@ fn decode_args(path: &Path, opts: &DecodeOpts, extra_filter: Option<&str>) -> Ve
             a.extend(["-sws_flags".into(), f.clone()]);
         }
     }
-    a.extend(["-fps_mode".into(), "passthrough".into()]);
+    a.extend(cmd::passthrough().map(String::from));
     a.extend(["-pix_fmt".into(), opts.pix_fmt.ffmpeg_name().into()]);
     a
 }
@@ -721,8 +721,8 @@ pub fn decode_check(path: &Path) -> DecodeCheck {
         &p(path),
         "-map",
         "0",
-        "-fps_mode",
-        "passthrough",
+        cmd::passthrough()[0],
+        cmd::passthrough()[1],
         "-enc_time_base:v",
         "-1",
         "-f",
