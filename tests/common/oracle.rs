@@ -228,9 +228,9 @@ pub fn frame_pts(path: &Path) -> Vec<f64> {
 
 /// The filter that brings a decoded picture into vidprep's pipeline layout: 4:2:0 at limited
 /// range, which is what vidprep converts every YUV source to (full-range JPEG, MJPEG or VP9
-/// included). The range is asked for, not left to ffmpeg: up to FFmpeg 6.x a conversion to
-/// `yuv420p` gave limited range, while newer FFmpeg (7.x and later negotiate colour range in
-/// filter graphs) keeps a full-range source full range in `yuv420p`.
+/// included). The range is asked for, not left to ffmpeg: FFmpeg 4.3 and 5.1 convert a
+/// full-range source to limited range in `yuv420p`, while 7.1 and 9.0 (which negotiate colour
+/// range in filter graphs) keep it full range; `out_range=tv` gives 4.3's and 5.1's bytes.
 pub const TO_PIPELINE_YUV: &str = "scale=out_range=tv,format=yuv420p";
 
 /// Raw pixel layouts the oracle decodes to.
