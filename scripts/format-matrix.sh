@@ -101,6 +101,10 @@ damage() {
     done
 }
 
+fps_mode=0
+help=$(ffmpeg -hide_banner -h full 2>/dev/null || true)
+if [[ $help == *-fps_mode* ]]; then fps_mode=1; fi
+
 : >"$out/list.txt.tmp"
 while IFS='|' read -r name ext opts post; do
     name=$(echo "$name" | xargs)
@@ -113,6 +117,8 @@ while IFS='|' read -r name ext opts post; do
     [ -s "$file" ] && continue
     tmp="$out/.$name.tmp.$ext"
     # shellcheck disable=SC2086 # the options are words on purpose
+    # FFmpeg before 5.1 (Debian 11's 4.3) has -vsync where newer ones have -fps_mode.
+    [ "$fps_mode" = 1 ] || opts=${opts//-fps_mode passthrough/-vsync passthrough}
     eval "set -- $opts"
     ffmpeg -nostdin -v error -y -i "$master" "$@" "$tmp"
     case $post in

@@ -138,7 +138,7 @@ fn through_420(image: &Path) -> Frame {
         "-i",
         &p(image),
         "-vf",
-        "format=yuv420p,format=rgb24",
+        &format!("{},format=rgb24", oracle::TO_PIPELINE_YUV),
         "-f",
         "rawvideo",
         "-",

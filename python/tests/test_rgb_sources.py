@@ -5,6 +5,7 @@ outputs rgb24 itself) and folders of PNGs are never converted through YUV 4:2:0,
 23-38 dB before; scaled, they are scaled in RGB as `-vf scale=W:H:flags=bicubic` does.
 """
 
+import functools
 import subprocess
 
 import numpy as np
@@ -23,6 +24,13 @@ CASES = {
     "ffv1_rgb": ("a.mkv", ["-c:v", "ffv1", "-pix_fmt", "bgr0"]),
     "cinepak": ("a.avi", ["-c:v", "cinepak"]),
 }
+
+
+@functools.lru_cache(maxsize=None)
+def passthrough():
+    """`-fps_mode passthrough` (FFmpeg 5.1 on), `-vsync passthrough` for older ffmpeg."""
+    help_text = subprocess.run(["ffmpeg", "-hide_banner", "-h", "full"], capture_output=True, text=True).stdout
+    return ["-fps_mode" if "-fps_mode" in help_text else "-vsync", "passthrough"]
 
 
 def ffmpeg_rgb24(path, w, h, vf=()):

@@ -189,3 +189,16 @@ pub(crate) fn copy_display_matrix(
         }
     }
 }
+
+/// The result of `sws_setColorspaceDetails`. Before FFmpeg 6.0 (libswscale 7) it returns -1
+/// for conversions between two YUV (or grey) formats although it has set the ranges up (the
+/// ffmpeg CLI's scale filter ignores that value); from 6.0 a negative value is an error.
+pub(crate) fn colorspace_details_result(ret: i32) -> Result<(), ffmpeg::Error> {
+    #[cfg(ffmpeg_6_0)]
+    if ret < 0 {
+        return Err(ffmpeg::Error::from(ret));
+    }
+    #[cfg(not(ffmpeg_6_0))]
+    let _ = ret;
+    Ok(())
+}

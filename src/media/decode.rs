@@ -579,7 +579,12 @@ impl FrameReader {
     }
 
     fn pipeline_image_of(&mut self, raw: VideoFrame) -> Result<VideoFrame> {
-        let converted = if raw.format() == PIPELINE_FORMAT {
+        // The pipeline holds limited-range 4:2:0 (what the encoders tag their output as): a
+        // `yuv420p` picture tagged full range (VP9, AV1; FFmpeg's `yuvj420p` for H.264,
+        // HEVC and JPEG is converted anyway) goes through swscale like any other format.
+        let converted = if raw.format() == PIPELINE_FORMAT
+            && raw.color_range() != ffmpeg::util::color::Range::JPEG
+        {
             raw
         } else {
             self.converter.convert(&raw).map_err(|e| {

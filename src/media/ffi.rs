@@ -253,6 +253,67 @@ pub fn set_frame_quality(frame: &mut ffmpeg::frame::Video, quality: i32) {
     }
 }
 
+/// Tells a swscale context the colour description of the pictures it will convert, as the
+/// ffmpeg CLI's scale filter does for each frame (`in_color_matrix=auto`, `in_range` from the
+/// frame): the YCbCr matrix of `colorspace` (BT.601 where it is unspecified, RGB or one
+/// swscale has no coefficients for) for input and output alike, and the input's range where the
+/// frame states one (otherwise swscale's own guess from the pixel format stays: full for
+/// `yuvj*` and grey, limited for other YUV). `sws_getContext` alone assumes BT.601 and, for
+/// `yuv*` pixel formats, limited range: a full-range VP9 or HEVC picture (`yuv420p` tagged
+/// full range), or one tagged BT.709, then converts to other pixels than ffmpeg's.
+pub fn describe_scaler_input(
+    scaler: &mut ffmpeg::software::scaling::Context,
+    colorspace: ffmpeg::color::Space,
+    range: ffmpeg::color::Range,
+) -> Result<(), ffmpeg::Error> {
+    let mut space = ffi::AVColorSpace::from(colorspace) as i32;
+    // The scale filter's parse_yuv_type: the coefficients swscale has are those of
+    // AVColorSpace 1 to 10 but 8 (YCgCo); anything else is BT.470BG (= BT.601).
+    if !(1..=10).contains(&space) || space == 8 {
+        space = ffi::AVColorSpace::AVCOL_SPC_BT470BG as i32;
+    }
+    // SAFETY: the context is valid and held mutably; sws_getColorspaceDetails writes the
+    // context's own table pointers and five ints into the locals given; sws_getCoefficients
+    // returns a pointer to a static table (it falls back to BT.601 for unknown values);
+    // sws_setColorspaceDetails copies the tables it is given (4 ints each) into the context.
+    unsafe {
+        let ctx = scaler.as_mut_ptr();
+        let (mut inv_table, mut table) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let (mut src_range, mut dst_range) = (0, 0);
+        let (mut brightness, mut contrast, mut saturation) = (0, 0, 0);
+        let ret = ffi::sws_getColorspaceDetails(
+            ctx,
+            &mut inv_table,
+            &mut src_range,
+            &mut table,
+            &mut dst_range,
+            &mut brightness,
+            &mut contrast,
+            &mut saturation,
+        );
+        if ret < 0 {
+            return Err(ffmpeg::Error::from(ret));
+        }
+        match range {
+            ffmpeg::color::Range::JPEG => src_range = 1,
+            ffmpeg::color::Range::MPEG => src_range = 0,
+            ffmpeg::color::Range::Unspecified => {}
+        }
+        let coefficients = ffi::sws_getCoefficients(space);
+        let ret = ffi::sws_setColorspaceDetails(
+            ctx,
+            coefficients,
+            src_range,
+            coefficients,
+            dst_range,
+            brightness,
+            contrast,
+            saturation,
+        );
+        crate::media::compat::colorspace_details_result(ret)
+    }
+}
+
 /// A swscale context that can move to another thread with its owner (ffmpeg-next's scaler
 /// is not `Send`).
 pub struct OwnedScaler(pub ffmpeg::software::scaling::Context);

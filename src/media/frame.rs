@@ -8,6 +8,7 @@
 use ffmpeg::format::Pixel;
 use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::software::scaling::{Context as Scaler, Flags};
+use ffmpeg::util::color::{Range as ColorRange, Space as ColorSpace};
 use ffmpeg_next as ffmpeg;
 
 use crate::media::input::Rotation;
@@ -78,7 +79,9 @@ impl Frame {
 /// the last input geometry seen.
 pub struct Converter {
     scaler: Option<crate::media::ffi::OwnedScaler>,
-    key: (Pixel, u32, u32),
+    /// The input the context was made for: pixel format, size, and the colour description
+    /// it was told (see [`crate::media::ffi::describe_scaler_input`]).
+    key: (Pixel, u32, u32, ColorSpace, ColorRange),
     dst: (Pixel, u32, u32),
     flags: Flags,
 }
@@ -89,7 +92,13 @@ impl Converter {
         let (w, h) = dst_size.unwrap_or((0, 0));
         Converter {
             scaler: None,
-            key: (Pixel::None, 0, 0),
+            key: (
+                Pixel::None,
+                0,
+                0,
+                ColorSpace::Unspecified,
+                ColorRange::Unspecified,
+            ),
             dst: (format, w, h),
             flags,
         }
@@ -102,7 +111,13 @@ impl Converter {
     }
 
     pub fn convert(&mut self, src: &VideoFrame) -> Result<VideoFrame, ffmpeg::Error> {
-        let key = (src.format(), src.width(), src.height());
+        let key = (
+            src.format(),
+            src.width(),
+            src.height(),
+            src.color_space(),
+            src.color_range(),
+        );
         let (dw, dh) = if self.dst.1 == 0 {
             (src.width(), src.height())
         } else {
@@ -116,19 +131,53 @@ impl Converter {
                 .map(|s| (s.0.output().width, s.0.output().height))
                 != Some((dw, dh))
         {
-            self.scaler = Some(crate::media::ffi::OwnedScaler(Scaler::get(
-                key.0, key.1, key.2, self.dst.0, dw, dh, self.flags,
-            )?));
+            let mut scaler = Scaler::get(
+                swscale_format(key.0, key.4),
+                key.1,
+                key.2,
+                self.dst.0,
+                dw,
+                dh,
+                self.flags,
+            )?;
+            // The source's matrix and range, as the ffmpeg CLI's scale filter passes them.
+            crate::media::ffi::describe_scaler_input(&mut scaler, key.3, key.4)?;
+            self.scaler = Some(crate::media::ffi::OwnedScaler(scaler));
             self.key = key;
         }
         let mut out = VideoFrame::empty();
-        self.scaler
-            .as_mut()
-            .expect("scaler set above")
-            .0
-            .run(src, &mut out)?;
+        let scaler = &mut self.scaler.as_mut().expect("scaler set above").0;
+        if scaler.input().format == src.format() {
+            scaler.run(src, &mut out)?;
+        } else {
+            // The same pixels, named by their full-range twin (see swscale_format).
+            let mut view = share(src);
+            view.set_format(scaler.input().format);
+            scaler.run(&view, &mut out)?;
+        }
         copy_color_props(src, &mut out);
         Ok(out)
+    }
+}
+
+/// The pixel format to give swscale for pictures in `format` at `range`. swscale chooses its
+/// conversion when the context is made, from the formats' ranges as it knows them then (a
+/// `yuvj*` format is full range, other YUV limited); a range set afterwards
+/// (`sws_setColorspaceDetails`) does not undo a plain copy chosen between two formats of equal
+/// layout and range. So a full-range `yuv420p` picture (VP9, AV1) is named `yuvj420p`, its
+/// full-range twin with the same memory layout, as FFmpeg's own decoders name full-range
+/// H.264, HEVC and JPEG pictures.
+fn swscale_format(format: Pixel, range: ColorRange) -> Pixel {
+    if range != ColorRange::JPEG {
+        return format;
+    }
+    match format {
+        Pixel::YUV420P => Pixel::YUVJ420P,
+        Pixel::YUV422P => Pixel::YUVJ422P,
+        Pixel::YUV444P => Pixel::YUVJ444P,
+        Pixel::YUV440P => Pixel::YUVJ440P,
+        Pixel::YUV411P => Pixel::YUVJ411P,
+        other => other,
     }
 }
 

@@ -99,6 +99,26 @@ pub fn ffprobe<S: AsRef<OsStr>>(args: &[S]) -> Result<Output, String> {
     run("ffprobe", &all)
 }
 
+/// The ffmpeg CLI's output option that passes every frame through with its own timestamp (no
+/// duplicates, no drops): `-fps_mode passthrough`, which FFmpeg 5.1 added (and deprecated
+/// `-vsync` for); older ones (4.x) only know `-vsync passthrough`. Asked of the installed
+/// ffmpeg once (`ffmpeg -hide_banner -h full`).
+pub fn passthrough() -> [&'static str; 2] {
+    static HAS_FPS_MODE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let has = *HAS_FPS_MODE.get_or_init(|| {
+        let out = std::process::Command::new("ffmpeg")
+            .args(["-hide_banner", "-h", "full"])
+            .output()
+            .expect("run ffmpeg -h full");
+        String::from_utf8_lossy(&out.stdout).contains("-fps_mode")
+    });
+    if has {
+        ["-fps_mode", "passthrough"]
+    } else {
+        ["-vsync", "passthrough"]
+    }
+}
+
 /// Path as a `String` argument (test paths are always valid UTF-8).
 pub fn p(path: &Path) -> String {
     path.to_str()

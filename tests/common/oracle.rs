@@ -226,6 +226,13 @@ pub fn frame_pts(path: &Path) -> Vec<f64> {
 
 // ---------------------------------------------------------------- frames
 
+/// The filter that brings a decoded picture into vidprep's pipeline layout: 4:2:0 at limited
+/// range, which is what vidprep converts every YUV source to (full-range JPEG, MJPEG or VP9
+/// included). The range is asked for, not left to ffmpeg: FFmpeg 4.3 and 5.1 convert a
+/// full-range source to limited range in `yuv420p`, while 7.1 and 9.0 (which negotiate colour
+/// range in filter graphs) keep it full range; `out_range=tv` gives 4.3's and 5.1's bytes.
+pub const TO_PIPELINE_YUV: &str = "scale=out_range=tv,format=yuv420p";
+
 /// Raw pixel layouts the oracle decodes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PixFmt {
@@ -439,13 +446,22 @@ fn decode_args(path: &Path, opts: &DecodeOpts, extra_filter: Option<&str>) -> Ve
     if let Some(f) = extra_filter {
         filters.push(f.to_string());
     }
+    // The scale filter's options: the size, the flags, and for yuv420p the range vidprep's
+    // pipeline holds (limited, see TO_PIPELINE_YUV).
+    let mut scale: Vec<String> = Vec::new();
     if let Some((w, h)) = opts.size {
-        let flags = opts
-            .scale_flags
-            .as_deref()
-            .map(|f| format!(":flags={f}"))
-            .unwrap_or_default();
-        filters.push(format!("scale={w}:{h}{flags}"));
+        scale.push(format!("{w}:{h}"));
+    }
+    if opts.pix_fmt == PixFmt::Yuv420p {
+        if let Some(f) = &opts.scale_flags {
+            scale.push(format!("flags={f}"));
+        }
+        scale.push("out_range=tv".into());
+    } else if let (Some(f), Some(_)) = (&opts.scale_flags, opts.size) {
+        scale.push(format!("flags={f}"));
+    }
+    if !scale.is_empty() {
+        filters.push(format!("scale={}", scale.join(":")));
     }
     if !filters.is_empty() {
         a.extend(["-vf".into(), filters.join(",")]);
@@ -455,7 +471,7 @@ fn decode_args(path: &Path, opts: &DecodeOpts, extra_filter: Option<&str>) -> Ve
             a.extend(["-sws_flags".into(), f.clone()]);
         }
     }
-    a.extend(["-fps_mode".into(), "passthrough".into()]);
+    a.extend(cmd::passthrough().map(String::from));
     a.extend(["-pix_fmt".into(), opts.pix_fmt.ffmpeg_name().into()]);
     a
 }
@@ -705,8 +721,8 @@ pub fn decode_check(path: &Path) -> DecodeCheck {
         &p(path),
         "-map",
         "0",
-        "-fps_mode",
-        "passthrough",
+        cmd::passthrough()[0],
+        cmd::passthrough()[1],
         "-enc_time_base:v",
         "-1",
         "-f",

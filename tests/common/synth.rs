@@ -380,7 +380,7 @@ impl SynthVideo {
             a.extend(["-map".into(), "1:a:0".into()]);
         }
         a.extend(["-frames:v".into(), self.frames.to_string()]);
-        a.extend(["-fps_mode".into(), "passthrough".into()]);
+        a.extend(cmd::passthrough().map(String::from));
         if self.vfr_ms.is_some() {
             a.extend(["-enc_time_base".into(), "1/1000".into()]);
             if ext == "mp4" || ext == "mov" {

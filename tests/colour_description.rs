@@ -1,0 +1,212 @@
+//! A source's colour description (its YCbCr matrix and range) reaches swscale as the ffmpeg
+//! CLI's scale filter passes it: a BT.709-tagged H.264, a full-range VP9 (`yuv420p` tagged
+//! full range, not `yuvj420p`) and a full-range MJPEG export the same RGB pixels as
+//! `ffmpeg -vf scale=out_range=tv,format=yuv420p,format=rgb24` (vidprep's 4:2:0 pipeline, as
+//! ffmpeg converts), and a lossless cut holds ffmpeg's limited-range 4:2:0 of each frame, bit
+//! for bit. Before, swscale assumed BT.601 and, for `yuv*` formats, limited range (29 dB and
+//! 26 dB against ffmpeg).
+
+mod common;
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use common::cmd::{self, p};
+use common::oracle::{self, DecodeOpts, Frame, PixFmt};
+use serde_json::Value;
+use support::vidprep;
+
+/// Writes a 10-frame 96x64 testsrc2 video with `encode` (codec and colour options).
+fn source(dir: &Path, name: &str, encode: &[&str]) -> PathBuf {
+    let path = dir.join(name);
+    let mut args: Vec<String> = [
+        "-v",
+        "error",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=96x64:rate=10",
+        "-frames:v",
+        "10",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(encode.iter().map(|s| s.to_string()));
+    args.push(p(&path));
+    cmd::ffmpeg(&args).unwrap();
+    path
+}
+
+/// The sources, with what ffprobe must say of their first decoded frame (so that each case
+/// tests what it claims to).
+fn sources(dir: &Path) -> Vec<(PathBuf, &'static str, &'static str)> {
+    vec![
+        (
+            source(
+                dir,
+                "bt709.mp4",
+                &[
+                    "-c:v",
+                    "libx264",
+                    "-preset",
+                    "ultrafast",
+                    "-pix_fmt",
+                    "yuv420p",
+                    "-colorspace",
+                    "bt709",
+                    "-color_primaries",
+                    "bt709",
+                    "-color_trc",
+                    "bt709",
+                ],
+            ),
+            "color_space=bt709",
+            "color_range=tv",
+        ),
+        (
+            source(
+                dir,
+                "full.webm",
+                &[
+                    "-c:v",
+                    "libvpx-vp9",
+                    "-b:v",
+                    "0",
+                    "-crf",
+                    "20",
+                    "-pix_fmt",
+                    "yuv420p",
+                    "-color_range",
+                    "pc",
+                ],
+            ),
+            "pix_fmt=yuv420p",
+            "color_range=pc",
+        ),
+        (
+            source(
+                dir,
+                "mjpeg.avi",
+                &["-c:v", "mjpeg", "-q:v", "3", "-pix_fmt", "yuvj420p"],
+            ),
+            "pix_fmt=yuvj420p",
+            "color_range=pc",
+        ),
+    ]
+}
+
+fn first_frame_description(path: &Path) -> String {
+    let out = cmd::ffprobe(&[
+        "-v",
+        "error",
+        "-select_streams",
+        "v:0",
+        "-read_intervals",
+        "%+#1",
+        "-show_entries",
+        "frame=pix_fmt,color_range,color_space",
+        "-of",
+        "compact",
+        &p(path),
+    ])
+    .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Frame `index` of `path` as ffmpeg brings it into vidprep's pipeline and shows it as RGB.
+fn ffmpeg_rgb(path: &Path, index: u64) -> Frame {
+    let out = cmd::ffmpeg(&[
+        "-v",
+        "error",
+        "-i",
+        &p(path),
+        "-vf",
+        &format!(
+            "select=eq(n\\,{index}),{},format=rgb24",
+            oracle::TO_PIPELINE_YUV
+        ),
+        "-frames:v",
+        "1",
+        "-f",
+        "rawvideo",
+        "-",
+    ])
+    .unwrap();
+    let (w, h) = oracle::dimensions(path);
+    Frame {
+        width: w as usize,
+        height: h as usize,
+        pix_fmt: PixFmt::Rgb24,
+        data: out.stdout,
+    }
+}
+
+#[test]
+fn exported_pixels_follow_the_sources_matrix_and_range() {
+    let dir = tempfile::tempdir().unwrap();
+    for (src, a, b) in sources(dir.path()) {
+        let desc = first_frame_description(&src);
+        assert!(
+            desc.contains(a) && desc.contains(b),
+            "{}: {desc}",
+            src.display()
+        );
+        let out = dir.path().join(format!(
+            "{}-frames",
+            src.file_stem().unwrap().to_string_lossy()
+        ));
+        vidprep()
+            .args(["export", "frames"])
+            .arg(&src)
+            .args(["--count", "3", "--format", "png", "--out-dir"])
+            .arg(&out)
+            .assert()
+            .success();
+        let frames: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("frames.json")).unwrap())
+                .unwrap();
+        for f in frames["frames"].as_array().unwrap() {
+            let i = f["source_frame"].as_u64().unwrap();
+            let got = oracle::decode_image(&out.join(f["file"].as_str().unwrap()), PixFmt::Rgb24);
+            let want = ffmpeg_rgb(&src, i);
+            assert!(
+                got.data == want.data,
+                "{} frame {i}: exported pixels differ from ffmpeg's ({:.1} dB)",
+                src.display(),
+                oracle::psnr(&got, &want)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_lossless_cut_holds_ffmpegs_limited_range_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    for (src, ..) in sources(dir.path()) {
+        let out = dir.path().join(format!(
+            "{}-cut.mp4",
+            src.file_stem().unwrap().to_string_lossy()
+        ));
+        vidprep()
+            .arg("cut")
+            .arg(&src)
+            .args([
+                "--start",
+                "2",
+                "--end",
+                "8",
+                "--crf",
+                "0",
+                "--preset",
+                "ultrafast",
+                "-o",
+            ])
+            .arg(&out)
+            .assert()
+            .success();
+        let want = oracle::framemd5(&src, &DecodeOpts::new(PixFmt::Yuv420p));
+        let got = oracle::framemd5(&out, &DecodeOpts::new(PixFmt::Yuv420p));
+        assert_eq!(got, want[2..8].to_vec(), "{}", src.display());
+    }
+}
