@@ -81,3 +81,83 @@ fn mot_boxes_inside_the_video_cost_a_bounded_amount_each() {
         serde_json::json!({"frame": 0, "box": [7.0, 8.0, 15.0, 17.0]})
     );
 }
+
+/// `vidprep args` in `dir` with its address space limited to `kib` KiB (`ulimit -v`).
+fn under_limit(dir: &Path, kib: u64, args: &[&str]) -> std::process::Output {
+    let bin = assert_cmd::cargo::cargo_bin("vidprep");
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(bin)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// Under a hard memory limit (`ulimit -v`, 1 GB), PNG frames of an 8000x8000 video (within
+/// the pixel budget; 183 MiB of RGB each) end with an error naming the size (exit 1), not an
+/// abort (exit 134, as before), and leave nothing behind; the same request at `--max-size`
+/// (the advice) works under the same limit.
+#[test]
+fn frames_too_large_for_a_hard_memory_limit_are_an_error_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    common::cmd::ffmpeg(&[
+        "-v",
+        "error",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=8000x8000:r=5",
+        "-frames:v",
+        "3",
+        "-c:v",
+        "mjpeg",
+        "-q:v",
+        "5",
+        &common::cmd::p(&dir.path().join("big.avi")),
+    ])
+    .unwrap();
+    let limit = 1_000_000; // KiB
+    let args = [
+        "export",
+        "frames",
+        "big.avi",
+        "--out-dir",
+        "png",
+        "--count",
+        "2",
+        "--image-format",
+        "png",
+    ];
+    let out = under_limit(dir.path(), limit, &args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("memory"), "{err}");
+    if err.contains("to RGB") {
+        assert!(
+            err.contains("needs 183.1 MiB (192000000 bytes) of memory and the system refused it")
+                && err.contains("--max-size"),
+            "{err}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["big.avi"], "{err}");
+    // The advice works under the same limit.
+    let mut small = args.to_vec();
+    small.extend(["--max-size", "640x640"]);
+    let out = under_limit(dir.path(), limit, &small);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let frames = std::fs::read_to_string(dir.path().join("png/frames.json")).unwrap();
+    let frames: serde_json::Value = serde_json::from_str(&frames).unwrap();
+    let first = frames["frames"][0]["file"].as_str().unwrap();
+    let png = image::open(dir.path().join("png").join(first)).unwrap();
+    assert_eq!((png.width(), png.height()), (640, 640));
+}

@@ -560,6 +560,7 @@ impl FrameReader {
                     )
                 })?;
                 rotate_rgb24(&rgb, r)
+                    .map_err(|e| Error::ffmpeg(&self.path, "rotating the picture", e))?
             }
         }))
     }
@@ -578,7 +579,8 @@ impl FrameReader {
         };
         Ok(match self.applied_rotation() {
             Rotation::None => converted,
-            r => rotate_yuv420(&converted, r),
+            r => rotate_yuv420(&converted, r)
+                .map_err(|e| Error::ffmpeg(&self.path, "rotating the picture", e))?,
         })
     }
 
