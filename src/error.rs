@@ -179,6 +179,20 @@ pub enum Error {
         advice: String,
     },
 
+    /// The system refused an allocation this large (less memory is free, or a limit such as
+    /// `ulimit -v` allows less): an error naming it instead of an abort.
+    #[error("{}: {what} needs {} of memory and the system refused it (less is free, or allowed by a limit such as ulimit -v); {advice}", path.display(), bytes_text(*needed))]
+    OutOfMemory {
+        /// The input (or output) being worked on.
+        path: PathBuf,
+        /// What would be allocated (`"frame 3 as 8000x8000 RGB"`).
+        what: String,
+        /// Bytes asked for.
+        needed: u64,
+        /// What to do instead.
+        advice: String,
+    },
+
     /// A fault in vidprep itself (a bug), with what was going on.
     #[error("internal error: {0}")]
     Internal(String),
@@ -244,6 +258,7 @@ impl Error {
             | Error::Annotation(_)
             | Error::Read { .. }
             | Error::OverBudget { .. }
+            | Error::OutOfMemory { .. }
             | Error::TableMismatch { .. } => ErrorKind::Input,
             Error::Encode { .. } => ErrorKind::Encode,
             Error::Io { .. } => ErrorKind::Output,

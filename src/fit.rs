@@ -132,7 +132,7 @@ impl Placer {
     pub fn place(&mut self, src: &VideoFrame) -> Result<VideoFrame, ffmpeg::Error> {
         let scaled = self.scaler.convert(src)?;
         let (fw, fh) = self.placement.frame;
-        let mut out = VideoFrame::new(Pixel::YUV420P, fw, fh);
+        let mut out = crate::media::frame::new_frame(Pixel::YUV420P, fw, fh)?;
         copy_color_props(&scaled, &mut out);
         let (ox, oy) = self.placement.offset;
         for (plane, &(pw, ph)) in yuv420_plane_sizes(fw, fh).iter().enumerate() {

@@ -121,6 +121,8 @@ impl FrameClock for VideoClock<'_> {
 /// A source's annotations resolved onto its frames.
 pub struct SourceBoxes {
     pub request: BoxesRequest,
+    /// The file's tracks (ids and labels, without their keys: those live on resolved in
+    /// `resolved`), detections and meta.
     pub annotations: Annotations,
     pub resolved: ResolvedBoxes,
     pub warnings: Vec<String>,
@@ -139,6 +141,7 @@ impl SourceBoxes {
         // costs what the video's part of it costs).
         let read = ReadOptions {
             frame_count: Some(table.len()),
+            boxes_only: true,
             ..request.read.clone()
         };
         let annotations = annotations::read(&request.path, request.format, &read)?;
@@ -148,6 +151,14 @@ impl SourceBoxes {
             height,
         };
         let resolved = annotations.resolve(&clock, request.fill)?;
+        let mut annotations = annotations;
+        // The resolved boxes are all that is drawn and recorded from here on: the keyed
+        // boxes and extras of the tracks (most of a large file's memory) are let go, the
+        // tracks' ids and labels kept.
+        for track in &mut annotations.tracks {
+            track.keys = Default::default();
+            track.extras = Default::default();
+        }
         let dropped = annotations
             .meta
             .fields

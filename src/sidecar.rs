@@ -256,7 +256,7 @@ pub struct Sidecar {
     pub encode: Option<EncodeSettings>,
     /// The boxes of the output, in its own frames and pixels (vidprep annotation JSON).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<serde_json::Value>,
+    pub annotations: Option<Box<serde_json::value::RawValue>>,
     /// Sections particular to an export kind (a capped video's budget, a copy's GOPs).
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -318,11 +318,22 @@ pub(crate) fn check_sidecar_owner(sidecar: &Path, main: &Path) -> Result<()> {
     ))
 }
 
+/// Writes `value` as pretty JSON at `path`, streamed (a sidecar holding millions of boxes is
+/// never held as text).
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value)
-        .map_err(|e| crate::error::Error::internal(format!("cannot write JSON: {e}")))?;
-    text.push('\n');
-    std::fs::write(path, text).map_err(|e| crate::error::Error::io(path, e))
+    use std::io::Write as _;
+    let file = std::fs::File::create(path).map_err(|e| crate::error::Error::io(path, e))?;
+    let mut out = std::io::BufWriter::new(file);
+    serde_json::to_writer_pretty(&mut out, value).map_err(|e| {
+        if e.is_io() {
+            crate::error::Error::io(path, e.into())
+        } else {
+            crate::error::Error::internal(format!("cannot write JSON: {e}"))
+        }
+    })?;
+    out.write_all(b"\n")
+        .and_then(|()| out.flush())
+        .map_err(|e| crate::error::Error::io(path, e))
 }
 
 /// A time as exact text plus seconds, for sidecar fields.

@@ -421,6 +421,75 @@ fn capped_video_with_base64() {
     );
 }
 
+/// A capped video with audio whose budget takes two encodes, at the default preset: the same
+/// bytes (video and Base64) from the command, from two manifest items at `--jobs 2`, and from
+/// the library (what the Python package's `run`/`execute` call), twice in one process.
+#[test]
+fn capped_video_with_audio_and_two_encodes_is_the_same_bytes_through_every_door() {
+    let ws = workspace();
+    let d = ws.path();
+    let budget = "150000";
+    vidprep()
+        .current_dir(d)
+        .args([
+            "export",
+            "video",
+            "street.mp4",
+            "--max-base64-bytes",
+            budget,
+        ])
+        .args([
+            "--reencode",
+            "--base64",
+            "cli/video.b64",
+            "-o",
+            "cli/video.mp4",
+        ])
+        .assert()
+        .success();
+    let line = |id: &str| {
+        format!(
+            r#"{{"id": "{id}", "source": "street.mp4", "exports": [{{"kind": "video", "max_base64_bytes": {budget}, "reencode": true, "base64": true}}]}}"#
+        )
+    };
+    std::fs::write(d.join("m.jsonl"), format!("{}\n{}\n", line("a"), line("b"))).unwrap();
+    vidprep()
+        .current_dir(d)
+        .args(["run", "m.jsonl", "--out-dir", "run", "--jobs", "2"])
+        .assert()
+        .success();
+    let mut folders = vec![d.join("run/a"), d.join("run/b")];
+    for id in ["l1", "l2"] {
+        let mut plan: vidprep::Plan = serde_json::from_str(&line(id)).unwrap();
+        plan.resolve_paths(d);
+        let folder = d.join("lib").join(id);
+        vidprep::execute(
+            &plan,
+            &vidprep::Destination::Folder(folder.clone()),
+            &vidprep::ExecOptions::default(),
+            &mut vidprep::NoProgress,
+        )
+        .unwrap();
+        folders.push(folder);
+    }
+    let cli = d.join("cli/video.mp4");
+    let encodes = support::sidecar(&cli)["budget"]["encodes"].as_u64();
+    assert_eq!(encodes, Some(2), "the budget is meant to take two encodes");
+    for name in ["video.mp4", "video.b64"] {
+        let want = std::fs::read(d.join("cli").join(name)).unwrap();
+        for folder in &folders {
+            let got = std::fs::read(folder.join(name)).unwrap();
+            assert!(
+                got == want,
+                "{}: {} bytes, the command wrote {}",
+                folder.join(name).display(),
+                got.len(),
+                want.len()
+            );
+        }
+    }
+}
+
 #[test]
 fn sampled_frames_with_strip_payload_and_boxes() {
     check(

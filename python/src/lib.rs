@@ -74,7 +74,10 @@ create_exception!(
 /// library's message (which names the file).
 fn to_py(e: vidprep::Error) -> PyErr {
     let message = e.to_string();
-    if matches!(e, vidprep::Error::OverBudget { .. }) {
+    if matches!(
+        e,
+        vidprep::Error::OverBudget { .. } | vidprep::Error::OutOfMemory { .. }
+    ) {
         return PyMemoryError::new_err(message);
     }
     match e.kind() {

@@ -114,7 +114,7 @@ pub fn read_got10k(path: &Path) -> Result<Annotations, AnnotationError> {
         let entry = if absent { Entry::Absent } else { entry };
         let mut extras = Extras::new();
         if let Some(cover) = &cover {
-            extras.insert("cover".to_string(), cover[frame] as f64);
+            extras.insert("cover", cover[frame] as f64);
         }
         set.add(
             &track_id,

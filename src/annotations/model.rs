@@ -7,6 +7,7 @@
 //! `-ss` and players count: seconds from the input's start) unless the format counts from the
 //! first frame (V-STaR). Every reader converts to these at its edge.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -91,8 +92,114 @@ impl Entry {
 }
 
 /// Extra per-key numbers a format carries (GOT-10k `cover`, MOT `conf`/`class`/`visibility`,
-/// plain `score`), by name.
-pub type Extras = BTreeMap<String, f64>;
+/// plain `score`), by name, in name order.
+///
+/// Compact because a file may hold millions of keys: a short sorted vector (formats carry one
+/// to three extras), the names formats use shared as static text, so one key's extras cost one
+/// allocation of 32 bytes per extra (a map of names would cost a node of about 370 bytes and a
+/// string per name).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extras(Vec<(Cow<'static, str>, f64)>);
+
+/// Extra names the readers use, shared rather than allocated per key.
+const KNOWN_EXTRAS: [&str; 8] = [
+    "class",
+    "conf",
+    "cover",
+    "score",
+    "visibility",
+    "world_x",
+    "world_y",
+    "world_z",
+];
+
+impl Extras {
+    /// No extras.
+    pub fn new() -> Extras {
+        Extras(Vec::new())
+    }
+
+    /// Sets `name` to `value`; the previous value, if any.
+    pub fn insert(&mut self, name: &str, value: f64) -> Option<f64> {
+        match self.0.binary_search_by(|(n, _)| n.as_ref().cmp(name)) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
+            Err(i) => {
+                let name = match KNOWN_EXTRAS.iter().find(|k| **k == name) {
+                    Some(k) => Cow::Borrowed(*k),
+                    None => Cow::Owned(name.to_string()),
+                };
+                self.0.insert(i, (name, value));
+                None
+            }
+        }
+    }
+
+    /// The value of `name`.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.0
+            .binary_search_by(|(n, _)| n.as_ref().cmp(name))
+            .ok()
+            .map(|i| self.0[i].1)
+    }
+
+    /// The extras, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> + '_ {
+        self.0.iter().map(|(n, v)| (n.as_ref(), *v))
+    }
+
+    /// The values, in name order.
+    pub fn values(&self) -> impl Iterator<Item = f64> + '_ {
+        self.0.iter().map(|(_, v)| *v)
+    }
+
+    /// The number of extras.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::ops::Index<&str> for Extras {
+    type Output = f64;
+    fn index(&self, name: &str) -> &f64 {
+        match self.0.binary_search_by(|(n, _)| n.as_ref().cmp(name)) {
+            Ok(i) => &self.0[i].1,
+            Err(_) => panic!("no extra named {name:?}"),
+        }
+    }
+}
+
+impl FromIterator<(String, f64)> for Extras {
+    fn from_iter<I: IntoIterator<Item = (String, f64)>>(iter: I) -> Extras {
+        let mut out = Extras::new();
+        for (n, v) in iter {
+            out.insert(&n, v);
+        }
+        out
+    }
+}
+
+impl From<BTreeMap<String, f64>> for Extras {
+    fn from(map: BTreeMap<String, f64>) -> Extras {
+        map.into_iter().collect()
+    }
+}
+
+impl serde::Serialize for Extras {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Extras {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Extras, D::Error> {
+        BTreeMap::<String, f64>::deserialize(d).map(Extras::from)
+    }
+}
 
 /// One object over time. At most one entry per key (a `BTreeMap`, sorted by key).
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -380,6 +487,25 @@ mod tests {
                 Key::Time(Time::new(1, 3))
             ]
         );
+    }
+
+    #[test]
+    fn extras_keep_name_order_share_known_names_and_round_trip_as_a_map() {
+        let mut x = Extras::new();
+        assert_eq!(x.insert("visibility", 0.5), None);
+        assert_eq!(x.insert("conf", 1.0), None);
+        assert_eq!(x.insert("my_score", 2.0), None);
+        assert_eq!(x.insert("conf", 0.25), Some(1.0));
+        let names: Vec<&str> = x.iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["conf", "my_score", "visibility"]);
+        assert_eq!(
+            (x.get("conf"), x["visibility"], x.get("nope")),
+            (Some(0.25), 0.5, None)
+        );
+        assert!(matches!(x.0[0].0, Cow::Borrowed(_)) && matches!(x.0[1].0, Cow::Owned(_)));
+        let text = serde_json::to_string(&x).unwrap();
+        assert_eq!(text, r#"{"conf":0.25,"my_score":2.0,"visibility":0.5}"#);
+        assert_eq!(serde_json::from_str::<Extras>(&text).unwrap(), x);
     }
 
     #[test]

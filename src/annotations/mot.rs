@@ -229,19 +229,21 @@ fn read_mot_from(
         }
 
         let mut extras = Extras::new();
-        if let Some(conf) = conf {
-            extras.insert("conf".into(), conf);
-        }
-        if let Some(class) = class {
-            extras.insert("class".into(), class);
-        }
-        if count == 9 {
-            extras.insert("visibility".into(), v[8]);
-        }
-        if count == 10 {
-            for (k, name) in [(7, "world_x"), (8, "world_y"), (9, "world_z")] {
-                if v[k] != -1.0 {
-                    extras.insert(name.into(), v[k]);
+        if !options.boxes_only {
+            if let Some(conf) = conf {
+                extras.insert("conf", conf);
+            }
+            if let Some(class) = class {
+                extras.insert("class", class);
+            }
+            if count == 9 {
+                extras.insert("visibility", v[8]);
+            }
+            if count == 10 {
+                for (k, name) in [(7, "world_x"), (8, "world_y"), (9, "world_z")] {
+                    if v[k] != -1.0 {
+                        extras.insert(name, v[k]);
+                    }
                 }
             }
         }
@@ -390,6 +392,21 @@ mod tests {
         .unwrap();
         assert_eq!(kept.tracks[1].keys.len(), 1);
         assert_eq!(kept.meta.fields["rows_below_min_confidence"], 1);
+        // Boxes only: the same tracks and boxes, no extras (the confidence filter still holds).
+        let boxes = read_mot(
+            &fixture("mot/gt.txt"),
+            &ReadOptions {
+                boxes_only: true,
+                min_confidence: Some(1.0),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(boxes.tracks.len(), kept.tracks.len());
+        for (b, k) in boxes.tracks.iter().zip(&kept.tracks) {
+            assert_eq!((&b.id, &b.label, &b.keys), (&k.id, &k.label, &k.keys));
+            assert!(b.extras.is_empty());
+        }
     }
 
     #[test]

@@ -40,7 +40,7 @@ use serde_json::Value;
 
 use super::bbox::BBox;
 use super::error::{AnnotationError, Location};
-use super::model::{Annotations, Coords, Detection, Entry, Key, Meta, TimeOrigin, Track};
+use super::model::{Annotations, Coords, Detection, Entry, Extras, Key, Meta, TimeOrigin, Track};
 use super::text::{read_text, show_json};
 use super::{Format, ReadOptions, Recognised, Shape, Sniffed};
 use crate::time::Time;
@@ -119,8 +119,8 @@ struct KeyWire {
     bbox: Option<[f64; 4]>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     absent: bool,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    extras: BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "Extras::is_empty")]
+    extras: Extras,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -201,7 +201,7 @@ pub fn to_native_string(annotations: &Annotations) -> Result<String, AnnotationE
             if bbox.is_some_and(|b| b.iter().any(|v| !v.is_finite())) {
                 return Err(unsaved(at(), "box coordinate"));
             }
-            if extras.values().any(|v| !v.is_finite()) {
+            if extras.values().any(|v: f64| !v.is_finite()) {
                 return Err(unsaved(at(), "extra value"));
             }
             let wire = KeyWire {
@@ -581,7 +581,7 @@ mod tests {
                 };
                 for (k, (e, extras)) in keyed {
                     t.keys.insert(k, e);
-                    if let Some(x) = extras.filter(|x: &Extras| !x.is_empty()) {
+                    if let Some(x) = extras.map(Extras::from).filter(|x: &Extras| !x.is_empty()) {
                         t.extras.insert(k, x);
                     }
                 }

@@ -153,7 +153,7 @@ fn read_plain_table(
         let mut extras = Extras::new();
         if let Some(c) = score_col {
             if row.text(Some(c)).is_some() {
-                extras.insert("score".into(), row.number(path, c)?);
+                extras.insert("score", row.number(path, c)?);
             }
         }
         let id = row.text(id_col).unwrap_or("1");

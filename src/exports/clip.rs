@@ -294,8 +294,10 @@ pub(crate) fn video_sidecar(
             if boxes.box_count() == 0 {
                 all.push("no annotated box falls inside this output".into());
             }
+            // Embedded as the text the writer made (a tree of JSON values would cost several
+            // times the boxes' own memory).
             let text = annotations::to_native_string(boxes)?;
-            Some(serde_json::from_str(&text).expect("native JSON parses"))
+            Some(serde_json::value::RawValue::from_string(text).expect("native JSON parses"))
         }
         None => None,
     };

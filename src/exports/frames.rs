@@ -117,6 +117,8 @@ pub struct FramesSink {
     /// Thumbnails for the strip, by position.
     thumbs: Option<(u32, Vec<Option<RgbImage>>)>,
     box_sources: Vec<(usize, std::sync::Arc<SourceBoxes>)>,
+    /// The source the frames come from (for errors).
+    source: PathBuf,
 }
 
 impl FramesSink {
@@ -153,7 +155,14 @@ impl FramesSink {
             jpeg: crate::media::still::JpegWriter::new(spec.quality),
             thumbs: spec.strip.map(|_| (width.min(480), vec![None; n])),
             box_sources,
+            source: PathBuf::new(),
         }
+    }
+
+    /// Names `source` in this sink's errors.
+    pub fn with_source(mut self, source: &Path) -> FramesSink {
+        self.source = source.to_path_buf();
+        self
     }
 
     /// A sink that writes nothing and keeps each position's RGB image instead (the same
@@ -244,6 +253,27 @@ impl FramesSink {
     }
 }
 
+/// The error of frame `number` of `source` failing `doing` (`"as JPEG"`): a refused
+/// allocation of about `bytes` is named as such, anything else is FFmpeg's error.
+fn frame_failure(
+    source: &Path,
+    number: usize,
+    doing: &str,
+    bytes: u64,
+    e: ffmpeg_next::Error,
+) -> Error {
+    if crate::media::frame::is_out_of_memory(&e) {
+        Error::OutOfMemory {
+            path: source.to_path_buf(),
+            what: format!("frame {number} {doing}"),
+            needed: bytes,
+            advice: "ask for smaller frames (--max-size) or free memory".into(),
+        }
+    } else {
+        Error::internal(format!("cannot convert frame {number} {doing}: {e}"))
+    }
+}
+
 impl FrameSink for FramesSink {
     fn accept(&mut self, frame: &PipelineFrame) -> Result<()> {
         let number = frame.index;
@@ -263,7 +293,13 @@ impl FrameSink for FramesSink {
                     .filter(|r| (r.width(), r.height()) == (width, height))
                     .unwrap_or(&frame.image);
                 Some(to_rgb_image(source, &mut self.rgb).map_err(|e| {
-                    Error::internal(format!("cannot convert frame {number} to RGB: {e}"))
+                    frame_failure(
+                        &self.source,
+                        number,
+                        "to RGB",
+                        width as u64 * height as u64 * 3,
+                        e,
+                    )
                 })?)
             } else {
                 None
@@ -271,7 +307,13 @@ impl FrameSink for FramesSink {
         let bytes = match (self.spec.format, &rgb) {
             _ if self.out_dir.is_none() => Vec::new(),
             (ImageFormat::Jpg, _) => self.jpeg.encode(&frame.image).map_err(|e| {
-                Error::internal(format!("cannot encode frame {number} as JPEG: {e}"))
+                frame_failure(
+                    &self.source,
+                    number,
+                    "as JPEG",
+                    width as u64 * height as u64 * 3 / 2,
+                    e,
+                )
             })?,
             (ImageFormat::Png, Some(rgb)) => {
                 encode_image(rgb, ImageFormat::Png, 100).map_err(|e| {
@@ -288,7 +330,15 @@ impl FrameSink for FramesSink {
                 std::fs::write(&path, &bytes).map_err(|e| Error::io(&path, e))?;
             }
             if let (Some(kept), Some(rgb)) = (self.kept.as_mut(), rgb.as_ref()) {
-                kept[p] = Some(rgb.clone());
+                let bytes = rgb.as_raw().len();
+                let mut copy = crate::media::frame::try_buffer(bytes).ok_or_else(|| {
+                    let enomem = ffmpeg_next::Error::Other {
+                        errno: ffmpeg_next::util::error::ENOMEM,
+                    };
+                    frame_failure(&self.source, number, "kept in memory", bytes as u64, enomem)
+                })?;
+                copy.extend_from_slice(rgb.as_raw());
+                kept[p] = RgbImage::from_raw(rgb.width(), rgb.height(), copy);
             }
             self.records[p] = Some(FrameRecord {
                 position: p,
@@ -467,6 +517,7 @@ impl Export for FramesMaker {
         }
         let sink = if self.memory {
             FramesSink::in_memory(&output, &arranged.indices, &at, stream.box_sources.clone())
+                .with_source(&stream.source)
         } else {
             let (_, temp) = self.folder.as_ref().expect("claimed before start");
             FramesSink::new(
@@ -477,6 +528,7 @@ impl Export for FramesMaker {
                 size.0,
                 stream.box_sources.clone(),
             )
+            .with_source(&stream.source)
         };
         let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
         if size != stream.size {

@@ -620,6 +620,7 @@ fn open_encoder(
         "level",
         &format!("{}.{}", sps.level_idc / 10, sps.level_idc % 10),
     );
+    x264.extend(crate::media::encode::x264_cpu_param());
     options.set("x264-params", &x264.join(":"));
     enc.open_as_with(codec, options)
         .map_err(|e| Error::encode(path, "opening the H.264 encoder matched to the source", e))

@@ -16,7 +16,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use base64::Engine as _;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -873,11 +872,19 @@ impl VideoMaker {
     }
 }
 
-/// Writes the Base64 text of `video` (a temporary file) at `temp` (the claimed path `path`).
+/// Writes the Base64 text of `video` (a temporary file) at `temp` (the claimed path `path`),
+/// streamed: neither the video nor its text is held in memory whole.
 fn write_base64(video: &Path, path: &Path, temp: &Path) -> Result<()> {
-    let bytes = std::fs::read(video).map_err(|e| Error::io(path, e))?;
-    let text = base64::engine::general_purpose::STANDARD.encode(bytes);
-    std::fs::write(temp, text).map_err(|e| Error::io(path, e))
+    use std::io::Write as _;
+    let mut input = std::fs::File::open(video).map_err(|e| Error::io(path, e))?;
+    let file = std::fs::File::create(temp).map_err(|e| Error::io(path, e))?;
+    let mut encoder = base64::write::EncoderWriter::new(
+        std::io::BufWriter::new(file),
+        &base64::engine::general_purpose::STANDARD,
+    );
+    std::io::copy(&mut input, &mut encoder).map_err(|e| Error::io(path, e))?;
+    let mut out = encoder.finish().map_err(|e| Error::io(path, e))?;
+    out.flush().map_err(|e| Error::io(path, e))
 }
 
 #[cfg(test)]

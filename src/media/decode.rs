@@ -574,6 +574,7 @@ impl FrameReader {
                     )
                 })?;
                 rotate_rgb24(&rgb, r)
+                    .map_err(|e| Error::ffmpeg(&self.path, "rotating the picture", e))?
             }
         }))
     }
@@ -597,7 +598,8 @@ impl FrameReader {
         };
         Ok(match self.applied_rotation() {
             Rotation::None => converted,
-            r => rotate_yuv420(&converted, r),
+            r => rotate_yuv420(&converted, r)
+                .map_err(|e| Error::ffmpeg(&self.path, "rotating the picture", e))?,
         })
     }
 

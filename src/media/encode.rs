@@ -118,6 +118,32 @@ impl Default for EncodeSettings {
     }
 }
 
+/// The instruction sets x264 may use, as an `x264-params` entry, when the CPU offers AVX-512.
+///
+/// x264's AVX-512 code (0.164, the mb-tree analysis of rate control and constant quality
+/// alike; off with `no-mbtree`, `bframes=0` or a lookahead of 10 frames or fewer) reads heap
+/// memory it never wrote, so its output depends on what the process's allocator hands it:
+/// the same frames gave other bytes under `MALLOC_PERTURB_` (one thread, the ffmpeg CLI too),
+/// and a second encode in one process (a capped export's retry, a batch's next item) varied
+/// from run to run with the order other threads had freed memory in. Its AVX2 code is
+/// deterministic (and gives the bytes SSE4.2 gives, as fast on this work), so on a CPU with
+/// AVX-512 x264 is held to AVX2 (or to SSE2 on a CPU with AVX-512 but not the whole AVX2
+/// set x264's AVX2 level needs). Elsewhere x264 picks its own level.
+pub(crate) fn x264_cpu_param() -> Option<String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            let avx2 = std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+                && std::arch::is_x86_feature_detected!("bmi1")
+                && std::arch::is_x86_feature_detected!("bmi2")
+                && std::arch::is_x86_feature_detected!("lzcnt");
+            return Some(format!("asm={}", if avx2 { "avx2" } else { "sse2" }));
+        }
+    }
+    None
+}
+
 /// The x264 presets [`EncodeSettings::preset`] accepts, fastest (largest files) first.
 pub const X264_PRESETS: [&str; 10] = [
     "ultrafast",
@@ -270,6 +296,7 @@ impl Mp4Writer {
         }
         let mut options = ffmpeg::Dictionary::new();
         options.set("preset", &settings.preset);
+        let mut x264: Vec<String> = Vec::new();
         match settings.bit_rate {
             // Average bit rate without a VBV (no maxrate, no buffer), on sliced threads: x264's
             // rate control with frame threads depends on thread timing (measured with the
@@ -279,9 +306,13 @@ impl Mp4Writer {
             // the whole file's size, which ABR aims at.
             Some(rate) => {
                 enc.set_bit_rate(rate as usize);
-                options.set("x264-params", "sliced-threads=1");
+                x264.push("sliced-threads=1".into());
             }
             None => options.set("crf", &format!("{}", settings.crf)),
+        }
+        x264.extend(x264_cpu_param());
+        if !x264.is_empty() {
+            options.set("x264-params", &x264.join(":"));
         }
         let encoder = enc
             .open_as_with(codec, options)

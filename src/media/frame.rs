@@ -145,7 +145,9 @@ impl Converter {
             self.scaler = Some(crate::media::ffi::OwnedScaler(scaler));
             self.key = key;
         }
-        let mut out = VideoFrame::empty();
+        // Allocated here, so that a refused buffer is ENOMEM (swscale's own allocation would
+        // report it as "output changed").
+        let mut out = new_frame(self.dst.0, dw, dh)?;
         let scaler = &mut self.scaler.as_mut().expect("scaler set above").0;
         if scaler.input().format == src.format() {
             scaler.run(src, &mut out)?;
@@ -224,13 +226,13 @@ pub fn is_rgb_coded(format: Pixel) -> bool {
 }
 
 /// Rotates a packed RGB24 picture clockwise by `rotation` into a new picture.
-pub fn rotate_rgb24(src: &VideoFrame, rotation: Rotation) -> VideoFrame {
+pub fn rotate_rgb24(src: &VideoFrame, rotation: Rotation) -> Result<VideoFrame, ffmpeg::Error> {
     if rotation == Rotation::None {
-        return share(src);
+        return Ok(share(src));
     }
     let (w, h) = (src.width() as usize, src.height() as usize);
     let (dw, dh) = rotation.displayed_size(w as u32, h as u32);
-    let mut dst = VideoFrame::new(Pixel::RGB24, dw, dh);
+    let mut dst = new_frame(Pixel::RGB24, dw, dh)?;
     let s_stride = src.stride(0);
     let d_stride = dst.stride(0);
     let s = src.data(0);
@@ -249,17 +251,17 @@ pub fn rotate_rgb24(src: &VideoFrame, rotation: Rotation) -> VideoFrame {
         }
     }
     copy_color_props(src, &mut dst);
-    dst
+    Ok(dst)
 }
 
 /// Rotates a YUV 4:2:0 picture clockwise by `rotation` into a new picture.
-pub fn rotate_yuv420(src: &VideoFrame, rotation: Rotation) -> VideoFrame {
+pub fn rotate_yuv420(src: &VideoFrame, rotation: Rotation) -> Result<VideoFrame, ffmpeg::Error> {
     if rotation == Rotation::None {
-        return share(src);
+        return Ok(share(src));
     }
     let (w, h) = (src.width(), src.height());
     let (dw, dh) = rotation.displayed_size(w, h);
-    let mut dst = VideoFrame::new(PIPELINE_FORMAT, dw, dh);
+    let mut dst = new_frame(PIPELINE_FORMAT, dw, dh)?;
     let sizes = yuv420_plane_sizes(w, h);
     for (plane, &(pw, ph)) in sizes.iter().enumerate() {
         let s_stride = src.stride(plane);
@@ -300,7 +302,7 @@ pub fn rotate_yuv420(src: &VideoFrame, rotation: Rotation) -> VideoFrame {
         }
     }
     copy_color_props(src, &mut dst);
-    dst
+    Ok(dst)
 }
 
 /// A view of `src` cropped to an even width and height (dropping the last column/row when
@@ -315,7 +317,36 @@ pub fn crop_to_even(src: &VideoFrame) -> VideoFrame {
     out
 }
 
-/// The picture as packed 8-bit RGB (via swscale, ffmpeg's default bicubic flags).
+/// An empty byte buffer with room for `len` bytes, or `None` when the system refuses that
+/// much memory (for buffers sized by an input: an error to report, never an abort).
+pub fn try_buffer(len: usize) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len).ok()?;
+    Some(buf)
+}
+
+/// A new picture of `format` and size, or FFmpeg's `ENOMEM` when its buffer cannot be had
+/// (ffmpeg-next's `Video::new` leaves an empty frame then, which would fault when written).
+pub fn new_frame(format: Pixel, width: u32, height: u32) -> Result<VideoFrame, ffmpeg::Error> {
+    let frame = VideoFrame::new(format, width, height);
+    // SAFETY: `frame` owns a valid AVFrame just made by `Video::new`; `is_empty` only reads
+    // its first data pointer (null when `av_frame_get_buffer` failed and unset the frame).
+    let empty = unsafe { frame.is_empty() };
+    if empty && width > 0 && height > 0 {
+        return Err(ffmpeg::Error::Other {
+            errno: ffmpeg::util::error::ENOMEM,
+        });
+    }
+    Ok(frame)
+}
+
+/// Whether an FFmpeg error is its out-of-memory error (`ENOMEM`).
+pub fn is_out_of_memory(e: &ffmpeg::Error) -> bool {
+    matches!(e, ffmpeg::Error::Other { errno } if *errno == ffmpeg::util::error::ENOMEM)
+}
+
+/// The picture as packed 8-bit RGB (via swscale, ffmpeg's default bicubic flags). A buffer
+/// the system refuses is FFmpeg's `ENOMEM` ([`is_out_of_memory`]).
 pub fn to_rgb_image(
     src: &VideoFrame,
     converter: &mut Converter,
@@ -324,7 +355,9 @@ pub fn to_rgb_image(
     let (w, h) = (rgb.width() as usize, rgb.height() as usize);
     let stride = rgb.stride(0);
     let data = rgb.data(0);
-    let mut buf = Vec::with_capacity(w * h * 3);
+    let mut buf = try_buffer(w * h * 3).ok_or(ffmpeg::Error::Other {
+        errno: ffmpeg::util::error::ENOMEM,
+    })?;
     for y in 0..h {
         buf.extend_from_slice(&data[y * stride..y * stride + w * 3]);
     }
@@ -357,22 +390,22 @@ mod tests {
     #[test]
     fn rotations_move_pixels_like_transpose_filters() {
         let src = numbered(5, 3); // odd sizes on purpose
-        let r90 = rotate_yuv420(&src, Rotation::Clockwise90);
+        let r90 = rotate_yuv420(&src, Rotation::Clockwise90).unwrap();
         assert_eq!((r90.width(), r90.height()), (3, 5));
         // clockwise: top-left of the result is the bottom-left of the source
         assert_eq!(px(&r90, 0, 0, 0), px(&src, 0, 0, 2));
         assert_eq!(px(&r90, 0, 2, 0), px(&src, 0, 0, 0));
         assert_eq!(px(&r90, 0, 2, 4), px(&src, 0, 4, 0));
-        let r270 = rotate_yuv420(&src, Rotation::Clockwise270);
+        let r270 = rotate_yuv420(&src, Rotation::Clockwise270).unwrap();
         assert_eq!(px(&r270, 0, 0, 0), px(&src, 0, 4, 0));
         assert_eq!(px(&r270, 0, 0, 4), px(&src, 0, 0, 0));
-        let r180 = rotate_yuv420(&src, Rotation::Rotate180);
+        let r180 = rotate_yuv420(&src, Rotation::Rotate180).unwrap();
         assert_eq!(px(&r180, 0, 0, 0), px(&src, 0, 4, 2));
         assert_eq!(px(&r180, 1, 0, 0), px(&src, 1, 2, 1));
         // four quarter turns are the identity
         let mut back = src.clone();
         for _ in 0..4 {
-            back = rotate_yuv420(&back, Rotation::Clockwise90);
+            back = rotate_yuv420(&back, Rotation::Clockwise90).unwrap();
         }
         for plane in 0..3 {
             let (pw, ph) = yuv420_plane_sizes(5, 3)[plane];

@@ -827,6 +827,7 @@ impl Plan {
                 units: o.units,
                 camera: o.camera.clone(),
                 frame_count: None,
+                boxes_only: false,
             },
             fill: o.fill,
             draw: o.draw.then(|| Style {
