@@ -15,8 +15,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::group::canonical;
 use crate::exec::{execute, Destination, ExecOptions, ItemRecord};
+use crate::output::group::canonical;
 use crate::pipeline::Progress;
 use crate::plan::manifest::{BadItem, ManifestItem};
 
@@ -139,7 +139,7 @@ impl Observer for Quiet {}
 
 /// The shard (0..count) of an item id.
 pub fn shard_of(id: &str, count: usize) -> usize {
-    (crate::exec::fnv1a(id.as_bytes()) % count.max(1) as u64) as usize
+    (crate::hash::fnv1a(id.as_bytes()) % count.max(1) as u64) as usize
 }
 
 /// Parses `I/N` (0-based shard `I` of `N`).
@@ -415,9 +415,9 @@ fn check_layout(items: &[&ManifestItem], options: &BatchOptions) -> Result<()> {
             )));
         }
         // An item folder is replaced as a whole: only when its item.json lists every file.
-        let foreign = crate::exec::ownership::foreign_files(&dir);
+        let foreign = crate::output::ownership::foreign_files(&dir);
         if !foreign.is_empty() {
-            return Err(crate::exec::ownership::refusal(&dir, &foreign));
+            return Err(crate::output::ownership::refusal(&dir, &foreign));
         }
     }
     Ok(())
@@ -425,13 +425,13 @@ fn check_layout(items: &[&ManifestItem], options: &BatchOptions) -> Result<()> {
 
 /// Removes temporary files and folders left by killed runs: at the top of the output folder
 /// only what is provably dead (a dead process of this host, or untouched for
-/// [`crate::exec::host::STALE_TEMPORARY`]; a dead lock holder's were removed as its lock was
+/// [`crate::host::STALE_TEMPORARY`]; a dead lock holder's were removed as its lock was
 /// taken over), never a live run's on another host; inside this run's item folders, every
 /// temporary (only this run writes there).
 fn clean_stale_temporaries(out_dir: &Path, items: &[&ManifestItem]) {
-    crate::exec::group::remove_dead_temporaries(out_dir);
+    crate::output::group::remove_dead_temporaries(out_dir);
     for item in items {
-        crate::exec::group::remove_stale_temporaries(&out_dir.join(&item.plan.id));
+        crate::output::group::remove_stale_temporaries(&out_dir.join(&item.plan.id));
     }
 }
 
@@ -464,7 +464,7 @@ mod tests {
         }
         assert_eq!(seen.len(), 500);
         // Stable across runs and machines: FNV-1a test vector.
-        assert_eq!(crate::exec::fnv1a(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(crate::hash::fnv1a(b"a"), 0xaf63dc4c8601ec8c);
         assert_eq!(parse_shard("2/8"), Ok((2, 8)));
         assert!(parse_shard("8/8").is_err() && parse_shard("1").is_err());
     }

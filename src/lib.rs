@@ -37,6 +37,8 @@ mod error;
 pub mod exec;
 pub(crate) mod exports;
 pub(crate) mod fit;
+pub(crate) mod hash;
+pub(crate) mod host;
 pub mod media;
 pub(crate) mod output;
 pub(crate) mod overlay;

@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::media::encode::{EncodeSettings, WriteReport};
 use crate::media::input::{Ratio, VideoStreamInfo};
 use crate::media::table::FrameTable;
+pub(crate) use crate::output::write_json;
 use crate::pipeline::{FrameOrigin, PipelineFrame};
 use crate::time::{decimal_text, Time};
 
@@ -316,13 +317,6 @@ pub(crate) fn check_sidecar_owner(sidecar: &Path, main: &Path) -> Result<()> {
             other.display()
         ),
     ))
-}
-
-pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value)
-        .map_err(|e| crate::error::Error::internal(format!("cannot write JSON: {e}")))?;
-    text.push('\n');
-    std::fs::write(path, text).map_err(|e| crate::error::Error::io(path, e))
 }
 
 /// A time as exact text plus seconds, for sidecar fields.

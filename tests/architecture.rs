@@ -5,47 +5,56 @@
 //! the item, through `src/lib.rs`'s re-exports and `#[macro_export]` macros. A file's *unit*
 //! is its top-level module (`src/media/decode.rs` is in `media`). The test fails, listing each
 //! offending `file:line`, when a unit imports a unit of a higher layer, or when the units form
-//! a cycle. The layer table below is the one `docs/architecture.md` shows; a new top-level
-//! module must be added to it.
+//! a cycle. The layer table is read from `docs/architecture.md` (one place: the docs and the
+//! check cannot disagree); a new top-level module must be added to it.
 //!
 //! `src/lib.rs` (the facade, which re-exports from every layer) and `src/main.rs` with
 //! `src/cli/` (the binary, a separate crate that sees the library as `vidprep::`) are not units.
 //!
 //! `cargo test --test architecture -- --nocapture` also prints the file-level strongly connected
-//! components (a parent module and its children may refer to each other; nothing else may).
+//! components: files of one top-level module may refer to each other (`media/input.rs` and
+//! `media/source.rs`); no cycle may cross from one top-level module to another.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The layers, lowest first. A unit may import units of its own layer (without a cycle) and of
-/// lower layers, never of higher ones.
-const LAYERS: &[(&str, &[&str])] = &[
-    (
-        "ground",
-        &[
-            "time",
-            "textual",
-            "error",
-            "cancel",
-            "hash",
-            "host",
-            "annotations",
-            "output",
-        ],
-    ),
-    ("media", &["media"]),
-    (
-        "frames",
-        &[
-            "plan", "sampling", "pipeline", "fit", "sinks", "sparse", "draw", "overlay", "sidecar",
-        ],
-    ),
-    ("stages", &["stages"]),
-    ("exports", &["exports"]),
-    ("exec", &["exec"]),
-    ("batch", &["batch", "detect"]),
-    ("doors", &["review"]),
-];
+/// The layers, lowest first, as `docs/architecture.md` gives them (the table between
+/// `<!-- layers:begin -->` and `<!-- layers:end -->`: a row per layer, its name in the first
+/// column and its top-level modules, in backticks, in the second). A unit may import units of
+/// its own layer (without a cycle) and of lower layers, never of higher ones.
+fn layers() -> Vec<(String, Vec<String>)> {
+    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md");
+    let text = std::fs::read_to_string(&doc).unwrap();
+    let begin = text
+        .find("<!-- layers:begin -->")
+        .expect("docs/architecture.md: no layers:begin marker");
+    let end = text
+        .find("<!-- layers:end -->")
+        .expect("docs/architecture.md: no layers:end marker");
+    let mut out = Vec::new();
+    for line in text[begin..end].lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 4 || cells[1] == "Layer" || cells[1].starts_with("---") {
+            continue;
+        }
+        let modules: Vec<String> = cells[2]
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect();
+        assert!(
+            !modules.is_empty(),
+            "docs/architecture.md: layer row without modules: {line}"
+        );
+        out.push((cells[1].to_string(), modules));
+    }
+    assert!(
+        out.len() > 1,
+        "docs/architecture.md: the layer table is empty"
+    );
+    out
+}
 
 /// One resolved reference: the file and line it is written on and the file it names.
 #[derive(Debug, Clone)]
@@ -557,8 +566,10 @@ impl Graph {
     }
 }
 
-fn layer_of(unit: &str) -> Option<usize> {
-    LAYERS.iter().position(|(_, units)| units.contains(&unit))
+fn layer_of(layers: &[(String, Vec<String>)], unit: &str) -> Option<usize> {
+    layers
+        .iter()
+        .position(|(_, units)| units.iter().any(|u| u == unit))
 }
 
 /// Strongly connected components with more than one node (Tarjan).
@@ -638,24 +649,28 @@ fn every_top_level_module_has_a_layer() {
         .filter(|f| f.parent() != Some(&g.src) || f.file_name().unwrap() != "lib.rs")
         .map(|f| g.unit(f))
         .collect();
-    let missing: Vec<&String> = units.iter().filter(|u| layer_of(u).is_none()).collect();
+    let layers = layers();
+    let missing: Vec<&String> = units
+        .iter()
+        .filter(|u| layer_of(&layers, u).is_none())
+        .collect();
     assert!(
         missing.is_empty(),
-        "top-level modules missing from LAYERS in tests/architecture.rs (and the table in \
-         docs/architecture.md): {missing:?}"
+        "top-level modules missing from the layer table of docs/architecture.md: {missing:?}"
     );
 }
 
 #[test]
 fn layers_only_look_down() {
     let g = graph();
+    let layers = layers();
     let mut bad = Vec::new();
     for e in &g.edges {
         let (a, b) = (g.unit(&e.from), g.unit(&e.to));
         if a == b {
             continue;
         }
-        let (Some(la), Some(lb)) = (layer_of(&a), layer_of(&b)) else {
+        let (Some(la), Some(lb)) = (layer_of(&layers, &a), layer_of(&layers, &b)) else {
             continue;
         };
         if lb > la {
@@ -664,9 +679,9 @@ fn layers_only_look_down() {
                 g.rel(&e.from),
                 e.line,
                 e.path,
-                LAYERS[la].0,
+                layers[la].0,
                 b,
-                LAYERS[lb].0
+                layers[lb].0
             ));
         }
     }
@@ -720,9 +735,12 @@ fn modules_form_no_cycle() {
                     .to_string()
             })
             .collect();
-        if units.len() > 1 {
-            println!("  cycle across modules {units:?}: {}", c.join(", "));
-        }
+        let across = if units.len() > 1 {
+            "ACROSS MODULES "
+        } else {
+            ""
+        };
+        println!("  {across}{}", c.join(", "));
     }
     let mut report = Vec::new();
     for comp in &comps {

@@ -67,7 +67,7 @@ pub fn main() -> ExitCode {
     let _ = ctrlc::set_handler(move || {
         handler_token.cancel();
         std::thread::sleep(std::time::Duration::from_secs(5));
-        vidprep::exec::remove_all_temporaries();
+        handler_token.remove_temporaries();
         std::process::exit(EXIT_INTERRUPTED as i32);
     });
     let cli = match Cli::try_parse() {
@@ -99,7 +99,7 @@ pub fn main() -> ExitCode {
         Command::ReviewApply(args) => review::run_apply(args),
     };
     if cancel.is_cancelled() {
-        vidprep::exec::remove_all_temporaries();
+        cancel.remove_temporaries();
         eprintln!("interrupted: nothing half-written was left");
         return ExitCode::from(EXIT_INTERRUPTED);
     }

@@ -16,7 +16,6 @@ use ffmpeg_next::frame::Video as VideoFrame;
 
 use crate::annotations::{self, ConstantRateClock, Fill, FrameClock};
 use crate::error::{Error, Result};
-use crate::exec::stream::{NeedleSegment, StreamBuilder};
 use crate::fit::{Fit, Placement, Placer};
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::frame::share;
@@ -28,6 +27,7 @@ use crate::pipeline::{FrameOrigin, FrameSource, Geometry, PipelineFrame};
 use crate::plan::{InsertSpec, Plan, Position};
 use crate::sampling::SplitMix64;
 use crate::sidecar::SourceRecord;
+use crate::stages::stream::{NeedleSegment, StreamBuilder};
 use crate::stages::Stage;
 use crate::time::{Rounding, Time, TimeSpec};
 
