@@ -302,6 +302,7 @@ pub fn run_batch(
                 observer.item_started(&plan.id);
                 let mut counter = FrameCounter { observer, count: 0 };
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    #[cfg(feature = "fault-injection")]
                     inject_fault(&plan.id);
                     execute(plan, &Destination::Folder(dir.clone()), &exec, &mut counter)
                 }))
@@ -369,7 +370,10 @@ pub fn run_batch(
 }
 
 /// Fault injection for tests of item isolation: `VIDPREP_FAULT_PANIC=<id>` makes the item
-/// with that id panic. Nothing else reads the variable.
+/// with that id panic. Nothing else reads the variable, and only a build with the test-only
+/// `fault-injection` feature has this function (`cargo test` turns it on through the crate's
+/// dev-dependency on itself; `cargo build`, `cargo install` and the Python package never do).
+#[cfg(feature = "fault-injection")]
 fn inject_fault(id: &str) {
     if std::env::var("VIDPREP_FAULT_PANIC").is_ok_and(|v| v == id) {
         panic!("fault injected into item {id} (VIDPREP_FAULT_PANIC)");
