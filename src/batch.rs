@@ -25,6 +25,7 @@ pub(crate) use lock::OutDirLock;
 
 /// How a batch runs.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct BatchOptions {
     /// The output folder: `OUT_DIR/<id>/` per item, the report at its top. Created when
     /// missing; locked for the run.
@@ -45,9 +46,28 @@ pub struct BatchOptions {
     pub origin: Option<PathBuf>,
 }
 
+impl BatchOptions {
+    /// A batch into `out_dir` with the defaults: a worker per core (`jobs` 0), every item (no
+    /// shard), nothing resumed, no stop at the first failure, decoder threads divided among
+    /// the jobs, [`ExecOptions::default`], no manifest named. Set the other fields after.
+    pub fn new(out_dir: impl Into<PathBuf>) -> BatchOptions {
+        BatchOptions {
+            out_dir: out_dir.into(),
+            jobs: 0,
+            shard: None,
+            resume: false,
+            fail_fast: false,
+            codec_threads: None,
+            exec: ExecOptions::default(),
+            origin: None,
+        }
+    }
+}
+
 /// How an item ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Status {
     /// Made (`"ok"` in the report).
     Ok,
@@ -61,6 +81,7 @@ pub enum Status {
 
 /// One line of the report (the same schema for every batch door).
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ItemReport {
     /// The item's id; `null` for a manifest entry so broken that no id could be read.
     pub id: Option<String>,
@@ -93,6 +114,7 @@ pub struct ItemReport {
 
 /// What a batch did.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct Summary {
     /// Report lines written: items of this shard plus manifest entries that could not be
     /// read.

@@ -9,8 +9,8 @@ mod support;
 use common::oracle::{self, Frame as OracleFrame, PixFmt};
 use common::synth::{Codec, SynthVideo};
 use support::packed;
-use vidprep::media::{FrameReader, FrameTable};
 use vidprep::time::Time;
+use vidprep::{FrameReader, FrameTable};
 
 struct Decoded {
     frames: Vec<OracleFrame>,

@@ -224,7 +224,7 @@ fn assert_seeks_give_ffmpegs_frames(src: &Path) {
     let reference = oracle::decode_frames(src, PixFmt::Yuv420p, None);
     let count = oracle::count_frames(src) as usize;
     assert_eq!(reference.len(), count);
-    let mut reader = vidprep::media::FrameReader::open(src).unwrap();
+    let mut reader = vidprep::FrameReader::open(src).unwrap();
     assert_eq!(
         reader.table().len(),
         count,
@@ -237,7 +237,7 @@ fn assert_seeks_give_ffmpegs_frames(src: &Path) {
             Ok(f) => f.unwrap(),
             Err(vidprep::Error::TableMismatch { .. }) => {
                 // The table is rebuilt by decoding: reopen with it, as jobs do.
-                reader = vidprep::media::FrameReader::open(src).unwrap();
+                reader = vidprep::FrameReader::open(src).unwrap();
                 assert_eq!(reader.table().len(), count);
                 reader.seek_to_index(i).unwrap();
                 reader.next_frame().unwrap().unwrap()

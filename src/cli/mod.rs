@@ -61,7 +61,7 @@ pub fn main() -> ExitCode {
     // seconds (a blocking read), the temporaries are removed here and the process exits.
     // The CLI's one call: its token is current on this thread, so every options struct made
     // here (`ExecOptions::default()`) carries it.
-    let cancel = vidprep::CancelToken::new();
+    let cancel = crate::CancelToken::new();
     let _cancel = cancel.enter();
     let handler_token = cancel.clone();
     let _ = ctrlc::set_handler(move || {
@@ -109,8 +109,8 @@ pub fn main() -> ExitCode {
             let text = format!("{e:#}");
             eprintln!("error: {}", if single { with_flags(&text) } else { text });
             let usage = e
-                .downcast_ref::<vidprep::Error>()
-                .is_some_and(|e| e.kind() == vidprep::ErrorKind::Usage);
+                .downcast_ref::<crate::Error>()
+                .is_some_and(|e| e.kind() == crate::ErrorKind::Usage);
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
     }

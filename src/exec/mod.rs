@@ -14,7 +14,7 @@
 //! the plan runs once more with a table built by decoding; outputs are only committed at the
 //! end, so that is safe.
 
-pub use crate::cancel::{cancelled, CancelToken};
+pub use crate::cancel::CancelToken;
 pub use crate::exports::frames::MemoryFrames;
 pub(crate) use crate::hash::fnv1a;
 pub(crate) use crate::host::worker_count;
@@ -33,10 +33,9 @@ use crate::pipeline::{self, FrameSink, Progress};
 use crate::plan::Plan;
 use crate::sidecar::VERSION;
 
-pub use exports::ExportTarget as Target;
-
 /// How plans run: encoding defaults and resources.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ExecOptions {
     /// CRF, preset and audio for exports that do not set their own.
     pub defaults: EncodeSettings,
@@ -72,6 +71,7 @@ impl Default for ExecOptions {
 
 /// Where a plan's outputs go.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Destination {
     /// A batch item's folder: `DIR/NAME.mp4`, `DIR/NAME/`, ..., and `DIR/item.json`. The
     /// folder is replaced as a whole.
@@ -87,6 +87,7 @@ pub enum Destination {
 
 /// What a plan made.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct Outcome {
     /// The plan's id.
     pub id: String,

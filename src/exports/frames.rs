@@ -677,6 +677,7 @@ pub fn payload_json(api: Payload, mime: &str, images: &[Vec<u8>]) -> serde_json:
 
 /// The frames of one `frames` export run with [`Destination::Memory`](crate::Destination::Memory).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct MemoryFrames {
     /// The export's name.
     pub name: String,

@@ -89,6 +89,7 @@ pub(crate) struct ExportContext {
 
 /// What an export made, for reports and the command line.
 #[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct ExportReport {
     /// The export's name.
     pub name: String,
