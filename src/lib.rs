@@ -71,6 +71,7 @@ pub use batch::{
     parse_shard, run_batch, shard_of, BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
 };
 pub use cancel::CancelToken;
+#[cfg(feature = "cli")]
 pub(crate) use error::require_utf8;
 pub use error::{Error, ErrorKind, FfmpegError, Result};
 pub use exec::{execute, Destination, ExecOptions, MemoryFrames, Outcome, DEFAULT_MEMORY_BUDGET};
@@ -81,6 +82,7 @@ pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source};
 pub use pipeline::{NoProgress, Progress};
 pub use plan::manifest::read_manifest;
 pub use plan::Plan;
+#[cfg(feature = "cli")]
 pub(crate) use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
 
 /// Reading the boxes vidprep writes: the native annotation format (`docs/annotations.md`) of

@@ -189,7 +189,7 @@ fn check_every_output(plans: &[(Plan, PathBuf)]) -> anyhow::Result<()> {
     if plans.len() < 2 {
         return Ok(());
     }
-    let mut group = crate::exec::OutputGroup::new(&plans[0].0.inputs());
+    let mut group = crate::output::group::OutputGroup::new(&plans[0].0.inputs());
     for (_, output) in plans {
         group.file(output)?;
         group.file(&output.with_extension("json"))?;

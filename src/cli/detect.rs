@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::detect::{
     AnnotationSpans, DetectOptions, Detector, Length, Region, Shaping, ShotOptions,
 };
-use crate::exec::OutputGroup;
+use crate::output::group::OutputGroup;
 use crate::plan::{ExportSpec, FramesExport, Strip};
 use crate::time::Time;
 use anyhow::Context;

@@ -19,7 +19,6 @@ pub use crate::exports::frames::MemoryFrames;
 pub(crate) use crate::hash::fnv1a;
 pub(crate) use crate::host::worker_count;
 use crate::output::group;
-pub use crate::output::group::OutputGroup;
 use crate::stages::stream;
 
 use std::path::{Path, PathBuf};
