@@ -15,8 +15,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::group::canonical;
 use crate::exec::{execute, Destination, ExecOptions, ItemRecord};
+use crate::output::group::canonical;
 use crate::pipeline::Progress;
 use crate::plan::manifest::{BadItem, ManifestItem};
 
@@ -25,6 +25,7 @@ pub(crate) use lock::OutDirLock;
 
 /// How a batch runs.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct BatchOptions {
     /// The output folder: `OUT_DIR/<id>/` per item, the report at its top. Created when
     /// missing; locked for the run.
@@ -45,9 +46,28 @@ pub struct BatchOptions {
     pub origin: Option<PathBuf>,
 }
 
+impl BatchOptions {
+    /// A batch into `out_dir` with the defaults: a worker per core (`jobs` 0), every item (no
+    /// shard), nothing resumed, no stop at the first failure, decoder threads divided among
+    /// the jobs, [`ExecOptions::default`], no manifest named. Set the other fields after.
+    pub fn new(out_dir: impl Into<PathBuf>) -> BatchOptions {
+        BatchOptions {
+            out_dir: out_dir.into(),
+            jobs: 0,
+            shard: None,
+            resume: false,
+            fail_fast: false,
+            codec_threads: None,
+            exec: ExecOptions::default(),
+            origin: None,
+        }
+    }
+}
+
 /// How an item ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Status {
     /// Made (`"ok"` in the report).
     Ok,
@@ -61,6 +81,7 @@ pub enum Status {
 
 /// One line of the report (the same schema for every batch door).
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ItemReport {
     /// The item's id; `null` for a manifest entry so broken that no id could be read.
     pub id: Option<String>,
@@ -93,6 +114,7 @@ pub struct ItemReport {
 
 /// What a batch did.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct Summary {
     /// Report lines written: items of this shard plus manifest entries that could not be
     /// read.
@@ -139,7 +161,7 @@ impl Observer for Quiet {}
 
 /// The shard (0..count) of an item id.
 pub fn shard_of(id: &str, count: usize) -> usize {
-    (crate::exec::fnv1a(id.as_bytes()) % count.max(1) as u64) as usize
+    (crate::hash::fnv1a(id.as_bytes()) % count.max(1) as u64) as usize
 }
 
 /// Parses `I/N` (0-based shard `I` of `N`).
@@ -304,6 +326,7 @@ pub fn run_batch(
                 observer.item_started(&plan.id);
                 let mut counter = FrameCounter { observer, count: 0 };
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    #[cfg(feature = "fault-injection")]
                     inject_fault(&plan.id);
                     execute(plan, &Destination::Folder(dir.clone()), &exec, &mut counter)
                 }))
@@ -371,7 +394,10 @@ pub fn run_batch(
 }
 
 /// Fault injection for tests of item isolation: `VIDPREP_FAULT_PANIC=<id>` makes the item
-/// with that id panic. Nothing else reads the variable.
+/// with that id panic. Nothing else reads the variable, and only a build with the test-only
+/// `fault-injection` feature has this function (`cargo test` turns it on through the crate's
+/// dev-dependency on itself; `cargo build`, `cargo install` and the Python package never do).
+#[cfg(feature = "fault-injection")]
 fn inject_fault(id: &str) {
     if std::env::var("VIDPREP_FAULT_PANIC").is_ok_and(|v| v == id) {
         panic!("fault injected into item {id} (VIDPREP_FAULT_PANIC)");
@@ -417,9 +443,9 @@ fn check_layout(items: &[&ManifestItem], options: &BatchOptions) -> Result<()> {
             )));
         }
         // An item folder is replaced as a whole: only when its item.json lists every file.
-        let foreign = crate::exec::ownership::foreign_files(&dir);
+        let foreign = crate::output::ownership::foreign_files(&dir);
         if !foreign.is_empty() {
-            return Err(crate::exec::ownership::refusal(&dir, &foreign));
+            return Err(crate::output::ownership::refusal(&dir, &foreign));
         }
     }
     Ok(())
@@ -427,13 +453,13 @@ fn check_layout(items: &[&ManifestItem], options: &BatchOptions) -> Result<()> {
 
 /// Removes temporary files and folders left by killed runs: at the top of the output folder
 /// only what is provably dead (a dead process of this host, or untouched for
-/// [`crate::exec::host::STALE_TEMPORARY`]; a dead lock holder's were removed as its lock was
+/// [`crate::host::STALE_TEMPORARY`]; a dead lock holder's were removed as its lock was
 /// taken over), never a live run's on another host; inside this run's item folders, every
 /// temporary (only this run writes there).
 fn clean_stale_temporaries(out_dir: &Path, items: &[&ManifestItem]) {
-    crate::exec::group::remove_dead_temporaries(out_dir);
+    crate::output::group::remove_dead_temporaries(out_dir);
     for item in items {
-        crate::exec::group::remove_stale_temporaries(&out_dir.join(&item.plan.id));
+        crate::output::group::remove_stale_temporaries(&out_dir.join(&item.plan.id));
     }
 }
 
@@ -466,7 +492,7 @@ mod tests {
         }
         assert_eq!(seen.len(), 500);
         // Stable across runs and machines: FNV-1a test vector.
-        assert_eq!(crate::exec::fnv1a(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(crate::hash::fnv1a(b"a"), 0xaf63dc4c8601ec8c);
         assert_eq!(parse_shard("2/8"), Ok((2, 8)));
         assert!(parse_shard("8/8").is_err() && parse_shard("1").is_err());
     }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 /// What kind of fault an error is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// The request itself is wrong (bad option, an output that would overwrite an input).
     Usage,
@@ -31,6 +32,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Everything that can go wrong in vidprep. [`Error::kind`] sorts a variant into an
 /// [`ErrorKind`]; the `Display` text is the whole message, cause included.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An input file (video, still image, cached frame table) does not exist.
     #[error("{}: file not found", path.display())]
@@ -46,7 +48,7 @@ pub enum Error {
         /// The file that would not open.
         path: PathBuf,
         /// ffmpeg's reason.
-        source: ffmpeg_next::Error,
+        source: FfmpegError,
     },
 
     /// An http(s) source that could not be opened or read: the server's answer (404, 403), a
@@ -113,7 +115,7 @@ pub enum Error {
         /// What vidprep was doing ("opening the audio decoder", "writing the header", ...).
         context: String,
         /// ffmpeg's error.
-        source: ffmpeg_next::Error,
+        source: FfmpegError,
     },
 
     /// Writing an output failed (an encoder, a muxer).
@@ -124,7 +126,7 @@ pub enum Error {
         /// What vidprep was doing ("writing the header", "sending a frame", ...).
         context: String,
         /// ffmpeg's error.
-        source: ffmpeg_next::Error,
+        source: FfmpegError,
     },
 
     /// Reading an input failed (permissions, an I/O error): a video, a manifest, a still image,
@@ -276,7 +278,7 @@ impl Error {
         Error::Encode {
             path: path.to_path_buf(),
             context: context.into(),
-            source,
+            source: source.into(),
         }
     }
 
@@ -302,7 +304,7 @@ impl Error {
         Error::Ffmpeg {
             path: path.to_path_buf(),
             context: context.into(),
-            source,
+            source: source.into(),
         }
     }
 
@@ -339,5 +341,30 @@ impl Error {
             at: at.into(),
             detail: detail.into(),
         }
+    }
+}
+/// An error FFmpeg reported: its message and `AVERROR` code. Wrapped, so that the library's
+/// API does not name the FFmpeg binding's types (they change with its versions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FfmpegError(ffmpeg_next::Error);
+
+impl FfmpegError {
+    /// FFmpeg's error code (a negative `AVERROR` value).
+    pub fn code(&self) -> i32 {
+        i32::from(self.0)
+    }
+}
+
+impl std::fmt::Display for FfmpegError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for FfmpegError {}
+
+impl From<ffmpeg_next::Error> for FfmpegError {
+    fn from(e: ffmpeg_next::Error) -> FfmpegError {
+        FfmpegError(e)
     }
 }

@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::media::encode::{EncodeSettings, WriteReport};
 use crate::media::input::{Ratio, VideoStreamInfo};
 use crate::media::table::FrameTable;
+pub(crate) use crate::output::write_json;
 use crate::pipeline::{FrameOrigin, PipelineFrame};
 use crate::time::{decimal_text, Time};
 
@@ -316,24 +317,6 @@ pub(crate) fn check_sidecar_owner(sidecar: &Path, main: &Path) -> Result<()> {
             other.display()
         ),
     ))
-}
-
-/// Writes `value` as pretty JSON at `path`, streamed (a sidecar holding millions of boxes is
-/// never held as text).
-pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    use std::io::Write as _;
-    let file = std::fs::File::create(path).map_err(|e| crate::error::Error::io(path, e))?;
-    let mut out = std::io::BufWriter::new(file);
-    serde_json::to_writer_pretty(&mut out, value).map_err(|e| {
-        if e.is_io() {
-            crate::error::Error::io(path, e.into())
-        } else {
-            crate::error::Error::internal(format!("cannot write JSON: {e}"))
-        }
-    })?;
-    out.write_all(b"\n")
-        .and_then(|()| out.flush())
-        .map_err(|e| crate::error::Error::io(path, e))
 }
 
 /// A time as exact text plus seconds, for sidecar fields.

@@ -558,7 +558,7 @@ fn resized_exports_carry_boxes_in_output_pixels() {
         .assert()
         .success();
     let sc = sidecar(&out);
-    let ann = vidprep::annotations::from_native_str(
+    let ann = vidprep::boxes::from_native_str(
         &serde_json::to_string(&sc["annotations"]).unwrap(),
         Path::new("s"),
     )

@@ -224,10 +224,9 @@ fn assert_seeks_give_ffmpegs_frames(src: &Path) {
     let reference = oracle::decode_frames(src, PixFmt::Yuv420p, None);
     let count = oracle::count_frames(src) as usize;
     assert_eq!(reference.len(), count);
-    let tables = vidprep::media::TableCache::new();
-    let source = vidprep::media::Source::from(src);
-    let mut reader =
-        vidprep::media::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
+    let tables = vidprep::TableCache::new();
+    let source = vidprep::Source::from(src);
+    let mut reader = vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
     assert_eq!(
         reader.table().len(),
         count,
@@ -241,8 +240,8 @@ fn assert_seeks_give_ffmpegs_frames(src: &Path) {
             Err(vidprep::Error::TableMismatch { .. }) => {
                 // The table is rebuilt by decoding: reopen with it, as jobs do.
                 tables.distrust(&source);
-                reader = vidprep::media::FrameReader::open_in(&tables, &source, Default::default())
-                    .unwrap();
+                reader =
+                    vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
                 assert_eq!(reader.table().len(), count);
                 reader.seek_to_index(i).unwrap();
                 reader.next_frame().unwrap().unwrap()

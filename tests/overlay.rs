@@ -10,10 +10,10 @@ mod support;
 use std::path::Path;
 
 use common::oracle::{self, Frame, PixFmt};
+use common::palette::track_yuv_bt601;
 use common::synth::SynthVideo;
 use support::{shared, sidecar, vidprep};
-use vidprep::annotations::{from_native_str, Entry, Key};
-use vidprep::draw::{rgb_to_yuv, Matrix, PALETTE};
+use vidprep::boxes::{from_native_str, Entry, Key};
 
 /// Two tracks: "a" keyed at frames 0 and 20 (interpolated between), absent at 30, back at 40;
 /// "b" at frames 5 and 15 only. Boxes are even-aligned so chroma lines up.
@@ -44,7 +44,7 @@ fn yuv_at(f: &Frame, x: usize, y: usize) -> (i32, i32, i32) {
 }
 
 fn assert_colour(f: &Frame, x: usize, y: usize, track: usize, what: &str) {
-    let want = rgb_to_yuv(PALETTE[track], Matrix::Bt601);
+    let want = track_yuv_bt601(track);
     let (y_, u, v) = yuv_at(f, x, y);
     let close = (y_ - want.y as i32).abs() <= 12
         && (u - want.u as i32).abs() <= 12
@@ -57,7 +57,7 @@ fn assert_colour(f: &Frame, x: usize, y: usize, track: usize, what: &str) {
 }
 
 fn assert_not_colour(f: &Frame, x: usize, y: usize, track: usize, what: &str) {
-    let want = rgb_to_yuv(PALETTE[track], Matrix::Bt601);
+    let want = track_yuv_bt601(track);
     let (y_, u, v) = yuv_at(f, x, y);
     let close = (y_ - want.y as i32).abs() <= 12
         && (u - want.u as i32).abs() <= 12
@@ -179,7 +179,7 @@ fn labels_sit_on_a_tab_in_the_track_colour() {
         .flat_map(|y| (40..70).map(move |x| (x, y)))
         .collect();
     let coloured = tab.iter().filter(|&&(x, y)| {
-        let want = rgb_to_yuv(PALETTE[0], Matrix::Bt601);
+        let want = track_yuv_bt601(0);
         let (y_, u, v) = yuv_at(f, x, y);
         (y_ - want.y as i32).abs() <= 12
             && (u - want.u as i32).abs() <= 16
@@ -225,7 +225,7 @@ fn sidecar_boxes_follow_the_cut_and_truncation() {
     // Output frame 0 = source frame 10: the interpolated box (80,80)-(160,160).
     assert_eq!(
         a.keys.get(&Key::Frame(0)),
-        Some(&Entry::Present(vidprep::annotations::BBox {
+        Some(&Entry::Present(vidprep::boxes::BBox {
             x1: 80.0,
             y1: 80.0,
             x2: 160.0,

@@ -410,8 +410,8 @@ fn seeks_into_a_sequence_land_on_the_exact_file() {
     images(&dir.path().join("s"), 30, "%06d.jpg", (320, 240));
     let pattern = dir.path().join("s/%06d.jpg");
     let oracle = oracle::framemd5(&pattern, &DecodeOpts::new(PixFmt::Yuv420p));
-    let source = vidprep::media::Source::new(&pattern, Some("29.97".parse().unwrap()));
-    let mut reader = vidprep::media::FrameReader::open_source(&source, Default::default()).unwrap();
+    let source = vidprep::Source::new(&pattern, Some("29.97".parse().unwrap()));
+    let mut reader = vidprep::FrameReader::open_source(&source, Default::default()).unwrap();
     for i in [17usize, 3, 29, 0, 16, 16, 28] {
         reader.seek_to_index(i).unwrap();
         let f = reader.next_frame().unwrap().unwrap();
@@ -461,7 +461,7 @@ fn got10k_boxes_land_on_their_own_frames() {
     let frames = oracle::decode_frames(&out, PixFmt::Yuv420p, None);
     let source = oracle::decode_frames(&got.join("%08d.jpg"), PixFmt::Yuv420p, None);
     assert_eq!(frames.len(), 30);
-    let want = vidprep::draw::rgb_to_yuv(vidprep::draw::PALETTE[0], vidprep::draw::Matrix::Bt601);
+    let want = common::palette::track_yuv_bt601(0);
     for i in [0u32, 11, 29] {
         let (x, y, w, h) = got_box(i);
         let f = &frames[i as usize];

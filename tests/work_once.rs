@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::synth::SynthVideo;
-use vidprep::tally::{Counts, Tally};
 use vidprep::{execute, Destination, ExecOptions, NoProgress, Plan};
+use vidprep::{Counts, Tally};
 
 /// Threads are counted for the whole test process: one measurement at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -63,11 +63,9 @@ fn run_counted(plan: &Plan, threads: usize) -> (Counts, usize, f64) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let out = tempfile::tempdir().unwrap();
     let tally = Tally::new();
-    let options = ExecOptions {
-        threads,
-        tally: Some(tally.clone()),
-        ..ExecOptions::default()
-    };
+    let mut options = ExecOptions::default();
+    options.threads = threads;
+    options.tally = Some(tally.clone());
     let stop = Arc::new(AtomicBool::new(false));
     let peak = Arc::new(AtomicUsize::new(0));
     let base = task_count();

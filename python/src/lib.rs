@@ -24,7 +24,7 @@ use numpy::PyArray1;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
-use vidprep::batch::{run_batch, BatchOptions, Quiet};
+use vidprep::{run_batch, BatchOptions, Quiet};
 use vidprep::{CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan};
 
 create_exception!(
@@ -87,6 +87,8 @@ fn to_py(e: vidprep::Error) -> PyErr {
         ErrorKind::Encode => EncodeError::new_err(message),
         ErrorKind::Internal => InternalError::new_err(message),
         ErrorKind::Cancelled => CancelledError::new_err(message),
+        // A kind added later: the base class.
+        _ => VidprepError::new_err(message),
     }
 }
 
@@ -190,10 +192,10 @@ fn probe(
 ) -> PyResult<String> {
     guarded(py, "probing", move || {
         let fps = source_fps
-            .map(|rate| rate.parse::<vidprep::media::FrameRate>())
+            .map(|rate| rate.parse::<vidprep::plan::FrameRate>())
             .transpose()
             .map_err(|e| PyErrText::Usage(format!("source_fps: {e}")))?;
-        let source = vidprep::media::Source::new(path, fps);
+        let source = vidprep::Source::new(path, fps);
         let info = vidprep::probe_source(&source, count_frames)?;
         Ok(serde_json::to_string(&info).expect("probe info serialises"))
     })
@@ -219,12 +221,10 @@ fn sample_plan<'py>(
 ) -> PyResult<Vec<SampledExport<'py>>> {
     let outcome = guarded(py, "sampling frames", move || {
         let plan = plan_of(&plan_json)?;
-        let options = ExecOptions {
-            workers,
-            threads,
-            memory_budget: memory_budget.unwrap_or(vidprep::exec::DEFAULT_MEMORY_BUDGET),
-            ..ExecOptions::default()
-        };
+        let mut options = ExecOptions::default();
+        options.workers = workers;
+        options.threads = threads;
+        options.memory_budget = memory_budget.unwrap_or(vidprep::DEFAULT_MEMORY_BUDGET);
         Ok(vidprep::execute(
             &plan,
             &Destination::Memory,
@@ -275,7 +275,7 @@ fn run_manifest(
 ) -> PyResult<(String, Vec<String>)> {
     guarded(py, "running a manifest", move || {
         if let Some((i, n)) = shard {
-            vidprep::batch::parse_shard(&format!("{i}/{n}")).map_err(PyErrText::Usage)?;
+            vidprep::parse_shard(&format!("{i}/{n}")).map_err(PyErrText::Usage)?;
         }
         let mut read = vidprep::read_manifest(&manifest)?;
         if strict {
@@ -283,16 +283,12 @@ fn run_manifest(
                 item.plan.strict = true;
             }
         }
-        let options = BatchOptions {
-            out_dir,
-            jobs,
-            shard,
-            resume,
-            fail_fast,
-            codec_threads: None,
-            exec: ExecOptions::default(),
-            origin: Some(manifest),
-        };
+        let mut options = BatchOptions::new(out_dir);
+        options.jobs = jobs;
+        options.shard = shard;
+        options.resume = resume;
+        options.fail_fast = fail_fast;
+        options.origin = Some(manifest);
         let (summary, reports) = run_batch(&read.items, &read.bad, &options, &Quiet)?;
         Ok((
             serde_json::to_string(&summary).expect("a summary serialises"),
@@ -328,7 +324,7 @@ fn check_plan(py: Python<'_>, plan_json: String) -> PyResult<String> {
 /// The sampler names the library knows (`uniform`, `lmms-eval`, `qwen`, ...).
 #[pyfunction]
 fn samplers() -> Vec<&'static str> {
-    vidprep::sampling::Sampler::names().to_vec()
+    vidprep::plan::Sampler::names().to_vec()
 }
 
 #[pymodule]

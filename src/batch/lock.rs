@@ -3,13 +3,13 @@
 //! each shard at most once.
 //!
 //! - **Who.** A lock (`.vidprep-lock`, `.vidprep-lock.shard-I-of-N`) records its holder:
-//!   pid, host name, boot id, PID namespace ([`crate::exec::host`]), a random token, the
+//!   pid, host name, boot id, PID namespace ([`crate::host`]), a random token, the
 //!   manifest, the shard (with its count) and its lease.
 //! - **Atomic.** It is written whole under a temporary name and then hard-linked to its name,
 //!   which fails if the name exists: a crash or a full disk leaves at most a temporary (removed
 //!   later as dead), never an empty lock; two runs racing for one name cannot both win.
 //! - **Lease.** While the run lives, a thread renews the lock (its modification time) every
-//!   quarter lease. A lock not renewed for its lease ([`crate::exec::host::DEFAULT_LEASE`],
+//!   quarter lease. A lock not renewed for its lease ([`crate::host::DEFAULT_LEASE`],
 //!   `VIDPREP_LOCK_LEASE_SECONDS`) is dead wherever its holder ran.
 //! - **Dead or alive.** A lock of this host (same host name, boot id and PID namespace) whose
 //!   process is gone is taken over at once. A lock of another host is taken over once its
@@ -29,8 +29,8 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::exec::group::{canonical, remove_temporaries_of, temp_name};
-use crate::exec::host;
+use crate::host;
+use crate::output::group::{canonical, remove_temporaries_of, temp_name};
 
 /// The lock file's name (shards add `.shard-I-of-N`).
 pub(crate) const LOCK_NAME: &str = ".vidprep-lock";

@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
+use crate::annotations::{Fill, Format, KeyKind, Units};
+use crate::draw::Rgb;
+use crate::plan::{BoxOptions, BoxesOut, BoxesSpec, FrameRate, Plan, SpanSpec};
+use crate::time::TimeSpec;
+use crate::EncodeSettings;
 use clap::Args;
-use vidprep::annotations::{Fill, Format, KeyKind, Units};
-use vidprep::draw::Rgb;
-use vidprep::plan::{BoxOptions, BoxesOut, BoxesSpec, FrameRate, Plan, SpanSpec};
-use vidprep::time::TimeSpec;
-use vidprep::EncodeSettings;
 
 pub fn parse_time(s: &str) -> Result<TimeSpec, String> {
     TimeSpec::parse(s)
@@ -30,7 +30,7 @@ pub struct EncodeArgs {
     #[arg(long)]
     pub crf: Option<f32>,
     /// x264 preset [default: medium].
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(vidprep::media::X264_PRESETS))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::media::X264_PRESETS))]
     pub preset: Option<String>,
     /// Drop the audio instead of re-encoding it to AAC.
     #[arg(long)]
@@ -50,10 +50,10 @@ impl EncodeArgs {
     }
 
     /// Execution options with these defaults.
-    pub fn exec(&self) -> vidprep::ExecOptions {
-        vidprep::ExecOptions {
+    pub fn exec(&self) -> crate::ExecOptions {
+        crate::ExecOptions {
             defaults: self.defaults(),
-            ..vidprep::ExecOptions::default()
+            ..crate::ExecOptions::default()
         }
     }
 }
@@ -240,7 +240,7 @@ pub struct BatchArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
     /// Run only shard I of N (0-based), e.g. 3/8: items are split by a hash of their id.
-    #[arg(long, value_parser = vidprep::batch::parse_shard)]
+    #[arg(long, value_parser = crate::batch::parse_shard)]
     pub shard: Option<(usize, usize)>,
     /// Skip items already complete whose plan, inputs and outputs are unchanged.
     #[arg(long)]

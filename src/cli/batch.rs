@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use crate::batch::{run_batch, BatchOptions, ItemReport, Observer, Status};
+use crate::plan::manifest::{BadItem, ManifestItem};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use vidprep::batch::{run_batch, BatchOptions, ItemReport, Observer, Status};
-use vidprep::plan::manifest::{BadItem, ManifestItem};
 
 use super::args::{BatchArgs, EncodeArgs};
 
@@ -168,7 +168,7 @@ impl Observer for Display {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let mut manifest = vidprep::read_manifest(&args.manifest)?;
+    let mut manifest = crate::read_manifest(&args.manifest)?;
     if args.strict {
         for item in &mut manifest.items {
             item.plan.strict = true;

@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::plan::{ClipExport, ExportSpec, Plan};
+use crate::time::TimeSpec;
+use crate::{execute, Destination, ExportTarget};
 use clap::Args;
-use vidprep::plan::{ClipExport, ExportSpec, Plan};
-use vidprep::time::TimeSpec;
-use vidprep::{execute, Destination, ExportTarget};
 
 use super::args::{
     id_for, parse_time, BatchArgs, BoxesArgs, EncodeArgs, FormatArg, SmartArgs, SourceFpsArg,
@@ -62,7 +62,7 @@ pub struct CutArgs {
 pub fn run_plan(
     plan: &Plan,
     targets: Vec<ExportTarget>,
-    exec: vidprep::ExecOptions,
+    exec: crate::ExecOptions,
     label: &str,
 ) -> anyhow::Result<u8> {
     let mut progress = BarProgress::new(label);
@@ -87,7 +87,7 @@ pub fn run_plan(
 
 fn refuse_box_options(boxes: &BoxesArgs, format: &FormatArg) -> anyhow::Result<()> {
     if boxes.options_without_boxes() || (boxes.boxes.is_none() && format.format.is_some()) {
-        return Err(vidprep::Error::Usage(
+        return Err(crate::Error::Usage(
             "box and drawing options need --boxes FILE (the annotations)".into(),
         )
         .into());
@@ -120,13 +120,13 @@ impl CutArgs {
 pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
     if let Some(manifest) = &args.manifest {
         if args.boxes.options_without_boxes() || args.format.format.is_some() {
-            return Err(vidprep::Error::Usage(
+            return Err(crate::Error::Usage(
                 "box and drawing options belong to each manifest item (its \"boxes\" or \"annotations\"), not to the command line".into(),
             )
             .into());
         }
         let out_dir = args.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-        let mut m = vidprep::read_manifest(manifest)?;
+        let mut m = crate::read_manifest(manifest)?;
         if args.strict {
             for item in &mut m.items {
                 item.plan.strict = true;
@@ -189,7 +189,7 @@ fn check_every_output(plans: &[(Plan, PathBuf)]) -> anyhow::Result<()> {
     if plans.len() < 2 {
         return Ok(());
     }
-    let mut group = vidprep::exec::OutputGroup::new(&plans[0].0.inputs());
+    let mut group = crate::output::group::OutputGroup::new(&plans[0].0.inputs());
     for (_, output) in plans {
         group.file(output)?;
         group.file(&output.with_extension("json"))?;
@@ -207,7 +207,7 @@ fn ratio_jobs(ratios: &[TimeSpec], base: &Path) -> anyhow::Result<Vec<(TimeSpec,
     let mut seen = std::collections::HashSet::new();
     for (r, out) in &jobs {
         if !seen.insert(out.clone()) {
-            return Err(vidprep::Error::Usage(format!(
+            return Err(crate::Error::Usage(format!(
                 "--ratios gives {} twice (at {}); list each ratio once",
                 out.display(),
                 r
@@ -249,7 +249,7 @@ pub struct TruncateArgs {
 /// Output paths for a set of truncation ratios: `clip.mp4` with 50% -> `clip_50.mp4`.
 fn ratio_output_path(base: &Path, ratio: &TimeSpec) -> PathBuf {
     let label = match ratio {
-        TimeSpec::Percent(p) => vidprep::time::decimal_text(*p),
+        TimeSpec::Percent(p) => crate::time::decimal_text(*p),
         other => other.to_text().replace('/', "_"),
     };
     let stem = base
@@ -320,13 +320,13 @@ pub struct OverlayArgs {
 
 pub fn run_overlay(args: OverlayArgs) -> anyhow::Result<u8> {
     if args.boxes.boxes.is_none() {
-        return Err(vidprep::Error::Usage(
+        return Err(crate::Error::Usage(
             "overlay needs --boxes FILE (the annotations to draw)".into(),
         )
         .into());
     }
     if args.boxes.no_draw {
-        return Err(vidprep::Error::Usage(
+        return Err(crate::Error::Usage(
             "overlay draws the boxes; use cut --boxes FILE --no-draw to only carry them".into(),
         )
         .into());

@@ -4,14 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-use clap::Args;
-use vidprep::detect::{
+use crate::detect::{
     AnnotationSpans, DetectOptions, Detector, Length, Region, Shaping, ShotOptions,
 };
-use vidprep::exec::OutputGroup;
-use vidprep::plan::{ExportSpec, FramesExport, Strip};
-use vidprep::time::Time;
+use crate::output::group::OutputGroup;
+use crate::plan::{ExportSpec, FramesExport, Strip};
+use crate::time::Time;
+use anyhow::Context;
+use clap::Args;
 
 fn parse_length(s: &str) -> Result<Length, String> {
     Length::parse(s)
@@ -145,37 +145,36 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
             || args.temporal
             || args.item.is_some())
     {
-        return Err(vidprep::Error::Usage(
+        return Err(crate::Error::Usage(
             "--annotations, --track, --temporal and --item belong to --by annotations".to_string(),
         )
         .into());
     }
-    vidprep::require_utf8(&args.source, "the source")?;
-    vidprep::require_utf8(&args.output, "--output")?;
+    crate::require_utf8(&args.source, "the source")?;
+    crate::require_utf8(&args.output, "--output")?;
     for (flag, p) in [
         ("--stats", &args.stats),
         ("--sheets", &args.sheets),
         ("--annotations", &args.annotations),
     ] {
         if let Some(p) = p {
-            vidprep::require_utf8(p, flag)?;
+            crate::require_utf8(p, flag)?;
         }
     }
     if args.by == Detector::Annotations && args.annotations.is_none() {
         return Err(
-            vidprep::Error::Usage("--by annotations needs --annotations FILE".to_string()).into(),
+            crate::Error::Usage("--by annotations needs --annotations FILE".to_string()).into(),
         );
     }
     if args.region.is_some() && args.by != Detector::Activity {
-        return Err(vidprep::Error::Usage(
-            "--region measures motion for --by activity".to_string(),
-        )
-        .into());
+        return Err(
+            crate::Error::Usage("--region measures motion for --by activity".to_string()).into(),
+        );
     }
     let smooth = Time::from_secs_f64(args.smooth, 1000)
         .filter(|t| !t.is_negative())
         .ok_or_else(|| {
-            vidprep::Error::Usage(format!("--smooth {} is not a duration", args.smooth))
+            crate::Error::Usage(format!("--smooth {} is not a duration", args.smooth))
         })?;
     let options = DetectOptions {
         by: args.by,
@@ -188,7 +187,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
             dissolves: !args.no_dissolves,
             ..ShotOptions::default()
         },
-        activity: vidprep::detect::ActivityOptions {
+        activity: crate::detect::ActivityOptions {
             threshold: args.motion_threshold,
             smooth,
         },
@@ -209,7 +208,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         id_prefix: args.id_prefix.clone(),
     };
     // Claim the outputs before decoding anything: a bad -o fails fast.
-    let mut inputs = vidprep::media::input_paths(&args.source);
+    let mut inputs = crate::media::input_paths(&args.source);
     inputs.extend(args.annotations.clone());
     let mut group = OutputGroup::new(&inputs);
     let manifest_temp = group.file(&args.output)?;
@@ -220,7 +219,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
     if let Some(dir) = &args.sheets {
         if same_place(dir, &args.output) || args.stats.as_ref().is_some_and(|s| same_place(dir, s))
         {
-            return Err(vidprep::Error::Usage(format!(
+            return Err(crate::Error::Usage(format!(
                 "--sheets {} is also another output",
                 dir.display()
             ))
@@ -228,8 +227,8 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         }
     }
     let mut progress = super::progress::BarProgress::new("detect");
-    let source = vidprep::media::Source::new(args.source.clone(), args.source_fps.source_fps);
-    let detection = vidprep::detect::detect(&source, &options, &mut progress)?;
+    let source = crate::media::Source::new(args.source.clone(), args.source_fps.source_fps);
+    let detection = crate::detect::detect(&source, &options, &mut progress)?;
     progress.done();
     std::fs::write(&manifest_temp, detection.manifest())
         .with_context(|| format!("writing {}", args.output.display()))?;
@@ -238,7 +237,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("writing {}", args.stats.as_ref().unwrap().display()))?;
     }
     group.commit()?;
-    let cuts = |k: vidprep::detect::BoundaryKind| {
+    let cuts = |k: crate::detect::BoundaryKind| {
         detection.boundaries.iter().filter(|b| b.kind == k).count()
     };
     eprintln!(
@@ -247,9 +246,9 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         detection.frames,
         detection.proposals.len(),
         args.by,
-        cuts(vidprep::detect::BoundaryKind::Cut),
-        cuts(vidprep::detect::BoundaryKind::Fade),
-        cuts(vidprep::detect::BoundaryKind::Dissolve),
+        cuts(crate::detect::BoundaryKind::Cut),
+        cuts(crate::detect::BoundaryKind::Fade),
+        cuts(crate::detect::BoundaryKind::Dissolve),
         args.output.display()
     );
     if args.json {
@@ -276,8 +275,8 @@ fn same_place(a: &Path, b: &Path) -> bool {
 
 /// One small item per proposal through the batch runner: 8 frames spread over the span and
 /// their captioned strip.
-fn contact_sheets(detection: &vidprep::detect::Detection, dir: &Path) -> anyhow::Result<u8> {
-    let items: Vec<vidprep::plan::manifest::ManifestItem> = detection
+fn contact_sheets(detection: &crate::detect::Detection, dir: &Path) -> anyhow::Result<u8> {
+    let items: Vec<crate::plan::manifest::ManifestItem> = detection
         .plans()
         .into_iter()
         .enumerate()
@@ -289,20 +288,20 @@ fn contact_sheets(detection: &vidprep::detect::Detection, dir: &Path) -> anyhow:
                 strip: Strip(Some(4)),
                 ..FramesExport::default()
             })];
-            vidprep::plan::manifest::ManifestItem { line: i + 1, plan }
+            crate::plan::manifest::ManifestItem { line: i + 1, plan }
         })
         .collect();
-    let options = vidprep::BatchOptions {
+    let options = crate::BatchOptions {
         out_dir: dir.to_path_buf(),
         jobs: 0,
         shard: None,
         resume: false,
         fail_fast: false,
         codec_threads: None,
-        exec: vidprep::ExecOptions::default(),
+        exec: crate::ExecOptions::default(),
         origin: None,
     };
-    let (summary, _) = vidprep::run_batch(&items, &[], &options, &vidprep::batch::Quiet)?;
+    let (summary, _) = crate::run_batch(&items, &[], &options, &crate::batch::Quiet)?;
     eprintln!(
         "contact sheets: {} ok, {} failed -> {}/<id>/sheet/strip.jpg (report {})",
         summary.ok,

@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
+use crate::plan::{ExportSpec, FramesExport, Plan, Size, Strip, VideoExport};
+use crate::sampling::{Order, Sampler};
+use crate::ExportTarget;
 use clap::{Args, Subcommand};
-use vidprep::plan::{ExportSpec, FramesExport, Plan, Size, Strip, VideoExport};
-use vidprep::sampling::{Order, Sampler};
-use vidprep::ExportTarget;
 
 use super::args::{
     id_for, BoxesArgs, BoxesFormatArg, EncodeArgs, FormatArg, SourceFpsArg, SpanArgs,
@@ -99,8 +99,8 @@ pub struct FramesArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Image format: jpg or png (the annotation format is --boxes-format).
-    #[arg(long, visible_alias = "image-format", default_value = "jpg", value_parser = |s: &str| s.parse::<vidprep::plan::ImageFormat>())]
-    format: vidprep::plan::ImageFormat,
+    #[arg(long, visible_alias = "image-format", default_value = "jpg", value_parser = |s: &str| s.parse::<crate::plan::ImageFormat>())]
+    format: crate::plan::ImageFormat,
     /// JPEG quality (1-100).
     #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u8).range(1..=100))]
     quality: u8,
@@ -114,8 +114,8 @@ pub struct FramesArgs {
     #[arg(long, requires = "strip", value_parser = clap::value_parser!(u32).range(1..=64))]
     strip_columns: Option<u32>,
     /// Also write payload.json: a request-body fragment with the images as base64 for this API.
-    #[arg(long, value_parser = |s: &str| s.parse::<vidprep::plan::Payload>())]
-    payload: Option<vidprep::plan::Payload>,
+    #[arg(long, value_parser = |s: &str| s.parse::<crate::plan::Payload>())]
+    payload: Option<crate::plan::Payload>,
     /// Also write frames.jsonl: one line per frame with its base64 data.
     #[arg(long)]
     jsonl: bool,
@@ -144,7 +144,7 @@ pub fn run(args: ExportArgs) -> anyhow::Result<u8> {
 
 fn run_video(args: VideoArgs) -> anyhow::Result<u8> {
     if args.boxes.options_without_boxes() {
-        return Err(vidprep::Error::Usage(
+        return Err(crate::Error::Usage(
             "box and drawing options need --boxes FILE (the annotations)".into(),
         )
         .into());
@@ -175,13 +175,13 @@ fn run_video(args: VideoArgs) -> anyhow::Result<u8> {
 
 fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
     if args.boxes.options_without_boxes() {
-        return Err(vidprep::Error::Usage(
+        return Err(crate::Error::Usage(
             "box and drawing options need --boxes FILE (the annotations)".into(),
         )
         .into());
     }
     if args.boxes.boxes_out.is_some() {
-        return Err(vidprep::Error::Usage(
+        return Err(crate::Error::Usage(
             "--boxes-out writes a file beside a video; frames.json already lists each image's boxes".into(),
         )
         .into());
@@ -215,7 +215,7 @@ fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
     plan.boxes = args.boxes.spec(args.boxes_format.boxes_format);
     plan.strict = args.strict;
     // Workers are an execution resource, not part of the plan.
-    let exec = vidprep::ExecOptions {
+    let exec = crate::ExecOptions {
         workers: args.workers,
         ..args.encode.exec()
     };

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
+use crate::plan::{BoxesOut, ClipExport, ExportSpec, InsertSpec, Plan};
+use crate::time::TimeSpec;
+use crate::ExportTarget;
 use clap::Args;
-use vidprep::plan::{BoxesOut, ClipExport, ExportSpec, InsertSpec, Plan};
-use vidprep::time::TimeSpec;
-use vidprep::ExportTarget;
 
 use super::args::{id_for, parse_time, BatchArgs, EncodeArgs, SmartArgs, SourceFpsArg};
 
@@ -32,8 +32,8 @@ pub struct InsertArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// How the sequence's frames fit the host frame: letterbox, stretch or crop.
-    #[arg(long, default_value = "letterbox", value_parser = |s: &str| s.parse::<vidprep::plan::Fit>())]
-    fit: vidprep::plan::Fit,
+    #[arg(long, default_value = "letterbox", value_parser = |s: &str| s.parse::<crate::plan::Fit>())]
+    fit: crate::plan::Fit,
     /// Output video, single insertion (.mp4, .mov or .mkv).
     #[arg(short, long, required_unless_present = "hosts")]
     output: Option<PathBuf>,
@@ -77,28 +77,28 @@ impl InsertArgs {
 pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
     if let Some(hosts_dir) = &args.hosts {
         if args.source_fps.source_fps.is_some() {
-            return Err(vidprep::Error::Usage(
+            return Err(crate::Error::Usage(
                 "--source-fps is for one --host; the hosts of a batch are video files".into(),
             )
             .into());
         }
         let seed = args.seed.ok_or_else(|| {
-            vidprep::Error::Usage(
+            crate::Error::Usage(
                 "a batch needs --seed N (positions and pairings come from it)".into(),
             )
         })?;
         if args.at.is_some() {
-            return Err(vidprep::Error::Usage(
+            return Err(crate::Error::Usage(
                 "--at is for one insertion; a batch draws positions from --seed".into(),
             )
             .into());
         }
         let sequences =
-            vidprep::list_sequences(args.sequences.as_ref().expect("clap requires --sequences"))?;
-        let hosts = vidprep::list_hosts(hosts_dir)?;
+            crate::list_sequences(args.sequences.as_ref().expect("clap requires --sequences"))?;
+        let hosts = crate::list_hosts(hosts_dir)?;
         let out_dir = args.out_dir.clone().expect("clap requires --out-dir");
         let count = args.count.expect("clap requires --count");
-        let plans = vidprep::plan_insertions(
+        let plans = crate::plan_insertions(
             &hosts,
             &sequences,
             count,
@@ -111,11 +111,11 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
                 ..ClipExport::default()
             })],
         );
-        let items: Vec<vidprep::plan::manifest::ManifestItem> = plans
+        let items: Vec<crate::plan::manifest::ManifestItem> = plans
             .into_iter()
             .map(|mut plan| {
                 plan.strict = args.strict;
-                vidprep::plan::manifest::ManifestItem { line: 0, plan }
+                crate::plan::manifest::ManifestItem { line: 0, plan }
             })
             .collect();
         return super::batch::run_items(&items, &[], &out_dir, &args.batch, &args.encode, None);
@@ -124,7 +124,7 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
         (Some(at), None) => (Some(at), None),
         (None, Some(seed)) => (None, Some(seed)),
         _ => {
-            return Err(vidprep::Error::Usage(
+            return Err(crate::Error::Usage(
                 "say where the sequence goes: --at T or --seed N".into(),
             )
             .into())

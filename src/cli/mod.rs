@@ -61,13 +61,13 @@ pub fn main() -> ExitCode {
     // seconds (a blocking read), the temporaries are removed here and the process exits.
     // The CLI's one call: its token is current on this thread, so every options struct made
     // here (`ExecOptions::default()`) carries it.
-    let cancel = vidprep::CancelToken::new();
+    let cancel = crate::CancelToken::new();
     let _cancel = cancel.enter();
     let handler_token = cancel.clone();
     let _ = ctrlc::set_handler(move || {
         handler_token.cancel();
         std::thread::sleep(std::time::Duration::from_secs(5));
-        vidprep::exec::remove_all_temporaries();
+        handler_token.remove_temporaries();
         std::process::exit(EXIT_INTERRUPTED as i32);
     });
     let cli = match Cli::try_parse() {
@@ -99,7 +99,7 @@ pub fn main() -> ExitCode {
         Command::ReviewApply(args) => review::run_apply(args),
     };
     if cancel.is_cancelled() {
-        vidprep::exec::remove_all_temporaries();
+        cancel.remove_temporaries();
         eprintln!("interrupted: nothing half-written was left");
         return ExitCode::from(EXIT_INTERRUPTED);
     }
@@ -109,8 +109,8 @@ pub fn main() -> ExitCode {
             let text = format!("{e:#}");
             eprintln!("error: {}", if single { with_flags(&text) } else { text });
             let usage = e
-                .downcast_ref::<vidprep::Error>()
-                .is_some_and(|e| e.kind() == vidprep::ErrorKind::Usage);
+                .downcast_ref::<crate::Error>()
+                .is_some_and(|e| e.kind() == crate::ErrorKind::Usage);
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
     }

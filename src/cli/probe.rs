@@ -20,8 +20,8 @@ pub struct ProbeArgs {
 }
 
 pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
-    let source = vidprep::media::Source::new(args.file.clone(), args.source_fps.source_fps);
-    let info = vidprep::probe_source(&source, args.count_frames)?;
+    let source = crate::media::Source::new(args.file.clone(), args.source_fps.source_fps);
+    let info = crate::probe_source(&source, args.count_frames)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
+use crate::plan::Size;
+use crate::review::{self, decisions};
 use clap::Args;
-use vidprep::plan::Size;
-use vidprep::review::{self, decisions};
 
 #[derive(Args)]
 pub struct ReviewArgs {

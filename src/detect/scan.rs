@@ -184,7 +184,7 @@ pub fn scan(
     if n == 0 {
         return Ok(Vec::new());
     }
-    let workers = crate::exec::worker_count(options.workers);
+    let workers = crate::host::worker_count(options.workers);
     let chunks = plan_chunks(&table, workers);
     let single = chunks.len() == 1;
     let stop = Arc::new(AtomicBool::new(false));

@@ -16,13 +16,12 @@
 //! safe. It runs again rather than carrying on because every export planned its frames,
 //! times and sizes from the table that turned out wrong.
 
-pub(crate) mod group;
-pub(crate) mod host;
-pub(crate) mod ownership;
-pub(crate) mod stream;
-
-pub use crate::cancel::{cancelled, CancelToken};
-pub use group::{remove_all_temporaries, OutputGroup};
+pub use crate::cancel::CancelToken;
+pub use crate::exports::frames::MemoryFrames;
+pub(crate) use crate::hash::fnv1a;
+pub(crate) use crate::host::worker_count;
+use crate::output::group;
+use crate::stages::stream;
 
 use std::path::{Path, PathBuf};
 
@@ -35,10 +34,9 @@ use crate::pipeline::{self, FrameSink, Progress};
 use crate::plan::Plan;
 use crate::sidecar::VERSION;
 
-pub use exports::ExportTarget as Target;
-
 /// How plans run: encoding defaults and resources.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ExecOptions {
     /// CRF, preset and audio for exports that do not set their own.
     pub defaults: EncodeSettings,
@@ -85,6 +83,7 @@ impl Default for ExecOptions {
 
 /// Where a plan's outputs go.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Destination {
     /// A batch item's folder: `DIR/NAME.mp4`, `DIR/NAME/`, ..., and `DIR/item.json`. The
     /// folder is replaced as a whole.
@@ -98,86 +97,9 @@ pub enum Destination {
     Memory,
 }
 
-/// The frames of one `frames` export run with [`Destination::Memory`].
-#[derive(Clone, Debug)]
-pub struct MemoryFrames {
-    /// The export's name.
-    pub name: String,
-    /// What `frames.json` would hold (each image's `file` is the name it would have in the
-    /// export's folder).
-    pub frames_json: serde_json::Value,
-    /// The number of images (positions, in the asked order; a frame shown twice is there
-    /// twice).
-    pub count: usize,
-    /// Width of every image in pixels.
-    pub width: u32,
-    /// Height of every image in pixels.
-    pub height: u32,
-    /// The images, packed 8-bit RGB, row by row, one after the other: `count * height *
-    /// width * 3` bytes (a `(count, height, width, 3)` array). The same pixels the image
-    /// files would be encoded from: the decoded frame, scaled to `max_size` when asked,
-    /// boxes drawn, converted to RGB with swscale's bicubic flags (as the ffmpeg CLI).
-    pub pixels: Vec<u8>,
-}
-
-impl MemoryFrames {
-    pub(crate) fn new(
-        name: &str,
-        frames_json: serde_json::Value,
-        images: Vec<Option<image::RgbImage>>,
-        source: &Path,
-    ) -> Result<MemoryFrames> {
-        let count = images.len();
-        let (width, height) = images
-            .iter()
-            .flatten()
-            .next()
-            .map_or((0, 0), |i| (i.width(), i.height()));
-        // An allocation the system refuses is an error, not an abort.
-        let needed = count * width as usize * height as usize * 3;
-        let mut pixels = Vec::new();
-        pixels
-            .try_reserve_exact(needed)
-            .map_err(|_| Error::OverBudget {
-                path: source.to_path_buf(),
-                what: format!("export {name:?}: {count} frames of {width}x{height} RGB"),
-                needed: needed as u64,
-                pixels: false,
-                limit: needed as u64,
-                advice: "the system refused to allocate it (less memory is free than that); ask for fewer or smaller frames"
-                    .into(),
-            })?;
-        for (p, image) in images.into_iter().enumerate() {
-            let image = image.ok_or_else(|| {
-                Error::corrupt(
-                    source,
-                    format!("at output position {p}"),
-                    "this frame was not decoded",
-                )
-            })?;
-            if (image.width(), image.height()) != (width, height) {
-                return Err(Error::internal(format!(
-                    "frames of export {name:?} differ in size: {}x{} at position {p}, \
-                     {width}x{height} before",
-                    image.width(),
-                    image.height()
-                )));
-            }
-            pixels.extend_from_slice(image.as_raw());
-        }
-        Ok(MemoryFrames {
-            name: name.to_string(),
-            frames_json,
-            count,
-            width,
-            height,
-            pixels,
-        })
-    }
-}
-
 /// What a plan made.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct Outcome {
     /// The plan's id.
     pub id: String,
@@ -363,17 +285,6 @@ fn execute_once(
     })
 }
 
-/// Parallel workers for a setting where 0 means one per core.
-pub(crate) fn worker_count(setting: usize) -> usize {
-    if setting == 0 {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    } else {
-        setting
-    }
-}
-
 /// `item.json`: what a batch item made and from what, so a resumed run redoes exactly the
 /// items whose plan, inputs or outputs changed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -422,16 +333,6 @@ impl FileFingerprint {
                 .flatten(),
         })
     }
-}
-
-/// FNV-1a, 64 bits: a stable hash for shard assignment and change detection.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
 }
 
 /// The hash that says whether an item must be redone: its plan and the run's defaults.

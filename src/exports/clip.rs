@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 
 use crate::annotations::{self, Fill, FrameClock};
 use crate::error::Result;
-use crate::exec::group::OutputGroup;
-use crate::exec::stream::ProcessedStream;
 use crate::exports::{encode_settings, Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::media::encode::EncodeSettings;
+use crate::output::group::OutputGroup;
 use crate::pipeline::{FrameSink, Progress};
 use crate::plan::{BoxesOut, ClipExport, ExportSpec, Plan};
 use crate::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
 use crate::sinks::{EncodedOutput, StagedSink, VideoSink};
+use crate::stages::stream::ProcessedStream;
 
 /// Files claimed for one output video: where it will be and where it is being written.
 pub(crate) struct Claimed {

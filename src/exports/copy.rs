@@ -9,7 +9,6 @@ use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::exec::stream::ProcessedStream;
 use crate::exports::clip::Claimed;
 use crate::exports::ExportReport;
 use crate::media::input::{
@@ -19,6 +18,7 @@ use crate::pipeline::FrameOrigin;
 use crate::plan::ExportSpec;
 use crate::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
 use crate::stages::span::ResolvedClip;
+use crate::stages::stream::ProcessedStream;
 use crate::time::{FrameRange, Rounding, Time};
 
 /// What a copy kept, next to what was asked.

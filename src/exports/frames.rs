@@ -15,11 +15,10 @@ use image::RgbImage;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::exec::group::OutputGroup;
-use crate::exec::stream::ProcessedStream;
 use crate::exports::{Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::fit::fit_within;
 use crate::media::frame::{to_rgb_image, Converter};
+use crate::output::group::OutputGroup;
 use crate::overlay::{boxes_on, SourceBoxes};
 use crate::pipeline::{FrameSink, FrameStage, PipelineFrame, Progress};
 use crate::plan::{ExportSpec, FramesExport, ImageFormat, Payload, Plan};
@@ -27,6 +26,7 @@ use crate::sampling::{self, Arranged, FrameList, Sampled};
 use crate::sidecar::{write_json, SourceRecord, VERSION};
 use crate::sinks::StagedSink;
 use crate::stages::resize::ScaleStage;
+use crate::stages::stream::ProcessedStream;
 use crate::time::{decimal_text, Time};
 
 /// `frames.json`.
@@ -384,7 +384,7 @@ pub(crate) struct FramesMaker {
     /// Kept in memory ([`crate::Destination::Memory`]) instead of written.
     memory: bool,
     /// What memory mode made, once finished.
-    made: Option<crate::exec::MemoryFrames>,
+    made: Option<MemoryFrames>,
 }
 
 impl FramesMaker {
@@ -450,7 +450,7 @@ impl Export for FramesMaker {
         Ok(())
     }
 
-    fn take_memory(&mut self) -> Option<crate::exec::MemoryFrames> {
+    fn take_memory(&mut self) -> Option<MemoryFrames> {
         self.made.take()
     }
 
@@ -616,7 +616,7 @@ impl Export for FramesMaker {
         if let Some(temp) = &temp {
             write_json(&temp.join("frames.json"), &json)?;
         } else {
-            self.made = Some(crate::exec::MemoryFrames::new(
+            self.made = Some(MemoryFrames::new(
                 self.spec.name(),
                 serde_json::to_value(&json).expect("frames.json serialises"),
                 images,
@@ -724,5 +724,84 @@ pub fn payload_json(api: Payload, mime: &str, images: &[Vec<u8>]) -> serde_json:
                 "inline_data": {"mime_type": mime, "data": b64(b)}
             })).collect::<Vec<_>>()
         }),
+    }
+}
+
+/// The frames of one `frames` export run with [`Destination::Memory`](crate::Destination::Memory).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct MemoryFrames {
+    /// The export's name.
+    pub name: String,
+    /// What `frames.json` would hold (each image's `file` is the name it would have in the
+    /// export's folder).
+    pub frames_json: serde_json::Value,
+    /// The number of images (positions, in the asked order; a frame shown twice is there
+    /// twice).
+    pub count: usize,
+    /// Width of every image in pixels.
+    pub width: u32,
+    /// Height of every image in pixels.
+    pub height: u32,
+    /// The images, packed 8-bit RGB, row by row, one after the other: `count * height *
+    /// width * 3` bytes (a `(count, height, width, 3)` array). The same pixels the image
+    /// files would be encoded from: the decoded frame, scaled to `max_size` when asked,
+    /// boxes drawn, converted to RGB with swscale's bicubic flags (as the ffmpeg CLI).
+    pub pixels: Vec<u8>,
+}
+
+impl MemoryFrames {
+    pub(crate) fn new(
+        name: &str,
+        frames_json: serde_json::Value,
+        images: Vec<Option<image::RgbImage>>,
+        source: &Path,
+    ) -> Result<MemoryFrames> {
+        let count = images.len();
+        let (width, height) = images
+            .iter()
+            .flatten()
+            .next()
+            .map_or((0, 0), |i| (i.width(), i.height()));
+        // An allocation the system refuses is an error, not an abort.
+        let needed = count * width as usize * height as usize * 3;
+        let mut pixels = Vec::new();
+        pixels
+            .try_reserve_exact(needed)
+            .map_err(|_| Error::OverBudget {
+                path: source.to_path_buf(),
+                what: format!("export {name:?}: {count} frames of {width}x{height} RGB"),
+                needed: needed as u64,
+                pixels: false,
+                limit: needed as u64,
+                advice: "the system refused to allocate it (less memory is free than that); ask for fewer or smaller frames"
+                    .into(),
+            })?;
+        for (p, image) in images.into_iter().enumerate() {
+            let image = image.ok_or_else(|| {
+                Error::corrupt(
+                    source,
+                    format!("at output position {p}"),
+                    "this frame was not decoded",
+                )
+            })?;
+            if (image.width(), image.height()) != (width, height) {
+                return Err(Error::internal(format!(
+                    "frames of export {name:?} differ in size: {}x{} at position {p}, \
+                     {width}x{height} before",
+                    image.width(),
+                    image.height()
+                )));
+            }
+            pixels.extend_from_slice(image.as_raw());
+        }
+        Ok(MemoryFrames {
+            name: name.to_string(),
+            frames_json,
+            count,
+            width,
+            height,
+            pixels,
+        })
     }
 }

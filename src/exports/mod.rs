@@ -18,11 +18,11 @@ pub(crate) mod video;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::exec::group::OutputGroup;
-use crate::exec::stream::ProcessedStream;
 use crate::media::encode::EncodeSettings;
+use crate::output::group::OutputGroup;
 use crate::pipeline::{FrameSink, Progress};
 use crate::plan::{ExportSpec, Plan};
+use crate::stages::stream::ProcessedStream;
 
 /// Where an export's files go.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,6 +89,7 @@ pub(crate) struct ExportContext {
 
 /// What an export made, for reports and the command line.
 #[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct ExportReport {
     /// The export's name.
     pub name: String,
@@ -131,7 +132,7 @@ pub(crate) trait Export {
         ))
     }
     /// What memory mode made, after [`finish`](Self::finish).
-    fn take_memory(&mut self) -> Option<crate::exec::MemoryFrames> {
+    fn take_memory(&mut self) -> Option<frames::MemoryFrames> {
         None
     }
     /// Writes everything at the group's temporary paths.

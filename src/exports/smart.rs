@@ -30,7 +30,6 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::error::{Error, Result};
-use crate::exec::stream::ProcessedStream;
 use crate::exports::clip::{video_sidecar, write_boxes_file, Claimed};
 use crate::exports::ExportReport;
 use crate::media::decode::{DecodeOptions, FrameReader};
@@ -43,6 +42,7 @@ use crate::media::source::SourceKind;
 use crate::pipeline::{FrameOrigin, FrameStage, Geometry, PipelineFrame, Progress};
 use crate::plan::ExportSpec;
 use crate::sinks::EncodedOutput;
+use crate::stages::stream::ProcessedStream;
 use crate::time::{Rounding, Time};
 
 /// Re-encoded frames must be at least this close to the frames they stand for (`verify`).

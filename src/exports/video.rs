@@ -19,8 +19,6 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::exec::group::OutputGroup;
-use crate::exec::stream::ProcessedStream;
 use crate::exports::clip::{clip_summary, video_sidecar, write_boxes_file, Claimed};
 use crate::exports::{encode_settings, Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::fit::fit_within;
@@ -28,11 +26,13 @@ use crate::media::audio::audio_stream_format;
 use crate::media::encode::EncodeSettings;
 use crate::media::input::{Ratio, VideoInput};
 use crate::media::table::FrameTable;
+use crate::output::group::OutputGroup;
 use crate::pipeline::{self, FrameSink, FrameStage, Progress};
 use crate::plan::{ExportSpec, Plan, VideoExport};
 use crate::sidecar::{write_json, SourceRecord, VERSION};
 use crate::sinks::{EncodedOutput, StagedSink, VideoSink};
 use crate::stages::resize::{DecimateStage, ScaleStage};
+use crate::stages::stream::ProcessedStream;
 
 /// The size of the Base64 text of `bytes` bytes.
 pub fn base64_len(bytes: u64) -> u64 {

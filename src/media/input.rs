@@ -330,7 +330,7 @@ pub(crate) fn open_source(source: &Source) -> Result<(Input, Resolved)> {
             .map_err(|e| match resolved.kind {
                 SourceKind::File => Error::Open {
                     path: path.to_path_buf(),
-                    source: e,
+                    source: e.into(),
                 },
                 SourceKind::Url => crate::media::source::network_error(path, e),
                 SourceKind::Images => Error::request(

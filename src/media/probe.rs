@@ -14,6 +14,7 @@ use crate::media::table::{Damage, FrameTable, Identity, TimesFrom};
 
 /// What [`probe`] found in a media file (`vidprep probe --json` prints it).
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct MediaInfo {
     /// The source, as given (a file, a folder or pattern of images, a URL).
     pub path: String,
@@ -45,6 +46,7 @@ pub struct MediaInfo {
 
 /// The video stream of a [`MediaInfo`].
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct VideoInfo {
     /// The stream's 0-based index in the container.
     pub stream_index: usize,
@@ -108,6 +110,7 @@ pub struct VideoInfo {
 
 /// One audio stream of a [`MediaInfo`].
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct AudioInfo {
     /// The stream's 0-based index in the container.
     pub stream_index: usize,

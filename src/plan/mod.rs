@@ -15,11 +15,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::annotations::{Fill, Format, KeyKind, ReadOptions, Units};
+use crate::annotations::ReadOptions;
+pub use crate::annotations::{Fill, Format, KeyKind, Units};
+pub use crate::draw::Rgb;
 pub use crate::fit::Fit;
 pub use crate::media::source::FrameRate;
 use crate::overlay::{BoxesRequest, Style};
-use crate::sampling::{Order, Request, Sampler};
+use crate::sampling::Request;
+pub use crate::sampling::{Order, Sampler};
 use crate::time::TimeSpec;
 
 /// One item: a source and what to make of it.
@@ -318,6 +321,7 @@ impl InsertSpec {
 /// file in `src/exports/` and one line in `exports::maker`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ExportSpec {
     /// The processed clip (`NAME.mp4` + `NAME.json`).
     Clip(ClipExport),

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::exec::OutputGroup;
+use crate::output::group::OutputGroup;
 use crate::time::TimeSpec;
 
 /// The format version this vidprep reads and the page writes.

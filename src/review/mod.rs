@@ -22,7 +22,8 @@ use serde_json::Value;
 
 use crate::batch::{run_batch, BatchOptions, Observer, Status};
 use crate::error::{Error, Result};
-use crate::exec::{ExecOptions, OutputGroup};
+use crate::exec::ExecOptions;
+use crate::output::group::OutputGroup;
 use crate::plan::manifest::ManifestItem;
 use crate::plan::{BoxOptions, ExportSpec, FramesExport, Plan, PreviewExport, Size};
 
@@ -254,7 +255,7 @@ fn check_page_dir(page_dir: &Path, run_dir: &Path) -> Result<()> {
             return Err(Error::Usage(format!(
                 "{} holds files vidprep did not write ({}; it is not an earlier review page); give an empty or new folder with -o",
                 page_dir.display(),
-                crate::exec::ownership::some_of(&foreign)
+                crate::output::ownership::some_of(&foreign)
             )));
         }
     } else if page_dir.exists() {
@@ -272,7 +273,7 @@ fn check_page_dir(page_dir: &Path, run_dir: &Path) -> Result<()> {
 /// `item.json` proves). A review interrupted before its page was written (only `media/`
 /// there) is taken up again.
 fn foreign_page_files(page_dir: &Path) -> Vec<PathBuf> {
-    use crate::exec::group::TEMP_PREFIX;
+    use crate::output::group::TEMP_PREFIX;
     let names = |dir: &Path| -> Vec<(String, PathBuf)> {
         std::fs::read_dir(dir)
             .map(|d| {
@@ -292,7 +293,7 @@ fn foreign_page_files(page_dir: &Path) -> Vec<PathBuf> {
                         || n.starts_with(".vidprep-lock")
                         || (n.starts_with("report") && n.ends_with(".jsonl") && p.is_file())
                         || (p.join("item.json").is_file()
-                            && crate::exec::ownership::foreign_files(&p).is_empty());
+                            && crate::output::ownership::foreign_files(&p).is_empty());
                     if !ours {
                         foreign.push(PathBuf::from("media").join(n));
                     }

@@ -177,7 +177,7 @@ pub(crate) fn assemble(
         }
         identity.push(0);
     }
-    let review_id = format!("{:016x}", crate::exec::fnv1a(&identity));
+    let review_id = format!("{:016x}", crate::hash::fnv1a(&identity));
     let index = json!({
         "vidprep_review": 1,
         "vidprep_version": crate::sidecar::VERSION,
@@ -628,7 +628,7 @@ pub(crate) fn write_assets(index_html: &Path, assets: &Path) -> Result<()> {
     write(index_html, INDEX_HTML)?;
     write(&assets.join("review.js"), REVIEW_JS)?;
     write(&assets.join("review.css"), REVIEW_CSS)?;
-    crate::exec::ownership::write_review_marker(assets)?;
+    crate::output::ownership::write_review_marker(assets)?;
     Ok(())
 }
 
@@ -660,7 +660,7 @@ pub(crate) fn write_data(data: &Path, built: &Built) -> Result<()> {
             format!("vidprepReviewReceive({n}, {});\n", script_json(d)),
         )?;
     }
-    crate::exec::ownership::write_review_marker(data)?;
+    crate::output::ownership::write_review_marker(data)?;
     Ok(())
 }
 

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::exec::stream::StreamBuilder;
 use crate::overlay::{BoxesRequest, SourceBoxes};
+use crate::stages::stream::StreamBuilder;
 use crate::stages::Stage;
 
 /// The boxes stage of a plan.

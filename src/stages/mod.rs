@@ -7,17 +7,19 @@
 //! - `boxes` ([`boxes`]): the source's annotations, carried into every output and drawn.
 //!
 //! Per-export resizing and frame-rate reduction ([`resize`]) are frame stages the exports add
-//! for themselves. Adding a stage: a file with a `Stage` implementation, a plan field, one line
+//! for themselves. [`stream`] holds the processed stream the stages shape and the exports
+//! read. Adding a stage: a file with a `Stage` implementation, a plan field, one line
 //! in [`stages_of`], and its section in `docs/architecture.md`.
 
 pub(crate) mod boxes;
 pub(crate) mod insert;
 pub(crate) mod resize;
 pub(crate) mod span;
+pub(crate) mod stream;
 
 use crate::error::Result;
-use crate::exec::stream::StreamBuilder;
 use crate::plan::Plan;
+use crate::stages::stream::StreamBuilder;
 
 /// A step of the processed stream, built from a plan.
 pub(crate) trait Stage {

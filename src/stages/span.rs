@@ -11,9 +11,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::exec::stream::StreamBuilder;
 use crate::media::table::FrameTable;
 use crate::sidecar::TimeRecord;
+use crate::stages::stream::StreamBuilder;
 use crate::stages::Stage;
 use crate::time::{FrameRange, Time, TimeSpec};
 

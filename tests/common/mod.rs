@@ -58,6 +58,7 @@ pub mod cmd;
 pub mod code;
 pub mod md5;
 pub mod oracle;
+pub mod palette;
 pub mod synth;
 
 pub use code::{read_code, read_code_geom, read_code_scaled, CodeGeom};

@@ -1,12 +1,19 @@
-//! Writing one file atomically outside an item's output group (a batch report, written even
+//! Outputs: the all-or-nothing output group every request writes through ([`group`]), which
+//! existing folders vidprep may replace ([`ownership`]), and one file written atomically
+//! outside an item's output group (a batch report, written even
 //! when the run was interrupted, to say what did not run): written under
 //! a short temporary name beside it, then renamed into place, so a reader never sees half a
 //! file and an interrupt leaves none.
 
+pub(crate) mod group;
+pub(crate) mod ownership;
+
 use std::path::Path;
 
+use serde::Serialize;
+
 use crate::error::{Error, Result};
-use crate::exec::group::OutputGroup;
+use crate::output::group::OutputGroup;
 
 /// Writes `bytes` to `path` atomically (refusing to replace anything but a regular file).
 pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -16,6 +23,25 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     // A batch report is written even when the run was interrupted: it says what did not run.
     group.commit_even_if_cancelled()?;
     Ok(())
+}
+
+/// Writes `value` as pretty-printed JSON with a final newline (a sidecar, `frames.json`, a
+/// marker).
+pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    use std::io::Write as _;
+    // Streamed: a sidecar holding millions of boxes is never held as text.
+    let file = std::fs::File::create(path).map_err(|e| crate::error::Error::io(path, e))?;
+    let mut out = std::io::BufWriter::new(file);
+    serde_json::to_writer_pretty(&mut out, value).map_err(|e| {
+        if e.is_io() {
+            crate::error::Error::io(path, e.into())
+        } else {
+            crate::error::Error::internal(format!("cannot write JSON: {e}"))
+        }
+    })?;
+    out.write_all(b"\n")
+        .and_then(|()| out.flush())
+        .map_err(|e| crate::error::Error::io(path, e))
 }
 
 #[cfg(test)]

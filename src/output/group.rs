@@ -5,19 +5,20 @@
 //! another output of the same request, or replace something that is not a regular file (a
 //! device, a FIFO, a folder).
 //!
-//! Temporary names are registered process-wide, so an interrupt (SIGINT, SIGTERM) can remove
-//! them ([`remove_all_temporaries`], called by the command line's signal handler), and a
+//! Temporary names are held by the call's [`CancelToken`] while they exist, so an interrupt
+//! (SIGINT, SIGTERM) can remove them ([`CancelToken::remove_temporaries`], called by the
+//! command line's signal handler before it exits), and a
 //! later run recognises leftovers of a killed one by their prefix ([`TEMP_PREFIX`]). A
 //! temporary's name carries its writer's host tag and process id
-//! (`.vidprep-tmp-<tag>-<pid>-<n>.<what>`, [`super::host`]): a run removes another's
+//! (`.vidprep-tmp-<tag>-<pid>-<n>.<what>`, [`crate::host`]): a run removes another's
 //! temporaries only when they are provably dead (its own host and a dead process), or
-//! untouched for [`super::host::STALE_TEMPORARY`].
+//! untouched for [`crate::host::STALE_TEMPORARY`].
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 
 /// Prefix of every temporary name vidprep writes.
@@ -52,38 +53,9 @@ pub struct OutputGroup {
     claimed: HashSet<PathBuf>,
     created_dirs: Vec<PathBuf>,
     committed: bool,
-}
-
-fn registry() -> &'static Mutex<HashSet<PathBuf>> {
-    static LIVE: std::sync::OnceLock<Mutex<HashSet<PathBuf>>> = std::sync::OnceLock::new();
-    LIVE.get_or_init(|| Mutex::new(HashSet::new()))
-}
-
-fn register(p: &Path) {
-    registry()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(p.to_path_buf());
-}
-
-fn unregister(p: &Path) {
-    registry()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(p);
-}
-
-/// Removes every temporary file and folder this process has open (for a signal handler:
-/// nothing half-written survives an interrupt).
-pub fn remove_all_temporaries() {
-    let live: Vec<PathBuf> = registry()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .drain()
-        .collect();
-    for p in live {
-        remove_path(&p);
-    }
+    /// The call this group works for: it holds the group's temporaries while they exist, so
+    /// that a signal handler can remove them ([`CancelToken::remove_temporaries`]).
+    cancel: CancelToken,
 }
 
 fn remove_path(p: &Path) {
@@ -105,7 +77,7 @@ pub(crate) fn temp_name(dir: &Path, what: &str) -> PathBuf {
     let n = SERIAL.fetch_add(1, Ordering::Relaxed);
     dir.join(format!(
         "{TEMP_PREFIX}{}-{}-{n}.{what}",
-        super::host::tag(),
+        crate::host::tag(),
         std::process::id()
     ))
 }
@@ -166,6 +138,7 @@ impl OutputGroup {
             claimed: HashSet::new(),
             created_dirs: Vec::new(),
             committed: false,
+            cancel: CancelToken::current(),
         }
     }
 
@@ -356,7 +329,7 @@ impl OutputGroup {
         let dir = Self::parent_of(target);
         self.ensure_dir(&dir)?;
         let temp = temp_name(&dir, "tmp");
-        register(&temp);
+        self.cancel.hold_temporary(&temp);
         self.claimed.insert(key);
         self.entries.push(Entry {
             target: target.to_path_buf(),
@@ -385,7 +358,7 @@ impl OutputGroup {
         self.ensure_dir(&dir)?;
         let temp = temp_name(&dir, what);
         std::fs::create_dir(&temp).map_err(|e| Error::io(target, e))?;
-        register(&temp);
+        self.cancel.hold_temporary(&temp);
         self.claimed.insert(key);
         self.entries.push(Entry {
             target: target.to_path_buf(),
@@ -401,7 +374,7 @@ impl OutputGroup {
         let dir = Self::parent_of(near);
         self.ensure_dir(&dir)?;
         let temp = temp_name(&dir, "scratch");
-        register(&temp);
+        self.cancel.hold_temporary(&temp);
         self.scratch.push(temp.clone());
         Ok(temp)
     }
@@ -423,7 +396,7 @@ impl OutputGroup {
         // Scratch files are done with: none may be renamed into place inside a folder.
         for s in self.scratch.drain(..) {
             remove_path(&s);
-            unregister(&s);
+            self.cancel.release_temporary(&s);
         }
         for e in &self.entries {
             let ok = match e.kind {
@@ -444,9 +417,9 @@ impl OutputGroup {
             if std::fs::symlink_metadata(&e.target).is_ok() {
                 let dir = Self::parent_of(&e.target);
                 let old = temp_name(&dir, "old");
-                register(&old);
+                self.cancel.hold_temporary(&old);
                 if let Err(err) = std::fs::rename(&e.target, &old) {
-                    unregister(&old);
+                    self.cancel.release_temporary(&old);
                     failure = Some(Error::io(&e.target, err));
                     break;
                 }
@@ -466,16 +439,16 @@ impl OutputGroup {
             }
             for (target, old) in set_aside.iter().rev() {
                 let _ = std::fs::rename(old, target);
-                unregister(old);
+                self.cancel.release_temporary(old);
             }
             return Err(err);
         }
         for (_, old) in &set_aside {
             remove_path(old);
-            unregister(old);
+            self.cancel.release_temporary(old);
         }
         for e in &self.entries {
-            unregister(&e.temp);
+            self.cancel.release_temporary(&e.temp);
         }
         self.committed = true;
         Ok(self.entries.iter().map(|e| e.target.clone()).collect())
@@ -486,14 +459,14 @@ impl Drop for OutputGroup {
     fn drop(&mut self) {
         for s in &self.scratch {
             remove_path(s);
-            unregister(s);
+            self.cancel.release_temporary(s);
         }
         if self.committed {
             return;
         }
         for e in &self.entries {
             remove_path(&e.temp);
-            unregister(&e.temp);
+            self.cancel.release_temporary(&e.temp);
         }
         // Folders created for outputs that never came.
         for d in self.created_dirs.iter().rev() {
@@ -514,7 +487,7 @@ fn newest_change(p: &Path) -> Option<std::time::SystemTime> {
 /// Removes what dead processes left under temporary names in `dir`: a temporary of this
 /// host (and PID namespace) whose writer is gone (`kill -9`, a crash), and a temporary of
 /// another host, or of an older vidprep that named no host, untouched (itself and
-/// everything in it) for [`super::host::STALE_TEMPORARY`]. A live writer's temporaries,
+/// everything in it) for [`crate::host::STALE_TEMPORARY`]. A live writer's temporaries,
 /// here or elsewhere, are never touched.
 pub(crate) fn remove_dead_temporaries(dir: &Path) {
     if !cfg!(target_os = "linux") {
@@ -523,21 +496,21 @@ pub(crate) fn remove_dead_temporaries(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let mine = super::host::tag();
+    let mine = crate::host::tag();
     for e in entries.filter_map(|e| e.ok()) {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
             continue;
         };
-        let Some((tag, pid)) = super::host::temp_owner(rest) else {
+        let Some((tag, pid)) = crate::host::temp_owner(rest) else {
             continue;
         };
         let dead = if tag == Some(mine) {
-            !super::host::process_alive(pid)
+            !crate::host::process_alive(pid)
         } else {
             newest_change(&e.path())
                 .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > super::host::STALE_TEMPORARY)
+                .is_some_and(|age| age > crate::host::STALE_TEMPORARY)
         };
         if dead {
             remove_path(&e.path());
@@ -556,8 +529,8 @@ pub(crate) fn remove_temporaries_of(dir: &Path, tag: &str, pid: u32) -> usize {
         let name = e.file_name().to_string_lossy().into_owned();
         let owner = name
             .strip_prefix(TEMP_PREFIX)
-            .and_then(super::host::temp_owner);
-        let me = tag == super::host::tag() && pid == std::process::id();
+            .and_then(crate::host::temp_owner);
+        let me = tag == crate::host::tag() && pid == std::process::id();
         if owner == Some((Some(tag), pid)) && !me {
             remove_path(&e.path());
             n += 1;
@@ -581,6 +554,39 @@ pub fn remove_stale_temporaries(dir: &Path) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calls_temporaries_are_its_own() {
+        // Two calls write at once; the signal handler of one removes that call's temporaries
+        // and leaves the other's (there is no process-wide registry).
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (CancelToken::new(), CancelToken::new());
+        let (a, a_temp) = {
+            let _g = first.enter();
+            let mut a = OutputGroup::new(&[]);
+            let t = a.file(&dir.path().join("a.txt")).unwrap();
+            std::fs::write(&t, b"a").unwrap();
+            (a, t)
+        };
+        let (b, b_temp) = {
+            let _g = second.enter();
+            let mut b = OutputGroup::new(&[]);
+            let t = b.folder(&dir.path().join("b")).unwrap();
+            std::fs::write(t.join("x"), b"b").unwrap();
+            (b, t)
+        };
+        first.remove_temporaries();
+        assert!(!a_temp.exists() && b_temp.join("x").is_file());
+        // The group that lost its temporary fails to commit; the other commits.
+        assert!(a.commit().is_err());
+        b.commit().unwrap();
+        assert!(dir.path().join("b/x").is_file() && !dir.path().join("a.txt").exists());
+        second.remove_temporaries();
+        assert!(
+            dir.path().join("b/x").is_file(),
+            "a committed output is not a temporary"
+        );
+    }
 
     fn names(dir: &Path) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(dir)

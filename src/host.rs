@@ -51,7 +51,7 @@ impl Identity {
     /// The tag temporaries carry: `h` and 8 hex digits of a hash of the identity.
     pub(crate) fn tag(&self) -> String {
         let text = format!("{}\0{}\0{}", self.host, self.boot_id, self.pid_ns);
-        format!("h{:08x}", crate::exec::fnv1a(text.as_bytes()) as u32)
+        format!("h{:08x}", crate::hash::fnv1a(text.as_bytes()) as u32)
     }
 }
 
@@ -86,7 +86,7 @@ pub(crate) fn random_token() -> String {
             .map(|d| d.as_nanos())
             .unwrap_or(0);
         let text = format!("{now}-{}-{:p}", std::process::id(), &bytes);
-        bytes = crate::exec::fnv1a(text.as_bytes()).to_le_bytes();
+        bytes = crate::hash::fnv1a(text.as_bytes()).to_le_bytes();
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -121,6 +121,17 @@ pub(crate) fn temp_owner(rest: &str) -> Option<(Option<&str>, u32)> {
         return Some((Some(first), pid));
     }
     Some((None, first.parse().ok()?))
+}
+
+/// Parallel workers for a setting where 0 means one per core.
+pub(crate) fn worker_count(setting: usize) -> usize {
+    if setting == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    } else {
+        setting
+    }
 }
 
 #[cfg(test)]

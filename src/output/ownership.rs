@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::exec::group::TEMP_PREFIX;
+use crate::output::group::TEMP_PREFIX;
 
 /// The marker a review page's `assets/` and `data/` carry.
 pub(crate) const REVIEW_MARKER: &str = ".vidprep-review";
@@ -173,10 +173,10 @@ pub(crate) fn write_review_marker(dir: &Path) -> Result<()> {
         .collect();
     files.sort();
     let marker = serde_json::json!({
-        "vidprep_review": crate::sidecar::VERSION,
+        "vidprep_review": env!("CARGO_PKG_VERSION"),
         "files": files,
     });
-    crate::sidecar::write_json(&dir.join(REVIEW_MARKER), &marker)
+    super::write_json(&dir.join(REVIEW_MARKER), &marker)
 }
 
 #[cfg(test)]
