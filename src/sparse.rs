@@ -108,7 +108,7 @@ impl SparseSource {
         // A damaged stream decodes as ffmpeg does (its default threads): concealment
         // depends on them.
         let threads_each = if table.damage.is_empty() {
-            (crate::exec::worker_count(options.threads) / plans.len().max(1)).max(1)
+            (crate::host::worker_count(options.threads) / plans.len().max(1)).max(1)
         } else {
             0
         };
