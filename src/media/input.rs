@@ -332,7 +332,7 @@ pub(crate) fn open_source(source: &Source) -> Result<(Input, Resolved)> {
                     path: path.to_path_buf(),
                     source: e.into(),
                 },
-                SourceKind::Url => crate::media::source::network_error(path, e),
+                SourceKind::Url => crate::media::source::url_error(source, e),
                 SourceKind::Images => Error::request(
                     path,
                     format!("cannot open the images with FFmpeg's image2 reader ({e})"),

@@ -200,22 +200,49 @@ impl Remote {
     }
 
     fn compare(&self, url: &Path, before: &Validators) -> Result<()> {
+        match self.changes(url, before)? {
+            None => Ok(()),
+            Some(changes) => Err(changed(url, &changes)),
+        }
+    }
+
+    /// What changed in the resource since `before`, or `None` if nothing did.
+    fn changes(&self, url: &Path, before: &Validators) -> Result<Option<Vec<String>>> {
         let response = request(url, network_timeout())?;
         let now = Validators::of(&response);
         drop(response);
         let changes = now.changes_since(before);
-        if changes.is_empty() {
-            return Ok(());
-        }
-        Err(network(
-            url,
-            format!(
-                "the file changed while vidprep read it ({}); outputs would mix two versions \
-                 of it, so none were written: run again once it stays the same",
-                changes.join("; ")
-            ),
-        ))
+        Ok((!changes.is_empty()).then_some(changes))
     }
+
+    /// After FFmpeg failed to open or read `url`: the error saying the file changed, if it
+    /// did (a change in the middle of FFmpeg's own range requests shows as data FFmpeg cannot
+    /// read), or `None` (the failure has another cause, or the server cannot be asked).
+    pub(crate) fn change_behind_failure(&self, url: &Path) -> Option<Error> {
+        let first = self
+            .first
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()?;
+        if first.download.is_some() {
+            return None;
+        }
+        match self.changes(url, &first.validators) {
+            Ok(Some(changes)) => Some(changed(url, &changes)),
+            _ => None,
+        }
+    }
+}
+
+fn changed(url: &Path, changes: &[String]) -> Error {
+    network(
+        url,
+        format!(
+            "the file changed while vidprep read it ({}); outputs would mix two versions \
+             of it, so none were written: run again once it stays the same",
+            changes.join("; ")
+        ),
+    )
 }
 
 fn network(url: &Path, message: impl Into<String>) -> Error {

@@ -538,6 +538,18 @@ pub(crate) fn resolve(source: &Source) -> Result<Resolved> {
     }
 }
 
+/// The error for `source`, a URL, that FFmpeg could not open or read: that the file changed
+/// since vidprep first saw it when it did, else [`network_error`]'s reading of `e`.
+pub(crate) fn url_error(source: &Source, e: ffmpeg::Error) -> Error {
+    if let Some(changed) = source
+        .remote()
+        .and_then(|r| r.change_behind_failure(source.path()))
+    {
+        return changed;
+    }
+    network_error(source.path(), e)
+}
+
 /// The error for a URL that FFmpeg could not open or read: the server's answer, a refused
 /// connection, a timeout, or data that is not a video.
 pub(crate) fn network_error(path: &Path, e: ffmpeg::Error) -> Error {
