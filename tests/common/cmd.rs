@@ -119,6 +119,40 @@ pub fn passthrough() -> [&'static str; 2] {
     }
 }
 
+/// The `-enc_time_base` value that keeps the source's time base: `-1` up to FFmpeg 6, `demux`
+/// from 7 on (FFmpeg 9.0 refuses `-1` for video: "Invalid time base: -1"; 5.1 refuses
+/// `demux`). Found once by asking the installed ffmpeg.
+pub fn source_time_base() -> &'static str {
+    static DEMUX: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let demux = *DEMUX.get_or_init(|| {
+        std::process::Command::new("ffmpeg")
+            .args([
+                "-hide_banner",
+                "-nostdin",
+                "-v",
+                "quiet",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc=d=0.1:s=16x16",
+                "-map",
+                "0",
+                "-enc_time_base:v",
+                "demux",
+                "-f",
+                "null",
+                "-",
+            ])
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if demux {
+        "demux"
+    } else {
+        "-1"
+    }
+}
+
 /// Path as a `String` argument (test paths are always valid UTF-8).
 pub fn p(path: &Path) -> String {
     path.to_str()

@@ -689,7 +689,8 @@ pub fn ffmpeg_psnr_frames(a: &Path, b: &Path) -> Vec<FfPsnr> {
 // ---------------------------------------------------------------- damage
 
 /// Result of decoding a whole file with
-/// `ffmpeg -v error -i F -map 0 -fps_mode passthrough -enc_time_base:v -1 -f null -`.
+/// `ffmpeg -v error -i F -map 0 -fps_mode passthrough -enc_time_base:v -1 -f null -` (`demux` for `-1` from
+/// FFmpeg 7 on, see `cmd::source_time_base`).
 #[derive(Clone, Debug)]
 pub struct DecodeCheck {
     /// ffmpeg exited with status 0 (it often does even on damaged input).
@@ -724,7 +725,7 @@ pub fn decode_check(path: &Path) -> DecodeCheck {
         cmd::passthrough()[0],
         cmd::passthrough()[1],
         "-enc_time_base:v",
-        "-1",
+        cmd::source_time_base(),
         "-f",
         "null",
         "-",
