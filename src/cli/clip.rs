@@ -169,14 +169,19 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
             (plan, output)
         })
         .collect();
+    run_ratio_plans(plans, || args.encode.exec(), "cut")
+}
+
+/// Runs the plans of a `--ratios` request, one clip per ratio, after checking every output
+/// of the group first (nothing is written when a later output would be refused).
+fn run_ratio_plans(
+    plans: Vec<(Plan, PathBuf)>,
+    exec: impl Fn() -> crate::ExecOptions,
+    verb: &str,
+) -> anyhow::Result<u8> {
     check_every_output(&plans)?;
     for (plan, output) in plans {
-        run_plan(
-            &plan,
-            vec![ExportTarget::at(output)],
-            args.encode.exec(),
-            "cut",
-        )?;
+        run_plan(&plan, vec![ExportTarget::at(output)], exec(), verb)?;
     }
     Ok(super::EXIT_OK)
 }
@@ -284,16 +289,7 @@ pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
             (plan, output)
         })
         .collect();
-    check_every_output(&plans)?;
-    for (plan, output) in plans {
-        run_plan(
-            &plan,
-            vec![ExportTarget::at(output)],
-            args.encode.exec(),
-            "truncate",
-        )?;
-    }
-    Ok(super::EXIT_OK)
+    run_ratio_plans(plans, || args.encode.exec(), "truncate")
 }
 
 #[derive(Args)]
