@@ -11,7 +11,7 @@
 //! `src/lib.rs` (the facade, which re-exports from every layer) and `src/main.rs` (the binary,
 //! one call into `src/cli/`) are not units.
 //!
-//! `cargo test --test architecture -- --nocapture` also prints the file-level strongly connected
+//! `cargo test --test integration architecture:: -- --nocapture` also prints the file-level strongly connected
 //! components: files of one top-level module may refer to each other (`media/input.rs` and
 //! `media/source.rs`); no cycle may cross from one top-level module to another.
 

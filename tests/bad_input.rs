@@ -2,8 +2,8 @@
 //! each case gets a clear error naming the file (and what was expected) and a non-zero exit
 //! code (1 for a failed item, 2 for bad usage).
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 

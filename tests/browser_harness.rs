@@ -5,8 +5,7 @@
 //! browser leaves no chromedriver or Chromium behind. Skips (with a message) when chromedriver
 //! or Chromium is absent, unless `VIDPREP_REQUIRE_BROWSER=1`.
 
-mod common;
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

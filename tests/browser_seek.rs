@@ -24,8 +24,8 @@
 //! the previous frame about half the time, so a page should seek to mid-frame, not to pts.
 //! A second check: `video.play()` advances `currentTime` in headless mode.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

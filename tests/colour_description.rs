@@ -6,8 +6,8 @@
 //! for bit. Before, swscale assumed BT.601 and, for `yuv*` formats, limited range (29 dB and
 //! 26 dB against ffmpeg).
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

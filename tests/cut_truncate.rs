@@ -3,8 +3,8 @@
 //! back by ffmpeg (frame codes painted in the pixels), and each output frame must match its
 //! source frame (PSNR >= 40 dB).
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -3,8 +3,8 @@
 //! rate, B-frames with a long GOP, non-zero start times, odd sizes and rotated video; and a
 //! seek must give exactly the frame a full decode gives.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use common::oracle::{self, Frame as OracleFrame, PixFmt};
 use common::synth::{Codec, SynthVideo};

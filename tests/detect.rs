@@ -4,8 +4,8 @@
 //! object (inside and outside a region), annotation presence and V-STaR temporal spans, and
 //! proposals that `cut --manifest` and `run` take unchanged, cutting exactly their frames.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

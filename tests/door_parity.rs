@@ -9,8 +9,8 @@
 //! - every video decodes (ffmpeg's framemd5: every video and audio frame) to the same checksums;
 //! - every other file (images, strip, Base64) is byte-identical.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

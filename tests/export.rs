@@ -2,8 +2,8 @@
 //! the sampler's indices (over the true frame count, upright), orders and payloads are what
 //! they claim, and the capped video fits its Base64 budget using most of it.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 

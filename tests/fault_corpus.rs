@@ -11,12 +11,12 @@
 //! check what is left, and that the next run cleans up after a killed one.
 //!
 //! Each scenario is its own `#[test]`, in a module of `tests/fault_corpus/` by theme, so a
-//! failure names its case (`cargo test --test fault_corpus outputs::` runs one theme). A new
+//! failure names its case (`cargo test --test integration fault_corpus::outputs::` runs one theme). A new
 //! scenario is a function there calling [`check`] with a [`case`]; a family of scenarios that
 //! differ by a value is one maker function and a [`cases!`] line per value.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 /// One `#[test]` per value of a parametrised scenario:
 /// `cases!(maker: test_name => (args of maker), ...);`.
@@ -25,37 +25,24 @@ macro_rules! cases {
         $(
             #[test]
             fn $name() {
-                $crate::check($maker($($arg),*));
+                $crate::fault_corpus::check($maker($($arg),*));
             }
         )*
     };
 }
 
-#[path = "fault_corpus/annotations.rs"]
 mod annotations;
-#[path = "fault_corpus/batches.rs"]
 mod batches;
-#[path = "fault_corpus/cli.rs"]
 mod cli;
-#[path = "fault_corpus/cluster.rs"]
 mod cluster;
-#[path = "fault_corpus/detect.rs"]
 mod detect;
-#[path = "fault_corpus/inputs.rs"]
 mod inputs;
-#[path = "fault_corpus/interrupts.rs"]
 mod interrupts;
-#[path = "fault_corpus/outputs.rs"]
 mod outputs;
-#[path = "fault_corpus/ownership.rs"]
 mod ownership;
-#[path = "fault_corpus/repeat_runs.rs"]
 mod repeat_runs;
-#[path = "fault_corpus/review.rs"]
 mod review;
-#[path = "fault_corpus/smart.rs"]
 mod smart;
-#[path = "fault_corpus/spans.rs"]
 mod spans;
 
 use std::collections::BTreeMap;

@@ -10,8 +10,8 @@
 //! One `#[test]` per case, so a failure names its case. The oracles are the file system (what
 //! exists afterwards), ffprobe, and arithmetic on the inputs.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;

@@ -4,8 +4,8 @@
 //! with "resampling audio: Input changed". Judged with ffprobe and the ffmpeg CLI's decode of
 //! the output's audio: a 440 Hz tone, as long as the clip.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 

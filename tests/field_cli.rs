@@ -5,8 +5,8 @@
 //! links, and the Python package's dependencies. Outputs are checked with ffprobe and the
 //! frame codes ffmpeg reads back from the pixels.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 //! `scale` filter in RGB; and a Theora file with damaged packets is numbered, cut, exported and
 //! scanned with one frame count, its frames being ffmpeg's sequential decode of the same indices.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -3,8 +3,8 @@
 //! before damaged frames (whose changes must not hide it). Each video is made with the ffmpeg
 //! CLI from two shots joined at a known frame: that frame is the oracle.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

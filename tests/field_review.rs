@@ -2,8 +2,8 @@
 //! (its time and frame) fits inside its tile, so none is cut off ("1.13 s · f"). Skips with a
 //! message when chromedriver or Chromium is absent, unless `VIDPREP_REQUIRE_BROWSER=1`.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::time::Duration;
 

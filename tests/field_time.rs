@@ -9,8 +9,8 @@
 //! compared with ffmpeg's decode of its input on the box's outline; which source frame an
 //! output frame shows is read from the code painted in it.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

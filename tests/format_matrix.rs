@@ -17,8 +17,8 @@
 //! Adding a format is one line of the script. The variants are split over four tests so they
 //! run in parallel.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -4,8 +4,8 @@
 //! skipped, with a message, where it is absent); the outputs are checked against the input's
 //! own rows.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 

@@ -3,8 +3,8 @@
 //! before and after are the host's (shifted), frame count and duration agree with ffprobe, the
 //! audio is silent under the needle, and the V-STaR boxes follow the formula.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -4,8 +4,8 @@
 //! standard (pass-through only for files that already are), V-STaR frame rates, and
 //! provenance runs that satisfy their documented time formula.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 

@@ -12,8 +12,8 @@
 //! Oracles: the output bytes of the same command on the local file, ffprobe, the server's
 //! request counts, the file system.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! ffmpeg, and the code reader, MD5 and PSNR are cross-checked against
 //! ffmpeg, so vidprep's end-to-end tests can trust them. Does not use vidprep.
 
-mod common;
+use crate::common;
 
 use common::code::{self, paint_code, read_code, CodeGeom};
 use common::md5::md5_hex;

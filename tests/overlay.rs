@@ -4,8 +4,8 @@
 //! through cuts and truncation. Real data: MOT detections over PETS09 and GOT-10k boxes over
 //! the VOT "bag" video.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 

@@ -3,8 +3,8 @@
 //! MP4), checked against the ffmpeg CLI. Each test skips with a message when the folder is
 //! absent.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 

@@ -11,8 +11,8 @@
 //! Skips with a message when chromedriver or Chromium is absent, unless
 //! `VIDPREP_REQUIRE_BROWSER=1` (CI).
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 use std::time::Duration;

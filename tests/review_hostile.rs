@@ -12,8 +12,8 @@
 //!
 //! One `#[test]` per case. Oracles: the browser's own objects, the file system, a TCP listener.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -2,8 +2,8 @@
 //! SIGKILL and resumed, shards that split a manifest exactly, and one-pass items equal to the
 //! same work done as separate steps.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

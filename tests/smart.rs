@@ -12,8 +12,8 @@
 //!
 //! Where smart encoding cannot apply the clip is fully encoded and the sidecar says why.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -4,8 +4,8 @@
 //! server on loopback, with range requests) give the same bytes as the local file; bad
 //! folders, schemes and servers fail clearly, quickly and leave nothing behind.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

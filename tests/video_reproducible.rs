@@ -11,8 +11,8 @@
 //! several values gives other bytes wherever x264 reads memory it never wrote; with x264 held
 //! to AVX2 (`src/media/encode.rs`) they are the same.
 
-mod common;
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! checked against independent witnesses: the kernel's `/proc/self/task` for threads and
 //! `strace` (when installed) for the files the `vidprep` binary opens.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -2,7 +2,7 @@
 //! synthetic video generator and the independent ffmpeg/ffprobe-CLI oracle.
 //! Nothing here uses vidprep; vidprep is judged against this.
 //!
-//! Use from a test file with `mod common;` then e.g.
+//! Declared once in `tests/tests.rs`; a test module uses it with `use crate::common;` then e.g.
 //! `use common::{synth::*, oracle::*};`.
 //!
 //! # Which builder call makes which variant (`synth::SynthVideo`)

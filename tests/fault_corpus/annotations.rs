@@ -1,6 +1,6 @@
 //! Hostile annotations.
 
-use crate::*;
+use super::*;
 
 #[test]
 fn times_at_the_i64_limits() {

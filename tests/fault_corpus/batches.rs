@@ -1,6 +1,6 @@
 //! Manifests and batches.
 
-use crate::*;
+use super::*;
 
 fn ok_line(id: &str) -> String {
     format!(

@@ -1,6 +1,6 @@
 //! Command-line misuse.
 
-use crate::*;
+use super::*;
 
 #[test]
 fn sequences_with_host() {

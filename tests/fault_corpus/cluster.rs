@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::*;
+use super::*;
 
 /// This process's host identity as a lock records it (the vidprep it starts shares it).
 fn here() -> serde_json::Value {

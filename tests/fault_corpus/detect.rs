@@ -1,6 +1,6 @@
 //! detect: its outputs are claimed before anything is decoded.
 
-use crate::*;
+use super::*;
 
 #[test]
 fn detect_onto_its_source() {

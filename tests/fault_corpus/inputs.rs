@@ -1,6 +1,6 @@
 //! Inputs that are missing, not files, or not videos.
 
-use crate::*;
+use super::*;
 
 #[test]
 fn missing_input() {

@@ -1,6 +1,6 @@
 //! Outputs that would overwrite inputs or each other (bad usage, nothing touched), and outputs that work: long names, missing folders, earlier outputs replaced whole.
 
-use crate::*;
+use super::*;
 
 #[test]
 fn output_is_input() {

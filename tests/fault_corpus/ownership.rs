@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::*;
+use super::*;
 
 /// A user's project folder `proj/`: their README, their annotations and `frames_json`.
 fn project(d: &Path, frames_json: &str) {

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::*;
+use super::*;
 
 /// Starts `vidprep ARGS` in `d` and kills it (SIGKILL) as soon as `ready` holds.
 fn kill_when(d: &Path, args: &[&str], ready: impl Fn() -> bool) {

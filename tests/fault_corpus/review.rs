@@ -1,6 +1,6 @@
 //! review: the page never lands on an item, a foreign folder or the run itself, and review-apply never replaces a manifest.
 
-use crate::*;
+use super::*;
 
 #[test]
 fn review_a_folder_that_is_no_run() {

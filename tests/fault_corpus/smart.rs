@@ -1,6 +1,6 @@
 //! smart encoding: contradictory requests are refused before anything is written.
 
-use crate::*;
+use super::*;
 
 #[test]
 fn verify_without_smart() {

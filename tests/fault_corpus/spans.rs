@@ -1,6 +1,6 @@
 //! Bad time syntax (bad usage) and spans that do not fit the video (a failed request, nothing written).
 
-use crate::*;
+use super::*;
 
 fn bad_start(bad: &str) -> Case {
     case(

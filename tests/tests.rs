@@ -1,0 +1,44 @@
+//! The one integration test binary (as ripgrep has it): every end-to-end test module of
+//! `tests/` is a module here, with the shared toolkits `common` (the independent ffmpeg/ffprobe
+//! oracle and the synthetic video generator; never uses vidprep) and `support` (running the
+//! `vidprep` binary, real footage, sidecars, the HTTP server, the WebDriver client). One binary
+//! links vidprep once instead of once per file (about 165 MB and a link each). A new test file
+//! `tests/NAME.rs` is added to the list below (Cargo.toml sets `autotests = false`); run one
+//! module with `cargo test --test integration NAME::`.
+
+mod common;
+mod support;
+
+mod architecture;
+mod bad_input;
+mod browser_harness;
+mod browser_seek;
+mod colour_description;
+mod cut_truncate;
+mod decode_seek;
+mod detect;
+mod door_parity;
+mod export;
+mod fault_corpus;
+mod fault_hostile;
+mod field_audio;
+mod field_cli;
+mod field_decode;
+mod field_detect;
+mod field_review;
+mod field_time;
+mod format_matrix;
+mod hostile_memory;
+mod insert;
+mod model_outputs;
+mod net_sources;
+mod oracle_selftest;
+mod overlay;
+mod real_footage;
+mod review;
+mod review_hostile;
+mod run;
+mod smart;
+mod sources;
+mod video_reproducible;
+mod work_once;
