@@ -433,3 +433,84 @@ fn a_file_changing_between_range_reads_fails_naming_what_changed() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// The manifest door of a server without range requests: `vidprep run` over items whose
+/// source is the URL writes the same clip and frames, byte for byte, as the same items over
+/// the local file, one download per item, nothing left in TMPDIR, and the sidecar names the URL.
+#[test]
+fn a_manifest_item_from_a_server_without_range_requests_is_the_local_items_bytes() {
+    let bytes = mp4(90, 30);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::write(d.join("v.mp4"), &bytes).unwrap();
+    let server = Server::file("/v.mp4", vec![Version::new(bytes)], false);
+    let url = server.url("/v.mp4");
+    let exports = r#"[{"kind": "clip", "preset": "ultrafast"}, {"kind": "frames", "name": "frames", "count": 5}]"#;
+    for (name, src) in [("url", url.as_str()), ("file", "v.mp4")] {
+        let lines: Vec<String> = (0..2)
+            .map(|i| {
+                format!(
+                    r#"{{"id": "i{i}", "source": "{src}", "span": {{"start": {}, "end": {}}}, "exports": {exports}}}"#,
+                    10 + 20 * i,
+                    40 + 20 * i
+                )
+            })
+            .collect();
+        std::fs::write(d.join(format!("{name}.jsonl")), lines.join("\n") + "\n").unwrap();
+        let o = run(
+            d,
+            &tmp,
+            &[],
+            &[
+                "run",
+                &format!("{name}.jsonl"),
+                "--jobs",
+                "2",
+                "--out-dir",
+                name,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_eq!(
+        server.requests.load(Ordering::SeqCst),
+        2,
+        "one download per item"
+    );
+    for item in ["i0", "i1"] {
+        let (u, f) = (d.join("url").join(item), d.join("file").join(item));
+        let files = names(&f);
+        assert_eq!(
+            names(&u),
+            files,
+            "{item}: the two runs wrote different files"
+        );
+        for n in &files {
+            if n.ends_with(".json") {
+                continue;
+            }
+            if f.join(n).is_dir() {
+                for m in names(&f.join(n)) {
+                    if !m.ends_with(".json") {
+                        assert!(
+                            std::fs::read(u.join(n).join(&m)).unwrap()
+                                == std::fs::read(f.join(n).join(&m)).unwrap(),
+                            "{item}/{n}/{m} differs between the URL and the file"
+                        );
+                    }
+                }
+            } else {
+                assert!(
+                    std::fs::read(u.join(n)).unwrap() == std::fs::read(f.join(n)).unwrap(),
+                    "{item}/{n} differs between the URL and the file"
+                );
+            }
+        }
+        let clip = files.iter().find(|n| n.ends_with(".mp4")).expect("a clip");
+        assert_eq!(oracle::count_frames(&u.join(clip)), 30);
+        assert_eq!(sidecar(&u.join(clip))["sources"][0]["path"], url.as_str());
+    }
+    assert!(names(&tmp).is_empty(), "left in TMPDIR: {:?}", names(&tmp));
+}
