@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use common::cmd::p;
 use common::oracle;
 use common::synth::SynthVideo;
+use serde_json::Value;
 use support::http::{Server, Version};
 use support::{sidecar, vidprep};
 
@@ -513,4 +514,73 @@ fn a_manifest_item_from_a_server_without_range_requests_is_the_local_items_bytes
         assert_eq!(sidecar(&u.join(clip))["sources"][0]["path"], url.as_str());
     }
     assert!(names(&tmp).is_empty(), "left in TMPDIR: {:?}", names(&tmp));
+}
+
+/// The JPEG files of a frames export folder, in name order.
+fn jpgs(dir: &Path) -> Vec<Vec<u8>> {
+    names(dir)
+        .iter()
+        .filter(|n| n.ends_with(".jpg"))
+        .map(|n| std::fs::read(dir.join(n)).unwrap())
+        .collect()
+}
+
+/// `--resume` over a URL source asks the server whether the file is still the version the
+/// item was made from (its ETag): unchanged, the item is skipped; rewritten, it is made
+/// again from the new file. With and without range requests.
+#[test]
+fn resume_redoes_an_item_whose_url_changed() {
+    for ranges in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let served = d.join("served");
+        std::fs::create_dir(&served).unwrap();
+        let tmp = d.join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        std::fs::write(served.join("v.mp4"), mp4(60, 30)).unwrap();
+        let server = Server::folder(&served, ranges);
+        let line = format!(
+            r#"{{"id": "a", "source": "{}", "exports": [{{"kind": "frames", "name": "frames", "count": 3}}]}}"#,
+            server.url("/v.mp4")
+        );
+        std::fs::write(d.join("m.jsonl"), line + "\n").unwrap();
+        let status = |o: &std::process::Output| -> String {
+            assert!(o.status.success(), "{}", stderr(o));
+            let report = std::fs::read_to_string(d.join("out/report.jsonl")).unwrap();
+            let line: Value = report
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .rfind(|v| v["id"] == "a")
+                .expect("a report line for item a");
+            line["status"].as_str().unwrap().to_string()
+        };
+        let args = ["run", "m.jsonl", "--out-dir", "out", "--resume"];
+        assert_eq!(status(&run(d, &tmp, &[], &args)), "ok");
+        let item: Value =
+            serde_json::from_slice(&std::fs::read(d.join("out/a/item.json")).unwrap()).unwrap();
+        assert!(
+            item["remote"][0]["etag"].is_string(),
+            "item.json records the URL's ETag: {item}"
+        );
+        assert_eq!(
+            status(&run(d, &tmp, &[], &args)),
+            "skipped",
+            "ranges {ranges}: an unchanged URL is not redone"
+        );
+        let first = jpgs(&d.join("out/a/frames"));
+        // The server's file is rewritten: 90 frames, another picture at the sampled frames.
+        std::fs::write(served.join("v.mp4"), mp4(90, 30)).unwrap();
+        assert_eq!(
+            status(&run(d, &tmp, &[], &args)),
+            "ok",
+            "ranges {ranges}: a changed URL is made again"
+        );
+        let again = jpgs(&d.join("out/a/frames"));
+        assert_eq!(again.len(), 3);
+        assert!(
+            first != again,
+            "ranges {ranges}: the frames are the new file's"
+        );
+        assert!(names(&tmp).is_empty(), "left in TMPDIR: {:?}", names(&tmp));
+    }
 }

@@ -266,7 +266,16 @@ fn execute_once(
     }
     let mut files: Vec<PathBuf> = reports.iter().flat_map(|r| r.files.clone()).collect();
     if let Some((dir, temp)) = &item_temp {
-        let record = ItemRecord::new(plan, &options.defaults, temp);
+        let remote = stream
+            .input
+            .seen_validators()
+            .map(|validators| RemoteFingerprint {
+                url: plan.source.to_string_lossy().into_owned(),
+                validators,
+            })
+            .into_iter()
+            .collect();
+        let record = ItemRecord::new(plan, &options.defaults, temp, remote);
         crate::sidecar::write_json(&temp.join("item.json"), &record)?;
         files.push(dir.join("item.json"));
     }
@@ -301,6 +310,20 @@ pub(crate) struct ItemRecord {
     pub outputs: Vec<FileFingerprint>,
     /// Every input file (a sequence folder's files too), with size and modification time.
     pub inputs: Vec<FileFingerprint>,
+    /// A URL source as its first request saw it (ETag, Last-Modified, size): a resumed run
+    /// asks the server again and redoes the item when they differ, when the server cannot
+    /// be asked, or when they do not identify a version (a size alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remote: Vec<RemoteFingerprint>,
+}
+
+/// A URL input as seen at one moment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RemoteFingerprint {
+    /// The URL as the plan gives it.
+    pub url: String,
+    #[serde(flatten)]
+    pub validators: crate::media::remote::Validators,
 }
 
 /// A file as seen at one moment: path, size and, for inputs, modification time.
@@ -380,7 +403,12 @@ impl ItemRecord {
     /// The record of an item whose files are in `folder` (its temporary folder, about to be
     /// renamed to the item folder): every file below it with its size, and the inputs. `plan`
     /// is normalised with `defaults` (as [`execute`] runs it).
-    fn new(plan: &Plan, defaults: &EncodeSettings, folder: &Path) -> ItemRecord {
+    fn new(
+        plan: &Plan,
+        defaults: &EncodeSettings,
+        folder: &Path,
+        remote: Vec<RemoteFingerprint>,
+    ) -> ItemRecord {
         let mut outputs: Vec<FileFingerprint> = walkdir::WalkDir::new(folder)
             .min_depth(1)
             .into_iter()
@@ -407,6 +435,7 @@ impl ItemRecord {
             vidprep_version: VERSION.to_string(),
             outputs,
             inputs: input_fingerprints(plan),
+            remote,
         }
     }
 
@@ -433,6 +462,19 @@ impl ItemRecord {
         }
         if input_fingerprints(plan) != record.inputs {
             return None;
+        }
+        if crate::media::source::is_url(&plan.source) {
+            // Asked last: the checks above cost no request.
+            let [seen] = record.remote.as_slice() else {
+                return None;
+            };
+            if seen.url != plan.source.to_string_lossy() || !seen.validators.identify_a_version() {
+                return None;
+            }
+            let now = crate::media::remote::current_validators(&plan.source).ok()?;
+            if now != seen.validators {
+                return None;
+            }
         }
         Some(record)
     }

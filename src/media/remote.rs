@@ -68,15 +68,31 @@ fn parse_size(text: &str) -> Option<u64> {
     (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
 }
 
-/// What identifies one version of a remote resource.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+/// What identifies one version of a remote resource (as `item.json` records it for a URL
+/// source, so that `--resume` can ask the server whether it is still that version).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Validators {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     etag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     last_modified: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     size: Option<u64>,
 }
 
+/// The resource's validators now (one 1-byte range request), whatever was seen before.
+pub(crate) fn current_validators(url: &Path) -> Result<Validators> {
+    let response = request(url, network_timeout())?;
+    Ok(Validators::of(&response))
+}
+
 impl Validators {
+    /// Whether these name one version of the resource: an ETag or a Last-Modified date (a
+    /// size alone does not: a file rewritten with as many bytes keeps it).
+    pub(crate) fn identify_a_version(&self) -> bool {
+        self.etag.is_some() || self.last_modified.is_some()
+    }
+
     fn of(response: &ureq::http::Response<ureq::Body>) -> Validators {
         let header = |name: &str| {
             response
@@ -163,6 +179,12 @@ impl Remote {
         let contact = Arc::new(first_contact(url)?);
         *first = Some(contact.clone());
         Ok(contact)
+    }
+
+    /// The validators of the resource as first seen, if it was contacted (no request).
+    pub(crate) fn seen(&self) -> Option<Validators> {
+        let first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        first.as_ref().map(|c| c.validators.clone())
     }
 
     /// The validators of the resource as first seen.

@@ -207,6 +207,11 @@ impl Source {
         self.remote.as_deref()
     }
 
+    /// For a URL that was opened: its validators (ETag, Last-Modified, size) as first seen.
+    pub(crate) fn seen_validators(&self) -> Option<crate::media::remote::Validators> {
+        self.remote.as_ref()?.seen()
+    }
+
     /// For a URL: fails when the resource is no longer the one its first open saw (its ETag,
     /// Last-Modified or size changed), so outputs never mix two versions. Other sources: Ok.
     pub fn check_unchanged(&self) -> Result<()> {

@@ -1,6 +1,6 @@
 //! Loopback HTTP file servers for the URL-source and review-page tests, on `tiny_http`: one
 //! file (whose content may change after a given request, to test that vidprep notices) or a
-//! folder, with range requests (`206` and `Content-Range`, `Accept-Ranges: bytes`) or without
+//! folder (each file with an ETag made of its modification time and size), with range requests (`206` and `Content-Range`, `Accept-Ranges: bytes`) or without
 //! them (`200` and the whole file whatever the `Range:` asked, as Python's `http.server`).
 
 use std::path::{Path, PathBuf};
@@ -175,10 +175,20 @@ fn answer(
         Content::File { .. } => None,
         Content::Folder(root) => {
             let rel = percent_decoded(&path).trim_start_matches('/').to_string();
+            // An ETag from the file's size and modification time, as nginx makes one.
+            let etag = |p: &Path| {
+                let m = std::fs::metadata(p).ok()?;
+                let t = m
+                    .modified()
+                    .ok()?
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .ok()?;
+                Some(format!("\"{:x}-{:x}\"", t.as_nanos(), m.len()))
+            };
             (!rel.contains(".."))
                 .then(|| std::fs::read(root.join(&rel)).ok())
                 .flatten()
-                .map(|b| (Arc::new(b), None, None))
+                .map(|b| (Arc::new(b), etag(&root.join(&rel)), None))
         }
     };
     let Some((bytes, etag, modified)) = found else {
