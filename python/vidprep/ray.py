@@ -46,7 +46,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import ray
 
 from . import _vidprep as _native
-from . import Plan, UsageError
+from . import Plan
 
 __all__ = ["run"]
 
@@ -75,7 +75,10 @@ class _Worker:
         try:
             return "row", _native.run_item(plan_json, line, self.out_dir, self.manifest,
                                           resume, self.codec_threads)
-        except UsageError as e:
+        except Exception as e:  # noqa: BLE001
+            # By name: Ray may carry this class to the worker by value, with other classes.
+            if type(e).__name__ != "UsageError":
+                raise
             return ("busy" if _BUSY in str(e) else "refused"), str(e)
 
     def clean(self, item_id: str) -> str:
@@ -244,15 +247,22 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
         env["VIDPREP_LOCK_LEASE_SECONDS"] = str(int(lock_lease_seconds))
     actors = [_Worker.options(num_cpus=num_cpus).remote(out_dir, origin, resume, codec_threads, env)
               for _ in range(workers if queue else 0)]
-    idle = list(range(len(actors)))
-    # ref -> (actor index, item or None for a clean-up, time handed out)
-    inflight: Dict[Any, Tuple[int, Optional[_Item], float]] = {}
+    # Each actor is idle, busy with one call (inflight), or restarting (after its process
+    # died or was killed: Ray restarts it; it is asked `where` until it answers).
+    idle: List[int] = []
+    restarting: Dict[int, float] = {}  # actor -> when to ask it again
+    cleanups: Dict[int, List[Tuple[str, float]]] = collections.defaultdict(list)  # actor -> (id, since)
+    # ref -> (what, actor, item (for "run"), item id (for "clean"), time handed out)
+    inflight: Dict[Any, Tuple[str, int, Optional[_Item], str, float]] = {}
+    for index, actor in enumerate(actors):
+        inflight[actor.where.remote()] = ("probe", index, None, "", time.monotonic())
     stats = collections.Counter()
     frames = 0
     durations: List[float] = []
     retries = 0
     timed_out: List[str] = []
     stragglers: List[str] = []
+    cleanup_errors: List[str] = []
     progress_lines: List[Dict[str, Any]] = []
     bar = _Bar(len(queue), progress)
     last_line = 0.0
@@ -267,27 +277,51 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
             durations.append(float(r.get("seconds") or 0.0))
         bar.update(1, "")
 
+    def emit(line: Dict[str, Any]) -> None:
+        progress_lines.append(line)
+        if on_progress is not None:
+            on_progress(line)
+
     def progress_line(final: bool = False) -> None:
         elapsed = time.monotonic() - started
-        running = sum(1 for _, it, _ in inflight.values() if it is not None)
+        running = sum(1 for what, *_ in inflight.values() if what == "run")
         line = {"event": "done" if final else "progress", "items": len(raw_items),
                 "done": stats["ok"], "skipped": stats["skipped"], "failed": stats["failed"],
                 "running": running, "queued": len(queue), "frames": frames,
                 "fps": round(frames / elapsed, 1) if elapsed > 0 else 0.0,
                 "elapsed_s": round(elapsed, 1)}
-        progress_lines.append(line)
         bar.update(0, f"{line['done']} done, {line['failed']} failed, {running} running, "
                       f"{line['fps']} frames/s")
-        if on_progress is not None:
-            on_progress(line)
+        emit(line)
 
-    def kill(index: int) -> None:
-        # The actor restarts (max_restarts=-1); its item's call fails and is dropped.
+    def lost(index: int, now: float) -> None:
+        restarting[index] = now
+
+    def kill(index: int, now: float) -> None:
+        # Its process ends at once; Ray restarts the actor (max_restarts=-1); the call it was
+        # making is dropped from inflight first, so its error is never seen.
         ray.kill(actors[index], no_restart=False)
+        lost(index, now + 0.5)
+
+    def ready_actor(index: int, now: float) -> None:
+        """An actor that answered: a clean-up it owes first, else idle."""
+        if cleanups[index]:
+            item_id, since = cleanups[index].pop(0)
+            inflight[actors[index].clean.remote(item_id)] = ("clean", index, None, item_id, since)
+        else:
+            idle.append(index)
+
+    def all_done() -> bool:
+        return not queue and not any(w == "run" for w, *_ in inflight.values()) \
+            and not any(cleanups.values())
 
     try:
-        while queue or inflight:
+        while not all_done():
             now = time.monotonic()
+            for index, when in list(restarting.items()):
+                if when <= now:
+                    del restarting[index]
+                    inflight[actors[index].where.remote()] = ("probe", index, None, "", now)
             # Hand out items to idle workers.
             while idle and queue:
                 pick = next((k for k, it in enumerate(queue) if it.not_before <= now), None)
@@ -298,22 +332,28 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                 index = idle.pop()
                 item.attempts += 1
                 ref = actors[index].run.remote(item.line, item.plan, resume)
-                inflight[ref] = (index, item, now)
-            ready, _ = ray.wait(list(inflight), num_returns=len(inflight), timeout=0.2) if inflight else ([], [])
-            if not inflight:
+                inflight[ref] = ("run", index, item, "", now)
+            if inflight:
+                ready, _ = ray.wait(list(inflight), num_returns=len(inflight), timeout=0.2)
+            else:
+                ready = []
                 time.sleep(0.2)
+            now = time.monotonic()
             for ref in ready:
-                index, item, _t0 = inflight.pop(ref)
+                what, index, item, item_id, t0 = inflight.pop(ref)
                 try:
-                    kind, payload = ray.get(ref)
+                    value = ray.get(ref)
                 except ray.exceptions.RayTaskError as e:
+                    # A Python fault in the worker (not its death): the item fails.
                     idle.append(index)
                     if item is not None:
                         finish(item, _failed_row(item, f"{origin} line {item.line} (id {item.id}): the Ray worker failed: {e}", "internal"))
                     continue
                 except ray.exceptions.RayError as e:
-                    # The worker died (SIGKILL, a lost node): Ray restarts it.
-                    idle.append(index)
+                    # The worker's process died (SIGKILL, a lost node) or is restarting.
+                    lost(index, now + 0.5)
+                    if what == "clean":
+                        cleanups[index].insert(0, (item_id, t0))
                     if item is None:
                         continue
                     if item.attempts <= max_retries:
@@ -324,9 +364,21 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                             item, f"{origin} line {item.line} (id {item.id}): its worker died "
                             f"{item.attempts} times while making it ({type(e).__name__})", "internal"))
                     continue
-                idle.append(index)
-                if item is None:
-                    continue  # a clean-up ended
+                if what == "probe":
+                    ready_actor(index, now)
+                    continue
+                if what == "clean":
+                    if value and _BUSY in value and now - t0 < busy_wait_seconds:
+                        # The killed process is not gone yet: ask again shortly.
+                        cleanups[index].append((item_id, t0))
+                        lost(index, now + 0.5)
+                        continue
+                    if value:
+                        cleanup_errors.append(f"{item_id}: {value}")
+                    ready_actor(index, now)
+                    continue
+                kind, payload = value
+                ready_actor(index, now)
                 if kind == "row":
                     finish(item, payload)
                 elif kind == "busy":
@@ -342,39 +394,35 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                 else:
                     finish(item, _failed_row(item, payload, "usage"))
             # Time limits and stragglers.
-            now = time.monotonic()
             median = statistics.median(durations) if durations else None
-            for ref, (index, item, t0) in list(inflight.items()):
-                if item is None:
+            for ref, (what, index, item, _id, t0) in list(inflight.items()):
+                if what != "run":
                     continue
                 took = now - t0
                 if time_limit is not None and took > time_limit:
                     inflight.pop(ref)
-                    kill(index)
+                    kill(index, now)
+                    cleanups[index].append((item.id, now))
                     timed_out.append(item.id)
                     finish(item, _failed_row(
                         item, f"{origin} line {item.line} (id {item.id}): not finished within "
                         f"the time limit of {time_limit:g} s; its worker was stopped and its "
                         "temporaries removed", "cancelled", took))
-                    inflight[actors[index].clean.remote(item.id)] = (index, None, now)
                 elif (straggler_factor is not None and not queue and median is not None
                       and took > max(straggler_min_seconds, straggler_factor * median)
                       and item.id not in stragglers):
                     stragglers.append(item.id)
-                    line = {"event": "straggler", "id": item.id, "line": item.line,
-                            "running_s": round(took, 1), "median_s": round(median, 2),
-                            "reissued": item.attempts <= max_retries}
-                    progress_lines.append(line)
-                    if on_progress is not None:
-                        on_progress(line)
-                    if item.attempts <= max_retries:
-                        # Re-issued: its worker is stopped first, so two never make it at once.
+                    reissue = item.attempts <= max_retries
+                    emit({"event": "straggler", "id": item.id, "line": item.line,
+                          "running_s": round(took, 1), "median_s": round(median, 2),
+                          "reissued": reissue})
+                    if reissue:
+                        # Its worker is stopped first, so two never make the item at once; the
+                        # retry takes over its lock and removes its temporaries.
                         inflight.pop(ref)
-                        kill(index)
-                        item.reissued = True
+                        kill(index, now)
                         retries += 1
                         queue.appendleft(item)
-                        idle.append(index)
             if on_progress is not None and now - last_line >= progress_interval:
                 last_line = now
                 progress_line()
@@ -392,4 +440,5 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
             "frames": sum(int(r.get("frames") or 0) for r in reports),
             "seconds": time.monotonic() - started, "report": report, "shard": None,
             "reports": reports, "retries": retries, "timed_out": timed_out,
-            "stragglers": stragglers, "progress": progress_lines}
+            "stragglers": stragglers, "cleanup_errors": cleanup_errors,
+            "progress": progress_lines}
