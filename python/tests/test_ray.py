@@ -320,18 +320,31 @@ def test_a_hanging_item_is_failed_at_its_time_limit_and_the_run_goes_on(cluster,
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    out = tmp_path / "out"
+    seen, stop = set(), threading.Event()
+
+    def watch():  # the hanging item's temporaries, while it hangs
+        while not stop.is_set():
+            if out.exists():
+                seen.update(n for n in os.listdir(out) if n.startswith(".vidprep-tmp-") and ".hangs." in n)
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
     try:
         lines = manifest.read_text().splitlines()[:3]
         url = f"http://127.0.0.1:{server.server_address[1]}/slow.mp4"
         lines.insert(1, json.dumps({"id": "hangs", "source": url, "exports": [{"kind": "clip"}]}))
         m = manifest.parent / "hang.jsonl"
         m.write_text("\n".join(lines) + "\n")
-        out = tmp_path / "out"
         t0 = time.monotonic()
         result = vidprep.ray.run(m, out, workers=2, time_limit=6, on_progress=None)
         took = time.monotonic() - t0
     finally:
+        stop.set()
+        watcher.join()
         server.shutdown()
+    assert seen, "the hanging item wrote no temporary: the test proves nothing about their removal"
     rows = {r["id"]: r for r in result["reports"]}
     assert rows["hangs"]["status"] == "failed" and rows["hangs"]["error_kind"] == "cancelled", rows["hangs"]
     assert "time limit of 6 s" in rows["hangs"]["error"]

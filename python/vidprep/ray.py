@@ -200,6 +200,7 @@ def run(
     progress_interval: float = 5.0,
     on_progress: Optional[Callable[[Dict[str, Any]], None]] = _print_progress,
     address: Optional[str] = None,
+    prefetch: int = 1,
 ) -> Dict[str, Any]:
     """``vidprep run`` on a Ray cluster: every item of ``manifest`` (a JSONL/JSON file, a list
     of plans, or a ``ray.data.Dataset`` of plans) into ``out_dir/<id>/`` (a folder every node
@@ -212,6 +213,8 @@ def run(
     the item failed. ``lock_lease_seconds``: the lease the workers give their item locks
     (``VIDPREP_LOCK_LEASE_SECONDS``; a retry on another host waits at most that long for the
     dead worker's lock). ``address``: for ``ray.init`` when Ray is not started yet.
+    ``prefetch``: items queued on each worker beyond the one it makes (so it never waits for
+    the driver between items; a time limit counts from when the item before ends).
     """
     started = time.monotonic()
     if not ray.is_initialized():
@@ -227,7 +230,7 @@ def run(
                       straggler_min_seconds=straggler_min_seconds,
                       lock_lease_seconds=lock_lease_seconds, busy_wait_seconds=busy_wait_seconds,
                       progress=progress, progress_interval=progress_interval,
-                      on_progress=on_progress)
+                      on_progress=on_progress, prefetch=prefetch)
     finally:
         if temporary is not None:
             os.unlink(temporary)
@@ -235,7 +238,8 @@ def run(
 
 def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, time_limit,
            max_retries, num_cpus, codec_threads, straggler_factor, straggler_min_seconds,
-           lock_lease_seconds, busy_wait_seconds, progress, progress_interval, on_progress):
+           lock_lease_seconds, busy_wait_seconds, progress, progress_interval, on_progress,
+           prefetch):
     queue = collections.deque(_Item(line, i, p) for line, i, p in raw_items)
     rows: Dict[int, str] = {}
     if workers is None:
@@ -247,15 +251,20 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
         env["VIDPREP_LOCK_LEASE_SECONDS"] = str(int(lock_lease_seconds))
     actors = [_Worker.options(num_cpus=num_cpus).remote(out_dir, origin, resume, codec_threads, env)
               for _ in range(workers if queue else 0)]
-    # Each actor is idle, busy with one call (inflight), or restarting (after its process
-    # died or was killed: Ray restarts it; it is asked `where` until it answers).
-    idle: List[int] = []
+    depth = 1 + max(0, int(prefetch))
+    # An actor is ready (answered its probe, owes no clean-up) or not (its process died or
+    # was killed: Ray restarts it, and it is asked `where` until it answers). A ready actor
+    # has up to `depth` items: the one it makes (the first of `order`) and the next ones,
+    # queued in Ray so that it never waits for the driver between items.
+    ready_: List[bool] = [False] * len(actors)
+    order: List[collections.deque] = [collections.deque() for _ in actors]
     restarting: Dict[int, float] = {}  # actor -> when to ask it again
     cleanups: Dict[int, List[Tuple[str, float]]] = collections.defaultdict(list)  # actor -> (id, since)
-    # ref -> (what, actor, item (for "run"), item id (for "clean"), time handed out)
-    inflight: Dict[Any, Tuple[str, int, Optional[_Item], str, float]] = {}
+    # ref -> [what, actor, item (for "run"), item id (for "clean"), start time]; the start of
+    # a queued item is set when the item before it on its actor ends.
+    inflight: Dict[Any, list] = {}
     for index, actor in enumerate(actors):
-        inflight[actor.where.remote()] = ("probe", index, None, "", time.monotonic())
+        inflight[actor.where.remote()] = ["probe", index, None, "", time.monotonic()]
     stats = collections.Counter()
     frames = 0
     durations: List[float] = []
@@ -282,38 +291,62 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
         if on_progress is not None:
             on_progress(line)
 
+    def running() -> int:
+        return sum(1 for q in order if q)
+
     def progress_line(final: bool = False) -> None:
         elapsed = time.monotonic() - started
-        running = sum(1 for what, *_ in inflight.values() if what == "run")
         line = {"event": "done" if final else "progress", "items": len(raw_items),
                 "done": stats["ok"], "skipped": stats["skipped"], "failed": stats["failed"],
-                "running": running, "queued": len(queue), "frames": frames,
-                "fps": round(frames / elapsed, 1) if elapsed > 0 else 0.0,
+                "running": running(), "queued": len(queue) + sum(max(0, len(q) - 1) for q in order),
+                "frames": frames, "fps": round(frames / elapsed, 1) if elapsed > 0 else 0.0,
                 "elapsed_s": round(elapsed, 1)}
-        bar.update(0, f"{line['done']} done, {line['failed']} failed, {running} running, "
+        bar.update(0, f"{line['done']} done, {line['failed']} failed, {line['running']} running, "
                       f"{line['fps']} frames/s")
         emit(line)
 
-    def lost(index: int, now: float) -> None:
-        restarting[index] = now
+    def lost(index: int, now: float, retry_started: bool, error: str) -> None:
+        """Actor `index` is gone (died, or killed by the driver): its started item is given
+        again (when `retry_started`, up to max_retries), its queued items go back unspent."""
+        nonlocal retries
+        ready_[index] = False
+        restarting[index] = now + 0.5
+        first = True
+        while order[index]:
+            ref = order[index].popleft()
+            entry = inflight.pop(ref, None)
+            if entry is None:
+                first = False
+                continue
+            item = entry[2]
+            if not first:
+                item.attempts -= 1  # never started
+                queue.appendleft(item)
+            elif retry_started:
+                if item.attempts <= max_retries:
+                    retries += 1
+                    queue.appendleft(item)
+                else:
+                    finish(item, _failed_row(
+                        item, f"{origin} line {item.line} (id {item.id}): its worker died "
+                        f"{item.attempts} times while making it ({error})", "internal"))
+            first = False
 
     def kill(index: int, now: float) -> None:
-        # Its process ends at once; Ray restarts the actor (max_restarts=-1); the call it was
-        # making is dropped from inflight first, so its error is never seen.
+        # Its process ends at once; Ray restarts the actor (max_restarts=-1).
         ray.kill(actors[index], no_restart=False)
-        lost(index, now + 0.5)
 
     def ready_actor(index: int, now: float) -> None:
-        """An actor that answered: a clean-up it owes first, else idle."""
+        """An actor that answered: a clean-up it owes first, else ready for items."""
         if cleanups[index]:
             item_id, since = cleanups[index].pop(0)
-            inflight[actors[index].clean.remote(item_id)] = ("clean", index, None, item_id, since)
+            inflight[actors[index].clean.remote(item_id)] = ["clean", index, None, item_id, since]
         else:
-            idle.append(index)
+            ready_[index] = True
 
     def all_done() -> bool:
-        return not queue and not any(w == "run" for w, *_ in inflight.values()) \
-            and not any(cleanups.values())
+        return (not queue and not any(order) and not any(cleanups.values())
+                and not any(e[0] == "clean" for e in inflight.values()))
 
     try:
         while not all_done():
@@ -321,49 +354,64 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
             for index, when in list(restarting.items()):
                 if when <= now:
                     del restarting[index]
-                    inflight[actors[index].where.remote()] = ("probe", index, None, "", now)
-            # Hand out items to idle workers.
-            while idle and queue:
-                pick = next((k for k, it in enumerate(queue) if it.not_before <= now), None)
-                if pick is None:
-                    break
-                item = queue[pick]
-                del queue[pick]
-                index = idle.pop()
-                item.attempts += 1
-                ref = actors[index].run.remote(item.line, item.plan, resume)
-                inflight[ref] = ("run", index, item, "", now)
+                    inflight[actors[index].where.remote()] = ["probe", index, None, "", now]
+            # Hand out items to ready workers, the least loaded first.
+            for index in sorted(range(len(actors)), key=lambda k: len(order[k])):
+                while ready_[index] and len(order[index]) < depth and queue:
+                    pick = next((k for k, it in enumerate(queue) if it.not_before <= now), None)
+                    if pick is None:
+                        break
+                    item = queue[pick]
+                    del queue[pick]
+                    item.attempts += 1
+                    ref = actors[index].run.remote(item.line, item.plan, resume)
+                    inflight[ref] = ["run", index, item, "", now]
+                    order[index].append(ref)
             if inflight:
-                ready, _ = ray.wait(list(inflight), num_returns=len(inflight), timeout=0.2)
+                # Wake at the first answer, then take every other answer already there.
+                refs = list(inflight)
+                done, rest = ray.wait(refs, num_returns=1, timeout=0.2)
+                if done and rest:
+                    done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
             else:
-                ready = []
+                done = []
                 time.sleep(0.2)
             now = time.monotonic()
-            for ref in ready:
-                what, index, item, item_id, t0 = inflight.pop(ref)
+            for ref in done:
+                entry = inflight.get(ref)
+                if entry is None:
+                    continue  # dropped when its actor was lost
+                what, index, item, item_id, t0 = entry
                 try:
                     value = ray.get(ref)
                 except ray.exceptions.RayTaskError as e:
                     # A Python fault in the worker (not its death): the item fails.
-                    idle.append(index)
-                    if item is not None:
+                    inflight.pop(ref)
+                    if what == "run":
+                        order[index].remove(ref)
+                        if order[index]:
+                            inflight[order[index][0]][4] = now
                         finish(item, _failed_row(item, f"{origin} line {item.line} (id {item.id}): the Ray worker failed: {e}", "internal"))
+                    else:
+                        ready_actor(index, now)
                     continue
                 except ray.exceptions.RayError as e:
                     # The worker's process died (SIGKILL, a lost node) or is restarting.
-                    lost(index, now + 0.5)
+                    inflight.pop(ref)
                     if what == "clean":
                         cleanups[index].insert(0, (item_id, t0))
-                    if item is None:
-                        continue
-                    if item.attempts <= max_retries:
-                        retries += 1
-                        queue.appendleft(item)
+                        ready_[index] = False
+                        restarting[index] = now + 0.5
+                    elif what == "probe":
+                        ready_[index] = False
+                        restarting[index] = now + 0.5
                     else:
-                        finish(item, _failed_row(
-                            item, f"{origin} line {item.line} (id {item.id}): its worker died "
-                            f"{item.attempts} times while making it ({type(e).__name__})", "internal"))
+                        # Every call of the actor fails; the item it was making is the first
+                        # of `order[index]`, the others never started.
+                        inflight[ref] = entry
+                        lost(index, now, True, type(e).__name__)
                     continue
+                inflight.pop(ref)
                 if what == "probe":
                     ready_actor(index, now)
                     continue
@@ -371,14 +419,16 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                     if value and _BUSY in value and now - t0 < busy_wait_seconds:
                         # The killed process is not gone yet: ask again shortly.
                         cleanups[index].append((item_id, t0))
-                        lost(index, now + 0.5)
+                        restarting[index] = now + 0.5
                         continue
                     if value:
                         cleanup_errors.append(f"{item_id}: {value}")
                     ready_actor(index, now)
                     continue
+                order[index].remove(ref)
+                if order[index]:
+                    inflight[order[index][0]][4] = now  # the next item starts now
                 kind, payload = value
-                ready_actor(index, now)
                 if kind == "row":
                     finish(item, payload)
                 elif kind == "busy":
@@ -393,21 +443,23 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                         queue.append(item)
                 else:
                     finish(item, _failed_row(item, payload, "usage"))
-            # Time limits and stragglers.
+            # Time limits and stragglers: of the item each actor is making.
             median = statistics.median(durations) if durations else None
-            for ref, (what, index, item, _id, t0) in list(inflight.items()):
-                if what != "run":
+            for index in range(len(actors)):
+                if not order[index]:
                     continue
+                what, _, item, _id, t0 = inflight[order[index][0]]
                 took = now - t0
                 if time_limit is not None and took > time_limit:
-                    inflight.pop(ref)
                     kill(index, now)
-                    cleanups[index].append((item.id, now))
                     timed_out.append(item.id)
+                    inflight.pop(order[index].popleft())
                     finish(item, _failed_row(
                         item, f"{origin} line {item.line} (id {item.id}): not finished within "
                         f"the time limit of {time_limit:g} s; its worker was stopped and its "
                         "temporaries removed", "cancelled", took))
+                    cleanups[index].append((item.id, now))
+                    lost(index, now, False, "")
                 elif (straggler_factor is not None and not queue and median is not None
                       and took > max(straggler_min_seconds, straggler_factor * median)
                       and item.id not in stragglers):
@@ -419,10 +471,8 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                     if reissue:
                         # Its worker is stopped first, so two never make the item at once; the
                         # retry takes over its lock and removes its temporaries.
-                        inflight.pop(ref)
                         kill(index, now)
-                        retries += 1
-                        queue.appendleft(item)
+                        lost(index, now, True, "re-issued straggler")
             if on_progress is not None and now - last_line >= progress_interval:
                 last_line = now
                 progress_line()
