@@ -138,6 +138,7 @@ def main():
         out = work / "out"
         times = {"run": [], "ray": []}
         busy = {"run": [], "ray": []}
+        startup = []
         clean = None
         for r in range(args.repeats):
             for tool in ("run", "ray"):
@@ -149,6 +150,8 @@ def main():
                     res = vidprep.ray.run(manifest, out, workers=args.workers, on_progress=None, progress=False)
                 times[tool].append(time.monotonic() - t0)
                 busy[tool].append(sum(x["seconds"] for x in res["reports"]))
+                if tool == "ray":
+                    startup.append(res["startup_s"])
                 assert res["ok"] == args.items, res
                 if clean is None:
                     clean = work / "clean"
@@ -180,7 +183,8 @@ def main():
         print(f"| vidprep run --jobs {args.workers} (vidprep.run) | {run_s:.2f} | {' '.join(f'{x:.2f}' for x in times['run'])} | - |")
         print(f"| vidprep.ray.run(workers={args.workers}) | {ray_s:.2f} | {' '.join(f'{x:.2f}' for x in times['ray'])} | {ray_s / run_s:.3f}x |")
         print(f"\nSum of the items' own seconds (report.jsonl), median: vidprep run {statistics.median(busy['run']):.1f} s, "
-              f"vidprep.ray {statistics.median(busy['ray']):.1f} s.")
+              f"vidprep.ray {statistics.median(busy['ray']):.1f} s; vidprep.ray's start-up (until its first "
+              f"worker process was up and had imported vidprep), median {statistics.median(startup):.2f} s.")
         print(f"\nUnder {len(killed)} SIGKILLs of workers mid-item: {kill_s:.1f} s, {res['retries']} retries; "
               f"every item ok exactly once in report.jsonl: {once}; outputs byte-identical to the clean run: {same}; "
               f"temporaries or locks left: {len(left)}")

@@ -208,7 +208,7 @@ def run(
 
     Returns the summary ``vidprep.run`` returns (``items``, ``ok``, ``failed``, ``skipped``,
     ``not_run``, ``frames``, ``seconds``, ``report``, ``reports``) and ``retries`` (items given
-    again after their worker died), ``timed_out``, ``stragglers`` (ids) and ``progress`` (the
+    again after their worker died), ``startup_s`` (until the first worker was ready), ``timed_out``, ``stragglers`` (ids) and ``progress`` (the
     progress lines). ``time_limit``: seconds an item may take before its worker is killed and
     the item failed. ``lock_lease_seconds``: the lease the workers give their item locks
     (``VIDPREP_LOCK_LEASE_SECONDS``; a retry on another host waits at most that long for the
@@ -275,6 +275,7 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
     progress_lines: List[Dict[str, Any]] = []
     bar = _Bar(len(queue), progress)
     last_line = 0.0
+    first_ready: Optional[float] = None  # seconds from the start until a worker answered
 
     def finish(item: _Item, row: str) -> None:
         nonlocal frames
@@ -413,6 +414,8 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                     continue
                 inflight.pop(ref)
                 if what == "probe":
+                    if first_ready is None:
+                        first_ready = now - started
                     ready_actor(index, now)
                     continue
                 if what == "clean":
@@ -491,4 +494,5 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
             "seconds": time.monotonic() - started, "report": report, "shard": None,
             "reports": reports, "retries": retries, "timed_out": timed_out,
             "stragglers": stragglers, "cleanup_errors": cleanup_errors,
+            "startup_s": first_ready,
             "progress": progress_lines}
