@@ -90,12 +90,11 @@ class _Worker:
 
 
 class _Item:
-    __slots__ = ("line", "id", "plan", "attempts", "reissued", "busy_since", "not_before")
+    __slots__ = ("line", "id", "plan", "attempts", "busy_since", "not_before")
 
     def __init__(self, line: int, item_id: str, plan: str) -> None:
         self.line, self.id, self.plan = line, item_id, plan
         self.attempts = 0
-        self.reissued = False
         self.busy_since: Optional[float] = None
         self.not_before = 0.0
 
