@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test
 python3 -m venv target/test-venv
-target/test-venv/bin/pip install --quiet maturin numpy pytest pillow
+# VIDPREP_TEST_EXTRAS: more packages for optional tests (.ci/run: Ray for python/tests/test_ray.py).
+target/test-venv/bin/pip install --quiet maturin numpy pytest pillow ${VIDPREP_TEST_EXTRAS:-}
 rm -rf target/test-wheels
 (cd python && ../target/test-venv/bin/maturin build --quiet --profile dev -o ../target/test-wheels)
 target/test-venv/bin/pip install --quiet --force-reinstall --no-deps target/test-wheels/vidprep-*.whl

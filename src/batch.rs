@@ -215,18 +215,7 @@ pub fn run_batch(
     let mut reports: Vec<ItemReport> = bad
         .iter()
         .filter(|b| in_shard(b.id.as_deref(), b.line))
-        .map(|b| ItemReport {
-            id: b.id.clone(),
-            line: b.line,
-            status: Status::Failed,
-            outputs: Vec::new(),
-            error: Some(b.error.to_string()),
-            error_kind: Some(b.error.kind()),
-            seconds: 0.0,
-            frames: 0,
-            damage: None,
-            warnings: Vec::new(),
-        })
+        .map(bad_report)
         .collect();
     let items: Vec<&ManifestItem> = items
         .iter()
@@ -276,106 +265,20 @@ pub fn run_batch(
         items
             .par_iter()
             .map(|item| {
-                let _tally = crate::tally::enter(exec.tally.as_ref());
-                let plan = &item.plan;
-                let dir = options.out_dir.join(&plan.id);
-                let mut report = ItemReport {
-                    id: Some(plan.id.clone()),
-                    line: item.line,
-                    status: Status::NotRun,
-                    outputs: Vec::new(),
-                    error: None,
-                    error_kind: None,
-                    seconds: 0.0,
-                    frames: 0,
-                    damage: None,
-                    warnings: Vec::new(),
+                let ctx = ItemContext {
+                    options,
+                    exec: &exec,
+                    lost: &|| lock.lost(),
+                    stop: &stop,
+                    origin: &origin,
+                    observer,
                 };
-                if exec.cancel.is_cancelled() {
-                    report.error = Some("not started: the run was interrupted".into());
-                    observer.item_done(&report);
-                    return report;
-                }
-                if options.fail_fast && stop.load(Ordering::SeqCst) {
-                    report.error =
-                        Some("not started: the run stopped after a failure (fail-fast)".into());
-                    observer.item_done(&report);
-                    return report;
-                }
-                if lock.lost() {
-                    report.error = Some(format!(
-                        "not started: another run took over {} (this run did not renew its lease in time)",
-                        options.out_dir.display()
-                    ));
-                    observer.item_done(&report);
-                    return report;
-                }
-                let t0 = Instant::now();
-                if options.resume {
-                    if let Some(record) = ItemRecord::is_current(&dir, plan, &exec.defaults) {
-                        report.status = Status::Skipped;
-                        report.outputs = record
-                            .outputs
-                            .iter()
-                            .map(|o| dir.join(&o.path).display().to_string())
-                            .collect();
-                        observer.item_done(&report);
-                        return report;
-                    }
-                }
-                observer.item_started(&plan.id);
-                let mut counter = FrameCounter { observer, count: 0 };
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    #[cfg(feature = "fault-injection")]
-                    inject_fault(&plan.id);
-                    execute(plan, &Destination::Folder(dir.clone()), &exec, &mut counter)
-                }))
-                .unwrap_or_else(|panic| {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown".into());
-                    Err(Error::internal(format!(
-                        "a panic while making this item: {what}"
-                    )))
-                });
-                match result {
-                    Ok(outcome) => {
-                        report.status = Status::Ok;
-                        report.outputs = outcome
-                            .files
-                            .iter()
-                            .map(|p| p.display().to_string())
-                            .collect();
-                        report.frames = outcome.frames;
-                        report.damage = outcome.damage;
-                        report.warnings = outcome.warnings;
-                    }
-                    Err(e) => {
-                        report.status = Status::Failed;
-                        report.error_kind = Some(e.kind());
-                        report.error =
-                            Some(format!("{origin}line {} (id {}): {e}", item.line, plan.id));
-                        report.frames = counter.count as usize;
-                        stop.store(true, Ordering::SeqCst);
-                    }
-                }
-                report.seconds = t0.elapsed().as_secs_f64();
-                observer.item_done(&report);
-                report
+                make_item(item, &ctx)
             })
             .collect()
     });
     reports.extend(done);
-    reports.sort_by_key(|r| r.line);
-    let report_path = options.out_dir.join(report_name(options.shard));
-    let mut text = String::new();
-    for r in &reports {
-        text.push_str(&serde_json::to_string(r).expect("report serializes"));
-        text.push('\n');
-    }
-    crate::output::write_file_atomically(&report_path, text.as_bytes())?;
+    let report_path = write_report(&options.out_dir, options.shard, &mut reports)?;
     let count = |s: Status| reports.iter().filter(|r| r.status == s).count();
     let summary = Summary {
         items: reports.len(),
@@ -391,6 +294,229 @@ pub fn run_batch(
         shard: options.shard.map(|(i, n)| format!("{i}/{n}")),
     };
     Ok((summary, reports))
+}
+
+/// What [`make_item`] needs of the run it belongs to.
+struct ItemContext<'a> {
+    options: &'a BatchOptions,
+    /// The options every item runs with (codec threads set).
+    exec: &'a ExecOptions,
+    /// Whether the run's lock was taken over (start nothing then).
+    lost: &'a dyn Fn() -> bool,
+    /// Set after a failure (for `fail_fast`).
+    stop: &'a AtomicBool,
+    /// The manifest's name and a space, or nothing: the start of error messages.
+    origin: &'a str,
+    observer: &'a dyn Observer,
+}
+
+/// Makes one item into `OUT_DIR/<id>/` (or skips it when resuming finds it current) and
+/// says how it ended: the body of every batch, and of [`run_item`].
+fn make_item(item: &ManifestItem, ctx: &ItemContext<'_>) -> ItemReport {
+    let _tally = crate::tally::enter(ctx.exec.tally.as_ref());
+    let plan = &item.plan;
+    let dir = ctx.options.out_dir.join(&plan.id);
+    let mut report = ItemReport {
+        id: Some(plan.id.clone()),
+        line: item.line,
+        status: Status::NotRun,
+        outputs: Vec::new(),
+        error: None,
+        error_kind: None,
+        seconds: 0.0,
+        frames: 0,
+        damage: None,
+        warnings: Vec::new(),
+    };
+    if ctx.exec.cancel.is_cancelled() {
+        report.error = Some("not started: the run was interrupted".into());
+        ctx.observer.item_done(&report);
+        return report;
+    }
+    if ctx.options.fail_fast && ctx.stop.load(Ordering::SeqCst) {
+        report.error = Some("not started: the run stopped after a failure (fail-fast)".into());
+        ctx.observer.item_done(&report);
+        return report;
+    }
+    if (ctx.lost)() {
+        report.error = Some(format!(
+            "not started: another run took over {} (this run did not renew its lease in time)",
+            ctx.options.out_dir.display()
+        ));
+        ctx.observer.item_done(&report);
+        return report;
+    }
+    let t0 = Instant::now();
+    if ctx.options.resume {
+        if let Some(record) = ItemRecord::is_current(&dir, plan, &ctx.exec.defaults) {
+            report.status = Status::Skipped;
+            report.outputs = record
+                .outputs
+                .iter()
+                .map(|o| dir.join(&o.path).display().to_string())
+                .collect();
+            ctx.observer.item_done(&report);
+            return report;
+        }
+    }
+    ctx.observer.item_started(&plan.id);
+    let mut counter = FrameCounter {
+        observer: ctx.observer,
+        count: 0,
+    };
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        #[cfg(feature = "fault-injection")]
+        inject_fault(&plan.id);
+        execute(
+            plan,
+            &Destination::Folder(dir.clone()),
+            ctx.exec,
+            &mut counter,
+        )
+    }))
+    .unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        Err(Error::internal(format!(
+            "a panic while making this item: {what}"
+        )))
+    });
+    match result {
+        Ok(outcome) => {
+            report.status = Status::Ok;
+            report.outputs = outcome
+                .files
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            report.frames = outcome.frames;
+            report.damage = outcome.damage;
+            report.warnings = outcome.warnings;
+        }
+        Err(e) => {
+            report.status = Status::Failed;
+            report.error_kind = Some(e.kind());
+            report.error = Some(format!(
+                "{}line {} (id {}): {e}",
+                ctx.origin, item.line, plan.id
+            ));
+            report.frames = counter.count as usize;
+            ctx.stop.store(true, Ordering::SeqCst);
+        }
+    }
+    report.seconds = t0.elapsed().as_secs_f64();
+    ctx.observer.item_done(&report);
+    report
+}
+
+/// The report line of a manifest entry that cannot run.
+fn bad_report(b: &BadItem) -> ItemReport {
+    ItemReport {
+        id: b.id.clone(),
+        line: b.line,
+        status: Status::Failed,
+        outputs: Vec::new(),
+        error: Some(b.error.to_string()),
+        error_kind: Some(b.error.kind()),
+        seconds: 0.0,
+        frames: 0,
+        damage: None,
+        warnings: Vec::new(),
+    }
+}
+
+/// The report lines of the manifest entries that cannot run (for a driver that runs the
+/// others with [`run_item`] and writes the report itself with [`write_report`]).
+pub fn bad_reports(bad: &[BadItem]) -> Vec<ItemReport> {
+    bad.iter().map(bad_report).collect()
+}
+
+/// Writes `reports`, sorted by manifest line, as the report of a run into `out_dir`
+/// (`report.jsonl`, or the shard's name), whole and atomically; returns its path.
+pub fn write_report(
+    out_dir: &Path,
+    shard: Option<(usize, usize)>,
+    reports: &mut [ItemReport],
+) -> Result<PathBuf> {
+    reports.sort_by_key(|r| r.line);
+    let report_path = out_dir.join(report_name(shard));
+    let mut text = String::new();
+    for r in reports.iter() {
+        text.push_str(&serde_json::to_string(r).expect("report serializes"));
+        text.push('\n');
+    }
+    crate::output::write_file_atomically(&report_path, text.as_bytes())?;
+    Ok(report_path)
+}
+
+/// Runs ONE item into `options.out_dir` exactly as [`run_batch`] makes it (the same item
+/// folder, `item.json`, `resume` check and report line), for a driver that spreads a
+/// manifest over many processes or hosts (`vidprep.ray`): under a lock of that item alone
+/// (`.vidprep-lock.item-<id>`), which other items' locks share the folder with, but no whole
+/// run or shard, and no second holder of the same item. Temporaries of dead holders are
+/// removed first. Writes no report (the driver does, with [`write_report`]); `jobs`,
+/// `shard` and `fail_fast` of `options` are ignored. Fails as a whole only for bad usage
+/// (a layout that would overwrite inputs, the item held by a live run: the message says
+/// "is in use by another vidprep run").
+pub fn run_item(
+    item: &ManifestItem,
+    options: &BatchOptions,
+    observer: &dyn Observer,
+) -> Result<ItemReport> {
+    options.exec.defaults.validate()?;
+    crate::error::require_utf8(&options.out_dir, "the output folder (--out-dir)")?;
+    let _cancel = options.exec.cancel.enter();
+    let _tally = crate::tally::enter(options.exec.tally.as_ref());
+    check_layout(&[item], options)?;
+    std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
+    let lock = OutDirLock::acquire_item(
+        &options.out_dir,
+        &item.plan.id,
+        options.origin.as_deref(),
+        &|m: &str| observer.notice(m),
+    )?;
+    // A dead holder's temporaries at the top were removed as its lock was taken over; only
+    // this item's folder is left to clean (reading the whole folder for each item would
+    // cost a scan of every item's entry per item).
+    crate::output::group::remove_stale_temporaries(&options.out_dir.join(&item.plan.id));
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let exec = ExecOptions {
+        threads: options.codec_threads.unwrap_or(cores).clamp(1, 256),
+        ..options.exec.clone()
+    };
+    let origin = options
+        .origin
+        .as_ref()
+        .map(|p| format!("{} ", p.display()))
+        .unwrap_or_default();
+    let stop = AtomicBool::new(false);
+    let ctx = ItemContext {
+        options,
+        exec: &exec,
+        lost: &|| lock.lost(),
+        stop: &stop,
+        origin: &origin,
+        observer,
+    };
+    Ok(make_item(item, &ctx))
+}
+
+/// Removes what a dead holder of item `id` left in `out_dir` (its lock, its temporaries at
+/// the top of the folder and inside the item's folder), as the next run of that item would:
+/// for a driver that stopped a worker (a time limit) and will not run the item again.
+/// Waits, as [`run_item`] does, for a lock of another host whose lease is not over; refused
+/// while a live run holds the item.
+pub fn clean_item(out_dir: &Path, id: &str, origin: Option<&Path>) -> Result<()> {
+    let lock = OutDirLock::acquire_item(out_dir, id, origin, &|_: &str| {})?;
+    crate::output::group::remove_dead_temporaries(out_dir);
+    crate::output::group::remove_stale_temporaries(&out_dir.join(id));
+    drop(lock);
+    Ok(())
 }
 
 /// Fault injection for tests of item isolation: `VIDPREP_FAULT_PANIC=<id>` makes the item

@@ -69,7 +69,8 @@ mod textual;
 pub mod time;
 
 pub use batch::{
-    parse_shard, run_batch, shard_of, BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
+    bad_reports, clean_item, parse_shard, run_batch, run_item, shard_of, write_report,
+    BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
 };
 pub use cancel::CancelToken;
 #[cfg(feature = "cli")]

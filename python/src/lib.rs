@@ -24,7 +24,7 @@ use numpy::PyArray1;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
-use vidprep::{run_batch, BatchOptions, Quiet};
+use vidprep::{run_batch, BatchOptions, ItemReport, Quiet};
 use vidprep::{CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan};
 
 create_exception!(
@@ -300,6 +300,99 @@ fn run_manifest(
     })
 }
 
+/// `read_manifest_items(manifest, strict)`: a manifest read as `vidprep run` reads it, for a
+/// driver that runs its items elsewhere (`vidprep.ray`): `([(line, id, plan_json)],
+/// [bad_report_line_json])`, each plan checked with its relative paths resolved against the
+/// manifest's folder, each entry that cannot run as its (failed) report line.
+#[pyfunction]
+#[pyo3(signature = (manifest, strict=false))]
+#[allow(clippy::type_complexity)]
+fn read_manifest_items(
+    py: Python<'_>,
+    manifest: PathBuf,
+    strict: bool,
+) -> PyResult<(Vec<(usize, String, String)>, Vec<String>)> {
+    guarded(py, "reading a manifest", move || {
+        let mut read = vidprep::read_manifest(&manifest)?;
+        if strict {
+            for item in &mut read.items {
+                item.plan.strict = true;
+            }
+        }
+        let items = read
+            .items
+            .iter()
+            .map(|i| {
+                let json = serde_json::to_string(&i.plan).expect("a plan serialises");
+                (i.line, i.plan.id.clone(), json)
+            })
+            .collect();
+        let bad = vidprep::bad_reports(&read.bad)
+            .iter()
+            .map(|r| serde_json::to_string(r).expect("a report serialises"))
+            .collect();
+        Ok((items, bad))
+    })
+}
+
+/// `run_item(plan_json, line, out_dir, manifest, resume, codec_threads)`: ONE manifest item
+/// (from `read_manifest_items`) into `out_dir/<id>/`, as `vidprep run` makes it, under that
+/// item's own lock; returns its report line (JSON). Raises `UsageError` when the item is
+/// held by a live run ("is in use by another vidprep run") or the layout is refused.
+#[pyfunction]
+#[pyo3(signature = (plan_json, line, out_dir, manifest=None, resume=false, codec_threads=None))]
+fn run_item(
+    py: Python<'_>,
+    plan_json: String,
+    line: usize,
+    out_dir: PathBuf,
+    manifest: Option<PathBuf>,
+    resume: bool,
+    codec_threads: Option<usize>,
+) -> PyResult<String> {
+    guarded(py, "running an item", move || {
+        let plan = plan_of(&plan_json)?;
+        let item = vidprep::plan::manifest::ManifestItem { line, plan };
+        let mut options = BatchOptions::new(out_dir);
+        options.resume = resume;
+        options.codec_threads = codec_threads;
+        options.origin = manifest;
+        let report = vidprep::run_item(&item, &options, &Quiet)?;
+        Ok(serde_json::to_string(&report).expect("a report serialises"))
+    })
+}
+
+/// `clean_item(out_dir, id, manifest)`: removes what a stopped (killed) holder of item `id`
+/// left (its lock and temporaries), as the next run of the item would.
+#[pyfunction]
+#[pyo3(signature = (out_dir, id, manifest=None))]
+fn clean_item(
+    py: Python<'_>,
+    out_dir: PathBuf,
+    id: String,
+    manifest: Option<PathBuf>,
+) -> PyResult<()> {
+    guarded(py, "cleaning an item", move || {
+        Ok(vidprep::clean_item(&out_dir, &id, manifest.as_deref())?)
+    })
+}
+
+/// `write_report(out_dir, report_lines)`: writes the report lines (JSON, as `run_item`
+/// returns them) sorted by manifest line as `out_dir/report.jsonl`, whole and atomically;
+/// returns its path.
+#[pyfunction]
+fn write_report(py: Python<'_>, out_dir: PathBuf, report_lines: Vec<String>) -> PyResult<String> {
+    guarded(py, "writing a report", move || {
+        let mut reports = report_lines
+            .iter()
+            .map(|l| serde_json::from_str::<ItemReport>(l))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| PyErrText::Usage(format!("bad report line: {e}")))?;
+        let path = vidprep::write_report(&out_dir, None, &mut reports)?;
+        Ok(path.display().to_string())
+    })
+}
+
 /// `normalize_plan(plan_json)`: the plan checked and in its canonical form (what sidecars
 /// record), as JSON.
 #[pyfunction]
@@ -342,6 +435,10 @@ fn _vidprep(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sample_plan, m)?)?;
     m.add_function(wrap_pyfunction!(execute_plan, m)?)?;
     m.add_function(wrap_pyfunction!(run_manifest, m)?)?;
+    m.add_function(wrap_pyfunction!(read_manifest_items, m)?)?;
+    m.add_function(wrap_pyfunction!(run_item, m)?)?;
+    m.add_function(wrap_pyfunction!(clean_item, m)?)?;
+    m.add_function(wrap_pyfunction!(write_report, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_plan, m)?)?;
     m.add_function(wrap_pyfunction!(check_plan, m)?)?;
     m.add_function(wrap_pyfunction!(samplers, m)?)?;

@@ -54,6 +54,9 @@ pub(crate) struct LockHolder {
     /// `I/N`.
     #[serde(default)]
     pub shard: Option<String>,
+    /// The one item a single-item run makes (`vidprep.ray` workers; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<String>,
     #[serde(default)]
     pub started_unix: u64,
     /// How long the lock lives without being renewed (absent in older locks).
@@ -72,6 +75,7 @@ impl LockHolder {
             token: host::random_token(),
             manifest: manifest.map(|m| canonical(m).display().to_string()),
             shard: shard.map(|(i, n)| format!("{i}/{n}")),
+            item: None,
             started_unix: SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map(|d| d.as_secs())
@@ -118,6 +122,7 @@ impl LockHolder {
             self.shard
                 .as_ref()
                 .map(|s| format!(", shard {s}"))
+                .or_else(|| self.item.as_ref().map(|i| format!(", item {i:?}")))
                 .unwrap_or_default()
         )
     }
@@ -224,6 +229,11 @@ fn lock_name(shard: Option<(usize, usize)>) -> String {
     }
 }
 
+/// The lock of a single-item run (item ids are folder names, so they fit a file name).
+fn item_lock_name(id: &str) -> String {
+    format!("{LOCK_NAME}.item-{id}")
+}
+
 /// Every lock file in `dir` (not temporaries).
 fn locks_in(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -247,15 +257,40 @@ impl OutDirLock {
         manifest: Option<&Path>,
         notice: &dyn Fn(&str),
     ) -> Result<OutDirLock> {
-        let name = lock_name(shard);
         let me = LockHolder::of_this_process(shard, manifest);
+        OutDirLock::acquire_as(dir, lock_name(shard), me, notice)
+    }
+
+    /// Takes the lock of one item `id` in `dir` (`.vidprep-lock.item-<id>`), for a run that
+    /// makes only that item (a `vidprep.ray` worker): it shares the folder with the locks of
+    /// other items, never with a whole run or a shard (which would write the same item), and
+    /// a second holder of the same item is refused while the first lives.
+    pub(crate) fn acquire_item(
+        dir: &Path,
+        id: &str,
+        manifest: Option<&Path>,
+        notice: &dyn Fn(&str),
+    ) -> Result<OutDirLock> {
+        let mut me = LockHolder::of_this_process(None, manifest);
+        me.item = Some(id.to_string());
+        OutDirLock::acquire_as(dir, item_lock_name(id), me, notice)
+    }
+
+    fn acquire_as(
+        dir: &Path,
+        name: String,
+        me: LockHolder,
+        notice: &dyn Fn(&str),
+    ) -> Result<OutDirLock> {
         let compatible = |file: &Path, holder: Option<&LockHolder>| -> bool {
             let Some(h) = holder else { return false };
-            shard.is_some()
+            let other_name = file.file_name() != Some(std::ffi::OsStr::new(&name));
+            let shards = me.shard.is_some()
                 && h.shard.is_some()
-                && file.file_name() != Some(std::ffi::OsStr::new(&name))
                 && h.manifest == me.manifest
-                && h.shard_count() == shard.map(|(_, n)| n)
+                && h.shard_count() == me.shard_count();
+            let items = me.item.is_some() && h.item.is_some();
+            other_name && (shards || items)
         };
         for path in locks_in(dir) {
             let Some(found) = Found::read(&path) else {
@@ -509,6 +544,38 @@ mod tests {
         assert!(e.contains("another shard count"), "{e}");
         drop((s0, s1));
         // Nothing of the refused runs is left: no lock, no temporary.
+        let left: Vec<_> = std::fs::read_dir(d).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn item_locks_share_a_folder_with_other_items_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let m = d.join("m.jsonl");
+        let item = |id: &str| OutDirLock::acquire_item(d, id, Some(&m), &quiet);
+        let a = item("a").unwrap();
+        let b = item("b").unwrap();
+        // The same item twice, a whole run and a shard are refused while items are held.
+        let e = item("a").err().unwrap().to_string();
+        assert!(e.contains("in use") && e.contains("item \"a\""), "{e}");
+        assert!(acquire(d, None, &m).is_err());
+        assert!(acquire(d, Some((0, 2)), &m).is_err());
+        drop((a, b));
+        // A whole run refuses items while it lives.
+        let whole = acquire(d, None, &m).unwrap();
+        assert!(item("a").is_err());
+        drop(whole);
+        // A dead holder of the item (this host, process gone) is taken over at once.
+        let mut h = LockHolder::of_this_process(None, Some(&m));
+        h.item = Some("a".into());
+        h.pid = u32::MAX - 1;
+        std::fs::write(
+            d.join(item_lock_name("a")),
+            serde_json::to_string(&h).unwrap(),
+        )
+        .unwrap();
+        drop(item("a").unwrap());
         let left: Vec<_> = std::fs::read_dir(d).unwrap().collect();
         assert!(left.is_empty(), "{left:?}");
     }
