@@ -18,6 +18,7 @@ pub(crate) mod bbox;
 pub(crate) mod clock;
 pub(crate) mod error;
 pub(crate) mod got10k;
+pub(crate) mod ini;
 pub(crate) mod model;
 pub(crate) mod mot;
 pub(crate) mod native;

@@ -104,40 +104,37 @@ pub(crate) struct SeqInfo {
     im_ext: Option<String>,
 }
 
+/// Reads `seqinfo.ini` ([`crate::annotations::ini`] with its `SEQINFO` dialect: `key=value`,
+/// sections and `;`/`#` comment lines skipped, keys in any case, the last of a key wins).
 pub(crate) fn read_seqinfo(path: &Path) -> Result<SeqInfo> {
+    use crate::annotations::ini;
     let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
     let text = String::from_utf8_lossy(&bytes);
+    let entries = ini::parse(&text, &ini::SEQINFO)
+        .map_err(|bad| Error::bad_file(path, Some(bad.line), bad.message))?;
     let mut info = SeqInfo::default();
-    for (i, line) in text.lines().enumerate() {
-        let l = line.trim();
-        if l.is_empty() || l.starts_with(';') || l.starts_with('#') || l.starts_with('[') {
-            continue;
-        }
-        let Some((key, value)) = l.split_once('=') else {
-            return Err(Error::bad_file(
-                path,
-                Some(i + 1),
-                format!("expected key=value (e.g. frameRate=30), found {l:?}"),
-            ));
-        };
-        let value = value.trim();
-        match key.trim().to_ascii_lowercase().as_str() {
+    for ini::Entry {
+        line, key, value, ..
+    } in entries
+    {
+        let value = value.as_str();
+        match key.as_str() {
             "imdir" if !value.is_empty() => info.im_dir = Some(value.to_string()),
             "framerate" => {
                 let rate = value
                     .parse::<FrameRate>()
-                    .map_err(|e| Error::bad_file(path, Some(i + 1), format!("frameRate: {e}")))?;
-                info.frame_rate = Some((rate, i + 1));
+                    .map_err(|e| Error::bad_file(path, Some(line), format!("frameRate: {e}")))?;
+                info.frame_rate = Some((rate, line));
             }
             "seqlength" => {
                 let n = value.parse::<usize>().map_err(|_| {
                     Error::bad_file(
                         path,
-                        Some(i + 1),
+                        Some(line),
                         format!("seqLength: expected a frame count, found {value:?}"),
                     )
                 })?;
-                info.seq_length = Some((n, i + 1));
+                info.seq_length = Some((n, line));
             }
             "imext" if !value.is_empty() => {
                 info.im_ext = Some(value.trim_start_matches('.').to_string())
