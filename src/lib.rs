@@ -54,18 +54,15 @@
 #![warn(missing_docs)]
 
 // Everything below the facade is crate-private: a library user sees the plan types (`plan`,
-// `time`) and the items re-exported here. `tests/architecture.rs` checks the layers. The
-// modules marked `allow(dead_code, unused_imports)` were public before the facade and keep
-// items (readers, writers, formulas) that only their unit tests use now: to prune one by one.
-#[allow(dead_code, unused_imports)]
+// `time`) and the items re-exported here. `tests/architecture.rs` checks the layers. Items
+// that only unit tests use are `#[cfg(test)]`, so the compiler's dead-code check covers
+// every module.
 pub(crate) mod annotations;
 pub(crate) mod batch;
 pub(crate) mod cancel;
 #[cfg(feature = "cli")]
 mod cli;
-#[allow(dead_code, unused_imports)]
 pub(crate) mod detect;
-#[allow(dead_code, unused_imports)]
 pub(crate) mod draw;
 mod error;
 pub(crate) mod exec;
@@ -73,15 +70,12 @@ pub(crate) mod exports;
 pub(crate) mod fit;
 pub(crate) mod hash;
 pub(crate) mod host;
-#[allow(dead_code, unused_imports)]
 pub(crate) mod media;
 pub(crate) mod output;
 pub(crate) mod overlay;
 pub(crate) mod pipeline;
 pub mod plan;
-#[allow(dead_code, unused_imports)]
 pub(crate) mod review;
-#[allow(dead_code, unused_imports)]
 pub(crate) mod sampling;
 pub(crate) mod sidecar;
 pub(crate) mod sinks;

@@ -23,8 +23,6 @@ pub const DEFAULT_ANNO_FPS: i64 = 10;
 /// A checked sequence: its images in order (image `i` is frame `i`) and its annotations.
 #[derive(Clone, Debug)]
 pub struct Got10kSequence {
-    /// The sequence folder, as given.
-    pub dir: PathBuf,
     /// The image files `00000001.jpg`, ... in frame order: `images[i]` is frame `i`
     /// (0-based) and has exactly one box line.
     pub images: Vec<PathBuf>,
@@ -370,7 +368,6 @@ pub fn open_sequence(dir: &Path) -> Result<Got10kSequence, AnnotationError> {
     let images = check_sequence(dir)?;
     let annotations = read_got10k(dir)?;
     Ok(Got10kSequence {
-        dir: dir.to_path_buf(),
         images,
         annotations,
     })

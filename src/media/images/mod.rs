@@ -26,9 +26,9 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::media::source::{FrameRate, OpenRecipe};
 pub(crate) use layouts::{mot_parent_of, read_seqinfo};
+pub(crate) use names::printf_pattern;
+pub use names::Naming;
 use names::{conversion, extension_of};
-pub use names::{natural_cmp, Naming};
-pub(crate) use names::{printf_pattern, Printf};
 
 /// File extensions read as images (any case).
 pub const IMAGE_EXTENSIONS: [&str; 7] = ["jpg", "jpeg", "png", "bmp", "tif", "tiff", "webp"];
