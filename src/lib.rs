@@ -6,7 +6,8 @@
 //! plan in JSON; [`execute`] runs one plan, [`run_batch`] runs many (parallel, resumable,
 //! sharded). [`probe`] describes a video and [`FrameReader`] reads its frames exactly;
 //! [`Destination::Memory`] returns sampled frames as RGB arrays (the Python package's
-//! `vidprep.sample`).
+//! `vidprep.sample`). [`sample`] picks frame indices with any toolkit's formula from a frame
+//! count and rate alone, with no video at all.
 //!
 //! ```no_run
 //! use vidprep::plan::{ExportSpec, FramesExport, Plan};
@@ -27,22 +28,41 @@
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Which frames a toolkit's sampler would take, without decoding anything: [`sample`] over a
+//! [`FrameTimes`] (a [`ConstantRate`], or a [`FrameList`] of presentation times for a
+//! variable frame rate), for a [`Request`] of a count or an fps. These are the formulas the
+//! frames export uses, and what its `frames.json` records as `indices`.
+//!
+//! ```
+//! use vidprep::plan::Sampler;
+//! use vidprep::{sample, ConstantRate, Request};
+//!
+//! let video = ConstantRate::new(300, 30, 1); // 300 frames at 30 fps: 10 s
+//! // numpy.round(numpy.linspace(0, 299, 4)) gives [0, 100, 199, 299].
+//! let four = sample(&video, Sampler::default(), Request::Count(4), false)?;
+//! assert_eq!(four.indices, [0, 100, 199, 299]);
+//! // One frame a second: the frame shown at 0 s, 1 s, ... 9 s.
+//! let fps = Request::Fps { fps: 1.0, max_frames: None };
+//! let each_second = sample(&video, Sampler::default(), fps, false)?;
+//! assert_eq!(each_second.indices, [0, 30, 60, 90, 120, 150, 180, 210, 240, 270]);
+//! // More frames than the video has are refused unless repeats are allowed.
+//! assert!(sample(&ConstantRate::new(3, 30, 1), Sampler::default(), Request::Count(8), false).is_err());
+//! # Ok::<(), vidprep::SampleError>(())
+//! ```
 
 #![warn(missing_docs)]
 
 // Everything below the facade is crate-private: a library user sees the plan types (`plan`,
-// `time`) and the items re-exported here. `tests/architecture.rs` checks the layers. The
-// modules marked `allow(dead_code, unused_imports)` were public before the facade and keep
-// items (readers, writers, formulas) that only their unit tests use now: to prune one by one.
-#[allow(dead_code, unused_imports)]
+// `time`) and the items re-exported here. `tests/architecture.rs` checks the layers. Items
+// that only unit tests use are `#[cfg(test)]`, so the compiler's dead-code check covers
+// every module.
 pub(crate) mod annotations;
 pub(crate) mod batch;
 pub(crate) mod cancel;
 #[cfg(feature = "cli")]
 mod cli;
-#[allow(dead_code, unused_imports)]
 pub(crate) mod detect;
-#[allow(dead_code, unused_imports)]
 pub(crate) mod draw;
 mod error;
 pub(crate) mod exec;
@@ -50,15 +70,12 @@ pub(crate) mod exports;
 pub(crate) mod fit;
 pub(crate) mod hash;
 pub(crate) mod host;
-#[allow(dead_code, unused_imports)]
 pub(crate) mod media;
 pub(crate) mod output;
 pub(crate) mod overlay;
 pub(crate) mod pipeline;
 pub mod plan;
-#[allow(dead_code, unused_imports)]
 pub(crate) mod review;
-#[allow(dead_code, unused_imports)]
 pub(crate) mod sampling;
 pub(crate) mod sidecar;
 pub(crate) mod sinks;
@@ -84,6 +101,7 @@ pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCach
 pub use pipeline::{NoProgress, Progress};
 pub use plan::manifest::read_manifest;
 pub use plan::Plan;
+pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
 #[cfg(feature = "cli")]
 pub(crate) use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
 pub use tally::{Counts, Tally};

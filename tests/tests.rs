@@ -14,6 +14,7 @@ mod bad_input;
 mod browser_harness;
 mod browser_seek;
 mod colour_description;
+mod csv_annotations;
 mod cut_truncate;
 mod decode_seek;
 mod detect;

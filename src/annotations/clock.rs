@@ -80,11 +80,6 @@ impl ConstantRateClock {
         })
     }
 
-    /// The exact frame rate, frames per second.
-    pub fn fps(&self) -> Time {
-        self.fps
-    }
-
     fn period(&self) -> Time {
         Time::new(self.fps.denom(), self.fps.numer())
     }

@@ -129,6 +129,7 @@ impl AnnotationError {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn write(path: &Path, source: std::io::Error) -> AnnotationError {
         AnnotationError::Io {
             path: path.to_path_buf(),

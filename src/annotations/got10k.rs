@@ -23,8 +23,6 @@ pub const DEFAULT_ANNO_FPS: i64 = 10;
 /// A checked sequence: its images in order (image `i` is frame `i`) and its annotations.
 #[derive(Clone, Debug)]
 pub struct Got10kSequence {
-    /// The sequence folder, as given.
-    pub dir: PathBuf,
     /// The image files `00000001.jpg`, ... in frame order: `images[i]` is frame `i`
     /// (0-based) and has exactly one box line.
     pub images: Vec<PathBuf>,
@@ -259,37 +257,16 @@ fn read_label_file(
 }
 
 /// The `key: value` (or `key = value`) pairs of `meta_info.ini`, with their line numbers, in
-/// file order. Section headers and `;`/`#` comments are skipped; keys are lower-cased.
+/// file order, keys lower-cased: [`crate::annotations::ini`] with its `META_INFO` dialect
+/// (sections and `;`/`#` comment lines skipped).
 pub fn read_meta_info(path: &Path) -> Result<Vec<(usize, String, String)>, AnnotationError> {
     let text = read_text(path)?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let l = line.trim();
-        if l.is_empty()
-            || l.starts_with(';')
-            || l.starts_with('#')
-            || (l.starts_with('[') && l.ends_with(']'))
-        {
-            continue;
-        }
-        let split = match (l.find(':'), l.find('=')) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let Some(at) = split else {
-            return Err(AnnotationError::at_line(
-                path,
-                i + 1,
-                format!("expected \"key: value\" (e.g. anno_fps: 10Hz), found {l:?}"),
-            ));
-        };
-        out.push((
-            i + 1,
-            l[..at].trim().to_ascii_lowercase(),
-            l[at + 1..].trim().to_string(),
-        ));
-    }
-    Ok(out)
+    let entries = super::ini::parse(&text, &super::ini::META_INFO)
+        .map_err(|bad| AnnotationError::at_line(path, bad.line, bad.message))?;
+    Ok(entries
+        .into_iter()
+        .map(|e| (e.line, e.key, e.value))
+        .collect())
 }
 
 /// The sequence's images (`*.jpg`, `*.jpeg`, any case), sorted by file name.
@@ -391,7 +368,6 @@ pub fn open_sequence(dir: &Path) -> Result<Got10kSequence, AnnotationError> {
     let images = check_sequence(dir)?;
     let annotations = read_got10k(dir)?;
     Ok(Got10kSequence {
-        dir: dir.to_path_buf(),
         images,
         annotations,
     })

@@ -18,6 +18,7 @@ pub(crate) mod bbox;
 pub(crate) mod clock;
 pub(crate) mod error;
 pub(crate) mod got10k;
+pub(crate) mod ini;
 pub(crate) mod model;
 pub(crate) mod mot;
 pub(crate) mod native;
@@ -36,15 +37,15 @@ use std::str::FromStr;
 
 pub use bbox::BBox;
 pub use clock::{ConstantRateClock, FrameClock, TimestampClock};
-pub use error::{AnnotationError, Location};
-pub use got10k::{check_sequence, open_sequence, read_got10k, sequence_images, Got10kSequence};
-pub use model::{Annotations, Coords, Detection, Entry, Extras, Key, Meta, TimeOrigin, Track};
-pub use mot::read_mot;
-pub use native::{from_native_str, read_native, to_native_string, write_native};
-pub use plain::read_plain;
-pub use resolve::{BoxSource, DrawBox, Fill, ResolvedBoxes};
-pub use vstar::{read_vstar, vstar_item, write_vstar, VstarBox, VstarItem};
-pub use waymo::read_waymo;
+pub use error::AnnotationError;
+pub use got10k::open_sequence;
+pub use model::{Annotations, Coords, Detection, Entry, Key, Meta, Track};
+pub use native::{from_native_str, read_native, to_native_string};
+pub use resolve::{BoxSource, Fill, ResolvedBoxes};
+pub use vstar::{vstar_item, VstarItem};
+// Only the unit tests name it by this path.
+#[cfg(test)]
+pub use model::TimeOrigin;
 
 use text::{read_text, split_numeric_line, Table};
 
@@ -322,6 +323,7 @@ pub fn read(
 
 /// Tells the format of an annotation file or folder from its path and content: each
 /// registered format is asked in turn. The error lists each format tried and why it did not fit.
+#[cfg(test)]
 pub fn detect_format(path: &Path) -> Result<Format, AnnotationError> {
     detect(path).map(|(format, _)| format)
 }

@@ -260,6 +260,7 @@ fn json<T: Serialize>(value: &T) -> String {
 }
 
 /// Writes the annotations as vidprep JSON.
+#[cfg(test)]
 pub fn write_native(path: &Path, annotations: &Annotations) -> Result<(), AnnotationError> {
     let text = to_native_string(annotations)?;
     std::fs::write(path, text).map_err(|e| AnnotationError::write(path, e))

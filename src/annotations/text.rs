@@ -144,38 +144,6 @@ pub(crate) fn show_json(value: &Value) -> String {
     }
 }
 
-/// Splits one line of a delimited file; double-quoted fields may contain the delimiter and `""`.
-pub(crate) fn split_delimited(line: &str, delimiter: char) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if quoted {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    current.push('"');
-                    chars.next();
-                } else {
-                    quoted = false;
-                }
-            } else {
-                current.push(c);
-            }
-        } else if c == '"' && current.trim().is_empty() {
-            quoted = true;
-            current.clear();
-        } else if c == delimiter {
-            out.push(current.trim().to_string());
-            current.clear();
-        } else {
-            current.push(c);
-        }
-    }
-    out.push(current.trim().to_string());
-    out
-}
-
 /// Records with named columns, from a CSV file with a header row or a JSON list of objects.
 #[derive(Debug)]
 pub(crate) struct Table {
@@ -232,26 +200,83 @@ impl Table {
         })
     }
 
-    /// Reads a CSV (or TSV / semicolon) file whose first non-empty line is the header. Lines
-    /// starting with `#` are comments.
+    /// Reads a CSV (or TSV / semicolon) file whose first record is the header, through the
+    /// `csv` crate (RFC 4180 quoting: a field in double quotes may hold the delimiter, a
+    /// newline and `""`). The delimiter is the one the header line uses most. Blank lines and
+    /// comment lines (starting with `#`, after any indentation) are skipped; cells are
+    /// trimmed, and an empty cell is `None`. Each row records the line its record starts on,
+    /// and a row with more or fewer cells than the header is refused naming that line.
     pub(crate) fn from_csv(path: &Path, text: &str) -> Result<Table, AnnotationError> {
-        let mut lines = text
+        let Some(header) = text
             .lines()
-            .enumerate()
-            .map(|(i, l)| (i + 1, l))
-            .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-        let Some((_, header)) = lines.next() else {
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'))
+        else {
             return Err(AnnotationError::file(
                 path,
                 "is empty; expected a header row and records",
             ));
         };
         let (delimiter, separator) = detect_delimiter(header);
-        let columns = split_delimited(header, delimiter);
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .delimiter(delimiter as u8)
+            .comment(Some(b'#'))
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(text.as_bytes());
+        // Line numbers from the records' byte offsets (the reader's own line count skips
+        // comment lines), counted forward once: records come in file order.
+        let mut counted = (0usize, 1usize);
+        let mut line_at = |byte: u64| {
+            // A record's position is where the reader left the previous one: the blank and
+            // comment lines before it are not part of it.
+            let bytes = text.as_bytes();
+            let mut byte = (byte as usize).min(text.len());
+            loop {
+                match bytes.get(byte) {
+                    Some(b'\n' | b'\r') => byte += 1,
+                    Some(b'#') => {
+                        byte = bytes[byte..]
+                            .iter()
+                            .position(|&b| b == b'\n')
+                            .map_or(bytes.len(), |at| byte + at + 1)
+                    }
+                    _ => break,
+                }
+            }
+            let (from, line) = counted;
+            let more = text.as_bytes()[from.min(byte)..byte]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            counted = (byte.max(from), line + more);
+            counted.1
+        };
+        let mut columns: Option<Vec<String>> = None;
         let mut rows = Vec::new();
-        for (line_no, line) in lines {
-            let cells = split_delimited(line, delimiter);
-            if cells.len() != columns.len() {
+        for record in reader.records() {
+            let record = match record {
+                Ok(record) => record,
+                Err(e) => {
+                    let line = e.position().map_or(0, |p| line_at(p.byte()));
+                    return Err(AnnotationError::at_line(
+                        path,
+                        line,
+                        format!("is not readable as CSV: {e}"),
+                    ));
+                }
+            };
+            let line_no = record.position().map_or(0, |p| line_at(p.byte()));
+            let blank = record.len() == 1 && record[0].is_empty();
+            if blank || record.get(0).is_some_and(|f| f.starts_with('#')) {
+                continue;
+            }
+            let Some(columns) = &columns else {
+                columns = Some(record.iter().map(str::to_string).collect());
+                continue;
+            };
+            if record.len() != columns.len() {
                 return Err(AnnotationError::at_line(
                     path,
                     line_no,
@@ -259,19 +284,20 @@ impl Table {
                         "expected {} {separator} values ({}) as in the header, found {}",
                         columns.len(),
                         columns.join(","),
-                        cells.len()
+                        record.len()
                     ),
                 ));
             }
-            let cells = cells
-                .into_iter()
-                .map(|c| (!c.is_empty()).then_some(c))
+            let cells = record
+                .iter()
+                .map(|c| (!c.is_empty()).then(|| c.to_string()))
                 .collect();
             rows.push(Row {
                 at: Location::Line(line_no),
                 cells,
             });
         }
+        let columns = columns.unwrap_or_default();
         Ok(Table { columns, rows })
     }
 
@@ -495,13 +521,71 @@ mod tests {
     }
 
     #[test]
-    fn csv_split_handles_quotes() {
-        assert_eq!(
-            split_delimited("1, \"a, b\" ,\"say \"\"hi\"\"\",", ','),
-            vec!["1", "a, b", "say \"hi\"", ""]
-        );
+    fn numeric_lines_split_on_spaces_tabs_and_commas() {
         assert_eq!(split_numeric_line("1\t2  3"), vec!["1", "2", "3"]);
         assert_eq!(split_numeric_line("1, 2,3"), vec!["1", "2", "3"]);
+    }
+
+    #[test]
+    fn csv_quoted_fields_hold_delimiters_newlines_and_quotes() {
+        // The oracle is the text written here: each cell as it was quoted.
+        let text = "frame,label,note\n\
+                    0,\"car, red\",plain\n\
+                    1,\"two\nlines\",\"say \"\"hi\"\"\"\n\
+                    \n\
+                    # a comment, with a comma\n\
+                    \x20 # an indented comment\n\
+                    2,bus,\n\
+                    # a comment right before a record\n\
+                    3,van,x\n";
+        let t = Table::from_csv(Path::new("q.csv"), text).unwrap();
+        assert_eq!(t.columns, ["frame", "label", "note"]);
+        let cells: Vec<Vec<Option<&str>>> = t
+            .rows
+            .iter()
+            .map(|r| r.cells.iter().map(|c| c.as_deref()).collect())
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                vec![Some("0"), Some("car, red"), Some("plain")],
+                vec![Some("1"), Some("two\nlines"), Some("say \"hi\"")],
+                vec![Some("2"), Some("bus"), None],
+                vec![Some("3"), Some("van"), Some("x")],
+            ]
+        );
+        // Each row names the line its record starts on (the quoted newline spans lines 3-4).
+        let lines: Vec<&Location> = t.rows.iter().map(|r| &r.at).collect();
+        assert_eq!(
+            lines,
+            [
+                &Location::Line(2),
+                &Location::Line(3),
+                &Location::Line(8),
+                &Location::Line(10)
+            ]
+        );
+        // Tabs and semicolons, found from the header.
+        let t = Table::from_csv(Path::new("t.tsv"), "frame\tlabel\n0\t\"a\tb\"\n").unwrap();
+        assert_eq!(t.rows[0].cells[1].as_deref(), Some("a\tb"));
+        let t = Table::from_csv(Path::new("s.csv"), "frame;label\n0;\"a;b\"\n").unwrap();
+        assert_eq!(t.rows[0].cells[1].as_deref(), Some("a;b"));
+    }
+
+    #[test]
+    fn csv_malformed_lines_name_file_and_line() {
+        // A record after a quoted newline: the line count still follows the file.
+        let err = Table::from_csv(Path::new("m.csv"), "frame,label\n0,\"a\nb\"\n1,x,extra\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "m.csv line 4: expected 2 comma-separated values (frame,label) as in the header, found 3"
+        );
+        let err = Table::from_csv(Path::new("e.csv"), "# only a comment\n\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("e.csv") && err.contains("is empty"), "{err}");
     }
 
     #[test]

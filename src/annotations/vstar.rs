@@ -563,6 +563,7 @@ pub fn vstar_item(
 }
 
 /// Writes items as a pretty-printed JSON list (the layout of a V-STaR benchmark file).
+#[cfg(test)]
 pub fn write_vstar(path: &Path, items: &[VstarItem]) -> Result<(), AnnotationError> {
     let text = serde_json::to_string_pretty(items)
         .map_err(|e| AnnotationError::file(path, e.to_string()))?;

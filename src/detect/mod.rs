@@ -386,7 +386,8 @@ impl Detection {
 /// Shared for the tests of the detectors.
 #[cfg(test)]
 pub(crate) fn table_of(n: usize, fps: i32) -> Arc<FrameTable> {
-    use crate::media::{FrameEntry, Ratio};
+    use crate::media::input::Ratio;
+    use crate::media::table::FrameEntry;
     let entries = (0..n as i64)
         .map(|i| FrameEntry {
             pts: i,

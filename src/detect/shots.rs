@@ -267,16 +267,10 @@ pub fn fades(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
     out
 }
 
-/// Dissolves: at some lag `k`, frame `i` differs from frame `i - k` as much as a cut would,
-/// the frame halfway is their average (a cross-fade, not motion), and no single step in
-/// between carries most of the change. The mixed frames are then the steps of that stretch
-/// whose change stands out.
-pub fn dissolves(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
-    let cut_frames: Vec<usize> = cuts(stats, options).iter().map(|c| c.start).collect();
-    dissolves_between(stats, options, &cut_frames)
-}
-
-/// [`dissolves`], given the hard cuts (first frames of their new shots): what motion alone
+/// Dissolves, given the hard cuts (first frames of their new shots): at some lag `k`, frame
+/// `i` differs from frame `i - k` as much as a cut would, the frame halfway is their average
+/// (a cross-fade, not motion), and no single step in between carries most of the change. The
+/// mixed frames are then the steps of that stretch whose change stands out. What motion alone
 /// gives is measured within the shot, never across a cut.
 fn dissolves_between(
     stats: &[FrameStats],

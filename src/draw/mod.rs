@@ -246,11 +246,6 @@ impl<'a> Canvas<'a> {
         }
     }
 
-    /// The picture's `(width, height)` in luma pixels.
-    pub fn size(&self) -> (i64, i64) {
-        (self.width, self.height)
-    }
-
     /// Fills a rectangle. Chroma samples touched by the rectangle take the colour.
     pub fn fill_rect(&mut self, x0: i64, y0: i64, x1: i64, y1: i64, color: Yuv) {
         let (x0, x1) = (x0.clamp(0, self.width), x1.clamp(0, self.width));

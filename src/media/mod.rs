@@ -17,10 +17,7 @@ pub(crate) mod still;
 pub(crate) mod table;
 
 pub use decode::{DecodeOptions, FrameReader};
-pub use encode::{EncodeSettings, ENCODER_THREADS, X264_PRESETS};
+pub use encode::X264_PRESETS;
 pub use frame::Frame;
-pub use images::{ImageSequence, ImagesRecord, Layout, Naming};
-pub use input::{Ratio, Rotation, VideoStreamInfo};
-pub use probe::{probe, probe_source, AudioInfo, MediaInfo, VideoInfo};
-pub use source::{input_paths, FrameRate, Source, SourceKind};
-pub use table::{FrameEntry, FrameTable, TableCache};
+pub use source::{input_paths, Source};
+pub use table::{FrameTable, TableCache};

@@ -27,7 +27,7 @@ use crate::output::group::OutputGroup;
 use crate::plan::manifest::ManifestItem;
 use crate::plan::{BoxOptions, ExportSpec, FramesExport, Plan, PreviewExport, Size};
 
-pub use page::{Criterion, CRITERIA};
+pub use page::CRITERIA;
 
 /// What `vidprep review` is asked to do.
 #[derive(Clone, Debug)]
@@ -50,22 +50,6 @@ pub struct ReviewOptions {
     /// reviewed without fetching, or reading outside it, what only its sidecars name; those
     /// items get no preview (a warning says why).
     pub trust_sidecars: bool,
-}
-
-impl ReviewOptions {
-    /// The defaults for the run folder `run_dir`: the page in `run_dir/review/`, 24
-    /// thumbnails, previews within 480x270.
-    pub fn new(run_dir: impl Into<PathBuf>) -> ReviewOptions {
-        ReviewOptions {
-            run_dir: run_dir.into(),
-            page_dir: None,
-            manifest: None,
-            jobs: 0,
-            thumbs: 24,
-            preview_size: Size(480, 270),
-            trust_sidecars: false,
-        }
-    }
 }
 
 /// What a review build made.

@@ -83,13 +83,10 @@ mod tests;
 mod transformers;
 mod video;
 
-pub use numeric::{
-    hf_arange_astype_indices, hf_arange_dtype_int_indices, hf_default_indices,
-    hf_torch_arange_indices, lmms_eval_indices, numpy_linspace, qwen_indices,
-    qwen_nframes_for_count, qwen_nframes_for_fps, torch_linspace_f32, uniform_indices,
-    vlmevalkit_count_indices, QWEN_DEFAULT_FPS, QWEN_FPS_MAX_FRAMES, QWEN_FPS_MIN_FRAMES,
-    QWEN_FRAME_FACTOR, TORCH_VEC_FLOATS,
-};
+pub use numeric::uniform_indices;
+// Only the unit tests name these by this path.
+#[cfg(test)]
+pub use numeric::{lmms_eval_indices, qwen_nframes_for_count, QWEN_DEFAULT_FPS};
 pub use order::{arrange, shuffle_permutation, Arranged, Order, SplitMix64};
 pub use video::{ConstantRate, FrameList, FrameTimes};
 

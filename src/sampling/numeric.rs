@@ -6,6 +6,7 @@
 //! formula files.
 
 /// The default fps of qwen-vl-utils (`FPS = 2.0` in `qwen_vl_utils/vision_process.py`).
+#[cfg(test)]
 pub const QWEN_DEFAULT_FPS: f64 = 2.0;
 /// `FRAME_FACTOR` of qwen-vl-utils: frame counts are multiples of 2.
 pub const QWEN_FRAME_FACTOR: usize = 2;

@@ -3,7 +3,25 @@
  * point, frame-exact frame view, sampled frames, facts), the QC state (verdicts, criteria,
  * notes, moved decision points) with its localStorage persistence, import/export of
  * decisions.json and the keyboard shortcuts. Plain ES5-ish JavaScript, no dependencies,
- * nothing fetched: data arrives through <script> files (works from file://). */
+ * nothing fetched: data arrives through <script> files (works from file://).
+ *
+ * One section per job, in this order; each section declares the state it owns, then its
+ * functions; nothing runs until main() at the end, which wires each section's events (in
+ * this order) and starts the page:
+ *   helpers          dict/own (null-prototype maps), el/clear (DOM), number formats, toast
+ *   no data          the page without data/index.js (showNoData)
+ *   QC state         state[id] per item, localStorage (loadState, save), decision checks
+ *   decisions.json   decisions, exportDecisions, importDecisions
+ *   list             rows, sort, filter, search, counts, neighbour
+ *   detail loading   the data/items/NNNNN.js cache (receiveDetail, loadDetail), select
+ *   media            the clip and the frame view's exact seeks (pumpSeek ... wireFrameView)
+ *   detail rendering head, videos, timeline and decision point (wireTimeline), samples, facts
+ *   verdict panel    verdict, criteria, note (wireNote)
+ *   overlays         help and lightbox (wireOverlays)
+ *   keyboard         shortcuts (onKey, wireKeyboard)
+ *   wiring           buttons, search, filter, sort, import, resize (wireControls)
+ *   start            start (run info, saved state, first item), exposeApi, main
+ */
 (function () {
   'use strict';
 
@@ -60,11 +78,14 @@
   }
 
   // ---------------------------------------------------------------- no data
+  function showNoData() {
+      $('detail-empty').textContent = 'No review data: data/index.js is missing or invalid. ' +
+        'Build this page with `vidprep review OUT_DIR`.';
+      $('counts').textContent = '0 items';
+      window.vidprepReview = { decisions: function () { return null; }, errors: function () { return errorsList.slice(); } };
+  }
   if (!INDEX || !INDEX.items) {
-    $('detail-empty').textContent = 'No review data: data/index.js is missing or invalid. ' +
-      'Build this page with `vidprep review OUT_DIR`.';
-    $('counts').textContent = '0 items';
-    window.vidprepReview = { decisions: function () { return null; }, errors: function () { return errorsList.slice(); } };
+    showNoData();
     return;
   }
 
@@ -344,7 +365,7 @@
   var failedLoad = {};     // n -> message
   var CACHE_MAX = 120;
 
-  window.vidprepReviewReceive = function (n, data) {
+  function receiveDetail(n, data) {
     if (!num(n) || !items[n]) { errorsList.push('vidprepReviewReceive: unknown item ' + n); return; }
     cache[n] = data || {};
     cacheOrder = cacheOrder.filter(function (x) { return x !== n; });
@@ -355,7 +376,7 @@
       cacheOrder.splice(i, 1);
     }
     if (n === current && $('detail').dataset.id !== items[n].id) renderDetail(n);
-  };
+  }
   function loadDetail(n) {
     if (cache[n] || loading[n] || n < 0 || !items[n]) return;
     var it = items[n];
@@ -477,14 +498,16 @@
     note.textContent = 'Cannot show this frame: ' + why + '. Open the page from file://, or serve it with a server that answers range requests.';
     note.className = 'small bad';
   }
-  frameV.addEventListener('seeked', onSeeked);
-  frameV.addEventListener('loadedmetadata', pumpSeek);
-  frameV.addEventListener('error', function () {
-    if (!frameV.getAttribute('src')) return;
-    var note = $('frame-note');
-    note.textContent = 'The preview could not be played (' + (frameV.error ? 'media error ' + frameV.error.code : 'error') + '): ' + frameV.getAttribute('src');
-    note.className = 'small bad';
-  });
+  function wireFrameView() {
+    frameV.addEventListener('seeked', onSeeked);
+    frameV.addEventListener('loadedmetadata', pumpSeek);
+    frameV.addEventListener('error', function () {
+      if (!frameV.getAttribute('src')) return;
+      var note = $('frame-note');
+      note.textContent = 'The preview could not be played (' + (frameV.error ? 'media error ' + frameV.error.code : 'error') + '): ' + frameV.getAttribute('src');
+      note.className = 'small bad';
+    });
+  }
   function seekFrameView(t) {
     fv.wantT = t;
     fv.wantSeq++;
@@ -816,31 +839,33 @@
     if (!P || r.width <= 0) return null;
     return clamp(Math.floor((clientX - r.left) / r.width * P.N), 1, P.N);
   }
-  tlEl.addEventListener('pointerdown', function (e) {
-    if (e.button !== 0 || !P) return;
-    dragging = true;
-    try { tlEl.setPointerCapture(e.pointerId); } catch (x) { /* ignore */ }
-    var k = frameAt(e.clientX);
-    if (k != null) setDecision(k);
-    e.preventDefault();
-  });
-  tlEl.addEventListener('pointermove', function (e) {
-    var hover = $('tl-hover');
-    if (!P) { hover.hidden = true; return; }
-    var r = tlEl.getBoundingClientRect();
-    var f = clamp(Math.floor((e.clientX - r.left) / r.width * P.N), 0, P.N - 1);
-    hover.hidden = false;
-    hover.style.left = (f / P.N * 100) + '%';
-    var t = frameTime(f);
-    hover.firstChild.textContent = 'frame ' + f + (num(t) ? ' · ' + fmtS(t, 2) + ' s' : '');
-    if (dragging) { var k = frameAt(e.clientX); if (k != null) setDecision(k); }
-  });
   function endDrag() { dragging = false; }
-  tlEl.addEventListener('pointerup', endDrag);
-  tlEl.addEventListener('pointercancel', endDrag);
-  tlEl.addEventListener('pointerleave', function () { $('tl-hover').hidden = true; });
-  // synthetic clicks (no pointerdown) still set the point; a real click repeats the same frame: no-op
-  tlEl.addEventListener('click', function (e) { var k = frameAt(e.clientX); if (k != null) setDecision(k); });
+  function wireTimeline() {
+    tlEl.addEventListener('pointerdown', function (e) {
+      if (e.button !== 0 || !P) return;
+      dragging = true;
+      try { tlEl.setPointerCapture(e.pointerId); } catch (x) { /* ignore */ }
+      var k = frameAt(e.clientX);
+      if (k != null) setDecision(k);
+      e.preventDefault();
+    });
+    tlEl.addEventListener('pointermove', function (e) {
+      var hover = $('tl-hover');
+      if (!P) { hover.hidden = true; return; }
+      var r = tlEl.getBoundingClientRect();
+      var f = clamp(Math.floor((e.clientX - r.left) / r.width * P.N), 0, P.N - 1);
+      hover.hidden = false;
+      hover.style.left = (f / P.N * 100) + '%';
+      var t = frameTime(f);
+      hover.firstChild.textContent = 'frame ' + f + (num(t) ? ' · ' + fmtS(t, 2) + ' s' : '');
+      if (dragging) { var k = frameAt(e.clientX); if (k != null) setDecision(k); }
+    });
+    tlEl.addEventListener('pointerup', endDrag);
+    tlEl.addEventListener('pointercancel', endDrag);
+    tlEl.addEventListener('pointerleave', function () { $('tl-hover').hidden = true; });
+    // synthetic clicks (no pointerdown) still set the point; a real click repeats the same frame: no-op
+    tlEl.addEventListener('click', function (e) { var k = frameAt(e.clientX); if (k != null) setDecision(k); });
+  }
 
   function renderSamples(it, d) {
     var box = clear($('samples'));
@@ -1047,15 +1072,17 @@
     updateRow(current);
     save();
   }
-  $('note').addEventListener('input', function () {
-    if (current < 0) return;
-    st(items[current]).note = $('note').value;   // state is current at once (export, decisions())
-    clearTimeout(noteTimer);
-    noteTimer = setTimeout(function () { noteTimer = null; updateRow(current); save(); }, 250);
-  });
-  $('note').addEventListener('blur', flushNote);
-  window.addEventListener('pagehide', function () { flushNote(); save(); });
-  document.addEventListener('visibilitychange', function () { if (document.visibilityState === 'hidden') { flushNote(); save(); } });
+  function wireNote() {
+    $('note').addEventListener('input', function () {
+      if (current < 0) return;
+      st(items[current]).note = $('note').value;   // state is current at once (export, decisions())
+      clearTimeout(noteTimer);
+      noteTimer = setTimeout(function () { noteTimer = null; updateRow(current); save(); }, 250);
+    });
+    $('note').addEventListener('blur', flushNote);
+    window.addEventListener('pagehide', function () { flushNote(); save(); });
+    document.addEventListener('visibilitychange', function () { if (document.visibilityState === 'hidden') { flushNote(); save(); } });
+  }
 
   // ---------------------------------------------------------------- overlays
   function helpOpen() { return !$('help').hidden; }
@@ -1066,10 +1093,12 @@
     $('lightbox').hidden = false;
   }
   function closeLightbox() { $('lightbox').hidden = true; $('lightbox-img').removeAttribute('src'); }
-  $('help').addEventListener('click', function (e) { if (e.target === $('help')) toggleHelp(false); });
-  $('help-close').addEventListener('click', function () { toggleHelp(false); });
-  $('help-button').addEventListener('click', function () { toggleHelp(); });
-  $('lightbox').addEventListener('click', closeLightbox);
+  function wireOverlays() {
+    $('help').addEventListener('click', function (e) { if (e.target === $('help')) toggleHelp(false); });
+    $('help-close').addEventListener('click', function () { toggleHelp(false); });
+    $('help-button').addEventListener('click', function () { toggleHelp(); });
+    $('lightbox').addEventListener('click', closeLightbox);
+  }
 
   // ---------------------------------------------------------------- keyboard
   function typingIn(t) {
@@ -1083,7 +1112,7 @@
     if (clipV.paused || clipV.ended) { var p = clipV.play(); if (p && p.catch) p.catch(function () { /* interrupted */ }); }
     else clipV.pause();
   }
-  window.addEventListener('keydown', function (e) {
+  function onKey(e) {
     if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
     var key = e.key;
     if (!$('lightbox').hidden) {
@@ -1117,73 +1146,91 @@
       default: handled = false;
     }
     if (handled) { e.preventDefault(); e.stopPropagation(); }
-  }, true);
+  }
+  function wireKeyboard() { window.addEventListener('keydown', onKey, true); }
 
   // ---------------------------------------------------------------- wiring
-  listEl.addEventListener('click', function (e) {
-    var row = e.target.closest ? e.target.closest('.item-row') : null;
-    if (row) select(+row.dataset.n, { scroll: false });
-  });
-  $('search').addEventListener('input', function () { applyList(false); });
-  $('filter').addEventListener('change', function () { applyList(false); this.blur(); });
-  $('sort').addEventListener('change', function () { applyList(true); this.blur(); if (rows[current]) scrollRowIntoView(rows[current]); });
-  $('sort-dir').addEventListener('click', function () {
-    sortDesc = !sortDesc;
-    this.textContent = sortDesc ? '↑' : '↓';
-    this.title = sortDesc ? 'Reversed order (click for normal)' : 'Reverse the order';
-    applyList(true);
-    this.blur();
-  });
-  $('prev').addEventListener('click', function () { select(neighbour(-1)); });
-  $('next').addEventListener('click', function () { select(neighbour(1)); });
-  $('accept').addEventListener('click', function () { setVerdict('accepted'); });
-  $('reject').addEventListener('click', function () { setVerdict('rejected'); });
-  $('unreview').addEventListener('click', function () { setVerdict('unreviewed'); });
-  $('decision-reset').addEventListener('click', resetDecision);
-  $('export').addEventListener('click', exportDecisions);
-  $('import').addEventListener('change', function () {
-    var f = this.files && this.files[0];
-    if (!f) return;
-    var input = this;
-    var r = new FileReader();
-    r.onload = function () { importDecisions(String(r.result)); input.value = ''; };
-    r.onerror = function () { toast('Import failed: could not read the file', true); input.value = ''; };
-    r.readAsText(f);
-  });
-  // re-lay the ruler when the width changes a lot
   var lastW = 0;
-  window.addEventListener('resize', function () {
-    var w = tlEl.clientWidth;
-    if (current >= 0 && Math.abs(w - lastW) > 40) { lastW = w; renderTimeline(items[current], cache[current] || null); renderDecision(false); }
-  });
-
-  // ---------------------------------------------------------------- start
-  var ri = $('run-info');
-  ri.textContent = INDEX.run_dir || '';
-  ri.title = 'run ' + (INDEX.run_dir || '?') + '\nmanifest ' + (INDEX.manifest || '—') + '\nreview id ' + reviewId +
-    '\nvidprep ' + (INDEX.vidprep_version || '?');
-  document.title = 'vidprep review · ' + basename(INDEX.run_dir || '') ;
-  loadState();
-  buildCriteria();
-  buildRows();
-  applyList(true);
-  if (!items.length) {
-    $('detail-empty').textContent = 'This run has no items.';
-  } else {
-    var want = null;
-    var m = /^#item=(.*)$/.exec(location.hash || '');
-    if (m) { try { want = byId[decodeURIComponent(m[1])]; } catch (e) { want = null; } }
-    select(want ? want.n : (visible.length ? visible[0] : 0));
-    lastW = tlEl.clientWidth;
+  function wireControls() {
+    listEl.addEventListener('click', function (e) {
+      var row = e.target.closest ? e.target.closest('.item-row') : null;
+      if (row) select(+row.dataset.n, { scroll: false });
+    });
+    $('search').addEventListener('input', function () { applyList(false); });
+    $('filter').addEventListener('change', function () { applyList(false); this.blur(); });
+    $('sort').addEventListener('change', function () { applyList(true); this.blur(); if (rows[current]) scrollRowIntoView(rows[current]); });
+    $('sort-dir').addEventListener('click', function () {
+      sortDesc = !sortDesc;
+      this.textContent = sortDesc ? '↑' : '↓';
+      this.title = sortDesc ? 'Reversed order (click for normal)' : 'Reverse the order';
+      applyList(true);
+      this.blur();
+    });
+    $('prev').addEventListener('click', function () { select(neighbour(-1)); });
+    $('next').addEventListener('click', function () { select(neighbour(1)); });
+    $('accept').addEventListener('click', function () { setVerdict('accepted'); });
+    $('reject').addEventListener('click', function () { setVerdict('rejected'); });
+    $('unreview').addEventListener('click', function () { setVerdict('unreviewed'); });
+    $('decision-reset').addEventListener('click', resetDecision);
+    $('export').addEventListener('click', exportDecisions);
+    $('import').addEventListener('change', function () {
+      var f = this.files && this.files[0];
+      if (!f) return;
+      var input = this;
+      var r = new FileReader();
+      r.onload = function () { importDecisions(String(r.result)); input.value = ''; };
+      r.onerror = function () { toast('Import failed: could not read the file', true); input.value = ''; };
+      r.readAsText(f);
+    });
+    // re-lay the ruler when the width changes a lot
+    window.addEventListener('resize', function () {
+      var w = tlEl.clientWidth;
+      if (current >= 0 && Math.abs(w - lastW) > 40) { lastW = w; renderTimeline(items[current], cache[current] || null); renderDecision(false); }
+    });
   }
 
-  window.vidprepReview = {
-    decisions: decisions,
-    exportDecisions: exportDecisions,
-    importDecisions: importDecisions,
-    select: function (x) { var it = typeof x === 'number' ? items[x] : byId[x]; if (it) select(it.n); return !!it; },
-    current: function () { return current >= 0 ? items[current].id : null; },
-    errors: function () { return errorsList.slice(); },
-    storageKey: storageKey
-  };
+  // ---------------------------------------------------------------- start
+  function start() {
+    var ri = $('run-info');
+    ri.textContent = INDEX.run_dir || '';
+    ri.title = 'run ' + (INDEX.run_dir || '?') + '\nmanifest ' + (INDEX.manifest || '—') + '\nreview id ' + reviewId +
+      '\nvidprep ' + (INDEX.vidprep_version || '?');
+    document.title = 'vidprep review · ' + basename(INDEX.run_dir || '') ;
+    loadState();
+    buildCriteria();
+    buildRows();
+    applyList(true);
+    if (!items.length) {
+      $('detail-empty').textContent = 'This run has no items.';
+    } else {
+      var want = null;
+      var m = /^#item=(.*)$/.exec(location.hash || '');
+      if (m) { try { want = byId[decodeURIComponent(m[1])]; } catch (e) { want = null; } }
+      select(want ? want.n : (visible.length ? visible[0] : 0));
+      lastW = tlEl.clientWidth;
+    }
+  }
+  function exposeApi() {
+    window.vidprepReview = {
+      decisions: decisions,
+      exportDecisions: exportDecisions,
+      importDecisions: importDecisions,
+      select: function (x) { var it = typeof x === 'number' ? items[x] : byId[x]; if (it) select(it.n); return !!it; },
+      current: function () { return current >= 0 ? items[current].id : null; },
+      errors: function () { return errorsList.slice(); },
+      storageKey: storageKey
+    };
+  }
+  function main() {
+    window.vidprepReviewReceive = receiveDetail;
+    wireFrameView();
+    wireTimeline();
+    wireNote();
+    wireOverlays();
+    wireKeyboard();
+    wireControls();
+    start();
+    exposeApi();
+  }
+  main();
 })();

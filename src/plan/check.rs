@@ -1,0 +1,287 @@
+//! The plan's checks that need no media ([`Plan::check`], [`validate_id`]): a folder-safe id,
+//! one form of the span, box options given once, exactly one insertion position, unique and
+//! unreserved export names, numbers in range. Each message says what is wrong and what was
+//! expected.
+
+use super::schema::{ExportSpec, Plan};
+use crate::time::TimeSpec;
+
+/// Names an export may not have (they are taken by files every item folder holds).
+const RESERVED_EXPORT_NAMES: [&str; 2] = ["item", "report"];
+
+/// Checks that `id` can name a folder: not empty, no slashes or control characters, not
+/// starting with a dot, and short enough for file systems.
+pub fn validate_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("the id is empty".into());
+    }
+    if id.starts_with('.') {
+        return Err(format!(
+            "id {id:?} may not start with '.' (it must be usable as a file name)"
+        ));
+    }
+    if id.chars().any(|c| c == '/' || c == '\\' || c.is_control()) {
+        return Err(format!(
+            "id {id:?} must be usable as a file name (no slashes or control characters)"
+        ));
+    }
+    if id.len() > 200 {
+        return Err(format!(
+            "id is {} bytes long; at most 200 bytes (it names a folder)",
+            id.len()
+        ));
+    }
+    if id.starts_with("report.") || id.starts_with("report-") || id == "report" {
+        return Err(format!(
+            "id {id:?} is reserved: the batch report is written beside the item folders"
+        ));
+    }
+    Ok(())
+}
+impl Plan {
+    /// Checks everything that needs no media; the message says what is wrong and what was
+    /// expected.
+    pub fn check(&self) -> Result<(), String> {
+        crate::tally::count(crate::tally::Event::PlanCheck);
+        validate_id(&self.id)?;
+        if self.source.as_os_str().is_empty() {
+            return Err("\"source\" is empty; expected a video path".into());
+        }
+        let mut named = vec![("\"source\"", &self.source)];
+        if let Some(b) = &self.boxes {
+            named.push(("\"boxes\"", &b.path));
+        }
+        if let Some(i) = &self.insert {
+            named.push(("\"insert\".\"sequence\"", &i.sequence));
+        }
+        for (role, path) in named {
+            crate::error::require_utf8(path, role).map_err(|e| e.to_string())?;
+        }
+        if self.span.is_some() && (self.start.is_some() || self.end.is_some()) {
+            return Err("give the span either as \"span\": {\"start\", \"end\"} or as \"start\"/\"end\", not both".into());
+        }
+        let (start, end) = self.span();
+        for (key, t) in [("start", start), ("end", end)] {
+            if matches!(t, Some(TimeSpec::Percent(_))) {
+                return Err(format!(
+                    "\"{key}\": a percentage is only allowed for a decision point or an insertion point"
+                ));
+            }
+        }
+        if self.annotations.is_some() && self.boxes.is_none() {
+            return Err("\"annotations\" options need \"boxes\" (an annotation file)".into());
+        }
+        if self.annotations.is_some() && self.boxes.as_ref().is_some_and(|b| b.options.is_some()) {
+            return Err(
+                "give the box options inside \"boxes\" or in \"annotations\", not both".into(),
+            );
+        }
+        let opts = self.box_options();
+        if let Some(c) = opts.min_confidence {
+            if !c.is_finite() {
+                return Err(format!("\"min_confidence\" must be a number, found {c}"));
+            }
+        }
+        if opts.thickness.is_some_and(|t| t == 0 || t > 256) {
+            return Err("\"thickness\" must be 1..256 pixels".into());
+        }
+        if let Some(ins) = &self.insert {
+            if ins.at.is_some() == ins.seed.is_some() {
+                return Err(
+                    "\"insert\" needs exactly one of \"at\" (a time) or \"seed\" (a number)".into(),
+                );
+            }
+        }
+        if self.exports.is_empty() {
+            return Err("\"exports\" must be a non-empty list of exports".into());
+        }
+        let mut names = std::collections::HashSet::new();
+        for (i, e) in self.exports.iter().enumerate() {
+            let here = |m: String| format!("exports[{i}] ({}): {m}", e.name());
+            let name = e.name();
+            validate_export_name(name).map_err(&here)?;
+            if !names.insert(name.to_string()) {
+                return Err(here(format!(
+                    "the name {name:?} is used twice; give each export its own \"name\""
+                )));
+            }
+            check_export(e, self).map_err(here)?;
+        }
+        Ok(())
+    }
+}
+
+fn validate_export_name(name: &str) -> Result<(), String> {
+    validate_id(name).map_err(|e| e.replace("id", "export name"))?;
+    if RESERVED_EXPORT_NAMES.contains(&name) {
+        return Err(format!(
+            "the export name {name:?} is reserved ({name}.json records the item)"
+        ));
+    }
+    Ok(())
+}
+
+fn check_preset(preset: &Option<String>) -> Result<(), String> {
+    if let Some(p) = preset {
+        if !crate::media::encode::X264_PRESETS.contains(&p.as_str()) {
+            return Err(format!(
+                "unknown x264 preset {p:?}; expected one of {}",
+                crate::media::encode::X264_PRESETS.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
+    let boxes_out = match e {
+        ExportSpec::Clip(c) => c.boxes_out,
+        ExportSpec::Video(v) => v.boxes_out,
+        ExportSpec::Frames(_) | ExportSpec::Preview(_) => None,
+    };
+    if boxes_out.is_some() && plan.boxes.is_none() && plan.insert.is_none() {
+        return Err("\"boxes_out\" needs boxes (an annotation file) or an insertion".into());
+    }
+    match e {
+        ExportSpec::Clip(c) => {
+            if let Some(crf) = c.crf {
+                if !(0.0..=51.0).contains(&crf) {
+                    return Err(format!("\"crf\" must be a number in 0..51, found {crf}"));
+                }
+            }
+            check_preset(&c.preset)?;
+            if let Some(container) = &c.container {
+                if !["mp4", "mov", "mkv"].contains(&container.as_str()) {
+                    return Err(format!(
+                        "\"container\" must be mp4, mov or mkv, found {container:?}"
+                    ));
+                }
+            }
+            if c.smart && c.copy {
+                return Err("give `smart` (copy whole GOPs, re-encode the edges: exact frames) or `copy` (whole GOPs only: the span snaps to keyframes), not both".into());
+            }
+            if c.verify && !c.smart {
+                return Err(
+                    "`verify` checks a smart clip's copied and re-encoded frames; add `smart`"
+                        .into(),
+                );
+            }
+            if c.copy {
+                if plan.decision.is_some() {
+                    return Err("a copied clip (`copy`) keeps whole GOPs, which could show frames after the decision point; drop `copy` to re-encode it".into());
+                }
+                if plan.insert.is_some() {
+                    return Err(
+                        "a copied clip (`copy`) cannot hold an insertion; drop `copy` to re-encode it".into(),
+                    );
+                }
+                if plan.boxes_request().is_some_and(|b| b.draw.is_some()) {
+                    return Err("a copied clip (`copy`) cannot have boxes drawn on it; drop `copy` to re-encode it, or carry the boxes without drawing them (`no_draw`)".into());
+                }
+                if c.crf.is_some() || c.preset.is_some() {
+                    return Err(
+                        "a copied clip (`copy`) is not encoded: `crf` and `preset` do not apply"
+                            .into(),
+                    );
+                }
+            }
+            Ok(())
+        }
+        ExportSpec::Video(v) => {
+            check_preset(&v.preset)?;
+            if v.max_base64_bytes < 64 {
+                return Err(format!(
+                    "\"max_base64_bytes\" {} is too small to hold any video",
+                    v.max_base64_bytes
+                ));
+            }
+            Ok(())
+        }
+        ExportSpec::Preview(p) => {
+            if !(0.0..=51.0).contains(&p.crf) {
+                return Err(format!(
+                    "\"crf\" must be a number in 0..51, found {}",
+                    p.crf
+                ));
+            }
+            if !(1..=1000).contains(&p.gop) {
+                return Err(format!("\"gop\" must be 1..1000 frames, found {}", p.gop));
+            }
+            if p.max_size.0 < 16 || p.max_size.1 < 16 {
+                return Err(format!(
+                    "\"max_size\" {} is too small for a preview (at least 16x16)",
+                    p.max_size
+                ));
+            }
+            Ok(())
+        }
+        ExportSpec::Frames(f) => {
+            if f.count.is_some() && f.fps.is_some() {
+                return Err("give \"count\" or \"fps\", not both".into());
+            }
+            if f.max_frames.is_some() && f.fps.is_none() {
+                return Err("\"max_frames\" goes with \"fps\"".into());
+            }
+            if let Some(fps) = f.fps {
+                if !(fps.is_finite() && fps > 0.0) {
+                    return Err(format!("\"fps\" must be a positive number, found {fps}"));
+                }
+            }
+            if f.count == Some(0) || f.max_frames == Some(0) {
+                return Err("a frame count must be at least 1".into());
+            }
+            if !(1..=100).contains(&f.quality) {
+                return Err(format!("\"quality\" must be 1..100, found {}", f.quality));
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Plan, String> {
+        let plan: Plan = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        plan.check()?;
+        Ok(plan)
+    }
+
+    #[test]
+    fn mistakes_are_refused_with_what_was_expected() {
+        let err = |t: &str| parse(t).unwrap_err();
+        assert!(err(r#"{"id": "a", "source": "v.mp4", "colour": "red"}"#)
+            .contains("unknown field `colour`"));
+        assert!(
+            err(r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "gif"}]}"#)
+                .contains("unknown variant `gif`")
+        );
+        assert!(err(r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "frames", "sampler": "decord"}]}"#).contains("uniform"));
+        assert!(err(
+            r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "clip"}, {"kind": "clip"}]}"#
+        )
+        .contains("used twice"));
+        assert!(err(
+            r#"{"id": "a", "source": "v.mp4", "insert": {"sequence": "s", "at": "1s", "seed": 3}}"#
+        )
+        .contains("exactly one of"));
+        assert!(err(r#"{"id": "a", "source": "v.mp4", "start": "10%"}"#).contains("percentage"));
+        assert!(err(r#"{"id": "a", "source": "v.mp4", "exports": []}"#).contains("non-empty"));
+        assert!(err(
+            r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "clip", "name": "item"}]}"#
+        )
+        .contains("reserved"));
+        assert!(err(r#"{"id": "report.jsonl", "source": "v.mp4"}"#).contains("reserved"));
+        assert!(err(r#"{"id": "../x", "source": "v.mp4"}"#).contains("file name"));
+        assert!(
+            err(r#"{"id": "a", "source": "v.mp4", "boxes": {"path": "b.txt", "colr": 1}}"#)
+                .contains("unknown field `colr`")
+        );
+        assert!(err(r#"{"id": "a", "source": "v.mp4", "decision": "1s", "exports": [{"kind": "clip", "copy": true}]}"#).contains("decision"));
+        assert!(err(
+            r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "frames", "quality": 0}]}"#
+        )
+        .contains("quality"));
+    }
+}

@@ -1,0 +1,723 @@
+//! The plan's schema: [`Plan`] and the structs and enums a manifest line is made of (span,
+//! boxes, insertion, each export's options), their serde attributes and defaults, and the
+//! accessors the rest of the crate reads a plan through. Deserialisation is strict: unknown
+//! fields are refused, so a misspelt field is never ignored. Defaults live here, in one place.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::text::{BoxesOut, ImageFormat, Payload, Size, Strip};
+use crate::annotations::ReadOptions;
+use crate::annotations::{Fill, Format, KeyKind, Units};
+use crate::fit::Fit;
+use crate::media::source::FrameRate;
+use crate::overlay::{BoxesRequest, Style};
+use crate::sampling::{Order, Request, Sampler};
+use crate::time::TimeSpec;
+
+/// One item: a source and what to make of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// The item's name: its outputs go to `OUT_DIR/<id>/` in a batch. A file name.
+    pub id: String,
+    /// The source: a video file, an image sequence (a MOT or GOT-10k sequence folder, any
+    /// folder of images, a pattern like `dir/%06d.jpg`) or an http(s) URL (see
+    /// `docs/sources.md`).
+    pub source: PathBuf,
+    /// The frame rate of an image sequence that has none of its own (a generic folder or a
+    /// pattern): `25`, `29.97` or `"30000/1001"`. Refused for a video file or a URL, and for a
+    /// MOT/GOT-10k sequence whose own rate differs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_fps: Option<FrameRate>,
+    /// The span of the source to keep, half-open `[start, end)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<SpanSpec>,
+    /// Start of the span (the same as `span.start`; give one form or the other).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<TimeSpec>,
+    /// End of the span (the same as `span.end`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<TimeSpec>,
+    /// The decision point, relative to the clip: frames at or after it are dropped and the
+    /// output (video and audio) ends there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<TimeSpec>,
+    /// Annotations of the source: a file path, or an object with the path and options.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boxes: Option<BoxesSpec>,
+    /// Options for `boxes` when it is given as a bare path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<BoxOptions>,
+    /// A GOT-10k sequence inserted into the clip.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insert: Option<InsertSpec>,
+    /// What to write (default: one clip).
+    #[serde(default = "default_exports")]
+    pub exports: Vec<ExportSpec>,
+    /// Treat damaged input (packets that do not decode, frames decoded with errors) as an
+    /// error instead of decoding what can be decoded, as ffmpeg does, and reporting it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub strict: bool,
+    /// Why this item exists, as its proposer wrote it (`vidprep detect` puts the detector and
+    /// its scores here). Carried, never acted on: it changes no output and is left out of
+    /// the form `--resume` compares.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<serde_json::Value>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_exports() -> Vec<ExportSpec> {
+    vec![ExportSpec::Clip(ClipExport::default())]
+}
+
+impl Plan {
+    /// The exports of a plan that names none: one clip.
+    pub fn default_exports() -> Vec<ExportSpec> {
+        default_exports()
+    }
+}
+
+/// A half-open span `[start, end)`; either end may be left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpanSpec {
+    /// The first source frame kept: a frame, seconds or a timecode (not a percentage).
+    /// `None`: from the start of the source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<TimeSpec>,
+    /// Where the kept part ends, excluded: a frame, seconds or a timecode (not a
+    /// percentage). `None`: to the end of the source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<TimeSpec>,
+}
+
+/// How annotation boxes are read and drawn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxOptions {
+    /// The format (default: detected).
+    #[serde(default)]
+    pub format: Format,
+    /// Frames between keys: `linear`, `hold` or `none`.
+    #[serde(default)]
+    pub fill: Fill,
+    /// Draw the boxes on the frames (default). `false` only carries them into the sidecars.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub draw: bool,
+    /// Draw a label tab above each box (default).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub labels: bool,
+    /// Line width in pixels (default: scaled to the frame).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thickness: Option<u32>,
+    /// One colour for every box (`RRGGBB` or a name) instead of one per track.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<crate::draw::Rgb>,
+    /// MOT: drop boxes whose confidence is below this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_confidence: Option<f64>,
+    /// V-STaR: the item (vid) to read from a benchmark file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<String>,
+    /// `time` or `frame` keys, when a file has both.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub keys: KeyKind,
+    /// Plain/Waymo coordinates: `auto`, `pixels` or `normalized`.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub units: Units,
+    /// Waymo: the camera to read when the file has several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub camera: Option<String>,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+impl Default for BoxOptions {
+    fn default() -> Self {
+        BoxOptions {
+            format: Format::Auto,
+            fill: Fill::Linear,
+            draw: true,
+            labels: true,
+            thickness: None,
+            color: None,
+            min_confidence: None,
+            item: None,
+            keys: KeyKind::Time,
+            units: Units::Auto,
+            camera: None,
+        }
+    }
+}
+
+/// The source's annotations: `"boxes": "gt.txt"` or `"boxes": {"path": "gt.txt", ...options}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoxesSpec {
+    /// The annotation file or folder (relative paths in a manifest are taken from the
+    /// manifest's folder).
+    pub path: PathBuf,
+    /// Options given with the path (`None`: a bare path).
+    pub options: Option<BoxOptions>,
+}
+
+impl Serialize for BoxesSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct WithPath<'a> {
+            path: &'a Path,
+            #[serde(flatten)]
+            options: &'a BoxOptions,
+        }
+        match &self.options {
+            None => self.path.serialize(s),
+            Some(options) => WithPath {
+                path: &self.path,
+                options,
+            }
+            .serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for BoxesSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Full {
+            path: PathBuf,
+            #[serde(default)]
+            format: Format,
+            #[serde(default)]
+            fill: Fill,
+            #[serde(default = "yes")]
+            draw: bool,
+            #[serde(default = "yes")]
+            labels: bool,
+            #[serde(default)]
+            thickness: Option<u32>,
+            #[serde(default)]
+            color: Option<crate::draw::Rgb>,
+            #[serde(default)]
+            min_confidence: Option<f64>,
+            #[serde(default)]
+            item: Option<String>,
+            #[serde(default)]
+            keys: KeyKind,
+            #[serde(default)]
+            units: Units,
+            #[serde(default)]
+            camera: Option<String>,
+        }
+        struct BoxesVisitor;
+        impl<'de> serde::de::Visitor<'de> for BoxesVisitor {
+            type Value = BoxesSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(
+                    f,
+                    "an annotation file path, or an object with \"path\" and options"
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<BoxesSpec, E> {
+                if v.is_empty() {
+                    return Err(E::custom("the annotation path is empty"));
+                }
+                Ok(BoxesSpec {
+                    path: PathBuf::from(v),
+                    options: None,
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<BoxesSpec, A::Error> {
+                let f = Full::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(BoxesSpec {
+                    path: f.path,
+                    options: Some(BoxOptions {
+                        format: f.format,
+                        fill: f.fill,
+                        draw: f.draw,
+                        labels: f.labels,
+                        thickness: f.thickness,
+                        color: f.color,
+                        min_confidence: f.min_confidence,
+                        item: f.item,
+                        keys: f.keys,
+                        units: f.units,
+                        camera: f.camera,
+                    }),
+                })
+            }
+        }
+        d.deserialize_any(BoxesVisitor)
+    }
+}
+
+/// Where and how a GOT-10k sequence goes into the clip.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InsertSpec {
+    /// The sequence folder (JPEG frames, `groundtruth.txt`, `meta_info.ini`).
+    pub sequence: PathBuf,
+    /// Before the clip frame at this time, frame or percentage (`100%` appends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<TimeSpec>,
+    /// Or at a seeded-random frame boundary of the clip (reproducible).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// How the sequence's frames fit the clip's frame.
+    #[serde(default)]
+    pub fit: Fit,
+    /// Draw the needle's boxes (for inspection).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub overlay: bool,
+}
+
+/// Where the needle goes, once checked.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Position {
+    /// Before the clip frame at this time/frame/percentage (`100%` or the frame count appends).
+    At(TimeSpec),
+    /// Uniformly over the clip's frame boundaries `0..=frames`, reproducibly from this seed.
+    Seed(u64),
+}
+
+impl InsertSpec {
+    /// The position; `check` guarantees exactly one of `at` and `seed`.
+    pub fn position(&self) -> Position {
+        match (self.at, self.seed) {
+            (Some(at), _) => Position::At(at),
+            (None, Some(seed)) => Position::Seed(seed),
+            (None, None) => Position::Seed(0),
+        }
+    }
+}
+
+/// One output of an item. The registry of export kinds: adding a kind is a variant here, a
+/// file in `src/exports/` and one line in `exports::maker`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum ExportSpec {
+    /// The processed clip (`NAME.mp4` + `NAME.json`).
+    Clip(ClipExport),
+    /// The clip within a resolution box and a Base64 budget, for video models.
+    Video(VideoExport),
+    /// Sampled frames for image models (`NAME/`).
+    Frames(FramesExport),
+    /// A small every-frame proxy for people to scrub (`NAME.mp4` + `NAME.json`): what
+    /// `vidprep review` shows to move decision points frame-exactly.
+    Preview(PreviewExport),
+}
+
+impl ExportSpec {
+    /// The kind's name (`clip`, `video`, `frames`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ExportSpec::Clip(_) => "clip",
+            ExportSpec::Video(_) => "video",
+            ExportSpec::Frames(_) => "frames",
+            ExportSpec::Preview(_) => "preview",
+        }
+    }
+
+    /// The export's name (default: its kind): the base name of its files.
+    pub fn name(&self) -> &str {
+        let given = match self {
+            ExportSpec::Clip(c) => c.name.as_deref(),
+            ExportSpec::Video(v) => v.name.as_deref(),
+            ExportSpec::Frames(f) => f.name.as_deref(),
+            ExportSpec::Preview(p) => p.name.as_deref(),
+        };
+        given.unwrap_or(self.kind())
+    }
+}
+
+/// A clip: the processed stream as H.264 (+AAC) in MP4/MOV/MKV.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClipExport {
+    /// The base name of the export's files, unique within the item (default: `clip`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// x264 CRF (0-51); default from the run (18).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crf: Option<f32>,
+    /// x264 preset; default from the run (`medium`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Keep the audio (AAC); default from the run (yes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio: Option<bool>,
+    /// Stream-copy whole GOPs instead of re-encoding (fast; the span snaps to keyframes).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub copy: bool,
+    /// Also write the output's boxes beside it (default for an insertion: `vstar`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boxes_out: Option<BoxesOut>,
+    /// The container: `mp4` (default), `mov` or `mkv`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// Smart encode: copy every whole GOP of an H.264 source untouched and re-encode only the
+    /// partial GOPs at the edges (and an inserted needle), as one H.264 stream with the same
+    /// frames. Falls back to a full encode, saying why in the sidecar, where it cannot apply.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub smart: bool,
+    /// After writing, decode the output and compare every frame with the frame it should be:
+    /// copied frames bit-identical, re-encoded ones at least 40 dB PSNR. A mismatch fails.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify: bool,
+}
+
+/// A capped video for video-native models.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VideoExport {
+    /// The base name of the export's files, unique within the item (default: `video`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Largest width x height (aspect kept, never upscaled).
+    #[serde(default = "default_max_video")]
+    pub max_size: Size,
+    /// Largest Base64 text of the file.
+    #[serde(default = "default_budget")]
+    pub max_base64_bytes: u64,
+    /// Also write `NAME.b64`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub base64: bool,
+    /// x264 preset; default from the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Keep the audio; default from the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio: Option<bool>,
+    /// Re-encode even a file that already is a standard model input within the caps.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reencode: bool,
+    /// Also write the output's boxes beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boxes_out: Option<BoxesOut>,
+}
+
+impl Default for VideoExport {
+    fn default() -> Self {
+        VideoExport {
+            name: None,
+            max_size: default_max_video(),
+            max_base64_bytes: default_budget(),
+            base64: false,
+            preset: None,
+            audio: None,
+            reencode: false,
+            boxes_out: None,
+        }
+    }
+}
+
+/// A preview for people: every frame of the processed stream, small, quick to seek.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreviewExport {
+    /// The base name of the export's files, unique within the item (default: `preview`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Largest width x height (aspect kept, never upscaled).
+    #[serde(default = "default_max_preview")]
+    pub max_size: Size,
+    /// x264 CRF (0-51).
+    #[serde(default = "default_preview_crf")]
+    pub crf: f32,
+    /// Largest keyframe interval in frames: a browser seeks to any frame by decoding at most
+    /// this many.
+    #[serde(default = "default_preview_gop")]
+    pub gop: u32,
+}
+
+impl Default for PreviewExport {
+    fn default() -> Self {
+        PreviewExport {
+            name: None,
+            max_size: default_max_preview(),
+            crf: default_preview_crf(),
+            gop: default_preview_gop(),
+        }
+    }
+}
+
+fn default_max_preview() -> Size {
+    Size(480, 270)
+}
+
+fn default_preview_crf() -> f32 {
+    26.0
+}
+
+fn default_preview_gop() -> u32 {
+    10
+}
+
+fn default_max_video() -> Size {
+    Size(1920, 1280)
+}
+
+fn default_budget() -> u64 {
+    10_000_000
+}
+
+/// Sampled frames for image-only models.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FramesExport {
+    /// The name of the export's folder and files, unique within the item (default:
+    /// `frames`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `N` frames (default 16 when `fps` is not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
+    /// Or `F` frames per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fps: Option<f64>,
+    /// With `fps`: at most this many frames (uniform beyond: V-STaR's protocol).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_frames: Option<usize>,
+    /// Which toolkit's formula picks the frames.
+    #[serde(default)]
+    pub sampler: Sampler,
+    /// Let the formula repeat frames where the toolkit would.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub allow_repeats: bool,
+    /// `ordered`, `shuffled`, `reversed` or `last`.
+    #[serde(default)]
+    pub order: Order,
+    /// Seed of the shuffled order.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub seed: u64,
+    /// `jpg` or `png`.
+    #[serde(default)]
+    pub format: ImageFormat,
+    /// JPEG quality, 1-100.
+    #[serde(default = "default_quality")]
+    pub quality: u8,
+    /// Largest width x height of the images (aspect kept, never upscaled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_size: Option<Size>,
+    /// A captioned grid of every frame: `true`, or a column count.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub strip: Strip,
+    /// An API payload fragment with the images as Base64: `openai`, `anthropic`, `gemini`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Payload>,
+    /// `frames.jsonl`: one line per image with its Base64 data.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub jsonl: bool,
+}
+
+fn default_quality() -> u8 {
+    90
+}
+
+impl Default for FramesExport {
+    fn default() -> Self {
+        FramesExport {
+            name: None,
+            count: None,
+            fps: None,
+            max_frames: None,
+            sampler: Sampler::default(),
+            allow_repeats: false,
+            order: Order::Ordered,
+            seed: 0,
+            format: ImageFormat::Jpg,
+            quality: default_quality(),
+            max_size: None,
+            strip: Strip::default(),
+            payload: None,
+            jsonl: false,
+        }
+    }
+}
+
+impl FramesExport {
+    /// What to sample: `count`, or `fps` with its limit; 16 frames by default.
+    pub fn request(&self) -> Request {
+        match (self.count, self.fps) {
+            (_, Some(fps)) => Request::Fps {
+                fps,
+                max_frames: self.max_frames,
+            },
+            (Some(n), None) => Request::Count(n),
+            (None, None) => Request::Count(16),
+        }
+    }
+}
+
+impl Plan {
+    /// A plan for `source` with no span, no boxes and the given exports.
+    pub fn new(
+        id: impl Into<String>,
+        source: impl Into<PathBuf>,
+        exports: Vec<ExportSpec>,
+    ) -> Plan {
+        Plan {
+            id: id.into(),
+            source: source.into(),
+            source_fps: None,
+            span: None,
+            start: None,
+            end: None,
+            decision: None,
+            boxes: None,
+            annotations: None,
+            insert: None,
+            exports,
+            strict: false,
+            evidence: None,
+        }
+    }
+
+    /// The span's start and end, from whichever form was used.
+    pub fn span(&self) -> (Option<TimeSpec>, Option<TimeSpec>) {
+        match &self.span {
+            Some(s) => (s.start, s.end),
+            None => (self.start, self.end),
+        }
+    }
+
+    /// The boxes options in effect (from `boxes` as an object, else `annotations`, else the
+    /// defaults).
+    pub fn box_options(&self) -> BoxOptions {
+        self.boxes
+            .as_ref()
+            .and_then(|b| b.options.clone())
+            .or_else(|| self.annotations.clone())
+            .unwrap_or_default()
+    }
+
+    /// The boxes request for the annotation readers, if the plan has boxes.
+    pub fn boxes_request(&self) -> Option<BoxesRequest> {
+        let b = self.boxes.as_ref()?;
+        let o = self.box_options();
+        Some(BoxesRequest {
+            path: b.path.clone(),
+            format: o.format,
+            read: ReadOptions {
+                min_confidence: o.min_confidence,
+                item: o.item.clone(),
+                prefer_keys: o.keys,
+                units: o.units,
+                camera: o.camera.clone(),
+                frame_count: None,
+                boxes_only: false,
+            },
+            fill: o.fill,
+            draw: o.draw.then(|| Style {
+                thickness: o.thickness,
+                color: o.color.map(|c| (c.0, c.1, c.2)),
+                labels: o.labels,
+            }),
+        })
+    }
+
+    /// Joins relative paths (source, boxes, sequence) to `base` (a manifest's folder); a URL
+    /// source (anything starting `scheme:` that is not a file there) stays as it is.
+    pub fn resolve_paths(&mut self, base: &Path) {
+        let join = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        };
+        // A URL (or what looks like one: its error names the scheme) is not a relative path.
+        let url_like =
+            crate::media::source::has_scheme(&self.source) && !base.join(&self.source).exists();
+        if !url_like {
+            join(&mut self.source);
+        }
+        if let Some(b) = self.boxes.as_mut() {
+            join(&mut b.path);
+        }
+        if let Some(i) = self.insert.as_mut() {
+            join(&mut i.sequence);
+        }
+    }
+
+    /// The local files and folders the plan reads (never to be written): the source (an
+    /// image sequence's folder; nothing for a URL), boxes and needle.
+    pub fn inputs(&self) -> Vec<PathBuf> {
+        let mut inputs = crate::media::source::input_paths(&self.source);
+        if let Some(b) = &self.boxes {
+            inputs.push(b.path.clone());
+        }
+        if let Some(i) = &self.insert {
+            inputs.push(i.sequence.clone());
+        }
+        inputs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Plan, String> {
+        let plan: Plan = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        plan.check()?;
+        Ok(plan)
+    }
+
+    #[test]
+    fn a_full_item_reads_and_round_trips() {
+        let text = r#"{"id": "q1", "source": "v.mp4", "span": {"start": "1s", "end": 50},
+            "decision": "75%", "boxes": "gt.txt", "annotations": {"format": "mot", "thickness": 3},
+            "insert": {"sequence": "seq", "seed": 7, "fit": "crop", "overlay": true},
+            "exports": [{"kind": "clip"}, {"kind": "video", "max_base64_bytes": 5000000},
+                        {"kind": "frames", "name": "f8", "count": 8, "sampler": "qwen", "payload": "gemini", "strip": 3}]}"#;
+        let plan = parse(text).unwrap();
+        assert_eq!(
+            plan.span(),
+            (
+                Some(TimeSpec::Seconds(crate::time::Time::from_secs(1))),
+                Some(TimeSpec::Frame(50))
+            )
+        );
+        assert_eq!(plan.box_options().format, Format::Mot);
+        assert_eq!(plan.insert.as_ref().unwrap().position(), Position::Seed(7));
+        assert_eq!(plan.exports[2].name(), "f8");
+        let ExportSpec::Frames(f) = &plan.exports[2] else {
+            panic!()
+        };
+        assert_eq!(f.strip, Strip(Some(3)));
+        assert_eq!(f.request(), Request::Count(8));
+        // Serialised and read again, it is the same plan.
+        let again: Plan = serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
+        assert_eq!(again, plan);
+    }
+
+    #[test]
+    fn boxes_as_a_path_or_an_object() {
+        let p = parse(r#"{"id": "a", "source": "v.mp4", "boxes": "gt.txt"}"#).unwrap();
+        assert!(
+            p.boxes_request().unwrap().draw.is_some(),
+            "drawn by default"
+        );
+        let p = parse(r#"{"id": "a", "source": "v.mp4", "boxes": {"path": "gt.txt", "draw": false, "fill": "hold"}}"#).unwrap();
+        let r = p.boxes_request().unwrap();
+        assert!(r.draw.is_none());
+        assert_eq!(r.fill, Fill::Hold);
+    }
+}

@@ -1,0 +1,173 @@
+//! The plan's values spelt as text or in more than one JSON form, each with its serde written
+//! by hand: `Size` (`WIDTHxHEIGHT`), `ImageFormat` (`jpg`/`png`), `Payload` (`openai`, ...),
+//! `BoxesOut` (`vidprep`/`vstar`) and `Strip` (`true`, `false` or a column count). Each
+//! refuses an unknown spelling with the ones it expected. (`BoxesSpec`, a path or an object,
+//! is in `schema.rs` beside the `BoxOptions` whose fields it mirrors.)
+
+use serde::{Deserialize, Serialize};
+
+/// Which boxes file to write beside an output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BoxesOut {
+    /// `NAME.boxes.json`: vidprep's own annotation JSON.
+    Vidprep,
+    /// `NAME.vstar.json`: V-STaR items (for an insertion: the needle's item).
+    Vstar,
+}
+
+impl std::str::FromStr for BoxesOut {
+    type Err = String;
+    fn from_str(s: &str) -> Result<BoxesOut, String> {
+        match s {
+            "vidprep" => Ok(BoxesOut::Vidprep),
+            "vstar" => Ok(BoxesOut::Vstar),
+            other => Err(format!(
+                "unknown boxes output format {other:?}; expected vidprep or vstar"
+            )),
+        }
+    }
+}
+
+/// The strip option: off, or on with a column count (0: up to 4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Strip(pub Option<usize>);
+
+impl Serialize for Strip {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            None => s.serialize_bool(false),
+            Some(0) => s.serialize_bool(true),
+            Some(n) => s.serialize_u64(n as u64),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Strip {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Strip;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "true, false or a column count")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Strip, E> {
+                Ok(Strip(v.then_some(0)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Strip, E> {
+                if v > 64 {
+                    return Err(E::custom(format!(
+                        "a strip of {v} columns is too wide (at most 64)"
+                    )));
+                }
+                Ok(Strip(Some(v as usize)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A `WIDTHxHEIGHT` size, both at least 2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size(pub u32, pub u32);
+
+impl std::str::FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Size, String> {
+        crate::fit::parse_size(s).map(|(w, h)| Size(w, h))
+    }
+}
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.0, self.1)
+    }
+}
+
+crate::textual::serde_as_text!(Size);
+
+/// Image file format of exported frames.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ImageFormat {
+    /// JPEG (`jpg`; `jpeg` is accepted too), at the export's `quality`.
+    #[default]
+    Jpg,
+    /// PNG (`png`), lossless.
+    Png,
+}
+
+impl ImageFormat {
+    /// The file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ImageFormat::Jpg => "jpg",
+            ImageFormat::Png => "png",
+        }
+    }
+
+    /// The MIME type.
+    pub fn mime(self) -> &'static str {
+        match self {
+            ImageFormat::Jpg => "image/jpeg",
+            ImageFormat::Png => "image/png",
+        }
+    }
+}
+
+impl std::fmt::Display for ImageFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.extension())
+    }
+}
+
+impl std::str::FromStr for ImageFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "jpg" | "jpeg" => Ok(ImageFormat::Jpg),
+            "png" => Ok(ImageFormat::Png),
+            other => Err(format!(
+                "unknown image format {other:?}; expected jpg or png"
+            )),
+        }
+    }
+}
+
+crate::textual::serde_as_text!(ImageFormat);
+
+/// The API whose request format the payload follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Payload {
+    /// A chat message with `image_url` parts holding data URLs.
+    OpenAi,
+    /// A message with `image` blocks holding base64 sources.
+    Anthropic,
+    /// A `contents` entry with `inline_data` parts.
+    Gemini,
+}
+
+impl std::fmt::Display for Payload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Payload::OpenAi => "openai",
+            Payload::Anthropic => "anthropic",
+            Payload::Gemini => "gemini",
+        })
+    }
+}
+
+impl std::str::FromStr for Payload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "openai" => Ok(Payload::OpenAi),
+            "anthropic" => Ok(Payload::Anthropic),
+            "gemini" => Ok(Payload::Gemini),
+            other => Err(format!(
+                "unknown payload {other:?}; expected openai, anthropic or gemini"
+            )),
+        }
+    }
+}
+
+crate::textual::serde_as_text!(Payload);
