@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The peers vidprep is measured against, as a user would write them: PyAV, decord, OpenCV,
-PySceneDetect and supervision. Run by bench/run.py inside its virtual environment, one task
+torchcodec, PySceneDetect and supervision. Run by bench/run.py inside its virtual environment, one task
 per process (so wall time and peak memory are the task's own).
 
 Usage: python peers.py TASK ARGS...
@@ -87,6 +87,49 @@ def sample_opencv(path, out, n):
             cv2.imwrite(str(Path(out) / f"{i:06d}.jpg"), frame, [cv2.IMWRITE_JPEG_QUALITY, 90])
 
 
+def sample_torchcodec(path, out, n):
+    """torchcodec's exact mode (a scan of every packet at open, then seek per frame), with
+    FFmpeg's automatic thread count (num_ffmpeg_threads=0, as the issue measured it; the
+    default is one thread); frames as uint8 (N, 3, H, W) tensors."""
+    from torchcodec.decoders import VideoDecoder
+
+    d = VideoDecoder(path, seek_mode="exact", num_ffmpeg_threads=0)
+    idx = uniform(len(d), int(n))
+    batch = d.get_frames_at(indices=idx)
+    for i, arr in zip(idx, batch.data.permute(0, 2, 3, 1).numpy()):
+        save_rgb(arr, Path(out) / f"{i:06d}.jpg")
+
+
+def arrays(tool, path, out, n):
+    """The sampled frames of `tool` as one RGB uint8 array in `out` (.npy), for the pixel check
+    (not timed)."""
+    import numpy as np
+
+    n = int(n)
+    if tool == "torchcodec":
+        from torchcodec.decoders import VideoDecoder
+
+        d = VideoDecoder(path, seek_mode="exact", num_ffmpeg_threads=0)
+        frames = d.get_frames_at(indices=uniform(len(d), n)).data.permute(0, 2, 3, 1).numpy()
+    elif tool == "opencv":
+        import cv2
+
+        cap = cv2.VideoCapture(path)
+        total = int(cap.get(cv2.CAP_PROP_FRAME_COUNT))
+        frames = []
+        for i in uniform(total, n):
+            cap.set(cv2.CAP_PROP_POS_FRAMES, i)
+            ok, bgr = cap.read()
+            frames.append(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
+        frames = np.stack(frames)
+    elif tool == "png":
+        # vidprep's PNG images (sorted by name: the source frame index)
+        from PIL import Image
+
+        frames = np.stack([np.asarray(Image.open(p).convert("RGB")) for p in sorted(Path(path).glob("*.png"))])
+    np.save(out, frames)
+
+
 # --- 2. decoding everything ------------------------------------------------------------
 
 def decode_pyav(path, out):
@@ -164,6 +207,8 @@ TASKS = {
     "sample-pyav-seek": sample_pyav_seek,
     "sample-decord": sample_decord,
     "sample-opencv": sample_opencv,
+    "sample-torchcodec": sample_torchcodec,
+    "arrays": arrays,
     "decode-pyav": decode_pyav,
     "decode-opencv": decode_opencv,
     "decode-decord": decode_decord,

@@ -77,7 +77,7 @@ elif tool == "opencv":
 elif tool == "torchcodec":
     from torchcodec.decoders import VideoDecoder
     t = time.perf_counter()
-    d = VideoDecoder(path, seek_mode="exact")
+    d = VideoDecoder(path, seek_mode="exact", num_ffmpeg_threads=0)
     batch = d.get_frames_at(indices=uniform(len(d)))
     frames = batch.data.permute(0, 2, 3, 1).numpy()
     wall = time.perf_counter() - t

@@ -16,8 +16,16 @@ the wall time of `vidprep detect` against PySceneDetect's `detect-content` on th
 video, then the accuracy of both on the labelled set of bench/detect_set.py, scored by
 bench/detect_eval.py.
 
-Options: --tasks sample,decode,overlay,cut,cap,batch,memory,detect  --repeats N  --quick
+The `sparse` task (issue 26: sampling at the decode limit) writes its own section too: 16
+frames of the 10-minute 720p video and 32 frames of a 1-hour 1080p host against torchcodec's
+exact mode and OpenCV (timed as JPEG outputs, then every tool's frames compared pixel for pixel
+as arrays), and the smart 10 s cut against ffmpeg's re-encoding cut.
+
+Options: --tasks sample,decode,overlay,cut,cap,batch,memory,detect,smart,sparse  --repeats N  --quick
          --vidprep PATH (use this binary instead of building target/release/vidprep)
+Environment: VIDPREP_BENCH_VENV=/path/to/venv uses that virtual environment for the peers
+(one that has torch and torchcodec already, such as /work/venvs/ml) instead of making
+bench/.venv and installing them there.
 """
 
 import argparse
@@ -52,7 +60,9 @@ def sh(args, **kw):
 
 
 def py():
-    return VENV / "bin" / "python"
+    """The peers' Python: $VIDPREP_BENCH_VENV's, else bench/.venv's."""
+    other = os.environ.get("VIDPREP_BENCH_VENV")
+    return Path(other) / "bin" / "python" if other else VENV / "bin" / "python"
 
 
 # --------------------------------------------------------------------------- setup
@@ -64,6 +74,11 @@ def setup(build):
         sudo = [] if os.geteuid() == 0 else ["sudo"]
         sh([*sudo, "apt-get", "update"])
         sh([*sudo, "apt-get", "install", "-y", "--no-install-recommends", "ffmpeg", "hyperfine"])
+    if os.environ.get("VIDPREP_BENCH_VENV"):
+        # A venv made elsewhere (torch is large): used as it is, nothing installed into it.
+        if build:
+            sh(["cargo", "build", "--release", "--quiet"], cwd=ROOT)
+        return
     if not py().exists():
         sh([sys.executable, "-m", "venv", VENV])
     want = ["av", "decord", "opencv-python-headless", "scenedetect", "supervision", "numpy", "pillow"]
@@ -75,9 +90,14 @@ def setup(build):
 
 
 def versions():
-    out = sh([py(), "-c", "import av, decord, cv2, scenedetect, supervision, numpy; "
-              "print(f'PyAV {av.__version__}, decord {decord.__version__}, OpenCV {cv2.__version__}, "
-              "PySceneDetect {scenedetect.__version__}, supervision {supervision.__version__}, numpy {numpy.__version__}')"]).stdout.strip()
+    out = subprocess.run([py(), "-c", "import importlib, numpy\n"
+              "names = [('PyAV', 'av'), ('decord', 'decord'), ('OpenCV', 'cv2'), ('torchcodec', 'torchcodec'), ('torch', 'torch'),"
+              " ('PySceneDetect', 'scenedetect'), ('supervision', 'supervision')]\n"
+              "got = []\n"
+              "for label, mod in names:\n"
+              "    try: got.append(f'{label} {importlib.import_module(mod).__version__}')\n"
+              "    except Exception: pass\n"
+              "print(', '.join(got + [f'numpy {numpy.__version__}']))"], capture_output=True, text=True).stdout.strip()
     ff = sh(["ffmpeg", "-version"]).stdout.splitlines()[0]
     vp = sh([VIDPREP, "--version"]).stdout.strip()
     return f"{vp}; {ff}; {out}"
@@ -93,7 +113,7 @@ def code_filter():
     return ",".join(boxes)
 
 
-def ensure_media():
+def ensure_media(hd_clip=True):
     MEDIA.mkdir(parents=True, exist_ok=True)
     pets = SHARED / "pets09" / "vtest.avi"
     src = ["-stream_loop", "-1", "-i", pets] if pets.exists() else ["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30"]
@@ -109,7 +129,7 @@ def ensure_media():
             tmp.rename(path)
         media[name] = path
     hd = MEDIA / "1080p30_60s_detail.mp4"
-    if not hd.exists():
+    if not hd.exists() and hd_clip:
         print(f"generating {hd.name} ...", flush=True)
         tmp = hd.with_suffix(".tmp.mp4")
         sh(["ffmpeg", "-v", "error", "-y", *src, "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "60",
@@ -578,9 +598,154 @@ def replace_section(begin, end, block):
     REPORT.write_text(text)
 
 
+HOUR_HOST = MEDIA / "1080p30_3600s.mp4"
+
+
+def hour_host():
+    """A 1-hour 1080p30 host (the length V-STaR's hosts reach): 50 s of the looped pets video
+    with painted frame codes, encoded once with x264 superfast (GOP 250, 3 B-frames), then
+    copied 72 times end to end (the concat demuxer, no re-encode: every copy starts with a
+    keyframe). Generating a true hour on 2 cores would take longer than the whole benchmark.
+    Deleted after the task."""
+    if HOUR_HOST.exists():
+        return HOUR_HOST
+    pets = SHARED / "pets09" / "vtest.avi"
+    src = ["-stream_loop", "-1", "-i", pets] if pets.exists() else ["-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30"]
+    part = MEDIA / "1080p30_50s.mp4"
+    if not part.exists():
+        print(f"generating {part.name} ...", flush=True)
+        sh(["ffmpeg", "-v", "error", "-y", *src, "-t", "50", "-vf", f"scale=1920:1080,fps=30,{code_filter()}",
+            "-c:v", "libx264", "-preset", "superfast", "-crf", "23", "-g", "250", "-keyint_min", "250",
+            "-sc_threshold", "0", "-bf", "3", "-pix_fmt", "yuv420p", "-an", part.with_suffix(".tmp.mp4")])
+        part.with_suffix(".tmp.mp4").rename(part)
+    listing = MEDIA / "hour.txt"
+    listing.write_text("".join(f"file '{part.name}'\n" for _ in range(72)))
+    tmp = HOUR_HOST.with_suffix(".tmp.mp4")
+    sh(["ffmpeg", "-v", "error", "-y", "-f", "concat", "-safe", "0", "-i", listing, "-c", "copy", tmp])
+    tmp.rename(HOUR_HOST)
+    return HOUR_HOST
+
+
+def load_average():
+    return os.getloadavg()[0]
+
+
+def sparse_rows(src, n, repeats, label, code_period=1 << CODE_BITS):
+    """vidprep export frames against torchcodec (exact) and OpenCV, n uniform frames of src
+    into JPEG images, interleaved; then every tool's frames as arrays, compared."""
+    total = probe_frames(src)
+    want = [int(round(i * (total - 1) / (n - 1))) for i in range(n)]
+    runs = [
+        ("vidprep export frames", "p_vidprep", lambda d: [VIDPREP, "export", "frames", src, "--count", str(n), "--out-dir", d]),
+        ("torchcodec (exact mode)", "p_torchcodec", lambda d: [py(), PEERS, "sample-torchcodec", src, d, str(n)]),
+        ("OpenCV (set position)", "p_opencv", lambda d: [py(), PEERS, "sample-opencv", src, d, str(n)]),
+    ]
+    tools = [(name, fresh(WORK / sub), make(WORK / sub), check_images(WORK / sub, [w % code_period for w in want]))
+             for name, sub, make in runs]
+    load_before = load_average()
+    results = compare(f"sparse-{label}", tools, repeats, n, "frames", slow_once=False)
+    load_after = load_average()
+    # The pixel check (not timed): vidprep's PNGs against each peer's arrays.
+    png = WORK / "p_png"
+    fresh(png)()
+    sh([VIDPREP, "export", "frames", src, "--count", str(n), "--format", "png", "--out-dir", png])
+    sh([py(), PEERS, "arrays", "png", png, WORK / "p_ref.npy", str(n)])
+    pixels = {}
+    for tool, name in (("torchcodec", "torchcodec (exact mode)"), ("opencv", "OpenCV (set position)")):
+        sh([py(), PEERS, "arrays", tool, src, WORK / f"p_{tool}.npy", str(n)])
+        out = sh([py(), "-c", "import numpy as np, sys; a = np.load(sys.argv[1]).astype(int); b = np.load(sys.argv[2]).astype(int); "
+                  "print('same pixels' if a.shape == b.shape and (a == b).all() else "
+                  "(f'shape {b.shape}' if a.shape != b.shape else f'max abs diff {abs(a - b).max()}'))",
+                  WORK / "p_ref.npy", WORK / f"p_{tool}.npy"]).stdout.strip()
+        pixels[name] = out
+    for r in results:
+        if r.tool in pixels:
+            r.check = f"{r.check}; {pixels[r.tool]} as vidprep's"
+    return results, (load_before, load_after)
+
+
+def task_sparse(media, repeats):
+    """Sampling at the decode limit (issue 26): n uniform frames into JPEG images (quality 90)
+    by `vidprep export frames` against torchcodec's exact mode (`VideoDecoder(seek_mode="exact", num_ffmpeg_threads=0)
+    .get_frames_at`, images written by PIL) and OpenCV (`CAP_PROP_POS_FRAMES` + `read`), on the
+    10-minute 720p30 video (16 frames) and a 1-hour 1080p30 host (32 frames); every tool's
+    frames are then compared with vidprep's as RGB arrays (vidprep's as PNG). And the smart
+    10 s cut off a keyframe (frame 9210 to 9510 of the 10-minute video) against ffmpeg's
+    re-encoding cut (x264 medium CRF 18, the defaults of both)."""
+    rows = {}
+    loads = {}
+    rows["720p"], loads["720p"] = sparse_rows(media["long"], 16, repeats, "720p")
+    host = hour_host()
+    try:
+        rows["hour"], loads["hour"] = sparse_rows(host, 32, repeats, "hour", code_period=1500)
+    finally:
+        for p in (host, MEDIA / "1080p30_50s.mp4", MEDIA / "hour.txt"):
+            if p.exists():
+                p.unlink()
+    src = media["long"]
+    first, count = 9210, 300
+    outs = {k: WORK / f"p_{k}.mp4" for k in ["smart", "ffmpeg"]}
+
+    def check_cut(path):
+        def f():
+            codes = codes_of_video(path)
+            ok = codes == list(range(first, first + count))
+            note = ""
+            side = path.with_suffix(".json")
+            if side.exists():
+                sm = json.loads(side.read_text())["smart"]
+                note = f"; {sm['copied_frames']} copied, {sm['encoded_frames']} re-encoded"
+            return ("right frames" if ok else f"WRONG: {len(codes)} frames") + note
+        return f
+
+    load_before = load_average()
+    rows["cut"] = compare("sparse-cut", [
+        ("vidprep cut --smart", None, [VIDPREP, "cut", src, "--start", "307s", "--end", "317s", "--smart", "--no-audio",
+                                       "-o", outs["smart"]], check_cut(outs["smart"])),
+        ("ffmpeg -ss -t (re-encode, medium)", None, ["ffmpeg", "-v", "error", "-y", "-ss", "307", "-t", "10", "-i", src,
+                                                     "-c:v", "libx264", "-preset", "medium", "-crf", "18", "-an", outs["ffmpeg"]],
+         check_cut(outs["ffmpeg"])),
+    ], repeats, count, "frames", slow_once=False)
+    loads["cut"] = (load_before, load_average())
+    write_sparse_section(rows, loads)
+    return [r for rs in rows.values() for r in rs]
+
+
+SPARSE_BEGIN = ("<!-- generated by bench/run.py --tasks sparse: everything up to the next marker is rewritten "
+                "on each run of the sparse task -->")
+SPARSE_END = "<!-- end of generated sparse part -->"
+
+
+def write_sparse_section(rows, loads):
+    v, t, o = rows["720p"]
+    hv, ht, ho = rows["hour"]
+    cv, cf = rows["cut"]
+    r_t, r_o, r_cut = speedup(t, v), speedup(o, v), speedup(cf, cv)
+    lines = [SPARSE_BEGIN, "", "## sparse", "", " ".join(task_sparse.__doc__.split()), "",
+             f"Run: `python3 bench/run.py {' '.join(sys.argv[1:])}` on {platform.node()}: {os.cpu_count()} cores, "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; vidprep binary `{VIDPREP}`. Tools: {versions()}. "
+             "The machine was shared with other work: load average (1 min) "
+             + ", ".join(f"{k} {a:.1f} before / {b:.1f} after" for k, (a, b) in loads.items())
+             + f" on {os.cpu_count()} cores; the tools ran interleaved, so the ratios compare runs under the same load.", "",
+             "| target | | measured |", "|---|---|---|",
+             f"| 16 frames of the 10-minute 720p video: at least 3.5x torchcodec's exact mode | {'met' if r_t >= 3.5 else 'MISSED'} | "
+             f"{r_t:.2f}x (vidprep {v.median:.2f} s, torchcodec {t.median:.2f} s) |",
+             f"| ... and at least 4x OpenCV | {'met' if r_o >= 4 else 'MISSED'} | {r_o:.2f}x (OpenCV {o.median:.2f} s) |",
+             f"| 32 frames of a 1-hour 1080p host (measured) | - | torchcodec {speedup(ht, hv):.2f}x, OpenCV {speedup(ho, hv):.2f}x "
+             f"(vidprep {hv.median:.2f} s, torchcodec {ht.median:.2f} s, OpenCV {ho.median:.2f} s) |",
+             f"| Smart 10 s cut off a keyframe: at least 6x ffmpeg's re-encoding cut | {'met' if r_cut >= 6 else 'MISSED'} | "
+             f"{r_cut:.2f}x (vidprep {cv.median:.2f} s, ffmpeg {cf.median:.2f} s); {cv.check} |",
+             "", "### 16 frames, 10-minute 720p", "", *timing_table(rows["720p"]),
+             "", "### 32 frames, 1-hour 1080p host", "", *timing_table(rows["hour"]),
+             "", "### Smart cut", "", *timing_table(rows["cut"]), "", SPARSE_END]
+    replace_section(SPARSE_BEGIN, SPARSE_END, "\n".join(lines))
+    print(f"wrote the sparse section of {REPORT}")
+
+
 TASKS = {"sample": task_sample, "decode": task_decode, "overlay": task_overlay, "cut": task_cut,
-         "cap": task_cap, "batch": task_batch, "memory": task_memory, "detect": task_detect, "smart": task_smart}
-REPEATS = {"sample": 5, "decode": 2, "overlay": 9, "cut": 9, "cap": 1, "batch": 2, "memory": 1, "detect": 2, "smart": 3}
+         "cap": task_cap, "batch": task_batch, "memory": task_memory, "detect": task_detect, "smart": task_smart,
+         "sparse": task_sparse}
+REPEATS = {"sample": 5, "decode": 2, "overlay": 9, "cut": 9, "cap": 1, "batch": 2, "memory": 1, "detect": 2, "smart": 3, "sparse": 5}
 
 
 # --------------------------------------------------------------------------- report
@@ -745,14 +910,14 @@ def main():
         VIDPREP = Path(args.vidprep).resolve()
     t0 = time.perf_counter()
     setup(build=not args.vidprep)
-    media = ensure_media()
+    media = ensure_media(hd_clip="cap" in args.tasks.split(","))
     WORK.mkdir(parents=True, exist_ok=True)
     results = []
     for t in args.tasks.split(","):
         n = 1 if args.quick else (args.repeats or REPEATS[t])
         print(f"{t} ({n} repeats)", flush=True)
         results += TASKS[t](media, n)
-    others = [r for r in results if r.task not in ("detect", "smart-cut", "smart-insert")]
+    others = [r for r in results if r.task not in ("detect", "smart-cut", "smart-insert") and not r.task.startswith("sparse")]
     if others:
         write_report(others, sys.argv[1:], time.perf_counter() - t0)
 

@@ -31,6 +31,8 @@ struct Counters {
     peak_decoders: AtomicUsize,
     decoder_threads: AtomicUsize,
     peak_decoder_threads: AtomicUsize,
+    frames_decoded: AtomicUsize,
+    packets_left_out: AtomicUsize,
 }
 
 /// What a [`Tally`] has counted so far.
@@ -57,6 +59,14 @@ pub struct Counts {
     /// The most decoder threads at once: each open decoder counts the threads FFmpeg runs for
     /// it (its thread count; FFmpeg's automatic count, cores + 1 up to 16, for 0).
     pub peak_decoder_threads: usize,
+    /// Pictures that came out of the call's video decoders (every [`FrameReader`]'s, those
+    /// dropped on the way to a seek's target included): the decoding work done.
+    ///
+    /// [`FrameReader`]: crate::FrameReader
+    pub frames_decoded: usize,
+    /// Packets sparse reading did not send to a decoder because no frame it wanted depends on
+    /// them (see `media::h264_refs`).
+    pub packets_left_out: usize,
 }
 
 thread_local! {
@@ -73,6 +83,8 @@ pub(crate) enum Event {
     PlanCheck,
     Normalise,
     AnnotationRead,
+    FrameDecoded,
+    PacketLeftOut,
 }
 
 impl Tally {
@@ -95,6 +107,8 @@ impl Tally {
             annotation_reads: get(&c.annotation_reads),
             peak_decoders: get(&c.peak_decoders),
             peak_decoder_threads: get(&c.peak_decoder_threads),
+            frames_decoded: get(&c.frames_decoded),
+            packets_left_out: get(&c.packets_left_out),
         }
     }
 
@@ -120,6 +134,8 @@ impl Tally {
             Event::PlanCheck => &c.plan_checks,
             Event::Normalise => &c.normalisations,
             Event::AnnotationRead => &c.annotation_reads,
+            Event::FrameDecoded => &c.frames_decoded,
+            Event::PacketLeftOut => &c.packets_left_out,
         };
         counter.fetch_add(1, Ordering::SeqCst);
     }

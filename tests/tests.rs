@@ -41,5 +41,6 @@ mod review_hostile;
 mod run;
 mod smart;
 mod sources;
+mod sparse_skip;
 mod video_reproducible;
 mod work_once;

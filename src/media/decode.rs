@@ -100,6 +100,17 @@ pub struct FrameReader {
     /// When set, only frames with these identity keys (pts or packet positions) are wanted:
     /// the decoder may skip non-reference frames that are not among them.
     wanted: Option<Arc<HashSet<i64>>>,
+    /// With `wanted`: packets (by pts) that are not sent to the decoder at all, since no
+    /// wanted frame depends on them (H.264, `media::h264_refs`).
+    left_out: Option<Arc<HashSet<i64>>>,
+    /// With `wanted`: targets (by pts) after whose packet the decoder is drained, since no
+    /// other wanted frame comes before the next keyframe: the target comes out without
+    /// decoding the frames its reordering delay would otherwise wait for.
+    drain_after: Option<Arc<HashSet<i64>>>,
+    /// The decoder was drained after a target: the next frame needs a seek.
+    drained: bool,
+    /// Packets left out so far (see `left_out`).
+    packets_left_out: usize,
     damaged_frames: Vec<usize>,
     failed_packets: usize,
     /// Counts the decoder and its threads on the call's tally while it is open.
@@ -168,6 +179,10 @@ impl FrameReader {
             decoded: 0,
             unrecognised: 0,
             wanted: None,
+            left_out: None,
+            drain_after: None,
+            drained: false,
+            packets_left_out: 0,
             damaged_frames: Vec::new(),
             failed_packets: 0,
             _held,
@@ -175,21 +190,50 @@ impl FrameReader {
     }
 
     /// Declares that only the frames with these indices will be read (by seeking to each in
-    /// increasing order), so the decoder may skip non-reference frames that are not wanted:
-    /// they cost nothing and never come out. Only where frames are recognised by their
-    /// timestamps: elsewhere a packet may carry a frame that comes out with a later packet
-    /// (packed B-frames), so nothing is skipped.
+    /// increasing order), so the decoder decodes only what they depend on: non-reference
+    /// frames that are not wanted are skipped (`AVDISCARD_NONREF`); for H.264 whose
+    /// references the table could follow, packets of reference frames no wanted frame depends
+    /// on are not sent at all (`media::h264_refs`); and after the packet of the last wanted
+    /// frame before a keyframe the decoder is drained, so that frame comes out at once. Only
+    /// where frames are recognised by their timestamps: elsewhere a packet may carry a frame
+    /// that comes out with a later packet (packed B-frames), so nothing is skipped.
     pub fn want_only(&mut self, indices: &[usize]) {
         let table = self.table.clone();
         if table.identity != Identity::Pts {
             return;
         }
-        let set: HashSet<i64> = indices
+        let mut sorted: Vec<usize> = indices
             .iter()
-            .filter(|&&i| i < table.len())
-            .map(|&i| table.pts(i))
+            .copied()
+            .filter(|&i| i < table.len())
             .collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let set: HashSet<i64> = sorted.iter().map(|&i| table.pts(i)).collect();
+        // A target with no other target before the next keyframe: drain after it.
+        let mut drain = HashSet::new();
+        for (n, &i) in sorted.iter().enumerate() {
+            let next_key = (i + 1..table.len()).find(|&j| table.entry(j).key);
+            let alone = match (sorted.get(n + 1), next_key) {
+                (None, _) => true,
+                (Some(&next), Some(k)) => next >= k,
+                (Some(_), None) => false,
+            };
+            if alone {
+                drain.insert(table.pts(i));
+            }
+        }
+        self.left_out = table
+            .ref_graph()
+            .map(|g| Arc::new(g.droppable_for(&set)))
+            .filter(|s| !s.is_empty());
+        self.drain_after = Some(Arc::new(drain));
         self.wanted = Some(Arc::new(set));
+    }
+
+    /// Packets not sent to the decoder so far because no wanted frame depends on them.
+    pub fn packets_left_out(&self) -> usize {
+        self.packets_left_out
     }
 
     /// The file being read.
@@ -247,7 +291,7 @@ impl FrameReader {
             ));
         }
         // Decoding forward from here is no more work than seeking: do that.
-        if let (Some(next), None) = (self.next_index, self.target) {
+        if let (Some(next), None, false) = (self.next_index, self.target, self.drained) {
             if next <= index && table.clean_keyframe_at_or_before(index) <= next {
                 if next < index {
                     self.target = Some(match table.identity {
@@ -316,6 +360,7 @@ impl FrameReader {
             return self.reopen();
         }
         self.decoder.flush();
+        self.drained = false;
         self.need_keyframe = true;
         self.packets_done = false;
         self.eof_sent = false;
@@ -332,6 +377,7 @@ impl FrameReader {
         input.keep_only_streams(&[index]);
         self.decoder = open_decoder(&input, self.options.threads, self.options.skip_loop_filter)?;
         self.input = input;
+        self.drained = false;
         self.need_keyframe = false;
         self.packets_done = false;
         self.eof_sent = false;
@@ -395,6 +441,23 @@ impl FrameReader {
                 }
             }
             let Some(raw) = raw else {
+                if self.drained {
+                    // Drained after a target: go on from a seek.
+                    let next = match self.target.take() {
+                        Some(Target::Identified { index, .. } | Target::Count { index }) => index,
+                        None => match self.next_index {
+                            Some(n) if n < self.table.len() => n,
+                            _ => return Ok(None),
+                        },
+                    };
+                    let keyframe = self.table.clean_keyframe_at_or_before(next);
+                    self.seek_to_keyframe(keyframe, false)?;
+                    self.target = Some(Target::Identified {
+                        index: next,
+                        retries: 0,
+                    });
+                    continue;
+                }
                 match self.target.take() {
                     // The seek landed past the target, or the target never decoded.
                     Some(Target::Identified { index, retries }) => {
@@ -611,6 +674,7 @@ impl FrameReader {
             match self.decoder.receive_frame(&mut frame) {
                 Ok(()) => {
                     self.decoded += 1;
+                    crate::tally::count(crate::tally::Event::FrameDecoded);
                     return Ok(Some(frame));
                 }
                 Err(ffmpeg::Error::Eof) => return Ok(None),
@@ -618,7 +682,7 @@ impl FrameReader {
                 // A picture that fails after its packet was accepted: nothing comes out.
                 Err(_) => self.packet_failed()?,
             }
-            if self.packets_done {
+            if self.packets_done || self.drained {
                 if self.eof_sent {
                     return Ok(None);
                 }
@@ -658,17 +722,42 @@ impl FrameReader {
                 }
                 self.need_keyframe = false;
             }
+            let mut drain = false;
             if let Some(wanted) = &self.wanted {
-                let want = packet.pts().is_some_and(|k| wanted.contains(&k));
+                let pts = packet.pts();
+                let want = pts.is_some_and(|k| wanted.contains(&k));
+                if !want && !packet.is_key() {
+                    if let (Some(out), Some(k)) = (&self.left_out, pts) {
+                        if out.contains(&k) {
+                            self.packets_left_out += 1;
+                            crate::tally::count(crate::tally::Event::PacketLeftOut);
+                            continue;
+                        }
+                    }
+                }
                 self.decoder.skip_frame(if want {
                     Discard::Default
                 } else {
                     Discard::NonReference
                 });
+                // The current target's packet, with no other target before the next keyframe.
+                drain = match (self.target, pts, &self.drain_after) {
+                    (Some(Target::Identified { index, .. }), Some(k), Some(d)) => {
+                        self.table.pts(index) == k && d.contains(&k)
+                    }
+                    _ => false,
+                };
             }
             crate::media::compat::tag_packet_position(&mut packet);
             if self.decoder.send_packet(&packet).is_err() {
                 self.packet_failed()?;
+            }
+            if drain {
+                self.decoder
+                    .send_eof()
+                    .map_err(|e| Error::ffmpeg(&self.path, "draining the decoder", e))?;
+                self.eof_sent = true;
+                self.drained = true;
             }
         }
     }

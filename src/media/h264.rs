@@ -160,16 +160,23 @@ impl AvcC {
 }
 
 /// RBSP bit reader (emulation prevention bytes removed up front).
-struct Bits {
+pub(crate) struct Bits {
     data: Vec<u8>,
     pos: usize,
 }
 
 impl Bits {
-    fn new(nal_payload: &[u8]) -> Bits {
-        let mut data = Vec::with_capacity(nal_payload.len());
+    pub(crate) fn new(nal_payload: &[u8]) -> Bits {
+        Self::prefix(nal_payload, usize::MAX)
+    }
+    /// The first `max` bytes of the RBSP at most (a slice header, without its picture data).
+    pub(crate) fn prefix(nal_payload: &[u8], max: usize) -> Bits {
+        let mut data = Vec::with_capacity(nal_payload.len().min(max));
         let mut zeros = 0;
         for &b in nal_payload {
+            if data.len() >= max {
+                break;
+            }
             if zeros >= 2 && b == 3 {
                 zeros = 0;
                 continue;
@@ -179,7 +186,7 @@ impl Bits {
         }
         Bits { data, pos: 0 }
     }
-    fn u(&mut self, n: u32) -> Result<u32> {
+    pub(crate) fn u(&mut self, n: u32) -> Result<u32> {
         let mut v = 0u32;
         for _ in 0..n {
             let byte = *self
@@ -191,10 +198,10 @@ impl Bits {
         }
         Ok(v)
     }
-    fn flag(&mut self) -> Result<bool> {
+    pub(crate) fn flag(&mut self) -> Result<bool> {
         Ok(self.u(1)? == 1)
     }
-    fn ue(&mut self) -> Result<u32> {
+    pub(crate) fn ue(&mut self) -> Result<u32> {
         let mut zeros = 0;
         while self.u(1)? == 0 {
             zeros += 1;
@@ -202,7 +209,7 @@ impl Bits {
         }
         Ok(((1u64 << zeros) - 1 + self.u(zeros)? as u64) as u32)
     }
-    fn se(&mut self) -> Result<i32> {
+    pub(crate) fn se(&mut self) -> Result<i32> {
         let k = self.ue()? as i64;
         Ok(if k % 2 == 1 { (k + 1) / 2 } else { -(k / 2) } as i32)
     }
@@ -234,6 +241,13 @@ pub struct Sps {
     pub colour: Option<(u32, u32, u32)>,
     pub chroma_loc: Option<(u32, u32)>,
     pub max_num_reorder_frames: Option<u32>,
+    /// What slice headers need (`media::h264_refs`).
+    pub separate_colour_plane: bool,
+    pub log2_max_frame_num: u32,
+    pub poc_type: u32,
+    pub log2_max_poc_lsb: u32,
+    pub delta_pic_order_always_zero: bool,
+    pub gaps_in_frame_num_allowed: bool,
 }
 
 const SAR_TABLE: [(u32, u32); 17] = [
@@ -300,7 +314,7 @@ impl Sps {
         ) {
             s.chroma_format_idc = b.ue()?;
             if s.chroma_format_idc == 3 {
-                b.u(1)?; // separate_colour_plane_flag
+                s.separate_colour_plane = b.flag()?;
             }
             s.bit_depth_luma = b.ue()? + 8;
             s.bit_depth_chroma = b.ue()? + 8;
@@ -314,13 +328,14 @@ impl Sps {
                 }
             }
         }
-        b.ue()?; // log2_max_frame_num_minus4
-        match b.ue()? {
+        s.log2_max_frame_num = b.ue()? + 4;
+        s.poc_type = b.ue()?;
+        match s.poc_type {
             0 => {
-                b.ue()?;
+                s.log2_max_poc_lsb = b.ue()? + 4;
             }
             1 => {
-                b.u(1)?;
+                s.delta_pic_order_always_zero = b.flag()?;
                 b.se()?;
                 b.se()?;
                 for _ in 0..b.ue()? {
@@ -330,7 +345,7 @@ impl Sps {
             _ => {}
         }
         s.max_num_ref_frames = b.ue()?;
-        b.u(1)?; // gaps_in_frame_num_value_allowed_flag
+        s.gaps_in_frame_num_allowed = b.flag()?;
         s.width_mbs = b.ue()? + 1;
         s.height_map_units = b.ue()? + 1;
         s.frame_mbs_only = b.flag()?;

@@ -8,6 +8,7 @@ pub(crate) mod encode;
 pub(crate) mod ffi;
 pub(crate) mod frame;
 pub(crate) mod h264;
+pub(crate) mod h264_refs;
 pub(crate) mod images;
 pub(crate) mod input;
 pub(crate) mod probe;

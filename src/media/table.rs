@@ -228,6 +228,10 @@ pub struct FrameTable {
     /// For H.264 with an avcC record, built from packets: every video packet in decoding
     /// order, with its IDR flag (see [`CodedPackets`]).
     coded: Option<Arc<CodedPackets>>,
+    /// For H.264 with an avcC record, built from packets: which frames each frame may be
+    /// predicted from (`media::h264_refs`), so that sparse reading decodes only what its
+    /// targets depend on; `None` where the analysis gave up.
+    refs: Option<Arc<crate::media::h264_refs::RefGraph>>,
 }
 
 /// One video packet of an H.264 stream as the table's scan read it.
@@ -304,16 +308,16 @@ impl FrameTable {
         crate::tally::count(crate::tally::Event::PacketScan);
         // H.264 in avcC form: its packets in decoding order with their IDR flags, for smart
         // encoding.
-        let length_size = if input.video.codec == "h264" {
+        let avcc = if input.video.codec == "h264" {
             input.context.stream(index).and_then(|s| {
                 let extradata = ffi::parameters_extradata(&s.parameters());
-                crate::media::h264::AvcC::parse(&extradata)
-                    .ok()
-                    .map(|a| a.length_size)
+                crate::media::h264::AvcC::parse(&extradata).ok()
             })
         } else {
             None
         };
+        let length_size = avcc.as_ref().map(|a| a.length_size);
+        let mut analyser = avcc.as_ref().map(crate::media::h264_refs::Analyser::new);
         let mut coded: Option<CodedPackets> = length_size.map(|_| Ok(Vec::new()));
         let mut entries = Vec::new();
         let mut discarded = 0usize;
@@ -358,6 +362,15 @@ impl FrameTable {
                 match coded_packet(&packet, size) {
                     Ok(p) => list.push(p),
                     Err(why) => coded = Some(Err(why)),
+                }
+            }
+            if let (Some(a), Some(size), Some(pts)) = (&mut analyser, length_size, packet.pts()) {
+                if packet.size() > 0 {
+                    let data = packet.data().unwrap_or(&[]);
+                    match crate::media::h264::split_length_prefixed(data, size) {
+                        Ok(nals) => a.packet(pts, &nals),
+                        Err(_) => analyser = None,
+                    }
                 }
             }
             if packet.size() == 0 {
@@ -407,6 +420,10 @@ impl FrameTable {
         );
         table.damage.unreadable = unreadable;
         table.coded = coded.map(Arc::new);
+        table.refs = analyser
+            .and_then(|a| a.finish().ok())
+            .filter(|g| g.len() == table.len())
+            .map(Arc::new);
         if input.video.codec == "theora" {
             table.damage.lost_packets = table.gaps_in_frame_numbers();
         }
@@ -529,6 +546,7 @@ impl FrameTable {
             fallback_frame_duration,
             by_position,
             coded: None,
+            refs: None,
         }
     }
 
@@ -706,6 +724,12 @@ impl FrameTable {
 
     /// For H.264 in avcC form with a table built from packets: every video packet in decoding
     /// order with its IDR flag, as the scan read them (`None`: not recorded; read them).
+    /// Which frames each frame may be predicted from (H.264 from packets; see
+    /// [`crate::media::h264_refs`]).
+    pub(crate) fn ref_graph(&self) -> Option<&crate::media::h264_refs::RefGraph> {
+        self.refs.as_deref()
+    }
+
     pub(crate) fn coded_packets(&self) -> Option<&CodedPackets> {
         self.coded.as_deref()
     }
