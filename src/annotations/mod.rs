@@ -42,7 +42,7 @@ pub use model::{Annotations, Coords, Detection, Entry, Extras, Key, Meta, TimeOr
 pub use mot::read_mot;
 pub use native::{from_native_str, read_native, to_native_string, write_native};
 pub use plain::read_plain;
-pub use resolve::{BoxSource, DrawBox, Fill, ResolvedBoxes};
+pub use resolve::{BoxSource, DrawBox, Fill, Gap, ResolvedBoxes, TrackerKind};
 pub use vstar::{read_vstar, vstar_item, write_vstar, VstarBox, VstarItem};
 pub use waymo::read_waymo;
 
