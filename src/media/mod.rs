@@ -10,11 +10,14 @@ pub(crate) mod frame;
 pub(crate) mod h264;
 pub(crate) mod images;
 pub(crate) mod input;
+#[cfg(feature = "tracking")]
+pub(crate) mod opencv;
 pub(crate) mod probe;
 pub(crate) mod remote;
 pub(crate) mod source;
 pub(crate) mod still;
 pub(crate) mod table;
+pub mod tracker;
 
 pub use decode::{DecodeOptions, FrameReader};
 pub use encode::{EncodeSettings, ENCODER_THREADS, X264_PRESETS};
