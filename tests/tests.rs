@@ -40,5 +40,6 @@ mod review_hostile;
 mod run;
 mod smart;
 mod sources;
+mod tracking;
 mod video_reproducible;
 mod work_once;
