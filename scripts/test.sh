@@ -6,7 +6,10 @@
 # compiled in target/ (seconds); `pip install ./python` builds the release profile (minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test
+# With the `tracking` feature (OpenCV, scripts/debian-packages.txt) unless VIDPREP_NO_TRACKING=1.
+features=(--features tracking)
+if [ -n "${VIDPREP_NO_TRACKING:-}" ]; then features=(); fi
+cargo test "${features[@]}"
 python3 -m venv target/test-venv
 # VIDPREP_TEST_EXTRAS: more packages for optional tests (.ci/run: Ray for python/tests/test_ray.py).
 target/test-venv/bin/pip install --quiet maturin numpy pytest pillow ${VIDPREP_TEST_EXTRAS:-}

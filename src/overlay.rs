@@ -83,7 +83,7 @@ impl BoxesRequest {
         serde_json::json!({
             "path": self.path.display().to_string(),
             "format": self.format.name(),
-            "fill": format!("{:?}", self.fill).to_lowercase(),
+            "fill": self.fill.to_string(),
             "draw": self.draw,
         })
     }
@@ -126,6 +126,8 @@ pub struct SourceBoxes {
     pub annotations: Annotations,
     pub resolved: ResolvedBoxes,
     pub warnings: Vec<String>,
+    /// With `fill: track`: what was done to each gap of each track (source frames).
+    pub tracked: Vec<crate::media::tracker::GapRecord>,
 }
 
 impl SourceBoxes {
@@ -187,6 +189,7 @@ impl SourceBoxes {
             annotations,
             resolved,
             warnings,
+            tracked: Vec::new(),
         })
     }
 
@@ -472,6 +475,25 @@ impl BoxRecorder {
                 serde_json::Value::Array(from)
             },
         );
+        // Gaps filled by a tracker: per source's track and gap, in the source's frames.
+        let tracked: Vec<serde_json::Value> = self
+            .sources
+            .iter()
+            .flat_map(|(_, b, _)| {
+                let path = b.request.path.display().to_string();
+                b.tracked.iter().map(move |g| {
+                    let mut v = serde_json::to_value(g).unwrap_or_default();
+                    v["annotations"] = serde_json::Value::String(path.clone());
+                    v
+                })
+            })
+            .collect();
+        if !tracked.is_empty() {
+            self.out
+                .meta
+                .fields
+                .insert("tracked_gaps".into(), serde_json::Value::Array(tracked));
+        }
         let clock = TimestampClock::new(self.times, self.end, w, h)?;
         self.out.meta.fps = clock.nominal_fps();
         Ok((self.out, clock))

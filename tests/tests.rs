@@ -42,5 +42,6 @@ mod run;
 mod smart;
 mod sources;
 mod sparse_skip;
+mod tracking;
 mod video_reproducible;
 mod work_once;

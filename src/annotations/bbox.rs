@@ -125,12 +125,38 @@ impl BBox {
             y2: mix(a.y2, b.y2),
         }
     }
+
+    /// Intersection over union with `other` (0 when either has no area).
+    pub fn iou(&self, other: &BBox) -> f64 {
+        let iw = self.x2.min(other.x2) - self.x1.max(other.x1);
+        let ih = self.y2.min(other.y2) - self.y1.max(other.y1);
+        if iw <= 0.0 || ih <= 0.0 {
+            return 0.0;
+        }
+        let inter = iw * ih;
+        let union = self.width() * self.height() + other.width() * other.height() - inter;
+        if union > 0.0 {
+            inter / union
+        } else {
+            0.0
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn iou_by_hand() {
+        let a = BBox::new(0.0, 0.0, 10.0, 10.0);
+        assert_eq!(a.iou(&a), 1.0);
+        // Overlap 5x10 = 50 of a union 100 + 100 - 50 = 150.
+        assert!((a.iou(&BBox::new(5.0, 0.0, 15.0, 10.0)) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(a.iou(&BBox::new(10.0, 0.0, 20.0, 10.0)), 0.0);
+        assert_eq!(a.iou(&BBox::new(3.0, 3.0, 3.0, 9.0)), 0.0);
+    }
 
     #[test]
     fn conversions() {

@@ -16,6 +16,16 @@
 //!   a track; `Fill::Hold` keeps a `Present` box on the frames up to the track's next key;
 //!   `Fill::None` draws keyed frames only. Nothing is filled before a track's first key, after
 //!   its last, or across an `Absent` key; `Absent` keys never get a box.
+//! - `Fill::Cubic` is a monotone cubic (PCHIP: Fritsch-Carlson slopes as Fritsch-Butland's
+//!   weighted harmonic mean inside, the three-point shape-preserving formula at the ends, as
+//!   SciPy's `PchipInterpolator`) by presentation time through every run of consecutive
+//!   `Present` keys, of each box's centre and size (not its corners, so width and height stay
+//!   positive). Monotone: between two keys a coordinate never leaves their range (no overshoot,
+//!   unlike Catmull-Rom), so a box that stops stays stopped; a run of two keys is linear.
+//! - `Fill::Track` resolves as `Fill::Linear` here and lists the gaps a tracker may fill
+//!   instead ([`ResolvedBoxes::gaps`]): between two present keys on frames of the video, and
+//!   after a track's last present key (or up to its `Absent` key); the tracking module
+//!   (`media::tracker`, the `tracking` feature) replaces their boxes.
 //! - detections are drawn on their own frame only.
 //! - normalised coordinates become pixels of the clock's frame size. Boxes are not clamped;
 //!   drawing code clamps with [`BBox::clamped`].
@@ -34,18 +44,58 @@ pub enum Fill {
     /// Interpolate linearly by presentation time between consecutive present keys.
     #[default]
     Linear,
+    /// A monotone cubic (PCHIP) by presentation time through consecutive present keys.
+    Cubic,
     /// Keep each present box until the track's next key.
     Hold,
     /// Only keyed frames.
     None,
+    /// An OpenCV tracker run between keys (forward and backward, blended) and after the last
+    /// key (forward, up to a limit); needs the `tracking` feature.
+    Track(TrackerKind),
+}
+
+/// Which OpenCV tracker `Fill::Track` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TrackerKind {
+    /// Discriminative correlation filter with channel and spatial reliability: the most
+    /// accurate of OpenCV's classic trackers.
+    #[default]
+    Csrt,
+    /// Kernelized correlation filters: several times faster, less robust to scale change.
+    Kcf,
+}
+
+impl TrackerKind {
+    /// Its name (`csrt`, `kcf`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TrackerKind::Csrt => "csrt",
+            TrackerKind::Kcf => "kcf",
+        }
+    }
+}
+
+impl FromStr for TrackerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TrackerKind, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "csrt" => Ok(TrackerKind::Csrt),
+            "kcf" => Ok(TrackerKind::Kcf),
+            other => Err(format!("unknown tracker {other:?}; expected csrt or kcf")),
+        }
+    }
 }
 
 impl std::fmt::Display for Fill {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Fill::Linear => "linear",
+            Fill::Cubic => "cubic",
             Fill::Hold => "hold",
             Fill::None => "none",
+            Fill::Track(TrackerKind::Csrt) => "track",
+            Fill::Track(TrackerKind::Kcf) => "track-kcf",
         })
     }
 }
@@ -57,11 +107,21 @@ impl FromStr for Fill {
     fn from_str(s: &str) -> Result<Fill, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "linear" | "interpolate" => Ok(Fill::Linear),
+            "cubic" => Ok(Fill::Cubic),
             "hold" => Ok(Fill::Hold),
             "none" => Ok(Fill::None),
-            other => Err(format!(
-                "unknown fill {other:?}; expected linear, hold or none"
-            )),
+            "track" => Ok(Fill::Track(TrackerKind::Csrt)),
+            other => match other
+                .strip_prefix("track-")
+                .or_else(|| other.strip_prefix("track:"))
+                .map(str::parse::<TrackerKind>)
+            {
+                Some(Ok(kind)) => Ok(Fill::Track(kind)),
+                _ => Err(format!(
+                    "unknown fill {other:?}; expected linear, cubic, hold, none, track \
+                     (CSRT), track-csrt or track-kcf"
+                )),
+            },
         }
     }
 }
@@ -99,6 +159,25 @@ pub struct ResolvedBoxes {
     pub keys_outside_video: usize,
     /// Track keys not drawn because an earlier key of the same track landed on the same frame.
     pub keys_superseded: usize,
+    /// With `Fill::Track`: the gaps a tracker may fill, by track, then frame (their boxes
+    /// here are linear, or none after a last key).
+    pub gaps: Vec<Gap>,
+}
+
+/// A stretch of one track's frames that `Fill::Track` hands to a tracker: after the keyed
+/// frame `from`, up to the keyed frame `to` (tracked both ways) or, without `to`, forward
+/// only, never to `end` (an absent key's frame or the video's end) nor past the tracker's
+/// limit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gap {
+    /// An index into `Annotations::tracks`.
+    pub track: usize,
+    /// The keyed frame the gap follows and its box, in pixels.
+    pub from: (usize, BBox),
+    /// The keyed frame that ends the gap and its box, in pixels (`None`: forward only).
+    pub to: Option<(usize, BBox)>,
+    /// The first frame past the gap (`to`'s frame when there is one).
+    pub end: usize,
 }
 
 impl ResolvedBoxes {
@@ -137,6 +216,39 @@ impl ResolvedBoxes {
     pub fn frame_span(&self) -> Option<(usize, usize)> {
         Some((*self.frames.first()?, *self.frames.last()?))
     }
+
+    /// Every box with its frame, in frame order (within a frame, tracks then detections).
+    pub fn to_list(&self) -> Vec<(usize, DrawBox)> {
+        self.frames_with_boxes()
+            .flat_map(|(f, list)| list.iter().map(move |d| (f, *d)))
+            .collect()
+    }
+
+    /// Replaces every box with `list` (any order; sorted stably by frame, then source),
+    /// keeping the counts and gaps.
+    pub fn replace_all(&mut self, mut list: Vec<(usize, DrawBox)>) {
+        list.sort_by_key(|(f, d)| {
+            (
+                *f,
+                match d.source {
+                    BoxSource::Track(i) => (0, i),
+                    BoxSource::Detection(i) => (1, i),
+                },
+            )
+        });
+        self.frames.clear();
+        self.starts.clear();
+        self.boxes.clear();
+        self.boxes.reserve(list.len());
+        for (f, draw) in list {
+            if self.frames.last() != Some(&f) {
+                self.frames.push(f);
+                self.starts.push(self.boxes.len());
+            }
+            self.boxes.push(draw);
+        }
+        self.starts.push(self.boxes.len());
+    }
 }
 
 struct Anchor {
@@ -173,6 +285,7 @@ impl Annotations {
         let mut out: Vec<(usize, DrawBox)> = Vec::new();
         let mut outside = 0usize;
         let mut superseded = 0usize;
+        let mut gaps: Vec<Gap> = Vec::new();
         let shift = if n == 0 {
             Time::ZERO
         } else {
@@ -238,15 +351,35 @@ impl Annotations {
             if fill == Fill::None {
                 continue;
             }
+            let slopes = if fill == Fill::Cubic {
+                pchip_slopes(&anchors)
+            } else {
+                Vec::new()
+            };
             let first_time = clock.frame_time(0);
-            for pair in anchors.windows(2) {
+            for (i, pair) in anchors.windows(2).enumerate() {
                 let (a, b) = (&pair[0], &pair[1]);
                 let Entry::Present(box_a) = a.entry else {
                     continue;
                 };
+                if let (Fill::Track(_), Some(fa), Some(fb)) = (fill, a.frame, b.frame) {
+                    if fb > fa + 1 {
+                        gaps.push(Gap {
+                            track: ti,
+                            from: (fa, to_pixels(&box_a)),
+                            to: match b.entry {
+                                Entry::Present(box_b) => Some((fb, to_pixels(&box_b))),
+                                Entry::Absent => None,
+                            },
+                            end: fb,
+                        });
+                    }
+                }
                 let box_b = match (fill, b.entry) {
-                    (Fill::Linear, Entry::Present(box_b)) => Some(box_b),
-                    (Fill::Linear, Entry::Absent) => continue,
+                    (Fill::Linear | Fill::Cubic | Fill::Track(_), Entry::Present(box_b)) => {
+                        Some(box_b)
+                    }
+                    (Fill::Linear | Fill::Cubic | Fill::Track(_), Entry::Absent) => continue,
                     _ => None,
                 };
                 // Frames with presentation time strictly between a's frame and b's frame.
@@ -260,13 +393,26 @@ impl Annotations {
                     None if b.time < first_time => 0,
                     None => n,
                 };
+                let cubic = match (fill, box_b) {
+                    (Fill::Cubic, Some(box_b)) if b.time > a.time => Some(Hermite {
+                        a: components(&box_a),
+                        b: components(&box_b),
+                        da: slopes[i],
+                        db: slopes[i + 1],
+                        h: (b.time - a.time).as_secs_f64(),
+                    }),
+                    _ => None,
+                };
                 for f in start..end {
-                    let bbox = match box_b {
-                        Some(box_b) => {
+                    let bbox = match (box_b, &cubic) {
+                        (Some(_), Some(c)) => {
+                            c.at(time_ratio(clock.frame_time(f) - a.time, b.time - a.time))
+                        }
+                        (Some(box_b), None) => {
                             let u = time_ratio(clock.frame_time(f) - a.time, b.time - a.time);
                             BBox::lerp(&box_a, &box_b, u)
                         }
-                        None => box_a,
+                        (None, _) => box_a,
                     };
                     out.push((
                         f,
@@ -276,6 +422,19 @@ impl Annotations {
                             filled: true,
                         },
                     ));
+                }
+            }
+            // After the last key, a tracker may go on forward (up to the video's end).
+            if let (Fill::Track(_), Some(last)) = (fill, anchors.last()) {
+                if let (Entry::Present(b), Some(f)) = (last.entry, last.frame) {
+                    if f + 1 < n {
+                        gaps.push(Gap {
+                            track: ti,
+                            from: (f, to_pixels(&b)),
+                            to: None,
+                            end: n,
+                        });
+                    }
                 }
             }
         }
@@ -305,6 +464,7 @@ impl Annotations {
             frame_count: n,
             keys_outside_video: outside,
             keys_superseded: superseded,
+            gaps,
             ..ResolvedBoxes::default()
         };
         resolved.boxes.reserve(out.len());
@@ -317,6 +477,110 @@ impl Annotations {
         }
         resolved.starts.push(resolved.boxes.len());
         Ok(resolved)
+    }
+}
+
+/// A box as the four coordinates cubic fill interpolates: centre x, centre y, width, height.
+fn components(b: &BBox) -> [f64; 4] {
+    let (cx, cy) = b.center();
+    [cx, cy, b.width(), b.height()]
+}
+
+/// Whether consecutive anchors `a`, `b` bound an interval of a cubic run.
+fn joined(a: &Anchor, b: &Anchor) -> bool {
+    matches!((a.entry, b.entry), (Entry::Present(_), Entry::Present(_))) && b.time > a.time
+}
+
+/// PCHIP slopes (per second) of each anchor's [`components`] within its run of joined
+/// anchors; zero for an anchor in no run. Interior: Fritsch-Butland's weighted harmonic mean
+/// of the two secants (zero where they differ in sign); ends: the three-point formula,
+/// zeroed or capped at three secants to stay shape-preserving (SciPy's choices); a run of one
+/// interval gets its secant (linear).
+fn pchip_slopes(anchors: &[Anchor]) -> Vec<[f64; 4]> {
+    let n = anchors.len();
+    let y: Vec<[f64; 4]> = anchors
+        .iter()
+        .map(|a| match &a.entry {
+            Entry::Present(b) => components(b),
+            Entry::Absent => [0.0; 4],
+        })
+        .collect();
+    // Interval k (anchors k, k + 1): its length and its secant per component.
+    let interval = |k: usize| -> Option<(f64, [f64; 4])> {
+        if k + 1 >= n || !joined(&anchors[k], &anchors[k + 1]) {
+            return None;
+        }
+        let h = (anchors[k + 1].time - anchors[k].time).as_secs_f64();
+        Some((h, std::array::from_fn(|c| (y[k + 1][c] - y[k][c]) / h)))
+    };
+    let end_slope = |h0: f64, d0: f64, next: Option<(f64, f64)>| match next {
+        None => d0,
+        Some((h1, d1)) => {
+            let d = ((2.0 * h0 + h1) * d0 - h0 * d1) / (h0 + h1);
+            if d.signum() != d0.signum() || d0 == 0.0 {
+                0.0
+            } else if d0.signum() != d1.signum() && d.abs() > 3.0 * d0.abs() {
+                3.0 * d0
+            } else {
+                d
+            }
+        }
+    };
+    (0..n)
+        .map(|k| {
+            let left = if k > 0 { interval(k - 1) } else { None };
+            let right = interval(k);
+            std::array::from_fn(|c| match (left, right) {
+                (Some((h0, d0)), Some((h1, d1))) => {
+                    if d0[c] * d1[c] <= 0.0 {
+                        0.0
+                    } else {
+                        let (w1, w2) = (2.0 * h1 + h0, h1 + 2.0 * h0);
+                        (w1 + w2) / (w1 / d0[c] + w2 / d1[c])
+                    }
+                }
+                (None, Some((h, d))) => {
+                    end_slope(h, d[c], interval(k + 1).map(|(h1, d1)| (h1, d1[c])))
+                }
+                (Some((h, d)), None) => end_slope(
+                    h,
+                    d[c],
+                    if k >= 2 { interval(k - 2) } else { None }.map(|(h1, d1)| (h1, d1[c])),
+                ),
+                (None, None) => 0.0,
+            })
+        })
+        .collect()
+}
+
+/// One interval of a cubic Hermite spline over the four [`components`].
+struct Hermite {
+    a: [f64; 4],
+    b: [f64; 4],
+    /// Slopes per second at each end.
+    da: [f64; 4],
+    db: [f64; 4],
+    /// The interval's length in seconds.
+    h: f64,
+}
+
+impl Hermite {
+    /// The box at fraction `s` of the interval.
+    fn at(&self, s: f64) -> BBox {
+        let (s2, s3) = (s * s, s * s * s);
+        let (h00, h10, h01, h11) = (
+            2.0 * s3 - 3.0 * s2 + 1.0,
+            s3 - 2.0 * s2 + s,
+            -2.0 * s3 + 3.0 * s2,
+            s3 - s2,
+        );
+        let v: [f64; 4] = std::array::from_fn(|c| {
+            h00 * self.a[c]
+                + h10 * self.h * self.da[c]
+                + h01 * self.b[c]
+                + h11 * self.h * self.db[c]
+        });
+        BBox::from_center(v[0], v[1], v[2], v[3])
     }
 }
 
@@ -610,10 +874,116 @@ mod tests {
         assert_eq!("linear".parse::<Fill>(), Ok(Fill::Linear));
         assert_eq!("Hold".parse::<Fill>(), Ok(Fill::Hold));
         assert_eq!("none".parse::<Fill>(), Ok(Fill::None));
-        assert!("cubic"
+        assert_eq!("cubic".parse::<Fill>(), Ok(Fill::Cubic));
+        assert_eq!("track".parse::<Fill>(), Ok(Fill::Track(TrackerKind::Csrt)));
+        assert_eq!(
+            "track-kcf".parse::<Fill>(),
+            Ok(Fill::Track(TrackerKind::Kcf))
+        );
+        assert_eq!(
+            "track:CSRT".parse::<Fill>(),
+            Ok(Fill::Track(TrackerKind::Csrt))
+        );
+        for f in [Fill::Linear, Fill::Cubic, Fill::Hold, Fill::None] {
+            assert_eq!(f.to_string().parse::<Fill>(), Ok(f));
+        }
+        for k in [TrackerKind::Csrt, TrackerKind::Kcf] {
+            assert_eq!(
+                Fill::Track(k).to_string().parse::<Fill>(),
+                Ok(Fill::Track(k))
+            );
+        }
+        assert!("spline"
             .parse::<Fill>()
             .unwrap_err()
-            .contains("expected linear, hold or none"));
+            .contains("expected linear, cubic, hold, none, track"));
+        assert!("track-mil".parse::<Fill>().is_err());
+    }
+
+    fn centred(cx: f64, w: f64) -> BBox {
+        BBox::from_center(cx, 50.0, w, 20.0)
+    }
+
+    #[test]
+    fn cubic_matches_pchip_by_hand() {
+        // Centre x 0, 10, 30 at 0, 1, 2 s (10 fps). PCHIP by hand (h = 1 s, secants 10 and
+        // 20): interior slope (3 + 3) / (3/10 + 3/20) = 40/3; start slope (3*10 - 20) / 2 = 5;
+        // at 0.5 s the Hermite basis (1/2, 1/8, 1/2, -1/8) gives 5/8 + 5 - 40/24 = 3.958333.
+        let a = one_track(&[
+            (Key::Frame(0), Some(centred(0.0, 8.0))),
+            (Key::Frame(10), Some(centred(10.0, 8.0))),
+            (Key::Frame(20), Some(centred(30.0, 8.0))),
+        ]);
+        let r = a.resolve(&cfr(30, 10), Fill::Cubic).unwrap();
+        let (b, filled) = only(&r, 5).unwrap();
+        assert!(filled);
+        assert!((b.center().0 - 3.958_333_333_333_333).abs() < 1e-9, "{b:?}");
+        assert!((b.width() - 8.0).abs() < 1e-9);
+        // End slope (3*20 - 10) / 2 = 25: at 1.5 s, 5 + (40/3)/8 + 15 - 25/8 = 18.541667.
+        let (b, _) = only(&r, 15).unwrap();
+        assert!(
+            (b.center().0 - 18.541_666_666_666_668).abs() < 1e-9,
+            "{b:?}"
+        );
+        // Keys are kept exactly; nothing after the last.
+        assert_eq!(only(&r, 10), Some((centred(10.0, 8.0), false)));
+        assert_eq!(only(&r, 21), None);
+        // Linear differs (5 at 0.5 s): cubic is not linear in disguise.
+        let lin = a.resolve(&cfr(30, 10), Fill::Linear).unwrap();
+        assert!((only(&lin, 5).unwrap().0.center().0 - 5.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cubic_stops_where_the_keys_stop_and_breaks_at_absent() {
+        // 0 -> 40 then 40 -> 40: monotone, so the stopped stretch stays at 40 (Catmull-Rom
+        // would overshoot past 40 and come back).
+        let a = one_track(&[
+            (Key::Frame(0), Some(centred(0.0, 10.0))),
+            (Key::Frame(4), Some(centred(40.0, 10.0))),
+            (Key::Frame(8), Some(centred(40.0, 10.0))),
+            (Key::Frame(9), None),
+            (Key::Frame(12), Some(centred(0.0, 10.0))),
+            (Key::Frame(14), Some(centred(20.0, 10.0))),
+        ]);
+        let r = a.resolve(&cfr(20, 10), Fill::Cubic).unwrap();
+        for f in 5..8 {
+            assert!(
+                (only(&r, f).unwrap().0.center().0 - 40.0).abs() < 1e-9,
+                "frame {f}"
+            );
+        }
+        for f in 1..4 {
+            let x = only(&r, f).unwrap().0.center().0;
+            assert!(x > 0.0 && x < 40.0, "frame {f}: {x}");
+        }
+        let drawn: Vec<usize> = r.frames_with_boxes().map(|(f, _)| f).collect();
+        assert_eq!(drawn, vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 14]);
+        // A run of two keys after the absent one is linear.
+        assert!((only(&r, 13).unwrap().0.center().0 - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn track_fill_is_linear_with_gaps_listed() {
+        let a = one_track(&[
+            (Key::Frame(1), Some(bx(0.0))),
+            (Key::Frame(2), Some(bx(0.0))),
+            (Key::Frame(6), Some(bx(40.0))),
+            (Key::Frame(8), None),
+            (Key::Frame(10), Some(bx(10.0))),
+        ]);
+        let track = Fill::Track(TrackerKind::Kcf);
+        let r = a.resolve(&cfr(15, 10), track).unwrap();
+        let lin = a.resolve(&cfr(15, 10), Fill::Linear).unwrap();
+        assert_eq!(r.to_list(), lin.to_list());
+        assert!(lin.gaps.is_empty());
+        let gaps: Vec<(usize, Option<usize>, usize)> = r
+            .gaps
+            .iter()
+            .map(|g| (g.from.0, g.to.map(|t| t.0), g.end))
+            .collect();
+        // 1 -> 2 has no frame between; 6 -> absent 8 forward only; after 10, to the end.
+        assert_eq!(gaps, vec![(2, Some(6), 6), (6, None, 8), (10, None, 15)]);
+        assert_eq!(r.gaps[0].to.unwrap().1, bx(40.0));
     }
 
     proptest! {
@@ -635,11 +1005,46 @@ mod tests {
                 prop_assert_eq!(b, BBox::lerp(&bx(x0), &bx(x1), u));
                 prop_assert!(b.x1 >= x0.min(x1) - 1e-9 && b.x1 <= x0.max(x1) + 1e-9);
             }
+            // Two keys: cubic is linear (up to rounding).
+            let cubic = a.resolve(&clock, Fill::Cubic).unwrap();
+            for f in fa..=fb {
+                let (c, _) = only(&cubic, f).unwrap();
+                let (l, _) = only(&r, f).unwrap();
+                prop_assert!((c.x1 - l.x1).abs() < 1e-6 && (c.x2 - l.x2).abs() < 1e-6, "{:?} {:?}", c, l);
+            }
             let held = a.resolve(&clock, Fill::Hold).unwrap();
             for f in fa..fb {
                 prop_assert_eq!(only(&held, f).unwrap().0, bx(x0));
             }
             prop_assert_eq!(only(&held, fb + 1), None);
+        }
+
+        #[test]
+        fn cubic_never_overshoots_its_keys(
+            xs in proptest::collection::vec((-300.0f64..300.0, 1.0f64..80.0), 3..8),
+            gaps in proptest::collection::vec(1usize..12, 7),
+        ) {
+            let mut keys = Vec::new();
+            let mut f = 0;
+            for (i, (x, w)) in xs.iter().enumerate() {
+                keys.push((Key::Frame(f), Some(centred(*x, *w))));
+                f += gaps[i];
+            }
+            let a = one_track(&keys);
+            let r = a.resolve(&cfr(f + 1, 25), Fill::Cubic).unwrap();
+            for pair in keys.windows(2) {
+                let (Key::Frame(fa), Some(ba)) = pair[0] else { unreachable!() };
+                let (Key::Frame(fb), Some(bb)) = pair[1] else { unreachable!() };
+                prop_assert_eq!(only(&r, fa), Some((ba, false)));
+                for g in fa + 1..fb {
+                    let (b, filled) = only(&r, g).unwrap();
+                    prop_assert!(filled);
+                    let (lo, hi) = (ba.center().0.min(bb.center().0), ba.center().0.max(bb.center().0));
+                    prop_assert!(b.center().0 >= lo - 1e-9 && b.center().0 <= hi + 1e-9);
+                    let (lo, hi) = (ba.width().min(bb.width()), ba.width().max(bb.width()));
+                    prop_assert!(b.width() >= lo - 1e-9 && b.width() <= hi + 1e-9 && b.width() > 0.0);
+                }
+            }
         }
 
         #[test]

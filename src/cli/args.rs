@@ -15,7 +15,7 @@ pub fn parse_time(s: &str) -> Result<TimeSpec, String> {
     TimeSpec::parse(s)
 }
 
-fn parse_text<T: std::str::FromStr>(s: &str) -> Result<T, String>
+pub fn parse_text<T: std::str::FromStr>(s: &str) -> Result<T, String>
 where
     T::Err: std::fmt::Display,
 {
@@ -109,7 +109,8 @@ pub struct BoxesArgs {
     /// remapped into every output's sidecar.
     #[arg(long)]
     pub boxes: Option<PathBuf>,
-    /// Frames between keys: linear (interpolate), hold, none.
+    /// Frames between keys: linear (interpolate), cubic (monotone PCHIP), hold, none, track
+    /// (CSRT, `tracking` feature) or track-kcf.
     #[arg(long, value_parser = parse_text::<Fill>)]
     pub fill: Option<Fill>,
     /// MOT: drop boxes whose confidence is below this.

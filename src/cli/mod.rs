@@ -15,6 +15,7 @@ mod insert;
 mod probe;
 mod progress;
 mod review;
+mod track;
 
 /// Frame-accurate video preparation for multimodal-LLM benchmarks.
 #[derive(Parser)]
@@ -42,6 +43,9 @@ enum Command {
     Detect(detect::DetectArgs),
     /// Run a whole benchmark manifest: every item in one pass, in parallel, resumable, sharded.
     Run(batch::RunArgs),
+    /// Track hand-drawn boxes (one box on one frame is enough) through a source with OpenCV's
+    /// CSRT or KCF (`tracking` feature); writes the boxes for overlay, --boxes and manifests.
+    Track(track::TrackArgs),
     /// Make a static review page of a run's outputs (QC, moving decision points).
     Review(review::ReviewArgs),
     /// Apply the decisions exported from a review page to the run's manifest.
@@ -95,6 +99,7 @@ pub fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Run(args) => batch::run(args),
         Command::Detect(args) => detect::run(args),
+        Command::Track(args) => track::run(args),
         Command::Review(args) => review::run(args),
         Command::ReviewApply(args) => review::run_apply(args),
     };

@@ -11,11 +11,14 @@ pub(crate) mod h264;
 pub(crate) mod h264_refs;
 pub(crate) mod images;
 pub(crate) mod input;
+#[cfg(feature = "tracking")]
+pub(crate) mod opencv;
 pub(crate) mod probe;
 pub(crate) mod remote;
 pub(crate) mod source;
 pub(crate) mod still;
 pub(crate) mod table;
+pub mod tracker;
 
 pub use decode::{DecodeOptions, FrameReader};
 pub use encode::X264_PRESETS;

@@ -111,7 +111,7 @@ pub struct BoxOptions {
     /// The format (default: detected).
     #[serde(default)]
     pub format: Format,
-    /// Frames between keys: `linear`, `hold` or `none`.
+    /// Frames between keys: `linear`, `cubic`, `hold`, `none` or `track` (`track-kcf`).
     #[serde(default)]
     pub fill: Fill,
     /// Draw the boxes on the frames (default). `false` only carries them into the sidecars.

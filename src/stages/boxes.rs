@@ -1,11 +1,14 @@
 //! The boxes stage: the source's annotations read in their format, resolved onto its frames
-//! (keys interpolated or held as asked), recorded into every output in its own frames and
+//! (keys interpolated, held or tracked as asked: `fill: track` runs `media::tracker` over the
+//! source's exact frames), recorded into every output in its own frames and
 //! pixels, and drawn on each export's frames after that export's resize (so line widths and
 //! labels suit the pixels the model sees).
 
 use std::sync::Arc;
 
+use crate::annotations::Fill;
 use crate::error::Result;
+use crate::media::tracker::{fill_gaps, TrackOptions};
 use crate::overlay::{BoxesRequest, SourceBoxes};
 use crate::stages::stream::StreamBuilder;
 use crate::stages::Stage;
@@ -18,7 +21,48 @@ pub(crate) struct BoxesStage {
 impl Stage for BoxesStage {
     fn shape(&self, stream: &mut StreamBuilder) -> Result<()> {
         let (w, h) = stream.size;
-        let boxes = Arc::new(SourceBoxes::load(&self.request, &stream.table, w, h)?);
+        let mut boxes = SourceBoxes::load(&self.request, &stream.table, w, h)?;
+        if let Fill::Track(kind) = self.request.fill {
+            // The gaps resolution listed, tracked over the source's exact frames.
+            let ids: Vec<String> = boxes
+                .annotations
+                .tracks
+                .iter()
+                .map(|t| t.id.clone())
+                .collect();
+            let options = TrackOptions::new(kind);
+            // Only the gaps that reach the frames the output keeps are worth tracking.
+            let (kept_start, kept_end) = (stream.resolved.kept.start, stream.resolved.kept.end);
+            boxes.resolved.gaps.retain(|g| {
+                let end = match g.to {
+                    Some((b, _)) => b,
+                    None => g.end.min(g.from.0 + 1 + options.forward_limit),
+                };
+                g.from.0 + 1 < kept_end && end > kept_start
+            });
+            let records = fill_gaps(
+                &stream.input,
+                stream.table.clone(),
+                &mut boxes.resolved,
+                &ids,
+                &options,
+            )?;
+            for g in records.iter().filter(|g| g.flagged) {
+                boxes.warnings.push(format!(
+                    "{}: track {}: the {} track from frame {} drifted before frame {} \
+                     (IoU {:.2} with its box, below {}): check or add a key between them",
+                    self.request.path.display(),
+                    g.track,
+                    kind.name(),
+                    g.from,
+                    g.to.unwrap_or(g.from),
+                    g.drift_iou.unwrap_or(0.0),
+                    options.min_drift_iou
+                ));
+            }
+            boxes.tracked = records;
+        }
+        let boxes = Arc::new(boxes);
         stream.warnings.extend(boxes.warnings.iter().cloned());
         stream.add_box_source(0, boxes, self.request.draw.clone());
         Ok(())

@@ -229,6 +229,7 @@ impl PreparedNeedle {
             annotations: needle.annotations,
             resolved,
             warnings: Vec::new(),
+            tracked: Vec::new(),
         });
         Ok(PreparedNeedle {
             dir: needle.dir,

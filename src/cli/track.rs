@@ -1,0 +1,159 @@
+//! `vidprep track SRC --boxes first_box.json -o boxes.json`: one hand-drawn box (or a few
+//! keys) tracked through the source's frames with OpenCV's CSRT or KCF (the `tracking`
+//! feature), written as vidprep annotation JSON (which `overlay`, `--boxes` and manifests
+//! read) or V-STaR items.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::annotations::{self, Fill, Format, ReadOptions};
+use crate::media::table::FrameTable;
+use crate::media::tracker::track_source;
+use crate::media::Source;
+use crate::plan::BoxesOut;
+use crate::time::TimeSpec;
+
+#[derive(Args)]
+pub struct TrackArgs {
+    /// The source: a video file or an image sequence.
+    source: PathBuf,
+    #[command(flatten)]
+    source_fps: super::args::SourceFpsArg,
+    /// The keys to start from: an annotation file in any format vidprep reads (one box on
+    /// one frame is enough).
+    #[arg(long)]
+    boxes: PathBuf,
+    /// Its format (default: detected).
+    #[arg(long, default_value = "auto", value_parser = super::args::parse_text::<Format>)]
+    format: Format,
+    /// How frames get boxes: track (CSRT, accurate), track-kcf (fast), or, without a
+    /// tracker, cubic, linear or hold between the keys.
+    #[arg(long, default_value = "track", value_parser = super::args::parse_text::<Fill>)]
+    fill: Fill,
+    /// Where tracking stops, excluded (a frame, seconds, a timecode or a percentage of the
+    /// source) [default: the end].
+    #[arg(long, value_parser = super::args::parse_time)]
+    end: Option<TimeSpec>,
+    /// The boxes file to write.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Its format: vidprep (annotation JSON) or vstar (V-STaR items).
+    #[arg(long, default_value = "vidprep", value_parser = super::args::parse_text::<BoxesOut>)]
+    output_format: BoxesOut,
+}
+
+/// The first frame at or after `spec` (exclusive end of the tracked frames).
+fn end_frame(table: &FrameTable, spec: TimeSpec) -> usize {
+    let first_at = |t: crate::time::Time| (0..table.len()).find(|&i| table.time(i) >= t);
+    match spec {
+        TimeSpec::Frame(i) => (i as usize).min(table.len()),
+        TimeSpec::Seconds(t) => first_at(table.time(0) + t).unwrap_or(table.len()),
+        TimeSpec::Percent(p) => {
+            let span = table.end_time() - table.time(0);
+            first_at(table.time(0) + span * p / crate::time::Time::from_secs(100))
+                .unwrap_or(table.len())
+        }
+    }
+}
+
+/// vidprep replaces only a boxes file it wrote (one whose JSON records its tracked gaps), never
+/// the keys it reads nor anyone else's file.
+fn refuse_foreign(output: &std::path::Path, keys: &std::path::Path) -> anyhow::Result<()> {
+    if !output.exists() {
+        return Ok(());
+    }
+    let same = std::fs::canonicalize(output).ok() == std::fs::canonicalize(keys).ok();
+    let ours = !same
+        && std::fs::read_to_string(output)
+            .is_ok_and(|t| t.contains("\"vidprep_annotations\"") && t.contains("\"tracked_gaps\""));
+    if ours {
+        return Ok(());
+    }
+    anyhow::bail!(crate::Error::request(
+        output,
+        if same {
+            "is the keys file being read; write the tracked boxes to another file".to_string()
+        } else {
+            "exists and was not written by `vidprep track`; vidprep does not replace files it \
+             did not write: move it, or name the output differently"
+                .to_string()
+        }
+    ))
+}
+
+pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
+    let source = Source::new(args.source.clone(), args.source_fps.source_fps);
+    let keys = annotations::read(&args.boxes, args.format, &ReadOptions::default())
+        .with_context(|| format!("reading the keys to track from {}", args.boxes.display()))?;
+    if keys.tracks.is_empty() {
+        anyhow::bail!(crate::Error::request(
+            &args.boxes,
+            "has no track (a box with a track id); give the object's box on one frame"
+        ));
+    }
+    let end = match args.end {
+        Some(spec) => Some(end_frame(&*FrameTable::for_source(&source)?, spec)),
+        None => None,
+    };
+    let (tracked, records, timing) = track_source(&source, &keys, end, args.fill)?;
+    let text = match args.output_format {
+        BoxesOut::Vidprep => annotations::to_native_string(&tracked)?,
+        BoxesOut::Vstar => {
+            let table = FrameTable::for_source(&source)?;
+            let (w, h) = tracked.meta.frame_size.unwrap_or((0, 0));
+            let times = (0..table.len()).map(|i| table.time(i)).collect();
+            let clock = annotations::TimestampClock::new(times, table.end_time(), w, h)?;
+            let items: Vec<annotations::VstarItem> = (0..tracked.tracks.len())
+                .map(|i| {
+                    annotations::vstar_item(
+                        &tracked,
+                        i,
+                        &clock,
+                        annotations::Fill::None,
+                        &tracked.tracks[i].id,
+                    )
+                })
+                .collect::<Result<_, _>>()?;
+            serde_json::to_string_pretty(&items)? + "\n"
+        }
+    };
+    refuse_foreign(&args.output, &args.boxes)?;
+    crate::output::write_file_atomically(&args.output, text.as_bytes())?;
+    let frames: usize = tracked.tracks.iter().map(|t| t.keys.len()).sum();
+    eprintln!(
+        "{}: {frames} boxes over {} track(s), fill {}",
+        args.output.display(),
+        tracked.tracks.len(),
+        args.fill
+    );
+    if timing.updates > 0 {
+        eprintln!(
+            "tracker: {} updates in {:.3} s ({:.1} fps); decoding {:.3} s",
+            timing.updates,
+            timing.tracker_seconds,
+            timing.fps(),
+            timing.decode_seconds
+        );
+    }
+    let mut warnings = Vec::new();
+    for g in &records {
+        if g.flagged {
+            warnings.push(format!(
+                "track {}: the track from frame {} drifted before the key on frame {} (IoU {:.2})",
+                g.track,
+                g.from,
+                g.to.unwrap_or(g.from),
+                g.drift_iou.unwrap_or(0.0)
+            ));
+        } else if let Some(lost) = g.lost_at.filter(|_| g.to.is_none()) {
+            warnings.push(format!(
+                "track {}: the tracker lost the object on frame {lost}; no boxes from there on",
+                g.track
+            ));
+        }
+    }
+    super::print_warnings(&warnings);
+    Ok(super::EXIT_OK)
+}
