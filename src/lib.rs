@@ -56,6 +56,8 @@ pub(crate) mod output;
 pub(crate) mod overlay;
 pub(crate) mod pipeline;
 pub mod plan;
+#[allow(dead_code)]
+pub(crate) mod profiles;
 #[allow(dead_code, unused_imports)]
 pub(crate) mod review;
 #[allow(dead_code, unused_imports)]
