@@ -164,22 +164,26 @@ fn python_with(module: &str) -> Option<String> {
     ok.then_some(py)
 }
 
-/// The format matrix (`scripts/format-matrix.sh`, shared with `format_matrix.rs`).
-fn matrix() -> (PathBuf, Vec<String>) {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("format-matrix");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/format-matrix.sh");
-    let out = std::process::Command::new("bash")
-        .arg(&script)
-        .arg(&dir)
-        .output()
-        .expect("run scripts/format-matrix.sh");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let list = std::fs::read_to_string(dir.join("list.txt")).unwrap();
-    (dir, list.split_whitespace().map(str::to_string).collect())
+/// The format matrix (`scripts/format-matrix.sh`, as `format_matrix.rs` makes it), made once
+/// per test run (the tests here run in parallel; the script keeps what it already made).
+fn matrix() -> &'static (PathBuf, Vec<String>) {
+    static MATRIX: std::sync::OnceLock<(PathBuf, Vec<String>)> = std::sync::OnceLock::new();
+    MATRIX.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("format-matrix");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/format-matrix.sh");
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .arg(&dir)
+            .output()
+            .expect("run scripts/format-matrix.sh");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let list = std::fs::read_to_string(dir.join("list.txt")).unwrap();
+        (dir, list.split_whitespace().map(str::to_string).collect())
+    })
 }
 
 /// Runs `vidprep parity` and returns its record.
@@ -299,6 +303,7 @@ fn parity_over_the_matrix(profile: &str) {
         return;
     };
     let (dir, names) = matrix();
+    let dir: &Path = dir;
     let mut agreed = Vec::new();
     let mut known = Vec::new();
     let mut refused = Vec::new();
