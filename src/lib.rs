@@ -75,6 +75,7 @@ pub(crate) mod output;
 pub(crate) mod overlay;
 pub(crate) mod pipeline;
 pub mod plan;
+pub(crate) mod profiles;
 pub(crate) mod review;
 pub(crate) mod sampling;
 pub(crate) mod sidecar;

@@ -35,6 +35,7 @@ mod model_outputs;
 mod net_sources;
 mod oracle_selftest;
 mod overlay;
+mod profiles;
 mod real_footage;
 mod review;
 mod review_hostile;

@@ -172,7 +172,7 @@ class Plan:
 
 def sample(
     path: PathLike,
-    n: Optional[int] = 16,
+    n: Optional[int] = None,
     sampler: str = "uniform",
     fps: Optional[float] = None,
     max_frames: Optional[int] = None,
@@ -188,10 +188,12 @@ def sample(
     boxes: Optional[PathLike] = None,
     workers: int = 0,
     memory_budget: Optional[int] = None,
+    profile: Optional[str] = None,
+    profile_options: Optional[Dict[str, float]] = None,
 ) -> Tuple[np.ndarray, Dict[str, Any]]:
     """Samples frames of a video exactly as ``vidprep export frames`` does, into memory.
 
-    - ``n`` frames, or ``fps`` frames per second (then ``n`` is ignored) with at most
+    - ``n`` frames (default 16), or ``fps`` frames per second (then ``n`` is ignored) with at most
       ``max_frames``; ``sampler`` names the toolkit formula (:data:`SAMPLERS`: ``uniform``,
       ``lmms-eval``, ``vlmevalkit``, ``qwen``, ``hf``, ...) applied to the true frame count.
     - ``order``: ``ordered``, ``shuffled`` (by ``seed``), ``reversed`` or ``last``.
@@ -204,6 +206,13 @@ def sample(
       request for more (``N * H * W * 3``) raises ``MemoryError``, naming the size needed,
       before a frame is decoded.
 
+    - ``profile``: a model profile (``qwen2.5-vl``, ``qwen3-vl``, ``qwen3-vl-hf``; see
+      ``docs/profiles.md``): the frames, size and pixels that model's own preprocessing
+      gives it (``n`` / ``fps`` are the package's ``nframes`` / ``fps``, its default rule when
+      neither is given; ``sampler`` and ``size`` must be left out); ``profile_options`` the
+      package's other options (``{"min_pixels": 50176, "video_start": 2.0}``). ``facts``
+      then holds a ``profile`` block with every rule applied.
+
     Ctrl-C raises ``KeyboardInterrupt`` within about 0.1 s of the work stopping.
 
     Returns ``(frames, facts)``: ``frames`` a ``uint8`` array ``(N, H, W, 3)`` (RGB, in the
@@ -212,7 +221,13 @@ def sample(
     ``source_frame``, ``time_s``, ``pts``, ...). Each record's ``file`` is the name the image
     would have in an export folder; nothing is written.
     """
-    export: Dict[str, Any] = {"kind": "frames", "sampler": sampler, "order": order}
+    export: Dict[str, Any] = {"kind": "frames", "order": order}
+    if profile is not None:
+        export["profile"] = profile
+        if profile_options:
+            export["profile_options"] = dict(profile_options)
+    if profile is None or sampler != "uniform":
+        export["sampler"] = sampler
     if fps is not None:
         export["fps"] = fps
     elif n is not None:

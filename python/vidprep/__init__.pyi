@@ -41,6 +41,8 @@ def sample(
     boxes: Optional[PathLike] = ...,
     workers: int = ...,
     memory_budget: Optional[int] = ...,
+    profile: Optional[str] = ...,
+    profile_options: Optional[Dict[str, float]] = ...,
 ) -> Tuple[npt.NDArray[np.uint8], Dict[str, Any]]: ...
 def run(
     manifest: Union[PathLike, Sequence[Union["Plan", Dict[str, Any]]]],

@@ -119,6 +119,14 @@ pub struct FramesArgs {
     /// Also write frames.jsonl: one line per frame with its base64 data.
     #[arg(long)]
     jsonl: bool,
+    /// A model profile (qwen2.5-vl, qwen3-vl, qwen3-vl-hf; docs/profiles.md): the frames,
+    /// sizes and pixels that model's preprocessing gives it (replaces --sampler, --max-size).
+    #[arg(long)]
+    profile: Option<String>,
+    /// One of the profile's options, by the package's name: KEY=NUMBER (min_pixels,
+    /// max_pixels, total_pixels, video_start, video_end, ...); repeatable.
+    #[arg(long = "profile-option", value_name = "KEY=NUMBER", requires = "profile", value_parser = parse_profile_option)]
+    profile_options: Vec<(String, f64)>,
     /// Decoding threads (default: one per core).
     #[arg(long, default_value_t = 0)]
     workers: usize,
@@ -203,6 +211,8 @@ fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
         ),
         payload: args.payload,
         jsonl: args.jsonl,
+        profile: args.profile,
+        profile_options: args.profile_options.into_iter().collect(),
         ..FramesExport::default()
     };
     let mut plan = Plan::new(
@@ -225,4 +235,16 @@ fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
         exec,
         "frames",
     )
+}
+
+/// `KEY=NUMBER` of `--profile-option`.
+pub(super) fn parse_profile_option(s: &str) -> Result<(String, f64), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=NUMBER (e.g. min_pixels=50176), found {s:?}"))?;
+    let v: f64 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("the value of {k:?} must be a number, found {v:?}"))?;
+    Ok((k.trim().to_string(), v))
 }

@@ -12,6 +12,7 @@ mod clip;
 mod detect;
 mod export;
 mod insert;
+mod parity;
 mod probe;
 mod progress;
 mod review;
@@ -50,6 +51,8 @@ enum Command {
     Review(review::ReviewArgs),
     /// Apply the decisions exported from a review page to the run's manifest.
     ReviewApply(review::ReviewApplyArgs),
+    /// Check a model profile against the real package it mirrors, run on the same video.
+    Parity(parity::ParityArgs),
 }
 
 /// Exit codes.
@@ -102,6 +105,7 @@ pub fn main() -> ExitCode {
         Command::Track(args) => track::run(args),
         Command::Review(args) => review::run(args),
         Command::ReviewApply(args) => review::run_apply(args),
+        Command::Parity(args) => parity::run(args),
     };
     if cancel.is_cancelled() {
         cancel.remove_temporaries();

@@ -49,6 +49,9 @@ pub struct FramesJson {
     pub strip: Option<String>,
     pub payload: Option<String>,
     pub jsonl: Option<String>,
+    /// The model profile that chose the frames and their size, with every rule it applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profiles::Applied>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -119,6 +122,8 @@ pub struct FramesSink {
     box_sources: Vec<(usize, std::sync::Arc<SourceBoxes>)>,
     /// The source the frames come from (for errors).
     source: PathBuf,
+    /// A profile's resize of the RGB frame (torch's antialiased bicubic) to this size.
+    resize: Option<(u32, u32)>,
 }
 
 impl FramesSink {
@@ -156,7 +161,14 @@ impl FramesSink {
             thumbs: spec.strip.map(|_| (width.min(480), vec![None; n])),
             box_sources,
             source: PathBuf::new(),
+            resize: None,
         }
+    }
+
+    /// Resizes every RGB frame to `size` as torch does (a profile's resize).
+    pub fn with_resize(mut self, size: Option<(u32, u32)>) -> FramesSink {
+        self.resize = size;
+        self
     }
 
     /// Names `source` in this sink's errors.
@@ -280,32 +292,43 @@ impl FrameSink for FramesSink {
         let Some(positions) = self.positions.get(&number).cloned() else {
             return Ok(());
         };
-        let (width, height) = (frame.image.width(), frame.image.height());
+        let (mut width, mut height) = (frame.image.width(), frame.image.height());
         // JPEG straight from YUV with libavcodec; PNG (and the strip) from RGB; memory mode
-        // keeps the RGB.
-        let rgb =
-            if self.spec.format == ImageFormat::Png || self.thumbs.is_some() || self.kept.is_some()
-            {
-                // An RGB-coded source's own picture where it has one of this size.
-                let source = frame
-                    .rgb
-                    .as_ref()
-                    .filter(|r| (r.width(), r.height()) == (width, height))
-                    .unwrap_or(&frame.image);
-                Some(to_rgb_image(source, &mut self.rgb).map_err(|e| {
-                    frame_failure(
-                        &self.source,
-                        number,
-                        "to RGB",
-                        width as u64 * height as u64 * 3,
-                        e,
-                    )
-                })?)
-            } else {
-                None
-            };
+        // keeps the RGB; a profile resizes the RGB.
+        let mut rgb = if self.spec.format == ImageFormat::Png
+            || self.thumbs.is_some()
+            || self.kept.is_some()
+            || self.resize.is_some()
+        {
+            // An RGB-coded source's own picture where it has one of this size.
+            let source = frame
+                .rgb
+                .as_ref()
+                .filter(|r| (r.width(), r.height()) == (width, height))
+                .unwrap_or(&frame.image);
+            Some(to_rgb_image(source, &mut self.rgb).map_err(|e| {
+                frame_failure(
+                    &self.source,
+                    number,
+                    "to RGB",
+                    width as u64 * height as u64 * 3,
+                    e,
+                )
+            })?)
+        } else {
+            None
+        };
+        if let (Some((w, h)), Some(image)) = (self.resize, rgb.as_mut()) {
+            *image = crate::profiles::resample::torch_bicubic_aa(image, w, h);
+            (width, height) = (w, h);
+        }
         let bytes = match (self.spec.format, &rgb) {
             _ if self.out_dir.is_none() => Vec::new(),
+            (ImageFormat::Jpg, Some(rgb)) if self.resize.is_some() => {
+                encode_image(rgb, ImageFormat::Jpg, self.spec.quality).map_err(|e| {
+                    Error::internal(format!("cannot encode frame {number} as JPEG: {e}"))
+                })?
+            }
             (ImageFormat::Jpg, _) => self.jpeg.encode(&frame.image).map_err(|e| {
                 frame_failure(
                     &self.source,
@@ -385,6 +408,8 @@ pub(crate) struct FramesMaker {
     memory: bool,
     /// What memory mode made, once finished.
     made: Option<MemoryFrames>,
+    /// What the profile decided (when the export has one).
+    applied: Option<crate::profiles::Applied>,
 }
 
 impl FramesMaker {
@@ -397,6 +422,7 @@ impl FramesMaker {
             sink: None,
             memory: false,
             made: None,
+            applied: None,
         }
     }
 }
@@ -461,27 +487,63 @@ impl Export for FramesMaker {
         _group: &mut OutputGroup,
     ) -> Result<Wants> {
         let list = stream_frame_list(stream)?;
-        let sampled = sampling::sample(
-            &list,
-            self.frames.sampler,
-            self.frames.request(),
-            self.frames.allow_repeats,
-        )
-        .map_err(|e| {
-            Error::request(
-                &stream.source,
-                format!("export {:?}: {e}", self.spec.name()),
+        let applied = match &self.frames.profile {
+            None => None,
+            Some(name) => {
+                let profile = crate::profiles::find(name)
+                    .ok_or_else(|| Error::Usage(crate::profiles::unknown(name)))?;
+                let input = crate::profiles::ProfileInput {
+                    frames: &list,
+                    width: stream.size.0,
+                    height: stream.size.1,
+                };
+                Some(
+                    profile
+                        .apply(&input, &self.frames.profile_request())
+                        .map_err(|e| {
+                            Error::request(
+                                &stream.source,
+                                format!("export {:?}: {e}", self.spec.name()),
+                            )
+                        })?,
+                )
+            }
+        };
+        let sampled = match &applied {
+            Some(a) => Sampled {
+                indices: a.indices.clone(),
+                sampler: a.sampler,
+                requested: self.frames.request(),
+                formula: a.formula.clone(),
+                note: None,
+            },
+            None => sampling::sample(
+                &list,
+                self.frames.sampler,
+                self.frames.request(),
+                self.frames.allow_repeats,
             )
-        })?;
+            .map_err(|e| {
+                Error::request(
+                    &stream.source,
+                    format!("export {:?}: {e}", self.spec.name()),
+                )
+            })?,
+        };
         let arranged = sampling::arrange(&sampled.indices, self.frames.order, self.frames.seed);
         let times = stream.times();
         let at: Vec<Time> = arranged.indices.iter().map(|&i| times[i]).collect();
         // Images are what players show: square pixels, within the size cap.
         let (dw, dh) = stream.display_size();
-        let size = self
-            .frames
-            .max_size
-            .map_or((dw, dh), |m| fit_within(dw, dh, m.0, m.1));
+        // A profile: the decoded size (as the package's decoder returns it), then its resize.
+        let size = match &applied {
+            Some(a) => (a.width, a.height),
+            None => self
+                .frames
+                .max_size
+                .map_or((dw, dh), |m| fit_within(dw, dh, m.0, m.1)),
+        };
+        let resize = applied.as_ref().map(|a| (a.width, a.height));
         let output = FramesOutputSpec {
             format: self.frames.format,
             quality: self.frames.quality,
@@ -518,6 +580,7 @@ impl Export for FramesMaker {
         let sink = if self.memory {
             FramesSink::in_memory(&output, &arranged.indices, &at, stream.box_sources.clone())
                 .with_source(&stream.source)
+                .with_resize(resize)
         } else {
             let (_, temp) = self.folder.as_ref().expect("claimed before start");
             FramesSink::new(
@@ -529,9 +592,10 @@ impl Export for FramesMaker {
                 stream.box_sources.clone(),
             )
             .with_source(&stream.source)
+            .with_resize(resize)
         };
         let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
-        if size != stream.size {
+        if resize.is_none() && size != stream.size {
             stages.push(Box::new(ScaleStage::new(size)));
         }
         stages.extend(stream.draw_stages());
@@ -541,6 +605,7 @@ impl Export for FramesMaker {
         wanted.sort_unstable();
         wanted.dedup();
         self.chosen = Some((sampled, arranged));
+        self.applied = applied;
         Ok(Wants::Frames(wanted))
     }
 
@@ -611,6 +676,7 @@ impl Export for FramesMaker {
             strip: files.strip,
             payload: files.payload,
             jsonl: files.jsonl,
+            profile: self.applied.take(),
             warnings: warnings.clone(),
         };
         if let Some(temp) = &temp {

@@ -219,6 +219,22 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
             if f.count.is_some() && f.fps.is_some() {
                 return Err("give \"count\" or \"fps\", not both".into());
             }
+            if let Some(name) = &f.profile {
+                let profile =
+                    crate::profiles::find(name).ok_or_else(|| crate::profiles::unknown(name))?;
+                if f.sampler != Sampler::default()
+                    || f.max_size.is_some()
+                    || f.allow_repeats
+                    || f.max_frames.is_some()
+                {
+                    return Err(format!(
+                        "profile {name} picks the frames and their size as its package does; drop \"sampler\", \"max_size\", \"allow_repeats\" and \"max_frames\" (the package's own max_frames is a profile option)"
+                    ));
+                }
+                crate::profiles::check_request(profile, &f.profile_request())?;
+            } else if !f.profile_options.is_empty() {
+                return Err("\"profile_options\" go with \"profile\"".into());
+            }
             if f.max_frames.is_some() && f.fps.is_none() {
                 return Err("\"max_frames\" goes with \"fps\"".into());
             }

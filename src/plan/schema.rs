@@ -526,6 +526,14 @@ pub struct FramesExport {
     /// `frames.jsonl`: one line per image with its Base64 data.
     #[serde(default, skip_serializing_if = "is_false")]
     pub jsonl: bool,
+    /// A model profile (`qwen3-vl`, ...: `docs/profiles.md`): the frames, sizes and pixels
+    /// that model's own preprocessing gives it. It replaces `sampler` and `max_size`;
+    /// `count` / `fps` are the package's `nframes` / `fps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The profile's other options by the package's names (`min_pixels`, `video_start`, ...).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub profile_options: std::collections::BTreeMap<String, f64>,
 }
 
 fn default_quality() -> u8 {
@@ -549,11 +557,22 @@ impl Default for FramesExport {
             strip: Strip::default(),
             payload: None,
             jsonl: false,
+            profile: None,
+            profile_options: Default::default(),
         }
     }
 }
 
 impl FramesExport {
+    /// What the profile is asked (count, fps and its options).
+    pub(crate) fn profile_request(&self) -> crate::profiles::ProfileRequest {
+        crate::profiles::ProfileRequest {
+            count: self.count,
+            fps: self.fps,
+            options: self.profile_options.clone(),
+        }
+    }
+
     /// What to sample: `count`, or `fps` with its limit; 16 frames by default.
     pub fn request(&self) -> Request {
         match (self.count, self.fps) {

@@ -1,0 +1,181 @@
+//! Model profiles: for a named model family, exactly the frames, sizes, pixels and
+//! timestamps that model's own preprocessing gives it. A profile is an export rule over the
+//! frames export's sparse reader (it picks the frame indices and the resized size, and names
+//! the resampling), never a decode loop of its own; `frames.json` records its `profile`
+//! block (the profile, the package and version it mirrors, every rule applied with its
+//! value). `vidprep parity` runs the mirrored package on the same video and compares.
+//!
+//! Adding a profile: one file here with a type implementing [`Profile`], one line in
+//! [`PROFILES`], and its line in `docs/profiles.md`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::sampling::{FrameTimes, Sampler};
+
+mod qwen;
+pub mod resample;
+
+/// Every registered profile.
+const PROFILES: &[&dyn Profile] = &[&qwen::Qwen25Vl, &qwen::Qwen3Vl, &qwen::Qwen3VlHf];
+
+/// The profile named `name`.
+pub fn find(name: &str) -> Option<&'static dyn Profile> {
+    PROFILES.iter().copied().find(|p| p.name() == name)
+}
+
+/// The names of every profile, in registry order.
+pub fn names() -> Vec<&'static str> {
+    PROFILES.iter().map(|p| p.name()).collect()
+}
+
+/// The error for an unknown profile name.
+pub fn unknown(name: &str) -> String {
+    format!(
+        "unknown profile {name:?}; known profiles: {}",
+        names().join(", ")
+    )
+}
+
+/// The package a profile reproduces.
+#[derive(Clone, Debug, Serialize)]
+pub struct Mirror {
+    /// Its PyPI name.
+    pub package: &'static str,
+    /// The version whose source the profile follows.
+    pub version: &'static str,
+    /// The function or class whose behaviour it is.
+    pub function: &'static str,
+}
+
+/// What the export asked of a profile.
+#[derive(Clone, Debug, Default)]
+pub struct ProfileRequest {
+    /// A frame count (the package's `nframes` / `num_frames`).
+    pub count: Option<usize>,
+    /// Frames per second (the package's `fps`; its default when neither is given).
+    pub fps: Option<f64>,
+    /// The package's other options by name (`min_pixels`, `video_start`, ...).
+    pub options: BTreeMap<String, f64>,
+}
+
+/// The video as the package sees it.
+pub struct ProfileInput<'a> {
+    /// The decoded frames (their count is exact).
+    pub frames: &'a dyn FrameTimes,
+    /// The decoded picture size (what the package's decoder returns, before any display
+    /// scaling).
+    pub width: u32,
+    pub height: u32,
+}
+
+/// One rule the package applied, with what it gave.
+#[derive(Clone, Debug, Serialize)]
+pub struct Rule {
+    /// The package's name for it (`smart_nframes`, `smart_resize`, ...).
+    pub rule: String,
+    /// The inputs and the result, as the package computes them.
+    pub formula: String,
+    pub value: serde_json::Value,
+}
+
+/// How the frames are resized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Resample {
+    /// torch's antialiased bicubic ([`resample::torch_bicubic_aa`]) on the RGB frame.
+    TorchBicubicAntialias,
+}
+
+/// What a profile decided for one video.
+#[derive(Clone, Debug, Serialize)]
+pub struct Applied {
+    /// The profile's name.
+    pub profile: &'static str,
+    pub mirrors: Mirror,
+    /// Frame indices into the decoded frames, in the package's order.
+    #[serde(skip)]
+    pub indices: Vec<usize>,
+    /// The closest registered sampler (recorded as the sample's sampler).
+    #[serde(skip)]
+    pub sampler: Sampler,
+    /// The index formula as the package writes it.
+    #[serde(skip)]
+    pub formula: String,
+    /// The size every frame is resized to.
+    pub width: u32,
+    pub height: u32,
+    pub resample: Resample,
+    /// The text the model's processor puts before each group of frames, by group (Qwen3-VL:
+    /// `<t seconds>` before each pair), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<Vec<String>>,
+    /// The visual tokens the frames cost the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    /// Every rule, in the order the package applies them.
+    pub rules: Vec<Rule>,
+}
+
+/// Why a profile refuses a video or a request: the package's own refusal.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("profile {profile}: {reason}")]
+pub struct ProfileError {
+    pub profile: &'static str,
+    pub reason: String,
+}
+
+/// A model family's preprocessing.
+pub trait Profile: Sync {
+    /// Its name (`--profile NAME`).
+    fn name(&self) -> &'static str;
+    /// The package and version it reproduces.
+    fn mirrors(&self) -> Mirror;
+    /// The options (besides count and fps) it accepts, by the package's names.
+    fn options(&self) -> &'static [&'static str];
+    /// The frames and size for `input`.
+    fn apply(
+        &self,
+        input: &ProfileInput,
+        request: &ProfileRequest,
+    ) -> Result<Applied, ProfileError>;
+}
+
+/// Checks `request`'s option names against `profile`'s (everything needing no media).
+pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<(), String> {
+    for key in request.options.keys() {
+        if !profile.options().contains(&key.as_str()) {
+            return Err(format!(
+                "profile {} has no option {key:?}; it takes {}",
+                profile.name(),
+                profile.options().join(", ")
+            ));
+        }
+    }
+    if request.count.is_some() && request.fps.is_some() {
+        return Err(format!(
+            "profile {}: give a frame count or an fps, not both (the package accepts one)",
+            profile.name()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found() {
+        let n = names();
+        let mut sorted = n.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), n.len());
+        for name in n {
+            assert_eq!(find(name).unwrap().name(), name);
+        }
+        assert!(unknown("x").contains("qwen3-vl"));
+    }
+}
