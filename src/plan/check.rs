@@ -4,6 +4,7 @@
 //! expected.
 
 use super::schema::{ExportSpec, Plan};
+use crate::sampling::Sampler;
 use crate::time::TimeSpec;
 
 /// Names an export may not have (they are taken by files every item folder holds).

@@ -84,6 +84,7 @@ mod transformers;
 mod video;
 
 pub use numeric::uniform_indices;
+pub use numeric::{numpy_linspace, torch_linspace_f32};
 // Only the unit tests name these by this path.
 #[cfg(test)]
 pub use numeric::{lmms_eval_indices, qwen_nframes_for_count, QWEN_DEFAULT_FPS};
