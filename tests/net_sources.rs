@@ -314,8 +314,9 @@ fn ctrl_c_during_a_download_leaves_nothing() {
     assert!(open[0].ends_with("(deleted)"), "{open:?}");
     assert!(names(&tmp).is_empty(), "{:?}", names(&tmp));
     let began = Instant::now();
-    let ok = Command::new("kill")
-        .args(["-INT", &pid.to_string()])
+    // The shell's kill builtin: a minimal Debian 11 root has no /bin/kill (procps).
+    let ok = Command::new("sh")
+        .args(["-c", "kill -INT \"$1\"", "sh", &pid.to_string()])
         .status()
         .unwrap()
         .success();
