@@ -32,7 +32,7 @@ h264_mov        | mov  | -c:v libx264 -preset veryfast -x264-params keyint=24:sc
 hevc_mp4        | mp4  | -an -c:v libx265 -preset ultrafast -x265-params log-level=error:keyint=24:bframes=3 -tag:v hvc1 |
 hevc_annexb     | hevc | -an -c:v libx265 -preset ultrafast -x265-params log-level=error:keyint=24:bframes=3 |
 vp9_webm        | webm | -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -g 24 -c:a libopus |
-av1_mkv         | mkv  | -an -c:v libaom-av1 -cpu-used 8 -usage realtime -g 24 |
+av1_mkv         | mkv  | -an -c:v libaom-av1 -strict -2 -cpu-used 8 -usage realtime -g 24 |
 mpeg4_avi_bf    | avi  | -an -c:v mpeg4 -vtag DX50 -bf 2 -q:v 3 -g 24 |
 xvid_avi_packed | avi  | -an -c:v libxvid -vtag DX50 -bf 2 -q:v 3 -g 24 |
 mpeg4_mp4_bf    | mp4  | -an -c:v mpeg4 -bf 2 -q:v 3 -g 24 |
