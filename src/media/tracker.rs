@@ -1,5 +1,5 @@
 //! Keyframe propagation with a single-object tracker (`--fill track`): the gaps that
-//! [`Fill::Track`](crate::annotations::Fill) resolution lists ([`Gap`]) are filled by running
+//! [`Fill::Track`](crate::annotations::Fill) resolution lists ([`Gap`](crate::annotations::Gap)) are filled by running
 //! a tracker over the exact frames vidprep's own decoder gives (the frames a cut uses), not
 //! by interpolating.
 //!
@@ -25,7 +25,7 @@ use std::sync::Arc;
 use ffmpeg_next::format::Pixel;
 use serde::Serialize;
 
-use crate::annotations::{BBox, BoxSource, DrawBox, Gap, ResolvedBoxes, TrackerKind};
+use crate::annotations::{BBox, BoxSource, DrawBox, ResolvedBoxes, TrackerKind};
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::frame::Converter;
@@ -69,9 +69,6 @@ pub fn open_tracker(kind: TrackerKind) -> Result<Box<dyn BoxTracker>> {
         )))
     }
 }
-
-/// Whether this build can track (the `tracking` feature).
-pub const TRACKING_BUILT: bool = cfg!(feature = "tracking");
 
 /// How gaps are tracked.
 #[derive(Clone, Debug, PartialEq)]
