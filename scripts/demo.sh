@@ -8,12 +8,8 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 $SUDO apt-get update
 $SUDO apt-get install -y --no-install-recommends $(grep -v '^#' scripts/debian-packages.txt)
-# With OpenCV (the `tracking` feature: --fill track, vidprep track) where it is installed and
-# not turned off (VIDPREP_NO_TRACKING=1: the clean roots of other releases build without it).
-features=()
-if [ -z "${VIDPREP_NO_TRACKING:-}" ] && pkg-config --exists opencv4; then
-    features=(--features tracking)
-fi
+# With OpenCV's trackers (the `tracking` feature) where OpenCV 4.6+ is installed.
+source scripts/tracking-features.sh
 cargo build "${features[@]}"
 ./target/debug/vidprep run fixtures/example/benchmark.jsonl --out-dir out/example
 ./target/debug/vidprep review out/example --manifest fixtures/example/benchmark.jsonl

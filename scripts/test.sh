@@ -6,9 +6,8 @@
 # compiled in target/ (seconds); `pip install ./python` builds the release profile (minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# With the `tracking` feature (OpenCV, scripts/debian-packages.txt) unless VIDPREP_NO_TRACKING=1.
-features=(--features tracking)
-if [ -n "${VIDPREP_NO_TRACKING:-}" ]; then features=(); fi
+# With OpenCV's trackers (the `tracking` feature) where OpenCV 4.6+ is installed.
+source scripts/tracking-features.sh
 cargo test "${features[@]}"
 python3 -m venv target/test-venv
 # VIDPREP_TEST_EXTRAS: more packages for optional tests (.ci/run: Ray for python/tests/test_ray.py).

@@ -41,7 +41,7 @@ pub use error::AnnotationError;
 pub use got10k::open_sequence;
 pub use model::{Annotations, Coords, Detection, Entry, Key, Meta, Track};
 pub use native::{from_native_str, read_native, to_native_string};
-pub use resolve::{BoxSource, DrawBox, Fill, Gap, ResolvedBoxes, TrackerKind};
+pub use resolve::{BoxSource, DrawBox, Fill, ResolvedBoxes, TrackerKind};
 pub use vstar::{vstar_item, VstarItem};
 // Only the unit tests name it by this path.
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Keyframe propagation with a single-object tracker (`--fill track`): the gaps that
-//! [`Fill::Track`](crate::annotations::Fill) resolution lists ([`Gap`](crate::annotations::Gap)) are filled by running
+//! [`Fill::Track`](crate::annotations::Fill) resolution lists ([`Gap`](crate::annotations::resolve::Gap)) are filled by running
 //! a tracker over the exact frames vidprep's own decoder gives (the frames a cut uses), not
 //! by interpolating.
 //!
