@@ -864,3 +864,43 @@ fn cut_ratios_match_manifest_lines_with_each_decision() {
         assert_eq!(ra, rb, "{r}%: resolved span and decision differ");
     }
 }
+
+/// The doors this round added: a model profile on a frames export, and the cubic fill of
+/// sparse boxes, give the same files through the command and a manifest line.
+#[test]
+fn profiles_and_cubic_fill_match_their_manifest_lines() {
+    check(
+        "export frames --profile",
+        &[
+            "export",
+            "frames",
+            "street.mp4",
+            "--profile",
+            "qwen3-vl",
+            "--count",
+            "4",
+            "--out-dir",
+            "cli/frames",
+        ],
+        r#"{"id": "a", "source": "street.mp4", "exports": [{"kind": "frames", "profile": "qwen3-vl", "count": 4}]}"#,
+        false,
+    );
+    check(
+        "export frames --fill cubic",
+        &[
+            "export",
+            "frames",
+            "street.mp4",
+            "--count",
+            "6",
+            "--boxes",
+            "track.csv",
+            "--fill",
+            "cubic",
+            "--out-dir",
+            "cli/frames",
+        ],
+        r#"{"id": "a", "source": "street.mp4", "boxes": "track.csv", "annotations": {"fill": "cubic"}, "exports": [{"kind": "frames", "count": 6}]}"#,
+        false,
+    );
+}
