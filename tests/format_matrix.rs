@@ -285,7 +285,7 @@ fn check_variant(dir: &Path, name: &str) {
             min_psnr,
         );
     }
-    let ff_duration = oracle::num(&oracle::probe(&trunc)["format"]["duration"]).unwrap();
+    let ff_duration = oracle::presented_duration(&trunc);
     let ours = sc["output"]["duration_s"].as_f64().unwrap();
     assert!(
         (ff_duration - ours).abs() <= 0.001,

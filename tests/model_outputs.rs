@@ -93,7 +93,7 @@ fn a_decision_point_ends_video_and_audio_exactly() {
             .assert()
             .success();
         let probe = oracle::probe(&out);
-        let ff = oracle::num(&probe["format"]["duration"]).unwrap();
+        let ff = oracle::presented_duration(&out);
         let ours = sidecar(&out)["output"]["duration_s"].as_f64().unwrap();
         assert!(
             (ff - want).abs() <= 0.001,
@@ -102,6 +102,10 @@ fn a_decision_point_ends_video_and_audio_exactly() {
         assert!((ours - want).abs() <= 0.001, "{src:?}: sidecar {ours} s");
         let v = oracle::num(&oracle::stream(&probe, "video").unwrap()["duration"]).unwrap();
         assert!((v - want).abs() <= 0.001, "{src:?}: video stream {v} s");
+        if let Some(a) = oracle::stream(&probe, "audio") {
+            let a = oracle::num(&a["duration"]).unwrap();
+            assert!((a - want).abs() <= 0.001, "{src:?}: audio stream {a} s");
+        }
     }
 }
 
