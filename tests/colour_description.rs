@@ -124,7 +124,7 @@ fn ffmpeg_rgb(path: &Path, index: u64) -> Frame {
         "-vf",
         &format!(
             "select=eq(n\\,{index}),{},format=rgb24",
-            oracle::TO_PIPELINE_YUV
+            oracle::to_pipeline_yuv(path)
         ),
         "-frames:v",
         "1",

@@ -222,7 +222,11 @@ fn seeking_is_exact_for_variable_rate_and_offset_starts() {
         .gop(20)
         .bframes(2)
         .cached();
-    assert_seeks_match_full_decode(&v.path, &[89, 3, 40, 19, 20, 21, 60, 0]);
+    // The last frame ffprobe presents: 89, or 88 where the MP4 muxer (FFmpeg 4.3, 7.1) ends
+    // the edit list at the last frame's pts (see oracle_selftest::vfr_pts_follow_pattern).
+    let last = oracle::count_frames(&v.path) as usize - 1;
+    assert!(last == 89 || last == 88, "{last}");
+    assert_seeks_match_full_decode(&v.path, &[last, 3, 40, 19, 20, 21, 60, 0]);
     let ts = SynthVideo::new(320, 240)
         .frames(90)
         .gop(25)

@@ -53,7 +53,7 @@ fn matrix() -> &'static (PathBuf, Vec<String>) {
 /// Every frame of `path` as ffmpeg decodes it, through yuv420p (vidprep's pipeline format),
 /// optionally scaled to `size` like vidprep's scaler, as `fmt`.
 fn ffmpeg_frames(path: &Path, size: Option<(u32, u32)>, fmt: PixFmt) -> Vec<Frame> {
-    let mut filter = oracle::TO_PIPELINE_YUV.to_string();
+    let mut filter = oracle::to_pipeline_yuv(path);
     if let Some((w, h)) = size {
         // Scaled in YUV, then converted, as vidprep does (two passes, not one).
         filter.push_str(&format!(",scale={w}:{h}:flags=bicubic,format=yuv420p"));

@@ -334,9 +334,7 @@ fn review_refuses_while_a_run_holds_the_folder() {
         .output()
         .unwrap();
     let still_running = run.try_wait().unwrap().is_none();
-    let _ = std::process::Command::new("kill")
-        .args(["-INT", &run.id().to_string()])
-        .status();
+    let _ = support::send_signal("INT", &run.id().to_string());
     let _ = run.wait();
     let err = String::from_utf8_lossy(&result.stderr);
     assert!(

@@ -138,7 +138,7 @@ fn through_420(image: &Path) -> Frame {
         "-i",
         &p(image),
         "-vf",
-        &format!("{},format=rgb24", oracle::TO_PIPELINE_YUV),
+        &format!("{},format=rgb24", oracle::to_pipeline_yuv(image)),
         "-f",
         "rawvideo",
         "-",

@@ -274,6 +274,48 @@ pub fn frame_pts(path: &Path) -> Vec<f64> {
 /// range in filter graphs) keep it full range; `out_range=tv` gives 4.3's and 5.1's bytes.
 pub const TO_PIPELINE_YUV: &str = "scale=out_range=tv,format=yuv420p";
 
+/// [`TO_PIPELINE_YUV`] for `path`, with the source's range said outright when it is full
+/// (`in_range=pc`): FFmpeg 4.3's scale filter ignores a decoded frame's colour range on
+/// `yuv420p` (it trusts only the `yuvj` formats), so a full-range VP9 or H.264 frame would pass
+/// unconverted there (25.8 dB off vidprep's, which converts as 5.1+ does); from 5.1 on the
+/// filter reads the frame's range itself and the two strings give the same bytes.
+pub fn to_pipeline_yuv(path: &Path) -> String {
+    format!("scale={}format=yuv420p", range_options(path))
+}
+
+/// The scale filter's range options vidprep's pipeline implies for `path`, each followed by
+/// the separator `,` that ends the scale filter: `in_range=pc:out_range=tv,` for a full-range
+/// source, `out_range=tv,` otherwise.
+fn range_options(path: &Path) -> &'static str {
+    if source_is_full_range(path) {
+        "in_range=pc:out_range=tv,"
+    } else {
+        "out_range=tv,"
+    }
+}
+
+/// Whether ffprobe reports the first video frame of `path` as full range (`pc`).
+pub fn source_is_full_range(path: &Path) -> bool {
+    let Ok(out) = cmd::ffprobe(&[
+        "-v",
+        "error",
+        "-select_streams",
+        "v:0",
+        "-read_intervals",
+        "%+#1",
+        "-show_entries",
+        "frame=color_range",
+        "-of",
+        "csv=p=0",
+        &p(path),
+    ]) else {
+        return false;
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .any(|l| l.trim().trim_end_matches(',') == "pc")
+}
+
 /// Raw pixel layouts the oracle decodes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PixFmt {
@@ -496,6 +538,11 @@ fn decode_args(path: &Path, opts: &DecodeOpts, extra_filter: Option<&str>) -> Ve
     if opts.pix_fmt == PixFmt::Yuv420p {
         if let Some(f) = &opts.scale_flags {
             scale.push(format!("flags={f}"));
+        }
+        if source_is_full_range(path) {
+            // Said outright for FFmpeg 4.3, whose scale filter ignores the frame's range on
+            // yuv420p (see `to_pipeline_yuv`).
+            scale.push("in_range=pc".into());
         }
         scale.push("out_range=tv".into());
     } else if let (Some(f), Some(_)) = (&opts.scale_flags, opts.size) {

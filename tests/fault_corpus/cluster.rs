@@ -333,10 +333,7 @@ fn shards_on_several_hosts_share_one_folder() {
         std::thread::sleep(Duration::from_millis(10));
     }
     let mut shard1 = shard1;
-    std::process::Command::new("kill")
-        .args(["-s", "KILL", "--", &format!("-{}", shard1.id())])
-        .status()
-        .unwrap();
+    assert!(support::send_signal("KILL", &format!("-{}", shard1.id())));
     // And unshare itself (its --kill-child ends the namespace), in case the group kill did
     // not reach it.
     let _ = shard1.kill();

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::common::synth::SynthVideo;
-use crate::support::vidprep;
+use crate::support::{self, vidprep};
 
 /// Interrupts `vidprep cut` after `delay` with `signal`; returns what the folder holds.
 fn interrupted_cut(signal: &str, delay: Duration) -> (tempfile::TempDir, std::process::ExitStatus) {
@@ -24,10 +24,10 @@ fn interrupted_cut(signal: &str, delay: Duration) -> (tempfile::TempDir, std::pr
         .spawn()
         .unwrap();
     std::thread::sleep(delay);
-    std::process::Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .unwrap();
+    assert!(support::send_signal(
+        signal.trim_start_matches('-'),
+        &child.id().to_string()
+    ));
     let status = child.wait().unwrap();
     (dir, status)
 }
@@ -99,10 +99,7 @@ fn interrupting_a_batch_finishes_its_report_and_commits_nothing_half_done() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    assert!(support::send_signal("INT", &child.id().to_string()));
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{status:?}");
     let left = names_below(d);

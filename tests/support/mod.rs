@@ -15,6 +15,16 @@ pub fn vidprep() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("vidprep").unwrap()
 }
 
+/// Sends `signal` ("INT", "TERM", "KILL") to `target` (a pid, or `-PGID` for a process group)
+/// through the shell's builtin `kill`: a bare Debian root has no `/bin/kill` (procps is not
+/// part of debootstrap's minimal set). Returns whether the shell reported success.
+pub fn send_signal(signal: &str, target: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", r#"kill -s "$1" -- "$2""#, "sh", signal, target])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// A path under `../shared/data`, or `None` (with a message) when the folder is absent.
 pub fn shared(rel: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))

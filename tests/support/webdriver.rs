@@ -1014,10 +1014,7 @@ impl Drop for Browser {
                 std::thread::sleep(Duration::from_millis(50));
             }
             if alive() {
-                let _ = Command::new("kill")
-                    .arg("-KILL")
-                    .arg(pid.to_string())
-                    .status();
+                let _ = super::send_signal("KILL", &pid.to_string());
             }
         }
         let _ = self.driver.kill();
@@ -1027,10 +1024,7 @@ impl Drop for Browser {
             std::thread::sleep(Duration::from_millis(50));
         }
         for &p in family.iter().filter(|&&p| pid_alive(p)) {
-            let _ = Command::new("kill")
-                .arg("-KILL")
-                .arg(p.to_string())
-                .status();
+            let _ = super::send_signal("KILL", &p.to_string());
         }
         let t0 = Instant::now();
         while family.iter().any(|&p| pid_alive(p)) && t0.elapsed() < Duration::from_secs(2) {
