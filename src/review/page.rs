@@ -14,7 +14,34 @@ use crate::error::{Error, Result};
 use crate::review::{Found, Previews, ReviewOptions};
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
-const REVIEW_JS: &str = include_str!("assets/review.js");
+/// `assets/review.js`, all the page's behaviour: the modules of `assets/js/` (one job each; see
+/// `core.js` for their pattern) concatenated inside one function that creates their namespace
+/// `R`, so the page stays one self-contained script that works from `file://` (where module
+/// scripts may not load). `core.js` comes first, `main.js` (which starts the page) last.
+const REVIEW_JS: &str = concat!(
+    "/* vidprep review page: all behaviour, the modules of src/review/assets/js/ in this\n",
+    " * order (each one job): core (page data, DOM helpers), state (QC state, localStorage,\n",
+    " * decisions.json), list, load (detail files, select), media (frame-exact seeks), detail,\n",
+    " * timeline (decision point), samples, facts, verdict, overlays, keyboard, controls, main.\n",
+    " * Plain ES5-ish JavaScript, no dependencies, nothing fetched: data arrives through\n",
+    " * <script> files (works from file://). */\n",
+    "(function () {\n'use strict';\nvar R = {};\n\n",
+    include_str!("assets/js/core.js"),
+    include_str!("assets/js/state.js"),
+    include_str!("assets/js/list.js"),
+    include_str!("assets/js/load.js"),
+    include_str!("assets/js/media.js"),
+    include_str!("assets/js/detail.js"),
+    include_str!("assets/js/timeline.js"),
+    include_str!("assets/js/samples.js"),
+    include_str!("assets/js/facts.js"),
+    include_str!("assets/js/verdict.js"),
+    include_str!("assets/js/overlays.js"),
+    include_str!("assets/js/keyboard.js"),
+    include_str!("assets/js/controls.js"),
+    include_str!("assets/js/main.js"),
+    "})();\n",
+);
 const REVIEW_CSS: &str = include_str!("assets/review.css");
 
 /// A quality criterion a reviewer checks.
