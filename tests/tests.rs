@@ -39,6 +39,7 @@ mod profiles;
 mod real_footage;
 mod review;
 mod review_hostile;
+mod review_model;
 mod run;
 mod smart;
 mod sources;

@@ -22,7 +22,8 @@ const REVIEW_JS: &str = concat!(
     "/* vidprep review page: all behaviour, the modules of src/review/assets/js/ in this\n",
     " * order (each one job): core (page data, DOM helpers), state (QC state, localStorage,\n",
     " * decisions.json), list, load (detail files, select), media (frame-exact seeks), detail,\n",
-    " * timeline (decision point), samples, facts, verdict, overlays, keyboard, controls, main.\n",
+    " * timeline (decision point), samples, facts, model (what the model sees), verdict,\n",
+    " * overlays, keyboard, controls, main.\n",
     " * Plain ES5-ish JavaScript, no dependencies, nothing fetched: data arrives through\n",
     " * <script> files (works from file://). */\n",
     "(function () {\n'use strict';\nvar R = {};\n\n",
@@ -35,6 +36,7 @@ const REVIEW_JS: &str = concat!(
     include_str!("assets/js/timeline.js"),
     include_str!("assets/js/samples.js"),
     include_str!("assets/js/facts.js"),
+    include_str!("assets/js/model.js"),
     include_str!("assets/js/verdict.js"),
     include_str!("assets/js/overlays.js"),
     include_str!("assets/js/keyboard.js"),
@@ -511,6 +513,8 @@ fn sample_data(v: &Value, path: &Path, page_dir: &Path) -> Value {
         ("source", "source"),
         ("source_frame", "source_frame"),
         ("time_s", "time_s"),
+        ("width", "width"),
+        ("height", "height"),
     ];
     let strip = v["strip"]
         .as_str()
@@ -522,6 +526,27 @@ fn sample_data(v: &Value, path: &Path, page_dir: &Path) -> Value {
         "sampler": v["sampled"]["sampler"],
         "strip": strip,
         "images": images_of(v, dir, page_dir, &keys),
+        "profile": profile_data(&v["profile"]),
+    })
+}
+
+/// What the page shows of a frames export's model profile (`frames.json`'s `profile` block):
+/// the profile, the package it mirrors, the size every frame has, the resampling, the
+/// `<t seconds>` strings (one per group of frames) and the visual tokens; `null` without one.
+fn profile_data(p: &Value) -> Value {
+    if !p.is_object() {
+        return Value::Null;
+    }
+    let m = &p["mirrors"];
+    let mirrors = [&m["package"], &m["version"], &m["function"]]
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    json!({
+        "profile": p["profile"], "mirrors": mirrors,
+        "width": p["width"], "height": p["height"],
+        "resample": p["resample"], "timestamps": p["timestamps"], "tokens": p["tokens"],
     })
 }
 

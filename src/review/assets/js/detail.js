@@ -62,6 +62,7 @@
     R.renderDecision(true);
     R.renderSamples(it, d);
     R.renderFacts(it, d);
+    R.renderModel(it, d);
     var det = $('detail');
     det.dataset.id = it.id;
     det.removeAttribute('data-loading');
