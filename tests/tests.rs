@@ -38,6 +38,7 @@ mod overlay;
 mod profiles;
 mod real_footage;
 mod review;
+mod review_boxes;
 mod review_hostile;
 mod review_model;
 mod run;

@@ -70,9 +70,28 @@ pub struct ItemDecision {
     /// The new decision point; `null` when unchanged.
     #[serde(default)]
     pub decision: Option<MovedDecision>,
+    /// Boxes the reviewer drew on the page (kept with the decisions; the page's "Export
+    /// boxes" writes them as an annotation file). `review-apply` does not change them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boxes: Vec<DrawnBox>,
     /// What the reviewer saw (to notice a manifest changed since).
     #[serde(default)]
     pub reviewed: Option<Reviewed>,
+}
+
+/// A box drawn on the review page: on a source frame, in the source's displayed pixels.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DrawnBox {
+    /// The source's frame number (0-based, as sidecars name source frames).
+    pub frame: u64,
+    /// The track id (one track of the exported annotation file per id).
+    pub track: String,
+    /// The label, empty when none.
+    #[serde(default)]
+    pub label: String,
+    /// `[x1, y1, x2, y2]` in pixels of the source's displayed (upright) frame.
+    #[serde(rename = "box")]
+    pub bbox: [f64; 4],
 }
 
 /// The file the review page exports.

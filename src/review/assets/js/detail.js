@@ -63,6 +63,7 @@
     R.renderSamples(it, d);
     R.renderFacts(it, d);
     R.renderModel(it, d);
+    R.renderBoxes();
     var det = $('detail');
     det.dataset.id = it.id;
     det.removeAttribute('data-loading');

@@ -44,6 +44,7 @@
       case 'e': R.exportDecisions(); break;
       case '/': $('search').focus(); $('search').select(); break;
       case '?': R.toggleHelp(true); break;
+      case 'Delete': R.deleteSelectedBox(); break;
       case 'Escape': if (document.activeElement && document.activeElement.blur) document.activeElement.blur(); break;
       default: handled = false;
     }

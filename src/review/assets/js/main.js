@@ -30,6 +30,8 @@
     window.vidprepReview = {
       decisions: R.decisions,
       exportDecisions: R.exportDecisions,
+      // the shown item's boxes as the annotation file "Export boxes" writes (null: none to write)
+      boxesFile: function () { return S.current >= 0 ? R.boxesFile(items[S.current]) : null; },
       importDecisions: R.importDecisions,
       select: function (x) { var it = typeof x === 'number' ? items[x] : byId[x]; if (it) R.select(it.n); return !!it; },
       current: function () { return S.current >= 0 ? items[S.current].id : null; },
@@ -45,6 +47,7 @@
     R.wireNote();
     R.wireOverlays();
     R.wireKeyboard();
+    R.wireBoxes();
     R.wireControls();
     start();
     exposeApi();

@@ -16,6 +16,7 @@
   function stopMedia() {
     unsetSrc(clipV);
     unsetSrc(frameV);
+    unsetSrc($('box-view'));   // boxes.js loads it again (renderBoxes) if its panel is open
     S.fv = newSeekState();
   }
 

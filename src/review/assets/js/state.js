@@ -6,12 +6,13 @@
   'use strict';
   var S = R.shared;
   var $ = R.$, dict = R.dict, own = R.own, el = R.el, num = R.num, plural = R.plural, toast = R.toast, INDEX = R.INDEX, errorsList = R.errorsList, items = R.items, criteria = R.criteria, byId = R.byId, reviewId = R.reviewId, storageKey = R.storageKey;
-  // state[id] = {verdict, criteria:{key:bool}, note, decision: span frame k or null (= original)}
+  // state[id] = {verdict, criteria:{key:bool}, note, decision: span frame k or null (= original),
+  //   boxes: [{frame: source frame, track, label, box: [x1, y1, x2, y2] source pixels}] (boxes.js)}
   var state = dict();
   function blank() {
     var c = dict();
     criteria.forEach(function (cr) { c[cr.key] = false; });
-    return { verdict: 'unreviewed', criteria: c, note: '', decision: null };
+    return { verdict: 'unreviewed', criteria: c, note: '', decision: null, boxes: [] };
   }
   function st(it) { return state[it.id] || (state[it.id] = blank()); }
   function stPeek(it) { return state[it.id]; }
@@ -32,12 +33,13 @@
         if (v.criteria) for (var k in s.criteria) s.criteria[k] = own(v.criteria, k) && !!v.criteria[k];
         s.note = typeof v.note === 'string' ? v.note : '';
         s.decision = validDecision(byId[id], v.decision);
+        s.boxes = validBoxes(v.boxes);
         state[id] = s;
       }
     } catch (e) { errorsList.push('could not read saved decisions: ' + e.message); }
   }
   function isDefault(s) {
-    if (s.verdict !== 'unreviewed' || s.note || s.decision != null) return false;
+    if (s.verdict !== 'unreviewed' || s.note || s.decision != null || (s.boxes && s.boxes.length)) return false;
     for (var k in s.criteria) if (s.criteria[k]) return false;
     return true;
   }
@@ -63,6 +65,17 @@
     k = Math.round(k);
     if (k < 1 || k > N) return null;
     return k === it.decision_frame ? null : k;
+  }
+  // drawn boxes as saved or imported: the well-formed ones
+  function validBoxes(v) {
+    if (!Array.isArray(v)) return [];
+    return v.filter(function (b) {
+      return b && typeof b === 'object' && num(b.frame) && b.frame >= 0 && Math.round(b.frame) === b.frame &&
+        Array.isArray(b.box) && b.box.length === 4 && b.box.every(num) && b.box[0] <= b.box[2] && b.box[1] <= b.box[3];
+    }).map(function (b) {
+      return { frame: b.frame, track: String(b.track == null || b.track === '' ? '1' : b.track),
+        label: typeof b.label === 'string' ? b.label : '', box: b.box.slice() };
+    });
   }
   function effDecision(it) {
     var s = stPeek(it);
@@ -90,6 +103,7 @@
           criteria: c,
           note: s.note || '',
           decision: changed(it) ? { frame: s.decision } : null,
+          boxes: (s.boxes || []).map(function (b) { return { frame: b.frame, track: b.track, label: b.label, box: b.box.slice() }; }),
           reviewed: {
             decision_frame: num(it.decision_frame) ? it.decision_frame : null,
             decision_requested: it.decision_requested == null ? null : it.decision_requested,
@@ -131,13 +145,14 @@
         s.decision = validDecision(it, x.decision.frame);
         if (s.decision == null && x.decision.frame !== it.decision_frame) dropped++;
       }
+      s.boxes = validBoxes(x.boxes);
       state[it.id] = s;
       done++;
     });
     save();
     items.forEach(function (it) { R.updateRow(it.n); });
     R.applyList(false);
-    if (S.current >= 0) R.renderQc(), R.renderDecision(true);
+    if (S.current >= 0) R.renderQc(), R.renderDecision(true), R.renderBoxes();
     toast('Imported ' + plural(done, 'item') + (unknown ? ' · ' + unknown + ' unknown ids skipped' : '') +
       (dropped ? ' · ' + dropped + ' decision points out of range dropped' : ''), !!(unknown || dropped));
   }

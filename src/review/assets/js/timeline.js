@@ -228,6 +228,7 @@
     tlEl.addEventListener('click', function (e) { var k = frameAt(e.clientX); if (k != null) setDecision(k); });
   }
 
+  R.frameMid = frameMid;
   R.moveDecision = moveDecision;
   R.renderDecision = renderDecision;
   R.renderTimeline = renderTimeline;
