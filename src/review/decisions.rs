@@ -458,7 +458,8 @@ mod tests {
             r#"{"vidprep_review_decisions": 1, "items": [
                 {"id": "a", "verdict": "accepted", "decision": {"frame": 60},
                  "reviewed": {"decision_frame": 75, "decision_requested": "75%", "span_frames": 100}},
-                {"id": "b", "verdict": "unreviewed", "decision": null},
+                {"id": "b", "verdict": "unreviewed", "decision": null,
+                 "boxes": [{"frame": 17, "track": "1", "label": "ball", "box": [1, 2, 30.5, 40]}]},
                 {"id": "c", "verdict": "rejected", "note": "ball hidden",
                  "criteria": {"target_visible": false, "temporal_evidence": true}}]}"#,
         );
@@ -533,6 +534,10 @@ mod tests {
             (
                 r#"{"vidprep_review_decisions": 1, "items": [{"id": "a", "verdict": "accepted"}, {"id": "a", "verdict": "rejected"}]}"#,
                 "twice",
+            ),
+            (
+                r#"{"vidprep_review_decisions": 1, "items": [{"id": "a", "verdict": "accepted", "boxes": [{"frame": 3, "track": "1", "box": [1, 2, 3]}]}]}"#,
+                "invalid length 3",
             ),
             ("not json", "not a review decisions file"),
         ];
