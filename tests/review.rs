@@ -24,11 +24,11 @@ use serde_json::{json, Value};
 use support::vidprep;
 use support::webdriver::{Browser, Element};
 
-const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
 
 /// The frame code of the picture a `<video>` element shows, read from a screenshot of the
 /// element cropped to where the video's picture is drawn (`object-fit: contain`).
-fn shown_code(b: &Browser, video: &Element) -> Option<u32> {
+pub(crate) fn shown_code(b: &Browser, video: &Element) -> Option<u32> {
     let geometry = b.execute(
         "const v = arguments[0]; const r = v.getBoundingClientRect();
          return {w: r.width, h: r.height, vw: v.videoWidth, vh: v.videoHeight};",
@@ -71,7 +71,7 @@ fn decision_frame_shown(b: &Browser, k: usize) -> Option<u32> {
     shown_code(b, &b.find("#frame-view"))
 }
 
-fn select_item(b: &Browser, id: &str) {
+pub(crate) fn select_item(b: &Browser, id: &str) {
     let row = b.find(&format!(".item-row[data-id='{id}']"));
     b.click(&row);
     b.wait_until(
@@ -111,7 +111,7 @@ fn report(out: &Path) -> Vec<Value> {
 /// A folder with a frame-coded `src.mp4` (`frames` frames of `width`x`height`), the manifest
 /// `m.jsonl` of `lines` run into `out/` and reviewed (`vidprep review out REVIEW_ARGS...`),
 /// and a headless browser downloading into `downloads/`; `None` (skipped) without a browser.
-fn reviewed_run(
+pub(crate) fn reviewed_run(
     (width, height): (u32, u32),
     frames: u32,
     lines: &[&str],

@@ -70,9 +70,28 @@ pub struct ItemDecision {
     /// The new decision point; `null` when unchanged.
     #[serde(default)]
     pub decision: Option<MovedDecision>,
+    /// Boxes the reviewer drew on the page (kept with the decisions; the page's "Export
+    /// boxes" writes them as an annotation file). `review-apply` does not change them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boxes: Vec<DrawnBox>,
     /// What the reviewer saw (to notice a manifest changed since).
     #[serde(default)]
     pub reviewed: Option<Reviewed>,
+}
+
+/// A box drawn on the review page: on a source frame, in the source's displayed pixels.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DrawnBox {
+    /// The source's frame number (0-based, as sidecars name source frames).
+    pub frame: u64,
+    /// The track id (one track of the exported annotation file per id).
+    pub track: String,
+    /// The label, empty when none.
+    #[serde(default)]
+    pub label: String,
+    /// `[x1, y1, x2, y2]` in pixels of the source's displayed (upright) frame.
+    #[serde(rename = "box")]
+    pub bbox: [f64; 4],
 }
 
 /// The file the review page exports.
@@ -439,7 +458,8 @@ mod tests {
             r#"{"vidprep_review_decisions": 1, "items": [
                 {"id": "a", "verdict": "accepted", "decision": {"frame": 60},
                  "reviewed": {"decision_frame": 75, "decision_requested": "75%", "span_frames": 100}},
-                {"id": "b", "verdict": "unreviewed", "decision": null},
+                {"id": "b", "verdict": "unreviewed", "decision": null,
+                 "boxes": [{"frame": 17, "track": "1", "label": "ball", "box": [1, 2, 30.5, 40]}]},
                 {"id": "c", "verdict": "rejected", "note": "ball hidden",
                  "criteria": {"target_visible": false, "temporal_evidence": true}}]}"#,
         );
@@ -514,6 +534,10 @@ mod tests {
             (
                 r#"{"vidprep_review_decisions": 1, "items": [{"id": "a", "verdict": "accepted"}, {"id": "a", "verdict": "rejected"}]}"#,
                 "twice",
+            ),
+            (
+                r#"{"vidprep_review_decisions": 1, "items": [{"id": "a", "verdict": "accepted", "boxes": [{"frame": 3, "track": "1", "box": [1, 2, 3]}]}]}"#,
+                "invalid length 3",
             ),
             ("not json", "not a review decisions file"),
         ];

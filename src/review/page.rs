@@ -14,7 +14,37 @@ use crate::error::{Error, Result};
 use crate::review::{Found, Previews, ReviewOptions};
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
-const REVIEW_JS: &str = include_str!("assets/review.js");
+/// `assets/review.js`, all the page's behaviour: the modules of `assets/js/` (one job each; see
+/// `core.js` for their pattern) concatenated inside one function that creates their namespace
+/// `R`, so the page stays one self-contained script that works from `file://` (where module
+/// scripts may not load). `core.js` comes first, `main.js` (which starts the page) last.
+const REVIEW_JS: &str = concat!(
+    "/* vidprep review page: all behaviour, the modules of src/review/assets/js/ in this\n",
+    " * order (each one job): core (page data, DOM helpers), state (QC state, localStorage,\n",
+    " * decisions.json), list, load (detail files, select), media (frame-exact seeks), detail,\n",
+    " * timeline (decision point), samples, facts, model (what the model sees), boxes (drawn\n",
+    " * boxes and their export), verdict, overlays, keyboard, controls, main.\n",
+    " * Plain ES5-ish JavaScript, no dependencies, nothing fetched: data arrives through\n",
+    " * <script> files (works from file://). */\n",
+    "(function () {\n'use strict';\nvar R = {};\n\n",
+    include_str!("assets/js/core.js"),
+    include_str!("assets/js/state.js"),
+    include_str!("assets/js/list.js"),
+    include_str!("assets/js/load.js"),
+    include_str!("assets/js/media.js"),
+    include_str!("assets/js/detail.js"),
+    include_str!("assets/js/timeline.js"),
+    include_str!("assets/js/samples.js"),
+    include_str!("assets/js/facts.js"),
+    include_str!("assets/js/model.js"),
+    include_str!("assets/js/boxes.js"),
+    include_str!("assets/js/verdict.js"),
+    include_str!("assets/js/overlays.js"),
+    include_str!("assets/js/keyboard.js"),
+    include_str!("assets/js/controls.js"),
+    include_str!("assets/js/main.js"),
+    "})();\n",
+);
 const REVIEW_CSS: &str = include_str!("assets/review.css");
 
 /// A quality criterion a reviewer checks.
@@ -449,6 +479,10 @@ fn item_data(
         "base64": base64,
         "damaged_frames": damaged.iter().map(|d| d.get("output_frame").cloned().unwrap_or(d.clone())).collect::<Vec<_>>(),
         "annotations": annotations,
+        // The coordinates of boxes drawn on the page: the source's displayed (upright) frame,
+        // as annotation files and `overlay` take them; `source` names it in exported files.
+        "frame_size": [main["sources"][0]["width"], main["sources"][0]["height"]],
+        "source": main["request"]["source"],
         "warnings": item_warnings,
         "sidecars": sidecar_links,
     });
@@ -484,6 +518,8 @@ fn sample_data(v: &Value, path: &Path, page_dir: &Path) -> Value {
         ("source", "source"),
         ("source_frame", "source_frame"),
         ("time_s", "time_s"),
+        ("width", "width"),
+        ("height", "height"),
     ];
     let strip = v["strip"]
         .as_str()
@@ -495,6 +531,27 @@ fn sample_data(v: &Value, path: &Path, page_dir: &Path) -> Value {
         "sampler": v["sampled"]["sampler"],
         "strip": strip,
         "images": images_of(v, dir, page_dir, &keys),
+        "profile": profile_data(&v["profile"]),
+    })
+}
+
+/// What the page shows of a frames export's model profile (`frames.json`'s `profile` block):
+/// the profile, the package it mirrors, the size every frame has, the resampling, the
+/// `<t seconds>` strings (one per group of frames) and the visual tokens; `null` without one.
+fn profile_data(p: &Value) -> Value {
+    if !p.is_object() {
+        return Value::Null;
+    }
+    let m = &p["mirrors"];
+    let mirrors = [&m["package"], &m["version"], &m["function"]]
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    json!({
+        "profile": p["profile"], "mirrors": mirrors,
+        "width": p["width"], "height": p["height"],
+        "resample": p["resample"], "timestamps": p["timestamps"], "tokens": p["tokens"],
     })
 }
 
