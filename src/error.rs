@@ -282,6 +282,12 @@ impl Error {
         }
     }
 
+    /// An output that does not hold what it should, found by reading it back (`context`
+    /// says what was checked and what was found).
+    pub(crate) fn bad_output(path: &Path, context: impl Into<String>) -> Error {
+        Error::encode(path, context, ffmpeg_next::Error::InvalidData)
+    }
+
     /// A bug in vidprep, with what was going on.
     pub(crate) fn internal(message: impl Into<String>) -> Error {
         Error::Internal(message.into())

@@ -45,6 +45,7 @@ mod run;
 mod smart;
 mod sources;
 mod sparse_skip;
+mod track_output;
 mod tracking;
 mod video_reproducible;
 mod work_once;

@@ -12,6 +12,7 @@ use crate::annotations::{self, Fill, Format, ReadOptions};
 use crate::media::table::FrameTable;
 use crate::media::tracker::track_source;
 use crate::media::Source;
+use crate::output::group::OutputGroup;
 use crate::plan::BoxesOut;
 use crate::time::TimeSpec;
 
@@ -58,33 +59,23 @@ fn end_frame(table: &FrameTable, spec: TimeSpec) -> usize {
     }
 }
 
-/// vidprep replaces only a boxes file it wrote (one whose JSON records its tracked gaps), never
-/// the keys it reads nor anyone else's file.
-fn refuse_foreign(output: &std::path::Path, keys: &std::path::Path) -> anyhow::Result<()> {
-    if !output.exists() {
-        return Ok(());
-    }
-    let same = std::fs::canonicalize(output).ok() == std::fs::canonicalize(keys).ok();
-    let ours = !same
-        && std::fs::read_to_string(output)
-            .is_ok_and(|t| t.contains("\"vidprep_annotations\"") && t.contains("\"tracked_gaps\""));
-    if ours {
-        return Ok(());
-    }
-    anyhow::bail!(crate::Error::request(
-        output,
-        if same {
-            "is the keys file being read; write the tracked boxes to another file".to_string()
-        } else {
-            "exists and was not written by `vidprep track`; vidprep does not replace files it \
-             did not write: move it, or name the output differently"
-                .to_string()
-        }
-    ))
+/// A boxes file `vidprep track` wrote: its JSON records the tracked gaps. Only such a file
+/// is replaced.
+fn written_by_track(path: &std::path::Path) -> bool {
+    std::fs::read_to_string(path)
+        .is_ok_and(|t| t.contains("\"vidprep_annotations\"") && t.contains("\"tracked_gaps\""))
 }
 
 pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
     let source = Source::new(args.source.clone(), args.source_fps.source_fps);
+    // The output is claimed before any frame is decoded. The group's inputs are the source
+    // (an image sequence: its folder) and the keys file, so it refuses an output that is one
+    // of them or lies inside the sequence's folder; and it replaces an existing file only if
+    // `vidprep track` wrote it.
+    let mut inputs = crate::media::input_paths(&args.source);
+    inputs.push(args.boxes.clone());
+    let mut group = OutputGroup::new(&inputs);
+    let temp = group.owned_file(&args.output, &written_by_track, "`vidprep track`")?;
     let keys = annotations::read(&args.boxes, args.format, &ReadOptions::default())
         .with_context(|| format!("reading the keys to track from {}", args.boxes.display()))?;
     if keys.tracks.is_empty() {
@@ -119,8 +110,8 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
             serde_json::to_string_pretty(&items)? + "\n"
         }
     };
-    refuse_foreign(&args.output, &args.boxes)?;
-    crate::output::write_file_atomically(&args.output, text.as_bytes())?;
+    std::fs::write(&temp, text.as_bytes()).map_err(|e| crate::Error::io(&args.output, e))?;
+    group.commit()?;
     let frames: usize = tracked.tracks.iter().map(|t| t.keys.len()).sum();
     eprintln!(
         "{}: {frames} boxes over {} track(s), fill {}",

@@ -6,7 +6,7 @@
 //! detour through YUV 4:2:0.
 
 use ffmpeg::format::Pixel;
-use ffmpeg::frame::Video as VideoFrame;
+pub(crate) use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::software::scaling::{Context as Scaler, Flags};
 use ffmpeg::util::color::{Range as ColorRange, Space as ColorSpace};
 use ffmpeg_next as ffmpeg;

@@ -340,6 +340,26 @@ impl OutputGroup {
         Ok(temp)
     }
 
+    /// Claims `target` as a file output that replaces an existing file only when `ours(target)`
+    /// proves vidprep wrote it (`writer`: what writes such files, for the refusal); otherwise
+    /// as [`file`](Self::file). The input and collision checks come first (their messages say
+    /// more than "not ours").
+    pub(crate) fn owned_file(
+        &mut self,
+        target: &Path,
+        ours: &dyn Fn(&Path) -> bool,
+        writer: &str,
+    ) -> Result<PathBuf> {
+        let named = named(target)?;
+        if self.inside_container(&named).is_none() {
+            self.check(&named, Kind::File)?;
+            if named.is_file() && !ours(&named) {
+                return Err(super::ownership::file_refusal(&named, writer));
+            }
+        }
+        self.file(target)
+    }
+
     /// Claims `target` as a folder output (replaced as a whole); returns the temporary folder
     /// (created, empty) to fill.
     pub fn folder(&mut self, target: &Path) -> Result<PathBuf> {

@@ -9,6 +9,10 @@
 //!   `outputs[].path`), listing every file of the item;
 //! - `.vidprep-review` of a review page's folders: `{"vidprep_review": VERSION, "files": [...]}`.
 //!
+//! A single file output may carry its own proof (a boxes file of `vidprep track` records its
+//! tracked gaps): [`OutputGroup::owned_file`](crate::output::group::OutputGroup::owned_file)
+//! replaces it only then, refusing with [`file_refusal`] otherwise.
+//!
 //! A file *named* like a marker proves nothing; a file no valid marker lists is someone
 //! else's ([`foreign_files`]), and the folder is never replaced (the caller refuses, naming
 //! them). vidprep's own temporaries (`.vidprep-tmp-...`) and empty folders count as vidprep's.
@@ -155,6 +159,15 @@ pub(crate) fn refusal(dir: &Path, foreign: &[PathBuf]) -> Error {
         "{} holds files vidprep did not write ({}); it would be replaced as a whole, so give an empty or new folder, or move those files away",
         dir.display(),
         some_of(foreign)
+    ))
+}
+
+/// The refusal to replace the file `target` that `writer` (vidprep's command or export that
+/// writes such files) did not write.
+pub(crate) fn file_refusal(target: &Path, writer: &str) -> Error {
+    Error::Usage(format!(
+        "{} exists and was not written by {writer}; vidprep does not replace files it did not write: move it, or name the output differently",
+        target.display()
     ))
 }
 

@@ -1,0 +1,17 @@
+//! The FFmpeg side of smart encoding (`exports/smart/` plans which GOPs are copied and which
+//! frames re-encoded; everything that opens, reads, encodes or writes is here, taking plain
+//! data):
+//! - `source.rs`: the source's H.264 stream as smart encoding needs it: its avcC record and
+//!   SPS, its packets in decoding order with their IDR flags (as the frame table's scan
+//!   recorded them), and the opened input that the copied GOPs are read from;
+//! - `x264.rs`: x264 runs whose settings match the source's SPS, under their own
+//!   parameter-set id, feeding their packets to the muxer;
+//! - `mux.rs`: the one output stream both go into: the sample entry with both parameter-set
+//!   pairs, presentation times as given, decoding times rebuilt for the whole output, copied
+//!   packets moved across, the re-encoded soundtrack interleaved;
+//! - `compare.rs`: how two decoded pictures differ (`verify`'s measure).
+
+pub(crate) mod compare;
+pub(crate) mod mux;
+pub(crate) mod source;
+pub(crate) mod x264;

@@ -1,0 +1,175 @@
+//! What is known to be damaged in a stream: packets that did not decode, frames decoded with
+//! errors concealed, a tail that cannot be read, packets the container lost; and the one-line
+//! summary sidecars and warnings give.
+
+/// A packet that could not be decoded, found while building a table by decoding.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct DamagedPacket {
+    /// Its time relative to the table's origin (from its pts or dts), when known.
+    pub time_s: Option<f64>,
+    /// The last frame decoded before it (`None` when it came before every frame).
+    pub after_frame: Option<usize>,
+    /// Byte position in the file.
+    pub pos: i64,
+}
+
+/// Where a file stops being readable (see [`read_error_ends_input`]): the video ends there,
+/// as it does for the ffmpeg CLI and `ffprobe -count_frames`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct UnreadableTail {
+    /// Frames read before the error: the video's frames.
+    pub after_frame: usize,
+    /// Byte position of the last packet read before it (-1 when unknown).
+    pub last_packet_pos: i64,
+    /// What the demuxer said.
+    pub error: String,
+}
+
+/// Packets the container lost, told by a jump in timestamps where the format has none: Ogg
+/// Theora stamps every frame with its frame number (a dropped frame is an empty packet), so a
+/// gap means pages that failed their checksum were skipped. The frames after the gap, up to
+/// the next keyframe, are decoded from incomplete references (ffmpeg shows the same pictures;
+/// it only warns about the checksum).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LostPackets {
+    /// The last frame before the gap.
+    pub after_frame: usize,
+    /// How many frames' packets are missing.
+    pub missing: i64,
+    /// The frames that may show the damage (half-open `[start, end)`): from the frame before
+    /// the gap (its packet may have lost its end) up to the next keyframe.
+    pub suspect_frames: [usize; 2],
+}
+
+/// What is known to be damaged in a stream.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Damage {
+    /// Packets the decoder rejected (their pictures are not among the frames).
+    pub undecodable_packets: Vec<DamagedPacket>,
+    /// Frames the decoder returned but marked as damaged (errors concealed).
+    pub concealed_frames: Vec<usize>,
+    /// The file cannot be read past this point: the rest is not part of the video.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<UnreadableTail>,
+    /// Runs of packets the container lost (Ogg Theora only: see [`LostPackets`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost_packets: Vec<LostPackets>,
+}
+
+impl Damage {
+    /// True when no damage is known (which, for a table built from packets, does not mean
+    /// there is none).
+    pub fn is_empty(&self) -> bool {
+        self.undecodable_packets.is_empty()
+            && self.concealed_frames.is_empty()
+            && self.unreadable.is_none()
+            && self.lost_packets.is_empty()
+    }
+
+    /// Whether frame `index` may show damage from packets the container lost.
+    pub fn suspect(&self, index: usize) -> bool {
+        self.lost_packets
+            .iter()
+            .any(|l| (l.suspect_frames[0]..l.suspect_frames[1]).contains(&index))
+    }
+
+    /// The first frame the damage can touch: the first concealed frame, or the first frame
+    /// decoded after a packet that failed.
+    pub fn first_affected_frame(&self) -> Option<usize> {
+        let packets = self
+            .undecodable_packets
+            .iter()
+            .map(|p| p.after_frame.map_or(0, |a| a + 1));
+        self.concealed_frames.iter().copied().chain(packets).min()
+    }
+
+    /// One line for people: "3 damaged packets near 12.4 s; 2 frames decoded with errors
+    /// concealed (first: 310)".
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        let n = self.undecodable_packets.len();
+        if n > 0 {
+            let near = self
+                .undecodable_packets
+                .iter()
+                .find_map(|p| p.time_s)
+                .map(|t| format!(" near {t:.2} s"))
+                .unwrap_or_default();
+            parts.push(format!(
+                "{n} damaged packet{} could not be decoded{near}",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        let c = self.concealed_frames.len();
+        if c > 0 {
+            parts.push(format!(
+                "{c} frame{} decoded with errors concealed (first: frame {})",
+                if c == 1 { "" } else { "s" },
+                self.concealed_frames[0]
+            ));
+        }
+        if !self.lost_packets.is_empty() {
+            let missing: i64 = self.lost_packets.iter().map(|l| l.missing).sum();
+            let suspect: usize = self
+                .lost_packets
+                .iter()
+                .map(|l| l.suspect_frames[1] - l.suspect_frames[0])
+                .sum();
+            parts.push(format!(
+                "the container lost the packets of {missing} frame{} (first after frame {}); {suspect} frames up to the next keyframes may show it",
+                if missing == 1 { "" } else { "s" },
+                self.lost_packets[0].after_frame
+            ));
+        }
+        if let Some(u) = &self.unreadable {
+            parts.push(format!(
+                "the file cannot be read after frame {} ({}): the video ends there, as in ffmpeg",
+                u.after_frame, u.error
+            ));
+        }
+        parts.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damage_summary_reads_well() {
+        let d = Damage {
+            undecodable_packets: vec![
+                DamagedPacket {
+                    time_s: Some(12.4),
+                    after_frame: Some(309),
+                    pos: 100,
+                },
+                DamagedPacket {
+                    time_s: None,
+                    after_frame: Some(309),
+                    pos: 200,
+                },
+            ],
+            concealed_frames: vec![310, 311],
+            unreadable: None,
+            lost_packets: Vec::new(),
+        };
+        assert_eq!(
+            d.summary(),
+            "2 damaged packets could not be decoded near 12.40 s; 2 frames decoded with errors concealed (first: frame 310)"
+        );
+        let tail = Damage {
+            unreadable: Some(UnreadableTail {
+                after_frame: 366,
+                last_packet_pos: 1000,
+                error: "Invalid data found when processing input".into(),
+            }),
+            ..Damage::default()
+        };
+        assert!(!tail.is_empty());
+        assert_eq!(
+            tail.summary(),
+            "the file cannot be read after frame 366 (Invalid data found when processing input): the video ends there, as in ffmpeg"
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! Building a frame table by decoding, where packets cannot be trusted to be frames (no
+//! timestamps, repeated ones, packed B-frames): the decoder's own frames and best-effort
+//! timestamps, missing ones filled at the frame rate as ffmpeg does, identity by packet
+//! position where positions are distinct; damage found on the way is recorded.
+
+use std::collections::HashMap;
+
+use ffmpeg_next as ffmpeg;
+
+use super::scan::{ticks_per_frame, too_many_frames, MAX_FRAMES};
+use super::{Damage, DamagedPacket, FrameEntry, FrameTable, Identity, TimesFrom, UnreadableTail};
+use crate::error::{Error, Result};
+use crate::media::ffi;
+use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
+
+impl FrameTable {
+    /// Decodes the whole stream of a freshly opened `input` and records the frames the
+    /// decoder returns, with its timestamps. `reason` says why (for probe and sidecars).
+    pub fn scan_by_decoding(input: &mut VideoInput, reason: String) -> Result<FrameTable> {
+        let path = input.path.clone();
+        let index = input.video.index;
+        input.keep_only_streams(&[index]);
+        crate::tally::count(crate::tally::Event::DecodeScan);
+        let tb = input.video.time_base;
+        let rate = input.video.best_frame_rate();
+        let mut decoder = crate::media::decode::open_decoder(input, 0, true)?;
+        let _held = crate::tally::decoder_opened(0);
+        // Facts of every packet by position: (dts, key).
+        let mut packets: HashMap<i64, (Option<i64>, bool)> = HashMap::new();
+        let mut raw_frames: Vec<RawFrame> = Vec::new();
+        let mut damaged_packets: Vec<(Option<i64>, usize, i64)> = Vec::new();
+        let mut discarded = 0usize;
+        let mut unreadable: Option<(i64, String)> = None; // (last packet's position, error)
+        let mut last_pos = -1i64;
+        let mut frame = ffmpeg::frame::Video::empty();
+        let mut receive = |decoder: &mut ffmpeg::decoder::Video,
+                           raw_frames: &mut Vec<RawFrame>|
+         -> Result<()> {
+            loop {
+                match decoder.receive_frame(&mut frame) {
+                    Ok(()) => {
+                        if raw_frames.len() >= MAX_FRAMES {
+                            return Err(too_many_frames(&path));
+                        }
+                        let props = frame.packet();
+                        raw_frames.push(RawFrame {
+                            timestamp: frame.timestamp(),
+                            duration: props.duration,
+                            pos: crate::media::compat::frame_packet_position(&frame),
+                            key: frame.is_key(),
+                            damaged: frame.is_corrupt() || frame.has_decode_errors(),
+                        });
+                    }
+                    Err(ffmpeg::Error::Eof) => return Ok(()),
+                    Err(ffmpeg::Error::Other { errno }) if errno == ffmpeg::util::error::EAGAIN => {
+                        return Ok(())
+                    }
+                    // A picture that fails after its packet was accepted: nothing comes out.
+                    Err(_) => return Ok(()),
+                }
+            }
+        };
+        loop {
+            let mut packet = match read_packet(&mut input.context) {
+                Ok(Some(p)) => p,
+                Ok(None) => break,
+                Err(e) if read_error_ends_input(&e) => {
+                    unreadable = Some((last_pos, e.to_string()));
+                    break;
+                }
+                Err(e) => {
+                    return Err(Error::corrupt(
+                        &path,
+                        format!("after frame {}", raw_frames.len()),
+                        format!("cannot read packets: {e}"),
+                    ))
+                }
+            };
+            if packet.stream() != index || packet.size() == 0 {
+                continue;
+            }
+            if ffi::packet_is_discarded(&packet) {
+                discarded += 1;
+            }
+            let pos = packet.position() as i64;
+            if pos >= 0 {
+                packets.insert(pos, (packet.dts(), packet.is_key()));
+                last_pos = pos;
+            }
+            crate::media::compat::tag_packet_position(&mut packet);
+            if decoder.send_packet(&packet).is_err() {
+                damaged_packets.push((packet.pts().or(packet.dts()), raw_frames.len(), pos));
+            }
+            receive(&mut decoder, &mut raw_frames)?;
+        }
+        let _ = decoder.send_eof();
+        receive(&mut decoder, &mut raw_frames)?;
+        if raw_frames.is_empty() {
+            let why = if damaged_packets.is_empty() {
+                "the video stream has no frames".to_string()
+            } else {
+                format!(
+                    "no frame could be decoded ({} damaged packets)",
+                    damaged_packets.len()
+                )
+            };
+            return Err(Error::corrupt(&path, "at the start", why));
+        }
+
+        // Timestamps: the decoder's, missing ones one frame after the previous (the first at
+        // 0), and always increasing.
+        let step_of = |duration: i64| -> i64 {
+            if duration > 0 {
+                duration
+            } else {
+                rate.map(|r| ticks_per_frame(tb, r)).unwrap_or(1).max(1)
+            }
+        };
+        let mut entries = Vec::with_capacity(raw_frames.len());
+        let mut previous: Option<(i64, i64)> = None; // (pts, step)
+        for raw in &raw_frames {
+            let step = step_of(raw.duration);
+            let pts = match (raw.timestamp, previous) {
+                (Some(t), Some((p, s))) if t <= p => p + s.max(1),
+                (Some(t), _) => t,
+                (None, Some((p, s))) => p + s,
+                (None, None) => 0,
+            };
+            let (dts, packet_key) = packets.get(&raw.pos).copied().unwrap_or((None, raw.key));
+            entries.push(FrameEntry {
+                pts,
+                dts,
+                duration: raw.duration.max(0),
+                key: packet_key,
+                pos: raw.pos,
+            });
+            previous = Some((pts, step));
+        }
+        let positions_unique = {
+            let mut pos: Vec<i64> = entries.iter().map(|e| e.pos).collect();
+            pos.sort_unstable();
+            pos.iter().all(|&p| p >= 0) && pos.windows(2).all(|w| w[0] != w[1])
+        };
+        let identity = if positions_unique {
+            Identity::Position
+        } else {
+            Identity::Sequential
+        };
+        let origin = input.start_time();
+        let mut table = Self::assemble(
+            tb,
+            entries,
+            identity,
+            TimesFrom::Decoder,
+            discarded,
+            rate,
+            origin,
+        );
+        table.decoded_because = Some(reason);
+        table.damage = Damage {
+            undecodable_packets: damaged_packets
+                .into_iter()
+                .map(|(ts, decoded_before, pos)| DamagedPacket {
+                    time_s: ts.map(|t| table.time_of_pts(t).as_secs_f64()),
+                    after_frame: decoded_before.checked_sub(1),
+                    pos,
+                })
+                .collect(),
+            concealed_frames: raw_frames
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.damaged)
+                .map(|(i, _)| i)
+                .collect(),
+            // (Frames still in the decoder when reading stopped came out at the flush.)
+            unreadable: unreadable.map(|(pos, error)| UnreadableTail {
+                after_frame: raw_frames.len(),
+                last_packet_pos: pos,
+                error,
+            }),
+            lost_packets: Vec::new(),
+        };
+        if input.video.codec == "theora" {
+            table.damage.lost_packets = table.gaps_in_frame_numbers();
+        }
+        Ok(table)
+    }
+}
+
+/// A decoded frame's facts while a table is built by decoding.
+struct RawFrame {
+    timestamp: Option<i64>,
+    duration: i64,
+    pos: i64,
+    key: bool,
+    damaged: bool,
+}
