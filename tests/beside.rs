@@ -2,7 +2,7 @@
 //!
 //! - `audio.wav` against the ffmpeg CLI's `-i SRC -ss S -t D -ac 1 -ar 16000 -f wav` of the
 //!   same span (sample count exact, samples within 1 LSB), on a stereo 44.1 kHz source (a
-//!   downmix and a rate change) and a mono 48 kHz one;
+//!   downmix and a rate change), a mono 48 kHz one, and real footage (MP3, bit-exact);
 //! - subtitles against pysubs2 with VLMEvalKit's Video-MME rule run in Python (skipped, with a
 //!   message, where no Python with pysubs2 is found: set `VIDPREP_PYSUBS2_PYTHON`, or
 //!   `pip install pysubs2`);
@@ -544,4 +544,37 @@ fn the_command_and_a_manifest_line_give_the_same_bytes() {
         .decode(parts[7]["inline_data"]["data"].as_str().unwrap())
         .unwrap();
     assert_eq!(wav, std::fs::read(a.join("audio.wav")).unwrap());
+}
+
+#[test]
+fn real_footage_audio_is_ffmpegs_to_the_sample() {
+    // chaplin.mp4: MP3 stereo 44.1 kHz whose audio ends 26 ms before its video.
+    let Some(src) = support::shared("host/chaplin.mp4") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let j = export_frames(
+        &src,
+        &dir.path().join("f"),
+        &["--count", "4", "--start", "2.5s", "--end", "8s", "--audio"],
+    );
+    let a = &j["audio"];
+    assert_eq!(a["source_start"], "2.52");
+    assert_eq!(a["samples"], 87680);
+    let ours = wav_samples(&dir.path().join("f/audio.wav"));
+    let theirs = ffmpeg_wav(&src, "2.52", "5.48", &dir.path().join("ffmpeg.wav"));
+    assert_eq!(
+        within_one_lsb("chaplin 2.52 s + 5.48 s", &ours, &theirs),
+        0,
+        "bit-exact"
+    );
+    // The whole video: the audio is ffmpeg's where it has some, then silence to the end of
+    // the video's span (ffmpeg's file stops where the audio does).
+    let j = export_frames(&src, &dir.path().join("g"), &["--count", "4", "--audio"]);
+    assert_eq!(j["audio"]["samples"], 154240);
+    let ours = wav_samples(&dir.path().join("g/audio.wav"));
+    let theirs = ffmpeg_wav(&src, "0", "9.64", &dir.path().join("ffmpeg2.wav"));
+    assert!(theirs.len() < ours.len());
+    assert_eq!(&ours[..theirs.len()], &theirs[..]);
+    assert!(ours[theirs.len()..].iter().all(|&s| s == 0));
 }
