@@ -838,7 +838,7 @@ impl Export for FramesMaker {
         }
         let count = records.len();
         let summary = format!(
-            "{}: {} frames ({} of {} by {}), frames.json{}{}{}",
+            "{}: {} frames ({} of {} by {}), frames.json{}{}{}{}",
             folder
                 .as_deref()
                 .map_or("(in memory)".into(), |f| f.display().to_string()),
@@ -861,6 +861,11 @@ impl Export for FramesMaker {
                 .as_ref()
                 .map(|s| format!(", {s}"))
                 .unwrap_or_default(),
+            if audio_json.is_some() {
+                ", audio.wav"
+            } else {
+                ""
+            },
         );
         let json = FramesJson {
             vidprep_version: VERSION,
