@@ -11,6 +11,7 @@ mod support;
 
 mod architecture;
 mod bad_input;
+mod beside;
 mod browser_harness;
 mod browser_seek;
 mod colour_description;

@@ -120,3 +120,24 @@ def test_probe(street):
     info = vidprep.probe(street)
     assert info["video"]["frames"] == 300
     assert info["video"]["width"] == 320 and info["video"]["avg_frame_rate"] == "25/1"
+
+
+def test_label_and_subtitles_beside_the_frames(street, street_rgb, tmp_path):
+    # NumPro's label (red, 40 px, bottom right): the frames are ffmpeg's decode everywhere
+    # but the bottom-right corner, where they differ; each record names the text drawn.
+    frames, facts = vidprep.sample(street, n=4, label="frame")
+    indices = facts["sampled"]["indices"]
+    ref = street_rgb[indices]
+    corner = np.zeros(frames.shape[1:3], dtype=bool)
+    corner[240 - 50:, 320 - 80:] = True
+    np.testing.assert_array_equal(frames[:, ~corner], ref[:, ~corner])
+    assert all((frames[k][corner] != ref[k][corner]).any() for k in range(len(indices)))
+    assert [f["label"] for f in facts["frames"]] == [str(i) for i in indices]
+    assert facts["label"]["em_px"] == 40.0
+    # Subtitles: each frame's text by VLMEvalKit's rule (start < t < end).
+    srt = tmp_path / "s.srt"
+    srt.write_text("1\n00:00:00,000 --> 00:00:06,000\nhello\n\n2\n00:00:06,000 --> 00:00:20,000\nbye\n")
+    _, facts = vidprep.sample(street, n=3, subtitles=srt)
+    times = [f["time_s"] for f in facts["frames"]]
+    want = ["hello" if 0 < t * 1000 < 6000 else "bye" if 6000 < t * 1000 < 20000 else "" for t in times]
+    assert [f["subtitle"] for f in facts["frames"]] == want

@@ -190,6 +190,8 @@ def sample(
     memory_budget: Optional[int] = None,
     profile: Optional[str] = None,
     profile_options: Optional[Dict[str, float]] = None,
+    label: Optional[str] = None,
+    subtitles: Optional[PathLike] = None,
 ) -> Tuple[np.ndarray, Dict[str, Any]]:
     """Samples frames of a video exactly as ``vidprep export frames`` does, into memory.
 
@@ -212,6 +214,11 @@ def sample(
       neither is given; ``sampler`` and ``size`` must be left out); ``profile_options`` the
       package's other options (``{"min_pixels": 50176, "video_start": 2.0}``). ``facts``
       then holds a ``profile`` block with every rule applied.
+
+    - ``label``: ``"frame"`` or ``"time"`` drawn on each frame as NumPro does (red, 40 px,
+      bottom right); ``subtitles``: an SRT/VTT file whose text each frame's record gets
+      (``subtitle``, VLMEvalKit's Video-MME rule). Audio (``audio.wav``) exists only as a
+      file: use ``run`` or ``vidprep export frames --audio``.
 
     Ctrl-C raises ``KeyboardInterrupt`` within about 0.1 s of the work stopping.
 
@@ -240,6 +247,10 @@ def sample(
         export["allow_repeats"] = True
     if size is not None:
         export["max_size"] = _size_text(size)
+    if label is not None:
+        export["label"] = label
+    if subtitles is not None:
+        export["subtitles"] = os.path.abspath(os.fspath(subtitles))
     plan: Dict[str, Any] = {"id": "sample", "source": os.fspath(path), "exports": [export]}
     for key, value in (("start", start), ("end", end), ("decision", decision)):
         if value is not None:

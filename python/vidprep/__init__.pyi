@@ -43,6 +43,8 @@ def sample(
     memory_budget: Optional[int] = ...,
     profile: Optional[str] = ...,
     profile_options: Optional[Dict[str, float]] = ...,
+    label: Optional[str] = ...,
+    subtitles: Optional[PathLike] = ...,
 ) -> Tuple[npt.NDArray[np.uint8], Dict[str, Any]]: ...
 def run(
     manifest: Union[PathLike, Sequence[Union["Plan", Dict[str, Any]]]],

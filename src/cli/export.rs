@@ -127,6 +127,17 @@ pub struct FramesArgs {
     /// max_pixels, total_pixels, video_start, video_end, ...); repeatable.
     #[arg(long = "profile-option", value_name = "KEY=NUMBER", requires = "profile", value_parser = parse_profile_option)]
     profile_options: Vec<(String, f64)>,
+    /// Draw each frame's number (frame) or time in seconds (time) on it, as NumPro does:
+    /// red, 40 px, bottom right, before any resize.
+    #[arg(long, value_parser = |s: &str| s.parse::<crate::plan::FrameLabel>())]
+    label: Option<crate::plan::FrameLabel>,
+    /// An SRT or WebVTT file: each frame's subtitle text (VLMEvalKit's Video-MME rule) in
+    /// frames.json and the payload.
+    #[arg(long, value_name = "FILE")]
+    subtitles: Option<PathBuf>,
+    /// Also write audio.wav: the span's audio as 16 kHz mono 16-bit PCM.
+    #[arg(long)]
+    audio: bool,
     /// Decoding threads (default: one per core).
     #[arg(long, default_value_t = 0)]
     workers: usize,
@@ -213,6 +224,9 @@ fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
         jsonl: args.jsonl,
         profile: args.profile,
         profile_options: args.profile_options.into_iter().collect(),
+        label: args.label,
+        subtitles: args.subtitles,
+        audio: args.audio,
         ..FramesExport::default()
     };
     let mut plan = Plan::new(

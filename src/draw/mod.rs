@@ -8,6 +8,8 @@ use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
 use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg_next as ffmpeg;
 
+pub mod numpro;
+
 /// The embedded label font (licence in `src/draw/DejaVu-LICENSE.txt`).
 const FONT_BYTES: &[u8] = include_bytes!("DejaVuSans-Bold.ttf");
 

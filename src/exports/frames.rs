@@ -4,6 +4,10 @@
 //! scaled to square pixels within the size cap, boxes drawn, and written as images named with
 //! their position and time, with `frames.json` (each image's stream frame, source frame, time
 //! and boxes) and optionally a captioned strip, an API payload with Base64 images, or JSONL.
+//! Beside the frames, on request: each frame's number or time drawn on it as NumPro does
+//! (`crate::draw::numpro`), each frame's subtitle text from an SRT/WebVTT file by VLMEvalKit's
+//! Video-MME rule ([`crate::exports::subtitles`]), and `audio.wav`, the span's audio as 16 kHz
+//! mono PCM ([`crate::media::wav`]); each in `frames.json` and the payload.
 //! The folder is written whole under a temporary name and replaces any earlier one.
 
 use std::collections::HashMap;
@@ -21,7 +25,7 @@ use crate::media::frame::{to_rgb_image, Converter};
 use crate::output::group::OutputGroup;
 use crate::overlay::{boxes_on, SourceBoxes};
 use crate::pipeline::{FrameSink, FrameStage, PipelineFrame, Progress};
-use crate::plan::{ExportSpec, FramesExport, ImageFormat, Payload, Plan};
+use crate::plan::{ExportSpec, FrameLabel, FramesExport, ImageFormat, Payload, Plan};
 use crate::sampling::{self, Arranged, FrameList, Sampled};
 use crate::sidecar::{write_json, SourceRecord, VERSION};
 use crate::sinks::StagedSink;
@@ -52,6 +56,15 @@ pub struct FramesJson {
     /// The model profile that chose the frames and their size, with every rule it applied.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::profiles::Applied>,
+    /// The label drawn on every frame (NumPro's rule, its font, size, colour and place).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<serde_json::Value>,
+    /// The subtitle file, the rule that aligned it, and the prompt text it gives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtitles: Option<serde_json::Value>,
+    /// `audio.wav`: its format, sample count and the span it covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audio: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -81,6 +94,16 @@ pub struct FrameRecord {
     /// The boxes on this image, in its pixels (when the item has boxes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub boxes: Option<Vec<crate::overlay::ImageBox>>,
+    /// The text drawn on it (with `label`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Its time on the source's timeline in whole milliseconds, the time the subtitles are
+    /// looked up at (with `subtitles`; `None` for a needle's frames).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtitle_ms: Option<i64>,
+    /// Its subtitle text ("" when no cue covers it; with `subtitles`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtitle: Option<String>,
 }
 
 /// What a [`FramesSink`] wrote besides the images.
@@ -100,6 +123,15 @@ pub struct FramesOutputSpec {
     pub strip: Option<usize>,
     pub payload: Option<Payload>,
     pub jsonl: bool,
+}
+
+/// What the payload carries besides the images.
+#[derive(Clone, Debug, Default)]
+pub struct PayloadExtras {
+    /// A text part (the frames' subtitles, VLMEvalKit's joined text).
+    pub text: Option<String>,
+    /// The WAV file to add as an audio part.
+    pub audio: Option<PathBuf>,
 }
 
 /// Writes the frame of each position as an image (named with its position and timestamp)
@@ -124,6 +156,10 @@ pub struct FramesSink {
     source: PathBuf,
     /// A profile's resize of the RGB frame (torch's antialiased bicubic) to this size.
     resize: Option<(u32, u32)>,
+    /// The label drawn on each frame (the text is recorded).
+    label: Option<FrameLabel>,
+    /// The payload's parts besides the images.
+    extras: PayloadExtras,
 }
 
 impl FramesSink {
@@ -162,7 +198,20 @@ impl FramesSink {
             box_sources,
             source: PathBuf::new(),
             resize: None,
+            label: None,
+            extras: PayloadExtras::default(),
         }
+    }
+
+    /// Records the label `kind` drawn on each frame.
+    pub fn with_label(mut self, label: Option<FrameLabel>) -> FramesSink {
+        self.label = label;
+        self
+    }
+
+    /// Adds these parts to the payload.
+    pub fn set_extras(&mut self, extras: PayloadExtras) {
+        self.extras = extras;
     }
 
     /// Resizes every RGB frame to `size` as torch does (a profile's resize).
@@ -239,7 +288,17 @@ impl FramesSink {
             files.strip = Some(name);
         }
         if let Some(api) = self.spec.payload {
-            let body = payload_json(api, self.spec.format.mime(), &read_all()?);
+            let audio = match &self.extras.audio {
+                Some(p) => Some(std::fs::read(p).map_err(|e| Error::io(p, e))?),
+                None => None,
+            };
+            let body = payload_with(
+                api,
+                self.spec.format.mime(),
+                &read_all()?,
+                self.extras.text.as_deref(),
+                audio.as_deref(),
+            );
             write_json(&out_dir.join("payload.json"), &body)?;
             files.payload = Some("payload.json".into());
         }
@@ -376,6 +435,9 @@ impl FrameSink for FramesSink {
                 width,
                 height,
                 boxes: boxes.clone(),
+                label: self.label.map(|l| l.text(frame.index, frame.time)),
+                subtitle_ms: None,
+                subtitle: None,
             });
             if let (Some((tile_w, thumbs)), Some(rgb)) = (self.thumbs.as_mut(), rgb.as_ref()) {
                 let th = (rgb.height() as f64 * *tile_w as f64 / rgb.width() as f64)
@@ -410,7 +472,44 @@ pub(crate) struct FramesMaker {
     made: Option<MemoryFrames>,
     /// What the profile decided (when the export has one).
     applied: Option<crate::profiles::Applied>,
+    /// The subtitle file, read (with `subtitles`).
+    subtitles: Option<crate::exports::subtitles::Subtitles>,
 }
+
+/// Draws each frame's label by NumPro's rule, on the frame as decoded (before any resize).
+struct LabelStage {
+    kind: FrameLabel,
+}
+
+impl FrameStage for LabelStage {
+    fn apply(&mut self, frame: &mut PipelineFrame) -> Result<()> {
+        crate::draw::make_writable(&mut frame.image)
+            .map_err(|e| Error::internal(format!("cannot draw on frame {}: {e}", frame.index)))?;
+        // Drawn in YUV: this frame's RGB outputs are made from the drawn picture.
+        frame.rgb = None;
+        let text = self.kind.text(frame.index, frame.time);
+        crate::draw::numpro::draw(&mut frame.image, &text);
+        Ok(())
+    }
+}
+
+/// Time of stream frame `i` on its source's own timeline (from the source's start); `None`
+/// for an inserted needle's frames.
+fn source_time(stream: &ProcessedStream, i: usize) -> Option<Time> {
+    let host = match &stream.needle {
+        None => i,
+        Some(n) if i < n.at => i,
+        Some(n) if i < n.at + n.prepared.frames => return None,
+        Some(n) => i - n.prepared.frames,
+    };
+    Some(stream.table.time(stream.resolved.kept.start + host))
+}
+
+/// The WAV's format: what speech models take.
+const WAV_FORMAT: crate::media::audio::AudioFormat = crate::media::audio::AudioFormat {
+    sample_rate: 16000,
+    channels: 1,
+};
 
 impl FramesMaker {
     pub fn new(spec: &ExportSpec, frames: &FramesExport) -> FramesMaker {
@@ -423,6 +522,7 @@ impl FramesMaker {
             memory: false,
             made: None,
             applied: None,
+            subtitles: None,
         }
     }
 }
@@ -465,6 +565,9 @@ impl Export for FramesMaker {
         if self.frames.jsonl {
             files.push("jsonl");
         }
+        if self.frames.audio {
+            files.push("audio");
+        }
         if !files.is_empty() {
             return Err(Error::Usage(format!(
                 "export {:?}: {} only exist as files; frames kept in memory cannot have them",
@@ -487,6 +590,20 @@ impl Export for FramesMaker {
         _group: &mut OutputGroup,
     ) -> Result<Wants> {
         let list = stream_frame_list(stream)?;
+        // What goes beside the frames is checked before a frame is decoded.
+        if let Some(path) = &self.frames.subtitles {
+            self.subtitles = Some(crate::exports::subtitles::Subtitles::load(path)?);
+        }
+        if self.frames.audio && crate::media::audio::audio_stream_format(&stream.input)?.is_none() {
+            return Err(Error::request(
+                &stream.source,
+                format!(
+                    "export {:?}: audio was asked for (audio.wav) but the source has no audio \
+                     stream; drop --audio (\"audio\": true), or give a source with sound",
+                    self.spec.name()
+                ),
+            ));
+        }
         let applied = match &self.frames.profile {
             None => None,
             Some(name) => {
@@ -581,6 +698,7 @@ impl Export for FramesMaker {
             FramesSink::in_memory(&output, &arranged.indices, &at, stream.box_sources.clone())
                 .with_source(&stream.source)
                 .with_resize(resize)
+                .with_label(self.frames.label)
         } else {
             let (_, temp) = self.folder.as_ref().expect("claimed before start");
             FramesSink::new(
@@ -593,8 +711,13 @@ impl Export for FramesMaker {
             )
             .with_source(&stream.source)
             .with_resize(resize)
+            .with_label(self.frames.label)
         };
         let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
+        if let Some(kind) = self.frames.label {
+            // NumPro numbers the frames as decoded; the resize comes after.
+            stages.push(Box::new(LabelStage { kind }));
+        }
         if resize.is_none() && size != stream.size {
             stages.push(Box::new(ScaleStage::new(size)));
         }
@@ -628,17 +751,94 @@ impl Export for FramesMaker {
         let (sampled, arranged) = self.chosen.take().expect("started");
         let mut sink = self.sink.take().expect("started").into_inner();
         let images = sink.take_images();
+        // Subtitles: each position's text at its frame's time on the source's timeline.
+        let subtitle_ms: Vec<Option<i64>> = arranged
+            .indices
+            .iter()
+            .map(|&i| {
+                source_time(stream, i).map(|t| crate::exports::subtitles::time_ms(t.as_secs_f64()))
+            })
+            .collect();
+        let subtitle_texts: Option<Vec<String>> = self.subtitles.as_ref().map(|subs| {
+            subtitle_ms
+                .iter()
+                .map(|ms| ms.map(|ms| subs.text_at(ms)).unwrap_or_default())
+                .collect()
+        });
+        let subtitles_json = match (&self.subtitles, &subtitle_texts) {
+            (Some(subs), Some(texts)) => Some(serde_json::json!({
+                "file": subs.path,
+                "format": subs.format,
+                "cues": subs.cues.len(),
+                "rule": crate::exports::subtitles::RULE,
+                "text": crate::exports::subtitles::Subtitles::prompt(texts),
+            })),
+            _ => None,
+        };
+        // Audio: the span the frames were sampled from, sample 0 at time 0 of their times.
+        let mut audio_json = None;
+        let mut extras = PayloadExtras {
+            text: subtitles_json
+                .as_ref()
+                .map(|j| j["text"].as_str().unwrap_or_default().to_string()),
+            audio: None,
+        };
+        if self.frames.audio {
+            let temp = temp.as_ref().expect("audio is refused in memory");
+            let path = temp.join("audio.wav");
+            let plan = stream.audio();
+            let facts = crate::media::wav::write_wav(&plan, WAV_FORMAT, &path)?;
+            let start = stream.resolved.start_time();
+            let end = Time::new(facts.samples as i64, facts.sample_rate as i64);
+            audio_json = Some(serde_json::json!({
+                "file": "audio.wav",
+                "format": "pcm_s16le",
+                "sample_rate": facts.sample_rate,
+                "channels": facts.channels,
+                "samples": facts.samples,
+                "start": "0",
+                "end": decimal_text(end),
+                "start_s": 0.0,
+                "end_s": end.as_secs_f64(),
+                "source_start": decimal_text(start),
+                "source_start_s": start.as_secs_f64(),
+                "rule": "the processed stream's span (its first frame's start to its last \
+                         frame's end, silence under an insertion), decoded and resampled by \
+                         swresample with its defaults to 16 kHz mono, cut to the sample \
+                         (rounded to the nearest) and converted to 16 bits as swresample \
+                         does; a frame at time t is at sample round(t * 16000)",
+            }));
+            extras.audio = Some(path);
+        }
+        sink.set_extras(extras);
         let (mut records, files) = sink.complete(&stream.source)?;
         for r in &mut records {
             r.source_file = stream.source_file(r.source, r.source_frame);
+            if let Some(texts) = &subtitle_texts {
+                r.subtitle_ms = subtitle_ms[r.position];
+                r.subtitle = Some(texts[r.position].clone());
+            }
         }
+        let label_json = self.frames.label.map(|kind| {
+            serde_json::json!({
+                "kind": kind,
+                "rule": "NumPro (github.com/yongliang-wu/NumPro, eval/qwen2_vl_7b_mr.py, \
+                         annotate_frame_with_pil with its defaults): the text at \
+                         x = W - tw, y = H - th - th/3 (PIL textbbox ink box, anchor la), no \
+                         margin, no background, drawn on the frame as decoded before any resize",
+                "font": "DejaVu Sans Bold",
+                "em_px": crate::draw::numpro::EM_PX,
+                "colour": crate::draw::numpro::COLOUR.to_string(),
+                "position": "bottom_right",
+            })
+        });
         let mut warnings = stream.warnings.clone();
         if let Some(note) = &sampled.note {
             warnings.push(format!("sampling: {note}"));
         }
         let count = records.len();
         let summary = format!(
-            "{}: {} frames ({} of {} by {}), frames.json{}{}{}",
+            "{}: {} frames ({} of {} by {}), frames.json{}{}{}{}",
             folder
                 .as_deref()
                 .map_or("(in memory)".into(), |f| f.display().to_string()),
@@ -661,6 +861,11 @@ impl Export for FramesMaker {
                 .as_ref()
                 .map(|s| format!(", {s}"))
                 .unwrap_or_default(),
+            if audio_json.is_some() {
+                ", audio.wav"
+            } else {
+                ""
+            },
         );
         let json = FramesJson {
             vidprep_version: VERSION,
@@ -677,6 +882,9 @@ impl Export for FramesMaker {
             payload: files.payload,
             jsonl: files.jsonl,
             profile: self.applied.take(),
+            label: label_json,
+            subtitles: subtitles_json,
+            audio: audio_json,
             warnings: warnings.clone(),
         };
         if let Some(temp) = &temp {
@@ -766,30 +974,70 @@ fn render_strip(thumbs: &[Option<RgbImage>], records: &[FrameRecord], columns: u
     strip
 }
 
-/// The payload fragment for `api` with the images (in position order) as base64.
-pub fn payload_json(api: Payload, mime: &str, images: &[Vec<u8>]) -> serde_json::Value {
-    let b64 = |b: &Vec<u8>| base64::engine::general_purpose::STANDARD.encode(b);
+/// The payload fragment for `api` with the images (in position order) as base64 and, after
+/// them, a text part (`text`) and an audio part (`wav`,
+/// a WAV file's bytes: OpenAI's `input_audio`, Gemini's `inline_data` of `audio/wav`;
+/// Anthropic's Messages API takes no audio, which the plan's check refuses).
+pub fn payload_with(
+    api: Payload,
+    mime: &str,
+    images: &[Vec<u8>],
+    text: Option<&str>,
+    wav: Option<&[u8]>,
+) -> serde_json::Value {
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
     match api {
-        Payload::OpenAi => serde_json::json!({
-            "role": "user",
-            "content": images.iter().map(|b| serde_json::json!({
-                "type": "image_url",
-                "image_url": {"url": format!("data:{mime};base64,{}", b64(b))}
-            })).collect::<Vec<_>>()
-        }),
-        Payload::Anthropic => serde_json::json!({
-            "role": "user",
-            "content": images.iter().map(|b| serde_json::json!({
-                "type": "image",
-                "source": {"type": "base64", "media_type": mime, "data": b64(b)}
-            })).collect::<Vec<_>>()
-        }),
-        Payload::Gemini => serde_json::json!({
-            "role": "user",
-            "parts": images.iter().map(|b| serde_json::json!({
-                "inline_data": {"mime_type": mime, "data": b64(b)}
-            })).collect::<Vec<_>>()
-        }),
+        Payload::OpenAi => {
+            let mut parts: Vec<_> = images
+                .iter()
+                .map(|b| {
+                    serde_json::json!({
+                        "type": "image_url",
+                        "image_url": {"url": format!("data:{mime};base64,{}", b64(b))}
+                    })
+                })
+                .collect();
+            if let Some(t) = text {
+                parts.push(serde_json::json!({"type": "text", "text": t}));
+            }
+            if let Some(w) = wav {
+                parts.push(serde_json::json!({
+                    "type": "input_audio",
+                    "input_audio": {"data": b64(w), "format": "wav"}
+                }));
+            }
+            serde_json::json!({"role": "user", "content": parts})
+        }
+        Payload::Anthropic => {
+            let mut parts: Vec<_> = images
+                .iter()
+                .map(|b| {
+                    serde_json::json!({
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": mime, "data": b64(b)}
+                    })
+                })
+                .collect();
+            if let Some(t) = text {
+                parts.push(serde_json::json!({"type": "text", "text": t}));
+            }
+            serde_json::json!({"role": "user", "content": parts})
+        }
+        Payload::Gemini => {
+            let mut parts: Vec<_> = images
+                .iter()
+                .map(|b| serde_json::json!({"inline_data": {"mime_type": mime, "data": b64(b)}}))
+                .collect();
+            if let Some(t) = text {
+                parts.push(serde_json::json!({"text": t}));
+            }
+            if let Some(w) = wav {
+                parts.push(serde_json::json!({
+                    "inline_data": {"mime_type": "audio/wav", "data": b64(w)}
+                }));
+            }
+            serde_json::json!({"role": "user", "parts": parts})
+        }
     }
 }
 

@@ -13,6 +13,7 @@ pub(crate) mod copy;
 pub(crate) mod frames;
 pub(crate) mod preview;
 pub(crate) mod smart;
+pub(crate) mod subtitles;
 pub(crate) mod video;
 
 use std::path::{Path, PathBuf};

@@ -135,12 +135,12 @@ struct Resampler {
 }
 
 impl Resampler {
-    fn new(frame: &ffmpeg::frame::Audio, out: AudioFormat) -> Option<Resampler> {
+    fn new(frame: &ffmpeg::frame::Audio, out: AudioFormat, normalise: bool) -> Option<Resampler> {
         let layout = match frame.channel_layout() {
             l if crate::media::compat::layout_is_known(&l) => l,
             _ => layout_for(frame.channels().max(1)),
         };
-        let context = ffmpeg::software::resampling::Context::get(
+        let mut context = ffmpeg::software::resampling::Context::get(
             frame.format(),
             layout,
             frame.rate(),
@@ -149,6 +149,9 @@ impl Resampler {
             out.sample_rate,
         )
         .ok()?;
+        if normalise {
+            crate::media::ffi::normalise_resampler_mix(&mut context).ok()?;
+        }
         Some(Resampler {
             context,
             in_rate: frame.rate().max(1),
@@ -201,7 +204,7 @@ impl Resampler {
 }
 
 /// Decodes one source segment and hands out its samples, trimmed to `[start, end)`.
-struct SegmentReader {
+pub(crate) struct SegmentReader {
     path: PathBuf,
     input: ffmpeg::format::context::Input,
     stream: usize,
@@ -218,10 +221,12 @@ struct SegmentReader {
     packets_done: bool,
     flushed: bool,
     done: bool,
+    /// Mix channels as swresample does for integer output (see [`SegmentReader::for_pcm`]).
+    normalise_mix: bool,
 }
 
 impl SegmentReader {
-    fn open(
+    pub(crate) fn open(
         source: &Source,
         start: Time,
         end: Time,
@@ -274,11 +279,19 @@ impl SegmentReader {
             packets_done: false,
             flushed: false,
             done: false,
+            normalise_mix: false,
         }))
     }
 
+    /// Mixes channels as swresample does when its output is 16-bit (a downmix normalised to
+    /// full scale), for samples that are then converted to 16-bit PCM.
+    pub(crate) fn for_pcm(mut self) -> SegmentReader {
+        self.normalise_mix = true;
+        self
+    }
+
     /// The next chunk of kept samples, `None` when the segment is exhausted.
-    fn next_chunk(&mut self) -> Result<Option<Vec<Vec<f32>>>> {
+    pub(crate) fn next_chunk(&mut self) -> Result<Option<Vec<Vec<f32>>>> {
         while !self.done {
             let mut frame = ffmpeg::frame::Audio::empty();
             match self.decoder.receive_frame(&mut frame) {
@@ -356,12 +369,58 @@ impl SegmentReader {
             // A frame wholly before the segment does not start the clock yet.
             let rate = frame.rate().max(1) as i64;
             let frame_end = t + Time::new(frame.samples() as i64, rate);
-            if frame_end <= self.start {
+            // PCM keeps a little before the segment to settle the resampler's filter.
+            let keep_from = if self.normalise_mix {
+                self.start - Time::new(1, 20)
+            } else {
+                self.start
+            };
+            if frame_end <= keep_from {
                 return Ok(None);
             }
+            if self.normalise_mix {
+                // PCM: start resampling where the source's and the output's sample grids
+                // meet (a multiple of 1/gcd(rates) seconds), the first such point of the
+                // first frame, so the output samples are those of a resampler run from time
+                // 0 (the ffmpeg CLI's, with -ss after -i), not shifted by a fraction of a
+                // sample to wherever the decoder began; the preroll before the segment
+                // settles the filter.
+                let grid = gcd(rate, self.format.sample_rate as i64);
+                let meet = Time::new(t.scale(grid, 1).to_pts(1, 1, Rounding::Up), grid);
+                let skip = (meet - t)
+                    .scale(rate, 1)
+                    .to_pts(1, 1, Rounding::Nearest)
+                    .max(0) as usize;
+                if skip > 0 && skip < frame.samples() {
+                    if let Some(mut tail) = tail_of(frame, skip) {
+                        let t_tail = t + Time::new(skip as i64, rate);
+                        tail.set_pts(Some(t_tail.to_pts(
+                            self.time_base.num,
+                            self.time_base.den,
+                            Rounding::Nearest,
+                        )));
+                        self.first_time = Some(t_tail);
+                        return self.start_with(&tail, t_tail);
+                    }
+                }
+            }
             self.first_time = Some(t);
+            return self.start_with(frame, t);
+        }
+        let conv = self.convert(frame)?;
+        let kept = self.trim(conv);
+        Ok(kept.first().is_some_and(|c| !c.is_empty()).then_some(kept))
+    }
+
+    /// The first kept frame (`frame`, at time `t`): makes the resampler and converts it.
+    fn start_with(
+        &mut self,
+        frame: &ffmpeg::frame::Audio,
+        t: Time,
+    ) -> Result<Option<Vec<Vec<f32>>>> {
+        {
             self.resampler = Some(
-                Resampler::new(frame, self.format)
+                Resampler::new(frame, self.format, self.normalise_mix)
                     .ok_or_else(|| audio_failure(&self.path, "unsupported audio sample layout"))?,
             );
             // The source starts after the segment does: lead with silence.
@@ -403,10 +462,16 @@ impl SegmentReader {
         self.produced += n;
         let first = self.first_time.unwrap_or(self.start);
         let rate = self.format.sample_rate as i64;
+        // PCM cut its first frame at the start already: what is left is a rounding.
+        let lo_rounding = if self.normalise_mix {
+            Rounding::Nearest
+        } else {
+            Rounding::Up
+        };
         let lo_abs = if self.start > first {
             (self.start - first)
                 .scale(rate, 1)
-                .to_pts(1, 1, Rounding::Up)
+                .to_pts(1, 1, lo_rounding)
         } else {
             0
         };
@@ -426,6 +491,38 @@ impl SegmentReader {
         }
         chunk
     }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.max(1)
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// `frame` without its first `skip` samples (same format, layout and rate); `None` for a
+/// sample format whose planes cannot be cut that way.
+fn tail_of(frame: &ffmpeg::frame::Audio, skip: usize) -> Option<ffmpeg::frame::Audio> {
+    let n = frame.samples().checked_sub(skip)?;
+    let bytes = frame.format().bytes();
+    let channels = frame.channels() as usize;
+    let mut tail = ffmpeg::frame::Audio::new(frame.format(), n, frame.channel_layout());
+    tail.set_rate(frame.rate());
+    let (planes, per_sample) = if frame.is_planar() {
+        (channels, bytes)
+    } else {
+        (1, bytes * channels)
+    };
+    for p in 0..planes {
+        let src = frame
+            .data(p)
+            .get(skip * per_sample..(skip + n) * per_sample)?;
+        tail.data_mut(p)
+            .get_mut(..n * per_sample)?
+            .copy_from_slice(src);
+    }
+    Some(tail)
 }
 
 /// The AAC stream of an output file, fed from an [`AudioPlan`].

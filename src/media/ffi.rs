@@ -474,3 +474,26 @@ pub fn set_stream_extradata(stream: &mut ffmpeg::format::stream::StreamMut, byte
         (*par).extradata_size = bytes.len() as i32;
     }
 }
+
+/// Re-initialises a resampler so that its channel mix is normalised as swresample does for
+/// integer output (`rematrix_maxval=1`: a downmix's coefficients scaled so no output channel
+/// can exceed full scale), which is what the ffmpeg CLI's mix to 16-bit PCM gives.
+pub fn normalise_resampler_mix(
+    context: &mut ffmpeg::software::resampling::Context,
+) -> Result<(), ffmpeg::Error> {
+    // SAFETY: the context is a valid, initialised SwrContext owned by `context`; setting an
+    // option and calling swr_init again (which first clears the old state) is how
+    // swresample's API changes a context's parameters.
+    unsafe {
+        let swr = context.as_mut_ptr();
+        let r = ffi::av_opt_set_double(swr as *mut _, c"rematrix_maxval".as_ptr(), 1.0, 0);
+        if r < 0 {
+            return Err(ffmpeg::Error::from(r));
+        }
+        let r = ffi::swr_init(swr);
+        if r < 0 {
+            return Err(ffmpeg::Error::from(r));
+        }
+    }
+    Ok(())
+}

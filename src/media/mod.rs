@@ -20,6 +20,7 @@ pub(crate) mod source;
 pub(crate) mod still;
 pub(crate) mod table;
 pub mod tracker;
+pub(crate) mod wav;
 
 pub use decode::{DecodeOptions, FrameReader};
 pub use encode::X264_PRESETS;

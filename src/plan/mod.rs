@@ -29,4 +29,4 @@ pub use schema::{
     BoxOptions, BoxesSpec, ClipExport, ExportSpec, FramesExport, InsertSpec, Plan, Position,
     PreviewExport, SpanSpec, VideoExport,
 };
-pub use text::{BoxesOut, ImageFormat, Payload, Size, Strip};
+pub use text::{BoxesOut, FrameLabel, ImageFormat, Payload, Size, Strip};

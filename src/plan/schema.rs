@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::text::{BoxesOut, ImageFormat, Payload, Size, Strip};
+use super::text::{BoxesOut, FrameLabel, ImageFormat, Payload, Size, Strip};
 use crate::annotations::ReadOptions;
 use crate::annotations::{Fill, Format, KeyKind, Units};
 use crate::fit::Fit;
@@ -534,6 +534,18 @@ pub struct FramesExport {
     /// The profile's other options by the package's names (`min_pixels`, `video_start`, ...).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub profile_options: std::collections::BTreeMap<String, f64>,
+    /// Drawn on each frame as NumPro does (red, 40 px, bottom right): `frame` (its number
+    /// in the stream) or `time` (its time in seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<FrameLabel>,
+    /// An SRT or WebVTT file: each frame's subtitle text by VLMEvalKit's Video-MME rule, in
+    /// `frames.json` and the payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtitles: Option<PathBuf>,
+    /// `audio.wav`: the span's audio as 16 kHz mono 16-bit PCM, sample 0 at time 0 of the
+    /// frames' times.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub audio: bool,
 }
 
 fn default_quality() -> u8 {
@@ -559,6 +571,9 @@ impl Default for FramesExport {
             jsonl: false,
             profile: None,
             profile_options: Default::default(),
+            label: None,
+            subtitles: None,
+            audio: false,
         }
     }
 }
@@ -673,6 +688,14 @@ impl Plan {
         if let Some(i) = self.insert.as_mut() {
             join(&mut i.sequence);
         }
+        for e in &mut self.exports {
+            if let ExportSpec::Frames(FramesExport {
+                subtitles: Some(s), ..
+            }) = e
+            {
+                join(s);
+            }
+        }
     }
 
     /// The local files and folders the plan reads (never to be written): the source (an
@@ -684,6 +707,14 @@ impl Plan {
         }
         if let Some(i) = &self.insert {
             inputs.push(i.sequence.clone());
+        }
+        for e in &self.exports {
+            if let ExportSpec::Frames(FramesExport {
+                subtitles: Some(s), ..
+            }) = e
+            {
+                inputs.push(s.clone());
+            }
         }
         inputs
     }

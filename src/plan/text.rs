@@ -171,3 +171,46 @@ impl std::str::FromStr for Payload {
 }
 
 crate::textual::serde_as_text!(Payload);
+
+/// What a frames export draws on each frame, as NumPro does (`src/draw/numpro.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameLabel {
+    /// The frame's index in the processed stream (NumPro's number: 0 at the span's start).
+    Frame,
+    /// The frame's time in the processed stream, in seconds with two decimals (`12.48s`).
+    Time,
+}
+
+impl FrameLabel {
+    /// The text drawn on stream frame `index`, shown at `time`.
+    pub fn text(self, index: usize, time: crate::time::Time) -> String {
+        match self {
+            FrameLabel::Frame => index.to_string(),
+            FrameLabel::Time => format!("{:.2}s", time.as_secs_f64()),
+        }
+    }
+}
+
+impl std::fmt::Display for FrameLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FrameLabel::Frame => "frame",
+            FrameLabel::Time => "time",
+        })
+    }
+}
+
+impl std::str::FromStr for FrameLabel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "frame" => Ok(FrameLabel::Frame),
+            "time" => Ok(FrameLabel::Time),
+            other => Err(format!(
+                "unknown label {other:?}; expected frame (the frame number) or time (seconds)"
+            )),
+        }
+    }
+}
+
+crate::textual::serde_as_text!(FrameLabel);
