@@ -36,6 +36,7 @@ mod net_sources;
 mod oracle_selftest;
 mod overlay;
 mod profiles;
+mod profiles_more;
 mod real_footage;
 mod review;
 mod review_hostile;
