@@ -140,11 +140,60 @@ def run_lmms_eval(video, options):
     }, frames
 
 
+def run_llava_onevision(video, options):
+    try:
+        import torch
+        from transformers import LlavaOnevisionVideoProcessor
+    except ImportError as e:
+        missing(f"transformers' LlavaOnevisionVideoProcessor ({e})")
+    from importlib.metadata import version
+
+    kwargs = {}
+    if "nframes" in options:
+        kwargs["num_frames"] = int(options["nframes"])
+    if "fps" in options:
+        kwargs["fps"] = options["fps"]
+    if "height" in options or "width" in options:
+        kwargs["size"] = {
+            "height": int(options.get("height", 384)),
+            "width": int(options.get("width", 384)),
+        }
+    processor = LlavaOnevisionVideoProcessor()
+    t0 = time.perf_counter()
+    # Up to the uint8 resize: the rescale and CLIP normalisation that follow are float maths
+    # on these values.
+    out = processor(
+        videos=video,
+        do_sample_frames=True,
+        do_rescale=False,
+        do_normalize=False,
+        return_tensors="pt",
+        return_metadata=True,
+        **kwargs,
+    )
+    seconds = time.perf_counter() - t0
+    meta = out["video_metadata"][0]
+    v = out["pixel_values_videos"][0]
+    frames = v.round().clamp(0, 255).to(torch.uint8) if v.is_floating_point() else v
+    frames = frames.permute(0, 2, 3, 1).contiguous().numpy()
+    return {
+        "package": "transformers",
+        "version": version("transformers"),
+        "backend": meta.video_backend,
+        "indices": [int(i) for i in meta.frames_indices],
+        "fps": float(meta.fps) if meta.fps is not None else None,
+        "total_frames": int(meta.total_num_frames),
+        "seconds": seconds,
+    }, frames
+
+
 def main():
     profile, video, out_dir = sys.argv[1:4]
     options = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
     if profile in ("qwen2.5-vl", "qwen3-vl"):
         result, frames = run_qwen_vl_utils(video, options, 14 if profile == "qwen2.5-vl" else 16)
+    elif profile == "llava-onevision":
+        result, frames = run_llava_onevision(video, options)
     elif profile == "lmms-eval":
         result, frames = run_lmms_eval(video, options)
     else:

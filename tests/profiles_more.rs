@@ -171,3 +171,117 @@ fn lmms_eval_parity_with_read_video_over_the_format_matrix() {
     );
     assert!(agreed.len() >= MUST_AGREE.len());
 }
+
+/// `request_tokens` in frames.json with a payload, against the vendors' worked examples
+/// (docs/profiles.md cites them): OpenAI "a 1024 x 1024 square image in detail: high mode
+/// costs 765 tokens" (low: 85); Anthropic 1000x1000 ~1334 tokens; Gemini an image within
+/// 384 x 384 is 258 tokens.
+#[test]
+fn payload_reports_the_tokens_the_request_costs() {
+    let out = tempfile::tempdir().unwrap();
+    let tokens = |w: u32, h: u32, api: &str| -> Value {
+        let src = SynthVideo::new(w, h).fps(10, 1).frames(10).cached().path;
+        let dir = out.path().join(format!("{api}{w}"));
+        vidprep()
+            .args(["export", "frames"])
+            .arg(&src)
+            .arg("--out-dir")
+            .arg(&dir)
+            .args(["--count", "3", "--payload", api])
+            .assert()
+            .success();
+        frames_json(&dir)["request_tokens"].clone()
+    };
+    let o = tokens(1024, 1024, "openai");
+    assert_eq!(o[0]["per_image"], serde_json::json!([765, 765, 765]));
+    assert_eq!(o[0]["total"], 2295);
+    assert_eq!(o[0]["counted_size"], serde_json::json!([768, 768]));
+    assert_eq!(o[1]["total"], 255);
+    let a = tokens(1000, 1000, "anthropic");
+    assert_eq!(a[0]["per_image"], serde_json::json!([1334, 1334, 1334]));
+    let g = tokens(384, 384, "gemini");
+    assert_eq!(g[0]["total"], 3 * 258);
+}
+
+#[test]
+fn llava_onevision_profile_gives_the_processor_indices_and_size() {
+    let src = source();
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("o");
+    vidprep()
+        .args(["export", "frames"])
+        .arg(&src)
+        .arg("--out-dir")
+        .arg(&dir)
+        .args(["--profile", "llava-onevision", "--count", "8"])
+        .assert()
+        .success();
+    let j = frames_json(&dir);
+    // numpy: (np.arange(8) * 120 // 8).tolist(), as transformers 5.24 gave for this video.
+    assert_eq!(indices(&j), [0, 15, 30, 45, 60, 75, 90, 105]);
+    let prof = &j["profile"];
+    assert_eq!(prof["mirrors"]["package"], "transformers");
+    assert_eq!(
+        (prof["width"].as_u64(), prof["height"].as_u64()),
+        (Some(384), Some(384))
+    );
+    for rec in j["frames"].as_array().unwrap() {
+        assert_eq!(
+            (rec["width"].as_u64(), rec["height"].as_u64()),
+            (Some(384), Some(384))
+        );
+    }
+    // The processor's refusal: more frames than the video has.
+    let o = vidprep()
+        .args(["export", "frames"])
+        .arg(&src)
+        .arg("--out-dir")
+        .arg(out.path().join("x"))
+        .args(["--profile", "llava-onevision", "--count", "121"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("exceeds total_num_frames=120"));
+}
+
+/// Variants torchcodec (transformers' reader) reads as vidprep does (reliable timestamps,
+/// 8-bit 4:2:0, no rotation): these must agree with the processor.
+const LLAVA_MUST_AGREE: &[&str] = &[
+    "h264_mp4.mp4",
+    "h264_aac_mp4.mp4",
+    "h264_mkv.mkv",
+    "h264_mov.mov",
+    "hevc_mp4.mp4",
+    "av1_mkv.mkv",
+    "mpeg4_mp4_bf.mp4",
+    "ffv1_mkv.mkv",
+    "odd_size_mkv.mkv",
+    "h263_3gp.3gp",
+];
+
+#[test]
+fn llava_onevision_parity_with_transformers_over_the_format_matrix() {
+    let Some(py) = python_with("transformers, torchcodec") else {
+        return;
+    };
+    let (dir, _) = matrix();
+    let mut wrong = Vec::new();
+    let mut lines = Vec::new();
+    for name in LLAVA_MUST_AGREE {
+        match parity(&py, &dir.join(name), "llava-onevision", &["--count", "8"]) {
+            Err(e) => wrong.push(format!("{name}: {e}")),
+            Ok(rec) => {
+                let line = format!(
+                    "{name}: indices {}, size {}, bit-exact {}, min PSNR {}",
+                    rec["indices_equal"], rec["sizes_equal"], rec["bit_exact"], rec["min_psnr_db"]
+                );
+                if rec["pass"].as_bool() != Some(true) {
+                    wrong.push(line.clone());
+                }
+                lines.push(line);
+            }
+        }
+    }
+    eprintln!("llava-onevision:\n  {}", lines.join("\n  "));
+    assert!(wrong.is_empty(), "differences:\n  {}", wrong.join("\n  "));
+}

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::sampling::{FrameTimes, Sampler};
 
 pub mod api;
+mod llava;
 mod lmms_eval;
 mod qwen;
 pub mod resample;
@@ -26,6 +27,7 @@ const PROFILES: &[&dyn Profile] = &[
     &qwen::Qwen3Vl,
     &qwen::Qwen3VlHf,
     &lmms_eval::LmmsEvalReadVideo,
+    &llava::LlavaOnevision,
 ];
 
 /// The profile named `name`.
