@@ -249,7 +249,12 @@ impl FramesSink {
             write_json(&out_dir.join("payload.json"), &body)?;
             files.payload = Some("payload.json".into());
             let sizes: Vec<(u32, u32)> = records.iter().map(|r| (r.width, r.height)).collect();
-            files.request_tokens = Some(crate::profiles::api::request_tokens(api, &sizes));
+            let to = match api {
+                Payload::OpenAi => crate::profiles::api::Api::OpenAi,
+                Payload::Anthropic => crate::profiles::api::Api::Anthropic,
+                Payload::Gemini => crate::profiles::api::Api::Gemini,
+            };
+            files.request_tokens = Some(crate::profiles::api::request_tokens(to, &sizes));
         }
         if self.spec.jsonl {
             let mut text = String::new();

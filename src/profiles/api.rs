@@ -20,7 +20,13 @@
 
 use serde::Serialize;
 
-use crate::plan::Payload;
+/// The API a request goes to (the frames export's payload names it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    OpenAi,
+    Anthropic,
+    Gemini,
+}
 
 /// One model family's estimate for the request.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -116,10 +122,10 @@ fn estimate(
 }
 
 /// The estimates for a request to `api` of images of these sizes (width, height).
-pub fn request_tokens(api: Payload, sizes: &[(u32, u32)]) -> Vec<Estimate> {
+pub fn request_tokens(api: Api, sizes: &[(u32, u32)]) -> Vec<Estimate> {
     let scaled = |orig: (u32, u32), got: (u32, u32)| (orig != got).then_some(got);
     match api {
-        Payload::OpenAi => {
+        Api::OpenAi => {
             let tiles = |models, formula, base, tile| {
                 estimate(models, formula, sizes, move |w, h| {
                     let (t, s) = openai_tiles(w, h, base, tile);
@@ -166,7 +172,7 @@ pub fn request_tokens(api: Payload, sizes: &[(u32, u32)]) -> Vec<Estimate> {
                 ),
             ]
         }
-        Payload::Anthropic => vec![estimate(
+        Api::Anthropic => vec![estimate(
             "claude (vision)",
             "ceil(w * h / 750) after scaling to a long edge <= 1568 and <= ~1600 tokens",
             sizes,
@@ -175,7 +181,7 @@ pub fn request_tokens(api: Payload, sizes: &[(u32, u32)]) -> Vec<Estimate> {
                 (t, scaled((w, h), s))
             },
         )],
-        Payload::Gemini => vec![estimate(
+        Api::Gemini => vec![estimate(
             "gemini 2.0+ (images)",
             "258 if w <= 384 and h <= 384, else 258 * ceil(w / 768) * ceil(h / 768)",
             sizes,
@@ -226,7 +232,7 @@ mod tests {
 
     #[test]
     fn request_sums_every_image() {
-        let e = request_tokens(Payload::OpenAi, &[(1024, 1024); 3]);
+        let e = request_tokens(Api::OpenAi, &[(1024, 1024); 3]);
         assert_eq!(e[0].per_image, vec![765; 3]);
         assert_eq!(e[0].total, 2295);
         assert_eq!(e[0].counted_size, Some((768, 768)));
