@@ -30,12 +30,12 @@ fn source() -> PathBuf {
         .path
 }
 
-fn frames_json(dir: &Path) -> Value {
+pub(crate) fn frames_json(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("frames.json")).unwrap()).unwrap()
 }
 
 /// The frame code painted into an RGB image (read from its green channel).
-fn code_of(png: &Path) -> Option<u32> {
+pub(crate) fn code_of(png: &Path) -> Option<u32> {
     let img = image::open(png).unwrap().to_rgb8();
     let (w, h) = img.dimensions();
     let g: Vec<u8> = img.pixels().map(|p| p.0[1]).collect();
@@ -150,7 +150,7 @@ fn profile_refusals_name_what_to_do() {
 }
 
 /// The interpreter with `module`, or `None` (with a message).
-fn python_with(module: &str) -> Option<String> {
+pub(crate) fn python_with(module: &str) -> Option<String> {
     let py = std::env::var("VIDPREP_PYTHON").unwrap_or_else(|_| "python3".into());
     let ok = std::process::Command::new(&py)
         .args(["-c", &format!("import {module}")])
@@ -166,7 +166,7 @@ fn python_with(module: &str) -> Option<String> {
 
 /// The format matrix (`scripts/format-matrix.sh`, as `format_matrix.rs` makes it), made once
 /// per test run (the tests here run in parallel; the script keeps what it already made).
-fn matrix() -> &'static (PathBuf, Vec<String>) {
+pub(crate) fn matrix() -> &'static (PathBuf, Vec<String>) {
     static MATRIX: std::sync::OnceLock<(PathBuf, Vec<String>)> = std::sync::OnceLock::new();
     MATRIX.get_or_init(|| {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("format-matrix");
@@ -187,7 +187,12 @@ fn matrix() -> &'static (PathBuf, Vec<String>) {
 }
 
 /// Runs `vidprep parity` and returns its record.
-fn parity(py: &str, video: &Path, profile: &str, extra: &[&str]) -> Result<Value, String> {
+pub(crate) fn parity(
+    py: &str,
+    video: &Path,
+    profile: &str,
+    extra: &[&str],
+) -> Result<Value, String> {
     let out = tempfile::tempdir().unwrap();
     let rec = out.path().join("parity.json");
     let o = vidprep()

@@ -65,6 +65,9 @@ pub struct FramesJson {
     /// `audio.wav`: its format, sample count and the span it covers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audio: Option<serde_json::Value>,
+    /// With a payload: the tokens that request costs by the API's documented rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_tokens: Option<Vec<crate::profiles::api::Estimate>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -112,6 +115,9 @@ pub struct FramesFiles {
     pub strip: Option<String>,
     pub payload: Option<String>,
     pub jsonl: Option<String>,
+    /// The payload's token cost ([`crate::profiles::api`]).
+    #[serde(skip)]
+    pub request_tokens: Option<Vec<crate::profiles::api::Estimate>>,
 }
 
 /// How sampled frames are written.
@@ -301,6 +307,13 @@ impl FramesSink {
             );
             write_json(&out_dir.join("payload.json"), &body)?;
             files.payload = Some("payload.json".into());
+            let sizes: Vec<(u32, u32)> = records.iter().map(|r| (r.width, r.height)).collect();
+            let to = match api {
+                Payload::OpenAi => crate::profiles::api::Api::OpenAi,
+                Payload::Anthropic => crate::profiles::api::Api::Anthropic,
+                Payload::Gemini => crate::profiles::api::Api::Gemini,
+            };
+            files.request_tokens = Some(crate::profiles::api::request_tokens(to, &sizes));
         }
         if self.spec.jsonl {
             let mut text = String::new();
@@ -613,6 +626,13 @@ impl Export for FramesMaker {
                     frames: &list,
                     width: stream.size.0,
                     height: stream.size.1,
+                    container: crate::profiles::ContainerFacts {
+                        path: &stream.source,
+                        header_frames: stream.info.metadata_frames.unwrap_or(0),
+                        average_rate: Some(stream.info.avg_frame_rate)
+                            .filter(|r| r.num != 0 && r.den != 0)
+                            .map(|r| (r.num as i64, r.den as i64)),
+                    },
                 };
                 Some(
                     profile
@@ -660,7 +680,10 @@ impl Export for FramesMaker {
                 .max_size
                 .map_or((dw, dh), |m| fit_within(dw, dh, m.0, m.1)),
         };
-        let resize = applied.as_ref().map(|a| (a.width, a.height));
+        let resize = applied
+            .as_ref()
+            .filter(|a| a.resample != crate::profiles::Resample::None)
+            .map(|a| (a.width, a.height));
         let output = FramesOutputSpec {
             format: self.frames.format,
             quality: self.frames.quality,
@@ -885,6 +908,7 @@ impl Export for FramesMaker {
             label: label_json,
             subtitles: subtitles_json,
             audio: audio_json,
+            request_tokens: files.request_tokens,
             warnings: warnings.clone(),
         };
         if let Some(temp) = &temp {

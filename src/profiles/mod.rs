@@ -9,16 +9,26 @@
 //! [`PROFILES`], and its line in `docs/profiles.md`.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde::Serialize;
 
 use crate::sampling::{FrameTimes, Sampler};
 
+pub mod api;
+mod llava;
+mod lmms_eval;
 mod qwen;
 pub mod resample;
 
 /// Every registered profile.
-const PROFILES: &[&dyn Profile] = &[&qwen::Qwen25Vl, &qwen::Qwen3Vl, &qwen::Qwen3VlHf];
+const PROFILES: &[&dyn Profile] = &[
+    &qwen::Qwen25Vl,
+    &qwen::Qwen3Vl,
+    &qwen::Qwen3VlHf,
+    &lmms_eval::LmmsEvalReadVideo,
+    &llava::LlavaOnevision,
+];
 
 /// The profile named `name`.
 pub fn find(name: &str) -> Option<&'static dyn Profile> {
@@ -68,6 +78,32 @@ pub struct ProfileInput<'a> {
     /// scaling).
     pub width: u32,
     pub height: u32,
+    /// What the container says, as the package's reader reads it.
+    pub container: ContainerFacts<'a>,
+}
+
+/// The container's own claims, which some packages use instead of the decoded frames.
+#[derive(Clone, Copy, Debug)]
+pub struct ContainerFacts<'a> {
+    /// The path as the package is given it (lmms-eval branches on its text).
+    pub path: &'a Path,
+    /// The frame count the header claims (PyAV's `stream.frames`; 0 when it does not say).
+    pub header_frames: u64,
+    /// The average frame rate `(num, den)` (PyAV's `stream.average_rate`; `None` when either
+    /// term is 0, as PyAV returns `None`).
+    pub average_rate: Option<(i64, i64)>,
+}
+
+impl ContainerFacts<'static> {
+    /// A container that claims nothing (unit tests).
+    #[cfg(test)]
+    pub fn unknown() -> ContainerFacts<'static> {
+        ContainerFacts {
+            path: Path::new("video.mp4"),
+            header_frames: 0,
+            average_rate: None,
+        }
+    }
 }
 
 /// One rule the package applied, with what it gave.
@@ -86,6 +122,8 @@ pub struct Rule {
 pub enum Resample {
     /// torch's antialiased bicubic ([`resample::torch_bicubic_aa`]) on the RGB frame.
     TorchBicubicAntialias,
+    /// No resize: the decoded frame as RGB24 (PyAV's `to_ndarray(format="rgb24")`).
+    None,
 }
 
 /// What a profile decided for one video.

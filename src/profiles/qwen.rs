@@ -569,6 +569,7 @@ mod tests {
             frames: &v,
             width: 1280,
             height: 720,
+            container: crate::profiles::ContainerFacts::unknown(),
         };
         let a = Qwen3Vl.apply(&input, &ProfileRequest::default()).unwrap();
         assert_eq!(a.indices.len(), 20);
