@@ -37,6 +37,7 @@ mod oracle_selftest;
 mod overlay;
 mod profiles;
 mod real_footage;
+mod report_drivers;
 mod review;
 mod review_hostile;
 mod run;
