@@ -223,6 +223,7 @@ pub fn run_batch(
         .collect();
     let _cancel = options.exec.cancel.enter();
     let _tally = crate::tally::enter(options.exec.tally.as_ref());
+    let _settings = options.exec.settings.enter();
     check_layout(&items, options)?;
     std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
     let lock = OutDirLock::acquire(
@@ -366,7 +367,7 @@ fn make_item(item: &ManifestItem, ctx: &ItemContext<'_>) -> ItemReport {
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         #[cfg(feature = "fault-injection")]
-        inject_fault(&plan.id);
+        inject_fault(&plan.id, &ctx.exec.settings);
         execute(
             plan,
             &Destination::Folder(dir.clone()),
@@ -434,22 +435,104 @@ pub fn bad_reports(bad: &[BadItem]) -> Vec<ItemReport> {
     bad.iter().map(bad_report).collect()
 }
 
+/// The advisory lock file beside a run's report, under which every writer of the report
+/// updates it (see [`crate::output::FileLock`]).
+fn report_lock_name(shard: Option<(usize, usize)>) -> String {
+    format!(".vidprep-{}.lock", report_name(shard))
+}
+
 /// Writes `reports`, sorted by manifest line, as the report of a run into `out_dir`
-/// (`report.jsonl`, or the shard's name), whole and atomically; returns its path.
+/// (`report.jsonl`, or the shard's name), whole and atomically, replacing the one there (the
+/// run held the whole folder or shard); returns its path. Writers of one report take turns
+/// under its advisory lock.
 pub fn write_report(
     out_dir: &Path,
     shard: Option<(usize, usize)>,
     reports: &mut [ItemReport],
 ) -> Result<PathBuf> {
+    let _lock = crate::output::FileLock::exclusive(&out_dir.join(report_lock_name(shard)))?;
     reports.sort_by_key(|r| r.line);
+    write_report_lines(out_dir, shard, reports.iter())
+}
+
+fn write_report_lines<'a>(
+    out_dir: &Path,
+    shard: Option<(usize, usize)>,
+    reports: impl Iterator<Item = &'a ItemReport>,
+) -> Result<PathBuf> {
     let report_path = out_dir.join(report_name(shard));
     let mut text = String::new();
-    for r in reports.iter() {
+    for r in reports {
         text.push_str(&serde_json::to_string(r).expect("report serializes"));
         text.push('\n');
     }
     crate::output::write_file_atomically(&report_path, text.as_bytes())?;
     Ok(report_path)
+}
+
+/// Merges `reports` into the report of `out_dir` (`report.jsonl`, or the shard's name), for
+/// a driver that ran some items of a folder other drivers may be writing to at the same time
+/// (`vidprep.ray`): under the report's advisory lock, the report there is read, each of its
+/// lines for an item of `reports` (same id; same manifest line for an entry without one) is
+/// replaced by the new line, the others are kept, and the whole is written back sorted by
+/// manifest line, atomically. So two drivers finishing at once both keep their lines. A final
+/// line cut short (a writer that died mid-line, before reports were written atomically) is
+/// left out, with a `notice`; any other line that is not a report line is an error naming
+/// the file and line (the file is then left alone). Returns the report's path.
+pub fn merge_report(
+    out_dir: &Path,
+    shard: Option<(usize, usize)>,
+    reports: &[ItemReport],
+    notice: &dyn Fn(&str),
+) -> Result<PathBuf> {
+    let _lock = crate::output::FileLock::exclusive(&out_dir.join(report_lock_name(shard)))?;
+    let path = out_dir.join(report_name(shard));
+    let old = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let mut kept = read_report_lines(&path, &old, notice)?;
+    let key = |r: &ItemReport| match &r.id {
+        Some(id) => (Some(id.clone()), 0),
+        None => (None, r.line),
+    };
+    let new: std::collections::HashSet<_> = reports.iter().map(key).collect();
+    kept.retain(|r| !new.contains(&key(r)));
+    kept.extend(reports.iter().cloned());
+    kept.sort_by_key(|r| r.line);
+    write_report_lines(out_dir, shard, kept.iter())
+}
+
+/// The report lines of `bytes` (the report at `path`): a final line without its newline that
+/// does not parse is left out with a `notice` (a torn write); any other bad line is an error.
+fn read_report_lines(path: &Path, bytes: &[u8], notice: &dyn Fn(&str)) -> Result<Vec<ItemReport>> {
+    let mut out = Vec::new();
+    let complete = bytes.ends_with(b"\n");
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let last = lines.len().saturating_sub(1);
+    for (n, line) in lines.iter().enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<ItemReport>(line) {
+            Ok(r) => out.push(r),
+            Err(_) if n == last && !complete => notice(&format!(
+                "{} line {}: the last line is cut short (a writer stopped mid-line?); left out",
+                path.display(),
+                n + 1
+            )),
+            Err(e) => {
+                return Err(Error::Usage(format!(
+                    "{} line {}: not a report line ({e}); it was not written by vidprep, or is \
+                     damaged: move it away and rerun",
+                    path.display(),
+                    n + 1
+                )))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Runs ONE item into `options.out_dir` exactly as [`run_batch`] makes it (the same item
@@ -470,6 +553,7 @@ pub fn run_item(
     crate::error::require_utf8(&options.out_dir, "the output folder (--out-dir)")?;
     let _cancel = options.exec.cancel.enter();
     let _tally = crate::tally::enter(options.exec.tally.as_ref());
+    let _settings = options.exec.settings.enter();
     check_layout(&[item], options)?;
     std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
     let lock = OutDirLock::acquire_item(
@@ -519,13 +603,14 @@ pub fn clean_item(out_dir: &Path, id: &str, origin: Option<&Path>) -> Result<()>
     Ok(())
 }
 
-/// Fault injection for tests of item isolation: `VIDPREP_FAULT_PANIC=<id>` makes the item
-/// with that id panic. Nothing else reads the variable, and only a build with the test-only
-/// `fault-injection` feature has this function (`cargo test` turns it on through the crate's
-/// dev-dependency on itself; `cargo build`, `cargo install` and the Python package never do).
+/// Fault injection for tests of item isolation: the item whose id is
+/// [`Settings::fault_panic`](crate::Settings) (the doors read `VIDPREP_FAULT_PANIC`) panics.
+/// Only a build with the test-only `fault-injection` feature has this function and that field
+/// (`cargo test` turns it on through the crate's dev-dependency on itself; `cargo build`,
+/// `cargo install` and the Python package never do).
 #[cfg(feature = "fault-injection")]
-fn inject_fault(id: &str) {
-    if std::env::var("VIDPREP_FAULT_PANIC").is_ok_and(|v| v == id) {
+fn inject_fault(id: &str, settings: &crate::Settings) {
+    if settings.fault_panic.as_deref() == Some(id) {
         panic!("fault injected into item {id} (VIDPREP_FAULT_PANIC)");
     }
 }

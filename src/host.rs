@@ -91,19 +91,9 @@ pub(crate) fn random_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The default lease of an output folder's lock: a holder renews it every quarter lease;
-/// a lock not renewed for this long is taken over by a run on another host.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(120);
-
-/// The lease this process gives its locks: `VIDPREP_LOCK_LEASE_SECONDS` (1..86400) when
-/// set, else [`DEFAULT_LEASE`].
+/// The lease this call gives its locks: the current [`Settings::lock_lease`](crate::Settings::lock_lease).
 pub(crate) fn lease() -> Duration {
-    std::env::var("VIDPREP_LOCK_LEASE_SECONDS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|s| (1..=86_400).contains(s))
-        .map(Duration::from_secs)
-        .unwrap_or(DEFAULT_LEASE)
+    crate::settings::with(|s| s.lock_lease)
 }
 
 /// How long a temporary of another host (or another PID namespace) must lie untouched,

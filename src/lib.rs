@@ -78,6 +78,7 @@ pub mod plan;
 pub(crate) mod profiles;
 pub(crate) mod review;
 pub(crate) mod sampling;
+pub(crate) mod settings;
 pub(crate) mod sidecar;
 pub(crate) mod sinks;
 pub(crate) mod sparse;
@@ -87,8 +88,8 @@ mod textual;
 pub mod time;
 
 pub use batch::{
-    bad_reports, clean_item, parse_shard, run_batch, run_item, shard_of, write_report,
-    BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
+    bad_reports, clean_item, merge_report, parse_shard, run_batch, run_item, shard_of,
+    write_report, BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
 };
 pub use cancel::CancelToken;
 #[cfg(feature = "cli")]
@@ -97,12 +98,17 @@ pub use error::{Error, ErrorKind, FfmpegError, Result};
 pub use exec::{execute, Destination, ExecOptions, MemoryFrames, Outcome, DEFAULT_MEMORY_BUDGET};
 pub use exports::{ExportReport, ExportTarget};
 pub use media::encode::EncodeSettings;
+pub use media::input::set_ffmpeg_log;
 pub use media::probe::{probe, probe_source, AudioInfo, MediaInfo, VideoInfo};
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
 pub use pipeline::{NoProgress, Progress};
 pub use plan::manifest::read_manifest;
 pub use plan::Plan;
 pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
+pub use settings::{
+    FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
+    DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,
+};
 #[cfg(feature = "cli")]
 pub(crate) use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
 pub use tally::{Counts, Tally};

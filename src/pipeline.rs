@@ -170,9 +170,11 @@ pub fn run(
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Result<PipelineFrame>>(READ_AHEAD);
         let cancel = crate::CancelToken::current();
+        let settings = crate::Settings::current();
         let tally = crate::tally::Tally::current();
         scope.spawn(move || {
             let _cancel = cancel.enter();
+            let _settings = settings.enter();
             let _tally = crate::tally::enter(tally.as_ref());
             loop {
                 let next = source.next_frame();

@@ -121,9 +121,11 @@ impl SparseSource {
             let table = table.clone();
             let options = options.clone();
             let cancel = crate::CancelToken::current();
+            let settings = crate::Settings::current();
             let tally = crate::tally::Tally::current();
             handles.push(std::thread::spawn(move || {
                 let _cancel = cancel.enter();
+                let _settings = settings.enter();
                 let _tally = crate::tally::enter(tally.as_ref());
                 let result = (|| -> Result<()> {
                     let mut reader = FrameReader::open_with_table(

@@ -759,3 +759,43 @@ fn modules_form_no_cycle() {
     }
     assert!(comps.is_empty(), "{}", report.join("\n"));
 }
+
+/// The library reads no environment variable: its settings come in the options
+/// (`vidprep::Settings`), and the doors (`src/cli/`, `python/`) read the environment. Unit
+/// tests (`mod tests`, `*/tests.rs`) may.
+#[test]
+fn the_library_reads_no_environment() {
+    let src = src_dir();
+    let mut found = Vec::new();
+    for (segs, path) in modules(&src) {
+        if segs.first().map(String::as_str) == Some("cli")
+            || segs.last().map(String::as_str) == Some("tests")
+        {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(&path).unwrap());
+        let code = match code.find("\nmod tests") {
+            Some(at) => &code[..at],
+            None => &code[..],
+        };
+        for (n, line) in code.lines().enumerate() {
+            let squashed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            if ["env::var", "env::vars", "getenv", "var_os"]
+                .iter()
+                .any(|w| squashed.contains(w))
+            {
+                found.push(format!(
+                    "{}:{}: {}",
+                    path.strip_prefix(&src).unwrap().display(),
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the library reads the environment (put it in vidprep::Settings, filled by the doors):\n{}",
+        found.join("\n")
+    );
+}

@@ -39,6 +39,7 @@ mod overlay;
 mod profiles;
 mod profiles_more;
 mod real_footage;
+mod report_drivers;
 mod review;
 mod review_boxes;
 mod review_hostile;

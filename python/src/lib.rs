@@ -25,7 +25,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
 use vidprep::{run_batch, BatchOptions, ItemReport, Quiet};
-use vidprep::{CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan};
+use vidprep::{CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan, Settings};
 
 create_exception!(
     _vidprep,
@@ -108,11 +108,15 @@ fn guarded<T: Send>(
     work: impl FnOnce() -> Result<T, PyErrText> + Send,
 ) -> PyResult<T> {
     let token = CancelToken::new();
+    // The library reads no environment; this door does, at each call (so a variable set
+    // between two calls counts): network timeouts, the download limit, the lock lease.
+    let settings = Settings::from_vars(|k| std::env::var(k).ok()).map_err(UsageError::new_err)?;
     let outcome = std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let worker_token = token.clone();
         let handle = scope.spawn(move || {
             let _cancel = worker_token.enter();
+            let _settings = settings.enter();
             let result = catch_unwind(AssertUnwindSafe(work));
             let _ = done_tx.send(());
             result
@@ -377,20 +381,38 @@ fn clean_item(
     })
 }
 
-/// `write_report(out_dir, report_lines)`: writes the report lines (JSON, as `run_item`
-/// returns them) sorted by manifest line as `out_dir/report.jsonl`, whole and atomically;
-/// returns its path.
+/// `write_report(out_dir, report_lines)`: merges the report lines (JSON, as `run_item`
+/// returns them) into `out_dir/report.jsonl` under its advisory lock (a line for the same item
+/// replaced, other drivers' lines kept), sorted by manifest line, written atomically; returns
+/// its path. A torn final line found there is left out with a `RuntimeWarning`.
 #[pyfunction]
 fn write_report(py: Python<'_>, out_dir: PathBuf, report_lines: Vec<String>) -> PyResult<String> {
-    guarded(py, "writing a report", move || {
-        let mut reports = report_lines
+    let (path, notices) = guarded(py, "writing a report", move || {
+        let reports = report_lines
             .iter()
             .map(|l| serde_json::from_str::<ItemReport>(l))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| PyErrText::Usage(format!("bad report line: {e}")))?;
-        let path = vidprep::write_report(&out_dir, None, &mut reports)?;
-        Ok(path.display().to_string())
-    })
+        let notices = std::sync::Mutex::new(Vec::new());
+        let path = vidprep::merge_report(&out_dir, None, &reports, &|m: &str| {
+            notices
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(m.to_string())
+        })?;
+        let notices = notices.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok((path.display().to_string(), notices))
+    })?;
+    for n in notices {
+        let text = std::ffi::CString::new(n).unwrap_or_default();
+        PyErr::warn(
+            py,
+            py.get_type::<pyo3::exceptions::PyRuntimeWarning>().as_any(),
+            &text,
+            1,
+        )?;
+    }
+    Ok(path)
 }
 
 /// `normalize_plan(plan_json)`: the plan checked and in its canonical form (what sidecars
@@ -424,6 +446,10 @@ fn samplers() -> Vec<&'static str> {
 fn _vidprep(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // FFmpeg's log level is FFmpeg's own process-wide state: set once, at import.
+    vidprep::set_ffmpeg_log(vidprep::FfmpegLog::from_text(
+        std::env::var("VIDPREP_FFMPEG_LOG").ok().as_deref(),
+    ));
     m.add("VidprepError", py.get_type::<VidprepError>())?;
     m.add("UsageError", py.get_type::<UsageError>())?;
     m.add("InputError", py.get_type::<InputError>())?;

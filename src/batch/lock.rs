@@ -9,8 +9,8 @@
 //!   which fails if the name exists: a crash or a full disk leaves at most a temporary (removed
 //!   later as dead), never an empty lock; two runs racing for one name cannot both win.
 //! - **Lease.** While the run lives, a thread renews the lock (its modification time) every
-//!   quarter lease. A lock not renewed for its lease ([`crate::host::DEFAULT_LEASE`],
-//!   `VIDPREP_LOCK_LEASE_SECONDS`) is dead wherever its holder ran.
+//!   quarter lease. A lock not renewed for its lease (the call's [`crate::Settings::lock_lease`],
+//!   120 s by default; the doors read `VIDPREP_LOCK_LEASE_SECONDS`) is dead wherever its holder ran.
 //! - **Dead or alive.** A lock of this host (same host name, boot id and PID namespace) whose
 //!   process is gone is taken over at once. A lock of another host is taken over once its
 //!   lease expires: a new run waits (at most that lease) to see whether it is renewed, and is

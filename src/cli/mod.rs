@@ -85,6 +85,20 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // The library reads no environment: the settings its calls use (network timeouts, the
+    // download limit, the lock lease) come from these variables here, current on this thread
+    // like the token, so every `ExecOptions::default()` made here carries them.
+    crate::set_ffmpeg_log(crate::FfmpegLog::from_text(
+        std::env::var("VIDPREP_FFMPEG_LOG").ok().as_deref(),
+    ));
+    let settings = match crate::Settings::from_vars(|k| std::env::var(k).ok()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let _settings = settings.enter();
     // Messages about a plan name its fields (`allow_repeats`); a single command shows them as
     // its flags, a manifest keeps the field names.
     let single = match &cli.command {

@@ -206,8 +206,10 @@ pub fn scan(
             let sender = sender.clone();
             let options = options.clone();
             let cancel = crate::CancelToken::current();
+            let settings = crate::Settings::current();
             scope.spawn(move || loop {
                 let _cancel = cancel.enter();
+                let _settings = settings.enter();
                 let next = queue.lock().ok().and_then(|mut q| q.pop_front());
                 let Some(chunk) = next else { break };
                 let threads = if single { 0 } else { 1 };

@@ -62,6 +62,9 @@ pub struct ExecOptions {
     pub tables: crate::media::table::TableCache,
     /// Counts the work the call does (see [`crate::tally`]); `None` counts nothing.
     pub tally: Option<crate::tally::Tally>,
+    /// Network timeouts, the download limit, the lock lease (see [`crate::Settings`]). The
+    /// default is the settings the calling thread entered, or the documented defaults.
+    pub settings: crate::Settings,
 }
 
 /// The default [`ExecOptions::memory_budget`]: 4 GiB.
@@ -77,6 +80,7 @@ impl Default for ExecOptions {
             memory_budget: DEFAULT_MEMORY_BUDGET,
             tables: crate::media::table::TableCache::new(),
             tally: None,
+            settings: crate::Settings::current(),
         }
     }
 }
@@ -131,6 +135,7 @@ pub fn execute(
 ) -> Result<Outcome> {
     let _cancel = options.cancel.enter();
     let _tally = crate::tally::enter(options.tally.as_ref());
+    let _settings = options.settings.enter();
     plan.check()
         .map_err(|m| Error::Usage(format!("item {:?}: {m}", plan.id)))?;
     match destination {

@@ -233,19 +233,26 @@ pub struct VideoInput {
 }
 
 /// Starts ffmpeg once per process and keeps its logging quiet (errors are reported through
-/// our own messages).
+/// our own messages; a door may raise FFmpeg's level with [`crate::set_ffmpeg_log`]).
 pub fn init() {
     static INIT: std::sync::Once = std::sync::Once::new();
     INIT.call_once(|| {
         let _ = ffmpeg::init();
-        let level = match std::env::var("VIDPREP_FFMPEG_LOG").as_deref() {
-            Ok("debug") => ffmpeg::log::Level::Debug,
-            Ok("info") => ffmpeg::log::Level::Info,
-            Ok("warning") => ffmpeg::log::Level::Warning,
-            Ok("error") => ffmpeg::log::Level::Error,
-            _ => ffmpeg::log::Level::Fatal,
-        };
-        ffmpeg::log::set_level(level);
+        ffmpeg::log::set_level(ffmpeg::log::Level::Fatal);
+    });
+}
+
+/// Sets FFmpeg's log level for the whole process (FFmpeg keeps it globally; a door calls this
+/// once, at its start: the command line and the Python package from `VIDPREP_FFMPEG_LOG`).
+pub fn set_ffmpeg_log(level: crate::settings::FfmpegLog) {
+    use crate::settings::FfmpegLog;
+    init();
+    ffmpeg::log::set_level(match level {
+        FfmpegLog::Debug => ffmpeg::log::Level::Debug,
+        FfmpegLog::Info => ffmpeg::log::Level::Info,
+        FfmpegLog::Warning => ffmpeg::log::Level::Warning,
+        FfmpegLog::Error => ffmpeg::log::Level::Error,
+        FfmpegLog::Quiet => ffmpeg::log::Level::Fatal,
     });
 }
 

@@ -10,7 +10,7 @@
 //! - **Downloads.** A server that answers the range request with the whole file (`200`, as
 //!   Python's `http.server` does) cannot serve the seeks vidprep makes, so the file is
 //!   downloaded once into an unnamed temporary file (in the system temporary folder,
-//!   `TMPDIR`), bounded by [`download_limit`], and FFmpeg reads that copy. The copy lives as
+//!   `TMPDIR`), bounded by the download limit ([`crate::NetworkSettings::download_limit`]), and FFmpeg reads that copy. The copy lives as
 //!   long as the `Source` (and its clones); on Linux it never has a name, so nothing is left
 //!   behind even by `kill -9`.
 //!
@@ -22,51 +22,6 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{bytes_text, Error, Result};
 use crate::media::source::{network_deadline, network_timeout};
-
-/// The largest file downloaded from a server without range requests when
-/// `VIDPREP_DOWNLOAD_LIMIT` does not set one: 2 GiB.
-pub const DEFAULT_DOWNLOAD_LIMIT: u64 = 2 << 30;
-
-/// The largest file vidprep downloads whole (from a server without range requests):
-/// `VIDPREP_DOWNLOAD_LIMIT`, in bytes or with a suffix `K`, `M`, `G`, `T` (powers of 1024,
-/// `KiB`/`KB` spellings too); `0` never downloads. 2 GiB by default.
-pub fn download_limit() -> std::result::Result<u64, String> {
-    match std::env::var("VIDPREP_DOWNLOAD_LIMIT") {
-        Err(_) => Ok(DEFAULT_DOWNLOAD_LIMIT),
-        Ok(v) => parse_size(&v).ok_or_else(|| {
-            format!(
-                "VIDPREP_DOWNLOAD_LIMIT={v:?} is not a size: give bytes, or a number with K, M \
-                 or G (powers of 1024), such as 500M or 4G"
-            )
-        }),
-    }
-}
-
-/// `123`, `500M`, `1.5GiB`, `4 G` (powers of 1024) as bytes.
-fn parse_size(text: &str) -> Option<u64> {
-    let t = text.trim().to_ascii_lowercase();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let shift = match unit.trim() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => return None,
-    };
-    if num.is_empty() {
-        return None;
-    }
-    if shift == 0 {
-        return num.parse().ok();
-    }
-    let n: f64 = num.parse().ok()?;
-    let bytes = n * (1u64 << shift) as f64;
-    (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
-}
 
 /// What identifies one version of a remote resource (as `item.json` records it for a URL
 /// source, so that `--resume` can ask the server whether it is still that version).
@@ -359,7 +314,7 @@ fn first_contact(url: &Path) -> Result<Contact> {
              part.ts)",
         ));
     };
-    let limit = download_limit().map_err(Error::Usage)?;
+    let limit = crate::settings::with(|s| s.network.download_limit);
     if size > limit {
         return Err(network(
             url,
@@ -462,21 +417,6 @@ fn download(url: &Path, body: ureq::Body, size: u64) -> Result<Download> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("123"), Some(123));
-        assert_eq!(parse_size("0"), Some(0));
-        assert_eq!(parse_size("500M"), Some(500 << 20));
-        assert_eq!(parse_size("2GiB"), Some(2 << 30));
-        assert_eq!(parse_size("1.5 g"), Some(3 << 29));
-        assert_eq!(parse_size("4kb"), Some(4096));
-        assert_eq!(parse_size("10b"), Some(10));
-        assert_eq!(parse_size("lots"), None);
-        assert_eq!(parse_size("-1"), None);
-        assert_eq!(parse_size("5X"), None);
-        assert_eq!(parse_size(""), None);
-    }
 
     #[test]
     fn changes_are_named() {

@@ -32,33 +32,17 @@ pub const URL_SCHEMES: [&str; 2] = ["http", "https"];
 /// FFmpeg protocols a URL source may use (https needs tls and tcp under it).
 const NETWORK_PROTOCOLS: &str = "http,https,tls,tcp";
 
-/// The network timeout when `VIDPREP_NETWORK_TIMEOUT` does not set one, in seconds.
-pub const DEFAULT_NETWORK_TIMEOUT_S: u64 = 30;
-
 /// How long a network operation (connect, a read, a write) may wait before the source fails:
-/// `VIDPREP_NETWORK_TIMEOUT` seconds (a positive number), 30 s by default.
-pub fn network_timeout() -> std::time::Duration {
-    let secs = std::env::var("VIDPREP_NETWORK_TIMEOUT")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
-        .unwrap_or(DEFAULT_NETWORK_TIMEOUT_S as f64);
-    std::time::Duration::from_secs_f64(secs)
+/// the call's [`NetworkSettings::timeout`](crate::NetworkSettings::timeout).
+pub(crate) fn network_timeout() -> std::time::Duration {
+    crate::settings::with(|s| s.network.timeout)
 }
 
-/// The total time one opened URL may take (its opening and every read after it) when
-/// `VIDPREP_NETWORK_DEADLINE` does not set one, in seconds: a server that sends a byte every
-/// few seconds never trips the per-read [`network_timeout`], but trips this.
-pub const DEFAULT_NETWORK_DEADLINE_S: u64 = 3600;
-
-/// `VIDPREP_NETWORK_DEADLINE` seconds (a positive number), 3600 s by default.
-pub fn network_deadline() -> std::time::Duration {
-    let secs = std::env::var("VIDPREP_NETWORK_DEADLINE")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 30.0 * 86_400.0)
-        .unwrap_or(DEFAULT_NETWORK_DEADLINE_S as f64);
-    std::time::Duration::from_secs_f64(secs)
+/// The total time one opened URL may take (its opening and every read after it): the call's
+/// [`NetworkSettings::deadline`](crate::NetworkSettings::deadline). A server that sends a byte
+/// every few seconds never trips the per-read [`network_timeout`], but trips this.
+pub(crate) fn network_deadline() -> std::time::Duration {
+    crate::settings::with(|s| s.network.deadline)
 }
 
 /// An exact, positive frame rate: `25`, `29.97`, `30000/1001` (also `25Hz`, `25fps`), between

@@ -1,0 +1,299 @@
+//! Settings: the knobs of one call that are not part of a plan (network timeouts, the
+//! download limit, the lease of output-folder locks), carried by the caller in
+//! [`ExecOptions::settings`](crate::ExecOptions) (and so in
+//! [`BatchOptions::exec`](crate::BatchOptions)).
+//!
+//! The library never reads the environment. The doors do: the command line and the Python
+//! package build their [`Settings`] with [`Settings::from_vars`] over the process's
+//! environment (`VIDPREP_NETWORK_TIMEOUT`, `VIDPREP_NETWORK_DEADLINE`,
+//! `VIDPREP_DOWNLOAD_LIMIT`, `VIDPREP_LOCK_LEASE_SECONDS`; see [`Settings::VARS`]), and a
+//! library user sets the fields. Like the cancellation token (see [`crate::cancel`]), a
+//! call's settings are the *current* settings of every thread working for it while it runs
+//! ([`Settings::enter`]), so that code deep in the stack (FFmpeg's network options, the lock's
+//! renewal) reads them without their being passed through every function. Never
+//! process-wide: two calls with two settings run apart.
+//!
+//! FFmpeg's log level is FFmpeg's own process-wide state: the doors set it once with
+//! [`crate::set_ffmpeg_log`] (`VIDPREP_FFMPEG_LOG`).
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+/// The network timeout by default: 30 s.
+pub const DEFAULT_NETWORK_TIMEOUT: Duration = Duration::from_secs(30);
+/// The total time one opened URL may take by default: an hour.
+pub const DEFAULT_NETWORK_DEADLINE: Duration = Duration::from_secs(3600);
+/// The largest file downloaded whole (from a server without range requests) by default: 2 GiB.
+pub const DEFAULT_DOWNLOAD_LIMIT: u64 = 2 << 30;
+/// The lease of an output folder's lock by default: a holder renews it every quarter lease;
+/// a lock not renewed for this long is taken over by a run on another host.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(120);
+
+/// How URL sources are read (`docs/sources.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NetworkSettings {
+    /// How long one network operation (connect, a read, a write) may wait before the source
+    /// fails. Default [`DEFAULT_NETWORK_TIMEOUT`]; `VIDPREP_NETWORK_TIMEOUT` (seconds, more
+    /// than 0, at most a day).
+    pub timeout: Duration,
+    /// The total time one opened URL may take (its opening and every read after it): a server
+    /// that sends a byte every few seconds never trips [`timeout`](Self::timeout), but trips
+    /// this. Default [`DEFAULT_NETWORK_DEADLINE`]; `VIDPREP_NETWORK_DEADLINE` (seconds, more
+    /// than 0, at most 30 days).
+    pub deadline: Duration,
+    /// The largest file downloaded whole from a server without range requests, in bytes; 0
+    /// never downloads. Default [`DEFAULT_DOWNLOAD_LIMIT`]; `VIDPREP_DOWNLOAD_LIMIT` (bytes, or
+    /// with a suffix `K`, `M`, `G`, `T`: powers of 1024).
+    pub download_limit: u64,
+}
+
+impl Default for NetworkSettings {
+    fn default() -> Self {
+        NetworkSettings {
+            timeout: DEFAULT_NETWORK_TIMEOUT,
+            deadline: DEFAULT_NETWORK_DEADLINE,
+            download_limit: DEFAULT_DOWNLOAD_LIMIT,
+        }
+    }
+}
+
+/// The settings of one call (see the module doc).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Settings {
+    /// How URL sources are read.
+    pub network: NetworkSettings,
+    /// The lease this call gives its output-folder locks (`docs/cluster.md`). Default
+    /// [`DEFAULT_LEASE`]; `VIDPREP_LOCK_LEASE_SECONDS` (1 to 86400).
+    pub lock_lease: Duration,
+    /// Test-only fault injection: the batch item with this id panics (`VIDPREP_FAULT_PANIC`).
+    /// Only a build with the test-only `fault-injection` feature has it.
+    #[cfg(feature = "fault-injection")]
+    #[doc(hidden)]
+    pub fault_panic: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            network: NetworkSettings::default(),
+            lock_lease: DEFAULT_LEASE,
+            #[cfg(feature = "fault-injection")]
+            fault_panic: None,
+        }
+    }
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Settings>> = const { RefCell::new(None) };
+}
+
+impl Settings {
+    /// The variables [`from_vars`](Self::from_vars) reads.
+    pub const VARS: [&'static str; 4] = [
+        "VIDPREP_NETWORK_TIMEOUT",
+        "VIDPREP_NETWORK_DEADLINE",
+        "VIDPREP_DOWNLOAD_LIMIT",
+        "VIDPREP_LOCK_LEASE_SECONDS",
+    ];
+
+    /// Settings from variables looked up by `var` (a door passes its environment:
+    /// `Settings::from_vars(|k| std::env::var(k).ok())`); a variable not set, and a timeout,
+    /// deadline or lease out of its range, keep the default. A download limit that is not a
+    /// size is an error naming the variable.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Settings, String> {
+        let seconds = |name: &str, max: f64| {
+            var(name)
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s > 0.0 && *s <= max)
+                .map(Duration::from_secs_f64)
+        };
+        let download_limit = match var("VIDPREP_DOWNLOAD_LIMIT") {
+            None => DEFAULT_DOWNLOAD_LIMIT,
+            Some(v) => parse_size(&v).ok_or_else(|| {
+                format!(
+                    "VIDPREP_DOWNLOAD_LIMIT={v:?} is not a size: give bytes, or a number with K, \
+                     M or G (powers of 1024), such as 500M or 4G"
+                )
+            })?,
+        };
+        let lock_lease = var("VIDPREP_LOCK_LEASE_SECONDS")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|s| (1..=86_400).contains(s))
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_LEASE);
+        Ok(Settings {
+            network: NetworkSettings {
+                timeout: seconds("VIDPREP_NETWORK_TIMEOUT", 86_400.0)
+                    .unwrap_or(DEFAULT_NETWORK_TIMEOUT),
+                deadline: seconds("VIDPREP_NETWORK_DEADLINE", 30.0 * 86_400.0)
+                    .unwrap_or(DEFAULT_NETWORK_DEADLINE),
+                download_limit,
+            },
+            lock_lease,
+            #[cfg(feature = "fault-injection")]
+            fault_panic: var("VIDPREP_FAULT_PANIC"),
+        })
+    }
+
+    /// The settings of the call this thread works for (the defaults when none were entered).
+    /// `ExecOptions::default()` takes them, so a door that entered its settings (the CLI does
+    /// once, in `main`) need not set them in every options struct.
+    pub fn current() -> Settings {
+        CURRENT.with(|c| c.borrow().clone()).unwrap_or_default()
+    }
+
+    /// Makes these settings the current ones of this thread until the guard is dropped (the
+    /// previous ones are restored then).
+    pub fn enter(&self) -> Entered {
+        let previous = CURRENT.with(|c| c.borrow_mut().replace(self.clone()));
+        Entered { previous }
+    }
+}
+
+/// Reads one field of the current settings without cloning them.
+pub(crate) fn with<T>(f: impl FnOnce(&Settings) -> T) -> T {
+    CURRENT.with(|c| match c.borrow().as_ref() {
+        Some(s) => f(s),
+        None => f(&Settings::default()),
+    })
+}
+
+/// The guard of [`Settings::enter`].
+#[must_use = "the settings are current only while the guard lives"]
+pub struct Entered {
+    previous: Option<Settings>,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
+/// `123`, `500M`, `1.5GiB`, `4 G` (powers of 1024) as bytes.
+pub(crate) fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let shift = match unit.trim() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return None,
+    };
+    if num.is_empty() {
+        return None;
+    }
+    if shift == 0 {
+        return num.parse().ok();
+    }
+    let n: f64 = num.parse().ok()?;
+    let bytes = n * (1u64 << shift) as f64;
+    (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
+}
+
+/// How much FFmpeg itself prints (to stderr): nothing but fatal errors by default, since
+/// vidprep reports errors through its own messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FfmpegLog {
+    /// Fatal errors only (the default).
+    #[default]
+    Quiet,
+    /// Errors.
+    Error,
+    /// Warnings and errors.
+    Warning,
+    /// Informational messages too.
+    Info,
+    /// Everything FFmpeg says while debugging.
+    Debug,
+}
+
+impl FfmpegLog {
+    /// `VIDPREP_FFMPEG_LOG`'s spelling: `error`, `warning`, `info`, `debug`; anything else
+    /// (or nothing) is [`FfmpegLog::Quiet`].
+    pub fn from_text(text: Option<&str>) -> FfmpegLog {
+        match text {
+            Some("debug") => FfmpegLog::Debug,
+            Some("info") => FfmpegLog::Info,
+            Some("warning") => FfmpegLog::Warning,
+            Some("error") => FfmpegLog::Error,
+            _ => FfmpegLog::Quiet,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_fill_the_settings_and_bad_ones_keep_the_defaults() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(Settings::from_vars(|_| None).unwrap(), Settings::default());
+        let s = Settings::from_vars(vars(&[
+            ("VIDPREP_NETWORK_TIMEOUT", "1.5"),
+            ("VIDPREP_NETWORK_DEADLINE", "7"),
+            ("VIDPREP_DOWNLOAD_LIMIT", "10K"),
+            ("VIDPREP_LOCK_LEASE_SECONDS", "3"),
+        ]))
+        .unwrap();
+        assert_eq!(s.network.timeout, Duration::from_millis(1500));
+        assert_eq!(s.network.deadline, Duration::from_secs(7));
+        assert_eq!(s.network.download_limit, 10 << 10);
+        assert_eq!(s.lock_lease, Duration::from_secs(3));
+        let s = Settings::from_vars(vars(&[
+            ("VIDPREP_NETWORK_TIMEOUT", "-1"),
+            ("VIDPREP_LOCK_LEASE_SECONDS", "0"),
+        ]))
+        .unwrap();
+        assert_eq!(s, Settings::default());
+        let e = Settings::from_vars(vars(&[("VIDPREP_DOWNLOAD_LIMIT", "lots")])).unwrap_err();
+        assert!(
+            e.contains("VIDPREP_DOWNLOAD_LIMIT=\"lots\" is not a size"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("123"), Some(123));
+        assert_eq!(parse_size("0"), Some(0));
+        assert_eq!(parse_size("500M"), Some(500 << 20));
+        assert_eq!(parse_size("2GiB"), Some(2 << 30));
+        assert_eq!(parse_size("1.5 g"), Some(3 << 29));
+        assert_eq!(parse_size("4kb"), Some(4096));
+        assert_eq!(parse_size("10b"), Some(10));
+        assert_eq!(parse_size("lots"), None);
+        assert_eq!(parse_size("-1"), None);
+        assert_eq!(parse_size("5X"), None);
+        assert_eq!(parse_size(""), None);
+    }
+
+    #[test]
+    fn entered_settings_are_current_until_the_guard_drops() {
+        let mut s = Settings::default();
+        s.lock_lease = Duration::from_secs(5);
+        {
+            let _g = s.enter();
+            assert_eq!(Settings::current().lock_lease, Duration::from_secs(5));
+            assert_eq!(with(|s| s.lock_lease), Duration::from_secs(5));
+        }
+        assert_eq!(Settings::current(), Settings::default());
+    }
+}
