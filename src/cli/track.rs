@@ -138,16 +138,13 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
         );
     }
     let mut warnings = Vec::new();
+    let threshold = crate::media::tracker::TrackOptions::new(crate::annotations::TrackerKind::Csrt)
+        .min_drift_iou;
     for g in &records {
-        if g.flagged {
-            warnings.push(format!(
-                "track {}: the track from frame {} drifted before the key on frame {} (IoU {:.2})",
-                g.track,
-                g.from,
-                g.to.unwrap_or(g.from),
-                g.drift_iou.unwrap_or(0.0)
-            ));
-        } else if let Some(lost) = g.lost_at.filter(|_| g.to.is_none()) {
+        if let Some(w) = g.warning(threshold) {
+            warnings.push(w);
+        }
+        if let Some(lost) = g.lost_at.filter(|_| g.to.is_none()) {
             warnings.push(format!(
                 "track {}: the tracker lost the object on frame {lost}; no boxes from there on",
                 g.track
