@@ -20,6 +20,9 @@ pub enum ErrorKind {
     /// The encoder or muxer refused the frames or settings (an ffmpeg-side failure while
     /// writing, not the file system).
     Encode,
+    /// OpenCV's tracker failed while it ran (`--fill track`, `vidprep track`): a failure of
+    /// the tracking library at run time, not a bad request.
+    Tracker,
     /// A fault in vidprep (a bug).
     Internal,
     /// The caller stopped the work.
@@ -195,6 +198,22 @@ pub enum Error {
         advice: String,
     },
 
+    /// OpenCV's tracker raised an error (the `tracking` feature): which tracker, what it was
+    /// doing, and the frame and video when known. Its kind is [`ErrorKind::Tracker`].
+    #[error("{}OpenCV's {tracker} tracker failed {doing}{}: {message}; try the other tracker (fill track-kcf or track-csrt) or fill this gap with cubic or linear", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default(), frame.map(|f| format!(" on frame {f}")).unwrap_or_default())]
+    Tracker {
+        /// The video being tracked, when known.
+        path: Option<PathBuf>,
+        /// The tracker, as named in `fill` (`CSRT`, `KCF`).
+        tracker: String,
+        /// What it was doing ("to start on its box", "to follow its box").
+        doing: String,
+        /// The 0-based frame of the source it was given, when known.
+        frame: Option<usize>,
+        /// OpenCV's message.
+        message: String,
+    },
+
     /// A fault in vidprep itself (a bug), with what was going on.
     #[error("internal error: {0}")]
     Internal(String),
@@ -263,6 +282,7 @@ impl Error {
             | Error::OutOfMemory { .. }
             | Error::TableMismatch { .. } => ErrorKind::Input,
             Error::Encode { .. } => ErrorKind::Encode,
+            Error::Tracker { .. } => ErrorKind::Tracker,
             Error::Io { .. } => ErrorKind::Output,
             Error::Internal(_) => ErrorKind::Internal,
             Error::Cancelled => ErrorKind::Cancelled,
@@ -340,6 +360,27 @@ impl Error {
         }
     }
 
+    /// This error with the video and frame it happened on, where a tracker error does not
+    /// name them yet (the tracker sees pictures, not files).
+    pub(crate) fn on_frame(self, video: Option<&Path>, at: usize) -> Error {
+        match self {
+            Error::Tracker {
+                path,
+                tracker,
+                doing,
+                frame,
+                message,
+            } => Error::Tracker {
+                path: path.or_else(|| video.map(Path::to_path_buf)),
+                tracker,
+                doing,
+                frame: frame.or(Some(at)),
+                message,
+            },
+            other => other,
+        }
+    }
+
     /// Damage in the video `path`; `at` says where ("at frame 12"), `detail` what.
     pub(crate) fn corrupt(path: &Path, at: impl Into<String>, detail: impl Into<String>) -> Error {
         Error::Corrupt {
@@ -372,5 +413,38 @@ impl std::error::Error for FfmpegError {}
 impl From<ffmpeg_next::Error> for FfmpegError {
     fn from(e: ffmpeg_next::Error) -> FfmpegError {
         FfmpegError(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tracker_failure_is_a_runtime_failure_naming_the_tracker_and_frame() {
+        let e = Error::Tracker {
+            path: None,
+            tracker: "KCF".into(),
+            doing: "to follow its box".into(),
+            frame: None,
+            message: "OpenCV(4.6.0) assertion failed".into(),
+        };
+        assert_eq!(e.kind(), ErrorKind::Tracker);
+        let e = e.on_frame(Some(Path::new("v.mp4")), 12);
+        let text = e.to_string();
+        assert!(
+            text.starts_with("v.mp4: OpenCV's KCF tracker failed to follow its box on frame 12: "),
+            "{text}"
+        );
+        assert!(text.contains("assertion failed"), "{text}");
+        // A frame already named is kept; other errors pass unchanged.
+        let e = e.on_frame(Some(Path::new("w.mp4")), 40).to_string();
+        assert!(e.starts_with("v.mp4: ") && e.contains("frame 12"), "{e}");
+        let other = Error::Usage("x".into()).on_frame(None, 3);
+        assert_eq!(other.to_string(), "x");
+        assert_eq!(
+            serde_json::to_string(&ErrorKind::Tracker).unwrap(),
+            "\"tracker\""
+        );
     }
 }

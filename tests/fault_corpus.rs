@@ -36,6 +36,7 @@ mod batches;
 mod cli;
 mod cluster;
 mod detect;
+mod doors;
 mod inputs;
 mod interrupts;
 mod outputs;

@@ -302,3 +302,86 @@ fn on_a_real_sequence_tracking_beats_linear() {
 fn on_a_real_sequence_tracking_beats_linear() {
     eprintln!("skipping: built without the `tracking` feature (cargo test --features tracking)");
 }
+
+/// `vidprep track` of one key, to frame `end` (excluded): the boxes, the gap records and
+/// the warnings.
+#[cfg(feature = "tracking")]
+fn track_one_key(
+    dir: &Path,
+    source: &Path,
+    key: (usize, Rect),
+    end: usize,
+) -> (Vec<(usize, Rect)>, serde_json::Value, String) {
+    let keys = dir.join("one_key.json");
+    write_keys(&keys, &[key]);
+    let out = dir.join("forward.json");
+    let assert = vidprep()
+        .args([
+            "track",
+            &p(source),
+            "--boxes",
+            &p(&keys),
+            "--end",
+            &end.to_string(),
+            "-o",
+            &p(&out),
+        ])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let gaps = doc["meta"]["fields"]["tracked_gaps"].clone();
+    (read_boxes(&out), gaps, stderr)
+}
+
+#[cfg(feature = "tracking")]
+#[test]
+fn a_forward_only_track_records_its_forward_backward_consistency() {
+    let dir = tempfile::tempdir().unwrap();
+    let (video, truth) = curved_square(dir.path());
+    // The patch on flat grey: CSRT holds it and comes back to the key.
+    let (boxes, gaps, stderr) = track_one_key(dir.path(), &video, (0, truth[0]), 40);
+    let g = &gaps[0];
+    assert_eq!(g["method"], "track-csrt-forward", "{gaps}");
+    let c = g["consistency_iou"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{gaps}"));
+    let (last, b) = boxes.last().unwrap();
+    assert!(
+        c >= 0.5 && g["flagged"] == false && iou(b, &truth[*last]) >= 0.5,
+        "consistency {c}, frame {last}: IoU {} with the truth; {gaps}",
+        iou(b, &truth[*last])
+    );
+    assert!(!stderr.contains("not consistent"), "{stderr}");
+}
+
+#[cfg(feature = "tracking")]
+#[test]
+fn on_a_real_sequence_a_drifting_forward_track_is_flagged() {
+    let Some(seq) = shared("got10k/VOT_bag") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let truth = got10k_truth(&seq);
+    // From frame 0 the bag grows to several times its first size within 50 frames and CSRT
+    // falls behind (the ground truth says how far); near the end it holds it.
+    for (start, drifts) in [(0, true), (175, false)] {
+        let end = (start + 51).min(truth.len());
+        let (boxes, gaps, stderr) = track_one_key(dir.path(), &seq, (start, truth[start]), end);
+        let (last, b) = boxes.last().unwrap();
+        let truth_iou = iou(b, &truth[*last]);
+        let g = &gaps[0];
+        let c = g["consistency_iou"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{gaps}"));
+        eprintln!("VOT_bag from {start}: consistency {c:.3}, truth IoU at {last} {truth_iou:.3}");
+        assert_eq!(truth_iou < 0.5, drifts, "frame {last}: IoU {truth_iou}");
+        assert_eq!(g["flagged"] == true, drifts, "{gaps}");
+        assert_eq!(
+            stderr.contains(&format!("after the key on frame {start} is not consistent")),
+            drifts,
+            "{stderr}"
+        );
+    }
+}

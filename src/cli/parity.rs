@@ -123,7 +123,13 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         .arg(&out_dir)
         .arg(Value::Object(options).to_string())
         .output()
-        .with_context(|| format!("cannot run the Python interpreter {}", python.display()))?;
+        .with_context(|| {
+            format!(
+                "cannot run the Python interpreter {} (install Python 3 with the package, or \
+                 name one with --python or VIDPREP_PYTHON)",
+                python.display()
+            )
+        })?;
     let theirs_s = t1.elapsed().as_secs_f64();
     let stderr = String::from_utf8_lossy(&run.stderr);
     match run.status.code() {
@@ -140,11 +146,21 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
             stderr.trim()
         ),
     }
+    let broken = |what: &str| {
+        format!(
+            "{}: {what}: is {} a working Python 3 with the package? (name another with --python \
+             or VIDPREP_PYTHON)",
+            source.display(),
+            python.display()
+        )
+    };
     let result: Value = serde_json::from_slice(
-        &std::fs::read(out_dir.join("result.json")).context("the runner wrote no result.json")?,
+        &std::fs::read(out_dir.join("result.json"))
+            .with_context(|| broken("the parity runner wrote no result.json"))?,
     )
-    .context("the runner's result.json is not JSON")?;
-    let pixels = std::fs::read(out_dir.join("frames.u8")).context("the runner wrote no frames")?;
+    .with_context(|| broken("the parity runner's result.json is not JSON"))?;
+    let pixels = std::fs::read(out_dir.join("frames.u8"))
+        .with_context(|| broken("the parity runner wrote no frames.u8"))?;
     let shape: Vec<usize> = result["shape"]
         .as_array()
         .map(|a| {
@@ -160,6 +176,14 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
     let indices_equal = their_indices.as_ref().map(|t| *t == our_indices);
     let ours_shape = [ours.count, ours.height as usize, ours.width as usize, 3];
     let sizes_equal = shape == ours_shape;
+    let needed = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    if shape.len() != 4 || needed != Some(pixels.len()) {
+        anyhow::bail!(broken(&format!(
+            "the parity runner's frames.u8 has {} bytes, but its result.json gives the shape \
+             {shape:?} (N x H x W x 3)",
+            pixels.len()
+        )));
+    }
     let timestamps_equal =
         (!result["timestamps"].is_null()).then(|| result["timestamps"] == our_stamps);
     let mut frames = Vec::new();

@@ -84,15 +84,59 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
             "has no track (a box with a track id); give the object's box on one frame"
         ));
     }
-    let end = match args.end {
-        Some(spec) => Some(end_frame(&*FrameTable::for_source(&source)?, spec)),
-        None => None,
+    let table = FrameTable::for_source(&source)?;
+    let end = args.end.map(|spec| end_frame(&table, spec));
+    let mut warnings = Vec::new();
+    // Keys on frames the tracking never reaches: all of them is an error naming the file,
+    // some of them a warning (resolution drops them).
+    let stop = end.unwrap_or(table.len()).min(table.len());
+    let past: Vec<usize> = keys
+        .tracks
+        .iter()
+        .flat_map(|t| t.keys.keys())
+        .filter_map(|k| match k {
+            annotations::Key::Frame(f) if *f >= stop => Some(*f),
+            _ => None,
+        })
+        .collect();
+    let frame_keys = keys
+        .tracks
+        .iter()
+        .flat_map(|t| t.keys.keys())
+        .filter(|k| matches!(k, annotations::Key::Frame(_)))
+        .count();
+    let range = if stop == table.len() {
+        format!(
+            "{} has {} frames (0..={})",
+            args.source.display(),
+            table.len(),
+            table.len().saturating_sub(1)
+        )
+    } else {
+        format!("tracking stops before frame {stop} (--end)")
     };
+    if let Some(&first) = past.iter().min() {
+        if past.len() == frame_keys {
+            anyhow::bail!(crate::Error::bad_file(
+                &args.boxes,
+                None,
+                format!(
+                    "every key is on frame {first} or later, but {range}: give the object's \
+                     box on one of the frames tracked (or a later --end)"
+                )
+            ));
+        }
+        warnings.push(format!(
+            "{}: {} key(s) from frame {first} on are past the frames tracked ({range}) and \
+             were ignored",
+            args.boxes.display(),
+            past.len()
+        ));
+    }
     let (tracked, records, timing) = track_source(&source, &keys, end, args.fill)?;
     let text = match args.output_format {
         BoxesOut::Vidprep => annotations::to_native_string(&tracked)?,
         BoxesOut::Vstar => {
-            let table = FrameTable::for_source(&source)?;
             let (w, h) = tracked.meta.frame_size.unwrap_or((0, 0));
             let times = (0..table.len()).map(|i| table.time(i)).collect();
             let clock = annotations::TimestampClock::new(times, table.end_time(), w, h)?;
@@ -128,17 +172,25 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
             timing.decode_seconds
         );
     }
-    let mut warnings = Vec::new();
+    let threshold = crate::media::tracker::TrackOptions::new(crate::annotations::TrackerKind::Csrt)
+        .min_drift_iou;
     for g in &records {
-        if g.flagged {
+        if let Some(w) = g.warning(threshold) {
+            warnings.push(w);
+        }
+        if let Some(note) = &g.note {
             warnings.push(format!(
-                "track {}: the track from frame {} drifted before the key on frame {} (IoU {:.2})",
+                "track {}: the frames after the key on frame {} were not tracked ({}): {note}",
                 g.track,
                 g.from,
-                g.to.unwrap_or(g.from),
-                g.drift_iou.unwrap_or(0.0)
+                if g.to.is_some() {
+                    "filled linearly"
+                } else {
+                    "no boxes"
+                }
             ));
-        } else if let Some(lost) = g.lost_at.filter(|_| g.to.is_none()) {
+        }
+        if let Some(lost) = g.lost_at.filter(|_| g.to.is_none()) {
             warnings.push(format!(
                 "track {}: the tracker lost the object on frame {lost}; no boxes from there on",
                 g.track

@@ -646,6 +646,29 @@ impl Export for FramesMaker {
                 )
             }
         };
+        // A profile's options can ask for any size (min_pixels=1e30): refuse one no frame of
+        // vidprep may have before anything of that size is allocated.
+        if let Some(a) = &applied {
+            let pixels = a.width as u64 * a.height as u64;
+            if pixels > crate::media::input::MAX_FRAME_PIXELS {
+                return Err(Error::OverBudget {
+                    path: stream.source.clone(),
+                    what: format!(
+                        "export {:?}: profile {} resizes to {}x{}",
+                        self.spec.name(),
+                        a.profile,
+                        a.width,
+                        a.height
+                    ),
+                    needed: pixels,
+                    pixels: true,
+                    limit: crate::media::input::MAX_FRAME_PIXELS,
+                    advice: "lower the profile's min_pixels, total_pixels or resized_height / \
+                             resized_width options"
+                        .into(),
+                });
+            }
+        }
         let sampled = match &applied {
             Some(a) => Sampled {
                 indices: a.indices.clone(),

@@ -25,11 +25,16 @@ pub struct OpenCvTracker {
     mat: Mat,
 }
 
+/// An OpenCV exception as [`Error::Tracker`]: the tracker and what it was doing (the caller,
+/// which knows the video and the frame, adds them with [`Error::on_frame`]).
 fn cv_error(kind: TrackerKind, doing: &str, e: opencv::Error) -> Error {
-    Error::Usage(format!(
-        "OpenCV's {} tracker failed {doing}: {e}",
-        kind.name().to_uppercase()
-    ))
+    Error::Tracker {
+        path: None,
+        tracker: kind.name().to_uppercase(),
+        doing: doing.to_string(),
+        frame: None,
+        message: e.to_string(),
+    }
 }
 
 impl OpenCvTracker {

@@ -14,6 +14,9 @@
 //! - Drift: the IoU of the forward track against the next keyframe's box, recorded per gap
 //!   ([`GapRecord`]); a gap whose drift IoU is below [`TrackOptions::min_drift_iou`] (or
 //!   whose forward track was lost before the key) is flagged, and the boxes stage warns.
+//!   A forward-only gap has no key to meet: a fresh tracker runs back from its last tracked
+//!   box to the key, and the IoU it ends with against the key's box (`consistency_iou`, the
+//!   forward-backward check) is flagged below the same threshold.
 //!
 //! The tracker itself is [`BoxTracker`]: OpenCV's CSRT or KCF through `media::opencv` (the
 //! `tracking` feature, the only code that calls OpenCV), or any other implementation (the unit
@@ -62,7 +65,7 @@ pub fn open_tracker(kind: TrackerKind) -> Result<Box<dyn BoxTracker>> {
     #[cfg(not(feature = "tracking"))]
     {
         Err(Error::Usage(format!(
-            "the {} tracker needs vidprep built with the `tracking` feature (OpenCV: \
+            "the {} tracker needs vidprep built with the tracking feature (OpenCV: \
              apt-get install libopencv-dev libopencv-contrib-dev clang libclang-dev, then \
              cargo build --features tracking); or fill with `cubic` or `linear` instead",
             kind.name()
@@ -95,6 +98,38 @@ impl TrackOptions {
     }
 }
 
+impl GapRecord {
+    /// The warning a flagged gap gets (`None`: not flagged); `threshold` is the options'
+    /// `min_drift_iou`.
+    pub fn warning(&self, threshold: f64) -> Option<String> {
+        if !self.flagged {
+            return None;
+        }
+        let tracker = self.method.trim_start_matches("track-");
+        let tracker = tracker.trim_end_matches("-forward").to_uppercase();
+        Some(match self.to {
+            Some(to) => format!(
+                "track {}: the {tracker} track from frame {} drifted before the key on frame \
+                 {to} (IoU {:.2} with its box, below {threshold}): check or add a key between \
+                 them",
+                self.track,
+                self.from,
+                self.drift_iou.unwrap_or(0.0)
+            ),
+            None => format!(
+                "track {}: the {tracker} track after the key on frame {} is not consistent: \
+                 tracked back from frame {} it ends with IoU {:.2} against the key's box \
+                 (below {threshold}), so it drifted or changed size; check its boxes or add a \
+                 key",
+                self.track,
+                self.from,
+                self.from + self.frames,
+                self.consistency_iou.unwrap_or(0.0)
+            ),
+        })
+    }
+}
+
 /// What was done to one gap of one track, for the sidecar (frames of the source).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GapRecord {
@@ -114,10 +149,16 @@ pub struct GapRecord {
     /// IoU of the forward track against the `to` key's box (1: no drift).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift_iou: Option<f64>,
+    /// Forward only: the IoU of the key's box with the box a fresh tracker finds on the key's
+    /// frame when it runs back from the last tracked frame (1: the track came back to the key;
+    /// low: it drifted, shrank or jumped to something else).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consistency_iou: Option<f64>,
     /// The first frame the forward tracker lost the object on, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost_at: Option<usize>,
-    /// True when the drift is too large to trust the gap's boxes.
+    /// True when the drift (or, forward only, the forward-backward inconsistency) is too large
+    /// to trust the gap's boxes.
     pub flagged: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -244,6 +285,10 @@ pub trait FrameSource {
     fn frames(&mut self, start: usize, end: usize) -> Result<Vec<BgrImage>>;
     /// The size of every picture.
     fn size(&self) -> (u32, u32);
+    /// The video they come from, for messages.
+    fn path(&self) -> Option<&std::path::Path> {
+        None
+    }
 }
 
 /// The exact frames of a source, decoded and converted to BGR.
@@ -305,6 +350,10 @@ impl FrameSource for DecodedFrames {
     fn size(&self) -> (u32, u32) {
         self.reader.output_size()
     }
+
+    fn path(&self) -> Option<&std::path::Path> {
+        Some(self.reader.path())
+    }
 }
 
 /// [`fill_gaps`] over any frames and trackers.
@@ -344,6 +393,7 @@ pub fn fill_gaps_with(
             frames: 0,
             method: "linear".into(),
             drift_iou: None,
+            consistency_iou: None,
             lost_at: None,
             flagged: false,
             note: None,
@@ -362,12 +412,15 @@ pub fn fill_gaps_with(
             let pictures = frames.frames(a, a + span)?;
             timing.decode_seconds += clock.elapsed().as_secs_f64();
             let clock = std::time::Instant::now();
+            let video = frames.path().map(std::path::Path::to_path_buf);
+            let context = |e: Error| e.on_frame(video.as_deref(), a);
             let tracked = match gap.to {
                 Some((b, box_b)) => {
-                    let mut forward = factory()?;
-                    let fwd = run(forward.as_mut(), &pictures, box_a)?;
-                    let mut backward = factory()?;
-                    let bwd_rev = run_rev(backward.as_mut(), &pictures, box_b)?;
+                    let mut forward = factory().map_err(context)?;
+                    let fwd = run(forward.as_mut(), &pictures, box_a, a).map_err(context)?;
+                    let mut backward = factory().map_err(context)?;
+                    let bwd_rev =
+                        run_rev(backward.as_mut(), &pictures, box_b, a).map_err(context)?;
                     record.lost_at = fwd.iter().position(Option::is_none).map(|i| a + i);
                     let drift = fwd.last().copied().flatten().map_or(0.0, |f| f.iou(&box_b));
                     record.drift_iou = Some((drift * 1000.0).round() / 1000.0);
@@ -376,15 +429,29 @@ pub fn fill_gaps_with(
                     blend(a, b, box_a, box_b, &fwd, &bwd_rev)
                 }
                 None => {
-                    let mut forward = factory()?;
-                    let fwd = run(forward.as_mut(), &pictures, box_a)?;
+                    let mut forward = factory().map_err(context)?;
+                    let fwd = run(forward.as_mut(), &pictures, box_a, a).map_err(context)?;
                     record.lost_at = fwd.iter().position(Option::is_none).map(|i| a + i);
                     record.method = format!("track-{name}-forward");
-                    fwd.into_iter()
+                    let held: Vec<(usize, BBox)> = fwd
+                        .into_iter()
                         .enumerate()
                         .skip(1)
                         .map_while(|(i, b)| b.map(|b| (a + i, b)))
-                        .collect()
+                        .collect();
+                    // No key to meet: the forward-backward check. A fresh tracker runs back
+                    // from the last tracked box to the key; a track that held the object
+                    // comes back to the key's box.
+                    if let Some(&(t, box_t)) = held.last() {
+                        let mut back = factory().map_err(context)?;
+                        let rev = run_rev(back.as_mut(), &pictures[..=t - a], box_t, a)
+                            .map_err(context)?;
+                        let fb = rev[0].map_or(0.0, |r| r.iou(&box_a));
+                        record.consistency_iou = Some((fb * 1000.0).round() / 1000.0);
+                        record.flagged = fb < options.min_drift_iou;
+                        timing.updates += t - a;
+                    }
+                    held
                 }
             };
             timing.tracker_seconds += clock.elapsed().as_secs_f64();
@@ -419,41 +486,56 @@ pub fn fill_gaps_with(
 
 /// Tracks `start` from `pictures[0]` over the rest: entry `i` is the box in `pictures[i]`
 /// (`[0]` is `start`; after a loss, `None` to the end).
+/// `first` is the source frame of `pictures[0]` (an OpenCV error names the frame it was on).
 fn run(
     tracker: &mut dyn BoxTracker,
     pictures: &[BgrImage],
     start: BBox,
+    first: usize,
 ) -> Result<Vec<Option<BBox>>> {
     let mut out = Vec::with_capacity(pictures.len());
-    let Some(first) = pictures.first() else {
+    let Some(picture) = pictures.first() else {
         return Ok(out);
     };
-    tracker.init(first, start)?;
+    tracker
+        .init(picture, start)
+        .map_err(|e| e.on_frame(None, first))?;
     out.push(Some(start));
     let mut lost = false;
-    for p in &pictures[1..] {
-        let b = if lost { None } else { tracker.update(p)? };
+    for (i, p) in pictures.iter().enumerate().skip(1) {
+        let b = if lost {
+            None
+        } else {
+            tracker.update(p).map_err(|e| e.on_frame(None, first + i))?
+        };
         lost = b.is_none();
         out.push(b);
     }
     Ok(out)
 }
 
-/// [`run`] backward, from the last picture to the first; entry `i` is still `pictures[i]`'s.
+/// [`run`] backward, from the last picture to the first; entry `i` is still `pictures[i]`'s
+/// (`first`: the source frame of `pictures[0]`).
 fn run_rev(
     tracker: &mut dyn BoxTracker,
     pictures: &[BgrImage],
     start: BBox,
+    first: usize,
 ) -> Result<Vec<Option<BBox>>> {
     let mut out = vec![None; pictures.len()];
     let Some(last) = pictures.last() else {
         return Ok(out);
     };
-    tracker.init(last, start)?;
     let n = pictures.len();
+    tracker
+        .init(last, start)
+        .map_err(|e| e.on_frame(None, first + n - 1))?;
     out[n - 1] = Some(start);
     for i in (0..n - 1).rev() {
-        match tracker.update(&pictures[i])? {
+        match tracker
+            .update(&pictures[i])
+            .map_err(|e| e.on_frame(None, first + i))?
+        {
             Some(b) => out[i] = Some(b),
             None => break,
         }
@@ -621,8 +703,9 @@ mod tests {
             &factory,
         )
         .unwrap();
-        // Both ways over 0..=10 and 10..=20 (10 updates each way), 30 forward after 20.
-        assert_eq!(timing.updates, 2 * 10 + 2 * 10 + 30);
+        // Both ways over 0..=10 and 10..=20 (10 updates each way), 30 forward after 20 and
+        // 30 back to it (the forward-backward check).
+        assert_eq!(timing.updates, 2 * 10 + 2 * 10 + 30 + 30);
         assert_eq!(records.len(), 3);
         assert_eq!(records[0].method, "track-kcf");
         assert_eq!(
@@ -679,6 +762,123 @@ mod tests {
             let b = r.boxes_at(f)[0].bbox;
             assert!((b.x1 - truth(f).x1).abs() < 1e-9, "frame {f}: {b:?}");
         }
+    }
+
+    /// A tracker that follows nothing: its box shrinks by 5% a frame about its centre (a
+    /// scale drift that never says "lost"), failing with an OpenCV-like error on update
+    /// `fail_at`.
+    struct Shrinking {
+        bbox: BBox,
+        updates: usize,
+        fail_at: usize,
+    }
+
+    impl BoxTracker for Shrinking {
+        fn init(&mut self, _: &BgrImage, bbox: BBox) -> Result<()> {
+            self.bbox = bbox;
+            self.updates = 0;
+            Ok(())
+        }
+        fn update(&mut self, _: &BgrImage) -> Result<Option<BBox>> {
+            self.updates += 1;
+            if self.updates == self.fail_at {
+                return Err(Error::Tracker {
+                    path: None,
+                    tracker: "KCF".into(),
+                    doing: "to follow its box".into(),
+                    frame: None,
+                    message: "assertion failed".into(),
+                });
+            }
+            let b = self.bbox;
+            let (cx, cy) = ((b.x1 + b.x2) / 2.0, (b.y1 + b.y2) / 2.0);
+            let (hw, hh) = ((b.x2 - b.x1) * 0.475, (b.y2 - b.y1) * 0.475);
+            self.bbox = BBox::new(cx - hw, cy - hh, cx + hw, cy + hh);
+            Ok(Some(self.bbox))
+        }
+    }
+
+    #[test]
+    fn a_forward_only_track_gets_a_forward_backward_check() {
+        let a = keyed(&[0]);
+        let mut options = TrackOptions::new(TrackerKind::Kcf);
+        options.forward_limit = 30;
+        // A tracker that holds the object comes back to the key: consistent, not flagged.
+        let mut r = resolve(&a, 100);
+        let finder = || {
+            Ok(Box::new(Finder {
+                updates: 0,
+                blind_after: usize::MAX,
+            }) as Box<dyn BoxTracker>)
+        };
+        let (records, timing) = fill_gaps_with(
+            &mut Moving { count: 100 },
+            &mut r,
+            &["sq".into()],
+            &options,
+            &finder,
+        )
+        .unwrap();
+        assert_eq!(timing.updates, 30 + 30, "forward, then back to the key");
+        let g = &records[0];
+        assert_eq!((g.to, g.frames), (None, 30));
+        assert_eq!((g.consistency_iou, g.flagged), (Some(1.0), false));
+        assert!(g.warning(0.5).is_none());
+        // One whose box shrinks while it "holds" the object: flagged, with a warning.
+        let mut r = resolve(&a, 100);
+        let shrinking = || {
+            Ok(Box::new(Shrinking {
+                bbox: BBox::new(0.0, 0.0, 1.0, 1.0),
+                updates: 0,
+                fail_at: usize::MAX,
+            }) as Box<dyn BoxTracker>)
+        };
+        let (records, _) = fill_gaps_with(
+            &mut Moving { count: 100 },
+            &mut r,
+            &["sq".into()],
+            &options,
+            &shrinking,
+        )
+        .unwrap();
+        let g = &records[0];
+        assert!(g.flagged && g.consistency_iou.unwrap() < 0.1, "{g:?}");
+        let w = g.warning(0.5).unwrap();
+        assert!(
+            w.contains("after the key on frame 0") && w.contains("from frame 30"),
+            "{w}"
+        );
+        let json = serde_json::to_value(g).unwrap();
+        assert_eq!(json["flagged"], true);
+        assert!(json["consistency_iou"].as_f64().unwrap() < 0.1);
+    }
+
+    #[test]
+    fn a_tracker_error_names_the_frame_it_happened_on() {
+        let a = keyed(&[0, 20]);
+        let mut r = resolve(&a, 21);
+        let failing = || {
+            Ok(Box::new(Shrinking {
+                bbox: BBox::new(0.0, 0.0, 1.0, 1.0),
+                updates: 0,
+                fail_at: 4,
+            }) as Box<dyn BoxTracker>)
+        };
+        let e = fill_gaps_with(
+            &mut Moving { count: 21 },
+            &mut r,
+            &["sq".into()],
+            &TrackOptions::new(TrackerKind::Kcf),
+            &failing,
+        )
+        .unwrap_err();
+        assert_eq!(e.kind(), crate::error::ErrorKind::Tracker);
+        // The forward tracker's fourth update is frame 4.
+        assert!(
+            e.to_string()
+                .starts_with("OpenCV's KCF tracker failed to follow its box on frame 4:"),
+            "{e}"
+        );
     }
 
     #[test]

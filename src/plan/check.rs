@@ -78,6 +78,9 @@ impl Plan {
             );
         }
         let opts = self.box_options();
+        if self.boxes.is_some() {
+            check_fill(opts.fill)?;
+        }
         if let Some(c) = opts.min_confidence {
             if !c.is_finite() {
                 return Err(format!("\"min_confidence\" must be a number, found {c}"));
@@ -119,6 +122,24 @@ fn validate_export_name(name: &str) -> Result<(), String> {
             "the export name {name:?} is reserved ({name}.json records the item)"
         ));
     }
+    Ok(())
+}
+
+/// A tracker fill needs a build with the `tracking` feature (OpenCV); without it the plan is
+/// refused here, before any media is opened, rather than at the boxes stage.
+fn check_fill(fill: crate::annotations::Fill) -> Result<(), String> {
+    #[cfg(not(feature = "tracking"))]
+    if let crate::annotations::Fill::Track(kind) = fill {
+        return Err(format!(
+            "\"fill\": \"{fill}\" runs OpenCV's {} tracker, and this vidprep was built \
+             without the tracking feature: install OpenCV 4.6+ (apt-get install libopencv-dev \
+             libopencv-contrib-dev clang libclang-dev) and build with `cargo build --features \
+             tracking`, or fill with \"cubic\" or \"linear\" instead",
+            kind.name().to_uppercase()
+        ));
+    }
+    #[cfg(feature = "tracking")]
+    let _ = fill;
     Ok(())
 }
 
@@ -266,6 +287,36 @@ mod tests {
         let plan: Plan = serde_json::from_str(text).map_err(|e| e.to_string())?;
         plan.check()?;
         Ok(plan)
+    }
+
+    /// Without the `tracking` feature a tracker fill is refused by the plan check (exit 2
+    /// through `Error::Usage`), naming how to build it; the other fills pass. (The end-to-end
+    /// tests run with the feature, so this is the test of a build without it:
+    /// `cargo test --lib plan::check` without `--features tracking`.)
+    #[cfg(not(feature = "tracking"))]
+    #[test]
+    fn a_tracker_fill_needs_the_tracking_feature() {
+        for fill in ["track", "track-kcf"] {
+            let e = parse(&format!(
+                r#"{{"id": "a", "source": "v.mp4", "boxes": {{"path": "b.json", "fill": "{fill}"}}, "exports": [{{"kind": "clip"}}]}}"#
+            ))
+            .unwrap_err();
+            assert!(e.contains("--features tracking"), "{e}");
+            assert!(e.contains(fill), "{e}");
+        }
+        let e = parse(
+            r#"{"id": "a", "source": "v.mp4", "boxes": "b.json", "annotations": {"fill": "track"}, "exports": [{"kind": "clip"}]}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("without the tracking feature"), "{e}");
+        parse(r#"{"id": "a", "source": "v.mp4", "boxes": {"path": "b.json", "fill": "cubic"}, "exports": [{"kind": "clip"}]}"#).unwrap();
+    }
+
+    /// With the feature the same plan passes the check.
+    #[cfg(feature = "tracking")]
+    #[test]
+    fn a_tracker_fill_passes_the_check_with_the_feature() {
+        parse(r#"{"id": "a", "source": "v.mp4", "boxes": {"path": "b.json", "fill": "track-kcf"}, "exports": [{"kind": "clip"}]}"#).unwrap();
     }
 
     #[test]

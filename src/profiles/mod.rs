@@ -182,7 +182,13 @@ pub trait Profile: Sync {
 
 /// Checks `request`'s option names against `profile`'s (everything needing no media).
 pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<(), String> {
-    for key in request.options.keys() {
+    for (key, value) in &request.options {
+        if !value.is_finite() {
+            return Err(format!(
+                "profile {}: option {key:?} must be a finite number, found {value}",
+                profile.name()
+            ));
+        }
         if !profile.options().contains(&key.as_str()) {
             return Err(format!(
                 "profile {} has no option {key:?}; it takes {}",

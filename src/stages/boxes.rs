@@ -47,18 +47,13 @@ impl Stage for BoxesStage {
                 &ids,
                 &options,
             )?;
-            for g in records.iter().filter(|g| g.flagged) {
-                boxes.warnings.push(format!(
-                    "{}: track {}: the {} track from frame {} drifted before frame {} \
-                     (IoU {:.2} with its box, below {}): check or add a key between them",
-                    self.request.path.display(),
-                    g.track,
-                    kind.name(),
-                    g.from,
-                    g.to.unwrap_or(g.from),
-                    g.drift_iou.unwrap_or(0.0),
-                    options.min_drift_iou
-                ));
+            for w in records
+                .iter()
+                .filter_map(|g| g.warning(options.min_drift_iou))
+            {
+                boxes
+                    .warnings
+                    .push(format!("{}: {w}", self.request.path.display()));
             }
             boxes.tracked = records;
         }
