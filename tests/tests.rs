@@ -42,6 +42,7 @@ mod review_hostile;
 mod run;
 mod smart;
 mod sources;
+mod sparse_refs;
 mod sparse_skip;
 mod tracking;
 mod video_reproducible;
