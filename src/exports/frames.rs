@@ -124,6 +124,8 @@ pub struct FramesSink {
     source: PathBuf,
     /// A profile's resize of the RGB frame (torch's antialiased bicubic) to this size.
     resize: Option<(u32, u32)>,
+    /// Its taps and planes, kept from frame to frame.
+    resampler: crate::profiles::resample::TorchBicubic,
 }
 
 impl FramesSink {
@@ -162,6 +164,7 @@ impl FramesSink {
             box_sources,
             source: PathBuf::new(),
             resize: None,
+            resampler: Default::default(),
         }
     }
 
@@ -319,7 +322,7 @@ impl FrameSink for FramesSink {
             None
         };
         if let (Some((w, h)), Some(image)) = (self.resize, rgb.as_mut()) {
-            *image = crate::profiles::resample::torch_bicubic_aa(image, w, h);
+            *image = self.resampler.resize(image, w, h);
             (width, height) = (w, h);
         }
         let bytes = match (self.spec.format, &rgb) {
