@@ -793,75 +793,124 @@ pub(crate) fn write(
         audio: audio.take(),
     };
     let mut draw = stream.draw_stages();
-    for part in &plan.parts {
-        match part {
-            Part::Copied { output, source } => {
-                copy_part(&mut src, &plan.index, output, source, &mut muxer, path)?;
-                for (i, s) in source.clone().enumerate() {
-                    let o = output.start + i;
-                    let origin = FrameOrigin {
-                        source: 0,
-                        index: s,
-                        pts: stream.table.pts(s),
-                    };
-                    let shown = muxer.durations[o];
-                    let duration = Time::from_pts(shown, plan.time_base.num, plan.time_base.den);
-                    provenance.record_parts(o, times[o], origin);
-                    if let Some(r) = recorder.as_mut() {
-                        r.record_parts(o, times[o], duration, origin, Geometry::IDENTITY, size)?;
+    // With two cores and nothing drawn or recorded per frame, the last re-encoded part (the
+    // tail) is decoded and encoded on a second thread meanwhile, its packets kept until the
+    // muxer gets there (the same packets in the same order: each part is its own x264 run).
+    let encoded_parts: Vec<usize> = (0..plan.parts.len())
+        .filter(|&k| matches!(plan.parts[k], Part::Encoded { .. }))
+        .collect();
+    let side_part = encoded_parts.last().copied().filter(|_| {
+        encoded_parts.len() >= 2
+            && draw.is_empty()
+            && recorder.is_none()
+            && crate::host::worker_count(stream.threads) >= 2
+    });
+    std::thread::scope(|scope| -> Result<()> {
+        let mut side = side_part.map(|k| {
+            let output = plan.parts[k].output();
+            let (plan, cancel, tally) = (
+                &plan,
+                crate::CancelToken::current(),
+                crate::tally::Tally::current(),
+            );
+            scope.spawn(move || {
+                let _cancel = cancel.enter();
+                let _tally = crate::tally::enter(tally.as_ref());
+                let mut frames = Vec::new();
+                let mut packets = Vec::new();
+                encode_part(
+                    stream,
+                    plan,
+                    settings,
+                    &output,
+                    path,
+                    &mut |frame| {
+                        let mut record = frame.clone();
+                        record.image = ffmpeg::frame::Video::empty();
+                        record.rgb = None;
+                        frames.push(record);
+                        Ok(!crate::cancel::cancelled())
+                    },
+                    &mut |packet, o, key| {
+                        packets.push((packet, o, key));
+                        Ok(())
+                    },
+                )?;
+                Ok::<_, Error>((frames, packets))
+            })
+        });
+        for (k, part) in plan.parts.iter().enumerate() {
+            match part {
+                Part::Copied { output, source } => {
+                    copy_part(&mut src, &plan.index, output, source, &mut muxer, path)?;
+                    for (i, s) in source.clone().enumerate() {
+                        let o = output.start + i;
+                        let origin = FrameOrigin {
+                            source: 0,
+                            index: s,
+                            pts: stream.table.pts(s),
+                        };
+                        let shown = muxer.durations[o];
+                        let duration =
+                            Time::from_pts(shown, plan.time_base.num, plan.time_base.den);
+                        provenance.record_parts(o, times[o], origin);
+                        if let Some(r) = recorder.as_mut() {
+                            r.record_parts(
+                                o,
+                                times[o],
+                                duration,
+                                origin,
+                                Geometry::IDENTITY,
+                                size,
+                            )?;
+                        }
                     }
+                    progress.advance(output.len() as u64);
                 }
-                progress.advance(output.len() as u64);
-            }
-            Part::Encoded { output } => {
-                let mut encoder = open_encoder(stream, &plan, ps_id, settings)?;
-                // Every part must use the parameter sets the sample entry carries.
-                if encoder_parameter_sets(&encoder).ok() != encoder_sets {
-                    return Err(Error::internal(format!(
-                        "{}: x264 wrote other parameter sets for output frames {}..{}",
-                        path.display(),
-                        output.start,
-                        output.end
-                    )));
-                }
-                let mut frames = stream.range_source(output.clone())?;
-                let mut next_out = output.start;
-                while let Some(mut frame) = frames.next_frame()? {
-                    for stage in draw.iter_mut() {
-                        stage.apply(&mut frame)?;
+                Part::Encoded { output } if Some(k) == side_part => {
+                    let handle = side.take().expect("the side part's thread");
+                    let (frames, packets) = handle.join().map_err(|_| {
+                        Error::internal(format!(
+                            "{}: the thread encoding output frames {}..{} panicked",
+                            path.display(),
+                            output.start,
+                            output.end
+                        ))
+                    })??;
+                    for frame in &frames {
+                        provenance.record(frame);
                     }
-                    provenance.record(&frame);
-                    if let Some(r) = recorder.as_mut() {
-                        r.record(&frame, size.0, size.1)?;
+                    for (packet, o, key) in packets {
+                        muxer.write(packet, o, key)?;
                     }
-                    let mut image = crate::media::frame::share(&frame.image);
-                    image.set_pts(Some(plan.pts[frame.index]));
-                    image.set_kind(ffmpeg::picture::Type::None);
-                    encoder.send_frame(&image).map_err(|e| {
-                        Error::encode(path, format!("encoding frame {}", frame.index), e)
-                    })?;
-                    drain(&mut encoder, &plan, &mut muxer, &mut next_out)?;
-                    if !progress.advance(1) {
+                    if !progress.advance(output.len() as u64) {
                         return Err(Error::Cancelled);
                     }
                 }
-                encoder
-                    .send_eof()
-                    .map_err(|e| Error::encode(path, "flushing the H.264 encoder", e))?;
-                drain(&mut encoder, &plan, &mut muxer, &mut next_out)?;
-                if next_out != output.end {
-                    return Err(Error::internal(format!(
-                        "{}: encoded {} of the {} frames of output frames {}..{}",
-                        path.display(),
-                        next_out - output.start,
-                        output.len(),
-                        output.start,
-                        output.end
-                    )));
+                Part::Encoded { output } => {
+                    encode_part(
+                        stream,
+                        &plan,
+                        settings,
+                        output,
+                        path,
+                        &mut |frame| {
+                            for stage in draw.iter_mut() {
+                                stage.apply(frame)?;
+                            }
+                            provenance.record(frame);
+                            if let Some(r) = recorder.as_mut() {
+                                r.record(frame, size.0, size.1)?;
+                            }
+                            Ok(progress.advance(1))
+                        },
+                        &mut |packet, o, key| muxer.write(packet, o, key),
+                    )?;
                 }
             }
         }
-    }
+        Ok(())
+    })?;
     if muxer.written != n {
         return Err(Error::internal(format!(
             "{}: wrote {} video packets for {n} frames",
@@ -936,13 +985,67 @@ pub(crate) fn write(
     })
 }
 
-/// Moves the encoder's packets into the output (Annex B to length-prefixed; the parameter
-/// sets live in the avcC).
+/// Re-encodes output frames `output` with a fresh x264 run matched to the source: `each` sees
+/// every frame before it is encoded (it may draw on it; false: cancelled), `sink` gets each
+/// packet (length-prefixed) with its output frame and key flag, in output order.
+fn encode_part(
+    stream: &ProcessedStream,
+    plan: &SmartPlan,
+    settings: &EncodeSettings,
+    output: &Range<usize>,
+    path: &std::path::Path,
+    each: &mut dyn FnMut(&mut PipelineFrame) -> Result<bool>,
+    sink: &mut dyn FnMut(ffmpeg::Packet, usize, bool) -> Result<()>,
+) -> Result<()> {
+    let mut encoder = open_encoder(stream, plan, plan.ps_id, settings)?;
+    // Every part must use the parameter sets the sample entry carries.
+    if encoder_parameter_sets(&encoder).ok() != plan.encoder_sets {
+        return Err(Error::internal(format!(
+            "{}: x264 wrote other parameter sets for output frames {}..{}",
+            path.display(),
+            output.start,
+            output.end
+        )));
+    }
+    let mut frames = stream.range_source(output.clone())?;
+    let mut next_out = output.start;
+    while let Some(mut frame) = frames.next_frame()? {
+        if !each(&mut frame)? {
+            return Err(Error::Cancelled);
+        }
+        let mut image = crate::media::frame::share(&frame.image);
+        image.set_pts(Some(plan.pts[frame.index]));
+        image.set_kind(ffmpeg::picture::Type::None);
+        encoder
+            .send_frame(&image)
+            .map_err(|e| Error::encode(path, format!("encoding frame {}", frame.index), e))?;
+        drain(&mut encoder, plan, path, &mut next_out, sink)?;
+    }
+    encoder
+        .send_eof()
+        .map_err(|e| Error::encode(path, "flushing the H.264 encoder", e))?;
+    drain(&mut encoder, plan, path, &mut next_out, sink)?;
+    if next_out != output.end {
+        return Err(Error::internal(format!(
+            "{}: encoded {} of the {} frames of output frames {}..{}",
+            path.display(),
+            next_out - output.start,
+            output.len(),
+            output.start,
+            output.end
+        )));
+    }
+    Ok(())
+}
+
+/// Moves the encoder's packets to `sink` (Annex B to length-prefixed; the parameter sets live
+/// in the avcC).
 fn drain(
     encoder: &mut ffmpeg::encoder::Video,
     plan: &SmartPlan,
-    muxer: &mut Muxer,
+    path: &std::path::Path,
     next_out: &mut usize,
+    sink: &mut dyn FnMut(ffmpeg::Packet, usize, bool) -> Result<()>,
 ) -> Result<()> {
     let mut packet = ffmpeg::Packet::empty();
     loop {
@@ -956,22 +1059,22 @@ fn drain(
                     )
                 });
                 let sample = h264::to_length_prefixed(nals, plan.index.avcc.length_size)
-                    .map_err(|e| Error::internal(format!("{}: {e}", muxer.path.display())))?;
+                    .map_err(|e| Error::internal(format!("{}: {e}", path.display())))?;
                 let o = *next_out;
                 if packet.pts() != Some(plan.pts[o]) {
                     return Err(Error::internal(format!(
                         "{}: the encoder returned pts {:?} for output frame {o} (expected {})",
-                        muxer.path.display(),
+                        path.display(),
                         packet.pts(),
                         plan.pts[o]
                     )));
                 }
-                muxer.write(ffmpeg::Packet::copy(&sample), o, packet.is_key())?;
+                sink(ffmpeg::Packet::copy(&sample), o, packet.is_key())?;
                 *next_out += 1;
             }
             Err(ffmpeg::Error::Eof) => return Ok(()),
             Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => return Ok(()),
-            Err(e) => return Err(Error::encode(muxer.path, "encoding video", e)),
+            Err(e) => return Err(Error::encode(path, "encoding video", e)),
         }
     }
 }
