@@ -11,10 +11,8 @@
 //! frames are reference frames) say what skipping only non-reference frames decodes (from each
 //! group's keyframe to its last target's packet, the reference frames, and the targets). No
 //! variant may decode more (a little slack per group for reordering). (Reference frames no
-//! target depends on are left out only where their packets mark no references explicitly:
-//! x264's reference B-frames carry MMCO commands, so on its streams what is left out is the
-//! non-reference frames, now without being sent, and the reordering lookahead after the last
-//! target of a GOP, which the drain saves.)
+//! target depends on are left out as well, MMCO-marked ones included; `tests/sparse_refs.rs`
+//! checks that x264's B-pyramid streams then decode well under that floor.)
 
 use crate::common;
 use crate::support;
@@ -27,9 +25,9 @@ use support::packed;
 use vidprep::{FrameReader, FrameTable, Tally};
 
 /// One test video.
-struct Variant {
-    name: &'static str,
-    args: &'static [&'static str],
+pub(crate) struct Variant {
+    pub name: &'static str,
+    pub args: &'static [&'static str],
 }
 
 const VARIANTS: &[Variant] = &[
@@ -148,7 +146,7 @@ const VARIANTS: &[Variant] = &[
 ];
 
 /// Makes `v` (600 frames of moving 320x240 test pattern) in `dir`.
-fn make(dir: &Path, v: &Variant) -> PathBuf {
+pub(crate) fn make(dir: &Path, v: &Variant) -> PathBuf {
     let path = dir.join(v.name);
     let mut args: Vec<String> = [
         "-v",
@@ -234,13 +232,29 @@ fn targets(n: usize, keyframes: &[usize]) -> Vec<usize> {
     t
 }
 
-fn check(v: &Variant) {
+/// The work of one check: frames decoded, and what skipping only non-reference frames
+/// would decode (from ffprobe).
+pub(crate) struct Work {
+    pub frames_decoded: usize,
+    pub nonref_floor: usize,
+}
+
+fn check(v: &Variant) -> Work {
+    check_targets(v, None)
+}
+
+/// [`check`] with these targets (default: 16 uniform ones and the frames next to each
+/// keyframe).
+pub(crate) fn check_targets(v: &Variant, every: Option<usize>) -> Work {
     let dir = tempfile::tempdir().unwrap();
     let path = make(dir.path(), v);
     let table = FrameTable::for_file(&path).unwrap();
     let n = table.len();
     let keyframes: Vec<usize> = (0..n).filter(|&i| table.entry(i).key).collect();
-    let want = targets(n, &keyframes);
+    let want = match every {
+        Some(step) => (3..n).step_by(step).collect(),
+        None => targets(n, &keyframes),
+    };
     let theirs = oracle::decode_frames(&path, PixFmt::Yuv420p, None);
     assert_eq!(theirs.len(), n, "{}: frame count", v.name);
 
@@ -326,6 +340,10 @@ fn check(v: &Variant) {
         counts.frames_decoded
     );
     assert!(counts.packets_left_out <= n, "{}", v.name);
+    Work {
+        frames_decoded: counts.frames_decoded,
+        nonref_floor,
+    }
 }
 
 #[test]

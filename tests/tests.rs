@@ -47,6 +47,7 @@ mod review_model;
 mod run;
 mod smart;
 mod sources;
+mod sparse_refs;
 mod sparse_skip;
 mod track_output;
 mod tracking;

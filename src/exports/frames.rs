@@ -166,6 +166,8 @@ pub struct FramesSink {
     label: Option<FrameLabel>,
     /// The payload's parts besides the images.
     extras: PayloadExtras,
+    /// Its taps and planes, kept from frame to frame.
+    resampler: crate::profiles::resample::TorchBicubic,
 }
 
 impl FramesSink {
@@ -206,6 +208,7 @@ impl FramesSink {
             resize: None,
             label: None,
             extras: PayloadExtras::default(),
+            resampler: Default::default(),
         }
     }
 
@@ -391,7 +394,7 @@ impl FrameSink for FramesSink {
             None
         };
         if let (Some((w, h)), Some(image)) = (self.resize, rgb.as_mut()) {
-            *image = crate::profiles::resample::torch_bicubic_aa(image, w, h);
+            *image = self.resampler.resize(image, w, h);
             (width, height) = (w, h);
         }
         let bytes = match (self.spec.format, &rgb) {

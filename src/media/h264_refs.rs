@@ -6,31 +6,34 @@
 //! decoder's list of short-term reference frames as the standard defines it (8.2.4: the
 //! initial lists by frame number or picture order count, the slice's
 //! `ref_pic_list_modification`, `num_ref_idx_active`; 8.2.5: sliding-window marking and
-//! MMCO 1), and records for each picture a superset of the frames its slices can name: the
-//! first `num_ref_idx_active` entries of each initial list (two at least for list 1 when it
-//! equals list 0, since its first two are then swapped) and every frame a modification names.
-//! A frame a target does not depend on, directly or through others, can then be left out of
-//! the decoder's input: a missing reference frame is a gap in `frame_num`, which the decoder
-//! fills the way the standard does (8.2.5.2: FFmpeg's `h264_field_start` puts a copy of the
-//! last frame in its place), so in a P slice's lists (ordered by frame number) every frame the
-//! target depends on sits where it would. A B slice's lists are ordered by picture order
-//! count, which a filled-in frame does not have (FFmpeg gives it the previous frame's plus 2),
-//! so every frame held as a reference when a needed B picture is decoded is sent (decoded,
-//! though nothing needed refers to it), and its lists are the full decode's. Only frames whose
-//! packets hold nothing but non-IDR slices, SEI, delimiters or filler and that mark no
-//! references explicitly (no MMCO) are ever left out.
+//! MMCO 1), and records for each picture a superset of the frames its slices can name (the
+//! first `num_ref_idx_active` entries of each initial list, two at least for list 1, every
+//! frame a modification names) and the exact lists the full decode gives each slice. A frame
+//! no target depends on, directly or through others, is a candidate to be left out of the
+//! decoder's input. What its absence does to the decoder is then replayed
+//! ([`RefGraph::droppable_for`]) as FFmpeg (5.1, the version the tests run) handles it: a missing reference frame is a gap
+//! in `frame_num`, filled with a copy of the newest reference frame whose order count is that
+//! frame's plus 2 (`h264_field_start`), marked by sliding window; a sent frame's MMCO 1 that
+//! names a frame the decoder no longer holds does nothing. Every needed picture must get
+//! exactly the full decode's reference lists (so a made-up frame never stands in a list a
+//! needed picture uses) and its own order count, and every decoded picture a full set of
+//! references; FFmpeg's error paths (a frame number held twice, more frames than
+//! `max_num_ref_frames`, a made-up frame kept past `max_num_ref_frames` frame numbers) count as
+//! a difference. Where the replay differs, the last reference frame left out before that point
+//! is sent after all (decoded for its marking and order count; its pixels, which no needed
+//! picture reads, may differ from the full decode's) and the period is replayed again. On
+//! x264's B-pyramid streams (its reference B-frames carry MMCO 1 and the P-frames name the
+//! P-frame before them) that leaves a target the P-frames before it and, for a B-frame, its
+//! reference B-frame and the one before. Only frames whose packets hold nothing but non-IDR
+//! slices, SEI, delimiters or filler are ever left out.
 //!
 //! Whatever the analysis does not model makes it give up for the whole stream (sparse reading
 //! then skips only non-reference frames, as before): field pictures, long-term references,
 //! MMCO other than 1, picture order count type 1, gaps in `frame_num` in the stream itself,
-//! several pictures in one packet, a slice header that does not parse. Picture order counts
-//! must also come out the same from the frames that are decoded as from all of them: the
-//! most significant part of a type 0 count is derived from the previous *decoded* reference
-//! frame (8.2.1.1), so [`RefGraph::droppable_for`] replays that derivation over the frames it
-//! would send and keeps a left-out reference frame wherever the count would change (x264's
-//! counts wrap every few frames); an IDR period with another intra picture in it (where a
-//! seek could start without the IDR's reset) or an IDR whose count does not start at 0 keeps
-//! all its frames, and so does a type 2 period in which `frame_num` wraps.
+//! several pictures in one packet, a slice header that does not parse. An IDR period with
+//! another intra picture in it (where a seek could start without the IDR's reset), an IDR
+//! whose order count does not start at 0, a type 2 period in which `frame_num` wraps, and a
+//! period whose full decode itself misses a reference keep all their frames.
 
 use std::collections::{HashMap, HashSet};
 
@@ -110,10 +113,6 @@ struct Pic {
     pts: i64,
     refs_start: u32,
     refs_len: u16,
-    /// The frames held as references when it is decoded (B pictures only; see the module
-    /// comment), in [`RefGraph::held`].
-    held_start: u32,
-    held_len: u16,
     /// Its packet holds nothing the decoder needs but the picture (see the module comment).
     plain: bool,
     /// IDR period (pictures since the last IDR); periods whose order counts are unsafe keep
@@ -121,10 +120,140 @@ struct Pic {
     period: u32,
     idr: bool,
     reference: bool,
+    frame_num: u32,
+    /// Picture order count (the smaller of its fields').
+    poc: i64,
     /// Type 0 order count: `pic_order_cnt_lsb` and the most significant part derived from
     /// every frame before it.
     poc_lsb: u32,
     poc_msb: i64,
+    /// Marking by MMCO (`None`: sliding window): the frame numbers MMCO 1 unmarks, in
+    /// [`RefGraph::mmco`].
+    explicit: bool,
+    mmco_start: u32,
+    mmco_len: u16,
+    /// Its P and B slices, in [`RefGraph::slices`].
+    slices_start: u32,
+    slices_len: u16,
+}
+
+/// What one P or B slice's reference lists are made of, and the lists the full decode gives
+/// it (decoding-order picture indices in [`RefGraph::lists`]).
+#[derive(Clone, Copy, Debug)]
+struct SliceRefs {
+    b: bool,
+    active: [u8; 2],
+    mods_start: u32,
+    mods_len: u16,
+    lists_start: u32,
+    lists_len: [u8; 2],
+}
+
+/// A short-term reference frame as FFmpeg's decoder holds it (`short_ref`), for the lists
+/// built from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Slot {
+    frame_num: u32,
+    poc: i64,
+    /// The picture (decoding-order index), or a negative number for a frame FFmpeg made up
+    /// for a gap in `frame_num`.
+    id: i64,
+    /// The picture whose pixels it holds (a made-up frame shares its predecessor's buffer).
+    buffer: i64,
+}
+
+/// The reference lists FFmpeg builds for a slice (`h264_refs.c`: `h264_initialise_ref_list`,
+/// `ff_h264_build_ref_list`) from `dpb` (newest first, as `short_ref`), each cut to its
+/// active length, as the `id`s of the frames; `None` where an entry would be missing (FFmpeg
+/// then substitutes another frame and logs an error).
+fn build_lists(
+    dpb: &[Slot],
+    s: &SliceRefs,
+    mods: &[(u8, u8, u32)],
+    frame_num: u32,
+    max_frame_num: u32,
+    poc: i64,
+) -> Option<[Vec<i64>; 2]> {
+    let mut lists: [Vec<Slot>; 2] = [Vec::new(), Vec::new()];
+    if s.b {
+        // add_sorted: at or below the current count, nearest first; then above, nearest first
+        // (list 1 the other way round); equal counts keep one frame.
+        let sorted = |limit: i64, below: bool| -> Vec<Slot> {
+            let mut out = Vec::new();
+            let mut limit = limit;
+            loop {
+                let mut best: Option<Slot> = None;
+                for r in dpb {
+                    let ok = if below {
+                        r.poc <= limit && best.is_none_or(|b| r.poc >= b.poc)
+                    } else {
+                        r.poc > limit && best.is_none_or(|b| r.poc < b.poc)
+                    };
+                    if ok {
+                        best = Some(*r);
+                    }
+                }
+                match best {
+                    Some(b) => {
+                        limit = if below { b.poc - 1 } else { b.poc };
+                        out.push(b);
+                    }
+                    None => return out,
+                }
+            }
+        };
+        for (n, list) in lists.iter_mut().enumerate() {
+            list.extend(sorted(poc, n == 0));
+            list.extend(sorted(poc, n != 0));
+        }
+        if lists[0].len() == lists[1].len()
+            && lists[1].len() > 1
+            && lists[0]
+                .iter()
+                .zip(&lists[1])
+                .all(|(a, b)| a.buffer == b.buffer)
+        {
+            lists[1].swap(0, 1);
+        }
+    } else {
+        lists[0].extend_from_slice(dpb);
+    }
+    let mut out: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
+    let max = max_frame_num as i64;
+    for (n, initial) in lists.iter().enumerate() {
+        let count = s.active[n] as usize;
+        if count == 0 {
+            continue;
+        }
+        let mut list: Vec<Option<Slot>> = (0..count).map(|i| initial.get(i).copied()).collect();
+        let mut pred = frame_num as i64;
+        let mut index = 0;
+        for &(l, idc, value) in mods {
+            if l as usize != n {
+                continue;
+            }
+            if index >= count {
+                return None;
+            }
+            let diff = value as i64 + 1;
+            pred = if idc == 0 { pred - diff } else { pred + diff }.rem_euclid(max);
+            let r = *dpb.iter().rev().find(|r| r.frame_num as i64 == pred)?;
+            let mut i = index;
+            while i + 1 < count && list[i].map(|x| x.frame_num) != Some(r.frame_num) {
+                i += 1;
+            }
+            while i > index {
+                list[i] = list[i - 1];
+                i -= 1;
+            }
+            list[index] = Some(r);
+            index += 1;
+        }
+        for e in list {
+            out[n].push(e?.id);
+        }
+    }
+    Some(out)
 }
 
 /// The reference structure of one stream.
@@ -132,14 +261,27 @@ struct Pic {
 pub(crate) struct RefGraph {
     pics: Vec<Pic>,
     refs: Vec<u32>,
-    held: Vec<u32>,
+    slices: Vec<SliceRefs>,
+    /// `(list, modification_of_pic_nums_idc, value)` of the slices.
+    mods: Vec<(u8, u8, u32)>,
+    /// The full decode's lists of the slices.
+    lists: Vec<u32>,
+    /// Frame numbers unmarked by MMCO 1.
+    mmco: Vec<u32>,
     by_pts: HashMap<i64, u32>,
     /// Per IDR period: may frames be left out?
     period_safe: Vec<bool>,
     /// `MaxPicOrderCntLsb` for type 0 order counts (the derivation [`Self::droppable_for`]
     /// replays); `None` for type 2.
     max_poc_lsb: Option<i64>,
+    max_frame_num: u32,
+    /// `max_num_ref_frames` (FFmpeg's `ref_frame_count`).
+    max_refs: u32,
 }
+
+/// Why the replay of a period stopped at a picture.
+#[derive(Debug, PartialEq, Eq)]
+struct Conflict(usize);
 
 impl RefGraph {
     /// Pictures recorded.
@@ -148,8 +290,8 @@ impl RefGraph {
     }
 
     /// The packets (by pts) that need not reach the decoder for it to decode the pictures
-    /// with the `targets` pts exactly: those that no target depends on, and that may be left
-    /// out (see the module comment).
+    /// with the `targets` pts exactly: those that no target depends on, and whose absence
+    /// the replay of FFmpeg's reference handling proves harmless (see the module comment).
     pub fn droppable_for(&self, targets: &HashSet<i64>) -> HashSet<i64> {
         let mut needed = vec![false; self.pics.len()];
         let mut stack: Vec<u32> = targets
@@ -165,22 +307,39 @@ impl RefGraph {
                 &self.refs[p.refs_start as usize..p.refs_start as usize + p.refs_len as usize];
             stack.extend(refs.iter().copied().filter(|&r| !needed[r as usize]));
         }
-        // A needed B picture's lists are the full decode's only with every frame it holds.
-        let mut sent = needed.clone();
-        for (p, _) in self.pics.iter().zip(&needed).filter(|(_, &n)| n) {
-            for &h in &self.held[p.held_start as usize..p.held_start as usize + p.held_len as usize]
-            {
-                sent[h as usize] = true;
-            }
-        }
         let mut drop: Vec<bool> = self
             .pics
             .iter()
-            .zip(&sent)
+            .zip(&needed)
             .map(|(p, &n)| !n && p.plain && self.period_safe[p.period as usize])
             .collect();
-        if let Some(max) = self.max_poc_lsb {
-            self.keep_order_counts(&mut drop, max);
+        // Replay each period that holds a needed picture, from its first picture to its last
+        // needed one; where the replay differs from the full decode, send the last reference
+        // frame left out before that point (decoded for its marking and order count only),
+        // and replay again.
+        let mut start = 0;
+        while start < self.pics.len() {
+            let period = self.pics[start].period;
+            let end = (start..self.pics.len())
+                .find(|&i| self.pics[i].period != period)
+                .unwrap_or(self.pics.len());
+            if let Some(last) = (start..end).rev().find(|&i| needed[i]) {
+                if (start..=last).any(|i| drop[i]) {
+                    while let Err(Conflict(at)) = self.replay(start..last + 1, &drop, &needed) {
+                        match (start..at)
+                            .rev()
+                            .find(|&j| drop[j] && self.pics[j].reference)
+                        {
+                            Some(j) => drop[j] = false,
+                            None => {
+                                drop[start..end].iter_mut().for_each(|d| *d = false);
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            start = end;
         }
         self.pics
             .iter()
@@ -190,76 +349,146 @@ impl RefGraph {
             .collect()
     }
 
-    /// Replays the type 0 order count derivation (8.2.1.1) over the frames that would be
-    /// decoded; where a count would differ from the full decode's, the last reference frame
-    /// left out before it (and what it refers to) is decoded after all, and the period is
-    /// replayed.
-    fn keep_order_counts(&self, drop: &mut [bool], max: i64) {
-        let n = self.pics.len();
-        let mut i = 0;
-        let mut period_start = 0;
-        let mut prev = (0i64, 0i64);
-        let mut last_dropped_ref: Option<usize> = None;
-        while i < n {
+    /// Replays FFmpeg's reference handling (`h264_slice.c` `h264_field_start`: frames made up
+    /// for gaps in `frame_num`, each a copy of the newest reference frame with its order
+    /// count plus 2; `h264_refs.c`: sliding window, MMCO 1, the lists) over the pictures of
+    /// `range` (one IDR period) that the decoder would decode with `drop` left out. Every
+    /// needed picture must get the full decode's lists and order count, every decoded one a
+    /// full set of references and its own order count, and nothing may take FFmpeg's error
+    /// paths (a frame number held twice, more frames than `max_num_ref_frames`, a made-up
+    /// frame outliving it); else the first picture where that fails.
+    fn replay(
+        &self,
+        range: std::ops::Range<usize>,
+        drop: &[bool],
+        needed: &[bool],
+    ) -> std::result::Result<(), Conflict> {
+        let max = self.max_frame_num;
+        let max_refs = self.max_refs.max(1) as usize;
+        let mut dpb: Vec<Slot> = Vec::new();
+        let mut prev_frame_num = 0u32;
+        let mut prev_poc = (0i64, 0i64);
+        let mut gaps = 0i64;
+        let gap_too_old = |dpb: &[Slot], frame_num: u32| {
+            dpb.iter().any(|r| {
+                r.id < 0 && (frame_num.wrapping_sub(r.frame_num) & (max - 1)) > self.max_refs
+            })
+        };
+        for i in range {
             let p = self.pics[i];
+            if drop[i] || !(p.reference || needed[i]) {
+                continue;
+            }
+            let fail = Err(Conflict(i));
             if p.idr {
-                period_start = i;
-                prev = (0, 0);
-                last_dropped_ref = None;
-            }
-            if drop[i] {
-                if p.reference {
-                    last_dropped_ref = Some(i);
-                }
-                i += 1;
-                continue;
-            }
-            let lsb = p.poc_lsb as i64;
-            let (pm, pl) = prev;
-            let msb = if lsb < pl && pl - lsb >= max / 2 {
-                pm + max
-            } else if lsb > pl && lsb - pl > max / 2 {
-                pm - max
+                dpb.clear();
+                prev_poc = (0, 0);
             } else {
-                pm
-            };
-            if msb != p.poc_msb {
-                match last_dropped_ref {
-                    Some(j) => {
-                        let mut stack = vec![j as u32];
-                        while let Some(k) = stack.pop() {
-                            if std::mem::replace(&mut drop[k as usize], false) {
-                                let q = self.pics[k as usize];
-                                stack.extend_from_slice(
-                                    &self.refs[q.refs_start as usize
-                                        ..q.refs_start as usize + q.refs_len as usize],
-                                );
-                            }
-                        }
+                let fnum = p.frame_num;
+                if fnum != prev_frame_num {
+                    let mut unwrapped = prev_frame_num as i64;
+                    if unwrapped > fnum as i64 {
+                        unwrapped -= max as i64;
                     }
-                    None => {
-                        // (Cannot happen: with no reference frame left out since the last
-                        // decoded one, the derivation is the full decode's.) Keep the period.
-                        let period = self.pics[period_start].period;
-                        for (k, q) in self.pics.iter().enumerate().skip(period_start) {
-                            if q.period != period {
-                                break;
-                            }
-                            drop[k] = false;
-                        }
+                    if fnum as i64 - unwrapped > self.max_refs as i64 {
+                        prev_frame_num =
+                            (fnum as i64 - self.max_refs as i64 - 1).rem_euclid(max as i64) as u32;
                     }
                 }
-                i = period_start;
-                prev = (0, 0);
-                last_dropped_ref = None;
-                continue;
+                while fnum != prev_frame_num && fnum != (prev_frame_num + 1) % max {
+                    let Some(newest) = dpb.first().copied() else {
+                        return fail;
+                    };
+                    if dpb.len() >= max_refs {
+                        dpb.pop();
+                    }
+                    prev_frame_num = (prev_frame_num + 1) % max;
+                    if dpb.iter().any(|r| r.frame_num == prev_frame_num) {
+                        return fail;
+                    }
+                    gaps += 1;
+                    dpb.insert(
+                        0,
+                        Slot {
+                            frame_num: prev_frame_num,
+                            poc: newest.poc + 2,
+                            id: -gaps,
+                            buffer: newest.buffer,
+                        },
+                    );
+                    if gap_too_old(&dpb, prev_frame_num) {
+                        return fail;
+                    }
+                }
+            }
+            if let Some(max_lsb) = self.max_poc_lsb {
+                let lsb = p.poc_lsb as i64;
+                let (pm, pl) = prev_poc;
+                let msb = if lsb < pl && pl - lsb >= max_lsb / 2 {
+                    pm + max_lsb
+                } else if lsb > pl && lsb - pl > max_lsb / 2 {
+                    pm - max_lsb
+                } else {
+                    pm
+                };
+                if msb != p.poc_msb {
+                    return fail;
+                }
+                if p.reference {
+                    prev_poc = (msb, lsb);
+                }
+            }
+            let slices = &self.slices
+                [p.slices_start as usize..p.slices_start as usize + p.slices_len as usize];
+            for s in slices {
+                let mods =
+                    &self.mods[s.mods_start as usize..s.mods_start as usize + s.mods_len as usize];
+                let Some(lists) = build_lists(&dpb, s, mods, p.frame_num, max, p.poc) else {
+                    return fail;
+                };
+                if needed[i] {
+                    let full = &self.lists[s.lists_start as usize..];
+                    let (a, b) = full.split_at(s.lists_len[0] as usize);
+                    let b = &b[..s.lists_len[1] as usize];
+                    let same = |ours: &[i64], theirs: &[u32]| {
+                        ours.len() == theirs.len()
+                            && ours.iter().zip(theirs).all(|(&x, &y)| x == y as i64)
+                    };
+                    if !same(&lists[0], a) || !same(&lists[1], b) {
+                        return fail;
+                    }
+                }
             }
             if p.reference {
-                prev = (msb, lsb);
-                last_dropped_ref = None;
+                if p.idr {
+                    dpb.clear();
+                } else if p.explicit {
+                    let unmark = &self.mmco
+                        [p.mmco_start as usize..p.mmco_start as usize + p.mmco_len as usize];
+                    // (An MMCO naming a frame the decoder no longer holds does nothing.)
+                    dpb.retain(|r| !unmark.contains(&r.frame_num));
+                } else if !dpb.is_empty() && dpb.len() >= max_refs {
+                    dpb.pop();
+                }
+                if dpb.iter().any(|r| r.frame_num == p.frame_num) {
+                    return fail;
+                }
+                dpb.insert(
+                    0,
+                    Slot {
+                        frame_num: p.frame_num,
+                        poc: p.poc,
+                        id: i as i64,
+                        buffer: i as i64,
+                    },
+                );
+                if dpb.len() > max_refs || gap_too_old(&dpb, p.frame_num) {
+                    return fail;
+                }
             }
-            i += 1;
+            prev_frame_num = p.frame_num;
         }
+        Ok(())
     }
 
     /// The decoding-order indices of the pictures `pic` may refer to (tests).
@@ -416,17 +645,59 @@ impl Analyser {
             *self.graph.period_safe.last_mut().expect("one period") = false;
         }
         self.graph.max_poc_lsb = (sps.poc_type == 0).then(|| 1i64 << sps.log2_max_poc_lsb);
-        // What the slices may refer to, and for a B picture what it holds.
-        let held_start = self.graph.held.len() as u32;
-        let mut held_len = 0u16;
-        if slices.iter().any(|(_, _, s)| s.kind % 5 == 1) {
-            self.graph.held.extend(self.held.iter().map(|h| h.pic));
-            held_len = self.held.len() as u16;
-        }
+        self.graph.max_frame_num = max_frame_num;
+        self.graph.max_refs = sps.max_num_ref_frames;
+        // What the slices may refer to, and the lists the full decode gives them.
+        let dpb: Vec<Slot> = self
+            .held
+            .iter()
+            .rev()
+            .map(|h| Slot {
+                frame_num: h.frame_num,
+                poc: h.poc,
+                id: h.pic as i64,
+                buffer: h.pic as i64,
+            })
+            .collect();
+        let slices_start = self.graph.slices.len() as u32;
         let mut refs: Vec<u32> = Vec::new();
         for (_, _, s) in &slices {
             if s.kind % 5 == 2 || s.kind % 5 == 4 {
                 continue;
+            }
+            let mods_start = self.graph.mods.len() as u32;
+            self.graph.mods.extend(
+                s.modifications
+                    .iter()
+                    .map(|&(l, idc, v)| (l as u8, idc as u8, v)),
+            );
+            let refs_of_slice = SliceRefs {
+                b: s.kind % 5 == 1,
+                active: [s.active[0].min(32) as u8, s.active[1].min(32) as u8],
+                mods_start,
+                mods_len: s.modifications.len() as u16,
+                lists_start: self.graph.lists.len() as u32,
+                lists_len: [0, 0],
+            };
+            let mods = &self.graph.mods[mods_start as usize..];
+            match build_lists(&dpb, &refs_of_slice, mods, frame_num, max_frame_num, poc) {
+                Some(lists) => {
+                    let mut r = refs_of_slice;
+                    r.lists_len = [lists[0].len() as u8, lists[1].len() as u8];
+                    for &id in lists.iter().flatten() {
+                        self.graph.lists.push(id as u32);
+                        if !refs.contains(&(id as u32)) {
+                            refs.push(id as u32);
+                        }
+                    }
+                    self.graph.slices.push(r);
+                }
+                None => {
+                    // The full decode itself misses a reference here (FFmpeg substitutes
+                    // one): leave this period alone.
+                    *self.graph.period_safe.last_mut().expect("one period") = false;
+                    self.graph.slices.push(refs_of_slice);
+                }
             }
             for r in self.candidates(s, frame_num, max_frame_num, poc)? {
                 if !refs.contains(&r) {
@@ -436,18 +707,29 @@ impl Analyser {
         }
         let index = self.graph.pics.len() as u32;
         let explicit = first.mmco.is_some();
+        let mmco_start = self.graph.mmco.len() as u32;
+        if let Some(diffs) = &first.mmco {
+            self.graph.mmco.extend(diffs.iter().map(|&d| {
+                (frame_num as i64 - (d as i64 + 1)).rem_euclid(max_frame_num as i64) as u32
+            }));
+        }
         self.graph.pics.push(Pic {
             pts,
             refs_start: self.graph.refs.len() as u32,
             refs_len: refs.len() as u16,
-            held_start,
-            held_len,
-            plain: plain && !explicit,
+            plain,
             period,
             idr,
             reference: ref_idc != 0,
+            frame_num,
+            poc,
             poc_lsb: first.poc_lsb,
             poc_msb,
+            explicit,
+            mmco_start,
+            mmco_len: (self.graph.mmco.len() as u32 - mmco_start) as u16,
+            slices_start,
+            slices_len: (self.graph.slices.len() as u32 - slices_start) as u16,
         });
         self.graph.refs.extend(refs);
         if self.graph.by_pts.insert(pts, index).is_some() {
@@ -470,10 +752,8 @@ impl Analyser {
                     }
                 }
             } else if self.held.len() >= sps.max_num_ref_frames.max(1) as usize {
-                let oldest = (0..self.held.len())
-                    .min_by_key(|&i| wrap(self.held[i].frame_num, frame_num, max_frame_num))
-                    .expect("held frames");
-                self.held.remove(oldest);
+                // (FFmpeg drops the frame held longest, `short_ref`'s last.)
+                self.held.remove(0);
             }
             self.held.push(Held {
                 frame_num,

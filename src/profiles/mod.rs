@@ -120,7 +120,7 @@ pub struct Rule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Resample {
-    /// torch's antialiased bicubic ([`resample::torch_bicubic_aa`]) on the RGB frame.
+    /// torch's antialiased bicubic ([`resample::TorchBicubic`]) on the RGB frame.
     TorchBicubicAntialias,
     /// No resize: the decoded frame as RGB24 (PyAV's `to_ndarray(format="rgb24")`).
     None,
