@@ -36,14 +36,19 @@ fn joined(dir: &Path) -> PathBuf {
         "lavfi",
         "-i",
         "smptehdbars=s=320x240:r=25:d=4",
+        // fps=25 after the concat: FFmpeg 7.1's xfade refuses the concat's output, whose
+        // frame rate it reports as unknown ("1/0"). It also fills the one-frame hole the first
+        // xfade leaves at 10.96 s (pts 274 was missing before); -frames:v keeps the 14 s.
         "-filter_complex",
         "[0]settb=1/25,format=yuv420p[s0];[1]settb=1/25,format=yuv420p[s1];\
          [2]settb=1/25,format=yuv420p,setpts=PTS-STARTPTS[s2];[3]settb=1/25,format=yuv420p[s3];\
          [s0][s1]xfade=transition=dissolve:duration=1:offset=3[a];\
-         [a][s2]concat=n=2:v=1,settb=1/25[b];\
+         [a][s2]concat=n=2:v=1,fps=25,settb=1/25[b];\
          [b][s3]xfade=transition=fadeblack:duration=1:offset=10[v]",
         "-map",
         "[v]",
+        "-frames:v",
+        "350",
         "-c:v",
         "libx264",
         "-g",

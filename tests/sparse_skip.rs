@@ -205,8 +205,10 @@ fn packets_and_references(path: &Path) -> (Vec<(i64, bool)>, HashSet<i64>) {
             "v:0",
             "-skip_frame",
             "noref",
+            // FFmpeg 4.x's ffprobe calls a frame's pts `pkt_pts` (and prints no `pts`); 5.0
+            // renamed it. Both are asked for; a line holds whichever this ffprobe knows.
             "-show_entries",
-            "frame=pts",
+            "frame=pts,pkt_pts",
             "-of",
             "csv=p=0",
             &p,
@@ -214,7 +216,7 @@ fn packets_and_references(path: &Path) -> (Vec<(i64, bool)>, HashSet<i64>) {
     );
     let refs = String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter_map(|l| l.trim().trim_end_matches(',').parse().ok())
+        .filter_map(|l| l.split(',').find_map(|f| f.trim().parse().ok()))
         .collect();
     (packets, refs)
 }
