@@ -235,13 +235,13 @@ const SRT: &str = "1\n00:00:00,300 --> 00:00:01,100\n<i>First</i> words\n\n2\n00
 
 /// A Python that imports pysubs2, or `None` (with a message).
 fn pysubs2_python() -> Option<PathBuf> {
-    let candidates: Vec<PathBuf> = std::env::var_os("VIDPREP_PYSUBS2_PYTHON")
+    // VIDPREP_PYSUBS2_PYTHON first, then the profiles' parity Python (CI installs pysubs2
+    // there), then python3 on PATH.
+    let candidates: Vec<PathBuf> = ["VIDPREP_PYSUBS2_PYTHON", "VIDPREP_PYTHON"]
+        .iter()
+        .filter_map(std::env::var_os)
         .map(PathBuf::from)
-        .into_iter()
-        .chain([
-            PathBuf::from("/work/venvs/beside/bin/python"),
-            PathBuf::from("python3"),
-        ])
+        .chain([PathBuf::from("python3")])
         .collect();
     for py in candidates {
         let ok = Command::new(&py)
