@@ -103,9 +103,9 @@ cases!(track_case:
     track_keys_no_format => ("keys of no format", "k.json", Some("{}\n"), "o.json", 1, "k.json: cannot tell the annotation format"),
     track_keys_missing => ("keys missing", "nope.json", None, "o.json", 1, "nope.json"),
     track_keys_past_the_source => ("keys past the source", "k.json", Some(r#"{"vidprep_annotations": 1, "coords": "pixels", "tracks": [{"id": "1", "keys": [{"frame": 500, "box": [10, 10, 50, 50]}]}]}"#), "o.json", 1, "k.json: every key is on frame 500 or later, but g.mp4 has 40 frames (0..=39)"),
-    track_output_is_the_source => ("output is the source", "boxes.csv", None, "g.mp4", 2, "g.mp4: is the source being tracked"),
-    track_output_is_the_keys => ("output is the keys", "boxes.csv", None, "./boxes.csv", 2, "is the keys file being read"),
-    track_output_is_a_folder => ("output is a folder", "boxes.csv", None, "seq", 2, "seq: exists and was not written by `vidprep track`"),
+    track_output_is_the_source => ("output is the source", "boxes.csv", None, "g.mp4", 2, "output g.mp4 is the input g.mp4: refusing to overwrite an input"),
+    track_output_is_the_keys => ("output is the keys", "boxes.csv", None, "./boxes.csv", 2, "output ./boxes.csv is the input boxes.csv: refusing to overwrite an input"),
+    track_output_is_a_folder => ("output is a folder", "boxes.csv", None, "seq", 2, "seq exists and is a folder; refusing to replace it with a file"),
 );
 
 #[test]
@@ -153,7 +153,7 @@ fn track_output_someone_elses_file() {
             None,
             "theirs.json",
             2,
-            "theirs.json: exists and was not written by `vidprep track`",
+            "theirs.json exists and was not written by `vidprep track`",
         )
         .with(|d| std::fs::write(d.join("theirs.json"), "{\"mine\": true}\n").unwrap()),
     );
