@@ -364,7 +364,7 @@ impl SegmentReader {
             return Ok(None);
         }
         if self.first_time.is_none() {
-            let pts = frame.timestamp().or(frame.pts()).unwrap_or(0);
+            let pts = crate::media::compat::audio_frame_pts(frame).unwrap_or(0);
             let t = Time::from_pts(pts, self.time_base.num, self.time_base.den);
             // A frame wholly before the segment does not start the clock yet.
             let rate = frame.rate().max(1) as i64;

@@ -202,3 +202,19 @@ pub(crate) fn colorspace_details_result(ret: i32) -> Result<(), ffmpeg::Error> {
     let _ = ret;
     Ok(())
 }
+
+/// The presentation time of a decoded audio frame, in the stream's time base.
+///
+/// FFmpeg 4.3's decoder, when it drops an encoder's priming samples (the `skip_samples` an
+/// MP4 edit list or a LAME header asks for: 1105 of an MP3's first 1152), moves the frame's
+/// `pts` past them but leaves `best_effort_timestamp` at the packet's (`chaplin.mp4`: pts 0,
+/// best effort -1105 at 44.1 kHz), so the kept samples would land 25 ms early; 5.1 and later
+/// move both. Where the best-effort time lies behind the pts the pts is taken; otherwise the
+/// best-effort time (it mends pts that jump), or the pts where there is no best effort.
+pub(crate) fn audio_frame_pts(frame: &ffmpeg::frame::Audio) -> Option<i64> {
+    match (frame.timestamp(), frame.pts()) {
+        (Some(best), Some(pts)) if best < pts => Some(pts),
+        (Some(best), _) => Some(best),
+        (None, pts) => pts,
+    }
+}
