@@ -20,23 +20,7 @@ use std::process::Command;
 use common::oracle::{self, PixFmt};
 use common::synth::SynthVideo;
 use serde_json::Value;
-use support::vidprep;
-
-fn frames_json(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("frames.json")).unwrap()).unwrap()
-}
-
-fn export_frames(input: &Path, dir: &Path, extra: &[&str]) -> Value {
-    vidprep()
-        .args(["export", "frames"])
-        .arg(input)
-        .arg("--out-dir")
-        .arg(dir)
-        .args(extra)
-        .assert()
-        .success();
-    frames_json(dir)
-}
+use support::{export_frames, vidprep};
 
 /// The samples of a 16-bit PCM WAV file (its `data` chunk).
 fn wav_samples(path: &Path) -> Vec<i16> {

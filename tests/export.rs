@@ -11,23 +11,7 @@ use base64::Engine as _;
 use common::oracle::{self, Frame, PixFmt};
 use common::synth::{Codec, SynthVideo};
 use serde_json::Value;
-use support::{files_in, sidecar, vidprep};
-
-fn frames_json(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("frames.json")).unwrap()).unwrap()
-}
-
-fn export_frames(input: &Path, dir: &Path, extra: &[&str]) -> Value {
-    vidprep()
-        .args(["export", "frames"])
-        .arg(input)
-        .arg("--out-dir")
-        .arg(dir)
-        .args(extra)
-        .assert()
-        .success();
-    frames_json(dir)
-}
+use support::{export_frames, files_in, sidecar, vidprep};
 
 /// numpy.round(numpy.linspace(0, total - 1, n)) with round-half-even, for small cases.
 fn uniform(total: usize, n: usize) -> Vec<usize> {

@@ -106,6 +106,22 @@ impl Subtitles {
                 last.2.push(line);
             }
         }
+        // Text but not one cue: most likely a timing line in a form neither reader knows (a
+        // single-dash arrow, frame numbers); an export without its subtitles would pass silently.
+        if cues.is_empty() && !text.trim().is_empty() {
+            return Err(Error::BadFile {
+                path: path.to_path_buf(),
+                line: None,
+                message: format!(
+                    "holds no subtitle cue: no line reads as a timing line ({}); fix the \
+                     file or drop --subtitles",
+                    match format {
+                        SubtitleFormat::Srt => "HH:MM:SS,mmm --> HH:MM:SS,mmm",
+                        SubtitleFormat::Vtt => "[HH:]MM:SS.mmm --> [HH:]MM:SS.mmm",
+                    }
+                ),
+            });
+        }
         Ok(Subtitles {
             path: path.to_path_buf(),
             format,

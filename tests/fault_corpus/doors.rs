@@ -1,5 +1,6 @@
 //! The newer doors: model profiles (`--profile`, `--profile-option`), keyframe tracking
-//! (`--fill track`, `vidprep track`) and `vidprep parity` with a missing or broken Python.
+//! (`--fill track`, `vidprep track`), `vidprep parity` with a missing or broken Python, and
+//! what goes beside the frames (`--label`, `--subtitles`, `--audio`).
 
 use super::*;
 
@@ -277,3 +278,30 @@ fn parity_unknown_profile() {
         .says("unknown profile \"qwen9\""),
     );
 }
+
+/// `vidprep export frames g.mp4 --out-dir ex OPTIONS` with `subs.srt` holding `body` when given.
+fn beside_case(
+    name: &str,
+    options: &[&str],
+    body: Option<&'static str>,
+    code: i32,
+    says: &str,
+) -> Case {
+    let mut args = vec!["export", "frames", "g.mp4", "--out-dir", "ex"];
+    args.extend_from_slice(options);
+    let c = case(name, &args, &[code]).says(says);
+    match body {
+        Some(body) => c.with(move |d| std::fs::write(d.join("subs.srt"), body).unwrap()),
+        None => c,
+    }
+}
+
+cases!(beside_case:
+    label_unknown => ("unknown label", &["--label", "bogus"], None, 2, "unknown label \"bogus\"; expected frame"),
+    subtitles_missing => ("subtitles file missing", &["--subtitles", "missing.srt"], None, 1, "missing.srt"),
+    subtitles_not_text => ("subtitles not UTF-8", &["--subtitles", "g.mp4"], None, 1, "is not UTF-8 text"),
+    subtitles_without_a_cue => ("subtitles with no cue", &["--subtitles", "subs.srt"], Some("1\nat one second\nhi\n"), 1, "subs.srt: holds no subtitle cue"),
+    subtitles_broken_timing => ("subtitles broken timing", &["--subtitles", "subs.srt"], Some("1\n00:00:01,000 --> 00:00:0x,000\nhi\n"), 1, "subs.srt line 2: cannot read the cue timing"),
+    subtitles_backwards => ("subtitles ending before they start", &["--subtitles", "subs.srt"], Some("1\n00:00:02,000 --> 00:00:01,000\nhi\n"), 1, "ends (1000 ms) before it starts"),
+    audio_to_anthropic => ("audio in an Anthropic payload", &["--audio", "--payload", "anthropic"], None, 2, "Anthropic's Messages API takes no audio"),
+);

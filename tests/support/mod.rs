@@ -41,6 +41,24 @@ pub fn shared(rel: &str) -> Option<PathBuf> {
     }
 }
 
+/// `frames.json` of a frames export in `dir`.
+pub fn frames_json(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("frames.json")).unwrap()).unwrap()
+}
+
+/// `vidprep export frames INPUT --out-dir DIR EXTRA...`, which must succeed; its frames.json.
+pub fn export_frames(input: &Path, dir: &Path, extra: &[&str]) -> serde_json::Value {
+    vidprep()
+        .args(["export", "frames"])
+        .arg(input)
+        .arg("--out-dir")
+        .arg(dir)
+        .args(extra)
+        .assert()
+        .success();
+    frames_json(dir)
+}
+
 /// The sidecar JSON of an output.
 pub fn sidecar(output: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(output.with_extension("json")).expect("sidecar exists");
