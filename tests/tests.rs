@@ -46,6 +46,7 @@ mod review_hostile;
 mod review_model;
 mod run;
 mod smart;
+mod smart_parallel;
 mod sources;
 mod sparse_refs;
 mod sparse_skip;
