@@ -130,10 +130,17 @@ pub(crate) fn write(
                         Ok(!stop.load(Ordering::SeqCst) && !crate::cancel::cancelled())
                     },
                 );
-                if result.is_err() {
-                    failed.store(true, Ordering::SeqCst);
+                // Stopped, or cut short by the cancel (an open or a read that FFmpeg's
+                // interrupt callback ended): the cancel.
+                let stopped = stop.load(Ordering::SeqCst) || crate::cancel::cancelled();
+                match result {
+                    Ok(()) => Ok((buffer, notes)),
+                    Err(_) if stopped => Err(Error::Cancelled),
+                    Err(e) => {
+                        failed.store(true, Ordering::SeqCst);
+                        Err(e)
+                    }
                 }
-                result.map(|()| (buffer, notes))
             });
             Tail {
                 part: k,
@@ -228,6 +235,7 @@ pub(crate) fn write(
         stop.store(true, Ordering::SeqCst);
         match (written, tail.map(|t| t.join(path))) {
             (Err(Error::Cancelled), Some(Err(e))) if failed.load(Ordering::SeqCst) => Err(e),
+            (Err(_), _) if crate::cancel::cancelled() => Err(Error::Cancelled),
             (written, _) => written,
         }
     })?;
