@@ -90,15 +90,16 @@ pub(crate) fn write(
     // With two cores in the item's budget and nothing drawn or recorded per frame, the last
     // re-encoded part (the tail) is decoded and encoded on a second thread while the parts
     // before it are written; its packets wait in a buffer until the output gets there (the
-    // same packets in the same order: each part is its own x264 run). The two decoders then
-    // share the budget's threads.
+    // same packets in the same order: each part is its own x264 run). The tail's decoder then
+    // has one of the budget's threads (it reads from the tail's keyframe on: at most a GOP),
+    // the others the rest (FFmpeg's automatic count where the budget is automatic).
     let budget = crate::host::worker_count(stream.threads);
     let beside =
         beside_part(&plan.parts).filter(|_| budget >= 2 && draw.is_empty() && recorder.is_none());
-    let threads = if beside.is_some() {
-        budget / 2
-    } else {
-        stream.threads
+    let (threads, tail_threads) = match (beside, stream.threads) {
+        (None, t) => (t, t),
+        (Some(_), 0) => (0, 1),
+        (Some(_), t) => (t - 1, 1),
     };
     let stop = AtomicBool::new(false);
     let failed = AtomicBool::new(false);
@@ -122,7 +123,7 @@ pub(crate) fn write(
                     matched,
                     encoder_sets,
                     &output,
-                    threads,
+                    tail_threads,
                     &mut buffer,
                     &mut |frame| {
                         notes.push(FrameNote::of(frame));
