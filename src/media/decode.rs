@@ -115,6 +115,9 @@ pub struct FrameReader {
     failed_packets: usize,
     /// Counts the decoder and its threads on the call's tally while it is open.
     _held: crate::tally::DecoderHeld,
+    /// Pictures the decoder concealed without saying so (FFmpeg 4); declared after the
+    /// decoder, which points at it, so that it is dropped after it.
+    conceal: crate::media::compat::ConcealWatch,
 }
 
 impl FrameReader {
@@ -159,7 +162,8 @@ impl FrameReader {
         let mut input = VideoInput::open(&source)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
-        let decoder = open_decoder(&input, options.threads, options.skip_loop_filter)?;
+        let conceal = crate::media::compat::ConcealWatch::default();
+        let decoder = open_decoder(&input, options.threads, options.skip_loop_filter, &conceal)?;
         let _held = crate::tally::decoder_opened(options.threads);
         Ok(FrameReader {
             path,
@@ -186,6 +190,7 @@ impl FrameReader {
             damaged_frames: Vec::new(),
             failed_packets: 0,
             _held,
+            conceal,
         })
     }
 
@@ -375,7 +380,12 @@ impl FrameReader {
         let mut input = VideoInput::open(&self.source)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
-        self.decoder = open_decoder(&input, self.options.threads, self.options.skip_loop_filter)?;
+        self.decoder = open_decoder(
+            &input,
+            self.options.threads,
+            self.options.skip_loop_filter,
+            &self.conceal,
+        )?;
         self.input = input;
         self.drained = false;
         self.need_keyframe = false;
@@ -421,8 +431,10 @@ impl FrameReader {
     pub fn next_frame(&mut self) -> Result<Option<Frame>> {
         loop {
             let raw = self.next_decoded()?;
+            // (FFmpeg 4 may conceal errors without flagging the picture: media::compat.)
+            let concealed = raw.is_some() && self.conceal.concealed_since_last();
             if let Some(raw) = &raw {
-                let damaged = raw.is_corrupt() || raw.has_decode_errors();
+                let damaged = raw.is_corrupt() || raw.has_decode_errors() || concealed;
                 // (An image sequence's pictures are independent: no history to differ.)
                 if damaged
                     && self.input.sequence.is_none()
@@ -552,8 +564,10 @@ impl FrameReader {
             }
             // (A frame after packets the container lost is decoded from incomplete
             // references: damaged, though the decoder cannot tell.)
-            let damaged =
-                raw.is_corrupt() || raw.has_decode_errors() || self.table.damage.suspect(index);
+            let damaged = raw.is_corrupt()
+                || raw.has_decode_errors()
+                || concealed
+                || self.table.damage.suspect(index);
             if damaged {
                 if self.options.strict {
                     return Err(Error::corrupt(
@@ -803,6 +817,7 @@ pub(crate) fn open_decoder(
     input: &VideoInput,
     threads: usize,
     timestamps_only: bool,
+    conceal: &crate::media::compat::ConcealWatch,
 ) -> Result<ffmpeg::decoder::Video> {
     let stream = input
         .context
@@ -822,6 +837,7 @@ pub(crate) fn open_decoder(
     if timestamps_only {
         ffi::skip_loop_filter(&mut context);
     }
+    conceal.attach(&mut context);
     context.decoder().video().map_err(|e| {
         Error::ffmpeg(
             &input.path,

@@ -239,6 +239,7 @@ pub fn init() {
     INIT.call_once(|| {
         let _ = ffmpeg::init();
         ffmpeg::log::set_level(ffmpeg::log::Level::Fatal);
+        crate::media::compat::init_logging();
     });
 }
 
