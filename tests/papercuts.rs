@@ -92,3 +92,71 @@ fn parity_kills_a_hanging_runner_and_its_children_at_the_limit() {
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(err.contains("limit of 1 s"), "{err}");
 }
+
+/// Runs vidprep with `args` in `dir`, expects `code`; returns stderr.
+fn fails(dir: &Path, args: &[&str], code: i32) -> String {
+    let a = vidprep().current_dir(dir).args(args).assert().code(code);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn every_profile_option_error_names_the_option_its_value_and_what_was_expected() {
+    let v = SynthVideo::new(160, 120).frames(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    // The oracle's duration: its frames over its rate (20 at 25 fps).
+    let frames = common::oracle::count_frames(&d.join("in.mp4"));
+    let rate =
+        common::oracle::ratio(&common::oracle::video_stream(&d.join("in.mp4"))["avg_frame_rate"])
+            .unwrap();
+    let seconds = format!("{:.2}", frames as f64 * rate.1 as f64 / rate.0 as f64);
+    let export = |option: &str, code: i32| {
+        fails(
+            d,
+            &[
+                "export",
+                "frames",
+                "in.mp4",
+                "--out-dir",
+                "f",
+                "--profile",
+                "qwen2.5-vl",
+                "--profile-option",
+                option,
+            ],
+            code,
+        )
+    };
+    // Past the video's end: the option, its value, the range it must lie in.
+    let err = export("video_start=100", 1);
+    for part in ["video_start=100", "expected", seconds.as_str(), "video_end"] {
+        assert!(err.contains(part), "{part:?} not in: {err}");
+    }
+    // A range that is empty.
+    let err = export("video_end=0", 1);
+    assert!(
+        err.contains("video_end=0") && err.contains("expected"),
+        "{err}"
+    );
+    // A budget the package refuses: its words, and the option named with its value.
+    let err = export("max_pixels=-5", 1);
+    assert!(
+        err.contains("max_pixels=-5") && err.contains("max_pixels (-5) >= min_pixels"),
+        "{err}"
+    );
+    // Known without the video: refused as bad usage.
+    let err = export("resized_height=0", 2);
+    for part in ["resized_height", "found 0", "whole number of pixels"] {
+        assert!(err.contains(part), "{part:?} not in: {err}");
+    }
+    let err = export("min_frames=0", 2);
+    assert!(
+        err.contains("min_frames") && err.contains("found 0") && err.contains("at least 1"),
+        "{err}"
+    );
+    // Nothing was written.
+    assert!(!d.join("f").exists());
+}
