@@ -160,3 +160,92 @@ fn every_profile_option_error_names_the_option_its_value_and_what_was_expected()
     // Nothing was written.
     assert!(!d.join("f").exists());
 }
+
+/// One key on frame 0 in vidprep's annotation JSON.
+fn keys(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("keys.json");
+    std::fs::write(
+        &path,
+        "{\"vidprep_annotations\": 1, \"coords\": \"pixels\", \"tracks\": [{\"id\": \"1\", \"keys\": [{\"frame\": 0, \"box\": [4, 4, 20, 20]}]}]}\n",
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn track_makes_a_missing_output_folder_as_cut_and_export_do_and_says_so() {
+    let v = SynthVideo::new(160, 120).frames(10).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    keys(d);
+    let said = |args: &[&str], made: &str| {
+        let a = vidprep().current_dir(d).args(args).assert().success();
+        let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(d.join(made).is_dir(), "{made} not made: {err}");
+        err
+    };
+    let cut = said(&["cut", "in.mp4", "-o", "c/deep/o.mp4"], "c/deep");
+    let export = said(
+        &[
+            "export",
+            "frames",
+            "in.mp4",
+            "--count",
+            "2",
+            "--out-dir",
+            "e/deep/f",
+        ],
+        "e/deep",
+    );
+    let track = said(
+        &[
+            "track",
+            "in.mp4",
+            "--boxes",
+            "keys.json",
+            "--fill",
+            "linear",
+            "-o",
+            "t/deep/b.json",
+        ],
+        "t/deep",
+    );
+    for (err, top) in [(&cut, "c"), (&export, "e"), (&track, "t")] {
+        let want = format!("warning: created the missing folders {top}, {top}/deep for the output");
+        assert!(err.contains(&want), "{want:?} not in: {err}");
+    }
+    assert!(d.join("t/deep/b.json").is_file());
+    // One level missing: named alone; an existing folder: nothing said.
+    let err = said(
+        &[
+            "track",
+            "in.mp4",
+            "--boxes",
+            "keys.json",
+            "--fill",
+            "linear",
+            "-o",
+            "t/two/b.json",
+        ],
+        "t/two",
+    );
+    assert!(
+        err.contains("warning: created the folder t/two for the output (it did not exist)"),
+        "{err}"
+    );
+    let err = said(
+        &[
+            "track",
+            "in.mp4",
+            "--boxes",
+            "keys.json",
+            "--fill",
+            "linear",
+            "-o",
+            "t/two/c.json",
+        ],
+        "t/two",
+    );
+    assert!(!err.contains("created the folder"), "{err}");
+}

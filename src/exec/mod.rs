@@ -286,6 +286,9 @@ fn execute_once(
     }
     // A URL read in several requests must still be the file the first one saw.
     stream.input.check_unchanged()?;
+    if let Some(w) = group.created_warning() {
+        warnings.push(w);
+    }
     group.commit()?;
     let memory = makers.iter_mut().filter_map(|m| m.take_memory()).collect();
     Ok(Outcome {
