@@ -249,3 +249,100 @@ fn track_makes_a_missing_output_folder_as_cut_and_export_do_and_says_so() {
     );
     assert!(!err.contains("created the folder"), "{err}");
 }
+
+/// Sets `path`'s modification time to `t`.
+fn set_mtime(path: &Path, t: std::time::SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+}
+
+/// Rewrites `path` with `text` (the same length) and its old modification time.
+fn rewrite_keeping_time(path: &Path, text: &str) {
+    let before = std::fs::metadata(path).unwrap();
+    assert_eq!(before.len() as usize, text.len());
+    std::fs::write(path, text).unwrap();
+    set_mtime(path, before.modified().unwrap());
+}
+
+#[test]
+fn resume_redoes_an_item_whose_side_input_changed_with_its_size_and_time_kept() {
+    let v = SynthVideo::new(160, 120).frames(50).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    std::fs::write(d.join("s.srt"), "1\n00:00:00,000 --> 00:00:02,000\nhello\n").unwrap();
+    std::fs::create_dir(d.join("seq")).unwrap();
+    std::fs::write(d.join("seq/groundtruth.txt"), "10,10,40,30\n".repeat(50)).unwrap();
+    std::fs::write(d.join("seq/absence.label"), "0\n".repeat(50)).unwrap();
+    let lines = [
+        r#"{"id": "subs", "source": "in.mp4", "exports": [{"kind": "frames", "count": 2, "subtitles": "s.srt"}]}"#,
+        r#"{"id": "boxes", "source": "in.mp4", "boxes": "seq/groundtruth.txt", "end": 10}"#,
+    ];
+    std::fs::write(d.join("m.jsonl"), lines.join("\n") + "\n").unwrap();
+    let run = || {
+        vidprep()
+            .current_dir(d)
+            .args([
+                "run",
+                "m.jsonl",
+                "--out-dir",
+                "out",
+                "--resume",
+                "--preset",
+                "ultrafast",
+            ])
+            .assert()
+            .success();
+        let report = std::fs::read_to_string(d.join("out/report.jsonl")).unwrap();
+        let mut statuses: Vec<(String, String)> = report
+            .lines()
+            .map(|l| {
+                let r: serde_json::Value = serde_json::from_str(l).unwrap();
+                (
+                    r["id"].as_str().unwrap().into(),
+                    r["status"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        statuses.sort();
+        statuses
+    };
+    let st = |boxes: &str, subs: &str| {
+        vec![
+            ("boxes".to_string(), boxes.to_string()),
+            ("subs".to_string(), subs.to_string()),
+        ]
+    };
+    assert_eq!(run(), st("ok", "ok"));
+    assert_eq!(run(), st("skipped", "skipped"));
+    // The subtitles changed, same size, same time: the item that reads them is redone, and
+    // its frames.json has the new text.
+    rewrite_keeping_time(
+        &d.join("s.srt"),
+        "1\n00:00:00,000 --> 00:00:02,000\nworld\n",
+    );
+    assert_eq!(run(), st("skipped", "ok"));
+    let facts = support::frames_json(&d.join("out/subs/frames"));
+    assert!(
+        facts["subtitles"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("world"),
+        "{facts}"
+    );
+    // The label file read beside a groundtruth.txt: the item that draws the boxes.
+    let mut absent = "0\n".repeat(50);
+    absent.replace_range(0..1, "1");
+    rewrite_keeping_time(&d.join("seq/absence.label"), &absent);
+    assert_eq!(run(), st("ok", "skipped"));
+    // The same bytes with a new time (a copy): nothing redone.
+    set_mtime(
+        &d.join("s.srt"),
+        std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000),
+    );
+    assert_eq!(run(), st("skipped", "skipped"));
+}
