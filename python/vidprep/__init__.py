@@ -31,6 +31,7 @@ from ._vidprep import (
     InputError,
     InternalError,
     OutputError,
+    TrackerError,
     UsageError,
     VidprepError,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "InputError",
     "OutputError",
     "EncodeError",
+    "TrackerError",
     "InternalError",
     "CancelledError",
 ]
