@@ -346,3 +346,47 @@ fn resume_redoes_an_item_whose_side_input_changed_with_its_size_and_time_kept() 
     );
     assert_eq!(run(), st("skipped", "skipped"));
 }
+
+#[test]
+fn a_missing_side_input_is_said_once_with_its_name_and_what_to_do() {
+    let v = SynthVideo::new(160, 120).frames(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    let cases: &[&[&str]] = &[
+        &[
+            "export",
+            "frames",
+            "in.mp4",
+            "--out-dir",
+            "f",
+            "--count",
+            "2",
+            "--subtitles",
+            "nope.srt",
+        ],
+        &["overlay", "in.mp4", "--boxes", "nope.json", "-o", "o.mp4"],
+        &[
+            "track",
+            "in.mp4",
+            "--boxes",
+            "nope.json",
+            "--fill",
+            "linear",
+            "-o",
+            "t.json",
+        ],
+        &["cut", "nope.mp4", "-o", "o.mp4"],
+    ];
+    for args in cases {
+        let err = fails(d, args, 1);
+        let name = args.iter().find(|a| a.starts_with("nope")).unwrap();
+        assert!(
+            err.contains(&format!("{name}: file not found; check the path")),
+            "{err}"
+        );
+        assert!(!err.contains("os error"), "{err}");
+        assert_eq!(err.matches("not found").count(), 1, "{err}");
+    }
+    assert!(!d.join("f").exists() && !d.join("o.mp4").exists() && !d.join("t.json").exists());
+}
