@@ -36,6 +36,7 @@ mod model_outputs;
 mod net_sources;
 mod oracle_selftest;
 mod overlay;
+mod papercuts;
 mod profiles;
 mod profiles_more;
 mod real_footage;

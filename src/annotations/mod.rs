@@ -475,7 +475,10 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(
-                err.starts_with(&format!("{}: cannot read: ", missing.display())),
+                err.starts_with(&format!(
+                    "{}: file not found; check the path",
+                    missing.display()
+                )),
                 "{format}: {err}"
             );
         }
@@ -530,7 +533,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with(&format!("{}: cannot read: ", missing.display())),
+            err.starts_with(&format!(
+                "{}: file not found; check the path",
+                missing.display()
+            )),
             "{err}"
         );
     }

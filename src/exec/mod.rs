@@ -286,6 +286,9 @@ fn execute_once(
     }
     // A URL read in several requests must still be the file the first one saw.
     stream.input.check_unchanged()?;
+    if let Some(w) = group.created_warning() {
+        warnings.push(w);
+    }
     group.commit()?;
     let memory = makers.iter_mut().filter_map(|m| m.take_memory()).collect();
     Ok(Outcome {
@@ -313,7 +316,9 @@ pub(crate) struct ItemRecord {
     /// Every output file below the item folder, with its size; paths relative to the item
     /// folder, sorted, `item.json` itself left out.
     pub outputs: Vec<FileFingerprint>,
-    /// Every input file (a sequence folder's files too), with size and modification time.
+    /// Every input file (a sequence folder's files too): the source's with size and
+    /// modification time, every side input's (boxes, subtitles, a needle sequence, the label
+    /// and info files read beside a `groundtruth.txt`) with size and content hash.
     pub inputs: Vec<FileFingerprint>,
     /// A URL source as its first request saw it (ETag, Last-Modified, size): a resumed run
     /// asks the server again and redoes the item when they differ, when the server cannot
@@ -342,6 +347,11 @@ pub(crate) struct FileFingerprint {
     /// size is checked) and when the file system does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified_ns: Option<u128>,
+    /// FNV-1a of its bytes, 16 hex digits: side inputs only (a changed subtitle or boxes
+    /// file redoes the item even with its size and time kept; a copy of the same bytes does
+    /// not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
 }
 
 impl FileFingerprint {
@@ -359,6 +369,19 @@ impl FileFingerprint {
                         .map(|d| d.as_nanos())
                 })
                 .flatten(),
+            content: None,
+        })
+    }
+
+    /// A side input: size and content hash.
+    fn of_content(path: &Path) -> Option<FileFingerprint> {
+        let meta = std::fs::metadata(path).ok()?;
+        let hash = crate::hash::fnv1a_file(path).ok()?;
+        Some(FileFingerprint {
+            path: path.to_path_buf(),
+            bytes: meta.len(),
+            modified_ns: None,
+            content: Some(format!("{hash:016x}")),
         })
     }
 }
@@ -382,23 +405,35 @@ fn normalized_plan_hash(mut normalized: Plan, defaults: &EncodeSettings) -> Stri
     format!("{:016x}", fnv1a(text.as_bytes()))
 }
 
-/// The fingerprints of a plan's inputs (a folder's files one level down).
+/// The fingerprints of a plan's inputs (a folder's files one level down): the source's by
+/// size and time (a video is not read whole to be checked), the side inputs' by size and
+/// content.
 fn input_fingerprints(plan: &Plan) -> Vec<FileFingerprint> {
+    let source = crate::media::source::input_paths(&plan.source);
     let mut out = Vec::new();
     for input in plan.inputs() {
+        let side = !source.contains(&input);
+        let of = |p: &Path| {
+            if side {
+                FileFingerprint::of_content(p)
+            } else {
+                FileFingerprint::of(p, true)
+            }
+        };
         if input.is_dir() {
             let mut files: Vec<PathBuf> = std::fs::read_dir(&input)
                 .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
                 .unwrap_or_default();
             files.sort();
-            out.extend(
-                files
-                    .iter()
-                    .filter(|p| p.is_file())
-                    .filter_map(|p| FileFingerprint::of(p, true)),
-            );
-        } else if let Some(f) = FileFingerprint::of(&input, true) {
-            out.push(f);
+            out.extend(files.iter().filter(|p| p.is_file()).filter_map(|p| of(p)));
+        } else {
+            out.extend(of(&input));
+            // A GOT-10k groundtruth.txt brings the files read beside it.
+            if side && input.file_name().is_some_and(|n| n == "groundtruth.txt") {
+                for beside in ["absence.label", "cover.label", "meta_info.ini"] {
+                    out.extend(input.parent().and_then(|d| of(&d.join(beside))));
+                }
+            }
         }
     }
     out
@@ -430,6 +465,7 @@ impl ItemRecord {
                     path: rel,
                     bytes: e.metadata().map(|m| m.len()).unwrap_or(0),
                     modified_ns: None,
+                    content: None,
                 })
             })
             .collect();

@@ -638,8 +638,7 @@ impl Export for FramesMaker {
                     },
                 };
                 Some(
-                    profile
-                        .apply(&input, &self.frames.profile_request())
+                    crate::profiles::apply(profile, &input, &self.frames.profile_request())
                         .map_err(|e| {
                             Error::request(
                                 &stream.source,

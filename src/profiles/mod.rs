@@ -180,6 +180,33 @@ pub trait Profile: Sync {
     ) -> Result<Applied, ProfileError>;
 }
 
+/// `profile` applied to `input`; a refusal of a request with options names them with their
+/// values, unless the reason already names the option it is about.
+pub fn apply(
+    profile: &dyn Profile,
+    input: &ProfileInput,
+    request: &ProfileRequest,
+) -> Result<Applied, ProfileError> {
+    profile.apply(input, request).map_err(|mut e| {
+        if !request.options.is_empty() && !e.reason.contains("option ") {
+            let given: Vec<String> = request
+                .options
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            e.reason = format!(
+                "{} (with the option{} {}: check {} against what the package accepts, \
+                 docs/profiles.md)",
+                e.reason,
+                if given.len() == 1 { "" } else { "s" },
+                given.join(", "),
+                if given.len() == 1 { "it" } else { "them" }
+            );
+        }
+        e
+    })
+}
+
 /// Checks `request`'s option names against `profile`'s (everything needing no media).
 pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<(), String> {
     for (key, value) in &request.options {
@@ -196,6 +223,12 @@ pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<
                 profile.options().join(", ")
             ));
         }
+        if let Some(expected) = out_of_range(key, *value) {
+            return Err(format!(
+                "profile {}: option {key:?} must be {expected}, found {value}",
+                profile.name()
+            ));
+        }
     }
     if request.count.is_some() && request.fps.is_some() {
         return Err(format!(
@@ -204,6 +237,23 @@ pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<
         ));
     }
     Ok(())
+}
+
+/// What an option's value must be, when `value` is not that (known without the video): a
+/// side in pixels is a whole number from 1, a frame count at least 1. (A pixel budget the
+/// package itself refuses, `max_pixels` below `min_pixels`, is refused with the package's
+/// words when the profile is applied.)
+fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
+    let whole = value.fract() == 0.0;
+    match key {
+        "resized_height" | "resized_width" | "height" | "width"
+            if !(whole && (1.0..=65535.0).contains(&value)) =>
+        {
+            Some("a whole number of pixels from 1 to 65535")
+        }
+        "min_frames" | "max_frames" if value < 1.0 => Some("a frame count of at least 1"),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
