@@ -37,6 +37,7 @@ mod net_sources;
 mod oracle_selftest;
 mod overlay;
 mod profiles;
+mod profiles_internvl;
 mod profiles_more;
 mod real_footage;
 mod report_drivers;
