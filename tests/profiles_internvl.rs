@@ -9,7 +9,8 @@
 //!   and the real footage in `../shared/data`: indices and sizes equal, pixels bit-exact on
 //!   the variants decord reads as vidprep does. Skipped, with a message, when that
 //!   interpreter lacks decord, torchvision or Pillow (CI: `pip install decord torchvision
-//!   pillow`; decord has wheels for x86-64 Linux only).
+//!   pillow`; decord has wheels for x86-64 Linux only);
+//! - the `vlmevalkit` sampler against VLMEvalKit's own `save_video_frames` index rules.
 
 use crate::common;
 use crate::profiles::{frames_json, matrix, parity, python_with};
@@ -262,4 +263,80 @@ fn internvl_parity_on_real_footage() {
         }
     }
     assert!(wrong.is_empty(), "differences:\n  {}", wrong.join("\n  "));
+}
+
+/// VLMEvalKit's own index rules (`vlmeval/dataset/video_base.py` at commit `e8e78f05`:
+/// `save_video_frames` over decord, copied into a Python snippet since VLMEvalKit is not
+/// installed here) against the `vlmevalkit` sampler, over the format matrix, in count
+/// (`nframe=8`) and fps (`fps=1`) mode. Skipped, with a message, without decord.
+#[test]
+fn vlmevalkit_sampler_picks_save_video_frames_indices() {
+    let Some(py) = python_with("decord") else {
+        return;
+    };
+    const RULES: &str = r#"
+import sys, json, decord
+p, mode, val = sys.argv[1], sys.argv[2], float(sys.argv[3])
+vid = decord.VideoReader(p)
+if mode == "count":
+    nframe = int(val)
+    step_size = len(vid) / (nframe + 1)
+    indices = [int(i * step_size) for i in range(1, nframe + 1)]
+else:
+    fps = val
+    total_frames = len(vid)
+    video_fps = vid.get_avg_fps()
+    total_duration = total_frames / video_fps
+    required_frames = int(total_duration * fps)
+    step_size = video_fps / fps
+    indices = [int(i * step_size) for i in range(required_frames)]
+print(json.dumps(indices))
+"#;
+    let (dir, names) = matrix();
+    let out = tempfile::tempdir().unwrap();
+    let (mut equal, mut wrong) = (0, Vec::new());
+    for name in names {
+        for (mode, flag, val) in [("count", "--count", "8"), ("fps", "--fps", "1")] {
+            let theirs = std::process::Command::new(&py)
+                .args(["-c", RULES])
+                .arg(dir.join(name))
+                .args([mode, val])
+                .output()
+                .unwrap();
+            if !theirs.status.success() {
+                continue; // decord cannot open it
+            }
+            let theirs: Vec<u64> = serde_json::from_slice(&theirs.stdout).unwrap();
+            let d = out.path().join(format!("{name}-{mode}"));
+            let o = vidprep()
+                .args(["export", "frames"])
+                .arg(dir.join(name))
+                .arg("--out-dir")
+                .arg(&d)
+                .args(["--sampler", "vlmevalkit", flag, val])
+                .output()
+                .unwrap();
+            if !o.status.success() {
+                // vidprep refuses repeats (one frame) and fps rules that pick nothing.
+                let all_same = theirs.windows(2).all(|w| w[0] == w[1]);
+                if !(theirs.is_empty() || all_same) {
+                    wrong.push(format!(
+                        "{name} {mode}: vidprep refused, VLMEvalKit {theirs:?}"
+                    ));
+                }
+                continue;
+            }
+            let ours = indices(&frames_json(&d));
+            if ours == theirs {
+                equal += 1;
+            } else {
+                wrong.push(format!(
+                    "{name} {mode}: vidprep {ours:?}, VLMEvalKit {theirs:?}"
+                ));
+            }
+        }
+    }
+    eprintln!("vlmevalkit: {equal} equal");
+    assert!(wrong.is_empty(), "differences:\n  {}", wrong.join("\n  "));
+    assert!(equal >= 40, "{equal}");
 }
