@@ -38,6 +38,7 @@ mod oracle_selftest;
 mod overlay;
 mod papercuts;
 mod profiles;
+mod profiles_internvl;
 mod profiles_more;
 mod real_footage;
 mod report_drivers;

@@ -160,14 +160,16 @@ pub struct FramesSink {
     box_sources: Vec<(usize, std::sync::Arc<SourceBoxes>)>,
     /// The source the frames come from (for errors).
     source: PathBuf,
-    /// A profile's resize of the RGB frame (torch's antialiased bicubic) to this size.
-    resize: Option<(u32, u32)>,
+    /// A profile's resize of the RGB frame to this size, by its resampling.
+    resize: Option<(u32, u32, crate::profiles::Resample)>,
     /// The label drawn on each frame (the text is recorded).
     label: Option<FrameLabel>,
     /// The payload's parts besides the images.
     extras: PayloadExtras,
     /// Its taps and planes, kept from frame to frame.
     resampler: crate::profiles::resample::TorchBicubic,
+    /// Pillow's taps, for a profile that resizes as Pillow does.
+    pil: crate::profiles::pil::PilBicubic,
 }
 
 impl FramesSink {
@@ -209,6 +211,7 @@ impl FramesSink {
             label: None,
             extras: PayloadExtras::default(),
             resampler: Default::default(),
+            pil: Default::default(),
         }
     }
 
@@ -223,8 +226,11 @@ impl FramesSink {
         self.extras = extras;
     }
 
-    /// Resizes every RGB frame to `size` as torch does (a profile's resize).
-    pub fn with_resize(mut self, size: Option<(u32, u32)>) -> FramesSink {
+    /// Resizes every RGB frame to `size` by the resampling named (a profile's resize).
+    pub fn with_resize(
+        mut self,
+        size: Option<(u32, u32, crate::profiles::Resample)>,
+    ) -> FramesSink {
         self.resize = size;
         self
     }
@@ -393,8 +399,11 @@ impl FrameSink for FramesSink {
         } else {
             None
         };
-        if let (Some((w, h)), Some(image)) = (self.resize, rgb.as_mut()) {
-            *image = self.resampler.resize(image, w, h);
+        if let (Some((w, h, how)), Some(image)) = (self.resize, rgb.as_mut()) {
+            *image = match how {
+                crate::profiles::Resample::PilBicubic => self.pil.resize(image, w, h),
+                _ => self.resampler.resize(image, w, h),
+            };
             (width, height) = (w, h);
         }
         let bytes = match (self.spec.format, &rgb) {
@@ -708,7 +717,7 @@ impl Export for FramesMaker {
         let resize = applied
             .as_ref()
             .filter(|a| a.resample != crate::profiles::Resample::None)
-            .map(|a| (a.width, a.height));
+            .map(|a| (a.width, a.height, a.resample));
         let output = FramesOutputSpec {
             format: self.frames.format,
             quality: self.frames.quality,

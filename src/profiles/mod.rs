@@ -16,8 +16,10 @@ use serde::Serialize;
 use crate::sampling::{FrameTimes, Sampler};
 
 pub mod api;
+mod internvl;
 mod llava;
 mod lmms_eval;
+pub mod pil;
 mod qwen;
 pub mod resample;
 
@@ -28,6 +30,7 @@ const PROFILES: &[&dyn Profile] = &[
     &qwen::Qwen3VlHf,
     &lmms_eval::LmmsEvalReadVideo,
     &llava::LlavaOnevision,
+    &internvl::InternVl,
 ];
 
 /// The profile named `name`.
@@ -122,6 +125,8 @@ pub struct Rule {
 pub enum Resample {
     /// torch's antialiased bicubic ([`resample::TorchBicubic`]) on the RGB frame.
     TorchBicubicAntialias,
+    /// Pillow's `Image.resize(size, BICUBIC)` ([`pil::PilBicubic`]) on the RGB frame.
+    PilBicubic,
     /// No resize: the decoded frame as RGB24 (PyAV's `to_ndarray(format="rgb24")`).
     None,
 }
