@@ -377,6 +377,9 @@ impl ProcessedStream {
 
     /// The whole stream, in order.
     pub fn full_source(&self) -> Result<Box<dyn FrameSource>> {
+        // A full decode starts from the start of the file with an input of its own (a seek
+        // back to the first keyframe is not always the same); the kept one is let go.
+        drop(self.take_used_input());
         let reader =
             FrameReader::open_with_table(&self.input, self.decode_options(), self.table.clone())?;
         let clip = ClipSource::new(
