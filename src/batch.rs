@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::{execute, Destination, ExecOptions, ItemRecord};
+use crate::exec::{execute_normal, Destination, ExecOptions, ItemRecord};
 use crate::output::group::canonical;
 use crate::pipeline::Progress;
 use crate::plan::manifest::{BadItem, ManifestItem};
@@ -348,8 +348,11 @@ fn make_item(item: &ManifestItem, ctx: &ItemContext<'_>) -> ItemReport {
         return report;
     }
     let t0 = Instant::now();
+    // Checked when the item was made (`ManifestItem`); normalised here, once, for the resume
+    // check and the run.
+    let normal = item.plan.normal(&ctx.exec.defaults);
     if ctx.options.resume {
-        if let Some(record) = ItemRecord::is_current(&dir, plan, &ctx.exec.defaults) {
+        if let Some(record) = ItemRecord::is_current(&dir, &normal, &ctx.exec.defaults) {
             report.status = Status::Skipped;
             report.outputs = record
                 .outputs
@@ -368,8 +371,8 @@ fn make_item(item: &ManifestItem, ctx: &ItemContext<'_>) -> ItemReport {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         #[cfg(feature = "fault-injection")]
         inject_fault(&plan.id, &ctx.exec.settings);
-        execute(
-            plan,
+        execute_normal(
+            &normal,
             &Destination::Folder(dir.clone()),
             ctx.exec,
             &mut counter,

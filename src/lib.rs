@@ -95,7 +95,10 @@ pub use cancel::CancelToken;
 #[cfg(feature = "cli")]
 pub(crate) use error::require_utf8;
 pub use error::{Error, ErrorKind, FfmpegError, Result};
-pub use exec::{execute, Destination, ExecOptions, MemoryFrames, Outcome, DEFAULT_MEMORY_BUDGET};
+pub use exec::{
+    execute, execute_checked, Destination, ExecOptions, MemoryFrames, Outcome,
+    DEFAULT_MEMORY_BUDGET,
+};
 pub use exports::{ExportReport, ExportTarget};
 pub use media::encode::EncodeSettings;
 pub use media::input::set_ffmpeg_log;

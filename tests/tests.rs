@@ -34,6 +34,7 @@ mod hostile_memory;
 mod insert;
 mod model_outputs;
 mod net_sources;
+mod opens_once;
 mod oracle_selftest;
 mod overlay;
 mod papercuts;

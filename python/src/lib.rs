@@ -24,6 +24,7 @@ use numpy::PyArray1;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
+use vidprep::plan::CheckedPlan;
 use vidprep::{run_batch, BatchOptions, ItemReport, Quiet};
 use vidprep::{CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan, Settings};
 
@@ -253,12 +254,11 @@ impl From<vidprep::Error> for PyErrText {
 }
 
 /// A plan from the JSON of a manifest line, checked.
-fn plan_of(json: &str) -> Result<Plan, PyErrText> {
+fn plan_of(json: &str) -> Result<CheckedPlan, PyErrText> {
     let plan: Plan =
         serde_json::from_str(json).map_err(|e| PyErrText::Usage(format!("bad plan: {e}")))?;
-    plan.check()
-        .map_err(|m| PyErrText::Usage(format!("item {:?}: {m}", plan.id)))?;
-    Ok(plan)
+    let id = plan.id.clone();
+    CheckedPlan::new(plan).map_err(|m| PyErrText::Usage(format!("item {id:?}: {m}")))
 }
 
 /// `probe(path, count_frames)`: the JSON `vidprep probe --json` prints.
@@ -305,7 +305,7 @@ fn sample_plan<'py>(
         options.workers = workers;
         options.threads = threads;
         options.memory_budget = memory_budget.unwrap_or(vidprep::DEFAULT_MEMORY_BUDGET);
-        Ok(vidprep::execute(
+        Ok(vidprep::execute_checked(
             &plan,
             &Destination::Memory,
             &options,
@@ -328,7 +328,7 @@ fn sample_plan<'py>(
 fn execute_plan(py: Python<'_>, plan_json: String, out_dir: PathBuf) -> PyResult<String> {
     guarded(py, "running a plan", move || {
         let plan = plan_of(&plan_json)?;
-        let outcome = vidprep::execute(
+        let outcome = vidprep::execute_checked(
             &plan,
             &Destination::Folder(out_dir),
             &ExecOptions::default(),
@@ -360,7 +360,7 @@ fn run_manifest(
         let mut read = vidprep::read_manifest(&manifest)?;
         if strict {
             for item in &mut read.items {
-                item.plan.strict = true;
+                item.plan.set_strict(true);
             }
         }
         let mut options = BatchOptions::new(out_dir);
@@ -396,7 +396,7 @@ fn read_manifest_items(
         let mut read = vidprep::read_manifest(&manifest)?;
         if strict {
             for item in &mut read.items {
-                item.plan.strict = true;
+                item.plan.set_strict(true);
             }
         }
         let items = read

@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::exports::{self, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::media::encode::EncodeSettings;
 use crate::pipeline::{self, FrameSink, Progress};
-use crate::plan::Plan;
+use crate::plan::{CheckedPlan, NormalPlan, Plan};
 use crate::sidecar::VERSION;
 
 /// How plans run: encoding defaults and resources.
@@ -126,9 +126,36 @@ pub struct Outcome {
     pub memory: Vec<MemoryFrames>,
 }
 
-/// Runs `plan`, writing to `destination`.
+/// Runs `plan`, writing to `destination`; the plan is checked first ([`Plan::check`]: a
+/// failed check is [`Error::Usage`]). A plan checked already runs with [`execute_checked`].
 pub fn execute(
     plan: &Plan,
+    destination: &Destination,
+    options: &ExecOptions,
+    progress: &mut dyn Progress,
+) -> Result<Outcome> {
+    let _tally = crate::tally::enter(options.tally.as_ref());
+    let checked = CheckedPlan::new(plan.clone())
+        .map_err(|m| Error::Usage(format!("item {:?}: {m}", plan.id)))?;
+    execute_checked(&checked, destination, options, progress)
+}
+
+/// Runs a checked plan (as [`execute`] does, without checking it again).
+pub fn execute_checked(
+    plan: &CheckedPlan,
+    destination: &Destination,
+    options: &ExecOptions,
+    progress: &mut dyn Progress,
+) -> Result<Outcome> {
+    let _tally = crate::tally::enter(options.tally.as_ref());
+    let normal = plan.normal(&options.defaults);
+    execute_normal(&normal, destination, options, progress)
+}
+
+/// Runs a checked plan in its canonical form (the batch runner normalises an item once for
+/// its `--resume` check and its run).
+pub(crate) fn execute_normal(
+    plan: &NormalPlan,
     destination: &Destination,
     options: &ExecOptions,
     progress: &mut dyn Progress,
@@ -136,8 +163,7 @@ pub fn execute(
     let _cancel = options.cancel.enter();
     let _tally = crate::tally::enter(options.tally.as_ref());
     let _settings = options.settings.enter();
-    plan.check()
-        .map_err(|m| Error::Usage(format!("item {:?}: {m}", plan.id)))?;
+    let plan: &Plan = plan;
     match destination {
         Destination::Folder(dir) => crate::error::require_utf8(dir, "the item folder")?,
         Destination::Targets(targets) => {
@@ -175,7 +201,6 @@ pub fn execute(
             )));
         }
     }
-    let plan = &plan.normalized(&options.defaults);
     let source = crate::media::source::Source::new(plan.source.clone(), plan.source_fps);
     crate::media::table::retry_on_table_mismatch(&options.tables, &source, || {
         execute_once(plan, destination, options, progress)
@@ -386,12 +411,8 @@ impl FileFingerprint {
     }
 }
 
-/// The hash that says whether an item must be redone: its plan and the run's defaults.
-pub(crate) fn plan_hash(plan: &Plan, defaults: &EncodeSettings) -> String {
-    normalized_plan_hash(plan.normalized(defaults), defaults)
-}
-
-/// [`plan_hash`] of a plan already normalised with `defaults` (normalising is idempotent).
+/// The hash that says whether an item must be redone: its plan, normalised with `defaults`,
+/// and the run's defaults.
 fn normalized_plan_hash(mut normalized: Plan, defaults: &EncodeSettings) -> String {
     // The evidence is carried, not acted on: new scores for the same span redo nothing.
     normalized.evidence = None;
@@ -480,17 +501,18 @@ impl ItemRecord {
         }
     }
 
-    /// Whether the item in `dir`, made from `plan` with `defaults`, is complete and current:
-    /// the same plan, every output present with its recorded size, every input unchanged.
+    /// Whether the item in `dir`, made from `plan` (normalised with `defaults`), is complete
+    /// and current: the same plan, every output present with its recorded size, every input
+    /// unchanged.
     pub(crate) fn is_current(
         dir: &Path,
-        plan: &Plan,
+        plan: &NormalPlan,
         defaults: &EncodeSettings,
     ) -> Option<ItemRecord> {
         let text = std::fs::read_to_string(dir.join("item.json")).ok()?;
         let record: ItemRecord = serde_json::from_str(&text).ok()?;
         if record.id != plan.id
-            || record.plan_hash != plan_hash(plan, defaults)
+            || record.plan_hash != normalized_plan_hash(Plan::clone(plan), defaults)
             || record.vidprep_version != VERSION
         {
             return None;

@@ -91,6 +91,9 @@ pub struct FrameReader {
     target: Option<Target>,
     /// True while decoding from the start of the file without a seek in between.
     from_start: bool,
+    /// The input was read before this reader got it ([`FrameReader::from_used_input`]) and
+    /// has not been positioned since: its next packet is not the first.
+    unpositioned: bool,
     /// After a seek, packets are skipped until the first keyframe.
     need_keyframe: bool,
     packets_done: bool,
@@ -158,8 +161,34 @@ impl FrameReader {
         table: Arc<FrameTable>,
     ) -> Result<FrameReader> {
         let source = source.into();
+        let input = VideoInput::open(&source)?;
+        Self::with_input(source, input, false, options, table)
+    }
+
+    /// A reader of the input `table` was built from (the executor's one open of an item's
+    /// source), instead of opening the source again. An input whose packets were read is
+    /// positioned by the first seek; where a reader opened now would decode from the start
+    /// of the file (the target is before the second keyframe) and a seek to the first
+    /// keyframe could decode otherwise (the stream does not start on a keyframe that comes
+    /// first in decoding order), or where the input cannot seek, the source is opened again
+    /// then: the frames are the same as a fresh reader's, proven by the same identity checks.
+    pub(crate) fn from_used_input(
+        used: crate::media::table::UsedInput,
+        options: DecodeOptions,
+        table: Arc<FrameTable>,
+    ) -> Result<FrameReader> {
+        let source = used.input.source.clone();
+        Self::with_input(source, used.input, used.read, options, table)
+    }
+
+    fn with_input(
+        source: Source,
+        mut input: VideoInput,
+        read: bool,
+        options: DecodeOptions,
+        table: Arc<FrameTable>,
+    ) -> Result<FrameReader> {
         let path = source.path().to_path_buf();
-        let mut input = VideoInput::open(&source)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
         let conceal = crate::media::compat::ConcealWatch::default();
@@ -174,9 +203,10 @@ impl FrameReader {
             table,
             converter: Converter::to_format(PIPELINE_FORMAT),
             rgb_converter: Converter::to_format(ffmpeg::format::Pixel::RGB24),
-            next_index: Some(0),
+            next_index: (!read).then_some(0),
             target: None,
-            from_start: true,
+            from_start: !read,
+            unpositioned: read,
             need_keyframe: false,
             packets_done: false,
             eof_sent: false,
@@ -295,6 +325,14 @@ impl FrameReader {
                 ),
             ));
         }
+        if self.unpositioned {
+            self.unpositioned = false;
+            // A reader opened now would decode from the start to reach `index`: a seek to
+            // the first keyframe does the same only when decoding starts there.
+            if table.clean_keyframe_at_or_before(index) == 0 && !self.starts_at_first_keyframe() {
+                self.reopen()?;
+            }
+        }
         // Decoding forward from here is no more work than seeking: do that.
         if let (Some(next), None, false) = (self.next_index, self.target, self.drained) {
             if next <= index && table.clean_keyframe_at_or_before(index) <= next {
@@ -375,8 +413,22 @@ impl FrameReader {
         Ok(())
     }
 
+    /// Whether decoding from a seek to the first keyframe gives what decoding from the start
+    /// of the file gives: the first frame shown is a keyframe, the stream's first packet in
+    /// decoding order, and nothing is known to be damaged.
+    fn starts_at_first_keyframe(&self) -> bool {
+        let table = &self.table;
+        if table.is_empty() || !table.damage.is_empty() || table.identity == Identity::Sequential {
+            return false;
+        }
+        let first = table.entry(0);
+        let first_dts = (0..table.len()).filter_map(|i| table.entry(i).dts).min();
+        first.key && (first.dts.is_none() || first.dts == first_dts)
+    }
+
     /// Reopens the file and decoder at the start.
     fn reopen(&mut self) -> Result<()> {
+        self.unpositioned = false;
         let mut input = VideoInput::open(&self.source)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
@@ -429,6 +481,10 @@ impl FrameReader {
 
     /// The next frame in presentation order, or `None` at the end of the video.
     pub fn next_frame(&mut self) -> Result<Option<Frame>> {
+        if self.unpositioned {
+            // Read in order without a seek: from the start, as a reader opened now.
+            self.reopen()?;
+        }
         loop {
             let raw = self.next_decoded()?;
             // (FFmpeg 4 may conceal errors without flagging the picture: media::compat.)

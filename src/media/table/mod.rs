@@ -35,6 +35,7 @@ mod damage;
 mod decode_scan;
 mod scan;
 
+pub(crate) use cache::UsedInput;
 pub use cache::{retry_on_table_mismatch, TableCache};
 pub use damage::{CorruptPacket, Damage, DamagedPacket, LostPackets, UnreadableTail};
 pub(crate) use scan::coded_packet;
