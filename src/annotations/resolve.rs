@@ -101,6 +101,26 @@ impl std::fmt::Display for Fill {
 }
 
 crate::textual::serde_as_text!(Fill);
+crate::textual::json_schema_as!(
+    Fill,
+    "Fill",
+    crate::textual::pattern(
+        "Frames between keys: `linear` (`interpolate`), `cubic`, `hold`, `none`, `track` \
+         (CSRT), `track-csrt` / `track:csrt` or `track-kcf` / `track:kcf`, in any case.",
+        &crate::textual::caseless(&[
+            "linear",
+            "interpolate",
+            "cubic",
+            "hold",
+            "none",
+            "track",
+            "track-csrt",
+            "track:csrt",
+            "track-kcf",
+            "track:kcf",
+        ])
+    )
+);
 
 impl FromStr for Fill {
     type Err = String;
