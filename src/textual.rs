@@ -71,6 +71,11 @@ pub(crate) fn pattern(description: &str, pattern: &str) -> schemars::Schema {
 /// The regular expression of `names` in any case, with blanks around (what a `FromStr` that
 /// trims and lower-cases accepts): `mot` is `[mM][oO][tT]`.
 pub(crate) fn caseless(names: &[&str]) -> String {
+    format!("^\\s*({})\\s*$", caseless_words(names))
+}
+
+/// `names` in any case, as alternatives (`[mM][oO][tT]|...`), without anchors.
+pub(crate) fn caseless_words(names: &[&str]) -> String {
     let alternatives: Vec<String> = names
         .iter()
         .map(|name| {
@@ -87,5 +92,5 @@ pub(crate) fn caseless(names: &[&str]) -> String {
                 .collect()
         })
         .collect();
-    format!("^\\s*({})\\s*$", alternatives.join("|"))
+    alternatives.join("|")
 }

@@ -531,3 +531,158 @@ fn unusual_valid_spellings_are_accepted_by_both() {
         assert!(errs.is_empty(), "the schema refuses {line}: {errs:?}");
     }
 }
+
+/// Every string of up to `len` pieces of `alphabet`, joined.
+fn spellings(alphabet: &[&str], len: usize) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut frontier = vec![String::new()];
+    for _ in 0..len {
+        let mut next = Vec::new();
+        for s in &frontier {
+            for piece in alphabet {
+                next.push(format!("{s}{piece}"));
+            }
+        }
+        out.extend(next.iter().cloned());
+        frontier = next;
+    }
+    out
+}
+
+/// For each value put at `field` (a JSON pointer into a plan), the schema and vidprep's serde
+/// agree on whether the plan is well formed; `looser` names the refusals (by their message)
+/// the schema leaves to the reader, as its description says.
+fn agree(field: &str, values: Vec<Value>, looser: &[&str]) -> usize {
+    let v = validator(SchemaKind::Plan);
+    let template = serde_json::json!({
+        "id": "a", "source": "v.mp4",
+        "boxes": {"path": "gt.txt"},
+        "annotations": {},
+        "exports": [{"kind": "video"}],
+    });
+    let mut disagreements = Vec::new();
+    for value in &values {
+        let mut plan = template.clone();
+        let (parent, key) = field.rsplit_once('/').unwrap();
+        match plan.pointer_mut(parent).unwrap() {
+            Value::Object(map) => {
+                map.insert(key.to_string(), value.clone());
+            }
+            Value::Array(items) => items[key.parse::<usize>().unwrap()] = value.clone(),
+            other => panic!("{parent} is {other}"),
+        }
+        let schema_ok = errors(&v, &plan).is_empty();
+        let serde = serde_json::from_value::<vidprep::Plan>(plan.clone());
+        let excused = |e: &serde_json::Error| looser.iter().any(|l| e.to_string().contains(l));
+        match (&serde, schema_ok) {
+            (Ok(_), false) => disagreements.push(format!("{value}: the schema refuses it")),
+            (Err(e), true) if !excused(e) => {
+                disagreements.push(format!("{value}: the schema accepts it; serde says {e}"))
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{field}: {} of {} values:\n  {}",
+        disagreements.len(),
+        values.len(),
+        disagreements.join("\n  ")
+    );
+    values.len()
+}
+
+fn strings(alphabet: &[&str], len: usize) -> Vec<Value> {
+    spellings(alphabet, len)
+        .into_iter()
+        .map(Value::from)
+        .collect()
+}
+
+#[test]
+fn the_text_forms_accept_what_serde_accepts() {
+    let mut n = 0;
+    // Times: frames, seconds, timecodes, percentages, and what is none of them.
+    let mut times = strings(
+        &[
+            "0", "5", "59", "60", "100", "101", ".", ":", "s", "%", " ", "-", "x", "1.5",
+        ],
+        3,
+    );
+    times.extend(
+        [0.0, 0.5, 3.0, -1.0, -0.5, 150.0, 1e6]
+            .map(|f| serde_json::json!(f))
+            .into_iter()
+            .chain([serde_json::json!(150), serde_json::json!(-3)]),
+    );
+    n += agree("/decision", times, &[]);
+    n += agree(
+        "/exports/0/max_size",
+        strings(&["1", "2", "10", "x", "X", " ", "+", "0", "a"], 4),
+        &[],
+    );
+    n += agree(
+        "/annotations/color",
+        strings(
+            &[
+                "#", "ff8800", "FF88", "00", "red", "Red", "ORANGE", " ", "x",
+            ],
+            3,
+        ),
+        &[],
+    );
+    n += agree(
+        "/boxes/fill",
+        strings(
+            &[
+                "track", "-", ":", "kcf", "CSRT", "linear", "Hold", "none", " ", "x",
+            ],
+            3,
+        ),
+        &[],
+    );
+    n += agree(
+        "/annotations/format",
+        strings(
+            &[
+                "mot", "MOT17", "auto", "v-star", "vstar", "csv", "got", "-10k", " ",
+            ],
+            2,
+        ),
+        &[],
+    );
+    n += agree(
+        "/annotations/units",
+        strings(&["auto", "pixels", "normalized", "normalised", " ", "x"], 2),
+        &[],
+    );
+    // Frame rates: the range of a rate given as text is the reader's to check.
+    let mut rates = strings(
+        &["25", "0", "1001", "/", ".", "fps", "Hz", " ", "-", "x"],
+        3,
+    );
+    rates.extend([0.05, 0.1, 25.0, 29.97, 1000.0, 1000.5, -1.0].map(|f| serde_json::json!(f)));
+    n += agree(
+        "/source_fps",
+        rates,
+        &["outside 0.1..1000", "zero denominator"],
+    );
+    let strips = [
+        serde_json::json!(true),
+        serde_json::json!(false),
+        serde_json::json!(0),
+        serde_json::json!(64),
+        serde_json::json!(65),
+        serde_json::json!(-1),
+        serde_json::json!("3"),
+        serde_json::json!(null),
+    ];
+    let mut frames = serde_json::json!({"kind": "frames"});
+    let mut values = Vec::new();
+    for s in strips {
+        frames["strip"] = s;
+        values.push(frames.clone());
+    }
+    n += agree("/exports/0", values, &[]);
+    eprintln!("{n} spellings: the schema and serde agree");
+}

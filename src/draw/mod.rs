@@ -38,10 +38,9 @@ impl std::str::FromStr for Rgb {
 crate::textual::serde_as_text!(Rgb);
 crate::textual::json_schema_as!(Rgb, "Rgb", {
     // `Rgb::parse`: blanks trimmed, leading `#`s dropped, any case; six hex digits or a name.
-    let named = crate::textual::caseless(&[
+    let names = crate::textual::caseless_words(&[
         "red", "green", "blue", "yellow", "cyan", "magenta", "orange", "white", "black",
     ]);
-    let names = &named["^\\s*(".len()..named.len() - ")\\s*$".len()];
     crate::textual::pattern(
         "A colour: `RRGGBB` (or `#RRGGBB`) or a name (`red`, `green`, `blue`, `yellow`, \
          `cyan`, `magenta`, `orange`, `white`, `black`).",
