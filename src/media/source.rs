@@ -118,7 +118,8 @@ impl Serialize for FrameRate {
 }
 
 // A number, or text: a decimal or `num/den`, optionally followed by `hz` or `fps` (any
-// case); 0.1 to 1000 frames per second (the range is checked for numbers only here).
+// case), no zero denominator; 0.1 to 1000 frames per second (the range is checked for
+// numbers only here).
 crate::textual::json_schema_as!(
     FrameRate,
     "FrameRate",
@@ -128,7 +129,7 @@ crate::textual::json_schema_as!(
             {"type": "number", "minimum": 0.1, "maximum": 1000},
             {
                 "type": "string",
-                "pattern": r"^\s*([0-9]+\s*/\s*[0-9]+|[0-9]+\.?[0-9]*|\.[0-9]+)\s*([hH][zZ]|[fF][pP][sS])?\s*$"
+                "pattern": r"^\s*([0-9]+\s*/\s*0*[1-9][0-9]*|[0-9]+\.?[0-9]*|\.[0-9]+)\s*([hH][zZ]|[fF][pP][sS])?\s*$"
             }
         ]
     })
