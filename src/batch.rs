@@ -65,7 +65,7 @@ impl BatchOptions {
 }
 
 /// How an item ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Status {
@@ -80,7 +80,7 @@ pub enum Status {
 }
 
 /// One line of the report (the same schema for every batch door).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[non_exhaustive]
 pub struct ItemReport {
     /// The item's id; `null` for a manifest entry so broken that no id could be read.

@@ -78,6 +78,7 @@ pub mod plan;
 pub(crate) mod profiles;
 pub(crate) mod review;
 pub(crate) mod sampling;
+pub(crate) mod schemas;
 pub(crate) mod settings;
 pub(crate) mod sidecar;
 pub(crate) mod sinks;
@@ -108,6 +109,7 @@ pub use pipeline::{NoProgress, Progress};
 pub use plan::manifest::read_manifest;
 pub use plan::Plan;
 pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
+pub use schemas::{json_schema, json_schema_text, SchemaKind};
 pub use settings::{
     FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
     DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,

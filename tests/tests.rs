@@ -48,6 +48,7 @@ mod review_boxes;
 mod review_hostile;
 mod review_model;
 mod run;
+mod schema;
 mod smart;
 mod sources;
 mod sparse_refs;

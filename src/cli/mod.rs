@@ -16,6 +16,7 @@ mod parity;
 mod probe;
 mod progress;
 mod review;
+mod schema;
 mod track;
 
 /// Frame-accurate video preparation for multimodal-LLM benchmarks.
@@ -53,6 +54,9 @@ enum Command {
     ReviewApply(review::ReviewApplyArgs),
     /// Check a model profile against the real package it mirrors, run on the same video.
     Parity(parity::ParityArgs),
+    /// Print the JSON Schema of a plan (manifest line), sidecar, frames.json, item.json or
+    /// report line (docs/schema/).
+    Schema(schema::SchemaArgs),
 }
 
 /// Exit codes.
@@ -120,6 +124,7 @@ pub fn main() -> ExitCode {
         Command::Review(args) => review::run(args),
         Command::ReviewApply(args) => review::run_apply(args),
         Command::Parity(args) => parity::run(args),
+        Command::Schema(args) => schema::run(args),
     };
     if cancel.is_cancelled() {
         cancel.remove_temporaries();

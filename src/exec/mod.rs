@@ -329,7 +329,7 @@ fn execute_once(
 
 /// `item.json`: what a batch item made and from what, so a resumed run redoes exactly the
 /// items whose plan, inputs or outputs changed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct ItemRecord {
     /// The item's id (the folder's name).
     pub id: String,
@@ -353,7 +353,7 @@ pub(crate) struct ItemRecord {
 }
 
 /// A URL input as seen at one moment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct RemoteFingerprint {
     /// The URL as the plan gives it.
     pub url: String,
@@ -362,7 +362,7 @@ pub(crate) struct RemoteFingerprint {
 }
 
 /// A file as seen at one moment: path, size and, for inputs, modification time.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct FileFingerprint {
     /// The file: relative to the item folder for outputs, as the plan resolved it for inputs.
     pub path: PathBuf,

@@ -34,13 +34,15 @@ use crate::stages::stream::ProcessedStream;
 use crate::time::{decimal_text, Time};
 
 /// `frames.json`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FramesJson {
     pub vidprep_version: &'static str,
     pub sources: Vec<SourceRecord>,
     /// The plan (the manifest line) that asked for the frames.
+    #[schemars(with = "crate::plan::Plan")]
     pub request: serde_json::Value,
     /// The export that made them.
+    #[schemars(with = "crate::plan::ExportSpec")]
     pub export: serde_json::Value,
     /// What the plan resolved to on the source.
     pub resolved: serde_json::Value,
@@ -54,7 +56,9 @@ pub struct FramesJson {
     pub payload: Option<String>,
     pub jsonl: Option<String>,
     /// The model profile that chose the frames and their size, with every rule it applied.
+    /// (Its fields: `docs/profiles.md`.)
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub profile: Option<crate::profiles::Applied>,
     /// The label drawn on every frame (NumPro's rule, its font, size, colour and place).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,7 +77,7 @@ pub struct FramesJson {
 }
 
 /// One written frame, a line of `frames.json`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FrameRecord {
     pub position: usize,
     pub file: String,

@@ -3,7 +3,7 @@
 //! summary sidecars and warnings give.
 
 /// A packet that could not be decoded, found while building a table by decoding.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct DamagedPacket {
     /// Its time relative to the table's origin (from its pts or dts), when known.
     pub time_s: Option<f64>,
@@ -15,7 +15,7 @@ pub struct DamagedPacket {
 
 /// Where a file stops being readable (see [`read_error_ends_input`]): the video ends there,
 /// as it does for the ffmpeg CLI and `ffprobe -count_frames`.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct UnreadableTail {
     /// Frames read before the error: the video's frames.
     pub after_frame: usize,
@@ -30,7 +30,7 @@ pub struct UnreadableTail {
 /// gap means pages that failed their checksum were skipped. The frames after the gap, up to
 /// the next keyframe, are decoded from incomplete references (ffmpeg shows the same pictures;
 /// it only warns about the checksum).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct LostPackets {
     /// The last frame before the gap.
     pub after_frame: usize,
@@ -57,7 +57,7 @@ pub struct CorruptPacket {
 }
 
 /// What is known to be damaged in a stream.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Damage {
     /// Packets the decoder rejected (their pictures are not among the frames).
     pub undecodable_packets: Vec<DamagedPacket>,

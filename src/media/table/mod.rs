@@ -74,7 +74,7 @@ pub enum Identity {
 }
 
 /// Where the frame times come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimesFrom {
     /// The packets' presentation timestamps.
