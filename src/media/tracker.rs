@@ -426,7 +426,7 @@ pub fn fill_gaps_with(
                     record.drift_iou = Some((drift * 1000.0).round() / 1000.0);
                     record.flagged = drift < options.min_drift_iou;
                     record.method = format!("track-{name}");
-                    blend(a, b, box_a, box_b, &fwd, &bwd_rev)
+                    blend(a, b, box_a, box_b, &fwd, &bwd_rev, options.min_drift_iou)
                 }
                 None => {
                     let mut forward = factory().map_err(context)?;
@@ -550,8 +550,10 @@ fn run_rev(
 /// its first size while the object grows still ends on the key). Then they are blended by
 /// distance, `(1-u)` of the forward box and `u` of the backward one; one side alone where the
 /// other lost the object (unsnapped when it lost it before its key); linear between the keys
-/// where both did. Where both tracks span the gap, the blend is then drawn toward the linear
-/// box by how much of its departure from it is tracker noise ([`shrink_factors`]).
+/// where both did. Where both tracks held the object to the other key (IoU at least `trust`
+/// with its box: [`TrackOptions::min_drift_iou`], below which a gap is flagged as drifted),
+/// the blend is then drawn toward the linear box by how much of its departure from it is
+/// tracker noise ([`shrink_factors`]).
 pub fn blend(
     a: usize,
     b: usize,
@@ -559,6 +561,7 @@ pub fn blend(
     box_b: BBox,
     fwd: &[Option<BBox>],
     bwd: &[Option<BBox>],
+    trust: f64,
 ) -> Vec<(usize, BBox)> {
     let miss = |key: &BBox, at: Option<BBox>| {
         at.map(|t| [key.x1 - t.x1, key.y1 - t.y1, key.x2 - t.x2, key.y2 - t.y2])
@@ -600,8 +603,12 @@ pub fn blend(
             }
         })
         .collect();
-    let both_snapped = fwd_miss.is_some() && bwd_miss.is_some();
-    let keep = match both_snapped {
+    // Their disagreement is jitter only where both held the object up to the other key; a
+    // track that drifted disagrees by its bias, which the snap already spreads over the gap.
+    let held = |end: Option<BBox>, key: &BBox| end.is_some_and(|e| e.iou(key) >= trust);
+    let both_held = held(fwd.get(b - a).copied().flatten(), &box_b)
+        && held(bwd.first().copied().flatten(), &box_a);
+    let keep = match both_held {
         true => shrink_factors(&frames),
         false => None,
     };
@@ -964,7 +971,7 @@ mod tests {
         let bwd: Vec<Option<BBox>> = (0..=4)
             .map(|i| Some(kb.translated((i as f64 - 4.0) * 8.0, 0.0)))
             .collect();
-        let out = blend(0, 4, ka, kb, &fwd, &bwd);
+        let out = blend(0, 4, ka, kb, &fwd, &bwd, 0.5);
         // The forward track ends at x 48 (8 past the key at 40), the backward one at x 8 (8
         // past the key at 0). Frame 1: forward 12 - 8/4 = 10, backward 16 - 8 * 3/4 = 10;
         // blended 10.
@@ -975,10 +982,10 @@ mod tests {
         // Unsnapped: a forward track lost before its key keeps its boxes.
         let mut lost = fwd.clone();
         lost[4] = None;
-        let out = blend(0, 4, ka, kb, &lost, &vec![None; 5]);
+        let out = blend(0, 4, ka, kb, &lost, &vec![None; 5], 0.5);
         assert!((out[0].1.x1 - 12.0).abs() < 1e-12);
         let none = vec![None; 5];
-        let out = blend(0, 4, ka, kb, &none, &none);
+        let out = blend(0, 4, ka, kb, &none, &none, 0.5);
         assert!((out[1].1.x1 - 20.0).abs() < 1e-12, "linear where both lost");
     }
 
@@ -996,7 +1003,7 @@ mod tests {
         };
         let fwd: Vec<Option<BBox>> = (0..=8).map(|f| jitter(f, 1.0)).collect();
         let bwd: Vec<Option<BBox>> = (0..=8).map(|f| jitter(f, -1.0)).collect();
-        let out = blend(0, 8, ka, kb, &fwd, &bwd);
+        let out = blend(0, 8, ka, kb, &fwd, &bwd, 0.5);
         for (f, b) in &out {
             let before = BBox::lerp(&fwd[*f].unwrap(), &bwd[*f].unwrap(), *f as f64 / 8.0);
             let (err, err_before) = (
@@ -1014,7 +1021,7 @@ mod tests {
             Some(truth(f).translated(0.0, -up))
         };
         let path: Vec<Option<BBox>> = (0..=8).map(detour).collect();
-        for (f, b) in blend(0, 8, ka, kb, &path, &path) {
+        for (f, b) in blend(0, 8, ka, kb, &path, &path, 0.5) {
             assert!(b.iou(&path[f].unwrap()) > 1.0 - 1e-9, "frame {f}: {b:?}");
         }
     }
