@@ -196,18 +196,35 @@ fn kcf_tracks_a_window_of_fast_size_and_reports_the_keyed_box() {
 
 #[cfg(feature = "tracking")]
 #[test]
-fn kcf_on_vot_bag_is_as_accurate_as_before() {
-    let Some(seq) = shared("got10k/VOT_bag") else {
+fn kcf_on_the_real_sequences_is_as_accurate_as_before() {
+    // Before the faster window and the noise-aware blend (docs/benchmarks.md' earlier table):
+    // VOT_bag 0.777 / 0.783 at K = 10 / 25, OTB_Crossing 0.816 at K = 10. The window alone
+    // gave 0.778 / 0.783; the blend then costs VOT_bag's KCF up to 0.007 (its forward and
+    // backward tracks disagree by more than jitter there) and gains OTB_Crossing 0.008, so
+    // VOT_bag may lose at most 0.01 and must still beat linear by far; OTB_Crossing must not
+    // lose.
+    let (Some(bag), Some(crossing)) = (shared("got10k/VOT_bag"), shared("got10k/OTB_Crossing"))
+    else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let truth = got10k_truth(&seq);
-    // Before the faster window and the blend: 0.777 and 0.783 (docs/benchmarks.md).
+    let truth = got10k_truth(&bag);
     for (k, before) in [(10, 0.777), (25, 0.783)] {
-        let (kcf, _) = held_out(dir.path(), &seq, &truth, k, "track-kcf");
-        eprintln!("VOT_bag, every {k}th box kept: KCF {kcf:.3} (before {before})");
-        assert!(kcf >= before, "K = {k}: KCF {kcf:.3} below {before}");
+        let (kcf, _) = held_out(dir.path(), &bag, &truth, k, "track-kcf");
+        let (linear, _) = held_out(dir.path(), &bag, &truth, k, "linear");
+        eprintln!(
+            "VOT_bag, every {k}th box kept: KCF {kcf:.3} (before {before}), linear {linear:.3}"
+        );
+        assert!(kcf >= before - 0.01, "K = {k}: KCF {kcf:.3} vs {before}");
+        assert!(
+            kcf > linear + 0.1,
+            "K = {k}: KCF {kcf:.3} vs linear {linear:.3}"
+        );
     }
+    let truth = got10k_truth(&crossing);
+    let (kcf, _) = held_out(dir.path(), &crossing, &truth, 10, "track-kcf");
+    eprintln!("OTB_Crossing, every 10th box kept: KCF {kcf:.3} (before 0.816)");
+    assert!(kcf >= 0.816, "KCF {kcf:.3}");
 }
 
 #[cfg(feature = "tracking")]
