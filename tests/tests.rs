@@ -55,5 +55,6 @@ mod sparse_refs;
 mod sparse_skip;
 mod track_output;
 mod tracking;
+mod tracking_speed;
 mod video_reproducible;
 mod work_once;
