@@ -15,9 +15,9 @@ use common::cmd::{p, run_ok};
 use support::{shared, vidprep};
 
 /// A box as `[x1, y1, x2, y2]`.
-type Rect = [f64; 4];
+pub(crate) type Rect = [f64; 4];
 
-fn iou(a: &Rect, b: &Rect) -> f64 {
+pub(crate) fn iou(a: &Rect, b: &Rect) -> f64 {
     let iw = a[2].min(b[2]) - a[0].max(b[0]);
     let ih = a[3].min(b[3]) - a[1].max(b[1]);
     if iw <= 0.0 || ih <= 0.0 {
@@ -262,7 +262,7 @@ fn fill_track_in_a_manifest_records_each_gap_and_its_drift() {
 }
 
 /// The GOT-10k ground truth (`x,y,w,h` a line) as corners.
-fn got10k_truth(dir: &Path) -> Vec<Rect> {
+pub(crate) fn got10k_truth(dir: &Path) -> Vec<Rect> {
     std::fs::read_to_string(dir.join("groundtruth.txt"))
         .unwrap()
         .lines()

@@ -15,18 +15,7 @@ use std::path::{Path, PathBuf};
 use common::cmd::{p, run_ok};
 use support::{shared, vidprep};
 
-/// A box as `[x1, y1, x2, y2]`.
-type Rect = [f64; 4];
-
-fn iou(a: &Rect, b: &Rect) -> f64 {
-    let iw = a[2].min(b[2]) - a[0].max(b[0]);
-    let ih = a[3].min(b[3]) - a[1].max(b[1]);
-    if iw <= 0.0 || ih <= 0.0 {
-        return 0.0;
-    }
-    let inter = iw * ih;
-    inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
-}
+use crate::tracking::{got10k_truth, iou, Rect};
 
 /// A vidprep annotation JSON with one track keyed on `keys` (frame, box).
 fn write_keys(path: &Path, keys: &[(usize, Rect)]) {
@@ -90,19 +79,6 @@ fn mean_iou(boxes: &[Option<Rect>], truth: &[Rect], frames: &[usize]) -> f64 {
         })
         .sum();
     sum / frames.len() as f64
-}
-
-/// The GOT-10k ground truth (`x,y,w,h` a line) as corners.
-fn got10k_truth(dir: &Path) -> Vec<Rect> {
-    std::fs::read_to_string(dir.join("groundtruth.txt"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let v: Vec<f64> = l.split(',').map(|x| x.trim().parse().unwrap()).collect();
-            [v[0], v[1], v[0] + v[2], v[1] + v[3]]
-        })
-        .collect()
 }
 
 /// Every `k`-th box of `truth` kept as a key (written to `dir`), `fill` run over `seq`: the

@@ -45,7 +45,7 @@ pub struct LostPackets {
 /// counter or CRC failure, a truncated PES). The decoder may conceal its errors without saying
 /// so (FFmpeg before 5.0 flags a concealed picture only without frame threads), so this is
 /// the container's word that the pictures depending on it are damaged.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct CorruptPacket {
     /// The frame the packet holds.
     pub frame: usize,
