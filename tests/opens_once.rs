@@ -159,7 +159,8 @@ fn a_budget_of_one_opens_the_source_once_and_reads_ffmpegs_frames() {
 
 /// `strace -f -e trace=openat` of `vidprep run` on the one-item manifest: at
 /// `--codec-threads 1` the source file is opened once (twice before issue 25's fix), at 2 and
-/// 4 at most that many times (3 and 5 before).
+/// 4 at most that many times (3 and 5 before); the boxes file twice (read, and hashed for
+/// `item.json`).
 #[test]
 fn vidprep_run_opens_the_source_once_per_worker_as_strace_counts() {
     if std::process::Command::new("strace")
@@ -205,7 +206,13 @@ fn vidprep_run_opens_the_source_once_per_worker_as_strace_counts() {
                 "--codec-threads {threads}: {opens} opens of the source"
             );
         }
-        assert_eq!(opens_of(&b), 1, "opens of the boxes file");
+        // Read once, and hashed once for item.json (a side input's content is what
+        // `--resume` checks).
+        assert_eq!(
+            opens_of(&b),
+            2,
+            "opens of the boxes file (its read, its content hash)"
+        );
     }
 }
 

@@ -245,7 +245,8 @@ pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<
 }
 
 /// What an option's value must be, when `value` is not that (known without the video): a
-/// side in pixels is a whole number from 1, a frame count at least 1. (A pixel budget the
+/// side in pixels is a whole number from 1, a frame count at least 1, internvl's tile counts
+/// and input size within what dynamic_preprocess takes. (A pixel budget the
 /// package itself refuses, `max_pixels` below `min_pixels`, is refused with the package's
 /// words when the profile is applied.)
 fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
@@ -257,6 +258,13 @@ fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
             Some("a whole number of pixels from 1 to 65535")
         }
         "min_frames" | "max_frames" if value < 1.0 => Some("a frame count of at least 1"),
+        // internvl's dynamic_preprocess tile counts and its input size.
+        "max_num" | "min_num" if !(whole && (1.0..=40.0).contains(&value)) => {
+            Some("a whole number of tiles from 1 to 40")
+        }
+        "input_size" if !(whole && (14.0..=4096.0).contains(&value)) => {
+            Some("a whole number of pixels from 14 to 4096")
+        }
         _ => None,
     }
 }
