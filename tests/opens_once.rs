@@ -11,6 +11,7 @@
 //! (skipped with a message when it is not installed).
 
 use crate::common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 
@@ -163,12 +164,8 @@ fn a_budget_of_one_opens_the_source_once_and_reads_ffmpegs_frames() {
 /// `item.json`).
 #[test]
 fn vidprep_run_opens_the_source_once_per_worker_as_strace_counts() {
-    if std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: strace is not installed");
+    if let Some(why) = support::strace_unusable() {
+        eprintln!("skipped: {why}");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -7,6 +7,7 @@
 //! `strace` (when installed) for the files the `vidprep` binary opens.
 
 use crate::common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -121,12 +122,8 @@ fn a_span_boxes_frames_item_does_each_piece_of_work_once() {
 /// checks).
 #[test]
 fn vidprep_run_opens_the_source_and_the_boxes_as_strace_counts() {
-    if std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: strace is not installed");
+    if let Some(why) = support::strace_unusable() {
+        eprintln!("skipped: {why}");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
