@@ -12,6 +12,7 @@
 
 use crate::common;
 use crate::support;
+use crate::work_once::boxes;
 
 use std::path::{Path, PathBuf};
 
@@ -30,16 +31,6 @@ fn source() -> PathBuf {
         .audio_tone(440.0)
         .cached()
         .path
-}
-
-fn boxes(dir: &Path) -> PathBuf {
-    let path = dir.join("b.csv");
-    std::fs::write(
-        &path,
-        "frame,track_id,x1,y1,x2,y2\n0,1,10,10,60,60\n119,1,50,40,100,90\n",
-    )
-    .unwrap();
-    path
 }
 
 /// A span, boxes when given, and a 6-frame PNG export.

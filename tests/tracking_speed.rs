@@ -12,10 +12,10 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 
-use common::cmd::{p, run_ok};
+use common::cmd::p;
 use support::{shared, vidprep};
 
-use crate::tracking::{got10k_truth, iou, Rect};
+use crate::tracking::{got10k_truth, iou, moving_patch, PatchPath, Rect};
 
 /// A vidprep annotation JSON with one track keyed on `keys` (frame, box).
 fn write_keys(path: &Path, keys: &[(usize, Rect)]) {
@@ -100,48 +100,21 @@ fn held_out(
     (mean_iou(&boxes, truth, &frames), gaps)
 }
 
-/// A 64-frame 25 fps clip of a 46x46 patch of colour bars on grey whose top-left corner
-/// follows `x = 40 + 60 t + 20 sin(3 t)`, `y = 60 + 20 sin(2 t)`, and the patch's true
-/// boxes (the expressions, rounded down to even as `overlay` places a 4:2:0 picture). At
-/// most 5 px a frame: OpenCV 4.6's KCF does not search on its first update (it learns
-/// there), so its track lags by the first frame's motion throughout.
+/// A 46x46 patch whose top-left corner follows `x = 40 + 60 t + 20 sin(3 t)`,
+/// `y = 60 + 20 sin(2 t)` on 360x220 (see `tracking::moving_patch`). At most 5 px a frame:
+/// OpenCV 4.6's KCF does not search on its first update (it learns there), so its track lags
+/// by the first frame's motion throughout.
 fn curved_patch(dir: &Path) -> (PathBuf, Vec<Rect>) {
-    let path = dir.join("patch.mp4");
-    run_ok(
-        "ffmpeg",
-        &[
-            "-v",
-            "error",
-            "-f",
-            "lavfi",
-            "-i",
-            "color=c=0x606060:s=360x220:r=25:d=2.56",
-            "-f",
-            "lavfi",
-            "-i",
-            "smptebars=s=46x46:r=25:d=2.56",
-            "-filter_complex",
-            "[0][1]overlay=x='40+60*t+20*sin(3*t)':y='60+20*sin(2*t)':shortest=1,format=yuv420p",
-            "-c:v",
-            "libx264",
-            "-preset",
-            "veryfast",
-            "-crf",
-            "12",
-            "-g",
-            "16",
-            &p(&path),
-        ],
-    );
-    let truth = (0..64)
-        .map(|n| {
-            let t = n as f64 / 25.0;
-            let x = ((40.0 + 60.0 * t + 20.0 * (3.0 * t).sin()) as i64 & !1) as f64;
-            let y = ((60.0 + 20.0 * (2.0 * t).sin()) as i64 & !1) as f64;
-            [x, y, x + 46.0, y + 46.0]
-        })
-        .collect();
-    (path, truth)
+    let path = PatchPath {
+        x0: 40.0,
+        vx: 60.0,
+        ax: 20.0,
+        wx: 3.0,
+        y0: 60.0,
+        ay: 20.0,
+        wy: 2.0,
+    };
+    moving_patch(dir, "patch.mp4", (360, 220), 46, &path)
 }
 
 #[cfg(feature = "tracking")]

@@ -31,7 +31,8 @@ fn source() -> PathBuf {
         .path
 }
 
-fn boxes(dir: &Path) -> PathBuf {
+/// A two-key boxes CSV over the 120 frames of [`source`].
+pub(crate) fn boxes(dir: &Path) -> PathBuf {
     let path = dir.join("b.csv");
     std::fs::write(
         &path,
