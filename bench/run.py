@@ -25,7 +25,9 @@ Options: --tasks sample,decode,overlay,cut,cap,batch,memory,detect,smart,sparse 
          --vidprep PATH (use this binary instead of building target/release/vidprep)
 Environment: VIDPREP_BENCH_VENV=/path/to/venv uses that virtual environment for the peers
 (one that has torch and torchcodec already, such as /work/venvs/ml) instead of making
-bench/.venv and installing them there.
+bench/.venv and installing them there. VIDPREP_BENCH_MEDIA=/path/to/folder keeps the generated
+media there instead of bench/media (a folder outside the checkout, shared by worktrees, so the
+10-minute video is generated once).
 """
 
 import argparse
@@ -41,7 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
-MEDIA = BENCH / "media"
+MEDIA = Path(os.environ.get("VIDPREP_BENCH_MEDIA") or BENCH / "media")
 WORK = BENCH / "work"
 VENV = BENCH / ".venv"
 # ../shared/data, or the folder VIDPREP_SHARED_DATA names (a git worktree elsewhere).
