@@ -187,6 +187,154 @@ def run_llava_onevision(video, options):
     }, frames
 
 
+# InternVL's video loader, copied from the model cards (InternVL2.5 / InternVL3 on Hugging
+# Face; internvl_chat/README.md of OpenGVLab/InternVL at commit
+# 2410d1dbf208f0e799459aff9376e5747dbf41a2, MIT licence): InternVL is not a pip package, so
+# its few functions are here as the card gives them (only `load_video` is split so the
+# indices and the uint8 tiles before `build_transform`'s float maths can be reported).
+def internvl_code():
+    try:
+        import numpy as np
+        import torch  # noqa: F401
+        import torchvision.transforms as T
+        from decord import VideoReader, cpu
+        from PIL import Image
+        from torchvision.transforms.functional import InterpolationMode
+    except ImportError as e:
+        missing(f"InternVL's loader's dependencies: decord, torchvision, Pillow ({e})")
+
+    IMAGENET_MEAN = (0.485, 0.456, 0.406)
+    IMAGENET_STD = (0.229, 0.224, 0.225)
+
+    def build_transform(input_size):
+        MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
+        transform = T.Compose([
+            T.Lambda(lambda img: img.convert('RGB') if img.mode != 'RGB' else img),
+            T.Resize((input_size, input_size), interpolation=InterpolationMode.BICUBIC),
+            T.ToTensor(),
+            T.Normalize(mean=MEAN, std=STD)
+        ])
+        return transform
+
+    def find_closest_aspect_ratio(aspect_ratio, target_ratios, width, height, image_size):
+        best_ratio_diff = float('inf')
+        best_ratio = (1, 1)
+        area = width * height
+        for ratio in target_ratios:
+            target_aspect_ratio = ratio[0] / ratio[1]
+            ratio_diff = abs(aspect_ratio - target_aspect_ratio)
+            if ratio_diff < best_ratio_diff:
+                best_ratio_diff = ratio_diff
+                best_ratio = ratio
+            elif ratio_diff == best_ratio_diff:
+                if area > 0.5 * image_size * image_size * ratio[0] * ratio[1]:
+                    best_ratio = ratio
+        return best_ratio
+
+    def dynamic_preprocess(image, min_num=1, max_num=12, image_size=448, use_thumbnail=False):
+        orig_width, orig_height = image.size
+        aspect_ratio = orig_width / orig_height
+
+        # calculate the existing image aspect ratio
+        target_ratios = set(
+            (i, j) for n in range(min_num, max_num + 1) for i in range(1, n + 1) for j in range(1, n + 1) if
+            i * j <= max_num and i * j >= min_num)
+        target_ratios = sorted(target_ratios, key=lambda x: x[0] * x[1])
+
+        # find the closest aspect ratio to the target
+        target_aspect_ratio = find_closest_aspect_ratio(
+            aspect_ratio, target_ratios, orig_width, orig_height, image_size)
+
+        # calculate the target width and height
+        target_width = image_size * target_aspect_ratio[0]
+        target_height = image_size * target_aspect_ratio[1]
+        blocks = target_aspect_ratio[0] * target_aspect_ratio[1]
+
+        # resize the image
+        resized_img = image.resize((target_width, target_height))
+        processed_images = []
+        for i in range(blocks):
+            box = (
+                (i % (target_width // image_size)) * image_size,
+                (i // (target_width // image_size)) * image_size,
+                ((i % (target_width // image_size)) + 1) * image_size,
+                ((i // (target_width // image_size)) + 1) * image_size
+            )
+            # split the image
+            split_img = resized_img.crop(box)
+            processed_images.append(split_img)
+        assert len(processed_images) == blocks
+        if use_thumbnail and len(processed_images) != 1:
+            thumbnail_img = image.resize((image_size, image_size))
+            processed_images.append(thumbnail_img)
+        return processed_images, target_aspect_ratio  # (the one change: the grid too)
+
+    def get_index(bound, fps, max_frame, first_idx=0, num_segments=32):
+        if bound:
+            start, end = bound[0], bound[1]
+        else:
+            start, end = -100000, 100000
+        start_idx = max(first_idx, round(start * fps))
+        end_idx = min(round(end * fps), max_frame)
+        seg_size = float(end_idx - start_idx) / num_segments
+        frame_indices = np.array([
+            int(start_idx + (seg_size / 2) + np.round(seg_size * idx))
+            for idx in range(num_segments)
+        ])
+        return frame_indices
+
+    return VideoReader, cpu, Image, np, build_transform, dynamic_preprocess, get_index
+
+
+def run_internvl(video, options):
+    (VideoReader, cpu, Image, np, build_transform, dynamic_preprocess,
+     get_index) = internvl_code()
+    import decord
+    import PIL
+
+    input_size = int(options.get("input_size", 448))
+    max_num = int(options.get("max_num", 1))
+    min_num = int(options.get("min_num", 1))
+    num_segments = int(options.get("nframes", 32))
+    bound = None
+    if "bound_start" in options:
+        bound = (options["bound_start"], options["bound_end"])
+    t0 = time.perf_counter()
+    # load_video(video_path, bound, input_size, max_num, num_segments), up to the tiles.
+    vr = VideoReader(video, ctx=cpu(0), num_threads=1)
+    max_frame = len(vr) - 1
+    fps = float(vr.get_avg_fps())
+    transform = build_transform(input_size=input_size)
+    frame_indices = get_index(bound, fps, max_frame, first_idx=0, num_segments=num_segments)
+    grids, num_patches_list = [], []
+    for frame_index in frame_indices:
+        img = Image.fromarray(vr[frame_index].asnumpy()).convert('RGB')
+        tiles, (cols, rows) = dynamic_preprocess(img, min_num=min_num, image_size=input_size,
+                                                 use_thumbnail=True, max_num=max_num)
+        # build_transform's Resize on each tile (a no-op at this size), before ToTensor.
+        resized = [transform.transforms[1](transform.transforms[0](t)) for t in tiles]
+        pixel_values = [transform(tile) for tile in tiles]
+        num_patches_list.append(len(pixel_values))
+        arrays = [np.asarray(t) for t in resized]
+        # The grid the tiles were cut from, row by row (the thumbnail is not part of it).
+        grid = np.concatenate(
+            [np.concatenate(arrays[r * cols:(r + 1) * cols], axis=1) for r in range(rows)], axis=0)
+        grids.append(grid)
+    seconds = time.perf_counter() - t0
+    video_prefix = [f'Frame{i+1}: <image>\n' for i in range(len(num_patches_list))]
+    return {
+        "package": "internvl (model card load_video)",
+        "version": "internvl_chat/README.md@2410d1db",
+        "backend": f"decord {decord.__version__}, Pillow {PIL.__version__}",
+        "indices": [int(i) for i in frame_indices],
+        "fps": fps,
+        "total_frames": len(vr),
+        "num_patches_list": num_patches_list,
+        "timestamps": video_prefix,
+        "seconds": seconds,
+    }, np.ascontiguousarray(np.stack(grids))
+
+
 def main():
     profile, video, out_dir = sys.argv[1:4]
     options = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
@@ -194,6 +342,8 @@ def main():
         result, frames = run_qwen_vl_utils(video, options, 14 if profile == "qwen2.5-vl" else 16)
     elif profile == "llava-onevision":
         result, frames = run_llava_onevision(video, options)
+    elif profile == "internvl":
+        result, frames = run_internvl(video, options)
     elif profile == "lmms-eval":
         result, frames = run_lmms_eval(video, options)
     else:

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::{execute, Destination, ExecOptions, ItemRecord};
+use crate::exec::{execute_normal, Destination, ExecOptions, ItemRecord};
 use crate::output::group::canonical;
 use crate::pipeline::Progress;
 use crate::plan::manifest::{BadItem, ManifestItem};
@@ -65,7 +65,7 @@ impl BatchOptions {
 }
 
 /// How an item ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Status {
@@ -80,7 +80,7 @@ pub enum Status {
 }
 
 /// One line of the report (the same schema for every batch door).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[non_exhaustive]
 pub struct ItemReport {
     /// The item's id; `null` for a manifest entry so broken that no id could be read.
@@ -225,7 +225,7 @@ pub fn run_batch(
     let _tally = crate::tally::enter(options.exec.tally.as_ref());
     let _settings = options.exec.settings.enter();
     check_layout(&items, options)?;
-    std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
+    make_out_dir(&options.out_dir, observer)?;
     let lock = OutDirLock::acquire(
         &options.out_dir,
         options.shard,
@@ -297,6 +297,38 @@ pub fn run_batch(
     Ok((summary, reports))
 }
 
+/// Makes the run's output folder. The folder itself is what `--out-dir` asks for; folders
+/// above it that are missing too are made as well (as every output's are), never silently:
+/// the observer is told which, since a mistyped parent (`/mnt/shraed/out`) would otherwise
+/// put a whole run where nobody looks.
+fn make_out_dir(out_dir: &Path, observer: &dyn Observer) -> Result<()> {
+    if out_dir.is_dir() {
+        return Ok(());
+    }
+    let mut missing_above = Vec::new();
+    let mut d = out_dir.parent();
+    while let Some(p) = d.filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
+        missing_above.push(p.to_path_buf());
+        d = p.parent();
+    }
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    if !missing_above.is_empty() {
+        missing_above.reverse();
+        observer.notice(&format!(
+            "warning: created the missing folder{} {} above the output folder {} (check the path if \
+             that was not meant)",
+            if missing_above.len() == 1 { "" } else { "s" },
+            missing_above
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            out_dir.display()
+        ));
+    }
+    Ok(())
+}
+
 /// What [`make_item`] needs of the run it belongs to.
 struct ItemContext<'a> {
     options: &'a BatchOptions,
@@ -348,8 +380,11 @@ fn make_item(item: &ManifestItem, ctx: &ItemContext<'_>) -> ItemReport {
         return report;
     }
     let t0 = Instant::now();
+    // Checked when the item was made (`ManifestItem`); normalised here, once, for the resume
+    // check and the run.
+    let normal = item.plan.normal(&ctx.exec.defaults);
     if ctx.options.resume {
-        if let Some(record) = ItemRecord::is_current(&dir, plan, &ctx.exec.defaults) {
+        if let Some(record) = ItemRecord::is_current(&dir, &normal, &ctx.exec.defaults) {
             report.status = Status::Skipped;
             report.outputs = record
                 .outputs
@@ -368,8 +403,8 @@ fn make_item(item: &ManifestItem, ctx: &ItemContext<'_>) -> ItemReport {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         #[cfg(feature = "fault-injection")]
         inject_fault(&plan.id, &ctx.exec.settings);
-        execute(
-            plan,
+        execute_normal(
+            &normal,
             &Destination::Folder(dir.clone()),
             ctx.exec,
             &mut counter,
@@ -555,7 +590,7 @@ pub fn run_item(
     let _tally = crate::tally::enter(options.exec.tally.as_ref());
     let _settings = options.exec.settings.enter();
     check_layout(&[item], options)?;
-    std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
+    make_out_dir(&options.out_dir, observer)?;
     let lock = OutDirLock::acquire_item(
         &options.out_dir,
         &item.plan.id,

@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 
 /// What kind of fault an error is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -38,7 +40,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// An input file (video, still image, cached frame table) does not exist.
-    #[error("{}: file not found", path.display())]
+    #[error("{}: file not found; check the path (a relative one is taken from the current folder, or from a manifest's folder)", path.display())]
     NotFound {
         /// The missing file, as given.
         path: PathBuf,
@@ -336,6 +338,11 @@ impl Error {
 
     /// Reading the input `path` failed.
     pub(crate) fn read(path: &Path, source: std::io::Error) -> Error {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            return Error::NotFound {
+                path: path.to_path_buf(),
+            };
+        }
         Error::Read {
             path: path.to_path_buf(),
             source,

@@ -34,6 +34,14 @@ impl std::fmt::Display for Fit {
 }
 
 crate::textual::serde_as_text!(Fit);
+crate::textual::json_schema_as!(
+    Fit,
+    "Fit",
+    crate::textual::names(
+        "How a picture fits another frame: `letterbox`, `stretch` or `crop`.",
+        &["letterbox", "stretch", "crop"]
+    )
+);
 
 impl std::str::FromStr for Fit {
     type Err = String;

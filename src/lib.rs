@@ -78,6 +78,7 @@ pub mod plan;
 pub(crate) mod profiles;
 pub(crate) mod review;
 pub(crate) mod sampling;
+pub(crate) mod schemas;
 pub(crate) mod settings;
 pub(crate) mod sidecar;
 pub(crate) mod sinks;
@@ -95,7 +96,10 @@ pub use cancel::CancelToken;
 #[cfg(feature = "cli")]
 pub(crate) use error::require_utf8;
 pub use error::{Error, ErrorKind, FfmpegError, Result};
-pub use exec::{execute, Destination, ExecOptions, MemoryFrames, Outcome, DEFAULT_MEMORY_BUDGET};
+pub use exec::{
+    execute, execute_checked, Destination, ExecOptions, MemoryFrames, Outcome,
+    DEFAULT_MEMORY_BUDGET,
+};
 pub use exports::{ExportReport, ExportTarget};
 pub use media::encode::EncodeSettings;
 pub use media::input::set_ffmpeg_log;
@@ -105,6 +109,7 @@ pub use pipeline::{NoProgress, Progress};
 pub use plan::manifest::read_manifest;
 pub use plan::Plan;
 pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
+pub use schemas::{json_schema, json_schema_text, SchemaKind};
 pub use settings::{
     FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
     DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,

@@ -295,7 +295,7 @@ impl FrameStage for OverlayStage {
 }
 
 /// A box on one exported image, in the image's pixels.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ImageBox {
     /// Which input the box comes from (0: the video; 1: an inserted sequence).
     pub source: usize,

@@ -6,7 +6,8 @@
 //! The library never reads the environment. The doors do: the command line and the Python
 //! package build their [`Settings`] with [`Settings::from_vars`] over the process's
 //! environment (`VIDPREP_NETWORK_TIMEOUT`, `VIDPREP_NETWORK_DEADLINE`,
-//! `VIDPREP_DOWNLOAD_LIMIT`, `VIDPREP_LOCK_LEASE_SECONDS`; see [`Settings::VARS`]), and a
+//! `VIDPREP_DOWNLOAD_LIMIT`, `VIDPREP_LOCK_LEASE_SECONDS`, `VIDPREP_PARITY_TIMEOUT`; see
+//! [`Settings::VARS`]), and a
 //! library user sets the fields. Like the cancellation token (see [`crate::cancel`]), a
 //! call's settings are the *current* settings of every thread working for it while it runs
 //! ([`Settings::enter`]), so that code deep in the stack (FFmpeg's network options, the lock's
@@ -28,6 +29,8 @@ pub const DEFAULT_DOWNLOAD_LIMIT: u64 = 2 << 30;
 /// The lease of an output folder's lock by default: a holder renews it every quarter lease;
 /// a lock not renewed for this long is taken over by a run on another host.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(120);
+/// How long `vidprep parity` waits for the package's Python runner by default: 10 minutes.
+pub const DEFAULT_PARITY_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How URL sources are read (`docs/sources.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +70,10 @@ pub struct Settings {
     /// The lease this call gives its output-folder locks (`docs/cluster.md`). Default
     /// [`DEFAULT_LEASE`]; `VIDPREP_LOCK_LEASE_SECONDS` (1 to 86400).
     pub lock_lease: Duration,
+    /// How long `vidprep parity` lets the package's Python runner run before it kills the
+    /// runner's process group and fails. Default [`DEFAULT_PARITY_TIMEOUT`];
+    /// `VIDPREP_PARITY_TIMEOUT` (seconds, more than 0, at most a day).
+    pub parity_timeout: Duration,
     /// Test-only fault injection: the batch item with this id panics (`VIDPREP_FAULT_PANIC`).
     /// Only a build with the test-only `fault-injection` feature has it.
     #[cfg(feature = "fault-injection")]
@@ -79,6 +86,7 @@ impl Default for Settings {
         Settings {
             network: NetworkSettings::default(),
             lock_lease: DEFAULT_LEASE,
+            parity_timeout: DEFAULT_PARITY_TIMEOUT,
             #[cfg(feature = "fault-injection")]
             fault_panic: None,
         }
@@ -91,11 +99,12 @@ thread_local! {
 
 impl Settings {
     /// The variables [`from_vars`](Self::from_vars) reads.
-    pub const VARS: [&'static str; 4] = [
+    pub const VARS: [&'static str; 5] = [
         "VIDPREP_NETWORK_TIMEOUT",
         "VIDPREP_NETWORK_DEADLINE",
         "VIDPREP_DOWNLOAD_LIMIT",
         "VIDPREP_LOCK_LEASE_SECONDS",
+        "VIDPREP_PARITY_TIMEOUT",
     ];
 
     /// Settings from variables looked up by `var` (a door passes its environment:
@@ -132,6 +141,8 @@ impl Settings {
                 download_limit,
             },
             lock_lease,
+            parity_timeout: seconds("VIDPREP_PARITY_TIMEOUT", 86_400.0)
+                .unwrap_or(DEFAULT_PARITY_TIMEOUT),
             #[cfg(feature = "fault-injection")]
             fault_panic: var("VIDPREP_FAULT_PANIC"),
         })
@@ -251,8 +262,10 @@ mod tests {
             ("VIDPREP_NETWORK_DEADLINE", "7"),
             ("VIDPREP_DOWNLOAD_LIMIT", "10K"),
             ("VIDPREP_LOCK_LEASE_SECONDS", "3"),
+            ("VIDPREP_PARITY_TIMEOUT", "2.5"),
         ]))
         .unwrap();
+        assert_eq!(s.parity_timeout, Duration::from_millis(2500));
         assert_eq!(s.network.timeout, Duration::from_millis(1500));
         assert_eq!(s.network.deadline, Duration::from_secs(7));
         assert_eq!(s.network.download_limit, 10 << 10);
@@ -260,6 +273,7 @@ mod tests {
         let s = Settings::from_vars(vars(&[
             ("VIDPREP_NETWORK_TIMEOUT", "-1"),
             ("VIDPREP_LOCK_LEASE_SECONDS", "0"),
+            ("VIDPREP_PARITY_TIMEOUT", "0"),
         ]))
         .unwrap();
         assert_eq!(s, Settings::default());

@@ -17,7 +17,7 @@ use crate::time::{decimal_text, Time};
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// One input of a job, as the sidecar describes it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct SourceRecord {
     pub path: String,
     pub size_bytes: u64,
@@ -95,7 +95,7 @@ impl SourceRecord {
 /// `output_time_start + k * source_pts_step * time_base` (`time_base` of that source). A new
 /// run starts wherever any of this would stop being true (a retimed needle, for example,
 /// gives a run per frame when its rate differs from the host's).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FrameRun {
     pub output_start: usize,
     pub count: usize,
@@ -121,7 +121,7 @@ pub struct ProvenanceRecorder {
 }
 
 /// An output frame whose source picture the decoder marked as damaged.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DamagedOutputFrame {
     pub output_frame: usize,
     pub source: usize,
@@ -229,7 +229,7 @@ impl ProvenanceRecorder {
 }
 
 /// The output file as the sidecar describes it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct OutputRecord {
     pub path: String,
     pub frames: usize,
@@ -261,16 +261,19 @@ impl OutputRecord {
 
 /// The whole sidecar of a video output. Every door (command or manifest line) writes the
 /// same sidecar for the same request: `request` is the plan, `export` the export's part of it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Sidecar {
     pub vidprep_version: &'static str,
-    /// The export kind that made the output (`clip`, `video`).
+    /// The export kind that made the output.
+    #[schemars(extend("enum" = ["clip", "video", "preview"]))]
     pub kind: &'static str,
     pub output: OutputRecord,
     pub sources: Vec<SourceRecord>,
     /// The plan (the manifest line) that asked for the output.
+    #[schemars(with = "crate::plan::Plan")]
     pub request: serde_json::Value,
     /// The export that made it.
+    #[schemars(with = "crate::plan::ExportSpec")]
     pub export: serde_json::Value,
     /// What the plan resolved to on this source: frame ranges, exact times, the decision
     /// point, the insertion.
@@ -283,6 +286,7 @@ pub struct Sidecar {
     pub encode: Option<EncodeSettings>,
     /// The boxes of the output, in its own frames and pixels (vidprep annotation JSON).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Value>")]
     pub annotations: Option<Box<serde_json::value::RawValue>>,
     /// Sections particular to an export kind (a capped video's budget, a copy's GOPs).
     #[serde(flatten)]
@@ -346,7 +350,7 @@ pub(crate) fn check_sidecar_owner(sidecar: &Path, main: &Path) -> Result<()> {
 }
 
 /// A time as exact text plus seconds, for sidecar fields.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct TimeRecord {
     pub exact: String,
     pub seconds: f64,

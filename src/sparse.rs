@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::source::Source;
-use crate::media::table::FrameTable;
+use crate::media::table::{FrameTable, UsedInput};
 use crate::pipeline::{FrameOrigin, FrameSource, Geometry, PipelineFrame};
 
 /// Targets that share a keyframe are decoded in one forward run.
@@ -75,13 +75,16 @@ pub struct SparseSource {
 impl SparseSource {
     /// Starts reading `indices` (any order, repeats allowed) of `source` with `workers` threads,
     /// decoding with `options` (`strict`, `upright`; its `threads`, the call's budget with 0
-    /// for one per core, are divided among the workers, one each at least).
-    pub fn start_with(
+    /// for one per core, are divided among the workers, one each at least). The first worker
+    /// decodes from `used` (the input `table` was built from) when given, instead of opening
+    /// the source again: with one worker the source is opened once per item.
+    pub(crate) fn start_with(
         source: &Source,
         table: Arc<FrameTable>,
         indices: &[usize],
         workers: usize,
         options: DecodeOptions,
+        mut used: Option<UsedInput>,
     ) -> Result<SparseSource> {
         let path = source.path();
         let mut targets: Vec<usize> = indices.to_vec();
@@ -123,19 +126,20 @@ impl SparseSource {
             let cancel = crate::CancelToken::current();
             let settings = crate::Settings::current();
             let tally = crate::tally::Tally::current();
+            let used = used.take();
             handles.push(std::thread::spawn(move || {
                 let _cancel = cancel.enter();
                 let _settings = settings.enter();
                 let _tally = crate::tally::enter(tally.as_ref());
                 let result = (|| -> Result<()> {
-                    let mut reader = FrameReader::open_with_table(
-                        &source,
-                        DecodeOptions {
-                            threads: threads_each,
-                            ..options
-                        },
-                        table.clone(),
-                    )?;
+                    let options = DecodeOptions {
+                        threads: threads_each,
+                        ..options
+                    };
+                    let mut reader = match used {
+                        Some(used) => FrameReader::from_used_input(used, options, table.clone())?,
+                        None => FrameReader::open_with_table(&source, options, table.clone())?,
+                    };
                     let wanted: Vec<usize> = groups
                         .iter()
                         .flat_map(|g| g.targets.iter().copied())

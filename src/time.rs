@@ -543,6 +543,32 @@ impl<'de> Deserialize<'de> for TimeSpec {
     }
 }
 
+/// The strings [`TimeSpec::parse`] accepts (blanks around): a frame (`150`), seconds (`5s`,
+/// `5.0`, `.5`), a timecode (`[H:]M:S[.f]`, seconds below 60 and, with hours, minutes
+/// below 60) or a percentage up to 100 (`75%`). Digit-count limits (15 before the point, 18
+/// after) are not spelt out.
+const TIME_PATTERN: &str = concat!(
+    r"^\s*(",
+    r"[0-9]+",
+    r"|[0-9]+\.[0-9]*|\.[0-9]+",
+    r"|([0-9]+\.?[0-9]*|\.[0-9]+)\s*s",
+    r"|[0-9]+:(0*[1-5]?[0-9]:)?0*([1-5]?[0-9](\.[0-9]*)?|\.[0-9]+)",
+    r"|0*(100(\.0*)?|[0-9]{1,2}(\.[0-9]*)?|\.[0-9]+)\s*%",
+    r")\s*$"
+);
+
+crate::textual::json_schema_as!(
+    TimeSpec,
+    "TimeSpec",
+    schemars::json_schema!({
+        "description": "A time: a frame number (`150`), seconds (`\"5s\"`, `5.0`), a timecode (`\"00:01:05.250\"`) or a percentage (`\"75%\"`, where the field allows it). In JSON, integers are frames and other numbers seconds.",
+        "anyOf": [
+            {"type": "string", "pattern": TIME_PATTERN},
+            {"type": "number", "minimum": 0}
+        ]
+    })
+);
+
 /// A finite decimal if the fraction has one (denominator 2^a * 5^b), else `num/den`.
 pub fn decimal_text(t: Time) -> String {
     let mut d = t.den;

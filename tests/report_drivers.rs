@@ -24,10 +24,7 @@ fn item(id: &str, line: usize, source: &Path) -> ManifestItem {
         "end": 6,
         "exports": [{"kind": "frames", "count": 2}],
     });
-    ManifestItem {
-        line,
-        plan: serde_json::from_value(plan).unwrap(),
-    }
+    ManifestItem::check(line, serde_json::from_value(plan).unwrap()).unwrap()
 }
 
 /// Every line of `report` parsed, by id (each id once).

@@ -15,9 +15,9 @@ use common::cmd::{p, run_ok};
 use support::{shared, vidprep};
 
 /// A box as `[x1, y1, x2, y2]`.
-type Rect = [f64; 4];
+pub(crate) type Rect = [f64; 4];
 
-fn iou(a: &Rect, b: &Rect) -> f64 {
+pub(crate) fn iou(a: &Rect, b: &Rect) -> f64 {
     let iw = a[2].min(b[2]) - a[0].max(b[0]);
     let ih = a[3].min(b[3]) - a[1].max(b[1]);
     if iw <= 0.0 || ih <= 0.0 {
@@ -94,11 +94,39 @@ fn fill(dir: &Path, source: &Path, keys: &Path, fill: &str) -> Vec<(usize, Rect)
     read_boxes(&out)
 }
 
-/// A 64-frame 25 fps clip of a 40x40 patch of colour bars on grey whose top-left corner follows
-/// `x = 40 + 120 t + 50 sin(5 t)`, `y = 60 + 30 sin(3 t)`, and the square's true boxes (the
-/// expressions, rounded down to even as `overlay` places a 4:2:0 picture).
-fn curved_square(dir: &Path) -> (PathBuf, Vec<Rect>) {
-    let path = dir.join("square.mp4");
+/// The path of a synthetic patch's top-left corner: `x = x0 + vx t + ax sin(wx t)`,
+/// `y = y0 + ay sin(wy t)` (t in seconds).
+pub(crate) struct PatchPath {
+    pub(crate) x0: f64,
+    pub(crate) vx: f64,
+    pub(crate) ax: f64,
+    pub(crate) wx: f64,
+    pub(crate) y0: f64,
+    pub(crate) ay: f64,
+    pub(crate) wy: f64,
+}
+
+/// A 64-frame 25 fps clip (`name` in `dir`) of a `side` x `side` patch of colour bars on a
+/// grey `canvas` whose top-left corner follows `path`, drawn by ffmpeg's `overlay`, and the
+/// patch's true boxes (the expressions, rounded down to even as `overlay` places a 4:2:0
+/// picture).
+pub(crate) fn moving_patch(
+    dir: &Path,
+    name: &str,
+    canvas: (u32, u32),
+    side: u32,
+    path: &PatchPath,
+) -> (PathBuf, Vec<Rect>) {
+    let video = dir.join(name);
+    let PatchPath {
+        x0,
+        vx,
+        ax,
+        wx,
+        y0,
+        ay,
+        wy,
+    } = *path;
     run_ok(
         "ffmpeg",
         &[
@@ -107,13 +135,15 @@ fn curved_square(dir: &Path) -> (PathBuf, Vec<Rect>) {
             "-f",
             "lavfi",
             "-i",
-            "color=c=0x606060:s=320x200:r=25:d=2.56",
+            &format!("color=c=0x606060:s={}x{}:r=25:d=2.56", canvas.0, canvas.1),
             "-f",
             "lavfi",
             "-i",
-            "smptebars=s=40x40:r=25:d=2.56",
+            &format!("smptebars=s={side}x{side}:r=25:d=2.56"),
             "-filter_complex",
-            "[0][1]overlay=x='40+120*t+50*sin(5*t)':y='60+30*sin(3*t)':shortest=1,format=yuv420p",
+            &format!(
+                "[0][1]overlay=x='{x0}+{vx}*t+{ax}*sin({wx}*t)':y='{y0}+{ay}*sin({wy}*t)':shortest=1,format=yuv420p"
+            ),
             "-c:v",
             "libx264",
             "-preset",
@@ -122,18 +152,34 @@ fn curved_square(dir: &Path) -> (PathBuf, Vec<Rect>) {
             "12",
             "-g",
             "16",
-            &p(&path),
+            &p(&video),
         ],
     );
+    let side = side as f64;
     let truth = (0..64)
         .map(|n| {
             let t = n as f64 / 25.0;
-            let x = ((40.0 + 120.0 * t + 50.0 * (5.0 * t).sin()) as i64 & !1) as f64;
-            let y = ((60.0 + 30.0 * (3.0 * t).sin()) as i64 & !1) as f64;
-            [x, y, x + 40.0, y + 40.0]
+            let x = ((x0 + vx * t + ax * (wx * t).sin()) as i64 & !1) as f64;
+            let y = ((y0 + ay * (wy * t).sin()) as i64 & !1) as f64;
+            [x, y, x + side, y + side]
         })
         .collect();
-    (path, truth)
+    (video, truth)
+}
+
+/// A 40x40 patch whose top-left corner follows `x = 40 + 120 t + 50 sin(5 t)`,
+/// `y = 60 + 30 sin(3 t)` on 320x200 (see [`moving_patch`]).
+fn curved_square(dir: &Path) -> (PathBuf, Vec<Rect>) {
+    let path = PatchPath {
+        x0: 40.0,
+        vx: 120.0,
+        ax: 50.0,
+        wx: 5.0,
+        y0: 60.0,
+        ay: 30.0,
+        wy: 3.0,
+    };
+    moving_patch(dir, "square.mp4", (320, 200), 40, &path)
 }
 
 #[test]
@@ -262,7 +308,7 @@ fn fill_track_in_a_manifest_records_each_gap_and_its_drift() {
 }
 
 /// The GOT-10k ground truth (`x,y,w,h` a line) as corners.
-fn got10k_truth(dir: &Path) -> Vec<Rect> {
+pub(crate) fn got10k_truth(dir: &Path) -> Vec<Rect> {
     std::fs::read_to_string(dir.join("groundtruth.txt"))
         .unwrap()
         .lines()

@@ -7,6 +7,7 @@
 //! `strace` (when installed) for the files the `vidprep` binary opens.
 
 use crate::common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -30,7 +31,8 @@ fn source() -> PathBuf {
         .path
 }
 
-fn boxes(dir: &Path) -> PathBuf {
+/// A two-key boxes CSV over the 120 frames of [`source`].
+pub(crate) fn boxes(dir: &Path) -> PathBuf {
     let path = dir.join("b.csv");
     std::fs::write(
         &path,
@@ -117,15 +119,12 @@ fn a_span_boxes_frames_item_does_each_piece_of_work_once() {
 
 /// `strace -e openat` of `vidprep run` on one item: the source is opened by the table's scan
 /// and by each sparse worker (the item's budget: all the cores for one job), the boxes file
-/// once.
+/// twice: once read, once hashed for `item.json` (a side input's content is what `--resume`
+/// checks).
 #[test]
 fn vidprep_run_opens_the_source_and_the_boxes_as_strace_counts() {
-    if std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: strace is not installed");
+    if let Some(why) = support::strace_unusable() {
+        eprintln!("skipped: {why}");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -158,7 +157,11 @@ fn vidprep_run_opens_the_source_and_the_boxes_as_strace_counts() {
         (1..=1 + cores).contains(&source_opens),
         "{source_opens} opens of the source"
     );
-    assert_eq!(opens_of(&b), 1, "opens of the boxes file");
+    assert_eq!(
+        opens_of(&b),
+        2,
+        "opens of the boxes file (its read, its content hash)"
+    );
 }
 
 #[test]

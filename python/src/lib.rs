@@ -24,6 +24,7 @@ use numpy::PyArray1;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
+use vidprep::plan::CheckedPlan;
 use vidprep::{run_batch, BatchOptions, ItemReport, Quiet};
 use vidprep::{CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan, Settings};
 
@@ -59,6 +60,12 @@ create_exception!(
 );
 create_exception!(
     _vidprep,
+    TrackerError,
+    VidprepError,
+    "OpenCV's tracker failed while it ran (a tracking fill, vidprep track)."
+);
+create_exception!(
+    _vidprep,
     InternalError,
     VidprepError,
     "A fault in vidprep (a bug)."
@@ -80,16 +87,86 @@ fn to_py(e: vidprep::Error) -> PyErr {
     ) {
         return PyMemoryError::new_err(message);
     }
-    match e.kind() {
-        ErrorKind::Usage => UsageError::new_err(message),
-        ErrorKind::Input => InputError::new_err(message),
-        ErrorKind::Output => OutputError::new_err(message),
-        ErrorKind::Encode => EncodeError::new_err(message),
-        ErrorKind::Internal => InternalError::new_err(message),
-        ErrorKind::Cancelled => CancelledError::new_err(message),
-        // A kind added later: the base class.
-        _ => VidprepError::new_err(message),
+    class_of(e.kind()).into_py_err(message)
+}
+
+/// The exception class of an error kind (a kind added later: the base class).
+fn class_of(kind: ErrorKind) -> ErrorClass {
+    match kind {
+        ErrorKind::Usage => ErrorClass::Usage,
+        ErrorKind::Input => ErrorClass::Input,
+        ErrorKind::Output => ErrorClass::Output,
+        ErrorKind::Encode => ErrorClass::Encode,
+        ErrorKind::Tracker => ErrorClass::Tracker,
+        ErrorKind::Internal => ErrorClass::Internal,
+        ErrorKind::Cancelled => ErrorClass::Cancelled,
+        _ => ErrorClass::Base,
     }
+}
+
+/// One exception class per error kind.
+#[derive(Clone, Copy)]
+enum ErrorClass {
+    Base,
+    Usage,
+    Input,
+    Output,
+    Encode,
+    Tracker,
+    Internal,
+    Cancelled,
+}
+
+impl ErrorClass {
+    fn into_py_err(self, message: String) -> PyErr {
+        match self {
+            ErrorClass::Base => VidprepError::new_err(message),
+            ErrorClass::Usage => UsageError::new_err(message),
+            ErrorClass::Input => InputError::new_err(message),
+            ErrorClass::Output => OutputError::new_err(message),
+            ErrorClass::Encode => EncodeError::new_err(message),
+            ErrorClass::Tracker => TrackerError::new_err(message),
+            ErrorClass::Internal => InternalError::new_err(message),
+            ErrorClass::Cancelled => CancelledError::new_err(message),
+        }
+    }
+
+    fn type_object(self, py: Python<'_>) -> Bound<'_, pyo3::types::PyType> {
+        match self {
+            ErrorClass::Base => py.get_type::<VidprepError>(),
+            ErrorClass::Usage => py.get_type::<UsageError>(),
+            ErrorClass::Input => py.get_type::<InputError>(),
+            ErrorClass::Output => py.get_type::<OutputError>(),
+            ErrorClass::Encode => py.get_type::<EncodeError>(),
+            ErrorClass::Tracker => py.get_type::<TrackerError>(),
+            ErrorClass::Internal => py.get_type::<InternalError>(),
+            ErrorClass::Cancelled => py.get_type::<CancelledError>(),
+        }
+    }
+}
+
+/// Every error kind of the library, by its report name (`error_kind` in a batch report), with
+/// the exception class a call raises for it.
+#[pyfunction]
+fn error_classes(py: Python<'_>) -> PyResult<Vec<(String, Bound<'_, pyo3::types::PyType>)>> {
+    [
+        ErrorKind::Usage,
+        ErrorKind::Input,
+        ErrorKind::Output,
+        ErrorKind::Encode,
+        ErrorKind::Tracker,
+        ErrorKind::Internal,
+        ErrorKind::Cancelled,
+    ]
+    .into_iter()
+    .map(|kind| {
+        let name = serde_json::to_value(kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        Ok((name, class_of(kind).type_object(py)))
+    })
+    .collect()
 }
 
 /// How often a waiting call looks for a signal (Ctrl-C) while the work runs.
@@ -177,12 +254,11 @@ impl From<vidprep::Error> for PyErrText {
 }
 
 /// A plan from the JSON of a manifest line, checked.
-fn plan_of(json: &str) -> Result<Plan, PyErrText> {
+fn plan_of(json: &str) -> Result<CheckedPlan, PyErrText> {
     let plan: Plan =
         serde_json::from_str(json).map_err(|e| PyErrText::Usage(format!("bad plan: {e}")))?;
-    plan.check()
-        .map_err(|m| PyErrText::Usage(format!("item {:?}: {m}", plan.id)))?;
-    Ok(plan)
+    let id = plan.id.clone();
+    CheckedPlan::new(plan).map_err(|m| PyErrText::Usage(format!("item {id:?}: {m}")))
 }
 
 /// `probe(path, count_frames)`: the JSON `vidprep probe --json` prints.
@@ -229,7 +305,7 @@ fn sample_plan<'py>(
         options.workers = workers;
         options.threads = threads;
         options.memory_budget = memory_budget.unwrap_or(vidprep::DEFAULT_MEMORY_BUDGET);
-        Ok(vidprep::execute(
+        Ok(vidprep::execute_checked(
             &plan,
             &Destination::Memory,
             &options,
@@ -252,7 +328,7 @@ fn sample_plan<'py>(
 fn execute_plan(py: Python<'_>, plan_json: String, out_dir: PathBuf) -> PyResult<String> {
     guarded(py, "running a plan", move || {
         let plan = plan_of(&plan_json)?;
-        let outcome = vidprep::execute(
+        let outcome = vidprep::execute_checked(
             &plan,
             &Destination::Folder(out_dir),
             &ExecOptions::default(),
@@ -284,7 +360,7 @@ fn run_manifest(
         let mut read = vidprep::read_manifest(&manifest)?;
         if strict {
             for item in &mut read.items {
-                item.plan.strict = true;
+                item.plan.set_strict(true);
             }
         }
         let mut options = BatchOptions::new(out_dir);
@@ -320,7 +396,7 @@ fn read_manifest_items(
         let mut read = vidprep::read_manifest(&manifest)?;
         if strict {
             for item in &mut read.items {
-                item.plan.strict = true;
+                item.plan.set_strict(true);
             }
         }
         let items = read
@@ -455,6 +531,7 @@ fn _vidprep(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", py.get_type::<InputError>())?;
     m.add("OutputError", py.get_type::<OutputError>())?;
     m.add("EncodeError", py.get_type::<EncodeError>())?;
+    m.add("TrackerError", py.get_type::<TrackerError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("CancelledError", py.get_type::<CancelledError>())?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
@@ -468,5 +545,6 @@ fn _vidprep(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_plan, m)?)?;
     m.add_function(wrap_pyfunction!(check_plan, m)?)?;
     m.add_function(wrap_pyfunction!(samplers, m)?)?;
+    m.add_function(wrap_pyfunction!(error_classes, m)?)?;
     Ok(())
 }

@@ -59,8 +59,20 @@ def test_directory_is_not_a_video(tmp_path):
 
 def test_error_hierarchy():
     for cls in (vidprep.UsageError, vidprep.InputError, vidprep.OutputError, vidprep.EncodeError,
-                vidprep.InternalError, vidprep.CancelledError):
+                vidprep.TrackerError, vidprep.InternalError, vidprep.CancelledError):
         assert issubclass(cls, vidprep.VidprepError) and issubclass(cls, Exception)
+        assert cls.__name__ in vidprep.__all__
+
+
+def test_every_error_kind_has_its_own_class():
+    # The library's kinds by their report names (`error_kind` in report.jsonl): each raises
+    # the class named after it, never the bare base class.
+    classes = dict(vidprep._native.error_classes())
+    assert set(classes) == {"usage", "input", "output", "encode", "tracker", "internal", "cancelled"}
+    for kind, cls in classes.items():
+        assert cls is getattr(vidprep, kind.capitalize() + "Error"), kind
+        assert cls is not vidprep.VidprepError and issubclass(cls, vidprep.VidprepError)
+    assert classes["tracker"] is vidprep.TrackerError
 
 
 def test_memory_refuses_file_only_options(street):

@@ -31,6 +31,7 @@ from ._vidprep import (
     InputError,
     InternalError,
     OutputError,
+    TrackerError,
     UsageError,
     VidprepError,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "InputError",
     "OutputError",
     "EncodeError",
+    "TrackerError",
     "InternalError",
     "CancelledError",
 ]
@@ -250,7 +252,8 @@ def sample(
     if label is not None:
         export["label"] = label
     if subtitles is not None:
-        export["subtitles"] = os.path.abspath(os.fspath(subtitles))
+        # As given (frames.json records it so, as the command line's --subtitles does).
+        export["subtitles"] = os.fspath(subtitles)
     plan: Dict[str, Any] = {"id": "sample", "source": os.fspath(path), "exports": [export]}
     for key, value in (("start", start), ("end", end), ("decision", decision)):
         if value is not None:
@@ -286,12 +289,14 @@ def run(
         return _run_file(os.fspath(manifest), out_dir, jobs, resume, fail_fast, shard, strict)
     lines = [(p.to_json() if isinstance(p, Plan) else json.dumps(p)) for p in manifest]
     # The library reads manifests from files; relative paths resolve against the file's
-    # folder, so the file goes in the current directory.
+    # folder, so the file goes in the current directory, named without a folder: the paths
+    # stay as given (the sidecars record them so, as they do for a command or a manifest
+    # file in the current directory), never made absolute.
     fd, name = tempfile.mkstemp(prefix=".vidprep-manifest-", suffix=".jsonl", dir=os.getcwd())
     try:
         with os.fdopen(fd, "w") as f:
             f.write("\n".join(lines) + "\n")
-        return _run_file(name, out_dir, jobs, resume, fail_fast, shard, strict)
+        return _run_file(os.path.basename(name), out_dir, jobs, resume, fail_fast, shard, strict)
     finally:
         os.unlink(name)
 

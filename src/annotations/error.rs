@@ -122,6 +122,13 @@ impl AnnotationError {
     }
 
     pub(crate) fn read(path: &Path, source: std::io::Error) -> AnnotationError {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            return AnnotationError::file(
+                path,
+                "file not found; check the path (a relative one is taken from the current \
+                 folder, or from a manifest's folder)",
+            );
+        }
         AnnotationError::Io {
             path: path.to_path_buf(),
             action: "cannot read",

@@ -188,6 +188,25 @@ impl fmt::Display for Format {
 
 crate::textual::serde_as_text!(Format);
 
+impl schemars::JsonSchema for Format {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Format".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        // `auto`, each format's name and its aliases, in any case (`FromStr` trims and
+        // lower-cases).
+        let mut names = vec!["auto"];
+        for f in FORMATS {
+            names.push(f.name());
+            names.extend(f.aliases());
+        }
+        crate::textual::pattern(
+            "An annotation format: `auto` (detected) or a format's name or alias, in any case.",
+            &crate::textual::caseless(&names),
+        )
+    }
+}
+
 /// Names: `auto` or a registered format's name or alias, in any case.
 impl FromStr for Format {
     type Err = String;
@@ -257,6 +276,14 @@ impl FromStr for Units {
 }
 
 crate::textual::serde_as_text!(Units);
+crate::textual::json_schema_as!(
+    Units,
+    "Units",
+    crate::textual::names(
+        "Coordinates of plain and Waymo files: `auto`, `pixels` or `normalized` (`normalised`).",
+        &["auto", "pixels", "normalized", "normalised"]
+    )
+);
 
 impl fmt::Display for KeyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -279,6 +306,14 @@ impl FromStr for KeyKind {
 }
 
 crate::textual::serde_as_text!(KeyKind);
+crate::textual::json_schema_as!(
+    KeyKind,
+    "KeyKind",
+    crate::textual::names(
+        "Which key a record with both is read by: `time` or `frame`.",
+        &["time", "frame"]
+    )
+);
 
 /// Options for [`read`]; each applies to the formats named.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -475,7 +510,10 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(
-                err.starts_with(&format!("{}: cannot read: ", missing.display())),
+                err.starts_with(&format!(
+                    "{}: file not found; check the path",
+                    missing.display()
+                )),
                 "{format}: {err}"
             );
         }
@@ -530,7 +568,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with(&format!("{}: cannot read: ", missing.display())),
+            err.starts_with(&format!(
+                "{}: file not found; check the path",
+                missing.display()
+            )),
             "{err}"
         );
     }

@@ -469,7 +469,7 @@ mod tests {
             .to_string();
         assert!(
             err.starts_with(&format!(
-                "{}: cannot read: ",
+                "{}: file not found; check the path",
                 dir.path().join("missing.txt").display()
             )),
             "{err}"

@@ -101,6 +101,21 @@ impl std::fmt::Display for Fill {
 }
 
 crate::textual::serde_as_text!(Fill);
+// `Fill::from_str`: trimmed and lower-cased; `track-KIND` / `track:KIND` parses KIND as
+// `TrackerKind` does (trimmed again, so `track- kcf` is `track-kcf`).
+crate::textual::json_schema_as!(Fill, "Fill", {
+    use crate::textual::caseless_words as words;
+    crate::textual::pattern(
+        "Frames between keys: `linear` (`interpolate`), `cubic`, `hold`, `none`, `track` \
+         (CSRT), `track-csrt` / `track:csrt` or `track-kcf` / `track:kcf`, in any case.",
+        &format!(
+            "^\\s*({}|{}([-:]\\s*({}))?)\\s*$",
+            words(&["linear", "interpolate", "cubic", "hold", "none"]),
+            words(&["track"]),
+            words(&["csrt", "kcf"])
+        ),
+    )
+});
 
 impl FromStr for Fill {
     type Err = String;

@@ -171,7 +171,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let mut manifest = crate::read_manifest(&args.manifest)?;
     if args.strict {
         for item in &mut manifest.items {
-            item.plan.strict = true;
+            item.plan.set_strict(true);
         }
     }
     run_items(

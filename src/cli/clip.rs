@@ -129,7 +129,7 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
         let mut m = crate::read_manifest(manifest)?;
         if args.strict {
             for item in &mut m.items {
-                item.plan.strict = true;
+                item.plan.set_strict(true);
             }
         }
         return super::batch::run_items(

@@ -276,21 +276,22 @@ fn same_place(a: &Path, b: &Path) -> bool {
 /// One small item per proposal through the batch runner: 8 frames spread over the span and
 /// their captioned strip.
 fn contact_sheets(detection: &crate::detect::Detection, dir: &Path) -> anyhow::Result<u8> {
-    let items: Vec<crate::plan::manifest::ManifestItem> = detection
-        .plans()
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut plan)| {
-            plan.exports = vec![ExportSpec::Frames(FramesExport {
-                name: Some("sheet".into()),
-                count: Some(8),
-                max_size: Some("320x240".parse().expect("a size")),
-                strip: Strip(Some(4)),
-                ..FramesExport::default()
-            })];
-            crate::plan::manifest::ManifestItem { line: i + 1, plan }
-        })
-        .collect();
+    let (items, bad) = crate::plan::manifest::ManifestItem::check_all(
+        detection
+            .plans()
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut plan)| {
+                plan.exports = vec![ExportSpec::Frames(FramesExport {
+                    name: Some("sheet".into()),
+                    count: Some(8),
+                    max_size: Some("320x240".parse().expect("a size")),
+                    strip: Strip(Some(4)),
+                    ..FramesExport::default()
+                })];
+                (i + 1, plan)
+            }),
+    );
     let options = crate::BatchOptions {
         out_dir: dir.to_path_buf(),
         jobs: 0,
@@ -301,7 +302,7 @@ fn contact_sheets(detection: &crate::detect::Detection, dir: &Path) -> anyhow::R
         exec: crate::ExecOptions::default(),
         origin: None,
     };
-    let (summary, _) = crate::run_batch(&items, &[], &options, &crate::batch::Quiet)?;
+    let (summary, _) = crate::run_batch(&items, &bad, &options, &crate::batch::Quiet)?;
     eprintln!(
         "contact sheets: {} ok, {} failed -> {}/<id>/sheet/strip.jpg (report {})",
         summary.ok,

@@ -111,14 +111,12 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
                 ..ClipExport::default()
             })],
         );
-        let items: Vec<crate::plan::manifest::ManifestItem> = plans
-            .into_iter()
-            .map(|mut plan| {
+        let (items, bad) =
+            crate::plan::manifest::ManifestItem::check_all(plans.into_iter().map(|mut plan| {
                 plan.strict = args.strict;
-                crate::plan::manifest::ManifestItem { line: 0, plan }
-            })
-            .collect();
-        return super::batch::run_items(&items, &[], &out_dir, &args.batch, &args.encode, None);
+                (0, plan)
+            }));
+        return super::batch::run_items(&items, &bad, &out_dir, &args.batch, &args.encode, None);
     }
     let (at, seed) = match (args.at, args.seed) {
         (Some(at), None) => (Some(at), None),

@@ -16,6 +16,7 @@ mod parity;
 mod probe;
 mod progress;
 mod review;
+mod schema;
 mod track;
 
 /// Frame-accurate video preparation for multimodal-LLM benchmarks.
@@ -53,6 +54,9 @@ enum Command {
     ReviewApply(review::ReviewApplyArgs),
     /// Check a model profile against the real package it mirrors, run on the same video.
     Parity(parity::ParityArgs),
+    /// Print the JSON Schema of a plan (manifest line), sidecar, frames.json, item.json or
+    /// report line (docs/schema/).
+    Schema(schema::SchemaArgs),
 }
 
 /// Exit codes.
@@ -120,6 +124,7 @@ pub fn main() -> ExitCode {
         Command::Review(args) => review::run(args),
         Command::ReviewApply(args) => review::run_apply(args),
         Command::Parity(args) => parity::run(args),
+        Command::Schema(args) => schema::run(args),
     };
     if cancel.is_cancelled() {
         cancel.remove_temporaries();
@@ -129,7 +134,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            let text = format!("{e:#}");
+            let text = chain_text(&e);
             eprintln!("error: {}", if single { with_flags(&text) } else { text });
             let usage = e
                 .downcast_ref::<crate::Error>()
@@ -137,6 +142,21 @@ pub fn main() -> ExitCode {
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
     }
+}
+
+/// An error with its chain of causes, as `{:#}` gives it, less every cause whose text is
+/// already in the message (the library's errors print their cause, and name it as their
+/// source too: the OS's "No such file or directory" said once, not twice).
+fn chain_text(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !text.contains(&c) {
+            text.push_str(": ");
+            text.push_str(&c);
+        }
+    }
+    text
 }
 
 /// The library names plan fields in backticks (`allow_repeats`); on the command line they are
@@ -176,6 +196,19 @@ pub fn print_warnings(warnings: &[String]) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let e = anyhow::Error::new(crate::Error::io(std::path::Path::new("x.srt"), io))
+            .context("reading the subtitles");
+        assert_eq!(
+            super::chain_text(&e),
+            "reading the subtitles: x.srt: permission denied"
+        );
+        let e = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(super::chain_text(&e), "outer: inner");
+    }
+
     #[test]
     fn plan_fields_become_flags() {
         assert_eq!(

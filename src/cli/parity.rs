@@ -5,9 +5,14 @@
 //! `scripts/parity_runner.py` (built in), which imports only the package. The record is
 //! written as JSON (`--out`, default `parity.json` is not written: stdout) and the exit code
 //! is 0 when everything agrees, 1 otherwise, or when the package is not installed there.
+//! The runner runs in a process group of its own under a time limit (`--timeout`, else
+//! `VIDPREP_PARITY_TIMEOUT`, default 10 minutes): past it, the whole group is killed (a
+//! hanging interpreter and whatever it started) and the check fails naming the limit.
 
+use std::io::Read as _;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::Args;
@@ -41,9 +46,86 @@ pub struct ParityArgs {
     /// Write the record here (JSON) as well as a summary on stdout.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Seconds the package's runner may take before it (and every process it started) is
+    /// killed and the check fails (default: $VIDPREP_PARITY_TIMEOUT, else 600).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    timeout: Option<Duration>,
     /// Lowest PSNR (dB) a frame may have to agree.
     #[arg(long, default_value_t = 45.0)]
     min_psnr: f64,
+}
+
+/// `--timeout`: seconds, more than 0, at most a day.
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 86_400.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("expected seconds, more than 0 and at most 86400, found {s:?}"))
+}
+
+/// What the runner left: its exit status and its stderr.
+struct Finished {
+    status: ExitStatus,
+    stderr: String,
+}
+
+/// Runs `command` in a process group of its own and waits at most `limit` for it. Past the
+/// limit the whole group is killed (SIGKILL) and `Ok(None)` is returned.
+fn run_with_limit(mut command: Command, limit: Duration) -> std::io::Result<Option<Finished>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt as _;
+        command.process_group(0);
+    }
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // stderr is read on a thread of its own, so that a chatty runner never blocks on a full
+    // pipe while this thread waits.
+    let mut pipe = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let Some(status) = status else {
+        kill_group(&mut child);
+        let _ = child.wait();
+        // The group is dead, so the pipe's every writer is gone and the reader ends.
+        let _ = reader.join();
+        return Ok(None);
+    };
+    // The runner exited; what it started and left behind goes with its group.
+    kill_group(&mut child);
+    let stderr = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+    Ok(Some(Finished { status, stderr }))
+}
+
+/// Kills `child`'s process group (the child is its leader), or the child where there are no
+/// process groups.
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        let _ = rustix::process::kill_process_group(
+            rustix::process::Pid::from_child(child),
+            rustix::process::Signal::KILL,
+        );
+    }
+    let _ = child.kill();
 }
 
 /// PSNR of two 8-bit buffers (`None`: identical).
@@ -62,6 +144,11 @@ fn psnr(a: &[u8], b: &[u8]) -> (Option<f64>, u8, usize) {
     let mse = se / a.len().max(1) as f64;
     let p = (mse > 0.0).then(|| 10.0 * (255.0f64 * 255.0 / mse).log10());
     (p, max, differing)
+}
+
+/// The package `profile` mirrors, for messages (`?` for an unknown profile).
+fn package_of(profile: &str) -> &'static str {
+    crate::profiles::find(profile).map_or("?", |p| p.mirrors().package)
 }
 
 pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
@@ -116,22 +203,38 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
     }
     let out_dir = dir.path().join("out");
     let t1 = Instant::now();
-    let run = std::process::Command::new(&python)
+    let limit = args
+        .timeout
+        .unwrap_or_else(|| crate::Settings::current().parity_timeout);
+    let mut command = Command::new(&python);
+    command
         .arg(&runner)
         .arg(&args.profile)
         .arg(source)
         .arg(&out_dir)
-        .arg(Value::Object(options).to_string())
-        .output()
-        .with_context(|| {
-            format!(
-                "cannot run the Python interpreter {} (install Python 3 with the package, or \
-                 name one with --python or VIDPREP_PYTHON)",
-                python.display()
-            )
-        })?;
+        .arg(Value::Object(options).to_string());
+    let run = run_with_limit(command, limit).with_context(|| {
+        format!(
+            "cannot run the Python interpreter {} (install Python 3 with the package, or \
+             name one with --python or VIDPREP_PYTHON)",
+            python.display()
+        )
+    })?;
     let theirs_s = t1.elapsed().as_secs_f64();
-    let stderr = String::from_utf8_lossy(&run.stderr);
+    let Some(run) = run else {
+        anyhow::bail!(
+            "{}: the parity runner for profile {} ({} package, run by {} parity_runner.py) did not finish \
+             within the limit of {} s, so it and every process it started were killed; give it \
+             longer with --timeout SECONDS or VIDPREP_PARITY_TIMEOUT, or check that the \
+             interpreter does not hang",
+            source.display(),
+            args.profile,
+            package_of(&args.profile),
+            python.display(),
+            limit.as_secs_f64(),
+        );
+    };
+    let stderr = run.stderr;
     match run.status.code() {
         Some(0) => {}
         Some(3) => anyhow::bail!(

@@ -155,6 +155,8 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
         }
     };
     std::fs::write(&temp, text.as_bytes()).map_err(|e| crate::Error::io(&args.output, e))?;
+    // Missing folders above the output are made as for every other output, and said.
+    let created = group.created_warning();
     group.commit()?;
     let frames: usize = tracked.tracks.iter().map(|t| t.keys.len()).sum();
     eprintln!(
@@ -197,6 +199,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
             ));
         }
     }
+    warnings.extend(created);
     super::print_warnings(&warnings);
     Ok(super::EXIT_OK)
 }

@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::exports::{self, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::media::encode::EncodeSettings;
 use crate::pipeline::{self, FrameSink, Progress};
-use crate::plan::Plan;
+use crate::plan::{CheckedPlan, NormalPlan, Plan};
 use crate::sidecar::VERSION;
 
 /// How plans run: encoding defaults and resources.
@@ -126,9 +126,36 @@ pub struct Outcome {
     pub memory: Vec<MemoryFrames>,
 }
 
-/// Runs `plan`, writing to `destination`.
+/// Runs `plan`, writing to `destination`; the plan is checked first ([`Plan::check`]: a
+/// failed check is [`Error::Usage`]). A plan checked already runs with [`execute_checked`].
 pub fn execute(
     plan: &Plan,
+    destination: &Destination,
+    options: &ExecOptions,
+    progress: &mut dyn Progress,
+) -> Result<Outcome> {
+    let _tally = crate::tally::enter(options.tally.as_ref());
+    let checked = CheckedPlan::new(plan.clone())
+        .map_err(|m| Error::Usage(format!("item {:?}: {m}", plan.id)))?;
+    execute_checked(&checked, destination, options, progress)
+}
+
+/// Runs a checked plan (as [`execute`] does, without checking it again).
+pub fn execute_checked(
+    plan: &CheckedPlan,
+    destination: &Destination,
+    options: &ExecOptions,
+    progress: &mut dyn Progress,
+) -> Result<Outcome> {
+    let _tally = crate::tally::enter(options.tally.as_ref());
+    let normal = plan.normal(&options.defaults);
+    execute_normal(&normal, destination, options, progress)
+}
+
+/// Runs a checked plan in its canonical form (the batch runner normalises an item once for
+/// its `--resume` check and its run).
+pub(crate) fn execute_normal(
+    plan: &NormalPlan,
     destination: &Destination,
     options: &ExecOptions,
     progress: &mut dyn Progress,
@@ -136,8 +163,7 @@ pub fn execute(
     let _cancel = options.cancel.enter();
     let _tally = crate::tally::enter(options.tally.as_ref());
     let _settings = options.settings.enter();
-    plan.check()
-        .map_err(|m| Error::Usage(format!("item {:?}: {m}", plan.id)))?;
+    let plan: &Plan = plan;
     match destination {
         Destination::Folder(dir) => crate::error::require_utf8(dir, "the item folder")?,
         Destination::Targets(targets) => {
@@ -175,7 +201,6 @@ pub fn execute(
             )));
         }
     }
-    let plan = &plan.normalized(&options.defaults);
     let source = crate::media::source::Source::new(plan.source.clone(), plan.source_fps);
     crate::media::table::retry_on_table_mismatch(&options.tables, &source, || {
         execute_once(plan, destination, options, progress)
@@ -286,6 +311,9 @@ fn execute_once(
     }
     // A URL read in several requests must still be the file the first one saw.
     stream.input.check_unchanged()?;
+    if let Some(w) = group.created_warning() {
+        warnings.push(w);
+    }
     group.commit()?;
     let memory = makers.iter_mut().filter_map(|m| m.take_memory()).collect();
     Ok(Outcome {
@@ -301,7 +329,7 @@ fn execute_once(
 
 /// `item.json`: what a batch item made and from what, so a resumed run redoes exactly the
 /// items whose plan, inputs or outputs changed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct ItemRecord {
     /// The item's id (the folder's name).
     pub id: String,
@@ -313,7 +341,9 @@ pub(crate) struct ItemRecord {
     /// Every output file below the item folder, with its size; paths relative to the item
     /// folder, sorted, `item.json` itself left out.
     pub outputs: Vec<FileFingerprint>,
-    /// Every input file (a sequence folder's files too), with size and modification time.
+    /// Every input file (a sequence folder's files too): the source's with size and
+    /// modification time, every side input's (boxes, subtitles, a needle sequence, the label
+    /// and info files read beside a `groundtruth.txt`) with size and content hash.
     pub inputs: Vec<FileFingerprint>,
     /// A URL source as its first request saw it (ETag, Last-Modified, size): a resumed run
     /// asks the server again and redoes the item when they differ, when the server cannot
@@ -323,7 +353,7 @@ pub(crate) struct ItemRecord {
 }
 
 /// A URL input as seen at one moment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct RemoteFingerprint {
     /// The URL as the plan gives it.
     pub url: String,
@@ -332,7 +362,7 @@ pub(crate) struct RemoteFingerprint {
 }
 
 /// A file as seen at one moment: path, size and, for inputs, modification time.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub(crate) struct FileFingerprint {
     /// The file: relative to the item folder for outputs, as the plan resolved it for inputs.
     pub path: PathBuf,
@@ -342,6 +372,11 @@ pub(crate) struct FileFingerprint {
     /// size is checked) and when the file system does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified_ns: Option<u128>,
+    /// FNV-1a of its bytes, 16 hex digits: side inputs only (a changed subtitle or boxes
+    /// file redoes the item even with its size and time kept; a copy of the same bytes does
+    /// not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
 }
 
 impl FileFingerprint {
@@ -359,16 +394,25 @@ impl FileFingerprint {
                         .map(|d| d.as_nanos())
                 })
                 .flatten(),
+            content: None,
+        })
+    }
+
+    /// A side input: size and content hash.
+    fn of_content(path: &Path) -> Option<FileFingerprint> {
+        let meta = std::fs::metadata(path).ok()?;
+        let hash = crate::hash::fnv1a_file(path).ok()?;
+        Some(FileFingerprint {
+            path: path.to_path_buf(),
+            bytes: meta.len(),
+            modified_ns: None,
+            content: Some(format!("{hash:016x}")),
         })
     }
 }
 
-/// The hash that says whether an item must be redone: its plan and the run's defaults.
-pub(crate) fn plan_hash(plan: &Plan, defaults: &EncodeSettings) -> String {
-    normalized_plan_hash(plan.normalized(defaults), defaults)
-}
-
-/// [`plan_hash`] of a plan already normalised with `defaults` (normalising is idempotent).
+/// The hash that says whether an item must be redone: its plan, normalised with `defaults`,
+/// and the run's defaults.
 fn normalized_plan_hash(mut normalized: Plan, defaults: &EncodeSettings) -> String {
     // The evidence is carried, not acted on: new scores for the same span redo nothing.
     normalized.evidence = None;
@@ -382,23 +426,35 @@ fn normalized_plan_hash(mut normalized: Plan, defaults: &EncodeSettings) -> Stri
     format!("{:016x}", fnv1a(text.as_bytes()))
 }
 
-/// The fingerprints of a plan's inputs (a folder's files one level down).
+/// The fingerprints of a plan's inputs (a folder's files one level down): the source's by
+/// size and time (a video is not read whole to be checked), the side inputs' by size and
+/// content.
 fn input_fingerprints(plan: &Plan) -> Vec<FileFingerprint> {
+    let source = crate::media::source::input_paths(&plan.source);
     let mut out = Vec::new();
     for input in plan.inputs() {
+        let side = !source.contains(&input);
+        let of = |p: &Path| {
+            if side {
+                FileFingerprint::of_content(p)
+            } else {
+                FileFingerprint::of(p, true)
+            }
+        };
         if input.is_dir() {
             let mut files: Vec<PathBuf> = std::fs::read_dir(&input)
                 .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
                 .unwrap_or_default();
             files.sort();
-            out.extend(
-                files
-                    .iter()
-                    .filter(|p| p.is_file())
-                    .filter_map(|p| FileFingerprint::of(p, true)),
-            );
-        } else if let Some(f) = FileFingerprint::of(&input, true) {
-            out.push(f);
+            out.extend(files.iter().filter(|p| p.is_file()).filter_map(|p| of(p)));
+        } else {
+            out.extend(of(&input));
+            // A GOT-10k groundtruth.txt brings the files read beside it.
+            if side && input.file_name().is_some_and(|n| n == "groundtruth.txt") {
+                for beside in ["absence.label", "cover.label", "meta_info.ini"] {
+                    out.extend(input.parent().and_then(|d| of(&d.join(beside))));
+                }
+            }
         }
     }
     out
@@ -430,6 +486,7 @@ impl ItemRecord {
                     path: rel,
                     bytes: e.metadata().map(|m| m.len()).unwrap_or(0),
                     modified_ns: None,
+                    content: None,
                 })
             })
             .collect();
@@ -444,17 +501,18 @@ impl ItemRecord {
         }
     }
 
-    /// Whether the item in `dir`, made from `plan` with `defaults`, is complete and current:
-    /// the same plan, every output present with its recorded size, every input unchanged.
+    /// Whether the item in `dir`, made from `plan` (normalised with `defaults`), is complete
+    /// and current: the same plan, every output present with its recorded size, every input
+    /// unchanged.
     pub(crate) fn is_current(
         dir: &Path,
-        plan: &Plan,
+        plan: &NormalPlan,
         defaults: &EncodeSettings,
     ) -> Option<ItemRecord> {
         let text = std::fs::read_to_string(dir.join("item.json")).ok()?;
         let record: ItemRecord = serde_json::from_str(&text).ok()?;
         if record.id != plan.id
-            || record.plan_hash != plan_hash(plan, defaults)
+            || record.plan_hash != normalized_plan_hash(Plan::clone(plan), defaults)
             || record.vidprep_version != VERSION
         {
             return None;

@@ -34,13 +34,15 @@ use crate::stages::stream::ProcessedStream;
 use crate::time::{decimal_text, Time};
 
 /// `frames.json`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FramesJson {
     pub vidprep_version: &'static str,
     pub sources: Vec<SourceRecord>,
     /// The plan (the manifest line) that asked for the frames.
+    #[schemars(with = "crate::plan::Plan")]
     pub request: serde_json::Value,
     /// The export that made them.
+    #[schemars(with = "crate::plan::ExportSpec")]
     pub export: serde_json::Value,
     /// What the plan resolved to on the source.
     pub resolved: serde_json::Value,
@@ -54,7 +56,9 @@ pub struct FramesJson {
     pub payload: Option<String>,
     pub jsonl: Option<String>,
     /// The model profile that chose the frames and their size, with every rule it applied.
+    /// (Its fields: `docs/profiles.md`.)
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub profile: Option<crate::profiles::Applied>,
     /// The label drawn on every frame (NumPro's rule, its font, size, colour and place).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,7 +77,7 @@ pub struct FramesJson {
 }
 
 /// One written frame, a line of `frames.json`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FrameRecord {
     pub position: usize,
     pub file: String,
@@ -160,14 +164,16 @@ pub struct FramesSink {
     box_sources: Vec<(usize, std::sync::Arc<SourceBoxes>)>,
     /// The source the frames come from (for errors).
     source: PathBuf,
-    /// A profile's resize of the RGB frame (torch's antialiased bicubic) to this size.
-    resize: Option<(u32, u32)>,
+    /// A profile's resize of the RGB frame to this size, by its resampling.
+    resize: Option<(u32, u32, crate::profiles::Resample)>,
     /// The label drawn on each frame (the text is recorded).
     label: Option<FrameLabel>,
     /// The payload's parts besides the images.
     extras: PayloadExtras,
     /// Its taps and planes, kept from frame to frame.
     resampler: crate::profiles::resample::TorchBicubic,
+    /// Pillow's taps, for a profile that resizes as Pillow does.
+    pil: crate::profiles::pil::PilBicubic,
 }
 
 impl FramesSink {
@@ -209,6 +215,7 @@ impl FramesSink {
             label: None,
             extras: PayloadExtras::default(),
             resampler: Default::default(),
+            pil: Default::default(),
         }
     }
 
@@ -223,8 +230,11 @@ impl FramesSink {
         self.extras = extras;
     }
 
-    /// Resizes every RGB frame to `size` as torch does (a profile's resize).
-    pub fn with_resize(mut self, size: Option<(u32, u32)>) -> FramesSink {
+    /// Resizes every RGB frame to `size` by the resampling named (a profile's resize).
+    pub fn with_resize(
+        mut self,
+        size: Option<(u32, u32, crate::profiles::Resample)>,
+    ) -> FramesSink {
         self.resize = size;
         self
     }
@@ -393,8 +403,11 @@ impl FrameSink for FramesSink {
         } else {
             None
         };
-        if let (Some((w, h)), Some(image)) = (self.resize, rgb.as_mut()) {
-            *image = self.resampler.resize(image, w, h);
+        if let (Some((w, h, how)), Some(image)) = (self.resize, rgb.as_mut()) {
+            *image = match how {
+                crate::profiles::Resample::PilBicubic => self.pil.resize(image, w, h),
+                _ => self.resampler.resize(image, w, h),
+            };
             (width, height) = (w, h);
         }
         let bytes = match (self.spec.format, &rgb) {
@@ -638,8 +651,7 @@ impl Export for FramesMaker {
                     },
                 };
                 Some(
-                    profile
-                        .apply(&input, &self.frames.profile_request())
+                    crate::profiles::apply(profile, &input, &self.frames.profile_request())
                         .map_err(|e| {
                             Error::request(
                                 &stream.source,
@@ -709,7 +721,7 @@ impl Export for FramesMaker {
         let resize = applied
             .as_ref()
             .filter(|a| a.resample != crate::profiles::Resample::None)
-            .map(|a| (a.width, a.height));
+            .map(|a| (a.width, a.height, a.resample));
         let output = FramesOutputSpec {
             format: self.frames.format,
             quality: self.frames.quality,

@@ -47,7 +47,7 @@ pub const RULE: &str = "VLMEvalKit vlmeval/dataset/videomme.py build_prompt: the
 impl Subtitles {
     /// Reads `path` (UTF-8; WebVTT when it starts with `WEBVTT`, else SubRip).
     pub fn load(path: &Path) -> Result<Subtitles> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
         let text = String::from_utf8(bytes).map_err(|e| Error::BadFile {
             path: path.to_path_buf(),
             line: None,

@@ -46,7 +46,7 @@ pub struct AudioPlan {
 }
 
 /// Sample rate and channel count of the encoded soundtrack.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct AudioFormat {
     pub sample_rate: u32,
     pub channels: u16,

@@ -218,3 +218,94 @@ pub(crate) fn audio_frame_pts(frame: &ffmpeg::frame::Audio) -> Option<i64> {
         (None, pts) => pts,
     }
 }
+
+/// Counts, for one video decoder, the pictures whose errors its error resilience concealed,
+/// where the picture itself may not say so. FFmpeg before 5.0 marks such a picture
+/// (`AV_FRAME_FLAG_CORRUPT`) only when it decodes without frame threads, and its parsers drop
+/// the demuxer's `AV_PKT_FLAG_CORRUPT` (MPEG-TS continuity or CRC failures): on FFmpeg 4.3 a
+/// damaged H.264 TS decoded with frame threads looked clean, and a seek into it gave pictures
+/// concealed differently from ffmpeg's decode from the start (24 dB). The one word left is the
+/// log line error resilience writes for every such picture ("concealing N DC, N AC, N MV
+/// errors in P frame"): [`init_logging`] installs a log callback that counts it for the
+/// decoder whose context (`opaque`, copied into each frame thread's context) points at the
+/// watch's counter, then logs as FFmpeg's default callback does. On FFmpeg 5.0 and newer the
+/// flags are kept and the watch does nothing.
+///
+/// The watch must outlive the decoders attached to it: hold it in a field declared after the
+/// decoder's (fields drop in order), or as a local declared before it.
+#[derive(Default)]
+pub(crate) struct ConcealWatch {
+    count: Box<std::sync::atomic::AtomicU64>,
+    seen: u64,
+}
+
+impl ConcealWatch {
+    /// Points `context` (a decoder's, before it is opened) at this watch.
+    pub(crate) fn attach(&self, context: &mut ffmpeg::codec::Context) {
+        #[cfg(all(not(ffmpeg_5_0), target_arch = "x86_64"))]
+        // SAFETY: the context is valid and held mutably and not yet opened; `opaque` is a user
+        // field libavcodec never reads (it copies it into frame threads' contexts). It points
+        // at the boxed counter, whose address is stable and which outlives the decoder (see
+        // the type's comment); the log callback only reads it atomically.
+        unsafe {
+            (*context.as_mut_ptr()).opaque =
+                &*self.count as *const std::sync::atomic::AtomicU64 as *mut std::ffi::c_void;
+        }
+        #[cfg(not(all(not(ffmpeg_5_0), target_arch = "x86_64")))]
+        let _ = context;
+    }
+
+    /// Whether the decoder concealed errors in a picture since the last call.
+    pub(crate) fn concealed_since_last(&mut self) -> bool {
+        let now = self.count.load(std::sync::atomic::Ordering::Relaxed);
+        let new = now != self.seen;
+        self.seen = now;
+        new
+    }
+}
+
+/// Installs the log callback [`ConcealWatch`] needs (FFmpeg before 5.0 on x86-64; elsewhere
+/// nothing): called once, from `media::input::init`.
+pub(crate) fn init_logging() {
+    #[cfg(all(not(ffmpeg_5_0), target_arch = "x86_64"))]
+    // SAFETY: `log_counting_concealment` has the signature av_log_set_callback expects and
+    // is safe to call from any thread.
+    unsafe {
+        ffi::av_log_set_callback(Some(log_counting_concealment));
+    }
+}
+
+/// FFmpeg's default logging, counting error-resilience concealment for watched decoders.
+#[cfg(all(not(ffmpeg_5_0), target_arch = "x86_64"))]
+unsafe extern "C" fn log_counting_concealment(
+    avcl: *mut std::ffi::c_void,
+    level: std::ffi::c_int,
+    fmt: *const std::ffi::c_char,
+    vl: *mut ffi::__va_list_tag,
+) {
+    // SAFETY: FFmpeg passes a NUL-terminated format string (or null) and, as `avcl`, null or
+    // a struct whose first field is its `AVClass` pointer; a class named "AVCodecContext" is
+    // an `AVCodecContext`, whose `opaque` is null or, set by `ConcealWatch::attach`, a live
+    // counter.
+    unsafe {
+        if !avcl.is_null()
+            && !fmt.is_null()
+            && std::ffi::CStr::from_ptr(fmt)
+                .to_bytes()
+                .starts_with(b"concealing ")
+        {
+            let class = *(avcl as *const *const ffi::AVClass);
+            if !class.is_null()
+                && !(*class).class_name.is_null()
+                && std::ffi::CStr::from_ptr((*class).class_name).to_bytes() == b"AVCodecContext"
+            {
+                let counter = (*(avcl as *const ffi::AVCodecContext)).opaque
+                    as *const std::sync::atomic::AtomicU64;
+                if !counter.is_null() {
+                    (*counter).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        }
+        ffi::av_log_default_callback(avcl, level, fmt, vl);
+    }
+}

@@ -91,6 +91,9 @@ pub struct FrameReader {
     target: Option<Target>,
     /// True while decoding from the start of the file without a seek in between.
     from_start: bool,
+    /// The input was read before this reader got it ([`FrameReader::from_used_input`]) and
+    /// has not been positioned since: its next packet is not the first.
+    unpositioned: bool,
     /// After a seek, packets are skipped until the first keyframe.
     need_keyframe: bool,
     packets_done: bool,
@@ -115,6 +118,9 @@ pub struct FrameReader {
     failed_packets: usize,
     /// Counts the decoder and its threads on the call's tally while it is open.
     _held: crate::tally::DecoderHeld,
+    /// Pictures the decoder concealed without saying so (FFmpeg 4); declared after the
+    /// decoder, which points at it, so that it is dropped after it.
+    conceal: crate::media::compat::ConcealWatch,
 }
 
 impl FrameReader {
@@ -155,11 +161,38 @@ impl FrameReader {
         table: Arc<FrameTable>,
     ) -> Result<FrameReader> {
         let source = source.into();
+        let input = VideoInput::open(&source)?;
+        Self::with_input(source, input, false, options, table)
+    }
+
+    /// A reader of the input `table` was built from (the executor's one open of an item's
+    /// source), instead of opening the source again. An input whose packets were read is
+    /// positioned by the first seek; where a reader opened now would decode from the start
+    /// of the file (the target is before the second keyframe) and a seek to the first
+    /// keyframe could decode otherwise (the stream does not start on a keyframe that comes
+    /// first in decoding order), or where the input cannot seek, the source is opened again
+    /// then: the frames are the same as a fresh reader's, proven by the same identity checks.
+    pub(crate) fn from_used_input(
+        used: crate::media::table::UsedInput,
+        options: DecodeOptions,
+        table: Arc<FrameTable>,
+    ) -> Result<FrameReader> {
+        let source = used.input.source.clone();
+        Self::with_input(source, used.input, used.read, options, table)
+    }
+
+    fn with_input(
+        source: Source,
+        mut input: VideoInput,
+        read: bool,
+        options: DecodeOptions,
+        table: Arc<FrameTable>,
+    ) -> Result<FrameReader> {
         let path = source.path().to_path_buf();
-        let mut input = VideoInput::open(&source)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
-        let decoder = open_decoder(&input, options.threads, options.skip_loop_filter)?;
+        let conceal = crate::media::compat::ConcealWatch::default();
+        let decoder = open_decoder(&input, options.threads, options.skip_loop_filter, &conceal)?;
         let _held = crate::tally::decoder_opened(options.threads);
         Ok(FrameReader {
             path,
@@ -170,9 +203,10 @@ impl FrameReader {
             table,
             converter: Converter::to_format(PIPELINE_FORMAT),
             rgb_converter: Converter::to_format(ffmpeg::format::Pixel::RGB24),
-            next_index: Some(0),
+            next_index: (!read).then_some(0),
             target: None,
-            from_start: true,
+            from_start: !read,
+            unpositioned: read,
             need_keyframe: false,
             packets_done: false,
             eof_sent: false,
@@ -186,6 +220,7 @@ impl FrameReader {
             damaged_frames: Vec::new(),
             failed_packets: 0,
             _held,
+            conceal,
         })
     }
 
@@ -290,6 +325,14 @@ impl FrameReader {
                 ),
             ));
         }
+        if self.unpositioned {
+            self.unpositioned = false;
+            // A reader opened now would decode from the start to reach `index`: a seek to
+            // the first keyframe does the same only when decoding starts there.
+            if table.clean_keyframe_at_or_before(index) == 0 && !self.starts_at_first_keyframe() {
+                self.reopen()?;
+            }
+        }
         // Decoding forward from here is no more work than seeking: do that.
         if let (Some(next), None, false) = (self.next_index, self.target, self.drained) {
             if next <= index && table.clean_keyframe_at_or_before(index) <= next {
@@ -370,12 +413,31 @@ impl FrameReader {
         Ok(())
     }
 
+    /// Whether decoding from a seek to the first keyframe gives what decoding from the start
+    /// of the file gives: the first frame shown is a keyframe, the stream's first packet in
+    /// decoding order, and nothing is known to be damaged.
+    fn starts_at_first_keyframe(&self) -> bool {
+        let table = &self.table;
+        if table.is_empty() || !table.damage.is_empty() || table.identity == Identity::Sequential {
+            return false;
+        }
+        let first = table.entry(0);
+        let first_dts = (0..table.len()).filter_map(|i| table.entry(i).dts).min();
+        first.key && (first.dts.is_none() || first.dts == first_dts)
+    }
+
     /// Reopens the file and decoder at the start.
     fn reopen(&mut self) -> Result<()> {
+        self.unpositioned = false;
         let mut input = VideoInput::open(&self.source)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
-        self.decoder = open_decoder(&input, self.options.threads, self.options.skip_loop_filter)?;
+        self.decoder = open_decoder(
+            &input,
+            self.options.threads,
+            self.options.skip_loop_filter,
+            &self.conceal,
+        )?;
         self.input = input;
         self.drained = false;
         self.need_keyframe = false;
@@ -419,10 +481,16 @@ impl FrameReader {
 
     /// The next frame in presentation order, or `None` at the end of the video.
     pub fn next_frame(&mut self) -> Result<Option<Frame>> {
+        if self.unpositioned {
+            // Read in order without a seek: from the start, as a reader opened now.
+            self.reopen()?;
+        }
         loop {
             let raw = self.next_decoded()?;
+            // (FFmpeg 4 may conceal errors without flagging the picture: media::compat.)
+            let concealed = raw.is_some() && self.conceal.concealed_since_last();
             if let Some(raw) = &raw {
-                let damaged = raw.is_corrupt() || raw.has_decode_errors();
+                let damaged = raw.is_corrupt() || raw.has_decode_errors() || concealed;
                 // (An image sequence's pictures are independent: no history to differ.)
                 if damaged
                     && self.input.sequence.is_none()
@@ -552,8 +620,10 @@ impl FrameReader {
             }
             // (A frame after packets the container lost is decoded from incomplete
             // references: damaged, though the decoder cannot tell.)
-            let damaged =
-                raw.is_corrupt() || raw.has_decode_errors() || self.table.damage.suspect(index);
+            let damaged = raw.is_corrupt()
+                || raw.has_decode_errors()
+                || concealed
+                || self.table.damage.suspect(index);
             if damaged {
                 if self.options.strict {
                     return Err(Error::corrupt(
@@ -803,6 +873,7 @@ pub(crate) fn open_decoder(
     input: &VideoInput,
     threads: usize,
     timestamps_only: bool,
+    conceal: &crate::media::compat::ConcealWatch,
 ) -> Result<ffmpeg::decoder::Video> {
     let stream = input
         .context
@@ -822,6 +893,7 @@ pub(crate) fn open_decoder(
     if timestamps_only {
         ffi::skip_loop_filter(&mut context);
     }
+    conceal.attach(&mut context);
     context.decoder().video().map_err(|e| {
         Error::ffmpeg(
             &input.path,

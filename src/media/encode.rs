@@ -72,7 +72,7 @@ impl Container {
 }
 
 /// How outputs are encoded.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EncodeSettings {
     /// x264 constant rate factor (0-51, lower is better quality). Ignored when `bit_rate` is
     /// set.

@@ -133,6 +133,15 @@ impl<'de> serde::Deserialize<'de> for Ratio {
     }
 }
 
+crate::textual::json_schema_as!(
+    Ratio,
+    "Ratio",
+    crate::textual::pattern(
+        "A rational number as ffprobe writes it: `\"num/den\"`.",
+        r"^-?[0-9]+/-?[0-9]+$"
+    )
+);
+
 impl std::fmt::Display for Ratio {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.num, self.den)
@@ -239,6 +248,7 @@ pub fn init() {
     INIT.call_once(|| {
         let _ = ffmpeg::init();
         ffmpeg::log::set_level(ffmpeg::log::Level::Fatal);
+        crate::media::compat::init_logging();
     });
 }
 

@@ -25,7 +25,17 @@ use crate::media::source::{network_deadline, network_timeout};
 
 /// What identifies one version of a remote resource (as `item.json` records it for a URL
 /// source, so that `--resume` can ask the server whether it is still that version).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub(crate) struct Validators {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     etag: Option<String>,

@@ -117,6 +117,24 @@ impl Serialize for FrameRate {
     }
 }
 
+// A number, or text: a decimal or `num/den`, optionally followed by `hz` or `fps` (any
+// case), no zero denominator; 0.1 to 1000 frames per second (the range is checked for
+// numbers only here).
+crate::textual::json_schema_as!(
+    FrameRate,
+    "FrameRate",
+    schemars::json_schema!({
+        "description": "A frame rate from 0.1 to 1000 frames per second: a number (`25`, `29.97`) or text (`\"30000/1001\"`, `\"25fps\"`).",
+        "anyOf": [
+            {"type": "number", "minimum": 0.1, "maximum": 1000},
+            {
+                "type": "string",
+                "pattern": r"^\s*([0-9]+\s*/\s*0*[1-9][0-9]*|[0-9]+\.?[0-9]*|\.[0-9]+)\s*([hH][zZ]|[fF][pP][sS])?\s*$"
+            }
+        ]
+    })
+);
+
 impl<'de> serde::Deserialize<'de> for FrameRate {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<FrameRate, D::Error> {
         struct V;

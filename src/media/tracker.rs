@@ -426,7 +426,7 @@ pub fn fill_gaps_with(
                     record.drift_iou = Some((drift * 1000.0).round() / 1000.0);
                     record.flagged = drift < options.min_drift_iou;
                     record.method = format!("track-{name}");
-                    blend(a, b, box_a, box_b, &fwd, &bwd_rev)
+                    blend(a, b, box_a, box_b, &fwd, &bwd_rev, options.min_drift_iou)
                 }
                 None => {
                     let mut forward = factory().map_err(context)?;
@@ -550,7 +550,10 @@ fn run_rev(
 /// its first size while the object grows still ends on the key). Then they are blended by
 /// distance, `(1-u)` of the forward box and `u` of the backward one; one side alone where the
 /// other lost the object (unsnapped when it lost it before its key); linear between the keys
-/// where both did.
+/// where both did. Where both tracks held the object to the other key (IoU at least `trust`
+/// with its box: [`TrackOptions::min_drift_iou`], below which a gap is flagged as drifted),
+/// the blend is then drawn toward the linear box by how much of its departure from it is
+/// tracker noise ([`shrink_factors`]).
 pub fn blend(
     a: usize,
     b: usize,
@@ -558,6 +561,7 @@ pub fn blend(
     box_b: BBox,
     fwd: &[Option<BBox>],
     bwd: &[Option<BBox>],
+    trust: f64,
 ) -> Vec<(usize, BBox)> {
     let miss = |key: &BBox, at: Option<BBox>| {
         at.map(|t| [key.x1 - t.x1, key.y1 - t.y1, key.x2 - t.x2, key.y2 - t.y2])
@@ -573,7 +577,7 @@ pub fn blend(
         ),
         None => x,
     };
-    (a + 1..b)
+    let frames: Vec<Frame> = (a + 1..b)
         .map(|f| {
             let u = (f - a) as f64 / (b - a) as f64;
             let i = f - a;
@@ -583,15 +587,91 @@ pub fn blend(
                 .copied()
                 .flatten()
                 .map(|x| snap(x, bwd_miss, 1.0 - u));
+            let linear = BBox::lerp(&box_a, &box_b, u);
             let bbox = match (fw, bw) {
                 (Some(x), Some(y)) => BBox::lerp(&x, &y, u),
                 (Some(x), None) => x,
                 (None, Some(y)) => y,
-                (None, None) => BBox::lerp(&box_a, &box_b, u),
+                (None, None) => linear,
+            };
+            Frame {
+                u,
+                fw,
+                bw,
+                linear,
+                bbox,
+            }
+        })
+        .collect();
+    // Their disagreement is jitter only where both held the object up to the other key; a
+    // track that drifted disagrees by its bias, which the snap already spreads over the gap.
+    let held = |end: Option<BBox>, key: &BBox| end.is_some_and(|e| e.iou(key) >= trust);
+    let both_held = held(fwd.get(b - a).copied().flatten(), &box_b)
+        && held(bwd.first().copied().flatten(), &box_a);
+    let keep = match both_held {
+        true => shrink_factors(&frames),
+        false => None,
+    };
+    (a + 1..b)
+        .zip(frames)
+        .map(|(f, x)| {
+            let bbox = match keep {
+                Some(k) => {
+                    let (l, t) = (corners(&x.linear), corners(&x.bbox));
+                    let c: Vec<f64> = (0..4).map(|j| l[j] + k[j] * (t[j] - l[j])).collect();
+                    BBox::new(c[0], c[1], c[2], c[3])
+                }
+                None => x.bbox,
             };
             (f, bbox)
         })
         .collect()
+}
+
+/// One frame of a gap in [`blend`]: its place `u`, the snapped forward and backward boxes,
+/// the linear box and their distance blend.
+struct Frame {
+    u: f64,
+    fw: Option<BBox>,
+    bw: Option<BBox>,
+    linear: BBox,
+    bbox: BBox,
+}
+
+fn corners(b: &BBox) -> [f64; 4] {
+    [b.x1, b.y1, b.x2, b.y2]
+}
+
+/// How much of the blend's departure from the linear box to keep, per coordinate (x1, y1,
+/// x2, y2), over a gap where both snapped tracks span it (`None` otherwise): a shrinkage
+/// estimate with nothing to tune. The departure `d = blend - linear` is the object's real
+/// departure from uniform motion plus tracker noise. If each snapped track is the truth plus
+/// its own noise of variance `s2`, the two differ by `fw - bw` with `E[(fw - bw)^2] = 2 s2`,
+/// and their blend `(1-u) fw + u bw` carries noise of variance `((1-u)^2 + u^2) s2`. Over the
+/// gap, `S = sum d^2` is the departure's energy and `N = sum ((1-u)^2 + u^2) (fw - bw)^2 / 2`
+/// its expected noise part; keeping the fraction `max(0, 1 - N/S)` of `d` is the Wiener
+/// (James-Stein) factor: a pedestrian walking at constant speed, where the trackers only add
+/// jitter, gets nearly the linear box; a bag swung about, where both trackers agree on a
+/// path far from linear, keeps the tracked one.
+fn shrink_factors(frames: &[Frame]) -> Option<[f64; 4]> {
+    let mut s = [0.0; 4];
+    let mut n = [0.0; 4];
+    for x in frames {
+        let (fw, bw) = (corners(&x.fw?), corners(&x.bw?));
+        let (l, t) = (corners(&x.linear), corners(&x.bbox));
+        let w = (1.0 - x.u).powi(2) + x.u.powi(2);
+        for j in 0..4 {
+            s[j] += (t[j] - l[j]).powi(2);
+            n[j] += w * (fw[j] - bw[j]).powi(2) / 2.0;
+        }
+    }
+    Some(std::array::from_fn(|j| {
+        if s[j] > 0.0 {
+            (1.0 - n[j] / s[j]).max(0.0)
+        } else {
+            0.0
+        }
+    }))
 }
 
 #[cfg(test)]
@@ -891,7 +971,7 @@ mod tests {
         let bwd: Vec<Option<BBox>> = (0..=4)
             .map(|i| Some(kb.translated((i as f64 - 4.0) * 8.0, 0.0)))
             .collect();
-        let out = blend(0, 4, ka, kb, &fwd, &bwd);
+        let out = blend(0, 4, ka, kb, &fwd, &bwd, 0.5);
         // The forward track ends at x 48 (8 past the key at 40), the backward one at x 8 (8
         // past the key at 0). Frame 1: forward 12 - 8/4 = 10, backward 16 - 8 * 3/4 = 10;
         // blended 10.
@@ -902,11 +982,48 @@ mod tests {
         // Unsnapped: a forward track lost before its key keeps its boxes.
         let mut lost = fwd.clone();
         lost[4] = None;
-        let out = blend(0, 4, ka, kb, &lost, &vec![None; 5]);
+        let out = blend(0, 4, ka, kb, &lost, &vec![None; 5], 0.5);
         assert!((out[0].1.x1 - 12.0).abs() < 1e-12);
         let none = vec![None; 5];
-        let out = blend(0, 4, ka, kb, &none, &none);
+        let out = blend(0, 4, ka, kb, &none, &none, 0.5);
         assert!((out[1].1.x1 - 20.0).abs() < 1e-12, "linear where both lost");
+    }
+
+    #[test]
+    fn blend_draws_jitter_toward_linear_and_keeps_agreed_motion() {
+        // A box moving 10 px a frame, keyed at frames 0 and 8.
+        let truth = |f: usize| BBox::new(10.0 * f as f64, 0.0, 10.0 * f as f64 + 20.0, 20.0);
+        let (ka, kb) = (truth(0), truth(8));
+        // Both trackers jitter +-2 px about the truth, independently (opposite signs), and
+        // end on their keys: what departs from linear is their noise alone, which the blend
+        // removes (S = N: the linear box).
+        let jitter = |f: usize, sign: f64| {
+            let d = if f % 2 == 1 { 2.0 * sign } else { 0.0 };
+            Some(truth(f).translated(d, 0.0))
+        };
+        let fwd: Vec<Option<BBox>> = (0..=8).map(|f| jitter(f, 1.0)).collect();
+        let bwd: Vec<Option<BBox>> = (0..=8).map(|f| jitter(f, -1.0)).collect();
+        let out = blend(0, 8, ka, kb, &fwd, &bwd, 0.5);
+        for (f, b) in &out {
+            let before = BBox::lerp(&fwd[*f].unwrap(), &bwd[*f].unwrap(), *f as f64 / 8.0);
+            let (err, err_before) = (
+                (b.x1 - truth(*f).x1).abs(),
+                (before.x1 - truth(*f).x1).abs(),
+            );
+            assert!(
+                err <= err_before + 1e-12 && err < 1.0,
+                "frame {f}: {b:?} ({before:?})"
+            );
+        }
+        // Both agree on a path far from linear (a 30 px detour up): kept as tracked.
+        let detour = |f: usize| {
+            let up = 30.0 * (std::f64::consts::PI * f as f64 / 8.0).sin();
+            Some(truth(f).translated(0.0, -up))
+        };
+        let path: Vec<Option<BBox>> = (0..=8).map(detour).collect();
+        for (f, b) in blend(0, 8, ka, kb, &path, &path, 0.5) {
+            assert!(b.iou(&path[f].unwrap()) > 1.0 - 1e-9, "frame {f}: {b:?}");
+        }
     }
 
     #[cfg(not(feature = "tracking"))]

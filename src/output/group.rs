@@ -280,6 +280,26 @@ impl OutputGroup {
         })
     }
 
+    /// What to tell the caller about the folders this group created for its outputs (an
+    /// output's missing parent folders are made, never silently): `None` when it made none.
+    pub fn created_warning(&self) -> Option<String> {
+        match self.created_dirs.as_slice() {
+            [] => None,
+            [one] => Some(format!(
+                "created the folder {} for the output (it did not exist)",
+                one.display()
+            )),
+            many => Some(format!(
+                "created the missing folders {} for the output (check the path if that was not \
+                 meant)",
+                many.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
     /// Claims `target` inside a container folder: no entry of its own (the folder carries it).
     fn claim_inside(&mut self, target: &Path, kind: Kind, temp: PathBuf) -> Result<PathBuf> {
         let key = canonical(target);

@@ -48,16 +48,7 @@ impl Plan {
         if self.source.as_os_str().is_empty() {
             return Err("\"source\" is empty; expected a video path".into());
         }
-        let mut named = vec![("\"source\"", &self.source)];
-        if let Some(b) = &self.boxes {
-            named.push(("\"boxes\"", &b.path));
-        }
-        if let Some(i) = &self.insert {
-            named.push(("\"insert\".\"sequence\"", &i.sequence));
-        }
-        for (role, path) in named {
-            crate::error::require_utf8(path, role).map_err(|e| e.to_string())?;
-        }
+        self.check_paths()?;
         if self.span.is_some() && (self.start.is_some() || self.end.is_some()) {
             return Err("give the span either as \"span\": {\"start\", \"end\"} or as \"start\"/\"end\", not both".into());
         }
@@ -110,6 +101,24 @@ impl Plan {
                 )));
             }
             check_export(e, self).map_err(here)?;
+        }
+        Ok(())
+    }
+}
+
+impl Plan {
+    /// The part of [`Plan::check`] about paths: the source, boxes and needle are UTF-8 (they
+    /// are written into sidecars and reports).
+    pub(super) fn check_paths(&self) -> Result<(), String> {
+        let mut named = vec![("\"source\"", &self.source)];
+        if let Some(b) = &self.boxes {
+            named.push(("\"boxes\"", &b.path));
+        }
+        if let Some(i) = &self.insert {
+            named.push(("\"insert\".\"sequence\"", &i.sequence));
+        }
+        for (role, path) in named {
+            crate::error::require_utf8(path, role).map_err(|e| e.to_string())?;
         }
         Ok(())
     }

@@ -7,15 +7,48 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::plan::Plan;
+use crate::plan::{CheckedPlan, Plan};
 
-/// A plan with the manifest line it came from.
+/// A checked plan with the manifest line it came from: what the batch runner runs (without
+/// checking the plan again: [`CheckedPlan`] is the proof of its check).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ManifestItem {
     /// 1-based line where the entry starts.
     pub line: usize,
     /// The entry's plan, checked, with relative paths resolved against the manifest's folder.
-    pub plan: Plan,
+    pub plan: CheckedPlan,
+}
+
+impl ManifestItem {
+    /// An item of `plan` (made by a door rather than read from a file: vidprep insert's
+    /// hosts, detect's contact sheets, review's previews, a driver's item), checked now; a
+    /// plan that fails its check is the [`BadItem`] the batch reports as failed.
+    pub fn check(line: usize, plan: Plan) -> std::result::Result<ManifestItem, BadItem> {
+        let id = plan.id.clone();
+        match CheckedPlan::new(plan) {
+            Ok(plan) => Ok(ManifestItem { line, plan }),
+            Err(m) => Err(BadItem {
+                line,
+                error: Error::Usage(format!("item {id:?}: {m}")),
+                id: Some(id),
+            }),
+        }
+    }
+
+    /// [`ManifestItem::check`] of each plan: the items that passed and the ones that did not.
+    pub fn check_all(
+        plans: impl IntoIterator<Item = (usize, Plan)>,
+    ) -> (Vec<ManifestItem>, Vec<BadItem>) {
+        let mut items = Vec::new();
+        let mut bad = Vec::new();
+        for (line, plan) in plans {
+            match ManifestItem::check(line, plan) {
+                Ok(i) => items.push(i),
+                Err(b) => bad.push(b),
+            }
+        }
+        (items, bad)
+    }
 }
 
 /// An entry that cannot run.
@@ -25,7 +58,8 @@ pub struct BadItem {
     pub line: usize,
     /// Its id, when it could be read.
     pub id: Option<String>,
-    /// What is wrong: an [`Error::BadFile`] naming the manifest and line.
+    /// What is wrong: an [`Error::BadFile`] naming the manifest and line (for an item a door
+    /// made, the [`Error::Usage`] of its check).
     pub error: Error,
 }
 
@@ -103,7 +137,10 @@ fn bytes_line(bytes: &[u8], offset: usize) -> usize {
 }
 
 /// One entry: JSON, a plan, checked, paths resolved, inputs present.
-fn parse_entry(entry: &str, base: &Path) -> std::result::Result<Plan, (Option<String>, String)> {
+fn parse_entry(
+    entry: &str,
+    base: &Path,
+) -> std::result::Result<CheckedPlan, (Option<String>, String)> {
     let value: serde_json::Value =
         serde_json::from_str(entry).map_err(|e| (None, format!("not valid JSON: {e}")))?;
     if !value.is_object() {
@@ -116,9 +153,9 @@ fn parse_entry(entry: &str, base: &Path) -> std::result::Result<Plan, (Option<St
     let id = value.get("id").and_then(|v| v.as_str()).map(str::to_string);
     let fail = |m: String| (id.clone(), m);
     // Read from the text (not the value) so errors say where in the line they are.
-    let mut plan: Plan = serde_json::from_str(entry).map_err(|e| fail(e.to_string()))?;
-    plan.check().map_err(fail)?;
-    plan.resolve_paths(base);
+    let plan: Plan = serde_json::from_str(entry).map_err(|e| fail(e.to_string()))?;
+    let mut plan = CheckedPlan::new(plan).map_err(fail)?;
+    plan.resolve_paths(base).map_err(fail)?;
     if let Err(e) = crate::media::source::check_source(&plan.source, plan.source_fps) {
         return Err(fail(e.to_string()));
     }

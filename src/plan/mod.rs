@@ -10,10 +10,12 @@
 //! Defaults live here, in one place.
 //!
 //! The files, one job each: `schema.rs` (the types and their defaults), `text.rs` (the values
-//! spelt as text, with hand-written serde), `check.rs` ([`Plan::check`]), `normalise.rs`
+//! spelt as text, with hand-written serde), `check.rs` ([`Plan::check`]), `checked.rs` (the
+//! proof of it, [`CheckedPlan`], so that an item is checked once), `normalise.rs`
 //! ([`Plan::normalized`]), `manifest.rs` (JSONL / JSON arrays with line numbers).
 
 mod check;
+mod checked;
 pub mod manifest;
 mod normalise;
 mod schema;
@@ -25,6 +27,8 @@ pub use crate::fit::Fit;
 pub use crate::media::source::FrameRate;
 pub use crate::sampling::{Order, Sampler};
 pub use check::validate_id;
+pub use checked::CheckedPlan;
+pub(crate) use checked::NormalPlan;
 pub use schema::{
     BoxOptions, BoxesSpec, ClipExport, ExportSpec, FramesExport, InsertSpec, Plan, Position,
     PreviewExport, SpanSpec, VideoExport,

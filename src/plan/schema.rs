@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::text::{BoxesOut, FrameLabel, ImageFormat, Payload, Size, Strip};
@@ -17,7 +18,7 @@ use crate::sampling::{Order, Request, Sampler};
 use crate::time::TimeSpec;
 
 /// One item: a source and what to make of it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     /// The item's name: its outputs go to `OUT_DIR/<id>/` in a batch. A file name.
@@ -59,6 +60,7 @@ pub struct Plan {
     /// Treat damaged input (packets that do not decode, frames decoded with errors) as an
     /// error instead of decoding what can be decoded, as ffmpeg does, and reporting it.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub strict: bool,
     /// Why this item exists, as its proposer wrote it (`vidprep detect` puts the detector and
     /// its scores here). Carried, never acted on: it changes no output and is left out of
@@ -91,7 +93,7 @@ impl Plan {
 }
 
 /// A half-open span `[start, end)`; either end may be left out.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SpanSpec {
     /// The first source frame kept: a frame, seconds or a timecode (not a percentage).
@@ -105,7 +107,7 @@ pub struct SpanSpec {
 }
 
 /// How annotation boxes are read and drawn.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BoxOptions {
     /// The format (default: detected).
@@ -116,9 +118,11 @@ pub struct BoxOptions {
     pub fill: Fill,
     /// Draw the boxes on the frames (default). `false` only carries them into the sidecars.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
+    #[schemars(extend("default" = true))]
     pub draw: bool,
     /// Draw a label tab above each box (default).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
+    #[schemars(extend("default" = true))]
     pub labels: bool,
     /// Line width in pixels (default: scaled to the frame).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -134,9 +138,11 @@ pub struct BoxOptions {
     pub item: Option<String>,
     /// `time` or `frame` keys, when a file has both.
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(extend("default" = "time"))]
     pub keys: KeyKind,
     /// Plain/Waymo coordinates: `auto`, `pixels` or `normalized`.
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(extend("default" = "auto"))]
     pub units: Units,
     /// Waymo: the camera to read when the file has several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,6 +197,37 @@ impl Serialize for BoxesSpec {
             }
             .serialize(s),
         }
+    }
+}
+
+/// What the hand-written `Deserialize` below accepts: a non-empty path, or an object with
+/// `path` and the fields of [`BoxOptions`] (and no other).
+impl JsonSchema for BoxesSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BoxesSpec".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut object = BoxOptions::json_schema(generator);
+        object.remove("description");
+        let map = object.ensure_object();
+        if let Some(serde_json::Value::Object(properties)) = map.get_mut("properties") {
+            let path = serde_json::json!({
+                "description": "The annotation file or folder.",
+                "type": "string",
+            });
+            // `path` first, as a reader expects it.
+            let rest = std::mem::take(properties);
+            properties.insert("path".into(), path);
+            properties.extend(rest);
+        }
+        map.insert("required".into(), serde_json::json!(["path"]));
+        schemars::json_schema!({
+            "description": "The source's annotations: a file path, or an object with `path` and the options of `annotations`.",
+            "oneOf": [
+                {"type": "string", "minLength": 1},
+                object
+            ]
+        })
     }
 }
 
@@ -269,7 +306,7 @@ impl<'de> Deserialize<'de> for BoxesSpec {
 }
 
 /// Where and how a GOT-10k sequence goes into the clip.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InsertSpec {
     /// The sequence folder (JPEG frames, `groundtruth.txt`, `meta_info.ini`).
@@ -285,6 +322,7 @@ pub struct InsertSpec {
     pub fit: Fit,
     /// Draw the needle's boxes (for inspection).
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub overlay: bool,
 }
 
@@ -310,7 +348,7 @@ impl InsertSpec {
 
 /// One output of an item. The registry of export kinds: adding a kind is a variant here, a
 /// file in `src/exports/` and one line in `exports::maker`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum ExportSpec {
@@ -349,7 +387,7 @@ impl ExportSpec {
 }
 
 /// A clip: the processed stream as H.264 (+AAC) in MP4/MOV/MKV.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClipExport {
     /// The base name of the export's files, unique within the item (default: `clip`).
@@ -366,6 +404,7 @@ pub struct ClipExport {
     pub audio: Option<bool>,
     /// Stream-copy whole GOPs instead of re-encoding (fast; the span snaps to keyframes).
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub copy: bool,
     /// Also write the output's boxes beside it (default for an insertion: `vstar`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -377,15 +416,17 @@ pub struct ClipExport {
     /// partial GOPs at the edges (and an inserted needle), as one H.264 stream with the same
     /// frames. Falls back to a full encode, saying why in the sidecar, where it cannot apply.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub smart: bool,
     /// After writing, decode the output and compare every frame with the frame it should be:
     /// copied frames bit-identical, re-encoded ones at least 40 dB PSNR. A mismatch fails.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub verify: bool,
 }
 
 /// A capped video for video-native models.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VideoExport {
     /// The base name of the export's files, unique within the item (default: `video`).
@@ -399,6 +440,7 @@ pub struct VideoExport {
     pub max_base64_bytes: u64,
     /// Also write `NAME.b64`.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub base64: bool,
     /// x264 preset; default from the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -408,6 +450,7 @@ pub struct VideoExport {
     pub audio: Option<bool>,
     /// Re-encode even a file that already is a standard model input within the caps.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub reencode: bool,
     /// Also write the output's boxes beside it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -430,7 +473,7 @@ impl Default for VideoExport {
 }
 
 /// A preview for people: every frame of the processed stream, small, quick to seek.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PreviewExport {
     /// The base name of the export's files, unique within the item (default: `preview`).
@@ -480,7 +523,7 @@ fn default_budget() -> u64 {
 }
 
 /// Sampled frames for image-only models.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FramesExport {
     /// The name of the export's folder and files, unique within the item (default:
@@ -501,12 +544,14 @@ pub struct FramesExport {
     pub sampler: Sampler,
     /// Let the formula repeat frames where the toolkit would.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub allow_repeats: bool,
     /// `ordered`, `shuffled`, `reversed` or `last`.
     #[serde(default)]
     pub order: Order,
     /// Seed of the shuffled order.
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(extend("default" = 0))]
     pub seed: u64,
     /// `jpg` or `png`.
     #[serde(default)]
@@ -519,12 +564,14 @@ pub struct FramesExport {
     pub max_size: Option<Size>,
     /// A captioned grid of every frame: `true`, or a column count.
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(extend("default" = false))]
     pub strip: Strip,
     /// An API payload fragment with the images as Base64: `openai`, `anthropic`, `gemini`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<Payload>,
     /// `frames.jsonl`: one line per image with its Base64 data.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub jsonl: bool,
     /// A model profile (`qwen3-vl`, ...: `docs/profiles.md`): the frames, sizes and pixels
     /// that model's own preprocessing gives it. It replaces `sampler` and `max_size`;
@@ -533,6 +580,7 @@ pub struct FramesExport {
     pub profile: Option<String>,
     /// The profile's other options by the package's names (`min_pixels`, `video_start`, ...).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    #[schemars(extend("default" = {}))]
     pub profile_options: std::collections::BTreeMap<String, f64>,
     /// Drawn on each frame as NumPro does (red, 40 px, bottom right): `frame` (its number
     /// in the stream) or `time` (its time in seconds).
@@ -545,6 +593,7 @@ pub struct FramesExport {
     /// `audio.wav`: the span's audio as 16 kHz mono 16-bit PCM, sample 0 at time 0 of the
     /// frames' times.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub audio: bool,
 }
 

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Which boxes file to write beside an output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum BoxesOut {
     /// `NAME.boxes.json`: vidprep's own annotation JSON.
@@ -42,6 +42,18 @@ impl Serialize for Strip {
         }
     }
 }
+
+crate::textual::json_schema_as!(
+    Strip,
+    "Strip",
+    schemars::json_schema!({
+        "description": "A captioned grid of every frame: `true` (up to 4 columns), `false`, or a column count (0: up to 4; at most 64).",
+        "oneOf": [
+            {"type": "boolean"},
+            {"type": "integer", "minimum": 0, "maximum": 64}
+        ]
+    })
+);
 
 impl<'de> Deserialize<'de> for Strip {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -85,6 +97,16 @@ impl std::fmt::Display for Size {
 }
 
 crate::textual::serde_as_text!(Size);
+// `fit::parse_size`: split at the first `x` or `X`, each side a trimmed `u32` (a `+` sign
+// allowed) of at least 2.
+crate::textual::json_schema_as!(
+    Size,
+    "Size",
+    crate::textual::pattern(
+        "`WIDTHxHEIGHT` in pixels, both at least 2 (`1920x1280`).",
+        r"^\s*\+?0*([2-9]|[1-9][0-9]+)\s*[xX]\s*\+?0*([2-9]|[1-9][0-9]+)\s*$"
+    )
+);
 
 /// Image file format of exported frames.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -134,6 +156,14 @@ impl std::str::FromStr for ImageFormat {
 }
 
 crate::textual::serde_as_text!(ImageFormat);
+crate::textual::json_schema_as!(
+    ImageFormat,
+    "ImageFormat",
+    crate::textual::names(
+        "Image file format: `jpg` (`jpeg`) or `png`.",
+        &["jpg", "jpeg", "png"]
+    )
+);
 
 /// The API whose request format the payload follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,6 +201,14 @@ impl std::str::FromStr for Payload {
 }
 
 crate::textual::serde_as_text!(Payload);
+crate::textual::json_schema_as!(
+    Payload,
+    "Payload",
+    crate::textual::names(
+        "The API whose request format the payload follows.",
+        &["openai", "anthropic", "gemini"]
+    )
+);
 
 /// What a frames export draws on each frame, as NumPro does (`src/draw/numpro.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,3 +252,11 @@ impl std::str::FromStr for FrameLabel {
 }
 
 crate::textual::serde_as_text!(FrameLabel);
+crate::textual::json_schema_as!(
+    FrameLabel,
+    "FrameLabel",
+    crate::textual::names(
+        "Drawn on each frame: `frame` (its number in the stream) or `time` (seconds).",
+        &["frame", "time"]
+    )
+);

@@ -29,7 +29,7 @@ pub enum Api {
 }
 
 /// One model family's estimate for the request.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Estimate {
     /// The models the rule is documented for.
     pub models: &'static str,

@@ -16,8 +16,10 @@ use serde::Serialize;
 use crate::sampling::{FrameTimes, Sampler};
 
 pub mod api;
+mod internvl;
 mod llava;
 mod lmms_eval;
+pub mod pil;
 mod qwen;
 pub mod resample;
 
@@ -28,6 +30,7 @@ const PROFILES: &[&dyn Profile] = &[
     &qwen::Qwen3VlHf,
     &lmms_eval::LmmsEvalReadVideo,
     &llava::LlavaOnevision,
+    &internvl::InternVl,
 ];
 
 /// The profile named `name`.
@@ -122,6 +125,8 @@ pub struct Rule {
 pub enum Resample {
     /// torch's antialiased bicubic ([`resample::TorchBicubic`]) on the RGB frame.
     TorchBicubicAntialias,
+    /// Pillow's `Image.resize(size, BICUBIC)` ([`pil::PilBicubic`]) on the RGB frame.
+    PilBicubic,
     /// No resize: the decoded frame as RGB24 (PyAV's `to_ndarray(format="rgb24")`).
     None,
 }
@@ -180,6 +185,33 @@ pub trait Profile: Sync {
     ) -> Result<Applied, ProfileError>;
 }
 
+/// `profile` applied to `input`; a refusal of a request with options names them with their
+/// values, unless the reason already names the option it is about.
+pub fn apply(
+    profile: &dyn Profile,
+    input: &ProfileInput,
+    request: &ProfileRequest,
+) -> Result<Applied, ProfileError> {
+    profile.apply(input, request).map_err(|mut e| {
+        if !request.options.is_empty() && !e.reason.contains("option ") {
+            let given: Vec<String> = request
+                .options
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            e.reason = format!(
+                "{} (with the option{} {}: check {} against what the package accepts, \
+                 docs/profiles.md)",
+                e.reason,
+                if given.len() == 1 { "" } else { "s" },
+                given.join(", "),
+                if given.len() == 1 { "it" } else { "them" }
+            );
+        }
+        e
+    })
+}
+
 /// Checks `request`'s option names against `profile`'s (everything needing no media).
 pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<(), String> {
     for (key, value) in &request.options {
@@ -196,6 +228,12 @@ pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<
                 profile.options().join(", ")
             ));
         }
+        if let Some(expected) = out_of_range(key, *value) {
+            return Err(format!(
+                "profile {}: option {key:?} must be {expected}, found {value}",
+                profile.name()
+            ));
+        }
     }
     if request.count.is_some() && request.fps.is_some() {
         return Err(format!(
@@ -204,6 +242,31 @@ pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<
         ));
     }
     Ok(())
+}
+
+/// What an option's value must be, when `value` is not that (known without the video): a
+/// side in pixels is a whole number from 1, a frame count at least 1, internvl's tile counts
+/// and input size within what dynamic_preprocess takes. (A pixel budget the
+/// package itself refuses, `max_pixels` below `min_pixels`, is refused with the package's
+/// words when the profile is applied.)
+fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
+    let whole = value.fract() == 0.0;
+    match key {
+        "resized_height" | "resized_width" | "height" | "width"
+            if !(whole && (1.0..=65535.0).contains(&value)) =>
+        {
+            Some("a whole number of pixels from 1 to 65535")
+        }
+        "min_frames" | "max_frames" if value < 1.0 => Some("a frame count of at least 1"),
+        // internvl's dynamic_preprocess tile counts and its input size.
+        "max_num" | "min_num" if !(whole && (1.0..=40.0).contains(&value)) => {
+            Some("a whole number of tiles from 1 to 40")
+        }
+        "input_size" if !(whole && (14.0..=4096.0).contains(&value)) => {
+            Some("a whole number of pixels from 14 to 4096")
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -187,9 +187,16 @@ fn fetch_video(
                 ((e.min(max_duration).max(0.0) * video_fps).floor() as usize).min(all - 1)
             });
             if start >= end {
+                let given: Vec<String> = [("video_start", vs), ("video_end", ve)]
+                    .into_iter()
+                    .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+                    .collect();
                 return Err(fail(format!(
-                    "Invalid time range: start frame {start} exceeds end frame {end} (video \
-                     duration {max_duration:.2}s, {all} frames @ {video_fps}fps)"
+                    "option {} selects no frames: expected seconds with 0 <= video_start < \
+                     video_end <= {max_duration:.2} (the video lasts {max_duration:.2} s, {all} \
+                     frames at {video_fps} fps); the package says: Invalid time range: start \
+                     frame {start} exceeds end frame {end}",
+                    given.join(" and ")
                 )));
             }
             rules.push(rule(

@@ -332,7 +332,7 @@ fn find_items(
             note(&item.plan.id, &mut order, &mut by_id);
             let f = by_id.get_mut(&item.plan.id).expect("noted");
             f.line = item.line;
-            f.plan = Some(item.plan.clone());
+            f.plan = Some(item.plan.plan().clone());
         }
     }
     // Reports: report.jsonl and shard reports, in name order.
@@ -479,22 +479,20 @@ fn make_previews(
     observer: &dyn Observer,
     warnings: &mut Vec<String>,
 ) -> Result<Previews> {
-    let mut items = Vec::new();
+    let mut plans = Vec::new();
     for f in found.iter() {
         let (Some(dir), Some(plan)) = (&f.dir, &f.plan) else {
             continue;
         };
         let span_frames = page::span_frames(dir).unwrap_or(options.thumbs);
         let thumbs = options.thumbs.min(span_frames.max(1));
-        items.push(ManifestItem {
-            line: f.line,
-            plan: preview_plan(plan, thumbs, options.preview_size),
-        });
+        plans.push((f.line, preview_plan(plan, thumbs, options.preview_size)));
     }
     let mut previews = Previews::default();
-    if items.is_empty() {
+    if plans.is_empty() {
         return Ok(previews);
     }
+    let (items, bad) = ManifestItem::check_all(plans);
     let batch = BatchOptions {
         out_dir: media_dir.to_path_buf(),
         jobs: options.jobs,
@@ -505,7 +503,7 @@ fn make_previews(
         exec: ExecOptions::default(),
         origin: options.manifest.clone(),
     };
-    let (_, reports) = run_batch(&items, &[], &batch, observer)?;
+    let (_, reports) = run_batch(&items, &bad, &batch, observer)?;
     for r in reports {
         let id = r.id.clone().unwrap_or_default();
         match r.status {

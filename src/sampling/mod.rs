@@ -279,6 +279,20 @@ impl Serialize for Sampler {
     }
 }
 
+/// A registered name (`uniform`, `qwen`, ...), as [`FromStr`] reads it. (serde_json also
+/// takes the enum's map form, `{"qwen": null}`, which no manifest writes: left out.)
+impl schemars::JsonSchema for Sampler {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Sampler".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::textual::names(
+            "The toolkit whose formula picks the frames (docs/export.md).",
+            Sampler::names(),
+        )
+    }
+}
+
 /// As `#[derive(Deserialize)]` read the enum this handle replaced, with the same errors: a
 /// registered name (JSON: `"qwen"`, or `{"qwen": null}`), or, where a format identifies
 /// variants by number, a registry index.
@@ -345,7 +359,7 @@ impl<'de> Deserialize<'de> for Sampler {
 }
 
 /// What to sample.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Request {
     /// `N` frames.
@@ -382,7 +396,7 @@ impl fmt::Display for Request {
 }
 
 /// A sampled set of frame indices, ready for a JSON sidecar.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Sampled {
     /// Frame indices into the decoded frame sequence, in the sampler's order: ascending, or
     /// non-decreasing when frames repeat (`allow_repeats`).

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::UnknownName;
 
 /// How to order the sampled frames (for ablations).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Order {
     /// As sampled (ascending time).
@@ -64,7 +66,7 @@ impl FromStr for Order {
 }
 
 /// Sampled frames after [`arrange`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Arranged {
     /// The frame indices in presentation order: `indices[j] = input[permutation[j]]`.
     pub indices: Vec<usize>,

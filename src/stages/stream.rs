@@ -13,7 +13,7 @@ use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::input::{Ratio, VideoInput, VideoStreamInfo};
 use crate::media::source::{ImageSequence, Source, SourceKind};
-use crate::media::table::{FrameTable, TableCache};
+use crate::media::table::{FrameTable, TableCache, UsedInput};
 use crate::overlay::{BoxRecorder, OverlayStage, SourceBoxes, Style};
 use crate::pipeline::{ClipSource, FrameSource, FrameStage, PipelineFrame};
 use crate::plan::Plan;
@@ -89,6 +89,8 @@ pub(crate) struct ProcessedStream {
     pub draws: Vec<(usize, Arc<SourceBoxes>, Style)>,
     pub warnings: Vec<String>,
     pub threads: usize,
+    /// The input the stream was opened with, until a reader takes it.
+    used_input: std::sync::Mutex<Option<UsedInput>>,
 }
 
 impl ProcessedStream {
@@ -112,7 +114,7 @@ impl ProcessedStream {
             )
         };
         let mut described = None;
-        let table = tables.table_or_scan(&input, |source| {
+        let (table, mut used_input) = tables.table_or_scan(&input, |source| {
             let opened = VideoInput::open(source)?;
             described = Some(describe(&opened));
             Ok(Some(opened))
@@ -126,7 +128,16 @@ impl ProcessedStream {
         }
         let (info, kind, sequence, url_bytes) = match described {
             Some(d) => d,
-            None => describe(&VideoInput::open(&input)?),
+            None => {
+                // The table was the cache's: the input opened for the description is unread.
+                let opened = VideoInput::open(&input)?;
+                let d = describe(&opened);
+                used_input = Some(UsedInput {
+                    input: opened,
+                    read: false,
+                });
+                d
+            }
         };
         let size = info.upright_stored_size();
         let resolved = resolve_clip(&source, &table, &ClipSpec::default())?;
@@ -168,7 +179,18 @@ impl ProcessedStream {
             draws: builder.draws,
             warnings: builder.warnings,
             threads,
+            used_input: std::sync::Mutex::new(used_input),
         })
+    }
+
+    /// The input the stream was opened with (its table's scan, or its description), for the
+    /// first reader that can decode from it instead of opening the source again; `None` once
+    /// taken, or when it is not to be read again (see [`TableCache::table_or_scan`]).
+    fn take_used_input(&self) -> Option<UsedInput> {
+        self.used_input
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     /// The square-pixel size players show for the stream's frames (rotation and sample
@@ -355,6 +377,9 @@ impl ProcessedStream {
 
     /// The whole stream, in order.
     pub fn full_source(&self) -> Result<Box<dyn FrameSource>> {
+        // A full decode starts from the start of the file with an input of its own (a seek
+        // back to the first keyframe is not always the same); the kept one is let go.
+        drop(self.take_used_input());
         let reader =
             FrameReader::open_with_table(&self.input, self.decode_options(), self.table.clone())?;
         let clip = ClipSource::new(
@@ -463,6 +488,7 @@ impl ProcessedStream {
                 &host,
                 workers,
                 self.decode_options(),
+                self.take_used_input(),
             )?)
         };
         Ok(Box::new(StreamSparse {

@@ -15,6 +15,23 @@ pub fn vidprep() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("vidprep").unwrap()
 }
 
+/// Why `strace` cannot count a process's system calls here, if it cannot: not installed, or
+/// not allowed to trace (a container that forbids ptrace). Tests that count opens with it skip
+/// with this reason.
+pub fn strace_unusable() -> Option<String> {
+    match std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=openat", "-o", "/dev/null", "true"])
+        .output()
+    {
+        Err(_) => Some("strace is not installed".into()),
+        Ok(o) if !o.status.success() => Some(format!(
+            "strace cannot trace here: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Ok(_) => None,
+    }
+}
+
 /// Sends `signal` ("INT", "TERM", "KILL") to `target` (a pid, or `-PGID` for a process group)
 /// through the shell's builtin `kill`: a bare Debian root has no `/bin/kill` (procps is not
 /// part of debootstrap's minimal set). Returns whether the shell reported success.

@@ -42,7 +42,7 @@ pub(crate) fn folder_of(path: &Path) -> PathBuf {
 }
 
 /// Where a sequence came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Layout {
     /// A MOT sequence (`seqinfo.ini`, images in `img1/`, numbered from 1).
@@ -74,7 +74,7 @@ pub struct ImageSequence {
 }
 
 /// The image sequence facts a sidecar and `probe` record: with them, frame `i` names one file.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ImagesRecord {
     /// The folder holding the images.
     pub folder: String,

@@ -30,6 +30,18 @@ pub fn retry_on_table_mismatch<T>(
     }
 }
 
+/// The input a frame table was built from, handed on so that one reader decodes from it
+/// instead of opening the source again ([`FrameReader::from_used_input`]).
+///
+/// [`FrameReader::from_used_input`]: crate::media::decode::FrameReader::from_used_input
+pub(crate) struct UsedInput {
+    /// The input, its video stream chosen.
+    pub input: VideoInput,
+    /// Whether its packets were read (the scan read to the end): a reader must position it
+    /// by a seek, or open the source again where decoding from a seek would not be exact.
+    pub read: bool,
+}
+
 /// Identifies one version of a file: a rewritten or replaced file gets a new table.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct FileKey {
@@ -139,22 +151,25 @@ impl TableCache {
     /// when this cache was told the packets lie) and kept.
     pub fn table(&self, source: &Source) -> Result<Arc<FrameTable>> {
         self.table_or_scan(source, |_| Ok(None))
+            .map(|(table, _)| table)
     }
 
     /// The table of `source` (see [`table`](Self::table)); when it must be built, `open`
     /// opens the source to build it from (`Ok(None)`: it is opened here). The executor opens
     /// the source once, takes the stream's description from that input, and the table is
-    /// scanned from the same input.
+    /// scanned from the same input, which comes back (as a [`UsedInput`]) when a table was
+    /// built and its scan ended cleanly, for a reader to decode from instead of opening the
+    /// source again.
     pub(crate) fn table_or_scan(
         &self,
         source: &Source,
         open: impl FnOnce(&Source) -> Result<Option<VideoInput>>,
-    ) -> Result<Arc<FrameTable>> {
+    ) -> Result<(Arc<FrameTable>, Option<UsedInput>)> {
         let key = FileKey::of(source)?;
         let force_decode = {
             let cache = self.state();
             if let Some(entry) = cache.tables.get(&key) {
-                return Ok(entry.table.clone());
+                return Ok((entry.table.clone(), None));
             }
             cache.distrusted.contains_key(&key)
         };
@@ -166,6 +181,13 @@ impl TableCache {
             FrameTable::scan_by_decoding(&mut input, "a decoder disagreed with the packets".into())?
         } else {
             FrameTable::scan_input(&mut input)?
+        });
+        // An input whose reading met damage or a read error is not read again: a reader opens
+        // its own (a demuxer's error state may outlive a seek).
+        let used = table.damage.is_empty().then(|| UsedInput {
+            // An image sequence's table is made from its listing: nothing was read.
+            read: input.sequence.is_none(),
+            input,
         });
         let mut cache = self.state();
         if cache.tables.len() >= CACHE_CAPACITY {
@@ -189,7 +211,7 @@ impl TableCache {
                 serial,
             },
         );
-        Ok(table)
+        Ok((table, used))
     }
 
     /// Forgets the table of `source` and remembers that its packets lie: the next

@@ -3,7 +3,7 @@
 //! summary sidecars and warnings give.
 
 /// A packet that could not be decoded, found while building a table by decoding.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct DamagedPacket {
     /// Its time relative to the table's origin (from its pts or dts), when known.
     pub time_s: Option<f64>,
@@ -15,7 +15,7 @@ pub struct DamagedPacket {
 
 /// Where a file stops being readable (see [`read_error_ends_input`]): the video ends there,
 /// as it does for the ffmpeg CLI and `ffprobe -count_frames`.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct UnreadableTail {
     /// Frames read before the error: the video's frames.
     pub after_frame: usize,
@@ -30,7 +30,7 @@ pub struct UnreadableTail {
 /// gap means pages that failed their checksum were skipped. The frames after the gap, up to
 /// the next keyframe, are decoded from incomplete references (ffmpeg shows the same pictures;
 /// it only warns about the checksum).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct LostPackets {
     /// The last frame before the gap.
     pub after_frame: usize,
@@ -41,8 +41,23 @@ pub struct LostPackets {
     pub suspect_frames: [usize; 2],
 }
 
+/// A packet the demuxer marked as corrupt (`AV_PKT_FLAG_CORRUPT`: an MPEG-TS continuity
+/// counter or CRC failure, a truncated PES). The decoder may conceal its errors without saying
+/// so (FFmpeg before 5.0 flags a concealed picture only without frame threads), so this is
+/// the container's word that the pictures depending on it are damaged.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct CorruptPacket {
+    /// The frame the packet holds.
+    pub frame: usize,
+    /// Byte position in the file (-1 when unknown).
+    pub pos: i64,
+    /// The frames that may show the damage (half-open `[start, end)`): those decoded from it
+    /// on, up to the next keyframe.
+    pub suspect_frames: [usize; 2],
+}
+
 /// What is known to be damaged in a stream.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Damage {
     /// Packets the decoder rejected (their pictures are not among the frames).
     pub undecodable_packets: Vec<DamagedPacket>,
@@ -54,6 +69,9 @@ pub struct Damage {
     /// Runs of packets the container lost (Ogg Theora only: see [`LostPackets`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lost_packets: Vec<LostPackets>,
+    /// Packets the demuxer marked as corrupt (see [`CorruptPacket`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub corrupt_packets: Vec<CorruptPacket>,
 }
 
 impl Damage {
@@ -64,23 +82,31 @@ impl Damage {
             && self.concealed_frames.is_empty()
             && self.unreadable.is_none()
             && self.lost_packets.is_empty()
+            && self.corrupt_packets.is_empty()
     }
 
-    /// Whether frame `index` may show damage from packets the container lost.
+    /// Whether frame `index` may show damage from packets the container lost or marked
+    /// corrupt.
     pub fn suspect(&self, index: usize) -> bool {
-        self.lost_packets
-            .iter()
-            .any(|l| (l.suspect_frames[0]..l.suspect_frames[1]).contains(&index))
+        let lost = self.lost_packets.iter().map(|l| l.suspect_frames);
+        let corrupt = self.corrupt_packets.iter().map(|c| c.suspect_frames);
+        lost.chain(corrupt).any(|[a, b]| (a..b).contains(&index))
     }
 
-    /// The first frame the damage can touch: the first concealed frame, or the first frame
-    /// decoded after a packet that failed.
+    /// The first frame the damage can touch: the first concealed frame, the first frame
+    /// decoded after a packet that failed, or the first that depends on a corrupt packet.
     pub fn first_affected_frame(&self) -> Option<usize> {
         let packets = self
             .undecodable_packets
             .iter()
             .map(|p| p.after_frame.map_or(0, |a| a + 1));
-        self.concealed_frames.iter().copied().chain(packets).min()
+        let corrupt = self.corrupt_packets.iter().map(|c| c.suspect_frames[0]);
+        self.concealed_frames
+            .iter()
+            .copied()
+            .chain(packets)
+            .chain(corrupt)
+            .min()
     }
 
     /// One line for people: "3 damaged packets near 12.4 s; 2 frames decoded with errors
@@ -121,6 +147,14 @@ impl Damage {
                 self.lost_packets[0].after_frame
             ));
         }
+        if let Some(c) = self.corrupt_packets.first() {
+            let n = self.corrupt_packets.len();
+            parts.push(format!(
+                "the container marked {n} packet{} corrupt (first: frame {})",
+                if n == 1 { "" } else { "s" },
+                c.frame
+            ));
+        }
         if let Some(u) = &self.unreadable {
             parts.push(format!(
                 "the file cannot be read after frame {} ({}): the video ends there, as in ffmpeg",
@@ -153,6 +187,7 @@ mod tests {
             concealed_frames: vec![310, 311],
             unreadable: None,
             lost_packets: Vec::new(),
+            corrupt_packets: Vec::new(),
         };
         assert_eq!(
             d.summary(),

@@ -23,7 +23,9 @@ impl FrameTable {
         crate::tally::count(crate::tally::Event::DecodeScan);
         let tb = input.video.time_base;
         let rate = input.video.best_frame_rate();
-        let mut decoder = crate::media::decode::open_decoder(input, 0, true)?;
+        // (Declared before the decoder, which points at it: dropped after it.)
+        let mut conceal = crate::media::compat::ConcealWatch::default();
+        let mut decoder = crate::media::decode::open_decoder(input, 0, true, &conceal)?;
         let _held = crate::tally::decoder_opened(0);
         // Facts of every packet by position: (dts, key).
         let mut packets: HashMap<i64, (Option<i64>, bool)> = HashMap::new();
@@ -48,7 +50,10 @@ impl FrameTable {
                             duration: props.duration,
                             pos: crate::media::compat::frame_packet_position(&frame),
                             key: frame.is_key(),
-                            damaged: frame.is_corrupt() || frame.has_decode_errors(),
+                            // (FFmpeg 4 may conceal without flagging: media::compat.)
+                            damaged: frame.is_corrupt()
+                                || frame.has_decode_errors()
+                                || conceal.concealed_since_last(),
                         });
                     }
                     Err(ffmpeg::Error::Eof) => return Ok(()),
@@ -60,6 +65,7 @@ impl FrameTable {
                 }
             }
         };
+        let mut corrupt: Vec<(i64, Option<i64>, i64)> = Vec::new();
         loop {
             let mut packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
@@ -83,6 +89,9 @@ impl FrameTable {
                 discarded += 1;
             }
             let pos = packet.position() as i64;
+            if let (true, Some(pts)) = (packet.is_corrupt(), packet.pts()) {
+                corrupt.push((pts, packet.dts(), pos));
+            }
             if pos >= 0 {
                 packets.insert(pos, (packet.dts(), packet.is_key()));
                 last_pos = pos;
@@ -179,7 +188,9 @@ impl FrameTable {
                 error,
             }),
             lost_packets: Vec::new(),
+            corrupt_packets: Vec::new(),
         };
+        table.damage.corrupt_packets = table.corrupt_packets(&corrupt);
         if input.video.codec == "theora" {
             table.damage.lost_packets = table.gaps_in_frame_numbers();
         }

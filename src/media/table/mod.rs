@@ -35,8 +35,9 @@ mod damage;
 mod decode_scan;
 mod scan;
 
+pub(crate) use cache::UsedInput;
 pub use cache::{retry_on_table_mismatch, TableCache};
-pub use damage::{Damage, DamagedPacket, LostPackets, UnreadableTail};
+pub use damage::{CorruptPacket, Damage, DamagedPacket, LostPackets, UnreadableTail};
 pub(crate) use scan::coded_packet;
 
 use std::sync::Arc;
@@ -73,7 +74,7 @@ pub enum Identity {
 }
 
 /// Where the frame times come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimesFrom {
     /// The packets' presentation timestamps.
@@ -379,5 +380,37 @@ mod tests {
         assert_eq!(t.keyframe_at_or_before(5), 3);
         assert_eq!(t.keyframe_at_or_after(1), 3);
         assert_eq!(t.keyframe_at_or_after(4), 6);
+    }
+
+    #[test]
+    fn a_corrupt_packet_taints_the_frames_decoded_from_it_up_to_the_next_keyframe() {
+        // Decoding order I0 P3 B1 B2 P6 B4 B5 I7: frame 3 is decoded before 1 and 2, which
+        // refer to it.
+        let dts = [0, 2, 3, 1, 5, 6, 4, 7];
+        let entries = (0..8)
+            .map(|i| FrameEntry {
+                pts: i,
+                dts: Some(dts[i as usize]),
+                duration: 1,
+                key: i == 0 || i == 7,
+                pos: -1,
+            })
+            .collect();
+        let t = FrameTable::from_entries(Ratio::new(1, 25), entries, 0, None, None);
+        let c = t.corrupt_packets(&[(3, Some(1), 900)]);
+        assert_eq!(c.len(), 1);
+        assert_eq!(
+            (c[0].frame, c[0].pos, c[0].suspect_frames),
+            (3, 900, [1, 7])
+        );
+        // An unknown timestamp is no frame of the table.
+        assert!(t.corrupt_packets(&[(99, None, 1)]).is_empty());
+        let damage = Damage {
+            corrupt_packets: c,
+            ..Damage::default()
+        };
+        assert!(damage.suspect(1) && damage.suspect(6) && !damage.suspect(0) && !damage.suspect(7));
+        assert_eq!(damage.first_affected_frame(), Some(1));
+        assert_eq!(t.keyframe_at_or_before(0), 0);
     }
 }

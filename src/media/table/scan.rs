@@ -10,8 +10,8 @@ use std::sync::Arc;
 use ffmpeg_next as ffmpeg;
 
 use super::{
-    CodedPacket, CodedPackets, Damage, FrameEntry, FrameTable, Identity, LostPackets, TableCache,
-    TimesFrom, UnreadableTail,
+    CodedPacket, CodedPackets, CorruptPacket, Damage, FrameEntry, FrameTable, Identity,
+    LostPackets, TableCache, TimesFrom, UnreadableTail,
 };
 use crate::error::{Error, Result};
 use crate::media::ffi;
@@ -90,6 +90,7 @@ impl FrameTable {
         let mut discarded = 0usize;
         let mut untrusted: Option<String> = None;
         let mut unreadable: Option<UnreadableTail> = None;
+        let mut corrupt: Vec<(i64, Option<i64>, i64)> = Vec::new();
         loop {
             let packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
@@ -151,6 +152,9 @@ impl FrameTable {
             if entries.len() >= MAX_FRAMES {
                 return Err(too_many_frames(&input.path));
             }
+            if packet.is_corrupt() {
+                corrupt.push((pts, packet.dts(), packet.position() as i64));
+            }
             entries.push(FrameEntry {
                 pts,
                 dts: packet.dts(),
@@ -186,6 +190,7 @@ impl FrameTable {
             origin,
         );
         table.damage.unreadable = unreadable;
+        table.damage.corrupt_packets = table.corrupt_packets(&corrupt);
         table.coded = coded.map(Arc::new);
         table.refs = analyser
             .and_then(|a| a.finish().ok())
@@ -195,6 +200,37 @@ impl FrameTable {
             table.damage.lost_packets = table.gaps_in_frame_numbers();
         }
         Ok(table)
+    }
+
+    /// The table's view of the packets the demuxer marked corrupt (`(pts, dts, pos)` each):
+    /// the frame each holds and the frames decoded from it on up to the next keyframe (in
+    /// presentation order those start at the first frame after the previous keyframe that is
+    /// decoded no earlier than it: B-frames shown before a damaged P-frame refer to it).
+    pub(super) fn corrupt_packets(
+        &self,
+        packets: &[(i64, Option<i64>, i64)],
+    ) -> Vec<CorruptPacket> {
+        let mut out = Vec::new();
+        for &(pts, dts, pos) in packets {
+            let Some(frame) = self.index_of_pts(pts) else {
+                continue;
+            };
+            let decoded_at = dts.unwrap_or(pts);
+            let key = self.keyframe_at_or_before(frame);
+            let start = (key..=frame)
+                .find(|&i| {
+                    let e = &self.entries[i];
+                    i == frame || e.dts.unwrap_or(e.pts) >= decoded_at
+                })
+                .unwrap_or(frame);
+            let end = self.keyframe_at_or_after(frame + 1);
+            out.push(CorruptPacket {
+                frame,
+                pos,
+                suspect_frames: [start, end],
+            });
+        }
+        out
     }
 
     /// Gaps in a stream of a codec with a constant frame rate by design (Theora: a dropped

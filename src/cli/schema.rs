@@ -1,0 +1,36 @@
+//! `vidprep schema KIND`: prints the JSON Schema of a plan (a manifest line), a video
+//! output's sidecar, `frames.json`, `item.json` or a `report.jsonl` line, as the library
+//! generates it (`crate::schemas`; `docs/schema/` holds the same text).
+
+use std::io::Write;
+
+use anyhow::Context;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::Args;
+
+use crate::schemas::SchemaKind;
+
+#[derive(Args)]
+pub struct SchemaArgs {
+    /// Which document: plan (one manifest line), sidecar (beside a video output), frames
+    /// (frames.json), item (item.json) or report (a report.jsonl line).
+    #[arg(value_parser = kinds())]
+    kind: SchemaKind,
+}
+
+fn kinds() -> impl TypedValueParser<Value = SchemaKind> {
+    let names: Vec<&'static str> = SchemaKind::ALL.iter().map(|k| k.name()).collect();
+    PossibleValuesParser::new(names).map(|name| {
+        name.parse::<SchemaKind>()
+            .expect("the possible values are the kinds' names")
+    })
+}
+
+pub fn run(args: SchemaArgs) -> anyhow::Result<u8> {
+    let text = crate::schemas::json_schema_text(args.kind);
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing the schema to stdout")?;
+    Ok(super::EXIT_OK)
+}

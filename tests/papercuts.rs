@@ -1,0 +1,431 @@
+//! Small defects, each pinned by a test: a hanging parity runner is killed at its limit,
+//! profile-option errors name the option, `track -o` refuses a missing folder like the other
+//! outputs, `--resume` reruns an item whose side inputs changed, a missing input is reported
+//! once, sidecars record paths as given, and `run` names the folders above its `--out-dir` it made.
+
+use crate::common;
+use crate::support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::synth::SynthVideo;
+use support::vidprep;
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet: it runs no more).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// A fake interpreter that starts a child holding the pipes, writes that child's pid, and
+/// sleeps: a runner that hangs.
+fn hanging_python(dir: &Path) -> std::path::PathBuf {
+    let py = dir.join("python-that-hangs");
+    std::fs::write(
+        &py,
+        format!(
+            "#!/bin/sh\nsleep 300 &\necho $! > {}\nsleep 300\n",
+            dir.join("child.pid").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    py
+}
+
+#[test]
+fn parity_kills_a_hanging_runner_and_its_children_at_the_limit() {
+    let v = SynthVideo::new(160, 120).frames(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let py = hanging_python(dir.path());
+    let t0 = Instant::now();
+    let a = vidprep()
+        .arg("parity")
+        .arg(&v.path)
+        .args(["--profile", "qwen2.5-vl"])
+        .env("VIDPREP_PYTHON", &py)
+        .env("VIDPREP_PARITY_TIMEOUT", "2")
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(1);
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(took < Duration::from_secs(30), "took {took:?}: {err}");
+    for part in [
+        "qwen2.5-vl",
+        "qwen-vl-utils",
+        "python-that-hangs",
+        "limit of 2 s",
+        "--timeout",
+        "VIDPREP_PARITY_TIMEOUT",
+    ] {
+        assert!(err.contains(part), "{part:?} not in: {err}");
+    }
+    let child: u32 = std::fs::read_to_string(dir.path().join("child.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The runner's own child went with its process group.
+    let t1 = Instant::now();
+    while !gone(child) && t1.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(gone(child), "the runner's child {child} still runs");
+    // --timeout overrides the variable.
+    let a = vidprep()
+        .arg("parity")
+        .arg(&v.path)
+        .args(["--profile", "qwen2.5-vl", "--timeout", "1"])
+        .arg("--python")
+        .arg(&py)
+        .env("VIDPREP_PARITY_TIMEOUT", "100")
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("limit of 1 s"), "{err}");
+}
+
+/// Runs vidprep with `args` in `dir`, expects `code`; returns stderr.
+fn fails(dir: &Path, args: &[&str], code: i32) -> String {
+    let a = vidprep().current_dir(dir).args(args).assert().code(code);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn every_profile_option_error_names_the_option_its_value_and_what_was_expected() {
+    let v = SynthVideo::new(160, 120).frames(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    // The oracle's duration: its frames over its rate (20 at 25 fps).
+    let frames = common::oracle::count_frames(&d.join("in.mp4"));
+    let rate =
+        common::oracle::ratio(&common::oracle::video_stream(&d.join("in.mp4"))["avg_frame_rate"])
+            .unwrap();
+    let seconds = format!("{:.2}", frames as f64 * rate.1 as f64 / rate.0 as f64);
+    let export = |option: &str, code: i32| {
+        fails(
+            d,
+            &[
+                "export",
+                "frames",
+                "in.mp4",
+                "--out-dir",
+                "f",
+                "--profile",
+                "qwen2.5-vl",
+                "--profile-option",
+                option,
+            ],
+            code,
+        )
+    };
+    // Past the video's end: the option, its value, the range it must lie in.
+    let err = export("video_start=100", 1);
+    for part in ["video_start=100", "expected", seconds.as_str(), "video_end"] {
+        assert!(err.contains(part), "{part:?} not in: {err}");
+    }
+    // A range that is empty.
+    let err = export("video_end=0", 1);
+    assert!(
+        err.contains("video_end=0") && err.contains("expected"),
+        "{err}"
+    );
+    // A budget the package refuses: its words, and the option named with its value.
+    let err = export("max_pixels=-5", 1);
+    assert!(
+        err.contains("max_pixels=-5") && err.contains("max_pixels (-5) >= min_pixels"),
+        "{err}"
+    );
+    // Known without the video: refused as bad usage.
+    let err = export("resized_height=0", 2);
+    for part in ["resized_height", "found 0", "whole number of pixels"] {
+        assert!(err.contains(part), "{part:?} not in: {err}");
+    }
+    let err = export("min_frames=0", 2);
+    assert!(
+        err.contains("min_frames") && err.contains("found 0") && err.contains("at least 1"),
+        "{err}"
+    );
+    // Nothing was written.
+    assert!(!d.join("f").exists());
+}
+
+/// One key on frame 0 in vidprep's annotation JSON.
+fn keys(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("keys.json");
+    std::fs::write(
+        &path,
+        "{\"vidprep_annotations\": 1, \"coords\": \"pixels\", \"tracks\": [{\"id\": \"1\", \"keys\": [{\"frame\": 0, \"box\": [4, 4, 20, 20]}]}]}\n",
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn track_makes_a_missing_output_folder_as_cut_and_export_do_and_says_so() {
+    let v = SynthVideo::new(160, 120).frames(10).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    keys(d);
+    let said = |args: &[&str], made: &str| {
+        let a = vidprep().current_dir(d).args(args).assert().success();
+        let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(d.join(made).is_dir(), "{made} not made: {err}");
+        err
+    };
+    let cut = said(&["cut", "in.mp4", "-o", "c/deep/o.mp4"], "c/deep");
+    let export = said(
+        &[
+            "export",
+            "frames",
+            "in.mp4",
+            "--count",
+            "2",
+            "--out-dir",
+            "e/deep/f",
+        ],
+        "e/deep",
+    );
+    let track = said(
+        &[
+            "track",
+            "in.mp4",
+            "--boxes",
+            "keys.json",
+            "--fill",
+            "linear",
+            "-o",
+            "t/deep/b.json",
+        ],
+        "t/deep",
+    );
+    for (err, top) in [(&cut, "c"), (&export, "e"), (&track, "t")] {
+        let want = format!("warning: created the missing folders {top}, {top}/deep for the output");
+        assert!(err.contains(&want), "{want:?} not in: {err}");
+    }
+    assert!(d.join("t/deep/b.json").is_file());
+    // One level missing: named alone; an existing folder: nothing said.
+    let err = said(
+        &[
+            "track",
+            "in.mp4",
+            "--boxes",
+            "keys.json",
+            "--fill",
+            "linear",
+            "-o",
+            "t/two/b.json",
+        ],
+        "t/two",
+    );
+    assert!(
+        err.contains("warning: created the folder t/two for the output (it did not exist)"),
+        "{err}"
+    );
+    let err = said(
+        &[
+            "track",
+            "in.mp4",
+            "--boxes",
+            "keys.json",
+            "--fill",
+            "linear",
+            "-o",
+            "t/two/c.json",
+        ],
+        "t/two",
+    );
+    assert!(!err.contains("created the folder"), "{err}");
+}
+
+/// Sets `path`'s modification time to `t`.
+fn set_mtime(path: &Path, t: std::time::SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+}
+
+/// Rewrites `path` with `text` (the same length) and its old modification time.
+fn rewrite_keeping_time(path: &Path, text: &str) {
+    let before = std::fs::metadata(path).unwrap();
+    assert_eq!(before.len() as usize, text.len());
+    std::fs::write(path, text).unwrap();
+    set_mtime(path, before.modified().unwrap());
+}
+
+#[test]
+fn resume_redoes_an_item_whose_side_input_changed_with_its_size_and_time_kept() {
+    let v = SynthVideo::new(160, 120).frames(50).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    std::fs::write(d.join("s.srt"), "1\n00:00:00,000 --> 00:00:02,000\nhello\n").unwrap();
+    std::fs::create_dir(d.join("seq")).unwrap();
+    std::fs::write(d.join("seq/groundtruth.txt"), "10,10,40,30\n".repeat(50)).unwrap();
+    std::fs::write(d.join("seq/absence.label"), "0\n".repeat(50)).unwrap();
+    let lines = [
+        r#"{"id": "subs", "source": "in.mp4", "exports": [{"kind": "frames", "count": 2, "subtitles": "s.srt"}]}"#,
+        r#"{"id": "boxes", "source": "in.mp4", "boxes": "seq/groundtruth.txt", "end": 10}"#,
+    ];
+    std::fs::write(d.join("m.jsonl"), lines.join("\n") + "\n").unwrap();
+    let run = || {
+        vidprep()
+            .current_dir(d)
+            .args([
+                "run",
+                "m.jsonl",
+                "--out-dir",
+                "out",
+                "--resume",
+                "--preset",
+                "ultrafast",
+            ])
+            .assert()
+            .success();
+        let report = std::fs::read_to_string(d.join("out/report.jsonl")).unwrap();
+        let mut statuses: Vec<(String, String)> = report
+            .lines()
+            .map(|l| {
+                let r: serde_json::Value = serde_json::from_str(l).unwrap();
+                (
+                    r["id"].as_str().unwrap().into(),
+                    r["status"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        statuses.sort();
+        statuses
+    };
+    let st = |boxes: &str, subs: &str| {
+        vec![
+            ("boxes".to_string(), boxes.to_string()),
+            ("subs".to_string(), subs.to_string()),
+        ]
+    };
+    assert_eq!(run(), st("ok", "ok"));
+    assert_eq!(run(), st("skipped", "skipped"));
+    // The subtitles changed, same size, same time: the item that reads them is redone, and
+    // its frames.json has the new text.
+    rewrite_keeping_time(
+        &d.join("s.srt"),
+        "1\n00:00:00,000 --> 00:00:02,000\nworld\n",
+    );
+    assert_eq!(run(), st("skipped", "ok"));
+    let facts = support::frames_json(&d.join("out/subs/frames"));
+    assert!(
+        facts["subtitles"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("world"),
+        "{facts}"
+    );
+    // The label file read beside a groundtruth.txt: the item that draws the boxes.
+    let mut absent = "0\n".repeat(50);
+    absent.replace_range(0..1, "1");
+    rewrite_keeping_time(&d.join("seq/absence.label"), &absent);
+    assert_eq!(run(), st("ok", "skipped"));
+    // The same bytes with a new time (a copy): nothing redone.
+    set_mtime(
+        &d.join("s.srt"),
+        std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000),
+    );
+    assert_eq!(run(), st("skipped", "skipped"));
+}
+
+#[test]
+fn a_missing_side_input_is_said_once_with_its_name_and_what_to_do() {
+    let v = SynthVideo::new(160, 120).frames(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    let cases: &[&[&str]] = &[
+        &[
+            "export",
+            "frames",
+            "in.mp4",
+            "--out-dir",
+            "f",
+            "--count",
+            "2",
+            "--subtitles",
+            "nope.srt",
+        ],
+        &["overlay", "in.mp4", "--boxes", "nope.json", "-o", "o.mp4"],
+        &[
+            "track",
+            "in.mp4",
+            "--boxes",
+            "nope.json",
+            "--fill",
+            "linear",
+            "-o",
+            "t.json",
+        ],
+        &["cut", "nope.mp4", "-o", "o.mp4"],
+    ];
+    for args in cases {
+        let err = fails(d, args, 1);
+        let name = args.iter().find(|a| a.starts_with("nope")).unwrap();
+        assert!(
+            err.contains(&format!("{name}: file not found; check the path")),
+            "{err}"
+        );
+        assert!(!err.contains("os error"), "{err}");
+        assert_eq!(err.matches("not found").count(), 1, "{err}");
+    }
+    assert!(!d.join("f").exists() && !d.join("o.mp4").exists() && !d.join("t.json").exists());
+}
+
+#[test]
+fn run_says_which_folders_above_its_out_dir_it_had_to_make() {
+    let v = SynthVideo::new(160, 120).frames(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    std::fs::write(
+        d.join("m.jsonl"),
+        r#"{"id": "a", "source": "in.mp4", "exports": [{"kind": "frames", "count": 2}]}"#
+            .to_string()
+            + "\n",
+    )
+    .unwrap();
+    let run = |out: &str| {
+        let o = vidprep()
+            .current_dir(d)
+            .args(["run", "m.jsonl", "--out-dir", out])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        assert!(d.join(out).join("a/frames/frames.json").is_file());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    // The out-dir itself is what was asked for: made without a word.
+    let err = run("out");
+    assert!(!err.contains("created the missing"), "{err}");
+    // A mistyped parent: the run still goes (as outputs' folders are made), but says so.
+    let err = run("typo/deeper/out");
+    assert!(
+        err.contains(
+            "created the missing folders typo, typo/deeper above the output folder typo/deeper/out"
+        ),
+        "{err}"
+    );
+    // Existing now: nothing to say.
+    let err = run("typo/deeper/out2");
+    assert!(!err.contains("created the missing"), "{err}");
+}
