@@ -154,10 +154,14 @@ def breakdown(res, wall):
         "connect": tl["connected"] - t0,
         "read": tl["read"] - tl["connected"],
         "actors_created": tl["actors"] - tl["read"],
-        "spawn": statistics.median(w["process"] - tl["actors"] for w in ws),
-        "import": statistics.median(w["imported"] - w["import"] for w in ws),
-        "spawn_to_import": statistics.median(w["import"] - w["process"] for w in ws),
+        # A worker process started before the actor was created (negative) was prestarted
+        # by Ray; the actor's start-up in it: unpickling its class (importing vidprep), its
+        # construction.
+        "process_vs_created": statistics.median(w["process"] - tl["actors"] for w in ws),
+        "constructed": statistics.median(w["ready"] - max(w["process"], tl["actors"]) for w in ws),
         "ready_to_answer": statistics.median(w["answered"] - w["ready"] for w in ws),
+        "answered": statistics.median(w["answered"] - tl["actors"] for w in ws),
+        "startup_cpu": sum(w["cpu"] for w in ws),
         "first_item": first_began - t0,
         "gaps_sum": sum(gaps), "gaps_max": max(gaps) if gaps else 0.0,
         "items_calls": sum(r[4] - r[3] for r in items),

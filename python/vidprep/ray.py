@@ -34,16 +34,13 @@ Needs ``pip install "vidprep[ray]"``; nothing else in vidprep imports this modul
 
 from __future__ import annotations
 
-import time
-
-_IMPORT_STARTED = time.time()  # in a worker: when this module began to load (its start-up)
-
 import collections
 import json
 import os
 import statistics
 import sys
 import tempfile
+import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import ray
@@ -52,8 +49,6 @@ from . import _vidprep as _native
 from . import Plan
 
 __all__ = ["run"]
-
-_IMPORTED = time.time()
 
 #: The library's message when an item's lock is held by a live run.
 _BUSY = "is in use by another vidprep run"
@@ -73,11 +68,11 @@ class _Worker:
         self.ready_at = time.time()
 
     def where(self) -> Tuple[int, str, Dict[str, float]]:
-        """Its pid, node and start-up (wall-clock times: process start, this module's
-        import, the actor's construction)."""
+        """Its pid, node and start-up (wall-clock times: its process's start, the end of
+        its construction; the CPU seconds its process has used)."""
+        t = os.times()
         return os.getpid(), ray.get_runtime_context().get_node_id(), {
-            "process": _process_started(), "import": _IMPORT_STARTED,
-            "imported": _IMPORTED, "ready": self.ready_at}
+            "process": _process_started(), "ready": self.ready_at, "cpu": t.user + t.system}
 
     def run(self, line: int, plan_json: str, resume: bool) -> Tuple[str, str]:
         """``("row", report_line_json)``, or ``("busy", message)`` when a live run holds the
@@ -385,9 +380,12 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, timeline, *, workers, 
                 if when <= now:
                     del restarting[index]
                     inflight[actors[index].where.remote()] = ["probe", index, None, "", now]
-            # Hand out items to ready workers, the least loaded first.
+            # Hand out items to ready workers, the least loaded first; queued ones (beyond
+            # the item an actor makes) only while the queue has an item for every actor, so
+            # that at the end no item waits behind another while an actor is idle.
             for index in sorted(range(len(actors)), key=lambda k: len(order[k])):
-                while ready_[index] and len(order[index]) < depth and queue:
+                while (ready_[index] and queue
+                       and len(order[index]) < (depth if len(queue) >= len(actors) else 1)):
                     pick = next((k for k, it in enumerate(queue) if it.not_before <= now), None)
                     if pick is None:
                         break
