@@ -232,7 +232,14 @@ def run(
     (``VIDPREP_LOCK_LEASE_SECONDS``; a retry on another host waits at most that long for the
     dead worker's lock). ``address``: for ``ray.init`` when Ray is not started yet.
     ``prefetch``: items queued on each worker beyond the one it makes (so it never waits for
-    the driver between items; a time limit counts from when the item before ends).
+    the driver between items; a time limit counts from when the item before ends), while
+    the items left to hand out are at least as many as the workers (at the end of a run an
+    item goes only to a worker with nothing to do). ``timeline`` in the result: wall-clock
+    times (``time.time()``) of the run's steps (``started``, ``connected``, ``read``,
+    ``actors``, ``loop_end``, ``killed``, ``report``), each worker's start-up
+    (``workers``: its process's start, its construction, the CPU seconds it took, when the
+    driver heard from it) and each item's call (``items``: ``[line, worker, handed out,
+    began, ended, answer received]``), for benchmarks (``bench/ray_batch.py``).
     """
     started = time.monotonic()
     timeline: Dict[str, Any] = {"started": time.time()}
