@@ -322,6 +322,9 @@ impl Profile for InternVl {
             resample: Resample::PilBicubic,
             timestamps: Some(prompt),
             tokens: Some(tokens),
+            files: None,
+            rgb: None,
+            encoding: None,
             rules,
         })
     }

@@ -228,6 +228,9 @@ impl Profile for LmmsEvalReadVideo {
             resample: Resample::None,
             timestamps: None,
             tokens: None,
+            files: None,
+            rgb: None,
+            encoding: None,
             rules,
         })
     }
