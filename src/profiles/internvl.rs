@@ -33,7 +33,10 @@
 
 use serde_json::json;
 
-use super::{Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, Rule};
+use super::{
+    Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, RgbConversion,
+    Rule,
+};
 use crate::sampling::Sampler;
 
 fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
@@ -323,7 +326,7 @@ impl Profile for InternVl {
             timestamps: Some(prompt),
             tokens: Some(tokens),
             files: None,
-            rgb: None,
+            rgb: Some(RgbConversion::SwscaleBilinear),
             encoding: None,
             rules,
         })
