@@ -655,6 +655,9 @@ impl Export for VideoMaker {
             }
         }
         let has_audio = self.encode.audio && audio_stream_format(&stream.input)?.is_some();
+        if has_audio {
+            stream.audio_with_full_decode();
+        }
         let duration = stream.duration().as_secs_f64();
         let rate_plan = plan_rates(
             width,

@@ -374,6 +374,11 @@ pub(crate) fn open_source(source: &Source) -> Result<(Input, Resolved)> {
             },
         });
     }
+    if resolved.sequence.is_none() && source.learnt_audio().is_none() {
+        // What the header says of the audio, for whoever needs it next (the soundtrack's
+        // format), before a packet is read.
+        source.learn_audio(crate::media::audio::audio_format_of(&context));
+    }
     if let Some(seq) = &resolved.sequence {
         // image2 found the files itself: it must have found exactly the ones listed here.
         let found = best_video_stream(&context)
