@@ -13,9 +13,9 @@ use ffmpeg_next as ffmpeg;
 use crate::error::{Error, Result};
 use crate::media::demux::{AudioRead, SharedDemuxer};
 use crate::media::input::{best_audio_stream, open_media, Ratio};
-use std::sync::Arc;
 use crate::media::source::Source;
 use crate::time::{Rounding, Time};
+use std::sync::Arc;
 
 /// One stretch of the output soundtrack.
 #[derive(Clone, Debug, PartialEq)]
@@ -95,8 +95,8 @@ pub fn audio_stream_format(source: &Source) -> Result<Option<(u32, u16)>> {
     if crate::media::source::is_image_sequence(source.path()) {
         return Ok(None);
     }
-    if let Some(known) = source.learnt_audio() {
-        return Ok(known);
+    if let Some(header) = source.header() {
+        return Ok(header.audio);
     }
     let Some(ctx) = open_for_audio(source)? else {
         return Ok(None);

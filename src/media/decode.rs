@@ -27,11 +27,11 @@ use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
+use crate::media::demux::SharedDemuxer;
 use crate::media::ffi;
 use crate::media::frame::{
     is_rgb_coded, rotate_rgb24, rotate_yuv420, share, Converter, Frame, PIPELINE_FORMAT,
 };
-use crate::media::demux::SharedDemuxer;
 use crate::media::input::{Rotation, VideoInput, VideoStreamInfo};
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, Identity};

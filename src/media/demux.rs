@@ -66,7 +66,9 @@ pub(crate) enum AudioRead {
     /// The end of the file.
     End,
     /// Go on with an input of its own, past the first `skip` packets of the audio stream.
-    OwnInput { skip: usize },
+    OwnInput {
+        skip: usize,
+    },
 }
 
 impl SharedDemuxer {

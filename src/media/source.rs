@@ -184,15 +184,24 @@ pub struct Source {
     learnt: std::sync::Arc<Learnt>,
 }
 
-/// What opening a source taught, so that it is not opened again to learn it (issue 25): the
-/// sample rate and channels of its best audio stream, as the first open's container header
-/// gave them, and the input a full decode of its video reads, offered to the soundtrack's
-/// reader (see [`crate::media::demux`]).
+/// What opening a source taught, so that it is not opened again to learn it (issue 25): what
+/// the first open's container header said ([`Header`]), and the input a full decode of its
+/// video reads, offered to the soundtrack's reader (see [`crate::media::demux`]).
 #[derive(Debug, Default)]
 pub(crate) struct Learnt {
-    /// `Some(None)`: the source has no (usable) audio stream.
-    audio: std::sync::OnceLock<Option<(u32, u16)>>,
+    header: std::sync::OnceLock<Header>,
     offer: std::sync::Mutex<Option<std::sync::Arc<crate::media::demux::SharedDemuxer>>>,
+}
+
+/// What a source's container header says beyond its video stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// The demuxer's name (`mov,mp4,m4a,3gp,3g2,mj2`, ...).
+    pub format_name: String,
+    /// The sample rate and channels of the best audio stream (`None`: no usable one).
+    pub audio: Option<(u32, u16)>,
+    /// The codec of every audio stream, in stream order.
+    pub audio_codecs: Vec<ffmpeg_next::codec::Id>,
 }
 
 impl PartialEq for Source {
@@ -223,15 +232,17 @@ impl Source {
         }
     }
 
-    /// The sample rate and channels of the best audio stream as the first open of this
-    /// source saw them (`Some(None)`: no usable audio stream); `None` before any open.
-    pub(crate) fn learnt_audio(&self) -> Option<Option<(u32, u16)>> {
-        self.learnt.audio.get().copied()
+    /// What the first open of this source read in its container header; `None` before any
+    /// open (or for an image sequence).
+    pub(crate) fn header(&self) -> Option<&Header> {
+        self.learnt.header.get()
     }
 
-    /// Records what an open saw of the audio stream (only the first open's is kept).
-    pub(crate) fn learn_audio(&self, format: Option<(u32, u16)>) {
-        let _ = self.learnt.audio.set(format);
+    /// Records what an open read in the header (only the first open's is kept).
+    pub(crate) fn learn_header(&self, header: impl FnOnce() -> Header) {
+        if self.learnt.header.get().is_none() {
+            let _ = self.learnt.header.set(header());
+        }
     }
 
     /// Offers the input a full decode reads to this source's soundtrack reader (replacing an
@@ -241,7 +252,9 @@ impl Source {
     }
 
     /// Takes the offered input, if any (one reader takes it).
-    pub(crate) fn take_demuxer(&self) -> Option<std::sync::Arc<crate::media::demux::SharedDemuxer>> {
+    pub(crate) fn take_demuxer(
+        &self,
+    ) -> Option<std::sync::Arc<crate::media::demux::SharedDemuxer>> {
         self.learnt
             .offer
             .lock()
@@ -251,9 +264,15 @@ impl Source {
 
     /// Withdraws `shared` if it is still on offer (its video side is done: a reader taking it
     /// now would only find the packets queued for it).
-    pub(crate) fn withdraw_demuxer(&self, shared: &std::sync::Arc<crate::media::demux::SharedDemuxer>) {
+    pub(crate) fn withdraw_demuxer(
+        &self,
+        shared: &std::sync::Arc<crate::media::demux::SharedDemuxer>,
+    ) {
         let mut offer = self.learnt.offer.lock().unwrap_or_else(|e| e.into_inner());
-        if offer.as_ref().is_some_and(|o| std::sync::Arc::ptr_eq(o, shared)) {
+        if offer
+            .as_ref()
+            .is_some_and(|o| std::sync::Arc::ptr_eq(o, shared))
+        {
             *offer = None;
         }
     }
