@@ -301,7 +301,8 @@ fn refused_again(plan: &Plan) -> vidprep::plan::manifest::BadItem {
 /// too (its format, and the pass-through check's container and audio codecs, are what the
 /// first open saw): 2 opens at `--codec-threads` 1 and 2, where there were 5 (a span of an
 /// MP4 with AAC) and 6 (a whole MP3-in-MP4, which the pass-through check turns to a
-/// re-encode). The output's soundtrack is there, as long as its video (ffprobe).
+/// re-encode). The output's soundtrack is there, as long as its video (ffprobe: 2 s of the
+/// span, the 60 frames at 25 fps).
 #[test]
 fn a_video_item_opens_its_source_twice_as_strace_counts() {
     if let Some(why) = support::strace_unusable() {
@@ -334,7 +335,7 @@ fn a_video_item_opens_its_source_twice_as_strace_counts() {
                 r#"{{"id": "whole", "source": "{}", "exports": [{{"kind": "video"}}]}}"#,
                 mp3.display()
             ),
-            2.0,
+            2.4,
         ),
     ];
     for (id, src, line, seconds) in &items {
@@ -365,27 +366,31 @@ fn a_video_item_opens_its_source_twice_as_strace_counts() {
                 "{id}, --codec-threads {threads}: opens of the source"
             );
             let video = out.join(format!("{id}/video.mp4"));
-            let probe = common::cmd::run_ok(
-                "ffprobe",
-                &[
-                    "-v",
-                    "error",
-                    "-select_streams",
-                    "a:0",
-                    "-show_entries",
-                    "stream=codec_name,duration",
-                    "-of",
-                    "csv=p=0",
-                    &video.display().to_string(),
-                ],
-            );
-            let text = String::from_utf8_lossy(&probe.stdout);
-            let (codec, duration) = text.trim().split_once(',').expect("an audio stream");
+            let probe = |stream: &str| {
+                let out = common::cmd::run_ok(
+                    "ffprobe",
+                    &[
+                        "-v",
+                        "error",
+                        "-select_streams",
+                        stream,
+                        "-show_entries",
+                        "stream=codec_name,duration",
+                        "-of",
+                        "csv=p=0",
+                        &video.display().to_string(),
+                    ],
+                );
+                let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                let (codec, duration) = text.split_once(',').expect("a stream");
+                (codec.to_string(), duration.parse::<f64>().unwrap())
+            };
+            let (codec, audio) = probe("a:0");
+            let (_, pictures) = probe("v:0");
             assert_eq!(codec, "aac", "{id}");
-            let duration: f64 = duration.parse().unwrap();
             assert!(
-                (duration - seconds).abs() < 0.05,
-                "{id}: {duration} s of audio for {seconds} s of video"
+                (audio - pictures).abs() < 0.05 && (pictures - seconds).abs() < 0.05,
+                "{id}: {audio} s of audio for {pictures} s of video ({seconds} s asked)"
             );
         }
     }
