@@ -38,6 +38,8 @@ impl std::fmt::Debug for SharedDemuxer {
 struct State {
     input: VideoInput,
     audio: usize,
+    /// The most bytes of packets held for one side.
+    limit: usize,
     video_queue: VecDeque<ffmpeg::Packet>,
     audio_queue: VecDeque<ffmpeg::Packet>,
     video_bytes: usize,
@@ -74,13 +76,19 @@ pub(crate) enum AudioRead {
 impl SharedDemuxer {
     /// Shares `input` (freshly opened, not read) between its video stream and its audio
     /// stream `audio`, both kept by the demuxer.
-    pub(crate) fn new(mut input: VideoInput, audio: usize) -> SharedDemuxer {
+    pub(crate) fn new(input: VideoInput, audio: usize) -> SharedDemuxer {
+        Self::with_limit(input, audio, MAX_QUEUED_BYTES)
+    }
+
+    /// As [`SharedDemuxer::new`], holding at most `limit` bytes of packets for one side.
+    fn with_limit(mut input: VideoInput, audio: usize, limit: usize) -> SharedDemuxer {
         let video = input.video.index;
         input.keep_only_streams(&[video, audio]);
         SharedDemuxer {
             state: Mutex::new(State {
                 input,
                 audio,
+                limit,
                 video_queue: VecDeque::new(),
                 audio_queue: VecDeque::new(),
                 video_bytes: 0,
@@ -130,7 +138,7 @@ impl SharedDemuxer {
                     s.audio_read += 1;
                     s.audio_bytes += p.size();
                     s.audio_queue.push_back(p);
-                    if s.audio_bytes > MAX_QUEUED_BYTES {
+                    if s.audio_bytes > s.limit {
                         s.audio_detached = true;
                     }
                 }
@@ -165,7 +173,7 @@ impl SharedDemuxer {
                 Ok(Some(p)) if p.stream() == video && !s.video_done => {
                     s.video_bytes += p.size();
                     s.video_queue.push_back(p);
-                    if s.video_bytes > MAX_QUEUED_BYTES {
+                    if s.video_bytes > s.limit {
                         s.audio_detached = true;
                     }
                 }
@@ -194,5 +202,135 @@ impl SharedDemuxer {
         s.video_done = true;
         s.video_queue.clear();
         s.video_bytes = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::audio::{AudioFormat, SegmentReader};
+    use crate::media::source::Source;
+    use crate::time::Time;
+    use std::sync::Arc;
+
+    /// A 2 s MP4: H.264 with B-frames and AAC of noise (its decoding depends on the packets
+    /// decoded before), made by the ffmpeg CLI; `None` without it.
+    fn media(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+        let path = dir.join("av.mp4");
+        let made = std::process::Command::new("ffmpeg")
+            .args([
+                "-v",
+                "error",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc2=size=64x48:rate=25",
+            ])
+            .args([
+                "-f",
+                "lavfi",
+                "-i",
+                "anoisesrc=sample_rate=48000:amplitude=0.3",
+            ])
+            .args([
+                "-t", "2", "-map", "0:v", "-map", "1:a", "-c:v", "libx264", "-g", "10",
+            ])
+            .args(["-bf", "2", "-c:a", "aac", "-b:a", "32k"])
+            .arg(&path)
+            .status()
+            .ok()?;
+        made.success().then_some(path)
+    }
+
+    fn samples(mut reader: SegmentReader, mut between: impl FnMut()) -> Vec<f32> {
+        let mut all = Vec::new();
+        while let Some(chunk) = reader.next_chunk().unwrap() {
+            all.extend(chunk.concat());
+            between();
+        }
+        all
+    }
+
+    fn video_packets(
+        mut next: impl FnMut() -> Option<ffmpeg::Packet>,
+    ) -> Vec<(Option<i64>, Vec<u8>)> {
+        std::iter::from_fn(|| next().map(|p| (p.pts(), p.data().unwrap_or(&[]).to_vec()))).collect()
+    }
+
+    /// Whatever the two sides' pace, queue limit or a seek of the video side, the soundtrack
+    /// read from the shared input is, sample for sample, the one read from an input of its
+    /// own, and the video side gets every packet of its stream an input of its own gives.
+    #[test]
+    fn each_side_gets_what_an_input_of_its_own_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(path) = media(dir.path()) else {
+            eprintln!("skipped: no ffmpeg CLI to make the test media");
+            return;
+        };
+        let format = AudioFormat {
+            sample_rate: 48000,
+            channels: 1,
+        };
+        let (start, end) = (Time::new(1, 5), Time::new(19, 10));
+        let alone = samples(
+            SegmentReader::open(&Source::from(&path), start, end, format)
+                .unwrap()
+                .unwrap(),
+            || {},
+        );
+        assert!(alone.len() > 40_000, "{}", alone.len());
+        let mut own = VideoInput::open(&path).unwrap();
+        let index = own.video.index;
+        own.keep_only_streams(&[index]);
+        let own_video = video_packets(|| loop {
+            match read_packet(&mut own.context).unwrap() {
+                Some(p) if p.stream() == index => return Some(p),
+                Some(_) => {}
+                None => return None,
+            }
+        });
+        // (limit, video packets read between audio chunks, seek the video after a chunk)
+        for (limit, pace, seek) in [
+            (MAX_QUEUED_BYTES, 1, false),
+            (MAX_QUEUED_BYTES, 7, false),
+            (MAX_QUEUED_BYTES, 0, false),
+            (2000, 3, false),
+            (0, 1, false),
+            (MAX_QUEUED_BYTES, 2, true),
+        ] {
+            let source = Source::from(&path);
+            let input = VideoInput::open(&source).unwrap();
+            let audio = crate::media::input::best_audio_stream(&input.context).unwrap();
+            let shared = Arc::new(SharedDemuxer::with_limit(input, audio, limit));
+            source.offer_demuxer(shared.clone());
+            let reader = SegmentReader::open(&source, start, end, format)
+                .unwrap()
+                .unwrap();
+            assert!(source.take_demuxer().is_none(), "the reader took the input");
+            let mut got_video = Vec::new();
+            let mut chunks = 0;
+            let shared_audio = samples(reader, || {
+                chunks += 1;
+                if seek && chunks == 3 {
+                    shared.position_video(|_| ());
+                }
+                for _ in 0..pace {
+                    if let Ok(Some(p)) = shared.read_video() {
+                        got_video.push((p.pts(), p.data().unwrap_or(&[]).to_vec()));
+                    }
+                }
+            });
+            assert!(
+                shared_audio == alone,
+                "limit {limit}, pace {pace}, seek {seek}: the samples differ"
+            );
+            if !seek {
+                got_video.extend(video_packets(|| shared.read_video().unwrap()));
+                assert!(
+                    got_video == own_video,
+                    "limit {limit}, pace {pace}: the video packets differ"
+                );
+            }
+        }
     }
 }
