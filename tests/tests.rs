@@ -41,6 +41,8 @@ mod papercuts;
 mod profiles;
 mod profiles_internvl;
 mod profiles_more;
+mod profiles_odd_size;
+mod profiles_vlmeval;
 mod real_footage;
 mod report_drivers;
 mod review;

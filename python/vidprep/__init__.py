@@ -213,8 +213,8 @@ def sample(
       request for more (``N * H * W * 3``) raises ``MemoryError``, naming the size needed,
       before a frame is decoded.
 
-    - ``profile``: a model profile (``qwen2.5-vl``, ``qwen3-vl``, ``qwen3-vl-hf``, ``lmms-eval``; see
-      ``docs/profiles.md``): the frames, size and pixels that model's own preprocessing
+    - ``profile``: a model profile (``qwen2.5-vl``, ``qwen3-vl``, ``qwen3-vl-hf``, ``lmms-eval``,
+      ``llava-onevision``, ``internvl``, ``vlmevalkit``; see ``docs/profiles.md``): the frames, size and pixels that model's own preprocessing
       gives it (``n`` / ``fps`` are the package's ``nframes`` / ``fps``, its default rule when
       neither is given; ``sampler`` and ``size`` must be left out); ``profile_options`` the
       package's other options (``{"min_pixels": 50176, "video_start": 2.0}``). ``facts``

@@ -174,6 +174,8 @@ pub struct FramesSink {
     resampler: crate::profiles::resample::TorchBicubic,
     /// Pillow's taps, for a profile that resizes as Pillow does.
     pil: crate::profiles::pil::PilBicubic,
+    /// A profile's own image encoding (VLMEvalKit's cache: Pillow's JPEG).
+    encoding: Option<crate::profiles::ImageEncoding>,
 }
 
 impl FramesSink {
@@ -216,6 +218,7 @@ impl FramesSink {
             extras: PayloadExtras::default(),
             resampler: Default::default(),
             pil: Default::default(),
+            encoding: None,
         }
     }
 
@@ -236,6 +239,32 @@ impl FramesSink {
         size: Option<(u32, u32, crate::profiles::Resample)>,
     ) -> FramesSink {
         self.resize = size;
+        self
+    }
+
+    /// Writes the images as a profile's package writes them: under its names (by position)
+    /// and with its encoding.
+    pub fn with_package_files(
+        mut self,
+        files: Option<Vec<String>>,
+        encoding: Option<crate::profiles::ImageEncoding>,
+    ) -> FramesSink {
+        if let Some(files) = files {
+            debug_assert_eq!(files.len(), self.names.len());
+            self.names = files;
+        }
+        self.encoding = encoding;
+        self
+    }
+
+    /// Makes RGB as a profile's package reader does.
+    pub fn with_rgb(mut self, rgb: Option<crate::profiles::RgbConversion>) -> FramesSink {
+        match rgb {
+            None => {}
+            Some(crate::profiles::RgbConversion::SwscaleBilinear) => {
+                self.rgb = Converter::to_format_bilinear(ffmpeg_next::format::Pixel::RGB24)
+            }
+        }
         self
     }
 
@@ -384,6 +413,7 @@ impl FrameSink for FramesSink {
             || self.thumbs.is_some()
             || self.kept.is_some()
             || self.resize.is_some()
+            || self.encoding.is_some()
         {
             // An RGB-coded source's own picture where it has one of this size.
             let source = frame
@@ -412,6 +442,9 @@ impl FrameSink for FramesSink {
         }
         let bytes = match (self.spec.format, &rgb) {
             _ if self.out_dir.is_none() => Vec::new(),
+            (_, Some(rgb)) if self.encoding == Some(crate::profiles::ImageEncoding::PillowJpeg) => {
+                crate::profiles::pil_jpeg::encode(rgb.as_raw(), rgb.width(), rgb.height())
+            }
             (ImageFormat::Jpg, Some(rgb)) if self.resize.is_some() => {
                 encode_image(rgb, ImageFormat::Jpg, self.spec.quality).map_err(|e| {
                     Error::internal(format!("cannot encode frame {number} as JPEG: {e}"))
@@ -722,6 +755,9 @@ impl Export for FramesMaker {
             .as_ref()
             .filter(|a| a.resample != crate::profiles::Resample::None)
             .map(|a| (a.width, a.height, a.resample));
+        let package_files = applied.as_ref().and_then(|a| a.files.clone());
+        let encoding = applied.as_ref().and_then(|a| a.encoding);
+        let rgb = applied.as_ref().and_then(|a| a.rgb);
         let output = FramesOutputSpec {
             format: self.frames.format,
             quality: self.frames.quality,
@@ -760,6 +796,8 @@ impl Export for FramesMaker {
                 .with_source(&stream.source)
                 .with_resize(resize)
                 .with_label(self.frames.label)
+                .with_package_files(package_files, encoding)
+                .with_rgb(rgb)
         } else {
             let (_, temp) = self.folder.as_ref().expect("claimed before start");
             FramesSink::new(
@@ -773,6 +811,8 @@ impl Export for FramesMaker {
             .with_source(&stream.source)
             .with_resize(resize)
             .with_label(self.frames.label)
+            .with_package_files(package_files, encoding)
+            .with_rgb(rgb)
         };
         let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
         if let Some(kind) = self.frames.label {

@@ -33,7 +33,10 @@
 
 use serde_json::json;
 
-use super::{Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, Rule};
+use super::{
+    Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, RgbConversion,
+    Rule,
+};
 use crate::sampling::Sampler;
 
 fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
@@ -322,6 +325,9 @@ impl Profile for InternVl {
             resample: Resample::PilBicubic,
             timestamps: Some(prompt),
             tokens: Some(tokens),
+            files: None,
+            rgb: Some(RgbConversion::SwscaleBilinear),
+            encoding: None,
             rules,
         })
     }

@@ -122,6 +122,9 @@ impl Profile for LlavaOnevision {
             resample: Resample::TorchBicubicAntialias,
             timestamps: None,
             tokens: None,
+            files: None,
+            rgb: None,
+            encoding: None,
             rules,
         })
     }

@@ -327,6 +327,9 @@ fn fetch_video(
         resample: Resample::TorchBicubicAntialias,
         timestamps,
         tokens: Some(tokens),
+        files: None,
+        rgb: None,
+        encoding: None,
         rules,
     })
 }
@@ -528,6 +531,9 @@ impl Profile for Qwen3VlHf {
             resample: Resample::TorchBicubicAntialias,
             timestamps,
             tokens: Some(tokens),
+            files: None,
+            rgb: None,
+            encoding: None,
             rules,
         })
     }
