@@ -172,7 +172,8 @@ pub struct FramesSink {
     extras: PayloadExtras,
     /// Its taps and planes, kept from frame to frame.
     resampler: crate::profiles::resample::TorchBicubic,
-    /// Pillow's taps, for a profile that resizes as Pillow does.
+    /// The 8-bit fixed-point taps, for a profile that resizes as Pillow or torch's uint8
+    /// kernel does.
     pil: crate::profiles::pil::PilBicubic,
 }
 
@@ -404,9 +405,16 @@ impl FrameSink for FramesSink {
             None
         };
         if let (Some((w, h, how)), Some(image)) = (self.resize, rgb.as_mut()) {
+            use crate::profiles::{pil::Fixed8, Resample};
             *image = match how {
-                crate::profiles::Resample::PilBicubic => self.pil.resize(image, w, h),
-                _ => self.resampler.resize(image, w, h),
+                Resample::PilBicubic => self.pil.resize(image, w, h, Fixed8::Pillow13),
+                Resample::PilBicubic12 => self.pil.resize(image, w, h, Fixed8::Pillow12),
+                Resample::TorchBicubicAntialiasUint8 => {
+                    self.pil.resize(image, w, h, Fixed8::TorchUint8)
+                }
+                Resample::TorchBicubicAntialias | Resample::None => {
+                    self.resampler.resize(image, w, h)
+                }
             };
             (width, height) = (w, h);
         }

@@ -33,6 +33,7 @@
 
 use serde_json::json;
 
+use super::pil::Fixed8;
 use super::{Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, Rule};
 use crate::sampling::Sampler;
 
@@ -119,7 +120,7 @@ impl Profile for InternVl {
             package: "OpenGVLab/InternVL (model card code; not a package)",
             version: "internvl_chat/README.md at 2410d1dbf208f0e799459aff9376e5747dbf41a2",
             function: "load_video (get_index, dynamic_preprocess, build_transform), decord 0.6 \
-                       reader, Pillow BICUBIC",
+                       reader, Pillow 13.0 BICUBIC (option pillow=12: Pillow 12.2-12.3's)",
         }
     }
     fn options(&self) -> &'static [&'static str] {
@@ -129,6 +130,7 @@ impl Profile for InternVl {
             "input_size",
             "bound_start",
             "bound_end",
+            "pillow",
         ]
     }
     fn apply(
@@ -160,6 +162,8 @@ impl Profile for InternVl {
         let max_num = whole("max_num", 1, 1, 40)?;
         let min_num = whole("min_num", 1, 1, max_num)?;
         let image_size = whole("input_size", 448, 14, 4096)?;
+        // The Pillow whose pass order to follow: 13 (13.0, the default) or 12 (12.2-12.3).
+        let pillow = whole("pillow", 13, 12, 13)?;
         let n = request.count.unwrap_or(32);
         if n == 0 {
             return Err(fail("num_segments must be at least 1".into()));
@@ -248,6 +252,33 @@ impl Profile for InternVl {
             ),
             json!({"width": w, "height": h}),
         ));
+        let (fixed, resample, order_rule) = if pillow == 12 {
+            (
+                Fixed8::Pillow12,
+                Resample::PilBicubic12,
+                format!("Pillow 12.3 Image.resize: the height first only when {h0} > {w0} * 100 and {h} < {h0}"),
+            )
+        } else {
+            (
+                Fixed8::Pillow13,
+                Resample::PilBicubic,
+                format!(
+                    "Pillow 13.0 ImagingResampleInner: the height first when {h} < {h0} and \
+                     {h0} - {h} > 2 * ({w0} - {w})"
+                ),
+            )
+        };
+        rules.push(rule(
+            "pass_order",
+            order_rule,
+            json!(
+                if fixed.height_first(w0 as usize, h0 as usize, w as usize, h as usize) {
+                    "height first"
+                } else {
+                    "width first"
+                }
+            ),
+        ));
         let tiles: Vec<[u32; 4]> = (0..blocks)
             .map(|i| {
                 let (c, r) = (i % cols, i / cols);
@@ -319,7 +350,7 @@ impl Profile for InternVl {
             formula,
             width: w,
             height: h,
-            resample: Resample::PilBicubic,
+            resample,
             timestamps: Some(prompt),
             tokens: Some(tokens),
             rules,

@@ -123,10 +123,17 @@ pub struct Rule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Resample {
-    /// torch's antialiased bicubic ([`resample::TorchBicubic`]) on the RGB frame.
+    /// torch's antialiased bicubic on float ([`resample::TorchBicubic`]) on the RGB frame:
+    /// torchvision's v1 `functional.resize` of a uint8 tensor casts it to float32 first.
     TorchBicubicAntialias,
-    /// Pillow's `Image.resize(size, BICUBIC)` ([`pil::PilBicubic`]) on the RGB frame.
+    /// torch's uint8 antialiased bicubic ([`pil::Fixed8::TorchUint8`]): torchvision's v2
+    /// `functional.resize` of a uint8 tensor on CPU, as transformers' video processors do it.
+    TorchBicubicAntialiasUint8,
+    /// Pillow 13's `Image.resize(size, BICUBIC)` ([`pil::PilBicubic`]) on the RGB frame.
     PilBicubic,
+    /// Pillow 12.2-12.3's (the pass order differs: [`pil::Fixed8`]).
+    #[serde(rename = "pil-bicubic-12")]
+    PilBicubic12,
     /// No resize: the decoded frame as RGB24 (PyAV's `to_ndarray(format="rgb24")`).
     None,
 }
