@@ -41,6 +41,7 @@ mod papercuts;
 mod profiles;
 mod profiles_internvl;
 mod profiles_more;
+mod profiles_papercuts;
 mod profiles_resize;
 mod real_footage;
 mod report_drivers;

@@ -669,6 +669,30 @@ impl Export for FramesMaker {
                 )
             }
         };
+        // A package that repeats frames (InternVL's get_index with more segments than frames)
+        // is followed only with `allow_repeats`, as a sampler is.
+        if let Some(a) = applied.as_ref().filter(|_| !self.frames.allow_repeats) {
+            let distinct = a
+                .indices
+                .iter()
+                .collect::<std::collections::HashSet<_>>()
+                .len();
+            if distinct < a.indices.len() {
+                return Err(Error::request(
+                    &stream.source,
+                    format!(
+                        "export {:?}: profile {} picks {} frames of a video of {}, {} of \
+                         them repeats of frames already picked; ask for fewer frames (`count`), \
+                         or set `allow_repeats` to keep the repeats as the package would",
+                        self.spec.name(),
+                        a.profile,
+                        a.indices.len(),
+                        crate::sampling::FrameTimes::total(&list),
+                        a.indices.len() - distinct,
+                    ),
+                ));
+            }
+        }
         // A profile's options can ask for any size (min_pixels=1e30): refuse one no frame of
         // vidprep may have before anything of that size is allocated.
         if let Some(a) = &applied {

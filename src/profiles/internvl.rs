@@ -108,6 +108,13 @@ pub fn closest_grid(
     best
 }
 
+/// The refusal of an fps request.
+const NO_FPS: &str = "InternVL's load_video has no fps rule: it takes num_segments frames; give \
+                      a frame count (--count N is num_segments; 32 by default)";
+/// The refusal of half a bound.
+const NO_PAIR: &str =
+    "bound is a (start, end) pair in seconds: give both bound_start and bound_end";
+
 /// `internvl`: the model cards' `load_video` with `dynamic_preprocess` and `build_transform`.
 pub struct InternVl;
 
@@ -133,6 +140,25 @@ impl Profile for InternVl {
             "pillow",
         ]
     }
+    fn refuse(&self, request: &ProfileRequest) -> Option<String> {
+        let opt = |k: &str| request.options.get(k).copied();
+        if request.fps.is_some() {
+            return Some(NO_FPS.into());
+        }
+        if request.count == Some(0) {
+            return Some("num_segments must be at least 1".into());
+        }
+        let (min_num, max_num) = (opt("min_num").unwrap_or(1.0), opt("max_num").unwrap_or(1.0));
+        if min_num > max_num {
+            return Some(format!(
+                "min_num must be a whole number from 1 to max_num ({max_num}), got {min_num}"
+            ));
+        }
+        if opt("bound_start").is_some() != opt("bound_end").is_some() {
+            return Some(NO_PAIR.into());
+        }
+        None
+    }
     fn apply(
         &self,
         input: &ProfileInput,
@@ -153,11 +179,7 @@ impl Profile for InternVl {
             }
         };
         if request.fps.is_some() {
-            return Err(fail(
-                "InternVL's load_video has no fps rule: it takes num_segments frames; give a \
-                 frame count (--count N is num_segments; 32 by default)"
-                    .into(),
-            ));
+            return Err(fail(NO_FPS.into()));
         }
         let max_num = whole("max_num", 1, 1, 40)?;
         let min_num = whole("min_num", 1, 1, max_num)?;
@@ -174,13 +196,7 @@ impl Profile for InternVl {
         ) {
             (None, None) => None,
             (Some(&s), Some(&e)) => Some((s, e)),
-            _ => {
-                return Err(fail(
-                    "bound is a (start, end) pair in seconds: give both bound_start and \
-                     bound_end"
-                        .into(),
-                ))
-            }
+            _ => return Err(fail(NO_PAIR.into())),
         };
         let total = input.frames.total();
         if total == 0 {

@@ -184,6 +184,12 @@ pub trait Profile: Sync {
     fn mirrors(&self) -> Mirror;
     /// The options (besides count and fps) it accepts, by the package's names.
     fn options(&self) -> &'static [&'static str];
+    /// What is wrong with `request` that is known without the video (beyond the option names
+    /// and ranges [`check_request`] checks), in the package's terms: refused before the video
+    /// is opened (exit 2).
+    fn refuse(&self, _request: &ProfileRequest) -> Option<String> {
+        None
+    }
     /// The frames and size for `input`.
     fn apply(
         &self,
@@ -248,6 +254,9 @@ pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<
             profile.name()
         ));
     }
+    if let Some(reason) = profile.refuse(request) {
+        return Err(format!("profile {}: {reason}", profile.name()));
+    }
     Ok(())
 }
 
@@ -272,6 +281,12 @@ fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
         "input_size" if !(whole && (14.0..=4096.0).contains(&value)) => {
             Some("a whole number of pixels from 14 to 4096")
         }
+        // The Pillow whose pass order internvl follows.
+        "pillow" if value != 12.0 && value != 13.0 => {
+            Some("12 (Pillow 12.2-12.3's pass order) or 13 (13.0's, the default)")
+        }
+        // lmms-eval's frame count.
+        "num_frm" if !(whole && value >= 1.0) => Some("a whole number of frames of at least 1"),
         _ => None,
     }
 }
