@@ -91,6 +91,8 @@ fn taps(input: usize, output: usize) -> Vec<Taps> {
 /// The taps of one axis flattened: output `o` reads `len[o]` samples from `start[o]` with
 /// weights `weights[o * width..]` (as f64, for [`fma`]'s arithmetic).
 struct Flat {
+    /// The number of input samples.
+    input: usize,
     start: Vec<usize>,
     len: Vec<usize>,
     width: usize,
@@ -98,7 +100,7 @@ struct Flat {
 }
 
 impl Flat {
-    fn new(taps: &[Taps]) -> Flat {
+    fn new(input: usize, taps: &[Taps]) -> Flat {
         let width = taps.iter().map(|t| t.weights.len()).max().unwrap_or(0);
         let mut weights = vec![0.0; taps.len() * width];
         for (o, t) in taps.iter().enumerate() {
@@ -107,6 +109,7 @@ impl Flat {
             }
         }
         Flat {
+            input,
             start: taps.iter().map(|t| t.start).collect(),
             len: taps.iter().map(|t| t.weights.len()).collect(),
             width,
@@ -118,19 +121,27 @@ impl Flat {
 /// Rows the x pass resamples at once: one vector lane per row.
 const BLOCK: usize = 8;
 
-/// [`BLOCK`] rows of interleaved RGB (`src`, `rows` rows of `3 * w0` bytes) resampled along x
+/// [`BLOCK`] rows of interleaved RGB (`src`, `rows` rows of `3 * w0` bytes, `stride` apart) resampled along x
 /// into `dst` (`rows` rows of `3 * w1` values): `output = t * w[0]; output += t * w[j]`
 /// (fused), as torch's `interpolate_aa_single_dim`, each output value in torch's order. The
 /// rows are first transposed into `t` (sample-major, one lane per row) so that the taps run
 /// over all the rows at once, in vector lanes. (A `u8` as f32 widened to f64 is the f32 it
 /// stands for, widened.)
 #[inline(always)]
-fn x_block_body(src: &[u8], rows: usize, dst: &mut [f32], taps: &Flat, t: &mut Vec<[f32; BLOCK]>) {
-    let n0 = src.len() / rows;
+fn x_block_body(
+    src: &[u8],
+    stride: usize,
+    rows: usize,
+    dst: &mut [f32],
+    taps: &Flat,
+    t: &mut Vec<[f32; BLOCK]>,
+) {
     let n1 = dst.len() / rows;
+    let n0 = taps.input * 3;
     t.clear();
     t.resize(n0, [0.0; BLOCK]);
-    for (r, line) in src.chunks_exact(n0).enumerate() {
+    for r in 0..rows {
+        let line = &src[r * stride..r * stride + n0];
         for (lane, v) in t.iter_mut().zip(line) {
             lane[r] = *v as f32;
         }
@@ -185,19 +196,27 @@ fn y_row_body(src: &[f32], stride: usize, acc: &mut [f32], dst: &mut [u8], o: us
 #[target_feature(enable = "avx512f")]
 fn x_block_avx512(
     src: &[u8],
+    stride: usize,
     rows: usize,
     dst: &mut [f32],
     taps: &Flat,
     t: &mut Vec<[f32; BLOCK]>,
 ) {
-    x_block_body(src, rows, dst, taps, t)
+    x_block_body(src, stride, rows, dst, taps, t)
 }
 
 /// The x pass's body built for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn x_block_avx2(src: &[u8], rows: usize, dst: &mut [f32], taps: &Flat, t: &mut Vec<[f32; BLOCK]>) {
-    x_block_body(src, rows, dst, taps, t)
+fn x_block_avx2(
+    src: &[u8],
+    stride: usize,
+    rows: usize,
+    dst: &mut [f32],
+    taps: &Flat,
+    t: &mut Vec<[f32; BLOCK]>,
+) {
+    x_block_body(src, stride, rows, dst, taps, t)
 }
 
 /// The y pass's body built for AVX-512.
@@ -247,6 +266,7 @@ impl Lanes {
     fn x_block(
         self,
         src: &[u8],
+        stride: usize,
         rows: usize,
         dst: &mut [f32],
         taps: &Flat,
@@ -255,11 +275,11 @@ impl Lanes {
         match self {
             // SAFETY: `Lanes::detect` chose this only where the CPU has AVX-512F.
             #[cfg(target_arch = "x86_64")]
-            Lanes::Avx512 => unsafe { x_block_avx512(src, rows, dst, taps, t) },
+            Lanes::Avx512 => unsafe { x_block_avx512(src, stride, rows, dst, taps, t) },
             // SAFETY: `Lanes::detect` chose this only where the CPU has AVX2.
             #[cfg(target_arch = "x86_64")]
-            Lanes::Avx2 => unsafe { x_block_avx2(src, rows, dst, taps, t) },
-            _ => x_block_body(src, rows, dst, taps, t),
+            Lanes::Avx2 => unsafe { x_block_avx2(src, stride, rows, dst, taps, t) },
+            _ => x_block_body(src, stride, rows, dst, taps, t),
         }
     }
 
@@ -309,20 +329,41 @@ pub struct TorchBicubic {
 impl TorchBicubic {
     /// `src` resized to `width` x `height` as torch does it. Rows are shared among rayon's
     /// threads; each output value is computed in torch's order.
+    #[cfg(test)]
     pub fn resize(&mut self, src: &RgbImage, width: u32, height: u32) -> RgbImage {
+        let (w0, h0) = (src.width(), src.height());
+        self.resize_rows(src.as_raw(), w0 as usize * 3, w0, h0, width, height)
+    }
+
+    /// The RGB picture of `w0` x `h0` pixels whose rows start `stride` bytes apart in `raw`
+    /// (a converted frame's plane, read in place) resized to `width` x `height` as
+    /// [`TorchBicubic::resize`] does it.
+    pub fn resize_rows(
+        &mut self,
+        raw: &[u8],
+        stride: usize,
+        w0: u32,
+        h0: u32,
+        width: u32,
+        height: u32,
+    ) -> RgbImage {
         use rayon::prelude::*;
-        let (w0, h0) = (src.width() as usize, src.height() as usize);
+        let (w0, h0) = (w0 as usize, h0 as usize);
         let (w1, h1) = (width as usize, height as usize);
+        assert!(stride >= w0 * 3 && raw.len() >= stride * (h0.max(1) - 1) + w0 * 3);
         if (w0, h0) == (w1, h1) {
-            return src.clone();
+            let mut out = Vec::with_capacity(w0 * 3 * h0);
+            for y in 0..h0 {
+                out.extend_from_slice(&raw[y * stride..y * stride + w0 * 3]);
+            }
+            return RgbImage::from_raw(width, height, out).expect("buffer of the right size");
         }
         if self.sizes != Some((w0, h0, w1, h1)) {
             self.sizes = Some((w0, h0, w1, h1));
-            self.x = (w1 != w0).then(|| Flat::new(&taps(w0, w1)));
-            self.y = (h1 != h0).then(|| Flat::new(&taps(h0, h1)));
+            self.x = (w1 != w0).then(|| Flat::new(w0, &taps(w0, w1)));
+            self.y = (h1 != h0).then(|| Flat::new(h0, &taps(h0, h1)));
         }
         let lanes = *self.lanes.get_or_insert_with(Lanes::detect);
-        let raw = src.as_raw();
         // The width first (a dimension whose size does not change is not touched), in blocks
         // of rows.
         self.mid.resize(w1 * 3 * h0, 0.0);
@@ -330,13 +371,17 @@ impl TorchBicubic {
             Some(taps) => self
                 .mid
                 .par_chunks_mut(w1 * 3 * BLOCK)
-                .zip(raw.par_chunks(w0 * 3 * BLOCK))
-                .for_each_init(Vec::new, |t, (d, s)| {
-                    lanes.x_block(s, s.len() / (w0 * 3), d, taps, t)
+                .enumerate()
+                .for_each_init(Vec::new, |t, (b, d)| {
+                    let rows = d.len() / (w1 * 3);
+                    let s = &raw[b * BLOCK * stride..];
+                    lanes.x_block(s, stride, rows, d, taps, t)
                 }),
             None => {
-                for (d, s) in self.mid.iter_mut().zip(raw) {
-                    *d = *s as f32;
+                for (y, line) in self.mid.chunks_exact_mut(w1 * 3).enumerate() {
+                    for (d, s) in line.iter_mut().zip(&raw[y * stride..y * stride + w0 * 3]) {
+                        *d = *s as f32;
+                    }
                 }
             }
         }
