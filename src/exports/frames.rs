@@ -421,7 +421,7 @@ impl FrameSink for FramesSink {
                 .as_ref()
                 .filter(|r| (r.width(), r.height()) == (width, height))
                 .unwrap_or(&frame.image);
-            Some(to_rgb_image(source, &mut self.rgb).map_err(|e| {
+            let failure = |e| {
                 frame_failure(
                     &self.source,
                     number,
@@ -429,15 +429,31 @@ impl FrameSink for FramesSink {
                     width as u64 * height as u64 * 3,
                     e,
                 )
-            })?)
+            };
+            Some(match self.resize {
+                // torch's resize reads the converted frame's rows in place (no full-size copy).
+                Some((w, h, how)) if how != crate::profiles::Resample::PilBicubic => {
+                    let converted = self.rgb.convert(source).map_err(failure)?;
+                    let image = self.resampler.resize_rows(
+                        converted.data(0),
+                        converted.stride(0),
+                        converted.width(),
+                        converted.height(),
+                        w,
+                        h,
+                    );
+                    (width, height) = (w, h);
+                    image
+                }
+                _ => to_rgb_image(source, &mut self.rgb).map_err(failure)?,
+            })
         } else {
             None
         };
-        if let (Some((w, h, how)), Some(image)) = (self.resize, rgb.as_mut()) {
-            *image = match how {
-                crate::profiles::Resample::PilBicubic => self.pil.resize(image, w, h),
-                _ => self.resampler.resize(image, w, h),
-            };
+        if let (Some((w, h, crate::profiles::Resample::PilBicubic)), Some(image)) =
+            (self.resize, rgb.as_mut())
+        {
+            *image = self.pil.resize(image, w, h);
             (width, height) = (w, h);
         }
         let bytes = match (self.spec.format, &rgb) {
