@@ -225,7 +225,7 @@ pub fn run_batch(
     let _tally = crate::tally::enter(options.exec.tally.as_ref());
     let _settings = options.exec.settings.enter();
     check_layout(&items, options)?;
-    std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
+    make_out_dir(&options.out_dir, observer)?;
     let lock = OutDirLock::acquire(
         &options.out_dir,
         options.shard,
@@ -295,6 +295,38 @@ pub fn run_batch(
         shard: options.shard.map(|(i, n)| format!("{i}/{n}")),
     };
     Ok((summary, reports))
+}
+
+/// Makes the run's output folder. The folder itself is what `--out-dir` asks for; folders
+/// above it that are missing too are made as well (as every output's are), never silently:
+/// the observer is told which, since a mistyped parent (`/mnt/shraed/out`) would otherwise
+/// put a whole run where nobody looks.
+fn make_out_dir(out_dir: &Path, observer: &dyn Observer) -> Result<()> {
+    if out_dir.is_dir() {
+        return Ok(());
+    }
+    let mut missing_above = Vec::new();
+    let mut d = out_dir.parent();
+    while let Some(p) = d.filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
+        missing_above.push(p.to_path_buf());
+        d = p.parent();
+    }
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    if !missing_above.is_empty() {
+        missing_above.reverse();
+        observer.notice(&format!(
+            "warning: created the missing folder{} {} above the output folder {} (check the path if \
+             that was not meant)",
+            if missing_above.len() == 1 { "" } else { "s" },
+            missing_above
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            out_dir.display()
+        ));
+    }
+    Ok(())
 }
 
 /// What [`make_item`] needs of the run it belongs to.
@@ -558,7 +590,7 @@ pub fn run_item(
     let _tally = crate::tally::enter(options.exec.tally.as_ref());
     let _settings = options.exec.settings.enter();
     check_layout(&[item], options)?;
-    std::fs::create_dir_all(&options.out_dir).map_err(|e| Error::io(&options.out_dir, e))?;
+    make_out_dir(&options.out_dir, observer)?;
     let lock = OutDirLock::acquire_item(
         &options.out_dir,
         &item.plan.id,

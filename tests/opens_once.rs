@@ -295,3 +295,103 @@ fn every_door_checks_its_plans_once() {
 fn refused_again(plan: &Plan) -> vidprep::plan::manifest::BadItem {
     ManifestItem::check(1, plan.clone()).unwrap_err()
 }
+
+/// `strace -f -e trace=openat` of `vidprep run` on video-export items (issue 25): the source
+/// is opened by the table's scan and by the full decode, whose input the soundtrack reads
+/// too (its format, and the pass-through check's container and audio codecs, are what the
+/// first open saw): 2 opens at `--codec-threads` 1 and 2, where there were 5 (a span of an
+/// MP4 with AAC) and 6 (a whole MP3-in-MP4, which the pass-through check turns to a
+/// re-encode). The output's soundtrack is there, as long as its video (ffprobe: 2 s of the
+/// span, the 60 frames at 25 fps).
+#[test]
+fn a_video_item_opens_its_source_twice_as_strace_counts() {
+    if let Some(why) = support::strace_unusable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let aac = source();
+    let mp3 = SynthVideo::new(160, 120)
+        .frames(60)
+        .gop(30)
+        .bframes(2)
+        .audio_tone_codec(330.0, common::synth::AudioCodec::Mp3)
+        .cached()
+        .path;
+    let items = [
+        (
+            "span",
+            &aac,
+            format!(
+                r#"{{"id": "span", "source": "{}", "span": {{"start": "0.5s", "end": "2.5s"}}, "exports": [{{"kind": "video", "max_size": "96x96"}}]}}"#,
+                aac.display()
+            ),
+            2.0,
+        ),
+        (
+            "whole",
+            &mp3,
+            format!(
+                r#"{{"id": "whole", "source": "{}", "exports": [{{"kind": "video"}}]}}"#,
+                mp3.display()
+            ),
+            2.4,
+        ),
+    ];
+    for (id, src, line, seconds) in &items {
+        let manifest = dir.path().join(format!("{id}.jsonl"));
+        std::fs::write(&manifest, format!("{line}\n")).unwrap();
+        for threads in [1, 2] {
+            let trace = dir.path().join(format!("trace-{id}-{threads}.txt"));
+            let out = dir.path().join(format!("out-{id}-{threads}"));
+            let status = std::process::Command::new("strace")
+                .args(["-f", "-qq", "-e", "trace=openat", "-o"])
+                .arg(&trace)
+                .arg(env!("CARGO_BIN_EXE_vidprep"))
+                .arg("run")
+                .arg(&manifest)
+                .arg("--out-dir")
+                .arg(&out)
+                .args(["--jobs", "1", "--codec-threads", &threads.to_string()])
+                .stdout(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success(), "{id}");
+            let trace = std::fs::read_to_string(&trace).unwrap();
+            let name = format!("\"{}\"", src.display());
+            let opens = trace.lines().filter(|l| l.contains(&name)).count();
+            eprintln!("{id}, --codec-threads {threads}: {opens} opens of the source");
+            assert_eq!(
+                opens, 2,
+                "{id}, --codec-threads {threads}: opens of the source"
+            );
+            let video = out.join(format!("{id}/video.mp4"));
+            let probe = |stream: &str| {
+                let out = common::cmd::run_ok(
+                    "ffprobe",
+                    &[
+                        "-v",
+                        "error",
+                        "-select_streams",
+                        stream,
+                        "-show_entries",
+                        "stream=codec_name,duration",
+                        "-of",
+                        "csv=p=0",
+                        &video.display().to_string(),
+                    ],
+                );
+                let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                let (codec, duration) = text.split_once(',').expect("a stream");
+                (codec.to_string(), duration.parse::<f64>().unwrap())
+            };
+            let (codec, audio) = probe("a:0");
+            let (_, pictures) = probe("v:0");
+            assert_eq!(codec, "aac", "{id}");
+            assert!(
+                (audio - pictures).abs() < 0.05 && (pictures - seconds).abs() < 0.05,
+                "{id}: {audio} s of audio for {pictures} s of video ({seconds} s asked)"
+            );
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Small defects, each pinned by a test: a hanging parity runner is killed at its limit,
 //! profile-option errors name the option, `track -o` refuses a missing folder like the other
 //! outputs, `--resume` reruns an item whose side inputs changed, a missing input is reported
-//! once, and sidecars record paths as given.
+//! once, sidecars record paths as given, and `run` names the folders above its `--out-dir` it made.
 
 use crate::common;
 use crate::support;
@@ -389,4 +389,43 @@ fn a_missing_side_input_is_said_once_with_its_name_and_what_to_do() {
         assert_eq!(err.matches("not found").count(), 1, "{err}");
     }
     assert!(!d.join("f").exists() && !d.join("o.mp4").exists() && !d.join("t.json").exists());
+}
+
+#[test]
+fn run_says_which_folders_above_its_out_dir_it_had_to_make() {
+    let v = SynthVideo::new(160, 120).frames(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    std::fs::write(
+        d.join("m.jsonl"),
+        r#"{"id": "a", "source": "in.mp4", "exports": [{"kind": "frames", "count": 2}]}"#
+            .to_string()
+            + "\n",
+    )
+    .unwrap();
+    let run = |out: &str| {
+        let o = vidprep()
+            .current_dir(d)
+            .args(["run", "m.jsonl", "--out-dir", out])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        assert!(d.join(out).join("a/frames/frames.json").is_file());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    // The out-dir itself is what was asked for: made without a word.
+    let err = run("out");
+    assert!(!err.contains("created the missing"), "{err}");
+    // A mistyped parent: the run still goes (as outputs' folders are made), but says so.
+    let err = run("typo/deeper/out");
+    assert!(
+        err.contains(
+            "created the missing folders typo, typo/deeper above the output folder typo/deeper/out"
+        ),
+        "{err}"
+    );
+    // Existing now: nothing to say.
+    let err = run("typo/deeper/out2");
+    assert!(!err.contains("created the missing"), "{err}");
 }

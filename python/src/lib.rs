@@ -25,7 +25,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
 use vidprep::plan::CheckedPlan;
-use vidprep::{run_batch, BatchOptions, ItemReport, Quiet};
+use vidprep::{run_batch, BatchOptions, ItemReport, Observer};
 use vidprep::{CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan, Settings};
 
 create_exception!(
@@ -338,6 +338,43 @@ fn execute_plan(py: Python<'_>, plan_json: String, out_dir: PathBuf) -> PyResult
     })
 }
 
+/// What a run tells its caller before and around the work (a folder it had to make, a lock
+/// it waited for), kept to be raised as Python `RuntimeWarning`s once the call is back (the
+/// run itself happens without the interpreter).
+#[derive(Default)]
+struct Notices(std::sync::Mutex<Vec<String>>);
+
+impl Observer for Notices {
+    fn notice(&self, message: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(message.to_string());
+    }
+}
+
+impl Notices {
+    fn into_vec(self) -> Vec<String> {
+        self.0.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Raises each of `notices` as a `RuntimeWarning` (the "warning: " the command line puts
+/// before some of them is Python's category here).
+fn warn_all(py: Python<'_>, notices: Vec<String>) -> PyResult<()> {
+    for n in notices {
+        let text = n.strip_prefix("warning: ").unwrap_or(&n).to_string();
+        let text = std::ffi::CString::new(text).unwrap_or_default();
+        PyErr::warn(
+            py,
+            py.get_type::<pyo3::exceptions::PyRuntimeWarning>().as_any(),
+            &text,
+            1,
+        )?;
+    }
+    Ok(())
+}
+
 /// `run_manifest(manifest, out_dir, jobs, resume, fail_fast, shard)`: `vidprep run`; returns
 /// `(summary_json, [report_line_json])`.
 #[pyfunction]
@@ -369,14 +406,20 @@ fn run_manifest(
         options.resume = resume;
         options.fail_fast = fail_fast;
         options.origin = Some(manifest);
-        let (summary, reports) = run_batch(&read.items, &read.bad, &options, &Quiet)?;
+        let notices = Notices::default();
+        let (summary, reports) = run_batch(&read.items, &read.bad, &options, &notices)?;
         Ok((
             serde_json::to_string(&summary).expect("a summary serialises"),
             reports
                 .iter()
                 .map(|r| serde_json::to_string(r).expect("a report serialises"))
                 .collect(),
+            notices.into_vec(),
         ))
+    })
+    .and_then(|(summary, reports, notices)| {
+        warn_all(py, notices)?;
+        Ok((summary, reports))
     })
 }
 
@@ -437,8 +480,16 @@ fn run_item(
         options.resume = resume;
         options.codec_threads = codec_threads;
         options.origin = manifest;
-        let report = vidprep::run_item(&item, &options, &Quiet)?;
-        Ok(serde_json::to_string(&report).expect("a report serialises"))
+        let notices = Notices::default();
+        let report = vidprep::run_item(&item, &options, &notices)?;
+        Ok((
+            serde_json::to_string(&report).expect("a report serialises"),
+            notices.into_vec(),
+        ))
+    })
+    .and_then(|(report, notices)| {
+        warn_all(py, notices)?;
+        Ok(report)
     })
 }
 
@@ -479,15 +530,7 @@ fn write_report(py: Python<'_>, out_dir: PathBuf, report_lines: Vec<String>) -> 
         let notices = notices.into_inner().unwrap_or_else(|e| e.into_inner());
         Ok((path.display().to_string(), notices))
     })?;
-    for n in notices {
-        let text = std::ffi::CString::new(n).unwrap_or_default();
-        PyErr::warn(
-            py,
-            py.get_type::<pyo3::exceptions::PyRuntimeWarning>().as_any(),
-            &text,
-            1,
-        )?;
-    }
+    warn_all(py, notices)?;
     Ok(path)
 }
 

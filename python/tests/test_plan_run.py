@@ -64,6 +64,19 @@ def test_run_a_manifest_file(tmp_path):
     assert result["ok"] == 1 and (tmp_path / "out" / "report.jsonl").is_file()
 
 
+def test_run_warns_of_folders_it_made_above_out_dir(tmp_path):
+    (tmp_path / "m.jsonl").write_text(json.dumps(
+        {"id": "x", "source": str(REPO / "fixtures/example/street.mp4"), "end": 25,
+         "exports": [{"kind": "frames", "count": 1}]}) + "\n")
+    with pytest.warns(RuntimeWarning, match="created the missing folder .*typo above the output folder"):
+        result = vidprep.run(tmp_path / "m.jsonl", tmp_path / "typo" / "out")
+    assert result["ok"] == 1
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vidprep.run(tmp_path / "m.jsonl", tmp_path / "typo" / "out2")
+
+
 def test_run_missing_manifest(tmp_path):
     with pytest.raises(vidprep.InputError):
         vidprep.run(tmp_path / "nope.jsonl", tmp_path / "out")

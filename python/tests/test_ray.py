@@ -190,6 +190,30 @@ def assert_nothing_half_written(out: Path):
     assert not left, f"temporaries or locks left: {left}"
 
 
+def assert_no_item_queued_at_the_end(result, workers):
+    """From the run's timeline: an item handed to a worker still making another (queued
+    behind it) only while at least `workers` items were left to hand out, so that at the end
+    no item waits behind another while a worker is idle."""
+    calls = result["timeline"]["items"]  # [line, worker, handed, began, ended, received]
+    assert len(calls) == ITEMS, calls
+    for line, worker, handed, began, ended, received in calls:
+        busy = [c for c in calls if c[1] == worker and c[3] < began and c[4] > handed]
+        left = sum(1 for c in calls if c[2] >= handed)
+        assert not busy or left >= workers, (
+            f"line {line} was queued on worker {worker} behind line {busy[0][0]} with only "
+            f"{left} item(s) left to hand out")
+
+
+def test_a_ray_worker_does_not_import_numpy():
+    # A worker's start-up is on the run's critical path: vidprep (and Ray) without numpy.
+    code = "import sys, ray, vidprep, vidprep._vidprep; print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'pandas', 'pyarrow'}))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
+    # ... and numpy is there when an array is made, and vidprep.loaders when it is used.
+    code = "import vidprep; vidprep.loaders.load_video_decord; import numpy"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_ray_run_writes_the_bytes_and_report_of_vidprep_run(cluster, manifest, clean, out):
     result = vidprep.ray.run(manifest, out, workers=2, on_progress=None)
     assert result["ok"] == ITEMS and result["failed"] == 0, result
@@ -205,6 +229,7 @@ def test_ray_run_writes_the_bytes_and_report_of_vidprep_run(cluster, manifest, c
         assert r == w
     assert [p["event"] for p in result["progress"]][-1] == "done"
     assert result["progress"][-1]["fps"] > 0
+    assert_no_item_queued_at_the_end(result, workers=2)
     # --resume semantics: a rerun skips every item, as `vidprep run --resume` does.
     again = vidprep.ray.run(manifest, out, workers=2, resume=True, on_progress=None)
     assert again["skipped"] == ITEMS, again

@@ -20,9 +20,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
-import numpy as np
+if TYPE_CHECKING:
+    # In annotations only: the library imports numpy when it makes an array, so a process
+    # that only runs manifests (a vidprep.ray worker) never loads it.
+    import numpy as np
 
 from . import _vidprep as _native
 from ._vidprep import (
@@ -210,8 +213,8 @@ def sample(
       request for more (``N * H * W * 3``) raises ``MemoryError``, naming the size needed,
       before a frame is decoded.
 
-    - ``profile``: a model profile (``qwen2.5-vl``, ``qwen3-vl``, ``qwen3-vl-hf``, ``lmms-eval``; see
-      ``docs/profiles.md``): the frames, size and pixels that model's own preprocessing
+    - ``profile``: a model profile (``qwen2.5-vl``, ``qwen3-vl``, ``qwen3-vl-hf``, ``lmms-eval``,
+      ``llava-onevision``, ``internvl``, ``vlmevalkit``; see ``docs/profiles.md``): the frames, size and pixels that model's own preprocessing
       gives it (``n`` / ``fps`` are the package's ``nframes`` / ``fps``, its default rule when
       neither is given; ``sampler`` and ``size`` must be left out); ``profile_options`` the
       package's other options (``{"min_pixels": 50176, "video_start": 2.0}``). ``facts``
@@ -310,4 +313,10 @@ def _run_file(manifest, out_dir, jobs, resume, fail_fast, shard, strict) -> Dict
     return result
 
 
-from . import loaders  # noqa: E402  (needs the names above)
+def __getattr__(name: str) -> Any:
+    # `vidprep.loaders` (it imports numpy) is loaded when first used.
+    if name == "loaders":
+        import importlib
+
+        return importlib.import_module(".loaders", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -65,21 +65,28 @@ class _Worker:
         self.manifest = manifest
         self.resume = resume
         self.codec_threads = codec_threads
+        self.ready_at = time.time()
 
-    def where(self) -> Tuple[int, str]:
-        return os.getpid(), ray.get_runtime_context().get_node_id()
+    def where(self) -> Tuple[int, str, Dict[str, float]]:
+        """Its pid, node and start-up (wall-clock times: its process's start, the end of
+        its construction; the CPU seconds its process has used)."""
+        t = os.times()
+        return os.getpid(), ray.get_runtime_context().get_node_id(), {
+            "process": _process_started(), "ready": self.ready_at, "cpu": t.user + t.system}
 
     def run(self, line: int, plan_json: str, resume: bool) -> Tuple[str, str]:
         """``("row", report_line_json)``, or ``("busy", message)`` when a live run holds the
-        item, or ``("refused", message)`` for a layout the library refuses."""
+        item, or ``("refused", message)`` for a layout the library refuses; then the
+        wall-clock times the call began and ended."""
+        t0 = time.time()
         try:
-            return "row", _native.run_item(plan_json, line, self.out_dir, self.manifest,
-                                          resume, self.codec_threads)
+            return ("row", _native.run_item(plan_json, line, self.out_dir, self.manifest,
+                                           resume, self.codec_threads), t0, time.time())
         except Exception as e:  # noqa: BLE001
             # By name: Ray may carry this class to the worker by value, with other classes.
             if type(e).__name__ != "UsageError":
                 raise
-            return ("busy" if _BUSY in str(e) else "refused"), str(e)
+            return ("busy" if _BUSY in str(e) else "refused"), str(e), t0, time.time()
 
     def clean(self, item_id: str) -> str:
         try:
@@ -87,6 +94,18 @@ class _Worker:
             return ""
         except Exception as e:  # noqa: BLE001  (reported, never fatal)
             return str(e)
+
+
+def _process_started() -> float:
+    """When this process started (wall clock), from /proc; 0.0 where that cannot be read."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return time.time() - uptime + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 class _Item:
@@ -213,17 +232,27 @@ def run(
     (``VIDPREP_LOCK_LEASE_SECONDS``; a retry on another host waits at most that long for the
     dead worker's lock). ``address``: for ``ray.init`` when Ray is not started yet.
     ``prefetch``: items queued on each worker beyond the one it makes (so it never waits for
-    the driver between items; a time limit counts from when the item before ends).
+    the driver between items; a time limit counts from when the item before ends), while
+    the items left to hand out are at least as many as the workers (at the end of a run an
+    item goes only to a worker with nothing to do). ``timeline`` in the result: wall-clock
+    times (``time.time()``) of the run's steps (``started``, ``connected``, ``read``,
+    ``actors``, ``loop_end``, ``killed``, ``report``), each worker's start-up
+    (``workers``: its process's start, its construction, the CPU seconds it took, when the
+    driver heard from it) and each item's call (``items``: ``[line, worker, handed out,
+    began, ended, answer received]``), for benchmarks (``bench/ray_batch.py``).
     """
     started = time.monotonic()
+    timeline: Dict[str, Any] = {"started": time.time()}
     if not ray.is_initialized():
         ray.init(address=address, log_to_driver=False)
+    timeline["connected"] = time.time()
     out_dir = os.path.abspath(os.fspath(out_dir))
     os.makedirs(out_dir, exist_ok=True)
     origin, raw_items, bad_rows, temporary = _read(manifest, strict)
+    timeline["read"] = time.time()
     try:
         return _drive(origin, raw_items, bad_rows, out_dir,
-                      started, workers=workers, resume=resume, time_limit=time_limit,
+                      started, timeline, workers=workers, resume=resume, time_limit=time_limit,
                       max_retries=max_retries, num_cpus=num_cpus, codec_threads=codec_threads,
                       straggler_factor=straggler_factor,
                       straggler_min_seconds=straggler_min_seconds,
@@ -235,7 +264,7 @@ def run(
             os.unlink(temporary)
 
 
-def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, time_limit,
+def _drive(origin, raw_items, bad_rows, out_dir, started, timeline, *, workers, resume, time_limit,
            max_retries, num_cpus, codec_threads, straggler_factor, straggler_min_seconds,
            lock_lease_seconds, busy_wait_seconds, progress, progress_interval, on_progress,
            prefetch):
@@ -250,6 +279,9 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
         env["VIDPREP_LOCK_LEASE_SECONDS"] = str(int(lock_lease_seconds))
     actors = [_Worker.options(num_cpus=num_cpus).remote(out_dir, origin, resume, codec_threads, env)
               for _ in range(workers if queue else 0)]
+    timeline["actors"] = time.time()
+    timeline["workers"] = []  # each probe's answer: start-up times, and when it came
+    timeline["items"] = []  # each item's call: [line, actor, handed, began, ended, received]
     depth = 1 + max(0, int(prefetch))
     # An actor is ready (answered its probe, owes no clean-up) or not (its process died or
     # was killed: Ray restarts it, and it is asked `where` until it answers). A ready actor
@@ -355,9 +387,12 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                 if when <= now:
                     del restarting[index]
                     inflight[actors[index].where.remote()] = ["probe", index, None, "", now]
-            # Hand out items to ready workers, the least loaded first.
+            # Hand out items to ready workers, the least loaded first; queued ones (beyond
+            # the item an actor makes) only while the queue has an item for every actor, so
+            # that at the end no item waits behind another while an actor is idle.
             for index in sorted(range(len(actors)), key=lambda k: len(order[k])):
-                while ready_[index] and len(order[index]) < depth and queue:
+                while (ready_[index] and queue
+                       and len(order[index]) < (depth if len(queue) >= len(actors) else 1)):
                     pick = next((k for k, it in enumerate(queue) if it.not_before <= now), None)
                     if pick is None:
                         break
@@ -365,7 +400,7 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                     del queue[pick]
                     item.attempts += 1
                     ref = actors[index].run.remote(item.line, item.plan, resume)
-                    inflight[ref] = ["run", index, item, "", now]
+                    inflight[ref] = ["run", index, item, "", now, time.time()]
                     order[index].append(ref)
             if inflight:
                 # Wake at the first answer, then take every other answer already there.
@@ -381,7 +416,7 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                 entry = inflight.get(ref)
                 if entry is None:
                     continue  # dropped when its actor was lost
-                what, index, item, item_id, t0 = entry
+                what, index, item, item_id, t0 = entry[:5]
                 try:
                     value = ray.get(ref)
                 except ray.exceptions.RayTaskError as e:
@@ -415,6 +450,8 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                 if what == "probe":
                     if first_ready is None:
                         first_ready = now - started
+                    timeline["workers"].append(dict(value[2], actor=index, pid=value[0],
+                                                    answered=time.time()))
                     ready_actor(index, now)
                     continue
                 if what == "clean":
@@ -430,7 +467,8 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                 order[index].remove(ref)
                 if order[index]:
                     inflight[order[index][0]][4] = now  # the next item starts now
-                kind, payload = value
+                kind, payload, began, ended = value
+                timeline["items"].append([item.line, index, entry[5], began, ended, time.time()])
                 if kind == "row":
                     finish(item, payload)
                 elif kind == "busy":
@@ -450,7 +488,7 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
             for index in range(len(actors)):
                 if not order[index]:
                     continue
-                what, _, item, _id, t0 = inflight[order[index][0]]
+                what, _, item, _id, t0 = inflight[order[index][0]][:5]
                 took = now - t0
                 if time_limit is not None and took > time_limit:
                     kill(index, now)
@@ -479,11 +517,14 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
                 last_line = now
                 progress_line()
     finally:
+        timeline["loop_end"] = time.time()
         bar.close()
         for a in actors:
             ray.kill(a, no_restart=True)
+        timeline["killed"] = time.time()
     reports = [json.loads(r) for r in bad_rows] + [json.loads(r) for r in rows.values()]
     report = _native.write_report(out_dir, [json.dumps(r) for r in reports])
+    timeline["report"] = time.time()
     reports.sort(key=lambda r: r["line"])
     count = collections.Counter(r["status"] for r in reports)
     progress_line(final=True)
@@ -493,5 +534,5 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, *, workers, resume, ti
             "seconds": time.monotonic() - started, "report": report, "shard": None,
             "reports": reports, "retries": retries, "timed_out": timed_out,
             "stragglers": stragglers, "cleanup_errors": cleanup_errors,
-            "startup_s": first_ready,
+            "startup_s": first_ready, "timeline": timeline,
             "progress": progress_lines}

@@ -157,6 +157,9 @@ impl Export for ClipMaker {
                 Err(why) => self.smart_fallback = Some(why),
             }
         }
+        if self.encode.audio {
+            stream.audio_with_full_decode();
+        }
         let sink = VideoSink::new(
             &claimed.main_temp,
             &claimed.main,

@@ -175,6 +175,8 @@ pub struct FramesSink {
     /// The 8-bit fixed-point taps, for a profile that resizes as Pillow or torch's uint8
     /// kernel does.
     pil: crate::profiles::pil::PilBicubic,
+    /// A profile's own image encoding (VLMEvalKit's cache: Pillow's JPEG).
+    encoding: Option<crate::profiles::ImageEncoding>,
 }
 
 impl FramesSink {
@@ -217,6 +219,7 @@ impl FramesSink {
             extras: PayloadExtras::default(),
             resampler: Default::default(),
             pil: Default::default(),
+            encoding: None,
         }
     }
 
@@ -237,6 +240,32 @@ impl FramesSink {
         size: Option<(u32, u32, crate::profiles::Resample)>,
     ) -> FramesSink {
         self.resize = size;
+        self
+    }
+
+    /// Writes the images as a profile's package writes them: under its names (by position)
+    /// and with its encoding.
+    pub fn with_package_files(
+        mut self,
+        files: Option<Vec<String>>,
+        encoding: Option<crate::profiles::ImageEncoding>,
+    ) -> FramesSink {
+        if let Some(files) = files {
+            debug_assert_eq!(files.len(), self.names.len());
+            self.names = files;
+        }
+        self.encoding = encoding;
+        self
+    }
+
+    /// Makes RGB as a profile's package reader does.
+    pub fn with_rgb(mut self, rgb: Option<crate::profiles::RgbConversion>) -> FramesSink {
+        match rgb {
+            None => {}
+            Some(crate::profiles::RgbConversion::SwscaleBilinear) => {
+                self.rgb = Converter::to_format_bilinear(ffmpeg_next::format::Pixel::RGB24)
+            }
+        }
         self
     }
 
@@ -385,6 +414,7 @@ impl FrameSink for FramesSink {
             || self.thumbs.is_some()
             || self.kept.is_some()
             || self.resize.is_some()
+            || self.encoding.is_some()
         {
             // An RGB-coded source's own picture where it has one of this size.
             let source = frame
@@ -392,7 +422,7 @@ impl FrameSink for FramesSink {
                 .as_ref()
                 .filter(|r| (r.width(), r.height()) == (width, height))
                 .unwrap_or(&frame.image);
-            Some(to_rgb_image(source, &mut self.rgb).map_err(|e| {
+            let failure = |e| {
                 frame_failure(
                     &self.source,
                     number,
@@ -400,26 +430,47 @@ impl FrameSink for FramesSink {
                     width as u64 * height as u64 * 3,
                     e,
                 )
-            })?)
+            };
+            Some(match self.resize {
+                // torch's float resize reads the converted frame's rows in place (no full-size
+                // copy); the 8-bit fixed-point resizers below take the RGB image.
+                Some((w, h, how)) if !how.is_fixed8() => {
+                    let converted = self.rgb.convert(source).map_err(failure)?;
+                    let image = self.resampler.resize_rows(
+                        converted.data(0),
+                        converted.stride(0),
+                        converted.width(),
+                        converted.height(),
+                        w,
+                        h,
+                    );
+                    (width, height) = (w, h);
+                    image
+                }
+                _ => to_rgb_image(source, &mut self.rgb).map_err(failure)?,
+            })
         } else {
             None
         };
         if let (Some((w, h, how)), Some(image)) = (self.resize, rgb.as_mut()) {
             use crate::profiles::{pil::Fixed8, Resample};
-            *image = match how {
-                Resample::PilBicubic => self.pil.resize(image, w, h, Fixed8::Pillow13),
-                Resample::PilBicubic12 => self.pil.resize(image, w, h, Fixed8::Pillow12),
-                Resample::TorchBicubicAntialiasUint8 => {
-                    self.pil.resize(image, w, h, Fixed8::TorchUint8)
-                }
-                Resample::TorchBicubicAntialias | Resample::None => {
-                    self.resampler.resize(image, w, h)
-                }
+            let kind = match how {
+                Resample::PilBicubic => Some(Fixed8::Pillow13),
+                Resample::PilBicubic12 => Some(Fixed8::Pillow12),
+                Resample::TorchBicubicAntialiasUint8 => Some(Fixed8::TorchUint8),
+                // Resized above, from the converted rows.
+                Resample::TorchBicubicAntialias | Resample::None => None,
             };
-            (width, height) = (w, h);
+            if let Some(kind) = kind {
+                *image = self.pil.resize(image, w, h, kind);
+                (width, height) = (w, h);
+            }
         }
         let bytes = match (self.spec.format, &rgb) {
             _ if self.out_dir.is_none() => Vec::new(),
+            (_, Some(rgb)) if self.encoding == Some(crate::profiles::ImageEncoding::PillowJpeg) => {
+                crate::profiles::pil_jpeg::encode(rgb.as_raw(), rgb.width(), rgb.height())
+            }
             (ImageFormat::Jpg, Some(rgb)) if self.resize.is_some() => {
                 encode_image(rgb, ImageFormat::Jpg, self.spec.quality).map_err(|e| {
                     Error::internal(format!("cannot encode frame {number} as JPEG: {e}"))
@@ -754,6 +805,9 @@ impl Export for FramesMaker {
             .as_ref()
             .filter(|a| a.resample != crate::profiles::Resample::None)
             .map(|a| (a.width, a.height, a.resample));
+        let package_files = applied.as_ref().and_then(|a| a.files.clone());
+        let encoding = applied.as_ref().and_then(|a| a.encoding);
+        let rgb = applied.as_ref().and_then(|a| a.rgb);
         let output = FramesOutputSpec {
             format: self.frames.format,
             quality: self.frames.quality,
@@ -792,6 +846,8 @@ impl Export for FramesMaker {
                 .with_source(&stream.source)
                 .with_resize(resize)
                 .with_label(self.frames.label)
+                .with_package_files(package_files, encoding)
+                .with_rgb(rgb)
         } else {
             let (_, temp) = self.folder.as_ref().expect("claimed before start");
             FramesSink::new(
@@ -805,6 +861,8 @@ impl Export for FramesMaker {
             .with_source(&stream.source)
             .with_resize(resize)
             .with_label(self.frames.label)
+            .with_package_files(package_files, encoding)
+            .with_rgb(rgb)
         };
         let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
         if let Some(kind) = self.frames.label {

@@ -467,7 +467,15 @@ impl RateSolver {
 /// it must already be the standard model input, H.264 4:2:0 (with AAC audio or none) in an
 /// MP4 written to an MP4 name, stored upright with no rotation flag (loaders that ignore the
 /// flag would see it sideways), with square pixels and no known damage.
-fn passthrough_blocker(input: &Path, output: &Path, table: &FrameTable) -> Result<Option<String>> {
+/// What the source's open read in its header is used (`v`: the stream's description, the
+/// container's name and audio codecs from the source); a source never opened is opened now.
+fn passthrough_blocker(
+    source: &crate::media::source::Source,
+    v: &crate::media::input::VideoStreamInfo,
+    output: &Path,
+    table: &FrameTable,
+) -> Result<Option<String>> {
+    let input = source.path();
     let is_mp4_name = |p: &Path| {
         matches!(
             p.extension()
@@ -479,13 +487,20 @@ fn passthrough_blocker(input: &Path, output: &Path, table: &FrameTable) -> Resul
     if !is_mp4_name(output) {
         return Ok(Some("the output is not an .mp4".into()));
     }
-    let opened = VideoInput::open(input)?;
-    let v = &opened.video;
-    if !is_mp4_name(input) || !opened.context.format().name().contains("mp4") {
+    let header = match source.header() {
+        Some(h) => h.clone(),
+        None => {
+            VideoInput::open(source)?;
+            source
+                .header()
+                .cloned()
+                .ok_or_else(|| Error::internal("a file's open reads its header"))?
+        }
+    };
+    if !is_mp4_name(input) || !header.format_name.contains("mp4") {
         return Ok(Some(format!(
             "the input is {} in a {} file, not an MP4",
-            v.codec,
-            opened.context.format().name()
+            v.codec, header.format_name
         )));
     }
     if v.codec != "h264" || v.pixel_format != "yuv420p" {
@@ -506,15 +521,12 @@ fn passthrough_blocker(input: &Path, output: &Path, table: &FrameTable) -> Resul
             v.sample_aspect_ratio
         )));
     }
-    for s in opened.context.streams() {
-        if s.parameters().medium() == ffmpeg_next::media::Type::Audio
-            && s.parameters().id() != ffmpeg_next::codec::Id::AAC
-        {
-            return Ok(Some(format!(
-                "the audio is {}, not AAC",
-                s.parameters().id().name()
-            )));
-        }
+    if let Some(id) = header
+        .audio_codecs
+        .iter()
+        .find(|&&id| id != ffmpeg_next::codec::Id::AAC)
+    {
+        return Ok(Some(format!("the audio is {}, not AAC", id.name())));
     }
     if !table.damage.is_empty() {
         return Ok(Some(format!(
@@ -644,7 +656,7 @@ impl Export for VideoMaker {
             && height <= max.1
             && base64_len(input_bytes) <= self.video.max_base64_bytes
         {
-            match passthrough_blocker(&stream.source, &claimed.main, &stream.table)? {
+            match passthrough_blocker(&stream.input, &stream.info, &claimed.main, &stream.table)? {
                 None => {
                     self.passthrough = Some((input_bytes, (width, height)));
                     return Ok(Wants::Nothing);
@@ -655,6 +667,9 @@ impl Export for VideoMaker {
             }
         }
         let has_audio = self.encode.audio && audio_stream_format(&stream.input)?.is_some();
+        if has_audio {
+            stream.audio_with_full_decode();
+        }
         let duration = stream.duration().as_secs_f64();
         let rate_plan = plan_rates(
             width,

@@ -11,9 +11,11 @@ use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
+use crate::media::demux::{AudioRead, SharedDemuxer};
 use crate::media::input::{best_audio_stream, open_media, Ratio};
 use crate::media::source::Source;
 use crate::time::{Rounding, Time};
+use std::sync::Arc;
 
 /// One stretch of the output soundtrack.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,19 +88,31 @@ impl AudioPlan {
     }
 }
 
-/// Sample rate and channels of the best audio stream of `source`, if it has one.
+/// Sample rate and channels of the best audio stream of `source`, if it has one: what the
+/// source's first open saw (any open of it records that, see [`audio_format_of`]), else
+/// what opening it now shows.
 pub fn audio_stream_format(source: &Source) -> Result<Option<(u32, u16)>> {
+    if crate::media::source::is_image_sequence(source.path()) {
+        return Ok(None);
+    }
+    if let Some(header) = source.header() {
+        return Ok(header.audio);
+    }
     let Some(ctx) = open_for_audio(source)? else {
         return Ok(None);
     };
-    let Some(index) = best_audio_stream(&ctx) else {
-        return Ok(None);
-    };
-    let p = crate::media::ffi::stream_parameters(&ctx, index);
+    Ok(audio_format_of(&ctx))
+}
+
+/// Sample rate and channels of the best audio stream of an input just opened (before any
+/// packet is read), if it has a usable one.
+pub(crate) fn audio_format_of(ctx: &ffmpeg::format::context::Input) -> Option<(u32, u16)> {
+    let index = best_audio_stream(ctx)?;
+    let p = crate::media::ffi::stream_parameters(ctx, index);
     if p.sample_rate <= 0 || p.channels <= 0 || p.sample_rate > 1_000_000 || p.channels > 64 {
-        return Ok(None);
+        return None;
     }
-    Ok(Some((p.sample_rate as u32, p.channels as u16)))
+    Some((p.sample_rate as u32, p.channels as u16))
 }
 
 /// Opens `source` for its audio; `None` for an image sequence, which has none (and may need a
@@ -109,6 +123,33 @@ fn open_for_audio(source: &Source) -> Result<Option<ffmpeg::format::context::Inp
     }
     crate::tally::count(crate::tally::Event::AudioOpen);
     open_media(source).map(Some)
+}
+
+/// The time base and a decoder of `input`'s audio stream `stream`, and the timestamp to seek
+/// to for a segment decoded from `preroll` (`None`: read from the start of the file).
+fn describe_stream(
+    path: &Path,
+    input: &ffmpeg::format::context::Input,
+    stream: usize,
+    preroll: Time,
+) -> Result<(Ratio, ffmpeg::decoder::Audio, Option<i64>)> {
+    let st = input.stream(stream).expect("audio stream index");
+    let time_base: Ratio = st.time_base().into();
+    let stream_start = st.start_time();
+    let mut ctx = ffmpeg::codec::context::Context::from_parameters(st.parameters())
+        .map_err(|e| audio_failure(path, format!("reading the audio codec parameters: {e}")))?;
+    crate::media::ffi::set_packet_time_base(&mut ctx, st.time_base());
+    let decoder = ctx
+        .decoder()
+        .audio()
+        .map_err(|e| audio_failure(path, format!("opening the audio decoder: {e}")))?;
+    let ts = preroll.to_pts(time_base.num, time_base.den, Rounding::Down);
+    let base = if stream_start == ffi::AV_NOPTS_VALUE {
+        0
+    } else {
+        stream_start.min(ts)
+    };
+    Ok((time_base, decoder, (ts > base).then_some(ts)))
 }
 
 /// What to do when a soundtrack cannot be read: the video can still be written without it.
@@ -203,10 +244,19 @@ impl Resampler {
     }
 }
 
+/// Where a [`SegmentReader`] gets its packets.
+enum AudioInput {
+    Own(ffmpeg::format::context::Input),
+    /// The input of the video's full decode, read from its start
+    /// ([`crate::media::demux`]).
+    Shared(Arc<SharedDemuxer>),
+}
+
 /// Decodes one source segment and hands out its samples, trimmed to `[start, end)`.
 pub(crate) struct SegmentReader {
     path: PathBuf,
-    input: ffmpeg::format::context::Input,
+    source: Source,
+    input: AudioInput,
     stream: usize,
     time_base: Ratio,
     decoder: ffmpeg::decoder::Audio,
@@ -233,6 +283,36 @@ impl SegmentReader {
         format: AudioFormat,
     ) -> Result<Option<SegmentReader>> {
         let path = source.path();
+        if crate::media::source::is_image_sequence(path) {
+            return Ok(None);
+        }
+        // Start a little early: decoders need a few packets to settle, and we trim exactly.
+        let preroll = (start - Time::from_secs(1)).max(Time::ZERO);
+        // The input of the video's full decode, when it is on offer and this segment is
+        // read from the start of the file too (a segment read from a seek needs an input of
+        // its own: the video side reads elsewhere, and decoding from other packets than the
+        // seek's could give other samples: AAC's noise substitution, SBR state).
+        if let Some(shared) = source.take_demuxer() {
+            let described = shared.with_audio_stream(|input, stream| {
+                describe_stream(path, input, stream, preroll).map(|d| (stream, d))
+            });
+            match described {
+                Ok((stream, (time_base, decoder, None))) => {
+                    return Ok(Some(SegmentReader::new(
+                        source,
+                        AudioInput::Shared(shared),
+                        stream,
+                        time_base,
+                        decoder,
+                        format,
+                        start,
+                        end,
+                    )));
+                }
+                // Not read from the start: left for another reader.
+                Ok(_) | Err(_) => source.offer_demuxer(shared),
+            }
+        }
         let Some(mut input) = open_for_audio(source)? else {
             return Ok(None);
         };
@@ -242,30 +322,37 @@ impl SegmentReader {
         for i in 0..input.nb_streams() as usize {
             crate::media::ffi::set_stream_discard(&mut input, i, i != stream);
         }
-        let st = input.stream(stream).expect("audio stream index");
-        let time_base: Ratio = st.time_base().into();
-        let stream_start = st.start_time();
-        let mut ctx = ffmpeg::codec::context::Context::from_parameters(st.parameters())
-            .map_err(|e| audio_failure(path, format!("reading the audio codec parameters: {e}")))?;
-        crate::media::ffi::set_packet_time_base(&mut ctx, st.time_base());
-        let decoder = ctx
-            .decoder()
-            .audio()
-            .map_err(|e| audio_failure(path, format!("opening the audio decoder: {e}")))?;
-        // Start a little early: decoders need a few packets to settle, and we trim exactly.
-        let preroll = (start - Time::from_secs(1)).max(Time::ZERO);
-        let ts = preroll.to_pts(time_base.num, time_base.den, Rounding::Down);
-        let base = if stream_start == ffi::AV_NOPTS_VALUE {
-            0
-        } else {
-            stream_start.min(ts)
-        };
-        if ts > base {
+        let (time_base, decoder, seek) = describe_stream(path, &input, stream, preroll)?;
+        if let Some(ts) = seek {
             // A file that cannot seek is read from its start (slower, same samples).
             let _ = crate::media::ffi::seek_to_timestamp(&mut input, stream, ts);
         }
-        Ok(Some(SegmentReader {
-            path: path.to_path_buf(),
+        Ok(Some(SegmentReader::new(
+            source,
+            AudioInput::Own(input),
+            stream,
+            time_base,
+            decoder,
+            format,
+            start,
+            end,
+        )))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        source: &Source,
+        input: AudioInput,
+        stream: usize,
+        time_base: Ratio,
+        decoder: ffmpeg::decoder::Audio,
+        format: AudioFormat,
+        start: Time,
+        end: Time,
+    ) -> SegmentReader {
+        SegmentReader {
+            path: source.path().to_path_buf(),
+            source: source.clone(),
             input,
             stream,
             time_base,
@@ -280,7 +367,59 @@ impl SegmentReader {
             flushed: false,
             done: false,
             normalise_mix: false,
-        }))
+        }
+    }
+
+    /// The next packet of the input (`Ok(None)` at the end of the file), or the demuxer's
+    /// error.
+    fn read_packet(&mut self) -> Result<Result<Option<ffmpeg::Packet>, ffmpeg::Error>> {
+        loop {
+            match &mut self.input {
+                AudioInput::Own(input) => {
+                    let mut packet = ffmpeg::Packet::empty();
+                    return Ok(match packet.read(input) {
+                        Ok(()) => Ok(Some(packet)),
+                        Err(ffmpeg::Error::Eof) => Ok(None),
+                        Err(e) => Err(e),
+                    });
+                }
+                AudioInput::Shared(shared) => match shared.read_audio() {
+                    AudioRead::Packet(p) => return Ok(Ok(Some(p))),
+                    AudioRead::End => return Ok(Ok(None)),
+                    AudioRead::OwnInput { skip } => {
+                        let input = self.own_input_after(skip)?;
+                        self.input = AudioInput::Own(input);
+                    }
+                },
+            }
+        }
+    }
+
+    /// An input of its own, read from the start (no seek, as the shared one was) past the
+    /// first `skip` packets of the audio stream: it goes on with the packets the shared input
+    /// would have given next.
+    fn own_input_after(&self, skip: usize) -> Result<ffmpeg::format::context::Input> {
+        let Some(mut input) = open_for_audio(&self.source)? else {
+            return Err(Error::internal("an image sequence has no audio to read"));
+        };
+        for i in 0..input.nb_streams() as usize {
+            crate::media::ffi::set_stream_discard(&mut input, i, i != self.stream);
+        }
+        let mut skipped = 0;
+        while skipped < skip {
+            let mut packet = ffmpeg::Packet::empty();
+            match packet.read(&mut input) {
+                Ok(()) if packet.stream() == self.stream => skipped += 1,
+                Ok(()) => {}
+                Err(e) => {
+                    return Err(audio_failure(
+                        &self.path,
+                        format!("cannot read the file again: {e}"),
+                    ))
+                }
+            }
+        }
+        Ok(input)
     }
 
     /// Mixes channels as swresample does when its output is 16-bit (a downmix normalised to
@@ -331,9 +470,8 @@ impl SegmentReader {
                 })?;
                 continue;
             }
-            let mut packet = ffmpeg::Packet::empty();
-            match packet.read(&mut self.input) {
-                Ok(()) => {
+            match self.read_packet()? {
+                Ok(Some(packet)) => {
                     if packet.stream() != self.stream {
                         continue;
                     }
@@ -343,7 +481,7 @@ impl SegmentReader {
                         }
                     }
                 }
-                Err(ffmpeg::Error::Eof) => self.packets_done = true,
+                Ok(None) => self.packets_done = true,
                 // Damaged data ends the input, as for ffmpeg (and the video's frame table).
                 Err(e) if crate::media::input::read_error_ends_input(&e) => {
                     self.packets_done = true

@@ -27,6 +27,7 @@ use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
+use crate::media::demux::SharedDemuxer;
 use crate::media::ffi;
 use crate::media::frame::{
     is_rgb_coded, rotate_rgb24, rotate_yuv420, share, Converter, Frame, PIPELINE_FORMAT,
@@ -75,11 +76,34 @@ enum Target {
 /// decodes from the start instead.
 const MAX_UNRECOGNISED: usize = 64;
 
+/// The demuxer a [`FrameReader`] reads: its own, or one whose audio packets go to the
+/// soundtrack's reader ([`crate::media::demux`]).
+enum ReaderInput {
+    Own(VideoInput),
+    /// Shared with the soundtrack's reader of this source (offered on it until taken).
+    Shared(Arc<SharedDemuxer>, Source),
+}
+
+impl Drop for ReaderInput {
+    fn drop(&mut self) {
+        if let ReaderInput::Shared(shared, source) = self {
+            // The video side is done: its packets are no longer kept, and a reader that did
+            // not take the input by now opens its own.
+            shared.video_done();
+            source.withdraw_demuxer(shared);
+        }
+    }
+}
+
 /// Decodes one video stream frame by frame.
 pub struct FrameReader {
     path: PathBuf,
     source: Source,
-    input: VideoInput,
+    input: ReaderInput,
+    /// The video stream's description (as the input gave it).
+    video: VideoStreamInfo,
+    /// For an image sequence: its folder, naming and rate.
+    sequence: Option<Arc<crate::media::source::ImageSequence>>,
     decoder: ffmpeg::decoder::Video,
     options: DecodeOptions,
     table: Arc<FrameTable>,
@@ -162,7 +186,27 @@ impl FrameReader {
     ) -> Result<FrameReader> {
         let source = source.into();
         let input = VideoInput::open(&source)?;
-        Self::with_input(source, input, false, options, table)
+        Self::with_input(source, input, false, options, table, false)
+    }
+
+    /// Opens a source for a full decode from its start (as [`open_with_table`]), offering
+    /// its input to the soundtrack's reader of the same source ([`Source::take_demuxer`]), so
+    /// that the audio packets come from the same reading of the file instead of a second
+    /// open. Only a local file whose table found no damage is shared (a URL's reads and a
+    /// damaged file's read errors stay each reader's own).
+    ///
+    /// [`open_with_table`]: FrameReader::open_with_table
+    pub(crate) fn open_sharing_audio(
+        source: &Source,
+        options: DecodeOptions,
+        table: Arc<FrameTable>,
+    ) -> Result<FrameReader> {
+        let input = VideoInput::open(source)?;
+        let share = input.kind == crate::media::source::SourceKind::File
+            && input.sequence.is_none()
+            && table.damage.is_empty()
+            && crate::media::input::best_audio_stream(&input.context).is_some();
+        Self::with_input(source.clone(), input, false, options, table, share)
     }
 
     /// A reader of the input `table` was built from (the executor's one open of an item's
@@ -178,7 +222,7 @@ impl FrameReader {
         table: Arc<FrameTable>,
     ) -> Result<FrameReader> {
         let source = used.input.source.clone();
-        Self::with_input(source, used.input, used.read, options, table)
+        Self::with_input(source, used.input, used.read, options, table, false)
     }
 
     fn with_input(
@@ -187,6 +231,7 @@ impl FrameReader {
         read: bool,
         options: DecodeOptions,
         table: Arc<FrameTable>,
+        share_audio: bool,
     ) -> Result<FrameReader> {
         let path = source.path().to_path_buf();
         let index = input.video.index;
@@ -194,10 +239,24 @@ impl FrameReader {
         let conceal = crate::media::compat::ConcealWatch::default();
         let decoder = open_decoder(&input, options.threads, options.skip_loop_filter, &conceal)?;
         let _held = crate::tally::decoder_opened(options.threads);
+        let (video, sequence) = (input.video.clone(), input.sequence.clone());
+        let audio = share_audio
+            .then(|| crate::media::input::best_audio_stream(&input.context))
+            .flatten();
+        let input = match audio {
+            Some(audio) if !read => {
+                let shared = Arc::new(SharedDemuxer::new(input, audio));
+                source.offer_demuxer(shared.clone());
+                ReaderInput::Shared(shared, source.clone())
+            }
+            _ => ReaderInput::Own(input),
+        };
         Ok(FrameReader {
             path,
             source,
             input,
+            video,
+            sequence,
             decoder,
             options,
             table,
@@ -278,13 +337,13 @@ impl FrameReader {
 
     /// The video stream's description (stored size, rotation, time base, rates).
     pub fn info(&self) -> &VideoStreamInfo {
-        &self.input.video
+        &self.video
     }
 
     /// The rotation applied to frames (none when `upright` is off).
     pub fn applied_rotation(&self) -> Rotation {
         if self.options.upright {
-            self.input.video.rotation
+            self.video.rotation
         } else {
             Rotation::None
         }
@@ -292,10 +351,8 @@ impl FrameReader {
 
     /// Size of the frames this reader returns (stored pixels, upright).
     pub fn output_size(&self) -> (u32, u32) {
-        self.applied_rotation().displayed_size(
-            self.input.video.stored_width,
-            self.input.video.stored_height,
-        )
+        self.applied_rotation()
+            .displayed_size(self.video.stored_width, self.video.stored_height)
     }
 
     /// The frame table.
@@ -381,23 +438,29 @@ impl FrameReader {
     /// start over from the beginning of the file.
     fn seek_to_keyframe(&mut self, keyframe: usize, cautious: bool) -> Result<()> {
         let entry = *self.table.entry(keyframe);
-        let stream = self.input.video.index;
-        let sought = match self.table.identity {
+        let stream = self.video.index;
+        let identity = self.table.identity;
+        let seek = move |input: &mut VideoInput| match identity {
             Identity::Pts => {
                 let ts = match entry.dts {
                     Some(d) if cautious => entry.pts.min(d),
                     _ => entry.pts,
                 };
-                ffi::seek_to_timestamp(&mut self.input.context, stream, ts)
+                ffi::seek_to_timestamp(&mut input.context, stream, ts)
             }
             Identity::Position => match entry.dts {
-                Some(dts) => ffi::seek_to_timestamp(&mut self.input.context, stream, dts),
-                None if entry.pos >= 0 && ffi::can_seek_bytes(&self.input.context) => {
-                    ffi::seek_to_byte(&mut self.input.context, entry.pos)
+                Some(dts) => ffi::seek_to_timestamp(&mut input.context, stream, dts),
+                None if entry.pos >= 0 && ffi::can_seek_bytes(&input.context) => {
+                    ffi::seek_to_byte(&mut input.context, entry.pos)
                 }
                 None => Err(-1),
             },
             Identity::Sequential => Err(-1),
+        };
+        let sought = match &mut self.input {
+            ReaderInput::Own(input) => seek(input),
+            // The soundtrack goes on by itself from here (it was read from the start).
+            ReaderInput::Shared(shared, _) => shared.position_video(seek),
         };
         if sought.is_err() {
             return self.reopen();
@@ -438,7 +501,8 @@ impl FrameReader {
             self.options.skip_loop_filter,
             &self.conceal,
         )?;
-        self.input = input;
+        // (A shared input is let go: the soundtrack may read on in it alone.)
+        self.input = ReaderInput::Own(input);
         self.drained = false;
         self.need_keyframe = false;
         self.packets_done = false;
@@ -493,7 +557,7 @@ impl FrameReader {
                 let damaged = raw.is_corrupt() || raw.has_decode_errors() || concealed;
                 // (An image sequence's pictures are independent: no history to differ.)
                 if damaged
-                    && self.input.sequence.is_none()
+                    && self.sequence.is_none()
                     && !self.from_start
                     && self.table.times_from == crate::media::table::TimesFrom::Packets
                 {
@@ -601,11 +665,8 @@ impl FrameReader {
                 return Err(self.mismatch_at(index));
             }
             self.next_index = Some(index + 1);
-            if let Some(seq) = &self.input.sequence {
-                let (w, h) = (
-                    self.input.video.stored_width,
-                    self.input.video.stored_height,
-                );
+            if let Some(seq) = &self.sequence {
+                let (w, h) = (self.video.stored_width, self.video.stored_height);
                 if (raw.width(), raw.height()) != (w, h) {
                     return Err(Error::request(
                         &seq.file_path(index),
@@ -651,7 +712,7 @@ impl FrameReader {
     /// [`distrust`](crate::media::table::TableCache::distrust)s it. In an image sequence frame `i` is file `i` whatever
     /// decodes, so a file that gives no picture is an error naming it.
     fn mismatch_at(&self, index: usize) -> Error {
-        if let Some(seq) = &self.input.sequence {
+        if let Some(seq) = &self.sequence {
             let file = seq.file_path(index.min(seq.count.saturating_sub(1)));
             return Error::corrupt(
                 &file,
@@ -763,7 +824,29 @@ impl FrameReader {
                 continue;
             }
             let mut packet = ffmpeg::Packet::empty();
-            match packet.read(&mut self.input.context) {
+            let read = match &mut self.input {
+                ReaderInput::Own(input) => packet.read(&mut input.context),
+                ReaderInput::Shared(shared, _) => match shared.read_video() {
+                    Ok(Some(p)) => {
+                        packet = p;
+                        Ok(())
+                    }
+                    Ok(None) => Err(ffmpeg::Error::Eof),
+                    Err(crate::media::demux::Parted) => {
+                        // A read failed: decode again from the start on an input of its
+                        // own, which meets the failure (or not) as it would alone.
+                        let next = match self.target {
+                            Some(Target::Identified { index, .. } | Target::Count { index }) => {
+                                index
+                            }
+                            None => self.next_index.unwrap_or(0),
+                        };
+                        self.restart_and_count_to(next)?;
+                        continue;
+                    }
+                },
+            };
+            match read {
                 Ok(()) => {}
                 Err(ffmpeg::Error::Eof) => {
                     self.packets_done = true;
@@ -783,7 +866,7 @@ impl FrameReader {
                     ))
                 }
             }
-            if packet.stream() != self.input.video.index || packet.size() == 0 {
+            if packet.stream() != self.video.index || packet.size() == 0 {
                 continue;
             }
             if self.need_keyframe {

@@ -110,6 +110,14 @@ impl Converter {
         Converter::new(format, None, Flags::BICUBIC)
     }
 
+    /// Same-size conversion with swscale's bilinear flags: libavfilter's default for a
+    /// `scale` filter given no flags, which decord's filter graph is (so VLMEvalKit's frames).
+    /// It differs from [`Converter::to_format`] only where swscale has no unscaled path for
+    /// the conversion (an odd width or height: every chroma sample is then interpolated).
+    pub fn to_format_bilinear(format: Pixel) -> Converter {
+        Converter::new(format, None, Flags::BILINEAR)
+    }
+
     pub fn convert(&mut self, src: &VideoFrame) -> Result<VideoFrame, ffmpeg::Error> {
         let key = (
             src.format(),

@@ -374,6 +374,19 @@ pub(crate) fn open_source(source: &Source) -> Result<(Input, Resolved)> {
             },
         });
     }
+    if resolved.sequence.is_none() {
+        // What the header says beyond the video, for whoever needs it next (the soundtrack's
+        // format, the pass-through check), before a packet is read.
+        source.learn_header(|| crate::media::source::Header {
+            format_name: context.format().name().to_string(),
+            audio: crate::media::audio::audio_format_of(&context),
+            audio_codecs: context
+                .streams()
+                .filter(|s| s.parameters().medium() == MediaType::Audio)
+                .map(|s| s.parameters().id())
+                .collect(),
+        });
+    }
     if let Some(seq) = &resolved.sequence {
         // image2 found the files itself: it must have found exactly the ones listed here.
         let found = best_video_stream(&context)

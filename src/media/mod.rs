@@ -4,6 +4,7 @@
 pub(crate) mod audio;
 pub(crate) mod compat;
 pub(crate) mod decode;
+pub(crate) mod demux;
 pub(crate) mod encode;
 pub(crate) mod ffi;
 pub(crate) mod frame;

@@ -172,13 +172,36 @@ impl<'de> serde::Deserialize<'de> for FrameRate {
 /// that have none of their own).
 ///
 /// A URL source carries what vidprep learnt when it was first opened (its validators, the
-/// download of a file whose server ignores ranges: [`crate::media::remote`]), shared by its
-/// clones; two sources are equal when they name the same thing at the same rate.
+/// download of a file whose server ignores ranges: [`crate::media::remote`]), and every
+/// source what its first open saw of its audio stream and the demuxer a full decode offers
+/// its soundtrack ([`Learnt`]), shared by its clones; two sources are equal when they name
+/// the same thing at the same rate.
 #[derive(Clone, Debug)]
 pub struct Source {
     path: PathBuf,
     fps: Option<FrameRate>,
     remote: Option<std::sync::Arc<Remote>>,
+    learnt: std::sync::Arc<Learnt>,
+}
+
+/// What opening a source taught, so that it is not opened again to learn it (issue 25): what
+/// the first open's container header said ([`Header`]), and the input a full decode of its
+/// video reads, offered to the soundtrack's reader (see [`crate::media::demux`]).
+#[derive(Debug, Default)]
+pub(crate) struct Learnt {
+    header: std::sync::OnceLock<Header>,
+    offer: std::sync::Mutex<Option<std::sync::Arc<crate::media::demux::SharedDemuxer>>>,
+}
+
+/// What a source's container header says beyond its video stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// The demuxer's name (`mov,mp4,m4a,3gp,3g2,mj2`, ...).
+    pub format_name: String,
+    /// The sample rate and channels of the best audio stream (`None`: no usable one).
+    pub audio: Option<(u32, u16)>,
+    /// The codec of every audio stream, in stream order.
+    pub audio_codecs: Vec<ffmpeg_next::codec::Id>,
 }
 
 impl PartialEq for Source {
@@ -201,7 +224,57 @@ impl Source {
     pub fn new(path: impl Into<PathBuf>, fps: Option<FrameRate>) -> Source {
         let path = path.into();
         let remote = is_url(&path).then(Default::default);
-        Source { path, fps, remote }
+        Source {
+            path,
+            fps,
+            remote,
+            learnt: Default::default(),
+        }
+    }
+
+    /// What the first open of this source read in its container header; `None` before any
+    /// open (or for an image sequence).
+    pub(crate) fn header(&self) -> Option<&Header> {
+        self.learnt.header.get()
+    }
+
+    /// Records what an open read in the header (only the first open's is kept).
+    pub(crate) fn learn_header(&self, header: impl FnOnce() -> Header) {
+        if self.learnt.header.get().is_none() {
+            let _ = self.learnt.header.set(header());
+        }
+    }
+
+    /// Offers the input a full decode reads to this source's soundtrack reader (replacing an
+    /// offer not taken).
+    pub(crate) fn offer_demuxer(&self, shared: std::sync::Arc<crate::media::demux::SharedDemuxer>) {
+        *self.learnt.offer.lock().unwrap_or_else(|e| e.into_inner()) = Some(shared);
+    }
+
+    /// Takes the offered input, if any (one reader takes it).
+    pub(crate) fn take_demuxer(
+        &self,
+    ) -> Option<std::sync::Arc<crate::media::demux::SharedDemuxer>> {
+        self.learnt
+            .offer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    /// Withdraws `shared` if it is still on offer (its video side is done: a reader taking it
+    /// now would only find the packets queued for it).
+    pub(crate) fn withdraw_demuxer(
+        &self,
+        shared: &std::sync::Arc<crate::media::demux::SharedDemuxer>,
+    ) {
+        let mut offer = self.learnt.offer.lock().unwrap_or_else(|e| e.into_inner());
+        if offer
+            .as_ref()
+            .is_some_and(|o| std::sync::Arc::ptr_eq(o, shared))
+        {
+            *offer = None;
+        }
     }
 
     /// For a URL: what its first open learnt (shared by the clones of this source).

@@ -4,7 +4,8 @@
 //! expected.
 
 use super::schema::{ExportSpec, Plan};
-use crate::sampling::Sampler;
+use super::{FramesExport, ImageFormat};
+use crate::sampling::{Order, Sampler};
 use crate::time::TimeSpec;
 
 /// Names an export may not have (they are taken by files every item folder holds).
@@ -259,6 +260,15 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
                 {
                     return Err(format!(
                         "profile {name} picks the frames and their size as its package does; drop \"sampler\", \"max_size\" and \"max_frames\" (the package's own max_frames is a profile option)"
+                    ));
+                }
+                if profile.encoding().is_some()
+                    && (f.format != ImageFormat::Jpg
+                        || f.quality != FramesExport::default().quality
+                        || f.order != Order::Ordered)
+                {
+                    return Err(format!(
+                        "profile {name} writes its frames as its package does (the names in the package's order, JPEG as Pillow saves it: quality 75, 4:2:0); drop \"format\", \"quality\" and \"order\""
                     ));
                 }
                 crate::profiles::check_request(profile, &f.profile_request())?;

@@ -34,7 +34,10 @@
 use serde_json::json;
 
 use super::pil::Fixed8;
-use super::{Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, Rule};
+use super::{
+    Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, RgbConversion,
+    Rule,
+};
 use crate::sampling::Sampler;
 
 fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
@@ -369,6 +372,9 @@ impl Profile for InternVl {
             resample,
             timestamps: Some(prompt),
             tokens: Some(tokens),
+            files: None,
+            rgb: Some(RgbConversion::SwscaleBilinear),
+            encoding: None,
             rules,
         })
     }

@@ -129,6 +129,9 @@ impl Profile for LlavaOnevision {
             resample: Resample::TorchBicubicAntialiasUint8,
             timestamps: None,
             tokens: None,
+            files: None,
+            rgb: None,
+            encoding: None,
             rules,
         })
     }

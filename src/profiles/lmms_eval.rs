@@ -19,7 +19,10 @@
 
 use serde_json::json;
 
-use super::{Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, Rule};
+use super::{
+    Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, RgbConversion,
+    Rule,
+};
 use crate::sampling::{numpy_linspace, Sampler};
 
 fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
@@ -228,6 +231,9 @@ impl Profile for LmmsEvalReadVideo {
             resample: Resample::None,
             timestamps: None,
             tokens: None,
+            files: None,
+            rgb: Some(RgbConversion::SwscaleBilinear),
+            encoding: None,
             rules,
         })
     }

@@ -20,8 +20,10 @@ mod internvl;
 mod llava;
 mod lmms_eval;
 pub mod pil;
+pub mod pil_jpeg;
 mod qwen;
 pub mod resample;
+mod vlmevalkit;
 
 /// Every registered profile.
 const PROFILES: &[&dyn Profile] = &[
@@ -31,6 +33,7 @@ const PROFILES: &[&dyn Profile] = &[
     &lmms_eval::LmmsEvalReadVideo,
     &llava::LlavaOnevision,
     &internvl::InternVl,
+    &vlmevalkit::VlmEvalKitCache,
 ];
 
 /// The profile named `name`.
@@ -138,6 +141,34 @@ pub enum Resample {
     None,
 }
 
+impl Resample {
+    /// Whether it is one of the 8-bit fixed-point resizers of [`pil::PilBicubic`] (Pillow's,
+    /// torch's uint8 kernel), which take the RGB image rather than the converted rows.
+    pub fn is_fixed8(self) -> bool {
+        matches!(self, Self::PilBicubic | Self::PilBicubic12 | Self::TorchBicubicAntialiasUint8)
+    }
+}
+
+/// How a profile's package writes its frames as image files, when it writes them itself
+/// (a cache the package reads back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImageEncoding {
+    /// Pillow's `Image.fromarray(rgb).save(path)` as JPEG with its defaults
+    /// ([`pil_jpeg::encode`]: quality 75, 4:2:0, baseline), byte for byte.
+    PillowJpeg,
+}
+
+/// How the package's reader turns a decoded YUV picture into RGB, where that is not
+/// vidprep's default (swscale with the ffmpeg CLI's bicubic flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RgbConversion {
+    /// swscale with bilinear flags (decord 0.6's filter graph: libavfilter's default scale
+    /// flags). The same bytes as bicubic but on odd sizes.
+    SwscaleBilinear,
+}
+
 /// What a profile decided for one video.
 #[derive(Clone, Debug, Serialize)]
 pub struct Applied {
@@ -164,6 +195,16 @@ pub struct Applied {
     /// The visual tokens the frames cost the model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
+    /// The file name of each frame, in the package's order, when the package writes them
+    /// itself (VLMEvalKit's `frame-{i}-of-{n}.jpg`); the export names its images so.
+    #[serde(skip)]
+    pub files: Option<Vec<String>>,
+    /// How the package's reader makes RGB, when not as vidprep does by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rgb: Option<RgbConversion>,
+    /// How the package encodes those files (the export then ignores `format` and `quality`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<ImageEncoding>,
     /// Every rule, in the order the package applies them.
     pub rules: Vec<Rule>,
 }
@@ -188,6 +229,12 @@ pub trait Profile: Sync {
     /// and ranges [`check_request`] checks), in the package's terms: refused before the video
     /// is opened (exit 2).
     fn refuse(&self, _request: &ProfileRequest) -> Option<String> {
+        None
+    }
+    /// How the package writes its frames as files, when it does: then an export with this
+    /// profile writes its images so, under [`Applied::files`] names, and refuses another
+    /// `format`, `quality` or `order`.
+    fn encoding(&self) -> Option<ImageEncoding> {
         None
     }
     /// The frames and size for `input`.
@@ -287,6 +334,7 @@ fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
         }
         // lmms-eval's frame count.
         "num_frm" if !(whole && value >= 1.0) => Some("a whole number of frames of at least 1"),
+        "int_fps" if !(value == 0.0 || value == 1.0) => Some("0 or 1"),
         _ => None,
     }
 }

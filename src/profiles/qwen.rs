@@ -329,6 +329,9 @@ fn fetch_video(
         resample: Resample::TorchBicubicAntialias,
         timestamps,
         tokens: Some(tokens),
+        files: None,
+        rgb: None,
+        encoding: None,
         rules,
     })
 }
@@ -532,6 +535,9 @@ impl Profile for Qwen3VlHf {
             resample: Resample::TorchBicubicAntialiasUint8,
             timestamps,
             tokens: Some(tokens),
+            files: None,
+            rgb: None,
+            encoding: None,
             rules,
         })
     }

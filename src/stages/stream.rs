@@ -91,6 +91,9 @@ pub(crate) struct ProcessedStream {
     pub threads: usize,
     /// The input the stream was opened with, until a reader takes it.
     used_input: std::sync::Mutex<Option<UsedInput>>,
+    /// An export encodes the soundtrack while the whole stream is decoded: the full decode
+    /// offers its input to the soundtrack's reader ([`crate::media::demux`]).
+    audio_with_full_decode: std::sync::atomic::AtomicBool,
 }
 
 impl ProcessedStream {
@@ -180,6 +183,7 @@ impl ProcessedStream {
             warnings: builder.warnings,
             threads,
             used_input: std::sync::Mutex::new(used_input),
+            audio_with_full_decode: Default::default(),
         })
     }
 
@@ -375,13 +379,31 @@ impl ProcessedStream {
         }
     }
 
+    /// Says that an export encodes the stream's soundtrack ([`ProcessedStream::audio`])
+    /// while the whole stream is decoded: the audio packets then come from the full decode's
+    /// input (see [`FrameReader::open_sharing_audio`]).
+    pub fn audio_with_full_decode(&self) {
+        self.audio_with_full_decode
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// The whole stream, in order.
     pub fn full_source(&self) -> Result<Box<dyn FrameSource>> {
-        // A full decode starts from the start of the file with an input of its own (a seek
-        // back to the first keyframe is not always the same); the kept one is let go.
+        // A full decode starts from the start of the file with an input of its own: the
+        // table's scan read the kept one to its end, and a seek back to the first keyframe
+        // is not always the same as reading from the start (the decoder's state where the
+        // stream does not start on a keyframe first in decoding order, concealment of damage
+        // the packets did not show, the audio stream's position and priming where the
+        // soundtrack reads along); the kept one is let go.
         drop(self.take_used_input());
-        let reader =
-            FrameReader::open_with_table(&self.input, self.decode_options(), self.table.clone())?;
+        let reader = if self
+            .audio_with_full_decode
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            FrameReader::open_sharing_audio(&self.input, self.decode_options(), self.table.clone())?
+        } else {
+            FrameReader::open_with_table(&self.input, self.decode_options(), self.table.clone())?
+        };
         let clip = ClipSource::new(
             reader,
             self.table.clone(),
