@@ -1,8 +1,10 @@
 //! torch's antialiased bicubic resize on CPU (`torch.nn.functional.interpolate(mode="bicubic",
 //! antialias=True, align_corners=False)`, which torchvision's `resize(..., BICUBIC,
 //! antialias=True)` calls on a uint8 tensor cast to float32, then clamps to [0, 255], rounds
-//! half to even and casts back to uint8). qwen-vl-utils' `fetch_video` and transformers'
-//! video processors resize so.
+//! half to even and casts back to uint8). qwen-vl-utils' `fetch_video` resizes so (through
+//! torchvision's v1 `functional.resize`, which casts); transformers' video processors call
+//! the v2 one, which keeps uint8 on CPU and reaches torch's uint8 kernel instead
+//! ([`super::pil::Fixed8::TorchUint8`]).
 //!
 //! The arithmetic follows `aten/src/ATen/native/cpu/UpSampleKernel.cpp`
 //! (`HelperInterpBase::_compute_indices_min_size_weights_aa`, `HelperInterpCubic::aa_filter`,
