@@ -187,6 +187,63 @@ def run_llava_onevision(video, options):
     }, frames
 
 
+def run_qwen3_vl_hf(video, options):
+    try:
+        import torch
+        from transformers import Qwen3VLVideoProcessor
+        from transformers.models.qwen3_vl.processing_qwen3_vl import Qwen3VLProcessor
+    except ImportError as e:
+        missing(f"transformers' Qwen3VLVideoProcessor ({e})")
+    from importlib.metadata import version
+
+    kwargs = {}
+    if "nframes" in options:
+        # The processor's own fps (2) would conflict with a frame count.
+        kwargs["num_frames"] = int(options["nframes"])
+        kwargs["fps"] = None
+    if "fps" in options:
+        kwargs["fps"] = options["fps"]
+    for k in ("min_frames", "max_frames"):
+        if k in options:
+            kwargs[k] = int(options[k])
+    if "shortest_edge" in options or "longest_edge" in options:
+        kwargs["size"] = {
+            "shortest_edge": int(options.get("shortest_edge", 128 * 32 * 32)),
+            "longest_edge": int(options.get("longest_edge", 768 * 32 * 32)),
+        }
+    processor = Qwen3VLVideoProcessor()
+    t0 = time.perf_counter()
+    # Up to the uint8 resize: patchify's rescale and normalisation are float maths after it,
+    # so the frames are taken from the processor's own resize of the frames it sampled.
+    captured = []
+    resize = processor.resize
+
+    def keep(*a, **k):
+        out = resize(*a, **k)
+        captured.append(out)
+        return out
+
+    processor.resize = keep
+    out = processor(
+        videos=video, do_sample_frames=True, return_tensors="pt", return_metadata=True, **kwargs
+    )
+    seconds = time.perf_counter() - t0
+    meta = out["video_metadata"][0]
+    v = captured[0][0]
+    frames = v.permute(0, 2, 3, 1).contiguous().numpy()
+    ts = Qwen3VLProcessor._calculate_timestamps(None, list(meta.frames_indices), meta.fps, 2)
+    return {
+        "package": "transformers",
+        "version": version("transformers"),
+        "backend": meta.video_backend,
+        "indices": [int(i) for i in meta.frames_indices],
+        "fps": float(meta.fps),
+        "total_frames": int(meta.total_num_frames),
+        "timestamps": [f"<{t:.1f} seconds>" for t in ts],
+        "seconds": seconds,
+    }, frames
+
+
 # InternVL's video loader, copied from the model cards (InternVL2.5 / InternVL3 on Hugging
 # Face; internvl_chat/README.md of OpenGVLab/InternVL at commit
 # 2410d1dbf208f0e799459aff9376e5747dbf41a2, MIT licence): InternVL is not a pip package, so
@@ -340,6 +397,8 @@ def main():
     options = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
     if profile in ("qwen2.5-vl", "qwen3-vl"):
         result, frames = run_qwen_vl_utils(video, options, 14 if profile == "qwen2.5-vl" else 16)
+    elif profile == "qwen3-vl-hf":
+        result, frames = run_qwen3_vl_hf(video, options)
     elif profile == "llava-onevision":
         result, frames = run_llava_onevision(video, options)
     elif profile == "internvl":

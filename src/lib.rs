@@ -55,13 +55,16 @@
 
 // Everything below the facade is crate-private: a library user sees the plan types (`plan`,
 // `time`) and the items re-exported here. `tests/architecture.rs` checks the layers. Items
-// that only unit tests use are `#[cfg(test)]`, so the compiler's dead-code check covers
-// every module.
+// that only unit tests use are `#[cfg(test)]` and items only the command line uses are
+// `#[cfg(feature = "cli")]`, so the compiler's dead-code check covers every module with and
+// without the `cli` feature (`cargo check --lib --no-default-features`: no warning).
 pub(crate) mod annotations;
 pub(crate) mod batch;
 pub(crate) mod cancel;
 #[cfg(feature = "cli")]
 mod cli;
+// `vidprep detect` and `vidprep review`: only the command line uses them.
+#[cfg(feature = "cli")]
 pub(crate) mod detect;
 pub(crate) mod draw;
 mod error;
@@ -76,6 +79,7 @@ pub(crate) mod overlay;
 pub(crate) mod pipeline;
 pub mod plan;
 pub(crate) mod profiles;
+#[cfg(feature = "cli")]
 pub(crate) mod review;
 pub(crate) mod sampling;
 pub(crate) mod schemas;

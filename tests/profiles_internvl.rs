@@ -149,11 +149,11 @@ fn internvl_profile_tiles_as_dynamic_preprocess_does() {
     assert_eq!(rule("thumbnail"), true);
     // 3 frames of 2 tiles and the thumbnail.
     assert_eq!(prof["tokens"], 3 * 3 * 256);
-    // Refusals: fps (load_video has none), a half bound (both known when the profile is
-    // applied: exit 1), a bad max_num or input_size (known from the request: exit 2).
+    // Refusals, all known from the request (exit 2): fps (load_video has none), a half
+    // bound, a bad max_num or input_size.
     for (args, says, code) in [
-        (&["--fps", "1"][..], "no fps rule", 1),
-        (&["--profile-option", "bound_start=1"][..], "bound_end", 1),
+        (&["--fps", "1"][..], "no fps rule", 2),
+        (&["--profile-option", "bound_start=1"][..], "bound_end", 2),
         (&["--profile-option", "max_num=0.5"][..], "max_num", 2),
         (
             &["--profile-option", "input_size=1e30"][..],

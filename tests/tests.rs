@@ -42,6 +42,8 @@ mod profiles;
 mod profiles_internvl;
 mod profiles_more;
 mod profiles_odd_size;
+mod profiles_papercuts;
+mod profiles_resize;
 mod profiles_vlmeval;
 mod real_footage;
 mod report_drivers;

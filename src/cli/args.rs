@@ -30,7 +30,7 @@ pub struct EncodeArgs {
     #[arg(long)]
     pub crf: Option<f32>,
     /// x264 preset [default: medium].
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::media::X264_PRESETS))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::media::encode::X264_PRESETS))]
     pub preset: Option<String>,
     /// Drop the audio instead of re-encoding it to AAC.
     #[arg(long)]

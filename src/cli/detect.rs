@@ -208,7 +208,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         id_prefix: args.id_prefix.clone(),
     };
     // Claim the outputs before decoding anything: a bad -o fails fast.
-    let mut inputs = crate::media::input_paths(&args.source);
+    let mut inputs = crate::media::source::input_paths(&args.source);
     inputs.extend(args.annotations.clone());
     let mut group = OutputGroup::new(&inputs);
     let manifest_temp = group.file(&args.output)?;

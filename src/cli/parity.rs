@@ -164,6 +164,9 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         fps: args.fps,
         profile: Some(args.profile.clone()),
         profile_options: args.profile_options.iter().cloned().collect(),
+        // The check compares with what the package gives, repeats and all (internvl's
+        // segments on a video shorter than the count pick frames twice, as decord does).
+        allow_repeats: true,
         ..FramesExport::default()
     };
     let plan = Plan::new("parity", source.clone(), vec![ExportSpec::Frames(spec)]);

@@ -72,7 +72,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
     // (an image sequence: its folder) and the keys file, so it refuses an output that is one
     // of them or lies inside the sequence's folder; and it replaces an existing file only if
     // `vidprep track` wrote it.
-    let mut inputs = crate::media::input_paths(&args.source);
+    let mut inputs = crate::media::source::input_paths(&args.source);
     inputs.push(args.boxes.clone());
     let mut group = OutputGroup::new(&inputs);
     let temp = group.owned_file(&args.output, &written_by_track, "`vidprep track`")?;

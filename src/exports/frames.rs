@@ -172,7 +172,8 @@ pub struct FramesSink {
     extras: PayloadExtras,
     /// Its taps and planes, kept from frame to frame.
     resampler: crate::profiles::resample::TorchBicubic,
-    /// Pillow's taps, for a profile that resizes as Pillow does.
+    /// The 8-bit fixed-point taps, for a profile that resizes as Pillow or torch's uint8
+    /// kernel does.
     pil: crate::profiles::pil::PilBicubic,
     /// A profile's own image encoding (VLMEvalKit's cache: Pillow's JPEG).
     encoding: Option<crate::profiles::ImageEncoding>,
@@ -421,7 +422,7 @@ impl FrameSink for FramesSink {
                 .as_ref()
                 .filter(|r| (r.width(), r.height()) == (width, height))
                 .unwrap_or(&frame.image);
-            Some(to_rgb_image(source, &mut self.rgb).map_err(|e| {
+            let failure = |e| {
                 frame_failure(
                     &self.source,
                     number,
@@ -429,16 +430,41 @@ impl FrameSink for FramesSink {
                     width as u64 * height as u64 * 3,
                     e,
                 )
-            })?)
+            };
+            Some(match self.resize {
+                // torch's float resize reads the converted frame's rows in place (no full-size
+                // copy); the 8-bit fixed-point resizers below take the RGB image.
+                Some((w, h, how)) if !how.is_fixed8() => {
+                    let converted = self.rgb.convert(source).map_err(failure)?;
+                    let image = self.resampler.resize_rows(
+                        converted.data(0),
+                        converted.stride(0),
+                        converted.width(),
+                        converted.height(),
+                        w,
+                        h,
+                    );
+                    (width, height) = (w, h);
+                    image
+                }
+                _ => to_rgb_image(source, &mut self.rgb).map_err(failure)?,
+            })
         } else {
             None
         };
         if let (Some((w, h, how)), Some(image)) = (self.resize, rgb.as_mut()) {
-            *image = match how {
-                crate::profiles::Resample::PilBicubic => self.pil.resize(image, w, h),
-                _ => self.resampler.resize(image, w, h),
+            use crate::profiles::{pil::Fixed8, Resample};
+            let kind = match how {
+                Resample::PilBicubic => Some(Fixed8::Pillow13),
+                Resample::PilBicubic12 => Some(Fixed8::Pillow12),
+                Resample::TorchBicubicAntialiasUint8 => Some(Fixed8::TorchUint8),
+                // Resized above, from the converted rows.
+                Resample::TorchBicubicAntialias | Resample::None => None,
             };
-            (width, height) = (w, h);
+            if let Some(kind) = kind {
+                *image = self.pil.resize(image, w, h, kind);
+                (width, height) = (w, h);
+            }
         }
         let bytes = match (self.spec.format, &rgb) {
             _ if self.out_dir.is_none() => Vec::new(),
@@ -694,6 +720,30 @@ impl Export for FramesMaker {
                 )
             }
         };
+        // A package that repeats frames (InternVL's get_index with more segments than frames)
+        // is followed only with `allow_repeats`, as a sampler is.
+        if let Some(a) = applied.as_ref().filter(|_| !self.frames.allow_repeats) {
+            let distinct = a
+                .indices
+                .iter()
+                .collect::<std::collections::HashSet<_>>()
+                .len();
+            if distinct < a.indices.len() {
+                return Err(Error::request(
+                    &stream.source,
+                    format!(
+                        "export {:?}: profile {} picks {} frames of a video of {}, {} of \
+                         them repeats of frames already picked; ask for fewer frames (`count`), \
+                         or set `allow_repeats` to keep the repeats as the package would",
+                        self.spec.name(),
+                        a.profile,
+                        a.indices.len(),
+                        crate::sampling::FrameTimes::total(&list),
+                        a.indices.len() - distinct,
+                    ),
+                ));
+            }
+        }
         // A profile's options can ask for any size (min_pixels=1e30): refuse one no frame of
         // vidprep may have before anything of that size is allocated.
         if let Some(a) = &applied {

@@ -24,7 +24,6 @@ pub mod tracker;
 pub(crate) mod wav;
 
 pub use decode::{DecodeOptions, FrameReader};
-pub use encode::X264_PRESETS;
 pub use frame::Frame;
-pub use source::{input_paths, Source};
+pub use source::Source;
 pub use table::{FrameTable, TableCache};

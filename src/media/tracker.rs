@@ -178,6 +178,7 @@ pub struct TrackTiming {
 
 impl TrackTiming {
     /// Tracker updates per second.
+    #[cfg(feature = "cli")] // `vidprep track` reports it
     pub fn fps(&self) -> f64 {
         if self.tracker_seconds > 0.0 {
             self.updates as f64 / self.tracker_seconds
@@ -207,6 +208,7 @@ pub fn fill_gaps(
 /// `Fill::Track`: between keys both ways, after each track's last key forward to `end` (while
 /// the tracker holds the object). The result has a frame key for every frame with a box
 /// (pixels of the upright frame), what was done to each gap, and the time it took.
+#[cfg(feature = "cli")] // `vidprep track`
 pub fn track_source(
     source: &Source,
     annotations: &crate::annotations::Annotations,

@@ -364,6 +364,7 @@ impl OutputGroup {
     /// proves vidprep wrote it (`writer`: what writes such files, for the refusal); otherwise
     /// as [`file`](Self::file). The input and collision checks come first (their messages say
     /// more than "not ours").
+    #[cfg(feature = "cli")] // `vidprep track` replaces its own earlier output
     pub(crate) fn owned_file(
         &mut self,
         target: &Path,

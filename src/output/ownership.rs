@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::output::group::TEMP_PREFIX;
 
 /// The marker a review page's `assets/` and `data/` carry.
@@ -164,6 +164,7 @@ pub(crate) fn refusal(dir: &Path, foreign: &[PathBuf]) -> Error {
 
 /// The refusal to replace the file `target` that `writer` (vidprep's command or export that
 /// writes such files) did not write.
+#[cfg(feature = "cli")] // only `OutputGroup::owned_file` refuses this way
 pub(crate) fn file_refusal(target: &Path, writer: &str) -> Error {
     Error::Usage(format!(
         "{} exists and was not written by {writer}; vidprep does not replace files it did not write: move it, or name the output differently",
@@ -173,7 +174,8 @@ pub(crate) fn file_refusal(target: &Path, writer: &str) -> Error {
 
 /// Writes the review marker into `dir` (a page folder being written, at its temporary
 /// path), listing every file in it: call it last.
-pub(crate) fn write_review_marker(dir: &Path) -> Result<()> {
+#[cfg(any(feature = "cli", test))] // `vidprep review` writes the pages
+pub(crate) fn write_review_marker(dir: &Path) -> crate::error::Result<()> {
     let mut files: Vec<String> = walkdir::WalkDir::new(dir)
         .min_depth(1)
         .into_iter()

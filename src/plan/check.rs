@@ -254,13 +254,12 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
             if let Some(name) = &f.profile {
                 let profile =
                     crate::profiles::find(name).ok_or_else(|| crate::profiles::unknown(name))?;
-                if f.sampler != Sampler::default()
-                    || f.max_size.is_some()
-                    || f.allow_repeats
-                    || f.max_frames.is_some()
+                // `allow_repeats` stays: it lets a profile whose package repeats frames keep
+                // its repeats, as the samplers do.
+                if f.sampler != Sampler::default() || f.max_size.is_some() || f.max_frames.is_some()
                 {
                     return Err(format!(
-                        "profile {name} picks the frames and their size as its package does; drop \"sampler\", \"max_size\", \"allow_repeats\" and \"max_frames\" (the package's own max_frames is a profile option)"
+                        "profile {name} picks the frames and their size as its package does; drop \"sampler\", \"max_size\" and \"max_frames\" (the package's own max_frames is a profile option)"
                     ));
                 }
                 if profile.encoding().is_some()

@@ -33,6 +33,7 @@
 
 use serde_json::json;
 
+use super::pil::Fixed8;
 use super::{
     Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, RgbConversion,
     Rule,
@@ -110,6 +111,13 @@ pub fn closest_grid(
     best
 }
 
+/// The refusal of an fps request.
+const NO_FPS: &str = "InternVL's load_video has no fps rule: it takes num_segments frames; give \
+                      a frame count (--count N is num_segments; 32 by default)";
+/// The refusal of half a bound.
+const NO_PAIR: &str =
+    "bound is a (start, end) pair in seconds: give both bound_start and bound_end";
+
 /// `internvl`: the model cards' `load_video` with `dynamic_preprocess` and `build_transform`.
 pub struct InternVl;
 
@@ -122,7 +130,7 @@ impl Profile for InternVl {
             package: "OpenGVLab/InternVL (model card code; not a package)",
             version: "internvl_chat/README.md at 2410d1dbf208f0e799459aff9376e5747dbf41a2",
             function: "load_video (get_index, dynamic_preprocess, build_transform), decord 0.6 \
-                       reader, Pillow BICUBIC",
+                       reader, Pillow 13.0 BICUBIC (option pillow=12: Pillow 12.2-12.3's)",
         }
     }
     fn options(&self) -> &'static [&'static str] {
@@ -132,7 +140,27 @@ impl Profile for InternVl {
             "input_size",
             "bound_start",
             "bound_end",
+            "pillow",
         ]
+    }
+    fn refuse(&self, request: &ProfileRequest) -> Option<String> {
+        let opt = |k: &str| request.options.get(k).copied();
+        if request.fps.is_some() {
+            return Some(NO_FPS.into());
+        }
+        if request.count == Some(0) {
+            return Some("num_segments must be at least 1".into());
+        }
+        let (min_num, max_num) = (opt("min_num").unwrap_or(1.0), opt("max_num").unwrap_or(1.0));
+        if min_num > max_num {
+            return Some(format!(
+                "min_num must be a whole number from 1 to max_num ({max_num}), got {min_num}"
+            ));
+        }
+        if opt("bound_start").is_some() != opt("bound_end").is_some() {
+            return Some(NO_PAIR.into());
+        }
+        None
     }
     fn apply(
         &self,
@@ -154,15 +182,13 @@ impl Profile for InternVl {
             }
         };
         if request.fps.is_some() {
-            return Err(fail(
-                "InternVL's load_video has no fps rule: it takes num_segments frames; give a \
-                 frame count (--count N is num_segments; 32 by default)"
-                    .into(),
-            ));
+            return Err(fail(NO_FPS.into()));
         }
         let max_num = whole("max_num", 1, 1, 40)?;
         let min_num = whole("min_num", 1, 1, max_num)?;
         let image_size = whole("input_size", 448, 14, 4096)?;
+        // The Pillow whose pass order to follow: 13 (13.0, the default) or 12 (12.2-12.3).
+        let pillow = whole("pillow", 13, 12, 13)?;
         let n = request.count.unwrap_or(32);
         if n == 0 {
             return Err(fail("num_segments must be at least 1".into()));
@@ -173,13 +199,7 @@ impl Profile for InternVl {
         ) {
             (None, None) => None,
             (Some(&s), Some(&e)) => Some((s, e)),
-            _ => {
-                return Err(fail(
-                    "bound is a (start, end) pair in seconds: give both bound_start and \
-                     bound_end"
-                        .into(),
-                ))
-            }
+            _ => return Err(fail(NO_PAIR.into())),
         };
         let total = input.frames.total();
         if total == 0 {
@@ -250,6 +270,33 @@ impl Profile for InternVl {
                  {w0}x{h0} frame"
             ),
             json!({"width": w, "height": h}),
+        ));
+        let (fixed, resample, order_rule) = if pillow == 12 {
+            (
+                Fixed8::Pillow12,
+                Resample::PilBicubic12,
+                format!("Pillow 12.3 Image.resize: the height first only when {h0} > {w0} * 100 and {h} < {h0}"),
+            )
+        } else {
+            (
+                Fixed8::Pillow13,
+                Resample::PilBicubic,
+                format!(
+                    "Pillow 13.0 ImagingResampleInner: the height first when {h} < {h0} and \
+                     {h0} - {h} > 2 * ({w0} - {w})"
+                ),
+            )
+        };
+        rules.push(rule(
+            "pass_order",
+            order_rule,
+            json!(
+                if fixed.height_first(w0 as usize, h0 as usize, w as usize, h as usize) {
+                    "height first"
+                } else {
+                    "width first"
+                }
+            ),
         ));
         let tiles: Vec<[u32; 4]> = (0..blocks)
             .map(|i| {
@@ -322,7 +369,7 @@ impl Profile for InternVl {
             formula,
             width: w,
             height: h,
-            resample: Resample::PilBicubic,
+            resample,
             timestamps: Some(prompt),
             tokens: Some(tokens),
             files: None,

@@ -6,8 +6,11 @@
 //! total // num_frames`; neither: every frame. Then `resize` to `size = {"height": 384,
 //! "width": 384}` with `resample = BICUBIC` through the torchvision backend
 //! (`tvF.resize(video, (384, 384), interpolation=BICUBIC, antialias=True)` on the uint8
-//! frames), then rescale and CLIP normalisation (float; the profile stops at the uint8
-//! resize, which the parity check compares).
+//! frames: torchvision's v2 `resize_image` keeps a uint8 tensor uint8 on CPU for BICUBIC
+//! (`_do_native_uint8_resize_on_cpu`), so torch runs its uint8 fixed-point kernel, not the
+//! float one qwen-vl-utils' v1 `functional.resize` reaches: [`super::pil::Fixed8::TorchUint8`]),
+//! then rescale and CLIP normalisation (float; the profile stops at the uint8 resize, which
+//! the parity check compares).
 //!
 //! LLaVA-NeXT's own loader (`llava/.../load_video`, and lmms-eval's `llava_onevision`) picks
 //! `np.linspace(0, total - 1, n, dtype=int)` instead: that is the `lmms-eval` profile's rule.
@@ -108,7 +111,11 @@ impl Profile for LlavaOnevision {
         let (h, w) = (side("height")?, side("width")?);
         rules.push(rule(
             "resize",
-            format!("tvF.resize(video, ({h}, {w}), interpolation=BICUBIC, antialias=True)"),
+            format!(
+                "tvF.resize(video, ({h}, {w}), interpolation=BICUBIC, antialias=True) (uint8 \
+                 tensor on CPU: torch's uint8 fixed-point kernel, int16 weights, the width \
+                 first, each pass rounded to uint8)"
+            ),
             json!({"height": h, "width": w}),
         ));
         Ok(Applied {
@@ -119,7 +126,7 @@ impl Profile for LlavaOnevision {
             formula,
             width: w,
             height: h,
-            resample: Resample::TorchBicubicAntialias,
+            resample: Resample::TorchBicubicAntialiasUint8,
             timestamps: None,
             tokens: None,
             files: None,

@@ -126,12 +126,27 @@ pub struct Rule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Resample {
-    /// torch's antialiased bicubic ([`resample::TorchBicubic`]) on the RGB frame.
+    /// torch's antialiased bicubic on float ([`resample::TorchBicubic`]) on the RGB frame:
+    /// torchvision's v1 `functional.resize` of a uint8 tensor casts it to float32 first.
     TorchBicubicAntialias,
-    /// Pillow's `Image.resize(size, BICUBIC)` ([`pil::PilBicubic`]) on the RGB frame.
+    /// torch's uint8 antialiased bicubic ([`pil::Fixed8::TorchUint8`]): torchvision's v2
+    /// `functional.resize` of a uint8 tensor on CPU, as transformers' video processors do it.
+    TorchBicubicAntialiasUint8,
+    /// Pillow 13's `Image.resize(size, BICUBIC)` ([`pil::PilBicubic`]) on the RGB frame.
     PilBicubic,
+    /// Pillow 12.2-12.3's (the pass order differs: [`pil::Fixed8`]).
+    #[serde(rename = "pil-bicubic-12")]
+    PilBicubic12,
     /// No resize: the decoded frame as RGB24 (PyAV's `to_ndarray(format="rgb24")`).
     None,
+}
+
+impl Resample {
+    /// Whether it is one of the 8-bit fixed-point resizers of [`pil::PilBicubic`] (Pillow's,
+    /// torch's uint8 kernel), which take the RGB image rather than the converted rows.
+    pub fn is_fixed8(self) -> bool {
+        matches!(self, Self::PilBicubic | Self::PilBicubic12 | Self::TorchBicubicAntialiasUint8)
+    }
 }
 
 /// How a profile's package writes its frames as image files, when it writes them itself
@@ -210,6 +225,12 @@ pub trait Profile: Sync {
     fn mirrors(&self) -> Mirror;
     /// The options (besides count and fps) it accepts, by the package's names.
     fn options(&self) -> &'static [&'static str];
+    /// What is wrong with `request` that is known without the video (beyond the option names
+    /// and ranges [`check_request`] checks), in the package's terms: refused before the video
+    /// is opened (exit 2).
+    fn refuse(&self, _request: &ProfileRequest) -> Option<String> {
+        None
+    }
     /// How the package writes its frames as files, when it does: then an export with this
     /// profile writes its images so, under [`Applied::files`] names, and refuses another
     /// `format`, `quality` or `order`.
@@ -280,6 +301,9 @@ pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<
             profile.name()
         ));
     }
+    if let Some(reason) = profile.refuse(request) {
+        return Err(format!("profile {}: {reason}", profile.name()));
+    }
     Ok(())
 }
 
@@ -304,6 +328,12 @@ fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
         "input_size" if !(whole && (14.0..=4096.0).contains(&value)) => {
             Some("a whole number of pixels from 14 to 4096")
         }
+        // The Pillow whose pass order internvl follows.
+        "pillow" if value != 12.0 && value != 13.0 => {
+            Some("12 (Pillow 12.2-12.3's pass order) or 13 (13.0's, the default)")
+        }
+        // lmms-eval's frame count.
+        "num_frm" if !(whole && value >= 1.0) => Some("a whole number of frames of at least 1"),
         "int_fps" if !(value == 0.0 || value == 1.0) => Some("0 or 1"),
         _ => None,
     }

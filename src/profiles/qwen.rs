@@ -298,7 +298,9 @@ fn fetch_video(
     ));
     rules.push(rule(
         "resize",
-        "transforms.functional.resize(video, [h, w], interpolation=BICUBIC, antialias=True)".into(),
+        "transforms.functional.resize(video, [h, w], interpolation=BICUBIC, antialias=True) \
+         (torchvision's v1 functional: the uint8 frames cast to float32, resized, rounded)"
+            .into(),
         json!("torch-bicubic-antialias"),
     ));
     let tokens =
@@ -510,8 +512,10 @@ impl Profile for Qwen3VlHf {
         ));
         rules.push(rule(
             "resize",
-            "tvF.resize(video, (h, w), interpolation=BICUBIC, antialias=True)".into(),
-            json!("torch-bicubic-antialias"),
+            "tvF.resize(video, (h, w), interpolation=BICUBIC, antialias=True) (torchvision's \
+             v2 functional on the uint8 frames: torch's uint8 fixed-point kernel on CPU)"
+                .into(),
+            json!("torch-bicubic-antialias-uint8"),
         ));
         let tokens = (n as u64).div_ceil(2) * (h as u64 / 32) * (w as u64 / 32);
         rules.push(rule(
@@ -528,7 +532,7 @@ impl Profile for Qwen3VlHf {
             formula,
             width: w,
             height: h,
-            resample: Resample::TorchBicubicAntialias,
+            resample: Resample::TorchBicubicAntialiasUint8,
             timestamps,
             tokens: Some(tokens),
             files: None,
