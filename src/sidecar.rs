@@ -128,6 +128,26 @@ pub struct DamagedOutputFrame {
     pub source_frame: usize,
 }
 
+/// What a [`ProvenanceRecorder`] records of a frame, without its pictures.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameNote {
+    pub index: usize,
+    pub time: Time,
+    pub origin: FrameOrigin,
+    pub damaged: bool,
+}
+
+impl FrameNote {
+    pub fn of(frame: &PipelineFrame) -> FrameNote {
+        FrameNote {
+            index: frame.index,
+            time: frame.time,
+            origin: frame.origin,
+            damaged: frame.damaged,
+        }
+    }
+}
+
 impl ProvenanceRecorder {
     /// `sources` gives, per source, its time origin (the absolute time of its time 0) and its
     /// time base (for `source_time_start_s`).
@@ -140,6 +160,12 @@ impl ProvenanceRecorder {
     }
 
     pub fn record(&mut self, frame: &PipelineFrame) {
+        self.record_note(&FrameNote::of(frame));
+    }
+
+    /// Records a frame from what [`FrameNote::of`] kept of it (a frame seen on another
+    /// thread, recorded in output order later).
+    pub fn record_note(&mut self, frame: &FrameNote) {
         if frame.damaged {
             self.damaged.push(DamagedOutputFrame {
                 output_frame: frame.index,

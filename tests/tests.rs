@@ -54,6 +54,7 @@ mod review_model;
 mod run;
 mod schema;
 mod smart;
+mod smart_parallel;
 mod sources;
 mod sparse_refs;
 mod sparse_skip;

@@ -427,6 +427,16 @@ impl ProcessedStream {
     /// (as the whole stream has them), reading only what they need: host frames are decoded
     /// from the keyframe before each run of them, needle frames rendered.
     pub fn range_source(&self, range: std::ops::Range<usize>) -> Result<Box<dyn FrameSource>> {
+        self.range_source_with(range, self.threads)
+    }
+
+    /// [`range_source`](Self::range_source) with a decoder of `threads` threads (0: FFmpeg's
+    /// automatic count), for ranges read side by side within the stream's budget.
+    pub fn range_source_with(
+        &self,
+        range: std::ops::Range<usize>,
+        threads: usize,
+    ) -> Result<Box<dyn FrameSource>> {
         if range.end > self.frame_count() || range.start > range.end {
             return Err(Error::internal(format!(
                 "stream frames {}..{} asked of a stream of {} frames",
@@ -452,7 +462,10 @@ impl ProcessedStream {
             needle_frames: k,
             times: self.times(),
             input: self.input.clone(),
-            options: self.decode_options(),
+            options: DecodeOptions {
+                threads,
+                ..self.decode_options()
+            },
             table: self.table.clone(),
             end_time: self.resolved.end_time(),
         }))

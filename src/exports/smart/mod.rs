@@ -24,9 +24,11 @@
 //!
 //! One job per file: this one plans (what applies, the parts, the output's times and decoding
 //! delay); `index.rs` finds the clean cut points, `parts.rs` splits the output into copied and
-//! re-encoded parts, `write.rs` writes them, `verify.rs` checks the result. Everything that
-//! touches FFmpeg (the source's packets and parameter sets, x264 matched to the SPS, the
-//! muxer, the picture comparison) is in `media::smart_parts`.
+//! re-encoded parts, `write.rs` writes them (the last re-encoded part on a second thread
+//! beside the others where the item's budget has two threads and nothing is drawn: the same
+//! bytes), `verify.rs` checks the result. Everything that touches FFmpeg (the source's
+//! packets and parameter sets, x264 matched to the SPS, the muxer and the buffer a part's
+//! packets wait in, the picture comparison) is in `media::smart_parts`.
 
 mod index;
 mod parts;

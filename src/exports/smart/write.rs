@@ -3,6 +3,11 @@
 //! to the source) into one stream (`media::smart_parts`), the provenance and boxes of every
 //! output frame recorded, then the sidecar and the boxes file.
 
+use std::ops::Range;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+
 use serde_json::json;
 
 use crate::error::{Error, Result};
@@ -13,9 +18,11 @@ use crate::exports::smart::SmartPlan;
 use crate::exports::ExportReport;
 use crate::media::encode::{Container, EncodeSettings, WriteReport};
 use crate::media::smart_parts::mux::{SpliceMuxer, SpliceTiming};
-use crate::media::smart_parts::x264::PartEncoder;
-use crate::pipeline::{FrameOrigin, Geometry, Progress};
+use crate::media::smart_parts::sink::{PacketBuffer, PacketSink};
+use crate::media::smart_parts::x264::{Matched, PartEncoder};
+use crate::pipeline::{FrameOrigin, Geometry, PipelineFrame, Progress};
 use crate::plan::ExportSpec;
+use crate::sidecar::FrameNote;
 use crate::sinks::EncodedOutput;
 use crate::stages::stream::ProcessedStream;
 use crate::time::{Rounding, Time};
@@ -80,74 +87,159 @@ pub(crate) fn write(
     let mut recorder = stream.box_recorder();
     let size = stream.size;
     let mut draw = stream.draw_stages();
-    for part in &plan.parts {
-        match part {
-            Part::Copied {
-                output,
-                source: frames,
-            } => {
-                let first_dec = index.dec_of_disp[frames.start];
-                muxer.copy_packets(
-                    &mut source,
-                    first_dec..first_dec + frames.len(),
-                    frames.start,
-                    &|dec| output.start + (index.disp_of_dec[dec] - frames.start),
-                )?;
-                for (i, s) in frames.clone().enumerate() {
-                    let o = output.start + i;
-                    let origin = FrameOrigin {
-                        source: 0,
-                        index: s,
-                        pts: stream.table.pts(s),
-                    };
-                    let shown = muxer.duration(o);
-                    let duration = Time::from_pts(shown, time_base.num, time_base.den);
-                    provenance.record_parts(o, times[o], origin);
-                    if let Some(r) = recorder.as_mut() {
-                        r.record_parts(o, times[o], duration, origin, Geometry::IDENTITY, size)?;
+    // With two cores in the item's budget and nothing drawn or recorded per frame, the last
+    // re-encoded part (the tail) is decoded and encoded on a second thread while the parts
+    // before it are written; its packets wait in a buffer until the output gets there (the
+    // same packets in the same order: each part is its own x264 run). The tail's decoder then
+    // has one of the budget's threads (it reads from the tail's keyframe on: at most a GOP),
+    // the others the rest (FFmpeg's automatic count where the budget is automatic).
+    let budget = crate::host::worker_count(stream.threads);
+    let beside =
+        beside_part(&plan.parts).filter(|_| budget >= 2 && draw.is_empty() && recorder.is_none());
+    let (threads, tail_threads) = match (beside, stream.threads) {
+        (None, t) => (t, t),
+        (Some(_), 0) => (0, 1),
+        (Some(_), t) => (t - 1, 1),
+    };
+    let stop = AtomicBool::new(false);
+    let failed = AtomicBool::new(false);
+    let (pts, length_size) = (&plan.pts[..], avcc.length_size);
+    std::thread::scope(|scope| -> Result<()> {
+        let mut tail = beside.map(|k| {
+            let output = plan.parts[k].output();
+            let (sender, done) = mpsc::channel::<u64>();
+            let cancel = crate::CancelToken::current();
+            let call_settings = crate::Settings::current();
+            let tally = crate::tally::Tally::current();
+            let (stop, failed, matched, encoder_sets) = (&stop, &failed, &matched, &encoder_sets);
+            let handle = scope.spawn(move || {
+                let _cancel = cancel.enter();
+                let _settings = call_settings.enter();
+                let _tally = crate::tally::enter(tally.as_ref());
+                let mut buffer = PacketBuffer::new(path, pts, length_size);
+                let mut notes = Vec::with_capacity(output.len());
+                let result = encode_part(
+                    stream,
+                    matched,
+                    encoder_sets,
+                    &output,
+                    tail_threads,
+                    &mut buffer,
+                    &mut |frame| {
+                        notes.push(FrameNote::of(frame));
+                        let _ = sender.send(1);
+                        Ok(!stop.load(Ordering::SeqCst) && !crate::cancel::cancelled())
+                    },
+                );
+                // Stopped, or cut short by the cancel (an open or a read that FFmpeg's
+                // interrupt callback ended): the cancel.
+                let stopped = stop.load(Ordering::SeqCst) || crate::cancel::cancelled();
+                match result {
+                    Ok(()) => Ok((buffer, notes)),
+                    Err(_) if stopped => Err(Error::Cancelled),
+                    Err(e) => {
+                        failed.store(true, Ordering::SeqCst);
+                        Err(e)
                     }
                 }
-                progress.advance(output.len() as u64);
+            });
+            Tail {
+                part: k,
+                output: plan.parts[k].output(),
+                handle,
+                done,
             }
-            Part::Encoded { output } => {
-                let mut encoder = PartEncoder::open(&stream.source, &matched, output.start)?;
-                // Every part must use the parameter sets the sample entry carries.
-                if encoder.parameter_sets().ok() != encoder_sets {
-                    return Err(Error::internal(format!(
-                        "{}: x264 wrote other parameter sets for output frames {}..{}",
-                        path.display(),
-                        output.start,
-                        output.end
-                    )));
-                }
-                let mut frames = stream.range_source(output.clone())?;
-                while let Some(mut frame) = frames.next_frame()? {
-                    for stage in draw.iter_mut() {
-                        stage.apply(&mut frame)?;
+        });
+        let written = (|| -> Result<()> {
+            for (k, part) in plan.parts.iter().enumerate() {
+                match part {
+                    Part::Copied {
+                        output,
+                        source: frames,
+                    } => {
+                        let first_dec = index.dec_of_disp[frames.start];
+                        muxer.copy_packets(
+                            &mut source,
+                            first_dec..first_dec + frames.len(),
+                            frames.start,
+                            &|dec| output.start + (index.disp_of_dec[dec] - frames.start),
+                        )?;
+                        for (i, s) in frames.clone().enumerate() {
+                            let o = output.start + i;
+                            let origin = FrameOrigin {
+                                source: 0,
+                                index: s,
+                                pts: stream.table.pts(s),
+                            };
+                            let shown = muxer.duration(o);
+                            let duration = Time::from_pts(shown, time_base.num, time_base.den);
+                            provenance.record_parts(o, times[o], origin);
+                            if let Some(r) = recorder.as_mut() {
+                                r.record_parts(
+                                    o,
+                                    times[o],
+                                    duration,
+                                    origin,
+                                    Geometry::IDENTITY,
+                                    size,
+                                )?;
+                            }
+                        }
+                        let beside_done = tail.as_ref().map_or(0, Tail::frames_done);
+                        if !progress.advance(output.len() as u64 + beside_done) {
+                            return Err(Error::Cancelled);
+                        }
                     }
-                    provenance.record(&frame);
-                    if let Some(r) = recorder.as_mut() {
-                        r.record(&frame, size.0, size.1)?;
+                    Part::Encoded { .. } if tail.as_ref().is_some_and(|t| t.part == k) => {
+                        let t = tail.take().expect("the tail's thread");
+                        for k in t.done.iter() {
+                            if !progress.advance(k) {
+                                stop.store(true, Ordering::SeqCst);
+                                return Err(Error::Cancelled);
+                            }
+                        }
+                        let (buffer, notes) = t.join(path)?;
+                        for note in &notes {
+                            provenance.record_note(note);
+                        }
+                        muxer.write_buffer(buffer)?;
                     }
-                    encoder.send(&frame.image, frame.index, &mut muxer)?;
-                    if !progress.advance(1) {
-                        return Err(Error::Cancelled);
+                    Part::Encoded { output } => {
+                        encode_part(
+                            stream,
+                            &matched,
+                            &encoder_sets,
+                            output,
+                            threads,
+                            &mut muxer,
+                            &mut |frame| {
+                                for stage in draw.iter_mut() {
+                                    stage.apply(frame)?;
+                                }
+                                provenance.record(frame);
+                                if let Some(r) = recorder.as_mut() {
+                                    r.record(frame, size.0, size.1)?;
+                                }
+                                let beside_done = tail.as_ref().map_or(0, Tail::frames_done);
+                                // The tail's failure stops this part: its error is the item's.
+                                Ok(progress.advance(1 + beside_done)
+                                    && !failed.load(Ordering::SeqCst))
+                            },
+                        )?;
                     }
-                }
-                let next_out = encoder.finish(&mut muxer)?;
-                if next_out != output.end {
-                    return Err(Error::internal(format!(
-                        "{}: encoded {} of the {} frames of output frames {}..{}",
-                        path.display(),
-                        next_out - output.start,
-                        output.len(),
-                        output.start,
-                        output.end
-                    )));
                 }
             }
+            Ok(())
+        })();
+        // Whatever ended the parts, the tail's thread stops and is joined here; where it
+        // failed first, its error is the item's.
+        stop.store(true, Ordering::SeqCst);
+        match (written, tail.map(|t| t.join(path))) {
+            (Err(Error::Cancelled), Some(Err(e))) if failed.load(Ordering::SeqCst) => Err(e),
+            (Err(_), _) if crate::cancel::cancelled() => Err(Error::Cancelled),
+            (written, _) => written,
         }
-    }
+    })?;
     if muxer.written() != n {
         return Err(Error::internal(format!(
             "{}: wrote {} video packets for {n} frames",
@@ -211,4 +303,88 @@ pub(crate) fn write(
         frames: n,
         warnings: sidecar.warnings,
     })
+}
+
+/// The part encoded beside the others where the cores allow: the last re-encoded one, when
+/// there are two or more.
+fn beside_part(parts: &[Part]) -> Option<usize> {
+    let encoded: Vec<usize> = (0..parts.len())
+        .filter(|&k| matches!(parts[k], Part::Encoded { .. }))
+        .collect();
+    (encoded.len() >= 2).then(|| encoded[encoded.len() - 1])
+}
+
+/// The tail part being encoded on its own thread.
+struct Tail<'s> {
+    /// Its position in the plan's parts, and its output frames.
+    part: usize,
+    output: Range<usize>,
+    handle: std::thread::ScopedJoinHandle<'s, Result<(PacketBuffer<'s>, Vec<FrameNote>)>>,
+    /// Frames it has encoded (one message each), for the progress.
+    done: mpsc::Receiver<u64>,
+}
+
+impl<'s> Tail<'s> {
+    /// Frames encoded since last asked.
+    fn frames_done(&self) -> u64 {
+        self.done.try_iter().sum()
+    }
+
+    /// Waits for the thread: the part's packets and what to record of its frames, or the
+    /// error that ended it (a panic becomes an error naming the part).
+    fn join(self, path: &Path) -> Result<(PacketBuffer<'s>, Vec<FrameNote>)> {
+        let output = self.output;
+        self.handle.join().unwrap_or_else(|_| {
+            Err(Error::internal(format!(
+                "{}: the thread encoding output frames {}..{} panicked",
+                path.display(),
+                output.start,
+                output.end
+            )))
+        })
+    }
+}
+
+/// Re-encodes output frames `output` with a fresh x264 run matched to the source, read with
+/// a decoder of `threads` threads: `each` sees every frame before it is encoded (it may draw
+/// on it; false: stop, with [`Error::Cancelled`]), `sink` gets the packets in output order.
+fn encode_part(
+    stream: &ProcessedStream,
+    matched: &Matched,
+    encoder_sets: &Option<(Vec<u8>, Vec<u8>)>,
+    output: &Range<usize>,
+    threads: usize,
+    sink: &mut dyn PacketSink,
+    each: &mut dyn FnMut(&mut PipelineFrame) -> Result<bool>,
+) -> Result<()> {
+    let path = sink.path().to_path_buf();
+    let mut encoder = PartEncoder::open(&stream.source, matched, output.start)?;
+    // Every part must use the parameter sets the sample entry carries.
+    if encoder.parameter_sets().ok() != *encoder_sets {
+        return Err(Error::internal(format!(
+            "{}: x264 wrote other parameter sets for output frames {}..{}",
+            path.display(),
+            output.start,
+            output.end
+        )));
+    }
+    let mut frames = stream.range_source_with(output.clone(), threads)?;
+    while let Some(mut frame) = frames.next_frame()? {
+        if !each(&mut frame)? {
+            return Err(Error::Cancelled);
+        }
+        encoder.send(&frame.image, frame.index, sink)?;
+    }
+    let next_out = encoder.finish(sink)?;
+    if next_out != output.end {
+        return Err(Error::internal(format!(
+            "{}: encoded {} of the {} frames of output frames {}..{}",
+            path.display(),
+            next_out - output.start,
+            output.len(),
+            output.start,
+            output.end
+        )));
+    }
+    Ok(())
 }

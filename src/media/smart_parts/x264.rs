@@ -14,7 +14,7 @@ use crate::media::encode::{EncodeSettings, ENCODER_THREADS};
 use crate::media::frame::VideoFrame;
 use crate::media::h264::{self, AvcC, Sps};
 use crate::media::input::Ratio;
-use crate::media::smart_parts::mux::SpliceMuxer;
+use crate::media::smart_parts::sink::PacketSink;
 
 /// x264's profile name for the source's SPS (`None`: one x264 cannot produce).
 pub(crate) fn x264_profile(sps: &Sps) -> Option<&'static str> {
@@ -151,34 +151,34 @@ impl PartEncoder {
         }
     }
 
-    /// Encodes `image` as output frame `index` and moves what x264 has ready into `muxer`.
+    /// Encodes `image` as output frame `index` and moves what x264 has ready into `sink`.
     pub(crate) fn send(
         &mut self,
         image: &VideoFrame,
         index: usize,
-        muxer: &mut SpliceMuxer,
+        sink: &mut dyn PacketSink,
     ) -> Result<()> {
         let mut image = crate::media::frame::share(image);
-        image.set_pts(Some(muxer.pts(index)));
+        image.set_pts(Some(sink.pts(index)));
         image.set_kind(ffmpeg::picture::Type::None);
         self.encoder
             .send_frame(&image)
-            .map_err(|e| Error::encode(muxer.path(), format!("encoding frame {index}"), e))?;
-        self.drain(muxer)
+            .map_err(|e| Error::encode(sink.path(), format!("encoding frame {index}"), e))?;
+        self.drain(sink)
     }
 
-    /// Flushes x264 into `muxer`; returns the output frame after the part's last packet.
-    pub(crate) fn finish(mut self, muxer: &mut SpliceMuxer) -> Result<usize> {
+    /// Flushes x264 into `sink`; returns the output frame after the part's last packet.
+    pub(crate) fn finish(mut self, sink: &mut dyn PacketSink) -> Result<usize> {
         self.encoder
             .send_eof()
-            .map_err(|e| Error::encode(muxer.path(), "flushing the H.264 encoder", e))?;
-        self.drain(muxer)?;
+            .map_err(|e| Error::encode(sink.path(), "flushing the H.264 encoder", e))?;
+        self.drain(sink)?;
         Ok(self.next)
     }
 
-    /// Moves the encoder's packets into the output (Annex B to length-prefixed; the parameter
+    /// Moves the encoder's packets into `sink` (Annex B to length-prefixed; the parameter
     /// sets live in the avcC).
-    fn drain(&mut self, muxer: &mut SpliceMuxer) -> Result<()> {
+    fn drain(&mut self, sink: &mut dyn PacketSink) -> Result<()> {
         let mut packet = ffmpeg::Packet::empty();
         loop {
             match self.encoder.receive_packet(&mut packet) {
@@ -190,23 +190,23 @@ impl PartEncoder {
                             h264::NAL_SPS | h264::NAL_PPS | h264::NAL_AUD
                         )
                     });
-                    let sample = h264::to_length_prefixed(nals, muxer.length_size())
-                        .map_err(|e| Error::internal(format!("{}: {e}", muxer.path().display())))?;
+                    let sample = h264::to_length_prefixed(nals, sink.length_size())
+                        .map_err(|e| Error::internal(format!("{}: {e}", sink.path().display())))?;
                     let o = self.next;
-                    if packet.pts() != Some(muxer.pts(o)) {
+                    if packet.pts() != Some(sink.pts(o)) {
                         return Err(Error::internal(format!(
                             "{}: the encoder returned pts {:?} for output frame {o} (expected {})",
-                            muxer.path().display(),
+                            sink.path().display(),
                             packet.pts(),
-                            muxer.pts(o)
+                            sink.pts(o)
                         )));
                     }
-                    muxer.write(ffmpeg::Packet::copy(&sample), o, packet.is_key())?;
+                    sink.write(ffmpeg::Packet::copy(&sample), o, packet.is_key())?;
                     self.next += 1;
                 }
                 Err(ffmpeg::Error::Eof) => return Ok(()),
                 Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => return Ok(()),
-                Err(e) => return Err(Error::encode(muxer.path(), "encoding video", e)),
+                Err(e) => return Err(Error::encode(sink.path(), "encoding video", e)),
             }
         }
     }
