@@ -44,17 +44,29 @@ fn internvl_converts_odd_sizes_as_decord_does() {
 /// libswscale's major version as `ffmpeg -version` prints it (the system's FFmpeg, which
 /// vidprep links).
 fn system_swscale_major() -> Option<u32> {
-    let out = std::process::Command::new("ffmpeg").arg("-version").output().ok()?;
+    let out = std::process::Command::new("ffmpeg")
+        .arg("-version")
+        .output()
+        .ok()?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let line = text.lines().find(|l| l.trim_start().starts_with("libswscale"))?;
-    line.split_whitespace().nth(1)?.trim_end_matches('.').parse().ok()
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("libswscale"))?;
+    line.split_whitespace()
+        .nth(1)?
+        .trim_end_matches('.')
+        .parse()
+        .ok()
 }
 
 /// libswscale's major version in the FFmpeg that `py`'s PyAV links (a PyPI wheel bundles
 /// its own; Debian's python3-av links the system's).
 fn pyav_swscale_major(py: &str) -> Option<u32> {
     let out = std::process::Command::new(py)
-        .args(["-c", "import av; print(av.library_versions['libswscale'][0])"])
+        .args([
+            "-c",
+            "import av; print(av.library_versions['libswscale'][0])",
+        ])
         .output()
         .ok()?;
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()

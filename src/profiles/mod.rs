@@ -145,7 +145,10 @@ impl Resample {
     /// Whether it is one of the 8-bit fixed-point resizers of [`pil::PilBicubic`] (Pillow's,
     /// torch's uint8 kernel), which take the RGB image rather than the converted rows.
     pub fn is_fixed8(self) -> bool {
-        matches!(self, Self::PilBicubic | Self::PilBicubic12 | Self::TorchBicubicAntialiasUint8)
+        matches!(
+            self,
+            Self::PilBicubic | Self::PilBicubic12 | Self::TorchBicubicAntialiasUint8
+        )
     }
 }
 
