@@ -710,8 +710,17 @@ impl FrameReader {
 
     /// The decoder and the table disagree at frame `index`: whoever holds the table's cache
     /// [`distrust`](crate::media::table::TableCache::distrust)s it. In an image sequence frame `i` is file `i` whatever
-    /// decodes, so a file that gives no picture is an error naming it.
+    /// decodes, so a file that gives no picture is an error naming it. A URL whose file
+    /// changed since the table read it disagrees too: that is the change, reported as one
+    /// (a rerun would quietly read the new version).
     fn mismatch_at(&self, index: usize) -> Error {
+        if let Some(changed) = self
+            .source
+            .remote()
+            .and_then(|r| r.change_behind_failure(self.source.path()))
+        {
+            return changed;
+        }
         if let Some(seq) = &self.sequence {
             let file = seq.file_path(index.min(seq.count.saturating_sub(1)));
             return Error::corrupt(
