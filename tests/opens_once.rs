@@ -166,24 +166,23 @@ fn vidprep_run_opens_the_source_once_per_worker_as_strace_counts() {
     std::fs::write(&manifest, line(&src, Some(&b)) + "\n").unwrap();
     for threads in [1, 2, 4] {
         let trace = dir.path().join(format!("trace-{threads}.txt"));
-        let status = std::process::Command::new("strace")
-            .args(["-f", "-qq", "-e", "trace=openat", "-o"])
-            .arg(&trace)
-            .arg(env!("CARGO_BIN_EXE_vidprep"))
-            .arg("run")
-            .arg(&manifest)
-            .arg("--out-dir")
-            .arg(dir.path().join(format!("out-{threads}")))
-            .args(["--jobs", "1", "--codec-threads", &threads.to_string()])
-            .stdout(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let trace = std::fs::read_to_string(&trace).unwrap();
-        let opens_of = |p: &Path| {
-            let name = format!("\"{}\"", p.display());
-            trace.lines().filter(|l| l.contains(&name)).count()
-        };
+        let out = dir.path().join(format!("out-{threads}"));
+        let threads_arg = threads.to_string();
+        let trace = support::vidprep_traced(
+            &trace,
+            [
+                "run".as_ref(),
+                manifest.as_os_str(),
+                "--out-dir".as_ref(),
+                out.as_os_str(),
+                "--jobs".as_ref(),
+                "1".as_ref(),
+                "--codec-threads".as_ref(),
+                threads_arg.as_ref(),
+            ] as [&std::ffi::OsStr; 8],
+        )
+        .expect("vidprep run failed");
+        let opens_of = |p: &Path| trace.opens_of(p);
         let opens = opens_of(&src);
         eprintln!("vidprep run --codec-threads {threads}: {opens} opens of the source");
         if threads == 1 {
@@ -344,22 +343,22 @@ fn a_video_item_opens_its_source_twice_as_strace_counts() {
         for threads in [1, 2] {
             let trace = dir.path().join(format!("trace-{id}-{threads}.txt"));
             let out = dir.path().join(format!("out-{id}-{threads}"));
-            let status = std::process::Command::new("strace")
-                .args(["-f", "-qq", "-e", "trace=openat", "-o"])
-                .arg(&trace)
-                .arg(env!("CARGO_BIN_EXE_vidprep"))
-                .arg("run")
-                .arg(&manifest)
-                .arg("--out-dir")
-                .arg(&out)
-                .args(["--jobs", "1", "--codec-threads", &threads.to_string()])
-                .stdout(std::process::Stdio::null())
-                .status()
-                .unwrap();
-            assert!(status.success(), "{id}");
-            let trace = std::fs::read_to_string(&trace).unwrap();
-            let name = format!("\"{}\"", src.display());
-            let opens = trace.lines().filter(|l| l.contains(&name)).count();
+            let threads_arg = threads.to_string();
+            let trace = support::vidprep_traced(
+                &trace,
+                [
+                    "run".as_ref(),
+                    manifest.as_os_str(),
+                    "--out-dir".as_ref(),
+                    out.as_os_str(),
+                    "--jobs".as_ref(),
+                    "1".as_ref(),
+                    "--codec-threads".as_ref(),
+                    threads_arg.as_ref(),
+                ] as [&std::ffi::OsStr; 8],
+            )
+            .unwrap_or_else(|| panic!("{id}: vidprep run failed"));
+            let opens = trace.opens_of(src);
             eprintln!("{id}, --codec-threads {threads}: {opens} opens of the source");
             assert_eq!(
                 opens, 2,

@@ -133,24 +133,20 @@ fn vidprep_run_opens_the_source_and_the_boxes_as_strace_counts() {
     let manifest = dir.path().join("m.jsonl");
     std::fs::write(&manifest, format!("{line}\n")).unwrap();
     let trace = dir.path().join("trace.txt");
-    let status = std::process::Command::new("strace")
-        .args(["-f", "-qq", "-e", "trace=openat", "-o"])
-        .arg(&trace)
-        .arg(env!("CARGO_BIN_EXE_vidprep"))
-        .arg("run")
-        .arg(&manifest)
-        .arg("--out-dir")
-        .arg(dir.path().join("out"))
-        .args(["--jobs", "1"])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let trace = std::fs::read_to_string(&trace).unwrap();
-    let opens_of = |p: &Path| {
-        let name = format!("\"{}\"", p.display());
-        trace.lines().filter(|l| l.contains(&name)).count()
-    };
+    let out = dir.path().join("out");
+    let trace = support::vidprep_traced(
+        &trace,
+        [
+            "run".as_ref(),
+            manifest.as_os_str(),
+            "--out-dir".as_ref(),
+            out.as_os_str(),
+            "--jobs".as_ref(),
+            "1".as_ref(),
+        ] as [&std::ffi::OsStr; 6],
+    )
+    .expect("vidprep run failed");
+    let opens_of = |p: &Path| trace.opens_of(p);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let source_opens = opens_of(&src);
     assert!(

@@ -32,6 +32,37 @@ pub fn strace_unusable() -> Option<String> {
     }
 }
 
+/// The files a process opened, as `strace -f -e trace=openat` wrote them.
+pub struct OpenTrace(String);
+
+impl OpenTrace {
+    /// How many times `path` (as the process named it) was opened.
+    pub fn opens_of(&self, path: &std::path::Path) -> usize {
+        let name = format!("\"{}\"", path.display());
+        self.0.lines().filter(|l| l.contains(&name)).count()
+    }
+}
+
+/// Runs the `vidprep` binary with `args` under `strace -f -e trace=openat` (the trace written
+/// to `trace`), its stdout dropped; `None` when it did not exit 0.
+pub fn vidprep_traced<I, S>(trace: &std::path::Path, args: I) -> Option<OpenTrace>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let status = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=openat", "-o"])
+        .arg(trace)
+        .arg(env!("CARGO_BIN_EXE_vidprep"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    status
+        .success()
+        .then(|| OpenTrace(std::fs::read_to_string(trace).unwrap()))
+}
+
 /// Sends `signal` ("INT", "TERM", "KILL") to `target` (a pid, or `-PGID` for a process group)
 /// through the shell's builtin `kill`: a bare Debian root has no `/bin/kill` (procps is not
 /// part of debootstrap's minimal set). Returns whether the shell reported success.
