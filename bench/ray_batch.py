@@ -7,7 +7,7 @@ then a run under SIGKILLs of workers mid-item checked against a clean run.
 
 `vidprep run` is timed through `vidprep.run` (the Python door of the same batch engine,
 `run_batch`, in the same wheel), with `jobs=WORKERS`; vidprep.ray with `workers=WORKERS`
-(actor start-up included, cluster start-up not). Runs alternate, repeat after repeat, into the
+(the tasks' worker processes' start-up included, cluster start-up not; Ray keeps them for the driver's later runs, so the first run is reported apart). Runs alternate, repeat after repeat, into the
 same output path (sidecars name their own absolute path), moved aside after each run. Needs
 the vidprep wheel and Ray (`pip install "./python[ray]"`). Prints Markdown for
 docs/benchmarks.md. Stops its cluster by the pids of its processes, never `ray stop`.
@@ -145,36 +145,34 @@ def breakdown(res, wall):
     """Where a vidprep.ray run's wall time went, from its timeline (seconds)."""
     tl = res["timeline"]
     t0 = tl["started"]
-    ws = tl["workers"][: args_workers]
+    # Worker processes whose first task was in this run (Ray keeps its worker processes for
+    # the driver's next tasks: a later run finds them there and lists none).
+    ws = tl["workers"]
     items = sorted(tl["items"], key=lambda r: r[3])
-    by_actor = {}
-    for line, actor, handed, began, ended, received in items:
-        by_actor.setdefault(actor, []).append((handed, began, ended, received))
-    gaps = []  # an actor idle between the end of one item and the start of its next
-    for calls in by_actor.values():
+    by_worker = {}
+    for line, pid, handed, began, ended, received in items:
+        by_worker.setdefault(pid, []).append((handed, began, ended, received))
+    gaps = []  # a worker idle between the end of one item and the start of its next
+    for calls in by_worker.values():
         calls.sort(key=lambda c: c[1])
         gaps += [b[1] - a[2] for a, b in zip(calls, calls[1:])]
     first_began = min(r[3] for r in items)
     last_end = max(r[4] for r in items)
-    idle_tail = sum(last_end - max(c[2] for c in calls) for calls in by_actor.values())
+    idle_tail = sum(last_end - max(c[2] for c in calls) for calls in by_worker.values())
     return {
         "connect": tl["connected"] - t0,
         "read": tl["read"] - tl["connected"],
-        "actors_created": tl["actors"] - tl["read"],
-        # A worker process started before the actor was created (negative) was prestarted
-        # by Ray; the actor's start-up in it: unpickling its class (importing vidprep), its
-        # construction.
-        "process_vs_created": statistics.median(w["process"] - tl["actors"] for w in ws),
-        "constructed": statistics.median(w["ready"] - max(w["process"], tl["actors"]) for w in ws),
-        "ready_to_answer": statistics.median(w["answered"] - w["ready"] for w in ws),
-        "answered": statistics.median(w["answered"] - tl["actors"] for w in ws),
+        "new_worker_processes": float(len(ws)),
+        # Before the run (negative): prestarted by Ray or kept from an earlier run.
+        "process_started": statistics.median(w["process"] - t0 for w in ws) if ws else 0.0,
         "startup_cpu": sum(w["cpu"] for w in ws),
         "first_item": first_began - t0,
+        "handed_to_began": statistics.median(r[3] - r[2] for r in items),
         "gaps_sum": sum(gaps), "gaps_max": max(gaps) if gaps else 0.0,
         "items_calls": sum(r[4] - r[3] for r in items),
         "tail_idle": idle_tail,
         "last_to_loop_end": tl["loop_end"] - last_end,
-        "kill": tl["killed"] - tl["loop_end"],
+        "cancel": tl["killed"] - tl["loop_end"],
         "report": tl["report"] - tl["killed"],
         "after_report": wall - (tl["report"] - t0),
     }
@@ -303,6 +301,11 @@ def main():
               f"vidprep.ray {ray_c:.2f} (driver {statistics.median(cpu['ray']):.2f}, cluster "
               f"{statistics.median(cluster_cpu['ray']):.2f}): {ray_c / run_c:.3f}x. Load average at the "
               f"runs' starts: {min(loads):.1f}-{max(loads):.1f}.")
+        later = ", ".join(str(int(p["new_worker_processes"])) for p in parts[1:])
+        print(f"\nThe first vidprep.ray run (its worker processes started, or found prestarted by Ray): "
+              f"{times['ray'][0]:.2f} s, {int(parts[0]['new_worker_processes'])} new worker processes, "
+              f"first item began {parts[0]['first_item']:.2f} s after the call; new worker processes "
+              f"in the later runs: {later or '-'}.")
         print("\nvidprep.ray's wall time, median of each part (s): " + ", ".join(
             f"{k} {statistics.median(p[k] for p in parts):.3f}" for k in parts[0]))
         print(f"\nSum of the items' own seconds (report.jsonl), median: vidprep run {statistics.median(busy['run']):.1f} s, "

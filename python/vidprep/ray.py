@@ -5,23 +5,28 @@
     >>> result = vidprep.ray.run("bench.jsonl", "/shared/out", workers=32, resume=True)
 
 The driver reads the manifest (or a list of plans, or a Ray Dataset of plans) with the library,
-and hands items one at a time to a pool of Ray actors; each actor holds one vidprep worker and
-makes its item with the library's own batch engine (``vidprep._vidprep.run_item``: the same
-item folder, ``item.json``, ``resume`` check and report line as ``vidprep run``, under a lock
-of that item alone). Outputs are written straight into the shared ``out_dir``; only report
-lines travel back through Ray. The driver writes ``out_dir/report.jsonl`` (the same schema,
-sorted by manifest line) at the end.
+and hands items out as Ray tasks, ``workers`` at a time; each task makes its item in one of
+Ray's worker processes with the library's own batch engine (``vidprep._vidprep.run_item``:
+the same item folder, ``item.json``, ``resume`` check and report line as ``vidprep run``,
+under a lock of that item alone). Ray keeps its worker processes, with vidprep imported, for
+the driver's next tasks, so only a driver's first items wait for a process to start. Outputs
+are written straight into the shared ``out_dir``; only report lines travel back through Ray.
+The driver writes ``out_dir/report.jsonl`` (the same schema, sorted by manifest line) at the
+end.
 
 Faults (``docs/cluster.md``):
 
-- a worker process that dies mid-item (SIGKILL, a lost node) is restarted by Ray and the item
-  is given again (``max_retries``); the retry takes over the dead holder's item lock and
-  removes its temporaries, and the item's folder only ever appears whole;
-- ``time_limit`` seconds per item: a worker past it is killed, its temporaries removed
-  (``clean_item``), the item reported ``failed`` (``error_kind`` ``cancelled``), the run goes on;
+- a worker process that dies mid-item (SIGKILL, OOM, a lost node) fails its task; the driver
+  gives the item again (``max_retries``), Ray starts another process for it; the retry takes
+  over the dead holder's item lock and removes its temporaries, and the item's folder only
+  ever appears whole;
+- ``time_limit`` seconds per item: a task past it has its worker process killed
+  (``ray.cancel(force=True)``), its temporaries removed by a clean-up task (``clean_item``),
+  the item reported ``failed`` (``error_kind`` ``cancelled``); the run goes on;
 - stragglers (an item running ``straggler_factor`` times the median item time while nothing
-  is left to hand out) are reported, and re-issued once (their worker is killed first, so the
-  item is never made by two workers at once);
+  is left to hand out) are reported, and re-issued once (their worker is killed first, and a
+  retry that finds the dying holder's lock asks again, so the item is never made by two
+  workers at once);
 - a driver that crashed is rerun with ``resume=True``: complete items are skipped, as
   ``vidprep run --resume`` skips them.
 
@@ -44,6 +49,7 @@ import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from . import _vidprep as _native
 from . import Plan
@@ -54,46 +60,64 @@ __all__ = ["run"]
 _BUSY = "is in use by another vidprep run"
 
 
-@ray.remote(max_restarts=-1, max_task_retries=0)
-class _Worker:
-    """One vidprep worker: makes the items it is handed into the shared output folder."""
+#: Environment variables a run sets in its workers (`lock_lease_seconds`); a worker process
+#: serves every run of its driver, so each task sets them, or puts back what the process had.
+_MANAGED_ENV = ("VIDPREP_LOCK_LEASE_SECONDS",)
+_ORIGINAL_ENV = {k: os.environ.get(k) for k in _MANAGED_ENV}
+#: This worker process's start-up, given with its first task's answer (then None).
+_FIRST_CALL: List[Optional[Dict[str, float]]] = []
 
-    def __init__(self, out_dir: str, manifest: Optional[str], resume: bool,
-                 codec_threads: Optional[int], env: Dict[str, str]) -> None:
-        os.environ.update(env)
-        self.out_dir = out_dir
-        self.manifest = manifest
-        self.resume = resume
-        self.codec_threads = codec_threads
-        self.ready_at = time.time()
 
-    def where(self) -> Tuple[int, str, Dict[str, float]]:
-        """Its pid, node and start-up (wall-clock times: its process's start, the end of
-        its construction; the CPU seconds its process has used)."""
-        t = os.times()
-        return os.getpid(), ray.get_runtime_context().get_node_id(), {
-            "process": _process_started(), "ready": self.ready_at, "cpu": t.user + t.system}
+def _set_env(env: Dict[str, str]) -> None:
+    for k in _MANAGED_ENV:
+        v = env.get(k, _ORIGINAL_ENV.get(k))
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
-    def run(self, line: int, plan_json: str, resume: bool) -> Tuple[str, str]:
-        """``("row", report_line_json)``, or ``("busy", message)`` when a live run holds the
-        item, or ``("refused", message)`` for a layout the library refuses; then the
-        wall-clock times the call began and ended."""
-        t0 = time.time()
-        try:
-            return ("row", _native.run_item(plan_json, line, self.out_dir, self.manifest,
-                                           resume, self.codec_threads), t0, time.time())
-        except Exception as e:  # noqa: BLE001
-            # By name: Ray may carry this class to the worker by value, with other classes.
-            if type(e).__name__ != "UsageError":
-                raise
-            return ("busy" if _BUSY in str(e) else "refused"), str(e), t0, time.time()
 
-    def clean(self, item_id: str) -> str:
-        try:
-            _native.clean_item(self.out_dir, item_id, self.manifest)
-            return ""
-        except Exception as e:  # noqa: BLE001  (reported, never fatal)
-            return str(e)
+def _started_info(now: float) -> Optional[Dict[str, float]]:
+    """On a process's first task: its start (wall clock), the start of that first task and
+    the CPU seconds the process had used by then; None on every later task."""
+    if _FIRST_CALL:
+        return None
+    t = os.times()
+    _FIRST_CALL.append(None)
+    return {"process": _process_started(), "ready": now, "cpu": t.user + t.system}
+
+
+@ray.remote(max_retries=0)
+def _make_item(out_dir: str, manifest: Optional[str], line: int, plan_json: str, resume: bool,
+               codec_threads: Optional[int], env: Dict[str, str]) -> tuple:
+    """One item, made in a Ray worker process into the shared output folder:
+    ``("row", report_line_json)``, or ``("busy", message)`` when a live run holds the item,
+    or ``("refused", message)`` for a layout the library refuses; then the wall-clock times
+    the call began and ended, the worker's pid, and its start-up (first task only)."""
+    t0 = time.time()
+    info = _started_info(t0)
+    _set_env(env)
+    try:
+        row = _native.run_item(plan_json, line, out_dir, manifest, resume, codec_threads)
+        return ("row", row, t0, time.time(), os.getpid(), info)
+    except Exception as e:  # noqa: BLE001
+        # By name: Ray may carry this class to the worker by value, with other classes.
+        if type(e).__name__ != "UsageError":
+            raise
+        kind = "busy" if _BUSY in str(e) else "refused"
+        return (kind, str(e), t0, time.time(), os.getpid(), info)
+
+
+@ray.remote(max_retries=0)
+def _clean_item(out_dir: str, item_id: str, manifest: Optional[str], env: Dict[str, str]) -> str:
+    """Removes what a killed worker left of an item (its temporaries, its lock once its
+    holder is gone); the library's message when that cannot be done yet, else ""."""
+    _set_env(env)
+    try:
+        _native.clean_item(out_dir, item_id, manifest)
+        return ""
+    except Exception as e:  # noqa: BLE001  (reported, never fatal)
+        return str(e)
 
 
 def _process_started() -> float:
@@ -218,7 +242,7 @@ def run(
     progress_interval: float = 5.0,
     on_progress: Optional[Callable[[Dict[str, Any]], None]] = _print_progress,
     address: Optional[str] = None,
-    prefetch: int = 1,
+    prefetch: int = 0,
 ) -> Dict[str, Any]:
     """``vidprep run`` on a Ray cluster: every item of ``manifest`` (a JSONL/JSON file, a list
     of plans, or a ``ray.data.Dataset`` of plans) into ``out_dir/<id>/`` (a folder every node
@@ -226,20 +250,23 @@ def run(
 
     Returns the summary ``vidprep.run`` returns (``items``, ``ok``, ``failed``, ``skipped``,
     ``not_run``, ``frames``, ``seconds``, ``report``, ``reports``) and ``retries`` (items given
-    again after their worker died), ``startup_s`` (until the first worker was ready), ``timed_out``, ``stragglers`` (ids) and ``progress`` (the
+    again after their worker died), ``startup_s`` (until the first item began in a worker), ``timed_out``, ``stragglers`` (ids) and ``progress`` (the
     progress lines). ``time_limit``: seconds an item may take before its worker is killed and
     the item failed. ``lock_lease_seconds``: the lease the workers give their item locks
     (``VIDPREP_LOCK_LEASE_SECONDS``; a retry on another host waits at most that long for the
     dead worker's lock). ``address``: for ``ray.init`` when Ray is not started yet.
-    ``prefetch``: items queued on each worker beyond the one it makes (so it never waits for
-    the driver between items; a time limit counts from when the item before ends), while
-    the items left to hand out are at least as many as the workers (at the end of a run an
-    item goes only to a worker with nothing to do). ``timeline`` in the result: wall-clock
+    ``prefetch``: items queued in Ray per worker beyond those being made, while the items left
+    to hand out are at least as many as the workers (a queued item's time limit counts from
+    when an item before it ends). Default 0: an item is handed out when one ends, so it
+    goes to the worker that is free (Ray may queue a prefetched task behind a busy worker
+    while another is idle); Ray reuses the worker process, and the hand-out costs
+    milliseconds. ``timeline`` in the result: wall-clock
     times (``time.time()``) of the run's steps (``started``, ``connected``, ``read``,
-    ``actors``, ``loop_end``, ``killed``, ``report``), each worker's start-up
-    (``workers``: its process's start, its construction, the CPU seconds it took, when the
-    driver heard from it) and each item's call (``items``: ``[line, worker, handed out,
-    began, ended, answer received]``), for benchmarks (``bench/ray_batch.py``).
+    ``tasks`` (ready to hand out), ``loop_end``, ``killed``, ``report``), the start-up of each
+    worker process whose first task was in this run (``workers``: its process's start, its
+    first task's start, the CPU seconds it had used by then, its pid, when the driver heard
+    from it) and each item's call (``items``: ``[line, worker pid, handed out, began, ended,
+    answer received]``), for benchmarks (``bench/ray_batch.py``).
     """
     started = time.monotonic()
     timeline: Dict[str, Any] = {"started": time.time()}
@@ -264,6 +291,32 @@ def run(
             os.unlink(temporary)
 
 
+class _Task:
+    """A task in flight: an item's making (``run``) or a killed item's clean-up (``clean``)."""
+
+    __slots__ = ("what", "item", "item_id", "since", "handed", "began", "node")
+
+    def __init__(self, what: str, item: Optional[_Item], item_id: str, since: float,
+                 handed: float, began: Optional[float], node: Optional[str] = None) -> None:
+        self.what, self.item, self.item_id, self.since = what, item, item_id, since
+        self.handed = handed  # wall clock, for the timeline
+        self.began = began  # monotonic: when it is taken to have started (None: queued in Ray)
+        self.node = node  # the node it was sent to (None: where Ray chose)
+
+
+def _node_slots(num_cpus: float) -> Dict[str, int]:
+    """Items each live node can make at once (its CPUs over ``num_cpus``); empty where
+    ``num_cpus`` is 0 (no CPU to count by)."""
+    if num_cpus <= 0:
+        return {}
+    slots = {}
+    for n in ray.nodes():
+        cpus = (n.get("Resources") or {}).get("CPU", 0)
+        if n.get("Alive") and cpus >= num_cpus:
+            slots[n["NodeID"]] = int(cpus // num_cpus)
+    return slots
+
+
 def _drive(origin, raw_items, bad_rows, out_dir, started, timeline, *, workers, resume, time_limit,
            max_retries, num_cpus, codec_threads, straggler_factor, straggler_min_seconds,
            lock_lease_seconds, busy_wait_seconds, progress, progress_interval, on_progress,
@@ -277,25 +330,44 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, timeline, *, workers, 
     env = {}
     if lock_lease_seconds is not None:
         env["VIDPREP_LOCK_LEASE_SECONDS"] = str(int(lock_lease_seconds))
-    actors = [_Worker.options(num_cpus=num_cpus).remote(out_dir, origin, resume, codec_threads, env)
-              for _ in range(workers if queue else 0)]
-    timeline["actors"] = time.time()
-    timeline["workers"] = []  # each probe's answer: start-up times, and when it came
-    timeline["items"] = []  # each item's call: [line, actor, handed, began, ended, received]
+    make = _make_item.options(num_cpus=num_cpus)
+    # Each item goes to a node where one of this run's items has just ended (or that has
+    # a CPU this run has not used), so that it runs at once on a free worker: left to
+    # itself, Ray's scheduler may queue it behind a busy worker on one node while another
+    # node is idle (its view of the other nodes' load lags). Soft, and spilled where the
+    # node is busy after all (other work on it) or gone.
+    slots = _node_slots(num_cpus)
+    slots_read = time.monotonic()
+    placed: Dict[str, Any] = {}
+
+    def sender(node: Optional[str]):
+        if node is None:
+            return make
+        if node not in placed:
+            placed[node] = _make_item.options(
+                num_cpus=num_cpus, scheduling_strategy=NodeAffinitySchedulingStrategy(
+                    node, soft=True, _spill_on_unavailable=True))
+        return placed[node]
+
+    def free_node(per_node: int) -> Optional[str]:
+        """The node with the most room for another item (None: no node known to have room)."""
+        used = collections.Counter(t.node for t in tasks.values() if t.what == "run")
+        room = {n: k * per_node - used[n] for n, k in slots.items()}
+        best = max(room, key=lambda n: room[n], default=None)
+        return best if best is not None and room[best] > 0 else None
+    clean = _clean_item.options(num_cpus=num_cpus)
+    timeline["tasks"] = time.time()
+    timeline["workers"] = []  # each worker process's start-up, from its first task's answer
+    timeline["items"] = []  # each item's call: [line, worker pid, handed, began, ended, received]
     depth = 1 + max(0, int(prefetch))
-    # An actor is ready (answered its probe, owes no clean-up) or not (its process died or
-    # was killed: Ray restarts it, and it is asked `where` until it answers). A ready actor
-    # has up to `depth` items: the one it makes (the first of `order`) and the next ones,
-    # queued in Ray so that it never waits for the driver between items.
-    ready_: List[bool] = [False] * len(actors)
-    order: List[collections.deque] = [collections.deque() for _ in actors]
-    restarting: Dict[int, float] = {}  # actor -> when to ask it again
-    cleanups: Dict[int, List[Tuple[str, float]]] = collections.defaultdict(list)  # actor -> (id, since)
-    # ref -> [what, actor, item (for "run"), item id (for "clean"), start time]; the start of
-    # a queued item is set when the item before it on its actor ends.
-    inflight: Dict[Any, list] = {}
-    for index, actor in enumerate(actors):
-        inflight[actor.where.remote()] = ["probe", index, None, "", time.monotonic()]
+    # Items are Ray tasks: up to `workers` being made, and while the queue has an item for
+    # every worker, up to `prefetch` more each queued in Ray (at the end of a run an item is
+    # handed out only when one ends, so that it goes to a free worker).
+    # Ray runs a queued task when one of the run's tasks ends, in the order they were
+    # handed out: a queued one is taken to start then (for its time limit).
+    tasks: Dict[Any, _Task] = {}
+    waiting: collections.deque = collections.deque()  # refs of "run" tasks queued in Ray
+    cleanups: List[Tuple[str, float, float]] = []  # (item id, since, not before)
     stats = collections.Counter()
     frames = 0
     durations: List[float] = []
@@ -306,7 +378,7 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, timeline, *, workers, 
     progress_lines: List[Dict[str, Any]] = []
     bar = _Bar(len(queue), progress)
     last_line = 0.0
-    first_ready: Optional[float] = None  # seconds from the start until a worker answered
+    first_began: Optional[float] = None  # wall clock: the first item's start in a worker
 
     def finish(item: _Item, row: str) -> None:
         nonlocal frames
@@ -324,156 +396,130 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, timeline, *, workers, 
             on_progress(line)
 
     def running() -> int:
-        return sum(1 for q in order if q)
+        return sum(1 for t in tasks.values() if t.what == "run" and t.began is not None)
 
     def progress_line(final: bool = False) -> None:
         elapsed = time.monotonic() - started
         line = {"event": "done" if final else "progress", "items": len(raw_items),
                 "done": stats["ok"], "skipped": stats["skipped"], "failed": stats["failed"],
-                "running": running(), "queued": len(queue) + sum(max(0, len(q) - 1) for q in order),
+                "running": running(), "queued": len(queue) + len(waiting),
                 "frames": frames, "fps": round(frames / elapsed, 1) if elapsed > 0 else 0.0,
                 "elapsed_s": round(elapsed, 1)}
         bar.update(0, f"{line['done']} done, {line['failed']} failed, {line['running']} running, "
                       f"{line['fps']} frames/s")
         emit(line)
 
-    def lost(index: int, now: float, retry_started: bool, error: str) -> None:
-        """Actor `index` is gone (died, or killed by the driver): its started item is given
-        again (when `retry_started`, up to max_retries), its queued items go back unspent."""
-        nonlocal retries
-        ready_[index] = False
-        restarting[index] = now + 0.5
-        first = True
-        while order[index]:
-            ref = order[index].popleft()
-            entry = inflight.pop(ref, None)
-            if entry is None:
-                first = False
-                continue
-            item = entry[2]
-            if not first:
-                item.attempts -= 1  # never started
-                queue.appendleft(item)
-            elif retry_started:
-                if item.attempts <= max_retries:
-                    retries += 1
-                    queue.appendleft(item)
-                else:
-                    finish(item, _failed_row(
-                        item, f"{origin} line {item.line} (id {item.id}): its worker died "
-                        f"{item.attempts} times while making it ({error})", "internal"))
-            first = False
+    def ended(ref: Any, now: float) -> Optional[_Task]:
+        """Task `ref` is over (answered, failed, or stopped by the driver): the next queued
+        item starts in its place."""
+        task = tasks.pop(ref, None)
+        if task is not None and task.what == "run" and task.began is not None and waiting:
+            tasks[waiting.popleft()].began = now
+        if ref in waiting:
+            waiting.remove(ref)
+        return task
 
-    def kill(index: int, now: float) -> None:
-        # Its process ends at once; Ray restarts the actor (max_restarts=-1).
-        ray.kill(actors[index], no_restart=False)
+    def stop(ref: Any, now: float) -> None:
+        """Kills the worker process making `ref`'s item (Ray starts others as needed)."""
+        ended(ref, now)
+        try:
+            ray.cancel(ref, force=True)
+        except Exception:  # noqa: BLE001  (already over: nothing to stop)
+            pass
 
-    def ready_actor(index: int, now: float) -> None:
-        """An actor that answered: a clean-up it owes first, else ready for items."""
-        if cleanups[index]:
-            item_id, since = cleanups[index].pop(0)
-            inflight[actors[index].clean.remote(item_id)] = ["clean", index, None, item_id, since]
-        else:
-            ready_[index] = True
+    def hand_out(now: float) -> None:
+        nonlocal slots, slots_read
+        if now - slots_read > 10.0:  # nodes that joined or left
+            slots, slots_read = _node_slots(num_cpus), now
+        in_flight = sum(1 for t in tasks.values() if t.what == "run")
+        while queue:
+            per_node = depth if len(queue) >= workers else 1
+            limit = workers * per_node
+            if in_flight >= limit:
+                break
+            pick = next((k for k, it in enumerate(queue) if it.not_before <= now), None)
+            if pick is None:
+                break
+            item = queue[pick]
+            del queue[pick]
+            item.attempts += 1
+            node = free_node(per_node)
+            ref = sender(node).remote(out_dir, origin, item.line, item.plan, resume,
+                                      codec_threads, env)
+            starts = running() < workers
+            tasks[ref] = _Task("run", item, "", now, time.time(), now if starts else None, node)
+            if not starts:
+                waiting.append(ref)
+            in_flight += 1
+        due = [c for c in cleanups if c[2] <= now]
+        for c in due:
+            cleanups.remove(c)
+            tasks[clean.remote(out_dir, c[0], origin, env)] = _Task(
+                "clean", None, c[0], c[1], time.time(), now)
 
     def all_done() -> bool:
-        return (not queue and not any(order) and not any(cleanups.values())
-                and not any(e[0] == "clean" for e in inflight.values()))
+        return not queue and not tasks and not cleanups
 
     try:
         while not all_done():
             now = time.monotonic()
-            for index, when in list(restarting.items()):
-                if when <= now:
-                    del restarting[index]
-                    inflight[actors[index].where.remote()] = ["probe", index, None, "", now]
-            # Hand out items to ready workers, the least loaded first; queued ones (beyond
-            # the item an actor makes) only while the queue has an item for every actor, so
-            # that at the end no item waits behind another while an actor is idle.
-            for index in sorted(range(len(actors)), key=lambda k: len(order[k])):
-                while (ready_[index] and queue
-                       and len(order[index]) < (depth if len(queue) >= len(actors) else 1)):
-                    pick = next((k for k, it in enumerate(queue) if it.not_before <= now), None)
-                    if pick is None:
-                        break
-                    item = queue[pick]
-                    del queue[pick]
-                    item.attempts += 1
-                    ref = actors[index].run.remote(item.line, item.plan, resume)
-                    inflight[ref] = ["run", index, item, "", now, time.time()]
-                    order[index].append(ref)
-            if inflight:
+            hand_out(now)
+            if tasks:
                 # Wake at the first answer, then take every other answer already there.
-                refs = list(inflight)
+                refs = list(tasks)
                 done, rest = ray.wait(refs, num_returns=1, timeout=0.2)
                 if done and rest:
                     done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
             else:
                 done = []
-                time.sleep(0.2)
+                time.sleep(0.05)
             now = time.monotonic()
             for ref in done:
-                entry = inflight.get(ref)
-                if entry is None:
-                    continue  # dropped when its actor was lost
-                what, index, item, item_id, t0 = entry[:5]
+                if ref not in tasks:
+                    continue  # stopped by the driver: already accounted for
+                task = ended(ref, now)
+                item = task.item
                 try:
                     value = ray.get(ref)
                 except ray.exceptions.RayTaskError as e:
-                    # A Python fault in the worker (not its death): the item fails.
-                    inflight.pop(ref)
-                    if what == "run":
-                        order[index].remove(ref)
-                        if order[index]:
-                            inflight[order[index][0]][4] = now
+                    # A Python fault in the task (not its process's death): the item fails.
+                    if task.what == "run":
                         finish(item, _failed_row(item, f"{origin} line {item.line} (id {item.id}): the Ray worker failed: {e}", "internal"))
                     else:
-                        ready_actor(index, now)
+                        cleanup_errors.append(f"{task.item_id}: {e}")
                     continue
                 except ray.exceptions.RayError as e:
-                    # The worker's process died (SIGKILL, a lost node) or is restarting.
-                    inflight.pop(ref)
-                    if what == "clean":
-                        cleanups[index].insert(0, (item_id, t0))
-                        ready_[index] = False
-                        restarting[index] = now + 0.5
-                    elif what == "probe":
-                        ready_[index] = False
-                        restarting[index] = now + 0.5
+                    # The worker's process died (SIGKILL, OOM, a lost node): the item is given
+                    # again, up to max_retries; its retry takes over the dead holder's lock.
+                    slots, slots_read = _node_slots(num_cpus), now  # a node may be gone
+                    if task.what == "clean":
+                        cleanups.append((task.item_id, task.since, now + 0.5))
+                    elif item.attempts <= max_retries:
+                        retries += 1
+                        queue.appendleft(item)
                     else:
-                        # Every call of the actor fails; the item it was making is the first
-                        # of `order[index]`, the others never started.
-                        inflight[ref] = entry
-                        lost(index, now, True, type(e).__name__)
+                        finish(item, _failed_row(
+                            item, f"{origin} line {item.line} (id {item.id}): its worker died "
+                            f"{item.attempts} times while making it ({type(e).__name__})", "internal"))
                     continue
-                inflight.pop(ref)
-                if what == "probe":
-                    if first_ready is None:
-                        first_ready = now - started
-                    timeline["workers"].append(dict(value[2], actor=index, pid=value[0],
-                                                    answered=time.time()))
-                    ready_actor(index, now)
-                    continue
-                if what == "clean":
-                    if value and _BUSY in value and now - t0 < busy_wait_seconds:
+                if task.what == "clean":
+                    if value and _BUSY in value and now - task.since < busy_wait_seconds:
                         # The killed process is not gone yet: ask again shortly.
-                        cleanups[index].append((item_id, t0))
-                        restarting[index] = now + 0.5
-                        continue
-                    if value:
-                        cleanup_errors.append(f"{item_id}: {value}")
-                    ready_actor(index, now)
+                        cleanups.append((task.item_id, task.since, now + 0.5))
+                    elif value:
+                        cleanup_errors.append(f"{task.item_id}: {value}")
                     continue
-                order[index].remove(ref)
-                if order[index]:
-                    inflight[order[index][0]][4] = now  # the next item starts now
-                kind, payload, began, ended = value
-                timeline["items"].append([item.line, index, entry[5], began, ended, time.time()])
+                kind, payload, began, finished, pid, info = value
+                if first_began is None or began < first_began:
+                    first_began = began
+                if info is not None:
+                    timeline["workers"].append(dict(info, pid=pid, answered=time.time()))
+                timeline["items"].append([item.line, pid, task.handed, began, finished, time.time()])
                 if kind == "row":
                     finish(item, payload)
                 elif kind == "busy":
-                    # A live run holds the item (a worker of a crashed driver not yet gone):
-                    # ask again later, up to busy_wait_seconds.
+                    # A live run holds the item (a worker of a crashed driver not yet gone,
+                    # or a straggler's killed worker): ask again later, up to busy_wait_seconds.
                     item.attempts -= 1
                     item.busy_since = item.busy_since or now
                     if now - item.busy_since > busy_wait_seconds:
@@ -483,23 +529,21 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, timeline, *, workers, 
                         queue.append(item)
                 else:
                     finish(item, _failed_row(item, payload, "usage"))
-            # Time limits and stragglers: of the item each actor is making.
+            # Time limits and stragglers: of the items being made.
             median = statistics.median(durations) if durations else None
-            for index in range(len(actors)):
-                if not order[index]:
+            for ref, task in list(tasks.items()):
+                if task.what != "run" or task.began is None:
                     continue
-                what, _, item, _id, t0 = inflight[order[index][0]][:5]
-                took = now - t0
+                item = task.item
+                took = now - task.began
                 if time_limit is not None and took > time_limit:
-                    kill(index, now)
+                    stop(ref, now)
                     timed_out.append(item.id)
-                    inflight.pop(order[index].popleft())
                     finish(item, _failed_row(
                         item, f"{origin} line {item.line} (id {item.id}): not finished within "
                         f"the time limit of {time_limit:g} s; its worker was stopped and its "
                         "temporaries removed", "cancelled", took))
-                    cleanups[index].append((item.id, now))
-                    lost(index, now, False, "")
+                    cleanups.append((item.id, now, now + 0.2))
                 elif (straggler_factor is not None and not queue and median is not None
                       and took > max(straggler_min_seconds, straggler_factor * median)
                       and item.id not in stragglers):
@@ -509,18 +553,22 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, timeline, *, workers, 
                           "running_s": round(took, 1), "median_s": round(median, 2),
                           "reissued": reissue})
                     if reissue:
-                        # Its worker is stopped first, so two never make the item at once; the
-                        # retry takes over its lock and removes its temporaries.
-                        kill(index, now)
-                        lost(index, now, True, "re-issued straggler")
+                        # Its worker is stopped first, so two never make the item at once (a
+                        # retry that finds the dying holder's lock asks again); the retry takes
+                        # over its lock and removes its temporaries.
+                        stop(ref, now)
+                        queue.appendleft(item)
             if on_progress is not None and now - last_line >= progress_interval:
                 last_line = now
                 progress_line()
     finally:
         timeline["loop_end"] = time.time()
         bar.close()
-        for a in actors:
-            ray.kill(a, no_restart=True)
+        for ref in list(tasks):  # only when the loop was interrupted
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001
+                pass
         timeline["killed"] = time.time()
     reports = [json.loads(r) for r in bad_rows] + [json.loads(r) for r in rows.values()]
     report = _native.write_report(out_dir, [json.dumps(r) for r in reports])
@@ -534,5 +582,5 @@ def _drive(origin, raw_items, bad_rows, out_dir, started, timeline, *, workers, 
             "seconds": time.monotonic() - started, "report": report, "shard": None,
             "reports": reports, "retries": retries, "timed_out": timed_out,
             "stragglers": stragglers, "cleanup_errors": cleanup_errors,
-            "startup_s": first_ready, "timeline": timeline,
-            "progress": progress_lines}
+            "startup_s": None if first_began is None else first_began - timeline["started"],
+            "timeline": timeline, "progress": progress_lines}
