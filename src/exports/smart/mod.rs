@@ -67,6 +67,10 @@ pub(crate) struct SmartPlan {
     /// The re-encoded parts' SPS/PPS id, and their SPS and PPS (when there are such parts).
     ps_id: u32,
     encoder_sets: Option<(Vec<u8>, Vec<u8>)>,
+    /// The encoder opened to learn those sets, not yet used: the first part written on the
+    /// calling thread encodes with it instead of opening x264 again (the same settings, so
+    /// the same bytes).
+    opened: Option<PartEncoder>,
 }
 
 impl SmartPlan {
@@ -276,6 +280,7 @@ pub(crate) fn plan(
         delay,
         ps_id: 0,
         encoder_sets: None,
+        opened: None,
     };
     plan.ps_id = match free_parameter_set_id(&plan.source.avcc) {
         Ok(id) => id,
@@ -295,6 +300,7 @@ pub(crate) fn plan(
             Ok(sets) => plan.encoder_sets = Some(sets),
             Err(e) => return Ok(Err(e)),
         }
+        plan.opened = Some(probe);
     }
     Ok(Ok(plan))
 }

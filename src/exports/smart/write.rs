@@ -46,6 +46,8 @@ pub(crate) fn write(
     let copied = plan.copied_frames();
     let matched = plan.matched(stream, settings);
     let ps_id = plan.ps_id;
+    // The encoder the plan opened, for the first part encoded on this thread.
+    let mut opened = plan.opened;
 
     // The sample entry: the source's parameter sets and the re-encoded parts'.
     let encoder_sets = plan.encoder_sets.clone();
@@ -122,6 +124,7 @@ pub(crate) fn write(
                     stream,
                     matched,
                     encoder_sets,
+                    None,
                     &output,
                     tail_threads,
                     &mut buffer,
@@ -209,6 +212,7 @@ pub(crate) fn write(
                             stream,
                             &matched,
                             &encoder_sets,
+                            opened.take(),
                             output,
                             threads,
                             &mut muxer,
@@ -345,20 +349,26 @@ impl<'s> Tail<'s> {
     }
 }
 
-/// Re-encodes output frames `output` with a fresh x264 run matched to the source, read with
-/// a decoder of `threads` threads: `each` sees every frame before it is encoded (it may draw
-/// on it; false: stop, with [`Error::Cancelled`]), `sink` gets the packets in output order.
+/// Re-encodes output frames `output` with a fresh x264 run matched to the source (`opened`,
+/// an unused one opened with the same settings, or one opened now), read with a decoder of
+/// `threads` threads: `each` sees every frame before it is encoded (it may draw on it;
+/// false: stop, with [`Error::Cancelled`]), `sink` gets the packets in output order.
+#[allow(clippy::too_many_arguments)]
 fn encode_part(
     stream: &ProcessedStream,
     matched: &Matched,
     encoder_sets: &Option<(Vec<u8>, Vec<u8>)>,
+    opened: Option<PartEncoder>,
     output: &Range<usize>,
     threads: usize,
     sink: &mut dyn PacketSink,
     each: &mut dyn FnMut(&mut PipelineFrame) -> Result<bool>,
 ) -> Result<()> {
     let path = sink.path().to_path_buf();
-    let mut encoder = PartEncoder::open(&stream.source, matched, output.start)?;
+    let mut encoder = match opened {
+        Some(e) => e.starting_at(output.start),
+        None => PartEncoder::open(&stream.source, matched, output.start)?,
+    };
     // Every part must use the parameter sets the sample entry carries.
     if encoder.parameter_sets().ok() != *encoder_sets {
         return Err(Error::internal(format!(

@@ -139,6 +139,15 @@ impl PartEncoder {
         })
     }
 
+    /// This encoder, not yet used, for a part starting at output frame `first` instead.
+    pub(crate) fn starting_at(self, first: usize) -> PartEncoder {
+        debug_assert!(self.next == 0 || self.next == first, "a used encoder");
+        PartEncoder {
+            encoder: self.encoder,
+            next: first,
+        }
+    }
+
     /// The SPS and PPS the encoder wrote in its header.
     pub(crate) fn parameter_sets(&self) -> std::result::Result<(Vec<u8>, Vec<u8>), String> {
         let extradata = crate::media::ffi::encoder_extradata(&self.encoder);
