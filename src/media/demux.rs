@@ -74,13 +74,40 @@ pub(crate) enum AudioRead {
 }
 
 impl SharedDemuxer {
-    /// Shares `input` (freshly opened, not read) between its video stream and its audio
-    /// stream `audio`, both kept by the demuxer.
-    pub(crate) fn new(input: VideoInput, audio: usize) -> SharedDemuxer {
-        Self::with_limit(input, audio, MAX_QUEUED_BYTES)
+    /// Shares `input` (freshly opened and not read, or rewound to its start,
+    /// [`crate::media::rewind`]) between its video stream and its audio stream `audio`, both
+    /// kept by the demuxer. `video` and `audio_packets` are the packets of each stream read
+    /// since the open or the rewind (none for a fresh input), in order: each side gets its
+    /// own first.
+    pub(crate) fn with_queued(
+        input: VideoInput,
+        audio: usize,
+        video: VecDeque<ffmpeg::Packet>,
+        audio_packets: VecDeque<ffmpeg::Packet>,
+    ) -> SharedDemuxer {
+        Self::with_limit(input, audio, MAX_QUEUED_BYTES).queued(video, audio_packets)
     }
 
-    /// As [`SharedDemuxer::new`], holding at most `limit` bytes of packets for one side.
+    /// Puts packets read before this demuxer was shared at the front of each side's queue.
+    fn queued(
+        self,
+        video: VecDeque<ffmpeg::Packet>,
+        audio: VecDeque<ffmpeg::Packet>,
+    ) -> SharedDemuxer {
+        {
+            let mut s = self.state();
+            s.video_bytes = video.iter().map(|p| p.size()).sum();
+            s.audio_bytes = audio.iter().map(|p| p.size()).sum();
+            s.audio_read = audio.len();
+            s.audio_detached = s.audio_bytes > s.limit || s.video_bytes > s.limit;
+            s.video_queue = video;
+            s.audio_queue = audio;
+        }
+        self
+    }
+
+    /// Shares `input` (see [`SharedDemuxer::with_queued`]), holding at most `limit` bytes of
+    /// packets for one side.
     fn with_limit(mut input: VideoInput, audio: usize, limit: usize) -> SharedDemuxer {
         let video = input.video.index;
         input.keep_only_streams(&[video, audio]);
