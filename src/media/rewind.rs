@@ -128,3 +128,90 @@ pub(crate) fn rewind(
         audio: audio_packets,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    /// A 2 s H.264 video with two B-frames and AAC in `name`'s container, made by the ffmpeg
+    /// CLI (`None` without it); `cut` copies it from 0.5 s, so that the first packets are
+    /// marked for discarding (an edit list: the first frame shown is not the first decoded).
+    fn media(dir: &Path, name: &str, cut: bool) -> Option<PathBuf> {
+        let whole = dir.join(format!("whole-{name}"));
+        let ok = std::process::Command::new("ffmpeg")
+            .args([
+                "-v",
+                "error",
+                "-y",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc2=size=64x48:rate=25",
+            ])
+            .args([
+                "-f",
+                "lavfi",
+                "-i",
+                "sine=f=440:sample_rate=48000",
+                "-t",
+                "2",
+            ])
+            .args(["-c:v", "libx264", "-g", "10", "-bf", "2", "-c:a", "aac"])
+            .arg(&whole)
+            .status()
+            .ok()?
+            .success();
+        if !ok {
+            return None;
+        }
+        if !cut {
+            return Some(whole);
+        }
+        let path = dir.join(name);
+        let ok = std::process::Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-ss", "0.5", "-i"])
+            .arg(&whole)
+            .args(["-c", "copy"])
+            .arg(&path)
+            .status()
+            .ok()?
+            .success();
+        ok.then_some(path)
+    }
+
+    fn rewound(path: &Path, with_audio: bool) -> Option<Rewound> {
+        let mut input = VideoInput::open(path).unwrap();
+        let table = FrameTable::scan_input(&mut input).unwrap();
+        let audio = with_audio
+            .then(|| crate::media::input::best_audio_stream(&input.context))
+            .flatten();
+        rewind(input, &table, audio)
+    }
+
+    /// MP4 is rewound, with or without its soundtrack, its first video packet the table's
+    /// frame 0; Matroska and MPEG-TS (whose seeks land by their own rules) and an MP4 whose
+    /// first packets are marked for discarding are not.
+    #[test]
+    fn only_an_mp4_that_starts_cleanly_is_rewound() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(mp4) = media(dir.path(), "a.mp4", false) else {
+            eprintln!("skipped: no ffmpeg CLI to make the test media");
+            return;
+        };
+        for with_audio in [false, true] {
+            let r = rewound(&mp4, with_audio).expect("an MP4 is rewound");
+            assert_eq!(r.video[0].pts(), Some(0), "{:?}", r.video[0].pts());
+            assert_eq!(r.audio.is_empty(), !with_audio);
+        }
+        for name in ["a.mkv", "a.ts"] {
+            let path = media(dir.path(), name, false).unwrap();
+            assert!(rewound(&path, true).is_none(), "{name} is not rewound");
+        }
+        let cut = media(dir.path(), "cut.mp4", true).unwrap();
+        assert!(
+            rewound(&cut, false).is_none(),
+            "an edit list's discarded start"
+        );
+    }
+}
