@@ -309,3 +309,60 @@ unsafe extern "C" fn log_counting_concealment(
         ffi::av_log_default_callback(avcl, level, fmt, vl);
     }
 }
+
+/// One entry of a stream's index: where a sample lies in the file, its timestamp and size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IndexEntry {
+    pub pos: i64,
+    pub timestamp: i64,
+    pub size: i64,
+}
+
+/// The first entry of stream `stream`'s index (for MP4, built from the header: the stream's
+/// first sample, the one a read from the start gives first), copied out; `None` when the
+/// index is empty. FFmpeg 4.4 added `avformat_index_get_entries_count` and
+/// `avformat_index_get_entry`; FFmpeg 5.0 moved `AVStream.index_entries` and
+/// `nb_index_entries`, which 4.3 reads directly, into its internal stream context.
+pub(crate) fn first_index_entry(
+    context: &ffmpeg::format::context::Input,
+    stream: usize,
+) -> Option<IndexEntry> {
+    if stream >= context.nb_streams() as usize {
+        return None;
+    }
+    // SAFETY: `stream` is a valid index of this context's streams (checked above), so the
+    // stream pointer is valid while `context` is borrowed.
+    let st = unsafe { *(*context.as_ptr()).streams.add(stream) };
+    #[cfg(ffmpeg_4_4)]
+    // SAFETY: `st` is a valid stream; the entry pointer (checked for null) is read at once,
+    // before any other call on the stream or its context, as the API requires.
+    let entry = unsafe {
+        if ffi::avformat_index_get_entries_count(st) < 1 {
+            return None;
+        }
+        let e = ffi::avformat_index_get_entry(st, 0);
+        if e.is_null() {
+            return None;
+        }
+        IndexEntry {
+            pos: (*e).pos,
+            timestamp: (*e).timestamp,
+            size: i64::from((*e).size()),
+        }
+    };
+    #[cfg(not(ffmpeg_4_4))]
+    // SAFETY: `st` is a valid stream; `index_entries` holds `nb_index_entries` entries (null
+    // when there are none), read at once.
+    let entry = unsafe {
+        if (*st).nb_index_entries < 1 || (*st).index_entries.is_null() {
+            return None;
+        }
+        let e = (*st).index_entries;
+        IndexEntry {
+            pos: (*e).pos,
+            timestamp: (*e).timestamp,
+            size: i64::from((*e).size()),
+        }
+    };
+    Some(entry)
+}

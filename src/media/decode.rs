@@ -118,6 +118,9 @@ pub struct FrameReader {
     /// The input was read before this reader got it ([`FrameReader::from_used_input`]) and
     /// has not been positioned since: its next packet is not the first.
     unpositioned: bool,
+    /// Packets read before this reader got its input, to be decoded before reading on: the
+    /// first packets of an input rewound to its start ([`crate::media::rewind`]).
+    pending: std::collections::VecDeque<ffmpeg::Packet>,
     /// After a seek, packets are skipped until the first keyframe.
     need_keyframe: bool,
     packets_done: bool,
@@ -186,7 +189,7 @@ impl FrameReader {
     ) -> Result<FrameReader> {
         let source = source.into();
         let input = VideoInput::open(&source)?;
-        Self::with_input(source, input, false, options, table, false)
+        Self::with_input(source, input, false, options, table, false, None)
     }
 
     /// Opens a source for a full decode from its start (as [`open_with_table`]), offering
@@ -202,11 +205,65 @@ impl FrameReader {
         table: Arc<FrameTable>,
     ) -> Result<FrameReader> {
         let input = VideoInput::open(source)?;
-        let share = input.kind == crate::media::source::SourceKind::File
-            && input.sequence.is_none()
-            && table.damage.is_empty()
-            && crate::media::input::best_audio_stream(&input.context).is_some();
-        Self::with_input(source.clone(), input, false, options, table, share)
+        let share = may_share_audio(&input, &table);
+        Self::with_input(source.clone(), input, false, options, table, share, None)
+    }
+
+    /// A reader for a full decode from the start of the file, as [`open_with_table`] (or,
+    /// with `share_audio`, [`open_sharing_audio`]) opens, on the input `table` was scanned
+    /// from when it is given and that is proven exact: an input whose packets were not read
+    /// is as a fresh one; one the scan read is rewound to its start where the demuxer's seek
+    /// there is proven to read on as a fresh input ([`crate::media::rewind`]). Elsewhere the
+    /// used input is let go and the source opened again.
+    ///
+    /// [`open_with_table`]: FrameReader::open_with_table
+    /// [`open_sharing_audio`]: FrameReader::open_sharing_audio
+    pub(crate) fn for_full_decode(
+        source: &Source,
+        used: Option<crate::media::table::UsedInput>,
+        options: DecodeOptions,
+        table: Arc<FrameTable>,
+        share_audio: bool,
+    ) -> Result<FrameReader> {
+        if let Some(used) = used {
+            let share = share_audio && may_share_audio(&used.input, &table);
+            // (A URL's unread input is not kept waiting for the decode: a fresh one is opened.)
+            if !used.read && used.input.kind == crate::media::source::SourceKind::File {
+                return Self::with_input(
+                    source.clone(),
+                    used.input,
+                    false,
+                    options,
+                    table,
+                    share,
+                    None,
+                );
+            }
+            let audio = share
+                .then(|| crate::media::input::best_audio_stream(&used.input.context))
+                .flatten();
+            if let Some(rewound) = crate::media::rewind::rewind(used.input, &table, audio) {
+                let crate::media::rewind::Rewound {
+                    input,
+                    video,
+                    audio: audio_packets,
+                } = rewound;
+                return Self::with_input(
+                    source.clone(),
+                    input,
+                    false,
+                    options,
+                    table,
+                    audio.is_some(),
+                    Some((video, audio_packets)),
+                );
+            }
+        }
+        if share_audio {
+            Self::open_sharing_audio(source, options, table)
+        } else {
+            Self::open_with_table(source, options, table)
+        }
     }
 
     /// A reader of the input `table` was built from (the executor's one open of an item's
@@ -222,9 +279,12 @@ impl FrameReader {
         table: Arc<FrameTable>,
     ) -> Result<FrameReader> {
         let source = used.input.source.clone();
-        Self::with_input(source, used.input, used.read, options, table, false)
+        Self::with_input(source, used.input, used.read, options, table, false, None)
     }
 
+    /// A reader of `input`; `read`: its packets were read before (see
+    /// [`from_used_input`](Self::from_used_input)); `rewound`: it was rewound to its start,
+    /// and these are the video and audio packets read since ([`crate::media::rewind`]).
     fn with_input(
         source: Source,
         mut input: VideoInput,
@@ -232,6 +292,7 @@ impl FrameReader {
         options: DecodeOptions,
         table: Arc<FrameTable>,
         share_audio: bool,
+        rewound: Option<Queued>,
     ) -> Result<FrameReader> {
         let path = source.path().to_path_buf();
         let index = input.video.index;
@@ -243,13 +304,24 @@ impl FrameReader {
         let audio = share_audio
             .then(|| crate::media::input::best_audio_stream(&input.context))
             .flatten();
+        let (video_packets, audio_packets) = rewound.unwrap_or_default();
+        let mut pending = std::collections::VecDeque::new();
         let input = match audio {
             Some(audio) if !read => {
-                let shared = Arc::new(SharedDemuxer::new(input, audio));
+                let shared = Arc::new(SharedDemuxer::with_queued(
+                    input,
+                    audio,
+                    video_packets,
+                    audio_packets,
+                ));
                 source.offer_demuxer(shared.clone());
                 ReaderInput::Shared(shared, source.clone())
             }
-            _ => ReaderInput::Own(input),
+            _ => {
+                // (Audio packets read along are no one's: this reader reads the video alone.)
+                pending = video_packets;
+                ReaderInput::Own(input)
+            }
         };
         Ok(FrameReader {
             path,
@@ -266,6 +338,7 @@ impl FrameReader {
             target: None,
             from_start: !read,
             unpositioned: read,
+            pending,
             need_keyframe: false,
             packets_done: false,
             eof_sent: false,
@@ -462,6 +535,7 @@ impl FrameReader {
             // The soundtrack goes on by itself from here (it was read from the start).
             ReaderInput::Shared(shared, _) => shared.position_video(seek),
         };
+        self.pending.clear();
         if sought.is_err() {
             return self.reopen();
         }
@@ -477,21 +551,15 @@ impl FrameReader {
     }
 
     /// Whether decoding from a seek to the first keyframe gives what decoding from the start
-    /// of the file gives: the first frame shown is a keyframe, the stream's first packet in
-    /// decoding order, and nothing is known to be damaged.
+    /// of the file gives (see [`FrameTable::starts_at_first_keyframe`]).
     fn starts_at_first_keyframe(&self) -> bool {
-        let table = &self.table;
-        if table.is_empty() || !table.damage.is_empty() || table.identity == Identity::Sequential {
-            return false;
-        }
-        let first = table.entry(0);
-        let first_dts = (0..table.len()).filter_map(|i| table.entry(i).dts).min();
-        first.key && (first.dts.is_none() || first.dts == first_dts)
+        self.table.starts_at_first_keyframe()
     }
 
     /// Reopens the file and decoder at the start.
     fn reopen(&mut self) -> Result<()> {
         self.unpositioned = false;
+        self.pending.clear();
         let mut input = VideoInput::open(&self.source)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
@@ -834,6 +902,10 @@ impl FrameReader {
             }
             let mut packet = ffmpeg::Packet::empty();
             let read = match &mut self.input {
+                ReaderInput::Own(_) if !self.pending.is_empty() => {
+                    packet = self.pending.pop_front().expect("a pending packet");
+                    Ok(())
+                }
                 ReaderInput::Own(input) => packet.read(&mut input.context),
                 ReaderInput::Shared(shared, _) => match shared.read_video() {
                     Ok(Some(p)) => {
@@ -957,6 +1029,22 @@ impl Iterator for FrameReader {
     fn next(&mut self) -> Option<Result<Frame>> {
         self.next_frame().transpose()
     }
+}
+
+/// Video and audio packets read from an input before its reader got it.
+type Queued = (
+    std::collections::VecDeque<ffmpeg::Packet>,
+    std::collections::VecDeque<ffmpeg::Packet>,
+);
+
+/// Whether a full decode of `input` may offer it to the soundtrack's reader: a local file
+/// (not an image sequence) with an audio stream, whose table found no damage (a URL's reads
+/// and a damaged file's read errors stay each reader's own).
+fn may_share_audio(input: &VideoInput, table: &FrameTable) -> bool {
+    input.kind == crate::media::source::SourceKind::File
+        && input.sequence.is_none()
+        && table.damage.is_empty()
+        && crate::media::input::best_audio_stream(&input.context).is_some()
 }
 
 /// Opens a decoder for `input`'s video stream. `timestamps_only` makes it cheaper (no

@@ -74,13 +74,40 @@ pub(crate) enum AudioRead {
 }
 
 impl SharedDemuxer {
-    /// Shares `input` (freshly opened, not read) between its video stream and its audio
-    /// stream `audio`, both kept by the demuxer.
-    pub(crate) fn new(input: VideoInput, audio: usize) -> SharedDemuxer {
-        Self::with_limit(input, audio, MAX_QUEUED_BYTES)
+    /// Shares `input` (freshly opened and not read, or rewound to its start,
+    /// [`crate::media::rewind`]) between its video stream and its audio stream `audio`, both
+    /// kept by the demuxer. `video` and `audio_packets` are the packets of each stream read
+    /// since the open or the rewind (none for a fresh input), in order: each side gets its
+    /// own first.
+    pub(crate) fn with_queued(
+        input: VideoInput,
+        audio: usize,
+        video: VecDeque<ffmpeg::Packet>,
+        audio_packets: VecDeque<ffmpeg::Packet>,
+    ) -> SharedDemuxer {
+        Self::with_limit(input, audio, MAX_QUEUED_BYTES).queued(video, audio_packets)
     }
 
-    /// As [`SharedDemuxer::new`], holding at most `limit` bytes of packets for one side.
+    /// Puts packets read before this demuxer was shared at the front of each side's queue.
+    fn queued(
+        self,
+        video: VecDeque<ffmpeg::Packet>,
+        audio: VecDeque<ffmpeg::Packet>,
+    ) -> SharedDemuxer {
+        {
+            let mut s = self.state();
+            s.video_bytes = video.iter().map(|p| p.size()).sum();
+            s.audio_bytes = audio.iter().map(|p| p.size()).sum();
+            s.audio_read = audio.len();
+            s.audio_detached = s.audio_bytes > s.limit || s.video_bytes > s.limit;
+            s.video_queue = video;
+            s.audio_queue = audio;
+        }
+        self
+    }
+
+    /// Shares `input` (see [`SharedDemuxer::with_queued`]), holding at most `limit` bytes of
+    /// packets for one side.
     fn with_limit(mut input: VideoInput, audio: usize, limit: usize) -> SharedDemuxer {
         let video = input.video.index;
         input.keep_only_streams(&[video, audio]);
@@ -331,6 +358,73 @@ mod tests {
                     "limit {limit}, pace {pace}: the video packets differ"
                 );
             }
+        }
+    }
+
+    /// An input a table's scan read to its end, rewound to its start (`media::rewind`),
+    /// shared with the soundtrack: the samples are, bit for bit, those of a reader of its
+    /// own, and the video side gets every packet of its stream from the first.
+    #[test]
+    fn a_rewound_input_gives_what_an_input_of_its_own_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(path) = media(dir.path()) else {
+            eprintln!("skipped: no ffmpeg CLI to make the test media");
+            return;
+        };
+        let format = AudioFormat {
+            sample_rate: 48000,
+            channels: 1,
+        };
+        let (start, end) = (Time::ZERO, Time::new(19, 10));
+        let alone = samples(
+            SegmentReader::open(&Source::from(&path), start, end, format)
+                .unwrap()
+                .unwrap(),
+            || {},
+        );
+        let mut own = VideoInput::open(&path).unwrap();
+        let index = own.video.index;
+        own.keep_only_streams(&[index]);
+        let own_video = video_packets(|| loop {
+            match read_packet(&mut own.context).unwrap() {
+                Some(p) if p.stream() == index => return Some(p),
+                Some(_) => {}
+                None => return None,
+            }
+        });
+        for pace in [0, 1, 5] {
+            let source = Source::from(&path);
+            let mut input = VideoInput::open(&source).unwrap();
+            let table = crate::media::table::FrameTable::scan_input(&mut input).unwrap();
+            let audio = crate::media::input::best_audio_stream(&input.context).unwrap();
+            let rewound = crate::media::rewind::rewind(input, &table, Some(audio))
+                .expect("an MP4 is rewound");
+            assert!(!rewound.video.is_empty() && !rewound.audio.is_empty());
+            let shared = Arc::new(SharedDemuxer::with_queued(
+                rewound.input,
+                audio,
+                rewound.video,
+                rewound.audio,
+            ));
+            source.offer_demuxer(shared.clone());
+            let reader = SegmentReader::open(&source, start, end, format)
+                .unwrap()
+                .unwrap();
+            assert!(source.take_demuxer().is_none(), "the reader took the input");
+            let mut got_video = Vec::new();
+            let shared_audio = samples(reader, || {
+                for _ in 0..pace {
+                    if let Ok(Some(p)) = shared.read_video() {
+                        got_video.push((p.pts(), p.data().unwrap_or(&[]).to_vec()));
+                    }
+                }
+            });
+            assert!(shared_audio == alone, "pace {pace}: the samples differ");
+            got_video.extend(video_packets(|| shared.read_video().unwrap()));
+            assert!(
+                got_video == own_video,
+                "pace {pace}: the video packets differ"
+            );
         }
     }
 }

@@ -16,6 +16,7 @@ pub(crate) mod input;
 pub(crate) mod opencv;
 pub(crate) mod probe;
 pub(crate) mod remote;
+pub(crate) mod rewind;
 pub(crate) mod smart_parts;
 pub(crate) mod source;
 pub(crate) mod still;

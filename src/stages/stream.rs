@@ -389,21 +389,24 @@ impl ProcessedStream {
 
     /// The whole stream, in order.
     pub fn full_source(&self) -> Result<Box<dyn FrameSource>> {
-        // A full decode starts from the start of the file with an input of its own: the
-        // table's scan read the kept one to its end, and a seek back to the first keyframe
-        // is not always the same as reading from the start (the decoder's state where the
-        // stream does not start on a keyframe first in decoding order, concealment of damage
-        // the packets did not show, the audio stream's position and priming where the
-        // soundtrack reads along); the kept one is let go.
-        drop(self.take_used_input());
-        let reader = if self
-            .audio_with_full_decode
-            .load(std::sync::atomic::Ordering::SeqCst)
-        {
-            FrameReader::open_sharing_audio(&self.input, self.decode_options(), self.table.clone())?
-        } else {
-            FrameReader::open_with_table(&self.input, self.decode_options(), self.table.clone())?
-        };
+        // A full decode reads from the start of the file. It reads the input the stream was
+        // opened with where that is proven to read as a fresh input would: one not read yet
+        // (the table was the cache's), or the table's scanned one rewound to its start where
+        // the demuxer's seek there is exact and the first packets read after it are each
+        // stream's first (MP4: `media::rewind`), so that the item opens its source once.
+        // Elsewhere a seek back to the first keyframe is not always the same as reading from
+        // the start (the decoder's state where the stream does not start on a keyframe first
+        // in decoding order, concealment of damage the packets did not show, the audio
+        // stream's position and priming where the soundtrack reads along, a demuxer's own
+        // seeking rules): the kept input is let go and the source opened again.
+        let reader = FrameReader::for_full_decode(
+            &self.input,
+            self.take_used_input(),
+            self.decode_options(),
+            self.table.clone(),
+            self.audio_with_full_decode
+                .load(std::sync::atomic::Ordering::SeqCst),
+        )?;
         let clip = ClipSource::new(
             reader,
             self.table.clone(),

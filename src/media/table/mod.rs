@@ -160,6 +160,18 @@ impl FrameTable {
         &self.entries[index]
     }
 
+    /// Whether decoding from a seek to the first keyframe gives what decoding from the start
+    /// of the file gives: the first frame shown is a keyframe, the stream's first packet in
+    /// decoding order, and nothing is known to be damaged.
+    pub(crate) fn starts_at_first_keyframe(&self) -> bool {
+        if self.is_empty() || !self.damage.is_empty() || self.identity == Identity::Sequential {
+            return false;
+        }
+        let first = self.entry(0);
+        let first_dts = self.entries.iter().filter_map(|e| e.dts).min();
+        first.key && (first.dts.is_none() || first.dts == first_dts)
+    }
+
     /// Every frame, in presentation order (`entries()[i]` is frame `i`).
     pub fn entries(&self) -> &[FrameEntry] {
         &self.entries
