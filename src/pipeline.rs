@@ -250,6 +250,11 @@ impl ClipSource {
             started: false,
         }
     }
+
+    /// The reader, for its input (see [`FrameReader::into_input`]).
+    pub(crate) fn into_reader(self) -> FrameReader {
+        self.reader
+    }
 }
 
 impl FrameSource for ClipSource {

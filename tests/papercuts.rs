@@ -429,3 +429,55 @@ fn run_says_which_folders_above_its_out_dir_it_had_to_make() {
     let err = run("typo/deeper/out2");
     assert!(!err.contains("created the missing"), "{err}");
 }
+
+/// A Matroska output is the same bytes on every run of the same request (the muxer's random
+/// segment UID is not written: FFmpeg's bit-exact flag), encoded, copied or smart-encoded;
+/// and ffmpeg still reads it: the frames the request names (painted frame numbers).
+#[test]
+fn a_matroska_output_is_the_same_bytes_on_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = SynthVideo::new(160, 120)
+        .frames(150)
+        .gop(25)
+        .bframes(2)
+        .audio_tone(440.0)
+        .cached()
+        .path;
+    let requests: [(&str, &[&str], std::ops::Range<u32>); 3] = [
+        ("encoded", &["--start", "1s", "--end", "3s"], 25..75),
+        (
+            "copied",
+            &["--start", "1s", "--end", "3s", "--copy"],
+            25..75,
+        ),
+        (
+            "smart",
+            &["--start", "0.52s", "--end", "4.8s", "--smart"],
+            13..120,
+        ),
+    ];
+    for (what, args, frames) in requests {
+        let mut bytes = Vec::new();
+        for run in 0..2 {
+            let out = dir.path().join(format!("{what}-{run}.mkv"));
+            vidprep()
+                .arg("cut")
+                .arg(&src)
+                .args(args)
+                .arg("-o")
+                .arg(&out)
+                .assert()
+                .success();
+            bytes.push(std::fs::read(&out).unwrap());
+            let codes = common::oracle::frame_codes(&out);
+            assert_eq!(codes.first().copied(), Some(frames.start), "{what}");
+            if what != "copied" {
+                assert_eq!(codes, frames.clone().collect::<Vec<_>>(), "{what}");
+            }
+        }
+        assert!(
+            bytes[0] == bytes[1],
+            "{what}: two runs of the same request wrote different Matroska files"
+        );
+    }
+}

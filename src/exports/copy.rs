@@ -70,6 +70,7 @@ pub(crate) fn copy_export(
 
     let mut out = ffmpeg::format::output_as(&claimed.main_temp, muxer)
         .map_err(|e| Error::encode(output, "creating the output", e))?;
+    crate::media::ffi::make_output_repeatable(&mut out);
     let mut warnings = Vec::new();
 
     let vcodec = src.context.stream(vindex).expect("video").parameters().id();

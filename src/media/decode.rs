@@ -81,17 +81,18 @@ const MAX_UNRECOGNISED: usize = 64;
 enum ReaderInput {
     Own(VideoInput),
     /// Shared with the soundtrack's reader of this source (offered on it until taken).
-    Shared(Arc<SharedDemuxer>, Source),
+    Shared(SharedInput),
 }
 
-impl Drop for ReaderInput {
+/// The video side of an input shared with the soundtrack's reader.
+struct SharedInput(Arc<SharedDemuxer>, Source);
+
+impl Drop for SharedInput {
     fn drop(&mut self) {
-        if let ReaderInput::Shared(shared, source) = self {
-            // The video side is done: its packets are no longer kept, and a reader that did
-            // not take the input by now opens its own.
-            shared.video_done();
-            source.withdraw_demuxer(shared);
-        }
+        // The video side is done: its packets are no longer kept, and a reader that did not
+        // take the input by now opens its own.
+        self.0.video_done();
+        self.1.withdraw_demuxer(&self.0);
     }
 }
 
@@ -282,6 +283,16 @@ impl FrameReader {
         Self::with_input(source, used.input, used.read, options, table, false, None)
     }
 
+    /// The reader's input when it is its own (not shared with a soundtrack's reader), for
+    /// whatever reads the same source next on this thread (smart encoding's copied GOPs,
+    /// which position it by a seek): the source is then opened once for both.
+    pub(crate) fn into_input(self) -> Option<VideoInput> {
+        match self.input {
+            ReaderInput::Own(input) => Some(input),
+            ReaderInput::Shared(_) => None,
+        }
+    }
+
     /// A reader of `input`; `read`: its packets were read before (see
     /// [`from_used_input`](Self::from_used_input)); `rewound`: it was rewound to its start,
     /// and these are the video and audio packets read since ([`crate::media::rewind`]).
@@ -315,7 +326,7 @@ impl FrameReader {
                     audio_packets,
                 ));
                 source.offer_demuxer(shared.clone());
-                ReaderInput::Shared(shared, source.clone())
+                ReaderInput::Shared(SharedInput(shared, source.clone()))
             }
             _ => {
                 // (Audio packets read along are no one's: this reader reads the video alone.)
@@ -533,7 +544,7 @@ impl FrameReader {
         let sought = match &mut self.input {
             ReaderInput::Own(input) => seek(input),
             // The soundtrack goes on by itself from here (it was read from the start).
-            ReaderInput::Shared(shared, _) => shared.position_video(seek),
+            ReaderInput::Shared(SharedInput(shared, _)) => shared.position_video(seek),
         };
         self.pending.clear();
         if sought.is_err() {
@@ -907,7 +918,7 @@ impl FrameReader {
                     Ok(())
                 }
                 ReaderInput::Own(input) => packet.read(&mut input.context),
-                ReaderInput::Shared(shared, _) => match shared.read_video() {
+                ReaderInput::Shared(SharedInput(shared, _)) => match shared.read_video() {
                     Ok(Some(p)) => {
                         packet = p;
                         Ok(())

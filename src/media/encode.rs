@@ -260,6 +260,7 @@ impl Mp4Writer {
         }
         let mut output = ffmpeg::format::output_as(&write_to, container.muxer())
             .map_err(|e| Error::encode(path, "creating the output file", e))?;
+        crate::media::ffi::make_output_repeatable(&mut output);
         let codec = ffmpeg::encoder::find_by_name("libx264")
             .ok_or_else(|| Error::request(path, "this ffmpeg build has no libx264 encoder"))?;
         let global_header = output

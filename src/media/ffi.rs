@@ -177,6 +177,21 @@ pub fn add_codec_flags(context: &mut ffmpeg::codec::Context, flags: u32) {
     }
 }
 
+/// Makes a Matroska (or WebM) output the same bytes on every run: without FFmpeg's
+/// bit-exact flag its muxer writes a random segment UID. Other muxers are left as they are
+/// (the flag would change an MP4's encoder tag, and so its bytes, for nothing: they write
+/// nothing random).
+pub fn make_output_repeatable(output: &mut Output) {
+    let name = output.format().name().to_string();
+    if name.split(',').any(|n| n == "matroska" || n == "webm") {
+        // SAFETY: the output context is valid and its header not yet written; `flags` is a
+        // plain field the muxer reads when it writes the header.
+        unsafe {
+            (*output.as_mut_ptr()).flags |= ffi::AVFMT_FLAG_BITEXACT as i32;
+        }
+    }
+}
+
 /// Whether the output's muxer can store `codec` without re-encoding.
 pub fn muxer_can_hold(output: &Output, codec: ffmpeg::codec::Id) -> bool {
     let id: ffi::AVCodecID = codec.into();

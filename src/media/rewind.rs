@@ -49,8 +49,10 @@ pub(crate) struct Rewound {
 }
 
 /// Whether `input`'s demuxer is the `mov` one, whose seek to the start is exact (see the
-/// module's notes).
-fn demuxer_rewinds_exactly(input: &VideoInput) -> bool {
+/// module's notes); its seek to any sample is as exact (`mov_read_seek` sets each stream's
+/// next sample from the index the header built, whatever was read before), which smart
+/// encoding's copies from the scanned input rely on.
+pub(crate) fn demuxer_rewinds_exactly(input: &VideoInput) -> bool {
     let format = input.context.format();
     let any = format.name().split(',').any(|n| n == "mov" || n == "mp4");
     any

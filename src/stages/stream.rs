@@ -190,7 +190,7 @@ impl ProcessedStream {
     /// The input the stream was opened with (its table's scan, or its description), for the
     /// first reader that can decode from it instead of opening the source again; `None` once
     /// taken, or when it is not to be read again (see [`TableCache::table_or_scan`]).
-    fn take_used_input(&self) -> Option<UsedInput> {
+    pub(crate) fn take_used_input(&self) -> Option<UsedInput> {
         self.used_input
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -440,6 +440,20 @@ impl ProcessedStream {
         range: std::ops::Range<usize>,
         threads: usize,
     ) -> Result<Box<dyn FrameSource>> {
+        Ok(Box::new(self.range_reader(range, threads, None)?))
+    }
+
+    /// [`range_source_with`](Self::range_source_with) whose first run of host frames reads
+    /// `input` (an input of this stream's source, positioned by the run's seek, or opened
+    /// again where that seek would not decode as a fresh reader does: see
+    /// [`FrameReader::from_used_input`]) instead of opening the source; the input of its last
+    /// run can be had back ([`StreamRange::into_input`]).
+    pub(crate) fn range_reader(
+        &self,
+        range: std::ops::Range<usize>,
+        threads: usize,
+        input: Option<UsedInput>,
+    ) -> Result<StreamRange> {
         if range.end > self.frame_count() || range.start > range.end {
             return Err(Error::internal(format!(
                 "stream frames {}..{} asked of a stream of {} frames",
@@ -452,10 +466,11 @@ impl ProcessedStream {
             .needle
             .as_ref()
             .map_or((usize::MAX, 0), |n| (n.at, n.prepared.frames));
-        Ok(Box::new(StreamRange {
+        Ok(StreamRange {
             next: range.start,
             end: range.end,
             host: None,
+            first_input: input,
             needle: self
                 .needle
                 .as_ref()
@@ -471,7 +486,7 @@ impl ProcessedStream {
             },
             table: self.table.clone(),
             end_time: self.resolved.end_time(),
-        }))
+        })
     }
 
     /// Only the stream frames `wanted` (stream indices, any order): source frames are read by
@@ -539,11 +554,13 @@ impl ProcessedStream {
 
 /// The frames of [`ProcessedStream::range_source`]: host frames decoded in order from the
 /// keyframe before them, needle frames rendered, each renumbered and timed as in the stream.
-struct StreamRange {
+pub(crate) struct StreamRange {
     next: usize,
     end: usize,
     /// The open run of host frames: its source, the next frame it gives, where it ends.
     host: Option<(ClipSource, usize, usize)>,
+    /// The input the first run of host frames reads, when one was given.
+    first_input: Option<UsedInput>,
     needle: Option<NeedleRenderer>,
     kept_start: usize,
     needle_at: usize,
@@ -556,6 +573,18 @@ struct StreamRange {
 }
 
 impl StreamRange {
+    /// The input of the last run of host frames, when it has one of its own (see
+    /// [`FrameReader::into_input`]), or the one given and never read.
+    pub(crate) fn into_input(self) -> Option<UsedInput> {
+        match (self.host, self.first_input) {
+            (Some((clip, _, _)), _) => clip
+                .into_reader()
+                .into_input()
+                .map(|input| UsedInput { input, read: true }),
+            (None, given) => given,
+        }
+    }
+
     /// The host frame of stream frame `s`, when it is one.
     fn host_frame(&self, s: usize) -> Option<usize> {
         if s < self.needle_at {
@@ -594,11 +623,18 @@ impl FrameSource for StreamRange {
                         run_end += 1;
                         t += 1;
                     }
-                    let mut reader = FrameReader::open_with_table(
-                        &self.input,
-                        self.options.clone(),
-                        self.table.clone(),
-                    )?;
+                    let mut reader = match self.first_input.take() {
+                        Some(used) => FrameReader::from_used_input(
+                            used,
+                            self.options.clone(),
+                            self.table.clone(),
+                        )?,
+                        None => FrameReader::open_with_table(
+                            &self.input,
+                            self.options.clone(),
+                            self.table.clone(),
+                        )?,
+                    };
                     // Non-reference frames between the keyframe and the run are not decoded.
                     reader.want_only(&(src..run_end).collect::<Vec<_>>());
                     let clip = ClipSource::new(

@@ -20,6 +20,8 @@ use crate::media::encode::{Container, EncodeSettings, WriteReport};
 use crate::media::smart_parts::mux::{SpliceMuxer, SpliceTiming};
 use crate::media::smart_parts::sink::{PacketBuffer, PacketSink};
 use crate::media::smart_parts::x264::{Matched, PartEncoder};
+use crate::media::table::UsedInput;
+use crate::pipeline::FrameSource;
 use crate::pipeline::{FrameOrigin, Geometry, PipelineFrame, Progress};
 use crate::plan::ExportSpec;
 use crate::sidecar::FrameNote;
@@ -127,6 +129,7 @@ pub(crate) fn write(
                     None,
                     &output,
                     tail_threads,
+                    None,
                     &mut buffer,
                     &mut |frame| {
                         notes.push(FrameNote::of(frame));
@@ -138,7 +141,7 @@ pub(crate) fn write(
                 // interrupt callback ended): the cancel.
                 let stopped = stop.load(Ordering::SeqCst) || crate::cancel::cancelled();
                 match result {
-                    Ok(()) => Ok((buffer, notes)),
+                    Ok(_) => Ok((buffer, notes)),
                     Err(_) if stopped => Err(Error::Cancelled),
                     Err(e) => {
                         failed.store(true, Ordering::SeqCst);
@@ -208,13 +211,16 @@ pub(crate) fn write(
                         muxer.write_buffer(buffer)?;
                     }
                     Part::Encoded { output } => {
-                        encode_part(
+                        // Read from the source's input, lent and given back for the copies.
+                        let lent = source.lend_input();
+                        let back = encode_part(
                             stream,
                             &matched,
                             &encoder_sets,
                             opened.take(),
                             output,
                             threads,
+                            lent,
                             &mut muxer,
                             &mut |frame| {
                                 for stage in draw.iter_mut() {
@@ -230,6 +236,7 @@ pub(crate) fn write(
                                     && !failed.load(Ordering::SeqCst))
                             },
                         )?;
+                        source.give_back(back);
                     }
                 }
             }
@@ -351,8 +358,10 @@ impl<'s> Tail<'s> {
 
 /// Re-encodes output frames `output` with a fresh x264 run matched to the source (`opened`,
 /// an unused one opened with the same settings, or one opened now), read with a decoder of
-/// `threads` threads: `each` sees every frame before it is encoded (it may draw on it;
-/// false: stop, with [`Error::Cancelled`]), `sink` gets the packets in output order.
+/// `threads` threads (from `input`, an input of the source, where one is given: see
+/// [`ProcessedStream::range_reader`]): `each` sees every frame before it is encoded (it may
+/// draw on it; false: stop, with [`Error::Cancelled`]), `sink` gets the packets in output
+/// order. Returns the reader's input for whatever reads the source next on this thread.
 #[allow(clippy::too_many_arguments)]
 fn encode_part(
     stream: &ProcessedStream,
@@ -361,9 +370,10 @@ fn encode_part(
     opened: Option<PartEncoder>,
     output: &Range<usize>,
     threads: usize,
+    input: Option<UsedInput>,
     sink: &mut dyn PacketSink,
     each: &mut dyn FnMut(&mut PipelineFrame) -> Result<bool>,
-) -> Result<()> {
+) -> Result<Option<UsedInput>> {
     let path = sink.path().to_path_buf();
     let mut encoder = match opened {
         Some(e) => e.starting_at(output.start),
@@ -378,7 +388,7 @@ fn encode_part(
             output.end
         )));
     }
-    let mut frames = stream.range_source_with(output.clone(), threads)?;
+    let mut frames = stream.range_reader(output.clone(), threads, input)?;
     while let Some(mut frame) = frames.next_frame()? {
         if !each(&mut frame)? {
             return Err(Error::Cancelled);
@@ -396,5 +406,5 @@ fn encode_part(
             output.end
         )));
     }
-    Ok(())
+    Ok(frames.into_input())
 }

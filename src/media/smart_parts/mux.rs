@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::media::audio::{AudioFormat, AudioPlan, AudioTrack};
 use crate::media::encode::Container;
 use crate::media::h264::AvcC;
-use crate::media::input::{best_audio_stream, read_error_ends_input, read_packet, Ratio};
+use crate::media::input::{read_error_ends_input, read_packet, Ratio};
 use crate::media::smart_parts::source::H264Source;
 use crate::time::Time;
 
@@ -61,14 +61,10 @@ impl<'a> SpliceMuxer<'a> {
         timing: SpliceTiming<'a>,
         audio: Option<(&AudioPlan, u64)>,
     ) -> Result<SpliceMuxer<'a>> {
-        let src = &source.input;
         let mut out = ffmpeg::format::output_as(temp, container.muxer())
             .map_err(|e| Error::encode(path, "creating the output", e))?;
-        let in_par = src
-            .context
-            .stream(source.stream)
-            .expect("video")
-            .parameters();
+        crate::media::ffi::make_output_repeatable(&mut out);
+        let in_par = source.parameters.clone();
         let stream_index = {
             let mut ost = out
                 .add_stream(ffmpeg::encoder::find(ffmpeg::codec::Id::None))
@@ -82,18 +78,16 @@ impl<'a> SpliceMuxer<'a> {
             ost.index()
         };
         let mut audio = match audio {
-            Some((plan, bit_rate)) if best_audio_stream(&src.context).is_some() => {
-                match plan.output_format()? {
-                    Some(format) => Some(AudioTrack::add_to(
-                        &mut out,
-                        path,
-                        plan,
-                        format,
-                        bit_rate as usize,
-                    )?),
-                    None => None,
-                }
-            }
+            Some((plan, bit_rate)) if source.has_audio => match plan.output_format()? {
+                Some(format) => Some(AudioTrack::add_to(
+                    &mut out,
+                    path,
+                    plan,
+                    format,
+                    bit_rate as usize,
+                )?),
+                None => None,
+            },
             _ => None,
         };
         let mut header = ffmpeg::Dictionary::new();
@@ -202,20 +196,22 @@ impl<'a> SpliceMuxer<'a> {
         // Named as before the split: the output being written.
         let path = self.path;
         let first = source.packets[decs.start];
+        let stream = source.stream;
+        let (input, packets) = source.input_for_copies()?;
         let _ = crate::media::ffi::seek_to_timestamp(
-            &mut source.input.context,
-            source.stream,
+            &mut input.context,
+            stream,
             first.dts.min(first.pts),
         );
         let mut dec: Option<usize> = None;
         while dec.is_none_or(|d| d + 1 < decs.end) {
-            let packet = match read_packet(&mut source.input.context) {
+            let packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
                 Ok(None) => break,
                 Err(e) if read_error_ends_input(&e) => break,
                 Err(e) => return Err(Error::corrupt(path, "while copying", e.to_string())),
             };
-            if packet.stream() != source.stream || crate::media::ffi::packet_is_discarded(&packet) {
+            if packet.stream() != stream || crate::media::ffi::packet_is_discarded(&packet) {
                 continue;
             }
             let pts = packet.pts().unwrap_or(i64::MIN);
@@ -224,7 +220,7 @@ impl<'a> SpliceMuxer<'a> {
                 None if pts == first.pts => decs.start,
                 None => continue,
             };
-            if source.packets[pos].pts != pts {
+            if packets[pos].pts != pts {
                 return Err(Error::corrupt(
                     path,
                     format!("at packet {pos}"),

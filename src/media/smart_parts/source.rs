@@ -1,7 +1,9 @@
 //! The source's H.264 stream as smart encoding copies it: its parameter sets (the avcC
 //! record and its one SPS), its video packets in decoding order with their IDR flags, and the
-//! input they are copied from. Opened once: the same input gives the parameter sets and,
-//! later, the copied packets.
+//! input they are copied from. The input is the one the frame table's scan read where the
+//! stream still has it, and is lent to the reader of the re-encoded part written before the
+//! copies on the same thread and given back after it: the scan, the parameter sets, that part
+//! and the copied GOPs read one input (each reader positions it by a seek).
 
 use ffmpeg_next as ffmpeg;
 
@@ -9,14 +11,20 @@ use crate::error::{Error, Result};
 use crate::media::h264::{AvcC, Sps};
 use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 use crate::media::source::Source;
-use crate::media::table::{coded_packet, CodedPacket, FrameTable};
+use crate::media::table::{coded_packet, CodedPacket, FrameTable, UsedInput};
 
 /// An H.264 source opened for smart encoding.
 pub(crate) struct H264Source {
-    /// The opened input (its other streams discarded), which copied packets are read from.
-    pub input: VideoInput,
+    /// The source, for opening it again where the input is not here.
+    source: Source,
+    /// The opened input (its other streams discarded), which copied packets are read from;
+    /// `None` while lent ([`H264Source::lend_input`]).
+    input: Option<UsedInput>,
     /// The video stream's index.
     pub stream: usize,
+    /// The video stream's codec parameters, and whether the source has an audio stream.
+    pub parameters: ffmpeg::codec::Parameters,
+    pub has_audio: bool,
     pub avcc: AvcC,
     pub sps: Sps,
     /// The video packets in decoding order.
@@ -27,11 +35,17 @@ impl H264Source {
     /// Opens `source` (whose frame table is `table`) for smart encoding. `Ok(Err(why))` when
     /// it cannot be smart-encoded: another codec, parameter sets in the stream rather than an
     /// avcC record, more than one SPS, packets that cannot be cut.
+    /// `used`: the input the table's scan read, when the stream still has it (else the
+    /// source is opened now).
     pub(crate) fn open(
         source: &Source,
         table: &FrameTable,
+        used: Option<UsedInput>,
     ) -> Result<std::result::Result<H264Source, String>> {
-        let mut input = VideoInput::open(source)?;
+        let (mut input, mut read) = match used {
+            Some(u) => (u.input, u.read),
+            None => (VideoInput::open(source)?, false),
+        };
         let vindex = input.video.index;
         input.keep_only_streams(&[vindex]);
         let par = input
@@ -71,23 +85,61 @@ impl H264Source {
             Some(Ok(packets)) => packets.clone(),
             Some(Err(why)) => return Ok(Err(why.clone())),
             None => {
-                let read = read_packets(&mut input, avcc.length_size, table.len())?;
-                // That read went to the end: the copies need an input at its start.
-                input = VideoInput::open(source)?;
-                input.keep_only_streams(&[vindex]);
-                match read {
+                if read {
+                    // (Read by the scan: the packets are read from the start again.)
+                    input = VideoInput::open(source)?;
+                    input.keep_only_streams(&[vindex]);
+                }
+                let packets = read_packets(&mut input, avcc.length_size, table.len())?;
+                // That read went to the end: the readers position the input by a seek.
+                read = true;
+                match packets {
                     Ok(packets) => packets,
                     Err(why) => return Ok(Err(why)),
                 }
             }
         };
+        let has_audio = crate::media::input::best_audio_stream(&input.context).is_some();
         Ok(Ok(H264Source {
-            input,
+            source: source.clone(),
+            input: Some(UsedInput { input, read }),
             stream: vindex,
+            parameters: par,
+            has_audio,
             avcc,
             sps,
             packets,
         }))
+    }
+}
+
+impl H264Source {
+    /// The input, lent to the reader of a part written before the copies; `None` when it
+    /// is already lent.
+    pub(crate) fn lend_input(&mut self) -> Option<UsedInput> {
+        self.input.take()
+    }
+
+    /// Gives back a lent input (that reader's own, which it positioned by a seek).
+    pub(crate) fn give_back(&mut self, input: Option<UsedInput>) {
+        if let Some(mut used) = input {
+            used.input.keep_only_streams(&[self.stream]);
+            self.input = Some(used);
+        }
+    }
+
+    /// The input to copy packets from (the source opened again when the lent one was not
+    /// given back), and the packets.
+    pub(crate) fn input_for_copies(&mut self) -> Result<(&mut VideoInput, &[CodedPacket])> {
+        if self.input.is_none() {
+            let mut input = VideoInput::open(&self.source)?;
+            input.keep_only_streams(&[self.stream]);
+            self.input = Some(UsedInput { input, read: false });
+        }
+        let used = self.input.as_mut().expect("just set");
+        // (Every copy seeks to its first packet.)
+        used.read = true;
+        Ok((&mut used.input, &self.packets))
     }
 }
 
