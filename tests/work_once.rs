@@ -109,10 +109,20 @@ fn a_span_boxes_frames_item_does_each_piece_of_work_once() {
         assert_eq!(c.annotation_reads, 1, "{c:?}");
         assert!(c.peak_decoder_threads <= threads, "{c:?}");
         // The kernel's count: the workers (one decoder thread each, so FFmpeg starts none)
-        // and the pipeline's reader, with room for a test thread starting meanwhile.
+        // and the pipeline's reader, with room for a test thread starting meanwhile. The
+        // count is the whole test process's, so other tests running beside (a smart cut's
+        // x264 threads) can only add to it: the least of up to 5 runs bounds the item's own.
+        let bound = threads + 3;
+        let least = (0..4).fold(os_threads, |least, _| {
+            if least <= bound {
+                least
+            } else {
+                least.min(run_counted(&plan(&src, &b, FRAMES), threads).1)
+            }
+        });
         assert!(
-            os_threads <= threads + 3,
-            "{os_threads} threads for a budget of {threads}"
+            least <= bound,
+            "{least} threads (the least of up to 5 runs) for a budget of {threads}"
         );
     }
 }

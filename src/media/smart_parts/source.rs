@@ -111,9 +111,7 @@ impl H264Source {
             packets,
         }))
     }
-}
 
-impl H264Source {
     /// The input, lent to the reader of a part written before the copies; `None` when it
     /// is already lent.
     pub(crate) fn lend_input(&mut self) -> Option<UsedInput> {
@@ -122,9 +120,9 @@ impl H264Source {
 
     /// Gives back a lent input (that reader's own, which it positioned by a seek).
     pub(crate) fn give_back(&mut self, input: Option<UsedInput>) {
-        if let Some(mut used) = input {
-            used.input.keep_only_streams(&[self.stream]);
-            self.input = Some(used);
+        // (Its reader kept only the video stream, as `open` did.)
+        if input.is_some() {
+            self.input = input;
         }
     }
 
