@@ -301,10 +301,10 @@ fn refused_again(plan: &Plan) -> vidprep::plan::manifest::BadItem {
 /// along (its format, and the pass-through check's container and audio codecs, are what the
 /// first open saw): 1 open at `--codec-threads` 1 and 2, where there were 2 before the
 /// rewind, and 5 (a span of an MP4 with AAC) and 6 (a whole MP3-in-MP4, which the
-/// pass-through check turns to a re-encode) before issue 25. A Matroska source is not
-/// rewound (its demuxer's seek lands by its own rules): the full decode opens it again, 2
-/// opens. Each output's soundtrack is there, as long as its video (ffprobe: 2 s of the span,
-/// the 60 frames at 25 fps).
+/// pass-through check turns to a re-encode) before issue 25. Matroska (a seek of its video
+/// to the first cue) and MPEG-TS (a byte seek) are rewound too, with the first audio packet
+/// the scan recorded as proof: 1 open each (2 before). Each output's soundtrack is there, as
+/// long as its video (ffprobe: 2 s of the span, the 60 frames at 25 fps).
 #[test]
 fn a_video_item_opens_its_source_once_as_strace_counts() {
     if let Some(why) = support::strace_unusable() {
@@ -326,6 +326,14 @@ fn a_video_item_opens_its_source_once_as_strace_counts() {
         .bframes(2)
         .audio_tone(330.0)
         .container("mkv")
+        .cached()
+        .path;
+    let ts = SynthVideo::new(160, 120)
+        .frames(60)
+        .gop(30)
+        .bframes(2)
+        .audio_tone(330.0)
+        .container("ts")
         .cached()
         .path;
     let items = [
@@ -357,7 +365,17 @@ fn a_video_item_opens_its_source_once_as_strace_counts() {
                 mkv.display()
             ),
             2.4,
-            2,
+            1,
+        ),
+        (
+            "ts",
+            &ts,
+            format!(
+                r#"{{"id": "ts", "source": "{}", "exports": [{{"kind": "video", "max_size": "96x96"}}]}}"#,
+                ts.display()
+            ),
+            2.4,
+            1,
         ),
     ];
     for (id, src, line, seconds, expected) in &items {

@@ -393,7 +393,8 @@ impl ProcessedStream {
         // opened with where that is proven to read as a fresh input would: one not read yet
         // (the table was the cache's), or the table's scanned one rewound to its start where
         // the demuxer's seek there is exact and the first packets read after it are each
-        // stream's first (MP4: `media::rewind`), so that the item opens its source once.
+        // stream's first (MP4, MOV, Matroska, MPEG-TS: `media::rewind`), so that the item
+        // opens its source once.
         // Elsewhere a seek back to the first keyframe is not always the same as reading from
         // the start (the decoder's state where the stream does not start on a keyframe first
         // in decoding order, concealment of damage the packets did not show, the audio

@@ -112,6 +112,26 @@ pub struct FrameTable {
     /// predicted from (`media::h264_refs`), so that sparse reading decodes only what its
     /// targets depend on; `None` where the analysis gave up.
     refs: Option<Arc<crate::media::h264_refs::RefGraph>>,
+    /// The first packet of each audio stream, as the scan read it from a fresh input, where
+    /// the demuxer's rewind needs it as proof (`media::rewind`: Matroska, MPEG-TS).
+    first_audio_packets: Vec<FirstPacket>,
+}
+
+/// The first packet of a stream as a table's scan read it from a fresh input: an input
+/// rewound to its start proves it reads that stream from its start by giving this packet
+/// first (`media::rewind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FirstPacket {
+    /// The stream's index in the input.
+    pub stream: usize,
+    /// Byte position in the file (-1 when unknown).
+    pub pos: i64,
+    /// Size in bytes.
+    pub size: usize,
+    /// Presentation timestamp.
+    pub pts: Option<i64>,
+    /// Decoding timestamp.
+    pub dts: Option<i64>,
 }
 
 /// One video packet of an H.264 stream as the table's scan read it.
@@ -137,6 +157,19 @@ impl FrameTable {
     /// [`crate::media::h264_refs`]).
     pub(crate) fn ref_graph(&self) -> Option<&crate::media::h264_refs::RefGraph> {
         self.refs.as_deref()
+    }
+
+    /// The first packet of audio stream `stream` as the scan read it, where it was recorded
+    /// (see [`FirstPacket`]).
+    pub(crate) fn first_audio_packet(&self, stream: usize) -> Option<&FirstPacket> {
+        self.first_audio_packets.iter().find(|p| p.stream == stream)
+    }
+
+    /// Whether frame 0 is the video stream's first packet in the file (the least byte
+    /// position, every position known): what an input read from its start gives first.
+    pub(crate) fn frame0_is_first_in_file(&self) -> bool {
+        let known = self.by_position.len() == self.entries.len();
+        known && self.by_position.first().map(|&(_, i)| i) == Some(0)
     }
 
     /// For H.264 in avcC form with a table built from packets: every video packet in decoding

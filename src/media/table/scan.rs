@@ -10,14 +10,24 @@ use std::sync::Arc;
 use ffmpeg_next as ffmpeg;
 
 use super::{
-    CodedPacket, CodedPackets, CorruptPacket, Damage, FrameEntry, FrameTable, Identity,
-    LostPackets, TableCache, TimesFrom, UnreadableTail,
+    CodedPacket, CodedPackets, CorruptPacket, Damage, FirstPacket, FrameEntry, FrameTable,
+    Identity, LostPackets, TableCache, TimesFrom, UnreadableTail,
 };
 use crate::error::{Error, Result};
 use crate::media::ffi;
 use crate::media::input::{read_error_ends_input, read_packet, Ratio, VideoInput};
 use crate::media::source::{ImageSequence, Source};
 use crate::time::Time;
+
+/// The indices of `input`'s audio streams.
+fn audio_streams(input: &VideoInput) -> Vec<usize> {
+    input
+        .context
+        .streams()
+        .filter(|s| s.parameters().medium() == ffmpeg::media::Type::Audio)
+        .map(|s| s.index())
+        .collect()
+}
 
 /// The facts of `packet` for [`CodedPackets`] (`length_size`: the avcC record's NAL length
 /// size).
@@ -71,7 +81,19 @@ impl FrameTable {
             return Self::of_image_sequence(input, &seq);
         }
         let index = input.video.index;
-        input.keep_only_streams(&[index]);
+        // Each audio stream is read up to its first packet where a rewind of this input
+        // needs that packet as proof (`media::rewind`), then discarded as the others are.
+        let mut audio_to_record: Vec<usize> =
+            if crate::media::rewind::needs_first_audio_packets(input) {
+                audio_streams(input)
+            } else {
+                Vec::new()
+            };
+        let mut first_audio_packets = Vec::new();
+        let keep: Vec<usize> = std::iter::once(index)
+            .chain(audio_to_record.iter().copied())
+            .collect();
+        input.keep_only_streams(&keep);
         crate::tally::count(crate::tally::Event::PacketScan);
         // H.264 in avcC form: its packets in decoding order with their IDR flags, for smart
         // encoding.
@@ -120,6 +142,17 @@ impl FrameTable {
                 }
             };
             if packet.stream() != index {
+                if let Some(at) = audio_to_record.iter().position(|&a| a == packet.stream()) {
+                    first_audio_packets.push(FirstPacket {
+                        stream: packet.stream(),
+                        pos: packet.position() as i64,
+                        size: packet.size(),
+                        pts: packet.pts(),
+                        dts: packet.dts(),
+                    });
+                    audio_to_record.swap_remove(at);
+                    ffi::set_stream_discard(&mut input.context, packet.stream(), true);
+                }
                 continue;
             }
             if ffi::packet_is_discarded(&packet) {
@@ -191,6 +224,7 @@ impl FrameTable {
         );
         table.damage.unreadable = unreadable;
         table.damage.corrupt_packets = table.corrupt_packets(&corrupt);
+        table.first_audio_packets = first_audio_packets;
         table.coded = coded.map(Arc::new);
         table.refs = analyser
             .and_then(|a| a.finish().ok())
@@ -350,6 +384,7 @@ impl FrameTable {
             by_position,
             coded: None,
             refs: None,
+            first_audio_packets: Vec::new(),
         }
     }
 }
