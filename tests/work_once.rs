@@ -191,25 +191,35 @@ fn a_video_export_item_opens_its_source_once_per_decode() {
 
 #[test]
 fn a_smart_cut_reuses_the_frame_tables_packet_scan() {
-    let dir = tempfile::tempdir().unwrap();
-    let src = source();
-    let line = format!(
-        r#"{{"id": "one", "source": "{}", "span": {{"start": "0.5s", "end": "4.5s"}}, "exports": [{SMART}]}}"#,
-        src.display()
-    );
-    let _ = dir;
-    let plan: Plan = serde_json::from_str(&line).unwrap();
-    let (c, os_threads, s) = run_counted(&plan, 2);
-    eprintln!("smart, budget 2: {c:?}, {os_threads} threads beyond the base, {s:.3}s");
-    // One input for the table's scan, the parameter sets, the head (the re-encoded part
-    // written first, on this thread) and the copied GOPs, each positioning it by a seek
-    // (an MP4, whose seeks are exact by its index); the tail, encoded on a second thread
-    // beside the others, opens its own. The soundtrack reads an input of its own (the copied
-    // GOPs are read from a seek), its format is what the first open saw. 2 video opens, 4
-    // before the scanned input was lent on.
-    assert_eq!(c.opens - c.audio_opens, 2, "{c:?}");
-    assert_eq!(c.audio_opens, 1, "{c:?}");
-    assert_eq!((c.packet_scans, c.decode_scans), (1, 0), "{c:?}");
-    assert_eq!((c.plan_checks, c.normalisations), (1, 1), "{c:?}");
-    assert!(c.peak_decoder_threads <= 2, "{c:?}");
+    let mkv = SynthVideo::new(160, 120)
+        .frames(120)
+        .gop(30)
+        .bframes(2)
+        .label(false)
+        .audio_tone(440.0)
+        .container("mkv")
+        .cached()
+        .path;
+    for src in [source(), mkv] {
+        let line = format!(
+            r#"{{"id": "one", "source": "{}", "span": {{"start": "0.5s", "end": "4.5s"}}, "exports": [{SMART}]}}"#,
+            src.display()
+        );
+        let plan: Plan = serde_json::from_str(&line).unwrap();
+        let (c, os_threads, s) = run_counted(&plan, 2);
+        let name = src.file_name().unwrap().to_string_lossy().into_owned();
+        eprintln!("smart {name}, budget 2: {c:?}, {os_threads} threads beyond the base, {s:.3}s");
+        // One input for the table's scan, the parameter sets, the head (the re-encoded part
+        // written first, on this thread) and the copied GOPs, each positioning it by a seek
+        // (an MP4, whose seeks are exact by its index, or an MKV, whose seeks land on the
+        // cue at or before, each copied packet's order checked); the tail, encoded on a
+        // second thread beside the others, opens its own. The soundtrack reads an input of
+        // its own (the copied GOPs are read from a seek), its format is what the first open
+        // saw. 2 video opens, 4 (MP4) and 3 (MKV) before the scanned input was lent on.
+        assert_eq!(c.opens - c.audio_opens, 2, "{name}: {c:?}");
+        assert_eq!(c.audio_opens, 1, "{name}: {c:?}");
+        assert_eq!((c.packet_scans, c.decode_scans), (1, 0), "{name}: {c:?}");
+        assert_eq!((c.plan_checks, c.normalisations), (1, 1), "{name}: {c:?}");
+        assert!(c.peak_decoder_threads <= 2, "{name}: {c:?}");
+    }
 }

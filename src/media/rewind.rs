@@ -83,12 +83,15 @@ fn rewind_by(input: &VideoInput) -> Option<RewindBy> {
     }
 }
 
-/// Whether `input`'s demuxer is the `mov` one, whose seek to the start is exact (see the
-/// module's notes); its seek to any sample is as exact (`mov_read_seek` sets each stream's
-/// next sample from the index the header built, whatever was read before), which smart
-/// encoding's copies from the scanned input rely on.
-pub(crate) fn demuxer_rewinds_exactly(input: &VideoInput) -> bool {
-    rewind_by(input) == Some(RewindBy::MovIndex)
+/// Whether `input`'s demuxer seeks to a keyframe by an index the file carries, landing at or
+/// before it (`mov`, exactly; Matroska, on the cue's cluster at or before it), so that an
+/// input its table's scan read to the end can be positioned again by a seek: smart
+/// encoding's copies from it, which check each packet's order, rely on it.
+pub(crate) fn seeks_to_keyframes(input: &VideoInput) -> bool {
+    matches!(
+        rewind_by(input),
+        Some(RewindBy::MovIndex | RewindBy::VideoSeek)
+    )
 }
 
 /// Whether a table's scan of `input` (a file, freshly opened) records each audio stream's

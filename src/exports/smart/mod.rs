@@ -167,14 +167,15 @@ pub(crate) fn plan(
     if w % 2 == 1 || h % 2 == 1 {
         return why("the source's size is odd; H.264 4:2:0 re-encoded parts need an even size");
     }
-    // The table's scanned input, where the stream still has it and its demuxer seeks to a
-    // sample exactly (MP4, MOV: `media::rewind`): the parameter sets, the first re-encoded
-    // part written on this thread and the copied GOPs are read from it (each positions it
-    // by a seek) instead of opening the source again.
+    // The table's scanned input, where the stream still has it and its demuxer's seek to a
+    // keyframe lands at or before it (MP4, MOV, Matroska: `media::rewind`): the parameter
+    // sets, the first re-encoded part written on this thread and the copied GOPs are read
+    // from it (each positions it by a seek, the copies checking every packet's order)
+    // instead of opening the source again.
     let used = stream.take_used_input().filter(|u| {
         u.input.kind == SourceKind::File
             && u.input.sequence.is_none()
-            && crate::media::rewind::demuxer_rewinds_exactly(&u.input)
+            && crate::media::rewind::seeks_to_keyframes(&u.input)
     });
     let source = match H264Source::open(&stream.input, &stream.table, used)? {
         Ok(s) => s,

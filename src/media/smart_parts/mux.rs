@@ -197,12 +197,7 @@ impl<'a> SpliceMuxer<'a> {
         let path = self.path;
         let first = source.packets[decs.start];
         let stream = source.stream;
-        let (input, packets) = source.input_for_copies()?;
-        let _ = crate::media::ffi::seek_to_timestamp(
-            &mut input.context,
-            stream,
-            first.dts.min(first.pts),
-        );
+        let (input, packets) = source.input_for_copies(first.dts.min(first.pts))?;
         let mut dec: Option<usize> = None;
         while dec.is_none_or(|d| d + 1 < decs.end) {
             let packet = match read_packet(&mut input.context) {

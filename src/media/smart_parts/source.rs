@@ -126,15 +126,29 @@ impl H264Source {
         }
     }
 
-    /// The input to copy packets from (the source opened again when the lent one was not
-    /// given back), and the packets.
-    pub(crate) fn input_for_copies(&mut self) -> Result<(&mut VideoInput, &[CodedPacket])> {
+    /// The input to copy packets from, positioned by a seek to `at` (a timestamp of the
+    /// video stream: the first copied packet's), and the packets. The source is opened again
+    /// when the lent input was not given back, or when the seek fails on an input already
+    /// read (it stays where it was, at its end; a fresh input reads from the start, where
+    /// the copy finds its first packet, as it does when the seek fails on a fresh one).
+    pub(crate) fn input_for_copies(
+        &mut self,
+        at: i64,
+    ) -> Result<(&mut VideoInput, &[CodedPacket])> {
+        let fresh = |source: &Source, stream: usize| -> Result<UsedInput> {
+            let mut input = VideoInput::open(source)?;
+            input.keep_only_streams(&[stream]);
+            Ok(UsedInput { input, read: false })
+        };
         if self.input.is_none() {
-            let mut input = VideoInput::open(&self.source)?;
-            input.keep_only_streams(&[self.stream]);
-            self.input = Some(UsedInput { input, read: false });
+            self.input = Some(fresh(&self.source, self.stream)?);
         }
         let used = self.input.as_mut().expect("just set");
+        let sought =
+            crate::media::ffi::seek_to_timestamp(&mut used.input.context, self.stream, at).is_ok();
+        if !sought && used.read {
+            *used = fresh(&self.source, self.stream)?;
+        }
         // (Every copy seeks to its first packet.)
         used.read = true;
         Ok((&mut used.input, &self.packets))
