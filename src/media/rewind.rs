@@ -106,21 +106,21 @@ pub(crate) fn needs_first_audio_packets(input: &VideoInput) -> bool {
         )
 }
 
-/// What the first audio packet after the rewind must be.
-enum FirstAudio {
+/// What a stream's first packet after the rewind must be.
+enum FirstOf {
     /// The `mov` index's first entry (position and size).
     Index(IndexEntry),
     /// The packet the table's scan read first (position, size, timestamps).
     Scanned(FirstPacket),
 }
 
-impl FirstAudio {
+impl FirstOf {
     fn is(&self, p: &ffmpeg::Packet) -> bool {
         match self {
-            FirstAudio::Index(e) => {
+            FirstOf::Index(e) => {
                 p.position() as i64 == e.pos && p.size() as i64 == e.size && p.size() > 0
             }
-            FirstAudio::Scanned(f) => {
+            FirstOf::Scanned(f) => {
                 p.position() as i64 == f.pos
                     && p.size() == f.size
                     && p.pts() == f.pts
@@ -163,8 +163,8 @@ pub(crate) fn rewind(
         Some(a) => Some((
             a,
             match by {
-                RewindBy::MovIndex => FirstAudio::Index(first_index_entry(&input.context, a)?),
-                _ => FirstAudio::Scanned(*table.first_audio_packet(a)?),
+                RewindBy::MovIndex => FirstOf::Index(first_index_entry(&input.context, a)?),
+                _ => FirstOf::Scanned(*table.first_audio_packet(a)?),
             },
         )),
         None => None,
@@ -177,7 +177,7 @@ pub(crate) fn rewind(
         // rule above, and the video on the sample at or before the audio's first time (its
         // first, where the video starts no later than the second video keyframe's time; else
         // the check below refuses).
-        (RewindBy::MovIndex, Some((a, FirstAudio::Index(e)))) => {
+        (RewindBy::MovIndex, Some((a, FirstOf::Index(e)))) => {
             seek_below(&mut input, *a, e.timestamp)
         }
         (RewindBy::MovIndex, _) => seek_below(&mut input, video, first_video?.timestamp),
@@ -201,10 +201,7 @@ pub(crate) fn rewind(
         }
     }
     let first = &video_packets[0];
-    let is_first_sample = |p: &ffmpeg::Packet, e: &IndexEntry| {
-        p.position() as i64 == e.pos && p.size() as i64 == e.size && p.size() > 0
-    };
-    let video_ok = first_video.is_none_or(|e| is_first_sample(first, &e))
+    let video_ok = first_video.is_none_or(|e| FirstOf::Index(e).is(first))
         && first.pts() == Some(frame0.pts)
         && first.dts() == frame0.dts
         && first.position() as i64 == frame0.pos
