@@ -15,4 +15,28 @@ target/test-venv/bin/pip install --quiet maturin numpy pytest pillow ${VIDPREP_T
 rm -rf target/test-wheels
 (cd python && ../target/test-venv/bin/maturin build --quiet --profile dev -o ../target/test-wheels)
 target/test-venv/bin/pip install --quiet --force-reinstall --no-deps target/test-wheels/vidprep-*.whl
-target/test-venv/bin/python -m pytest -q python/tests
+# (test_qwen_releases.py needs torch: it runs below, in Debian's python.)
+target/test-venv/bin/python -m pytest -q python/tests --ignore=python/tests/test_qwen_releases.py
+
+# The qwen-vl-utils drop-ins against each release users pin (0.0.8 to 0.0.14), each release's own
+# code: Debian's python, which sees Debian's torch and torchvision (scripts/parity-packages.txt),
+# with the wheel just built and the releases' wheels (pure Python, a few kB each) from PyPI,
+# cached outside the repository.
+py=/usr/bin/python3
+if "$py" -c "import torch, torchvision" 2>/dev/null; then
+    "$py" -m venv --system-site-packages target/qwen-venv
+    target/qwen-venv/bin/pip install --quiet pytest
+    target/qwen-venv/bin/pip install --quiet --force-reinstall --no-deps target/test-wheels/vidprep-*.whl
+    wheels=${VIDPREP_QWEN_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/vidprep/qwen-vl-utils}
+    mkdir -p "$wheels"
+    for v in 0.0.8 0.0.9 0.0.10 0.0.11 0.0.13 0.0.14; do
+        ls "$wheels"/qwen_vl_utils-"$v"-*.whl >/dev/null 2>&1 \
+            || target/qwen-venv/bin/pip download --quiet --no-deps "qwen-vl-utils==$v" -d "$wheels"
+    done
+    VIDPREP_QWEN_WHEELS=$wheels target/qwen-venv/bin/python -m pytest -q python/tests/test_qwen_releases.py
+elif [ -n "${VIDPREP_REQUIRE_PARITY:-}" ]; then
+    echo "Debian's torch and torchvision are not installed, but VIDPREP_REQUIRE_PARITY is set" >&2
+    exit 1
+else
+    echo "skipping the qwen-vl-utils release tests: Debian's torch and torchvision are not installed (scripts/parity-packages.txt)" >&2
+fi

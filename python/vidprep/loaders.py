@@ -20,17 +20,18 @@ VLMEvalKit (a video dataset's ``save_video_frames``)::
     # or write the frame files VLMEvalKit's frame_paths() names:
     loaders.vlmevalkit_save_video_frames("video.mp4", dataset.frame_paths(video), nframe=8)
 
-qwen-vl-utils (``qwen_vl_utils/vision_process.py``, a reader backend)::
+qwen-vl-utils 0.0.8 to 0.0.14 (``qwen_vl_utils/vision_process.py``, a reader backend)::
 
-    import os, qwen_vl_utils.vision_process as vp
     from vidprep import loaders
-    vp.VIDEO_READER_BACKENDS["vidprep"] = loaders.qwen_read_video
-    os.environ["FORCE_QWENVL_VIDEO_READER"] = "vidprep"
-    # fetch_video / process_vision_info now read with vidprep (resizing stays qwen's)
+    loaders.use_with_qwen_vl_utils()
+    # fetch_video / process_vision_info now read with vidprep (resizing stays qwen's); a read
+    # error is raised instead of qwen's silent fallback to torchvision
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -46,6 +47,10 @@ __all__ = [
     "vlmevalkit_save_video_frames",
     "qwen_read_video",
     "qwen_fetch_video",
+    "qwen_api",
+    "QwenApi",
+    "QwenBackend",
+    "use_with_qwen_vl_utils",
 ]
 
 
@@ -143,29 +148,103 @@ def vlmevalkit_save_video_frames(
     return list(frame_paths)
 
 
-def qwen_read_video(ele: Dict[str, Any]) -> Tuple[Any, float]:
-    """A qwen-vl-utils reader backend (as ``_read_video_decord(ele)``): the frames
-    ``smart_nframes`` and qwen's ``torch.linspace(...).round()`` pick, as a ``(T, C, H, W)``
-    ``uint8`` tensor (a NumPy array when torch is not installed), and the sample fps.
+class QwenApi:
+    """What the installed qwen-vl-utils expects of a reader backend, read from its own
+    signatures (``inspect``), not from its version number.
 
-    ``ele`` keys: ``video`` (a path or ``file://`` URL), ``nframes``, or ``fps`` (default 2.0)
-    with ``max_frames``. ``video_start``/``video_end`` and ``min_frames`` are not supported yet
-    and raise :class:`UsageError` rather than be ignored.
+    - ``returns``: how many values its backends return: 1 (0.0.8: the video), 2 (0.0.9 to
+      0.0.11: video and sample fps), 3 (0.0.13 on: video, metadata dict, sample fps).
+    - ``size_param``: ``fetch_video``'s size argument, ``image_factor`` (pixels, up to 0.0.11)
+      or ``image_patch_size`` (0.0.13 on; ``image_factor = image_patch_size * SPATIAL_MERGE_SIZE``).
+    - ``version``: the distribution's version, for messages only.
     """
-    for key in ("video_start", "video_end", "min_frames"):
-        if ele.get(key) is not None:
-            raise UsageError(f"qwen_read_video: {key!r} is not supported yet")
+
+    def __init__(self, vp: Any) -> None:
+        self.vp = vp
+        params = inspect.signature(vp.fetch_video).parameters
+        if "return_video_metadata" in params:
+            self.returns = 3
+        elif "return_video_sample_fps" in params:
+            self.returns = 2
+        else:
+            self.returns = 1
+        self.size_param = "image_patch_size" if "image_patch_size" in params else "image_factor"
+        self.merge = int(getattr(vp, "SPATIAL_MERGE_SIZE", 2))
+        try:
+            from importlib.metadata import version
+
+            self.version = version("qwen-vl-utils")
+        except Exception:  # a source checkout on sys.path has no metadata
+            self.version = "unknown"
+
+
+def qwen_api() -> Optional[QwenApi]:
+    """The installed qwen-vl-utils' reader contract (:class:`QwenApi`), or ``None`` when it
+    is not importable."""
+    try:
+        from qwen_vl_utils import vision_process as vp
+    except ImportError:
+        return None
+    return QwenApi(vp)
+
+
+def _qwen_path(ele: Dict[str, Any]) -> str:
     path = ele["video"]
-    if isinstance(path, str) and path.startswith("file://"):
+    if not isinstance(path, (str, os.PathLike)):
+        raise UsageError(f"qwen_read_video: 'video' must be a path or file:// URL, not {type(path).__name__}")
+    path = os.fspath(path)
+    if path.startswith("file://"):
         path = path[len("file://"):]
-    if "nframes" in ele:
-        frames, facts = sample(path, n=int(ele["nframes"]), sampler="qwen")
+    return path
+
+
+def _qwen_pick(ele: Dict[str, Any], api: Optional[QwenApi]) -> Tuple[np.ndarray, Dict[str, Any], List[int], int, float]:
+    """Reads the frames qwen's decord/torchcodec backend would pick: the installed release's own
+    ``calculate_video_frame_range`` (0.0.11 on) and ``smart_nframes`` over the true frame
+    count and the average rate, then ``torch.linspace(start, end, nframes).round()`` (the
+    ``qwen`` sampler over that span). Without qwen-vl-utils installed, the 0.0.14 rules."""
+    path = _qwen_path(ele)
+    if api is None:
+        for key in ("video_start", "video_end", "min_frames"):
+            if ele.get(key) is not None:
+                raise UsageError(f"qwen_read_video: {key!r} needs qwen-vl-utils installed (its own rules are applied)")
+        if "nframes" in ele:
+            frames, facts = sample(path, n=int(ele["nframes"]), sampler="qwen")
+        else:
+            frames, facts = sample(path, sampler="qwen", fps=float(ele.get("fps", 2.0)), max_frames=ele.get("max_frames"))
+        idx = [int(r["source_frame"]) for r in facts["frames"]]
+        return frames, facts, idx, facts["total_frames"], _avg_fps(facts)
+    info = probe(path)
+    total = int(info["video"]["frames"])
+    video_fps = _probe_fps(info)
+    vp = api.vp
+    if hasattr(vp, "calculate_video_frame_range"):
+        start, end, total = vp.calculate_video_frame_range(ele, total, video_fps)
     else:
-        frames, facts = sample(
-            path, sampler="qwen", fps=float(ele.get("fps", 2.0)), max_frames=ele.get("max_frames")
-        )
-    total = facts["total_frames"]
-    video_fps = _avg_fps(facts)
+        for key in ("video_start", "video_end"):
+            if ele.get(key) is not None:
+                raise UsageError(f"qwen_read_video: qwen-vl-utils {api.version} has no {key!r}")
+        start, end = 0, total - 1
+    nframes = int(vp.smart_nframes(ele, total_frames=total, video_fps=video_fps))
+    frames, facts = sample(path, n=nframes, sampler="qwen", start=int(start), end=int(end) + 1)
+    idx = [int(r["source_frame"]) for r in facts["frames"]]
+    return frames, facts, idx, total, video_fps
+
+
+def qwen_read_video(ele: Dict[str, Any]):
+    """A qwen-vl-utils reader backend (as its ``_read_video_decord(ele)``), returning what the
+    installed release's backends return (read from its signatures, :func:`qwen_api`):
+    ``video`` (0.0.8), ``(video, sample_fps)`` (0.0.9 to 0.0.11, and when qwen-vl-utils is
+    not installed), or ``(video, video_metadata, sample_fps)`` (0.0.13 on, with
+    ``video_backend`` ``"vidprep"``).
+
+    ``video`` is the frames the release's ``smart_nframes`` (and, from 0.0.11,
+    ``calculate_video_frame_range`` for ``video_start``/``video_end``) and
+    ``torch.linspace(...).round()`` pick over the true frame count, a ``(T, C, H, W)``
+    ``uint8`` tensor (a NumPy array when torch is not installed).
+    """
+    api = qwen_api()
+    frames, facts, idx, total, video_fps = _qwen_pick(ele, api)
     sample_fps = len(frames) / max(total, 1e-6) * video_fps
     video = np.ascontiguousarray(frames.transpose(0, 3, 1, 2))
     try:
@@ -174,7 +253,24 @@ def qwen_read_video(ele: Dict[str, Any]) -> Tuple[Any, float]:
         video = torch.from_numpy(video)
     except ImportError:
         pass
-    return video, sample_fps
+    returns = api.returns if api is not None else 2
+    if returns == 1:
+        return video
+    if returns == 2:
+        return video, sample_fps
+    metadata = dict(fps=video_fps, frames_indices=idx, total_num_frames=total, video_backend="vidprep")
+    return video, metadata, sample_fps
+
+
+def _probe_fps(info: Dict[str, Any]) -> float:
+    """The average frame rate decord's ``get_avg_fps`` gives (the stream's ``avg_frame_rate``,
+    else its nominal rate), from :func:`vidprep.probe`."""
+    video = info["video"]
+    for key in ("avg_frame_rate", "nominal_frame_rate"):
+        num, _, den = str(video.get(key) or "0/0").partition("/")
+        if float(num) > 0 and float(den or 1) > 0:
+            return float(num) / float(den or 1)
+    raise UsageError("the source's frame rate is unknown")
 
 
 def _avg_fps(facts: Dict[str, Any]) -> float:
@@ -187,23 +283,120 @@ def _avg_fps(facts: Dict[str, Any]) -> float:
     raise UsageError("the source's frame rate is unknown")
 
 
-def qwen_fetch_video(ele: Dict[str, Any], image_factor: int = 28, return_video_sample_fps: bool = False):
-    """qwen-vl-utils' ``fetch_video`` for a video path: reads with :func:`qwen_read_video`,
-    then resizes with qwen-vl-utils' own ``smart_resize`` and torchvision (both needed)."""
-    from qwen_vl_utils import vision_process as vp  # the resize stays qwen's own
+class _QwenReaderFailed(Exception):
+    pass
 
-    backends = vp.VIDEO_READER_BACKENDS
-    saved = dict(backends)
-    saved_env = os.environ.get("FORCE_QWENVL_VIDEO_READER")
-    backends["vidprep"] = qwen_read_video
-    os.environ["FORCE_QWENVL_VIDEO_READER"] = "vidprep"
-    try:
-        vp.get_video_reader_backend.cache_clear() if hasattr(vp.get_video_reader_backend, "cache_clear") else None
-        return vp.fetch_video(ele, image_factor=image_factor, return_video_sample_fps=return_video_sample_fps)
-    finally:
-        backends.clear()
-        backends.update(saved)
-        if saved_env is None:
-            os.environ.pop("FORCE_QWENVL_VIDEO_READER", None)
+
+class QwenBackend:
+    """vidprep as the installed qwen-vl-utils' video reader, for ``fetch_video`` and
+    ``process_vision_info``: registers :func:`qwen_read_video` as backend ``"vidprep"``, forces
+    it (the module's ``FORCE_QWENVL_VIDEO_READER``, which qwen reads at import, and its cached
+    ``get_video_reader_backend``), and wraps ``fetch_video`` so that an error in vidprep's reader
+    is raised instead of qwen's silent fallback to torchvision. ``restore()`` (or leaving the
+    ``with`` block) undoes all of it.
+    """
+
+    def __init__(self) -> None:
+        api = qwen_api()
+        if api is None:
+            raise UsageError("qwen-vl-utils is not installed (pip install qwen-vl-utils)")
+        self.api = api
+        vp = api.vp
+        self._saved = (dict(vp.VIDEO_READER_BACKENDS), vp.FORCE_QWENVL_VIDEO_READER, vp.fetch_video)
+        self.failures: List[BaseException] = []
+        self.calls = 0
+        original = vp.fetch_video
+
+        def reader(ele: Dict[str, Any]):
+            self.calls += 1
+            try:
+                return qwen_read_video(ele)
+            except BaseException as e:  # qwen catches Exception and falls back: keep it
+                self.failures.append(e)
+                raise
+
+        @functools.wraps(original)
+        def fetch_video(*args: Any, **kwargs: Any):
+            before = len(self.failures)
+            out = original(*args, **kwargs)
+            if len(self.failures) > before:
+                raise self.failures[-1]
+            return out
+
+        vp.VIDEO_READER_BACKENDS["vidprep"] = reader
+        vp.FORCE_QWENVL_VIDEO_READER = "vidprep"
+        vp.fetch_video = fetch_video
+        _clear_backend_cache(vp)
+
+    def restore(self) -> None:
+        vp = self.api.vp
+        backends, forced, fetch = self._saved
+        vp.VIDEO_READER_BACKENDS.clear()
+        vp.VIDEO_READER_BACKENDS.update(backends)
+        vp.FORCE_QWENVL_VIDEO_READER = forced
+        vp.fetch_video = fetch
+        _clear_backend_cache(vp)
+
+    def __enter__(self) -> "QwenBackend":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.restore()
+
+
+def _clear_backend_cache(vp: Any) -> None:
+    cached = getattr(vp, "get_video_reader_backend", None)
+    if hasattr(cached, "cache_clear"):
+        cached.cache_clear()
+
+
+def use_with_qwen_vl_utils() -> QwenBackend:
+    """Makes vidprep the video reader of the installed qwen-vl-utils (0.0.8 to 0.0.14) for
+    this process: ``fetch_video`` and ``process_vision_info`` then read every video path with
+    vidprep, and an error in the read is raised, never replaced by torchvision's frames.
+    Returns the :class:`QwenBackend`; its ``restore()`` undoes it."""
+    return QwenBackend()
+
+
+def qwen_fetch_video(
+    ele: Dict[str, Any],
+    image_factor: Optional[int] = None,
+    return_video_sample_fps: bool = False,
+    *,
+    image_patch_size: Optional[int] = None,
+    return_video_metadata: bool = False,
+):
+    """qwen-vl-utils' ``fetch_video`` for a video path, read by vidprep (:class:`QwenBackend`,
+    for this one call), resized by the installed qwen-vl-utils itself. Takes either release's
+    size argument: ``image_factor`` (pixels: 28) or ``image_patch_size`` (14; 0.0.13 on,
+    where ``image_factor = image_patch_size * 2``), converted to the one the installed
+    ``fetch_video`` takes; ``return_video_metadata`` needs 0.0.13 or later."""
+    if image_factor is not None and image_patch_size is not None:
+        raise UsageError("qwen_fetch_video: give image_factor or image_patch_size, not both")
+    with QwenBackend() as backend:
+        api = backend.api
+        kwargs: Dict[str, Any] = {}
+        if api.size_param == "image_patch_size":
+            if image_factor is not None:
+                if image_factor % api.merge:
+                    raise UsageError(f"image_factor {image_factor} is not a multiple of qwen's merge size {api.merge}")
+                image_patch_size = image_factor // api.merge
+            if image_patch_size is not None:
+                kwargs["image_patch_size"] = image_patch_size
         else:
-            os.environ["FORCE_QWENVL_VIDEO_READER"] = saved_env
+            if image_patch_size is not None:
+                image_factor = image_patch_size * api.merge
+            if image_factor is not None:
+                kwargs["image_factor"] = image_factor
+        if return_video_sample_fps:
+            if api.returns == 1:
+                raise UsageError(f"qwen-vl-utils {api.version}'s fetch_video returns no sample fps")
+            kwargs["return_video_sample_fps"] = True
+        if return_video_metadata:
+            if api.returns < 3:
+                raise UsageError(f"qwen-vl-utils {api.version}'s fetch_video returns no metadata (0.0.13 on)")
+            kwargs["return_video_metadata"] = True
+        out = api.vp.fetch_video(ele, **kwargs)
+        if backend.calls == 0 and isinstance(ele.get("video"), (str, os.PathLike)):
+            raise UsageError(f"qwen-vl-utils {api.version} did not call vidprep's reader")
+        return out
