@@ -207,6 +207,15 @@ impl OutputGroup {
                 )));
             }
         }
+        if kind == Kind::Folder
+            && std::fs::symlink_metadata(target).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(Error::Usage(format!(
+                "{} is a symbolic link; refusing to replace it with a folder (vidprep never \
+                 writes or deletes through a link): remove the link or choose another name",
+                target.display()
+            )));
+        }
         if kind == Kind::Folder && target.is_dir() {
             let foreign = super::ownership::foreign_files(target);
             if !foreign.is_empty() {
@@ -602,8 +611,12 @@ pub(crate) fn remove_temporaries_of(dir: &Path, tag: &str, pid: u32) -> usize {
     n
 }
 
-/// Removes temporary files and folders left in `dir` by a killed run (not recursive).
+/// Removes temporary files and folders left in `dir` by a killed run (not recursive). A
+/// `dir` that is a symbolic link is left alone: nothing is deleted through a link.
 pub fn remove_stale_temporaries(dir: &Path) -> usize {
+    if std::fs::symlink_metadata(dir).map_or(true, |m| !m.is_dir()) {
+        return 0;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
