@@ -187,6 +187,19 @@ pub fn with_flags(message: &str) -> String {
     out
 }
 
+/// Writes `text` to stdout. A reader that went away (a closed pipe: `vidprep probe --json x |
+/// head -1`) ends the output quietly, as other command-line tools do, instead of a panic;
+/// any other failure to write is an error.
+pub fn print_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(anyhow::Error::new(e).context("cannot write to stdout")),
+    }
+}
+
 /// Prints a run's warnings (once each) on stderr.
 pub fn print_warnings(warnings: &[String]) {
     let mut seen = std::collections::HashSet::new();
