@@ -7,6 +7,7 @@
 //! `OUT_DIR/<id>/item.json` saying what was made from what; `OUT_DIR/report.jsonl`
 //! (`report.shard-I-of-N.jsonl` for a shard), one line per item.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -217,6 +218,8 @@ pub fn run_batch(
         .filter(|b| in_shard(b.id.as_deref(), b.line))
         .map(bad_report)
         .collect();
+    // Every item of the manifest writes its folder, this shard's or another's.
+    let written: HashSet<&str> = items.iter().map(|i| i.plan.id.as_str()).collect();
     let items: Vec<&ManifestItem> = items
         .iter()
         .filter(|i| in_shard(Some(&i.plan.id), i.line))
@@ -224,7 +227,7 @@ pub fn run_batch(
     let _cancel = options.exec.cancel.enter();
     let _tally = crate::tally::enter(options.exec.tally.as_ref());
     let _settings = options.exec.settings.enter();
-    check_layout(&items, options)?;
+    check_layout(&items, &written, options)?;
     make_out_dir(&options.out_dir, observer)?;
     let lock = OutDirLock::acquire(
         &options.out_dir,
@@ -589,7 +592,7 @@ pub fn run_item(
     let _cancel = options.exec.cancel.enter();
     let _tally = crate::tally::enter(options.exec.tally.as_ref());
     let _settings = options.exec.settings.enter();
-    check_layout(&[item], options)?;
+    check_layout(&[item], &HashSet::from([item.plan.id.as_str()]), options)?;
     make_out_dir(&options.out_dir, observer)?;
     let lock = OutDirLock::acquire_item(
         &options.out_dir,
@@ -651,8 +654,14 @@ fn inject_fault(id: &str, settings: &crate::Settings) {
 }
 
 /// Refuses a layout where writing the items would touch their inputs or the batch's files:
-/// an item folder that holds (or is) an input, the manifest, or the report.
-fn check_layout(items: &[&ManifestItem], options: &BatchOptions) -> Result<()> {
+/// an item folder that holds (or is) an input, the manifest, or the report; an input inside
+/// the folder of an item in `written` (the manifest's items: another item's output, replaced
+/// while it is read); an item folder that is a symbolic link.
+fn check_layout(
+    items: &[&ManifestItem],
+    written: &HashSet<&str>,
+    options: &BatchOptions,
+) -> Result<()> {
     let out = canonical(&options.out_dir);
     let report = out.join(report_name(options.shard));
     let manifest = options.origin.as_ref().map(|m| canonical(m));
@@ -664,8 +673,24 @@ fn check_layout(items: &[&ManifestItem], options: &BatchOptions) -> Result<()> {
             )));
         }
     }
+    // An input inside an item folder of the manifest is read while that item replaces it
+    // (another item's output), and is refused like an item's own.
     for item in items {
         let dir = out.join(&item.plan.id);
+        // Before anything runs or is cleaned: a link is followed by every later step (the
+        // removal of temporaries included), so it is refused, never written through.
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::Usage(format!(
+                "{} is a symbolic link (to {}); item {:?} needs a folder of its own there, and \
+                 vidprep never writes or deletes through a link: remove the link or choose \
+                 another output folder",
+                dir.display(),
+                std::fs::read_link(&dir)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "?".into()),
+                item.plan.id
+            )));
+        }
         let mut protected: Vec<PathBuf> = item.plan.inputs().iter().map(|p| canonical(p)).collect();
         protected.extend(manifest.clone());
         for p in protected {
@@ -675,6 +700,23 @@ fn check_layout(items: &[&ManifestItem], options: &BatchOptions) -> Result<()> {
                     item.plan.id,
                     dir.display(),
                     p.display()
+                )));
+            }
+            let other = p
+                .strip_prefix(&out)
+                .ok()
+                .and_then(|rel| rel.components().next())
+                .and_then(|c| c.as_os_str().to_str())
+                .filter(|id| written.contains(id));
+            if let Some(other) = other {
+                return Err(Error::Usage(format!(
+                    "item {:?} reads {}, inside the folder {} that item {other:?} of this run \
+                     writes: it would read that item's output while it is being replaced; run \
+                     {other:?} first (another manifest or output folder), then the items that \
+                     read it",
+                    item.plan.id,
+                    p.display(),
+                    out.join(other).display(),
                 )));
             }
         }

@@ -12,13 +12,20 @@
 //!
 //! The token also holds the temporaries the call's output groups have on disk at the moment,
 //! so that a signal handler about to end the process can remove them
-//! ([`CancelToken::remove_temporaries`]): state of one call, not of the process.
+//! ([`CancelToken::remove_temporaries`]): state of one call, not of the process. And it
+//! orders that removal with the call's commits: an output group renames its outputs into
+//! place under the token's commit lock ([`CancelToken::committing`]), the removal takes the
+//! same lock, and a handler about to end the process waits until no commit has run for a
+//! grace period and then keeps the lock until the end ([`CancelToken::settle`]). So a signal
+//! during a commit ends with the whole earlier group or the whole new group, never a mix:
+//! the commit, once started, finishes (or rolls back) under its own control.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
 
 /// A flag shared by everything working for one call: once [`cancel`](Self::cancel)led, frame
 /// loops end with [`Error::Cancelled`](crate::Error::Cancelled), no output group commits,
@@ -32,6 +39,14 @@ struct Shared {
     cancelled: AtomicBool,
     /// The temporary files and folders of the call's output groups that exist now.
     temporaries: Mutex<HashSet<PathBuf>>,
+    /// Held by an output group while it renames its outputs into place, and by the removal
+    /// of temporaries (a handler ending the process keeps it to the end).
+    commit: Mutex<()>,
+    /// Commits ended so far (a handler's grace restarts when this moves).
+    commits_ended: AtomicU64,
+    /// Filesystem steps of commits taken so far (test-only fault injection numbers them).
+    #[cfg(feature = "fault-injection")]
+    steps: AtomicU64,
 }
 
 thread_local! {
@@ -77,8 +92,77 @@ impl CancelToken {
     /// Removes every temporary file and folder the call's output groups have on disk now:
     /// for a signal handler that is about to end the process (the command line's, when the
     /// work has not stopped within seconds of a Ctrl-C), so that nothing half-written
-    /// survives. A call that ends by itself removes its own temporaries.
+    /// survives. A call that ends by itself removes its own temporaries. Waits for a commit
+    /// that is renaming outputs into place to end first (its set-aside earlier outputs are
+    /// temporaries only until it ends).
     pub fn remove_temporaries(&self) {
+        let _commits = self.commit_lock();
+        self.remove_temporaries_held();
+    }
+
+    /// For a signal handler about to end the process: waits until no output group of the
+    /// call has been committing for `grace` (the work's own chance to stop, and to write its
+    /// record, a batch's report), then removes the temporaries and returns the commit lock,
+    /// to be held until the process ends so that no commit starts (or half-runs) after.
+    pub fn settle(&self, grace: Duration) -> Settled<'_> {
+        let poll = Duration::from_millis(50).min(grace);
+        let mut quiet_since = Instant::now();
+        let mut ended = self.0.commits_ended.load(Ordering::SeqCst);
+        let guard = loop {
+            let now_ended = self.0.commits_ended.load(Ordering::SeqCst);
+            let running = match self.0.commit.try_lock() {
+                Ok(g) => Some(g),
+                Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+                Err(TryLockError::WouldBlock) => None,
+            };
+            match running {
+                Some(g) if now_ended == ended && quiet_since.elapsed() >= grace => break g,
+                Some(_) if now_ended == ended => {}
+                _ => {
+                    // A commit runs now, or ended since the last look: the grace starts again.
+                    quiet_since = Instant::now();
+                    ended = now_ended;
+                }
+            }
+            std::thread::sleep(poll);
+        };
+        self.remove_temporaries_held();
+        Settled { _commits: guard }
+    }
+
+    /// Held while an output group renames its outputs into place (see the module doc).
+    pub(crate) fn committing(&self) -> Committing<'_> {
+        Committing {
+            token: self,
+            _lock: self.commit_lock(),
+        }
+    }
+
+    /// Test-only fault injection: the filesystem step `what` of a commit is about to happen.
+    /// With `VIDPREP_FAULT_COMMIT_STEP` set (the call's settings), each step is numbered
+    /// from 1 and said on stderr, and the step with that number first pauses for
+    /// `VIDPREP_FAULT_COMMIT_PAUSE_MS` (default 3000): a test signals the process there.
+    #[cfg(feature = "fault-injection")]
+    pub(crate) fn fault_step(&self, what: &str, path: &Path) {
+        let Some((pause_at, pause)) = crate::settings::with(|s| s.fault_commit_step) else {
+            return;
+        };
+        let n = self.0.steps.fetch_add(1, Ordering::SeqCst) + 1;
+        eprintln!(
+            "fault-injection: commit step {n}: {what} {}",
+            path.display()
+        );
+        if n == pause_at {
+            eprintln!("fault-injection: paused at commit step {n}");
+            std::thread::sleep(pause);
+        }
+    }
+
+    fn commit_lock(&self) -> MutexGuard<'_, ()> {
+        self.0.commit.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn remove_temporaries_held(&self) {
         let live: Vec<PathBuf> = self.temporaries().drain().collect();
         for p in live {
             match std::fs::symlink_metadata(&p) {
@@ -105,6 +189,24 @@ impl CancelToken {
 
     fn temporaries(&self) -> std::sync::MutexGuard<'_, HashSet<PathBuf>> {
         self.0.temporaries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The guard of [`CancelToken::settle`]: while it lives, no commit of the call starts.
+#[must_use = "commits are held off only while the guard lives"]
+pub struct Settled<'a> {
+    _commits: MutexGuard<'a, ()>,
+}
+
+/// The guard of [`CancelToken::committing`].
+pub(crate) struct Committing<'a> {
+    token: &'a CancelToken,
+    _lock: MutexGuard<'a, ()>,
+}
+
+impl Drop for Committing<'_> {
+    fn drop(&mut self) {
+        self.token.0.commits_ended.fetch_add(1, Ordering::SeqCst);
     }
 }
 

@@ -79,6 +79,12 @@ pub struct Settings {
     #[cfg(feature = "fault-injection")]
     #[doc(hidden)]
     pub fault_panic: Option<String>,
+    /// Test-only fault injection: the commit step (numbered from 1 over the call) at which
+    /// the process pauses, and for how long (`VIDPREP_FAULT_COMMIT_STEP`,
+    /// `VIDPREP_FAULT_COMMIT_PAUSE_MS`; see `CancelToken::fault_step`).
+    #[cfg(feature = "fault-injection")]
+    #[doc(hidden)]
+    pub fault_commit_step: Option<(u64, Duration)>,
 }
 
 impl Default for Settings {
@@ -89,6 +95,8 @@ impl Default for Settings {
             parity_timeout: DEFAULT_PARITY_TIMEOUT,
             #[cfg(feature = "fault-injection")]
             fault_panic: None,
+            #[cfg(feature = "fault-injection")]
+            fault_commit_step: None,
         }
     }
 }
@@ -145,6 +153,15 @@ impl Settings {
                 .unwrap_or(DEFAULT_PARITY_TIMEOUT),
             #[cfg(feature = "fault-injection")]
             fault_panic: var("VIDPREP_FAULT_PANIC"),
+            #[cfg(feature = "fault-injection")]
+            fault_commit_step: var("VIDPREP_FAULT_COMMIT_STEP")
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(|n| {
+                    let ms = var("VIDPREP_FAULT_COMMIT_PAUSE_MS")
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                        .unwrap_or(3000);
+                    (n, Duration::from_millis(ms))
+                }),
         })
     }
 

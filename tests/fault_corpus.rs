@@ -35,6 +35,7 @@ mod annotations;
 mod batches;
 mod cli;
 mod cluster;
+mod commit_signals;
 mod detect;
 mod doors;
 mod inputs;

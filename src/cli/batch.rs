@@ -220,7 +220,7 @@ pub fn run_items(
         summary.report.display()
     );
     if batch.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        super::print_out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
     }
     Ok(if summary.failed > 0 || summary.not_run > 0 {
         super::EXIT_FAILED

@@ -77,9 +77,13 @@ pub fn run_plan(
             .map(|f| f.display().to_string())
             .collect::<Vec<_>>();
         if sidecar.is_empty() {
-            println!("{}", export.summary);
+            super::print_out(&format!("{}\n", export.summary))?;
         } else {
-            println!("{}; wrote {}", export.summary, sidecar.join(", "));
+            super::print_out(&format!(
+                "{}; wrote {}\n",
+                export.summary,
+                sidecar.join(", ")
+            ))?;
         }
     }
     Ok(super::EXIT_OK)

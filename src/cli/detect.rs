@@ -252,15 +252,15 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         args.output.display()
     );
     if args.json {
-        println!(
-            "{}",
+        super::print_out(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&serde_json::json!({
                 "source": args.source.display().to_string(),
                 "frames": detection.frames,
                 "boundaries": detection.boundaries,
                 "proposals": detection.proposals,
             }))?
-        );
+        ))?;
     }
     if let Some(dir) = &args.sheets {
         return contact_sheets(&detection, dir);

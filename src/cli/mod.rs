@@ -69,7 +69,8 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 pub fn main() -> ExitCode {
     // Ctrl-C or a termination signal: the work stops at its next frame, every output group
     // removes its temporaries, and `main` returns 130. Should the work not stop within a few
-    // seconds (a blocking read), the temporaries are removed here and the process exits.
+    // seconds (a blocking read), the temporaries are removed here and the process exits; a
+    // commit under way is never cut short (`CancelToken::settle`).
     // The CLI's one call: its token is current on this thread, so every options struct made
     // here (`ExecOptions::default()`) carries it.
     let cancel = crate::CancelToken::new();
@@ -77,8 +78,10 @@ pub fn main() -> ExitCode {
     let handler_token = cancel.clone();
     let _ = ctrlc::set_handler(move || {
         handler_token.cancel();
-        std::thread::sleep(std::time::Duration::from_secs(5));
-        handler_token.remove_temporaries();
+        // The grace counts only while no output group commits: a commit under way finishes
+        // (or rolls back) by itself, and the run may then write its report; after that, the
+        // temporaries go and no commit starts again before the process ends.
+        let _settled = handler_token.settle(std::time::Duration::from_secs(5));
         std::process::exit(EXIT_INTERRUPTED as i32);
     });
     let cli = match Cli::try_parse() {
@@ -182,6 +185,19 @@ pub fn with_flags(message: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Writes `text` to stdout. A reader that went away (a closed pipe: `vidprep probe --json x |
+/// head -1`) ends the output quietly, as other command-line tools do, instead of a panic;
+/// any other failure to write is an error.
+pub fn print_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(anyhow::Error::new(e).context("cannot write to stdout")),
+    }
 }
 
 /// Prints a run's warnings (once each) on stderr.

@@ -343,8 +343,8 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         crate::output::write_json(out, &record)
             .with_context(|| format!("cannot write {}", out.display()))?;
     }
-    println!(
-        "{}: {} vs {} {} ({}): indices {}, size {}, timestamps {}, pixels {} ({} frames); vidprep {:.2} s, package {:.2} s",
+    super::print_out(&format!(
+        "{}: {} vs {} {} ({}): indices {}, size {}, timestamps {}, pixels {} ({} frames); vidprep {:.2} s, package {:.2} s\n",
         source.display(),
         args.profile,
         record["package"]["package"].as_str().unwrap_or("?"),
@@ -357,7 +357,7 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         ours.count,
         ours_s,
         result["seconds"].as_f64().unwrap_or(theirs_s),
-    );
+    ))?;
     Ok(if pass {
         super::EXIT_OK
     } else {

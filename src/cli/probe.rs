@@ -20,12 +20,14 @@ pub struct ProbeArgs {
 }
 
 pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
+    // As every other command: the JSON names the source, and JSON holds only UTF-8.
+    crate::require_utf8(&args.file, "the source")?;
     let source = crate::media::Source::new(args.file.clone(), args.source_fps.source_fps);
     let info = crate::probe_source(&source, args.count_frames)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
+        super::print_out(&format!("{}\n", serde_json::to_string_pretty(&info)?))?;
     } else {
-        print!("{}", info.to_text());
+        super::print_out(&info.to_text())?;
     }
     Ok(super::EXIT_OK)
 }

@@ -64,7 +64,7 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<u8> {
         summary.previews_failed
     );
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        super::print_out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
     }
     // The page is written either way; an item without its preview is a failed item.
     Ok(if summary.previews_failed > 0 {
@@ -116,7 +116,7 @@ pub fn run_apply(args: ReviewApplyArgs) -> anyhow::Result<u8> {
         applied.manifest.display()
     );
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&applied)?);
+        super::print_out(&format!("{}\n", serde_json::to_string_pretty(&applied)?))?;
     }
     Ok(super::EXIT_OK)
 }

@@ -2,9 +2,6 @@
 //! output's sidecar, `frames.json`, `item.json` or a `report.jsonl` line, as the library
 //! generates it (`crate::schemas`; `docs/schema/` holds the same text).
 
-use std::io::Write;
-
-use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 
@@ -28,9 +25,6 @@ fn kinds() -> impl TypedValueParser<Value = SchemaKind> {
 
 pub fn run(args: SchemaArgs) -> anyhow::Result<u8> {
     let text = crate::schemas::json_schema_text(args.kind);
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("writing the schema to stdout")?;
+    super::print_out(&text)?;
     Ok(super::EXIT_OK)
 }

@@ -495,6 +495,10 @@ impl FrameSink for FramesSink {
         let boxes = (!self.box_sources.is_empty())
             .then(|| boxes_on(frame, &self.box_sources, width, height));
         for p in positions {
+            // One frame may fill many positions (repeats): an interrupt stops between files.
+            if crate::cancel::cancelled() {
+                return Err(Error::Cancelled);
+            }
             if let Some(out_dir) = &self.out_dir {
                 let path = out_dir.join(&self.names[p]);
                 std::fs::write(&path, &bytes).map_err(|e| Error::io(&path, e))?;

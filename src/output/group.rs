@@ -7,8 +7,8 @@
 //!
 //! Temporary names are held by the call's [`CancelToken`] while they exist, so an interrupt
 //! (SIGINT, SIGTERM) can remove them ([`CancelToken::remove_temporaries`], called by the
-//! command line's signal handler before it exits), and a
-//! later run recognises leftovers of a killed one by their prefix ([`TEMP_PREFIX`]). A
+//! command line's signal handler before it exits; it waits for a commit under way, which
+//! holds the token's commit lock, so a signal never leaves half a group), and a later run recognises leftovers of a killed one by their prefix ([`TEMP_PREFIX`]). A
 //! temporary's name carries its writer's host tag and process id
 //! (`.vidprep-tmp-<tag>-<pid>-<n>.<what>`, [`crate::host`]): a run removes another's
 //! temporaries only when they are provably dead (its own host and a dead process), or
@@ -206,6 +206,15 @@ impl OutputGroup {
                     other.display()
                 )));
             }
+        }
+        if kind == Kind::Folder
+            && std::fs::symlink_metadata(target).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(Error::Usage(format!(
+                "{} is a symbolic link; refusing to replace it with a folder (vidprep never \
+                 writes or deletes through a link): remove the link or choose another name",
+                target.display()
+            )));
         }
         if kind == Kind::Folder && target.is_dir() {
             let foreign = super::ownership::foreign_files(target);
@@ -425,15 +434,34 @@ impl OutputGroup {
     /// was renamed is taken back and what was moved aside restored, so either every output of
     /// the request is new or none is. Returns the targets.
     pub fn commit(self) -> Result<Vec<PathBuf>> {
+        let cancel = self.cancel.clone();
+        let _committing = cancel.committing();
         if crate::cancel::cancelled() {
             return Err(Error::Cancelled);
         }
-        self.commit_even_if_cancelled()
+        self.commit_held()
     }
 
     /// [`commit`](Self::commit) that goes ahead after a cancel: for the record of an
     /// interrupted run (its report), never for an item's outputs.
-    pub(crate) fn commit_even_if_cancelled(mut self) -> Result<Vec<PathBuf>> {
+    pub(crate) fn commit_even_if_cancelled(self) -> Result<Vec<PathBuf>> {
+        let cancel = self.cancel.clone();
+        let _committing = cancel.committing();
+        self.commit_held()
+    }
+
+    /// Test-only fault injection: a filesystem step of a commit is about to happen.
+    fn step(&self, what: &str, path: &Path) {
+        #[cfg(feature = "fault-injection")]
+        self.cancel.fault_step(what, path);
+        #[cfg(not(feature = "fault-injection"))]
+        let _ = (what, path);
+    }
+
+    /// The commit itself, under the call's commit lock ([`CancelToken::committing`]): a
+    /// signal handler's removal of temporaries waits for it, so the earlier outputs it sets
+    /// aside are never removed while the new ones are not all in place.
+    fn commit_held(mut self) -> Result<Vec<PathBuf>> {
         // Scratch files are done with: none may be renamed into place inside a folder.
         for s in self.scratch.drain(..) {
             remove_path(&s);
@@ -459,6 +487,7 @@ impl OutputGroup {
                 let dir = Self::parent_of(&e.target);
                 let old = temp_name(&dir, "old");
                 self.cancel.hold_temporary(&old);
+                self.step("set aside", &e.target);
                 if let Err(err) = std::fs::rename(&e.target, &old) {
                     self.cancel.release_temporary(&old);
                     failure = Some(Error::io(&e.target, err));
@@ -466,6 +495,7 @@ impl OutputGroup {
                 }
                 set_aside.push((e.target.clone(), old));
             }
+            self.step("put in place", &e.target);
             if let Err(err) = std::fs::rename(&e.temp, &e.target) {
                 failure = Some(Error::io(&e.target, err));
                 break;
@@ -484,7 +514,8 @@ impl OutputGroup {
             }
             return Err(err);
         }
-        for (_, old) in &set_aside {
+        for (target, old) in &set_aside {
+            self.step("remove the earlier", target);
             remove_path(old);
             self.cancel.release_temporary(old);
         }
@@ -580,8 +611,12 @@ pub(crate) fn remove_temporaries_of(dir: &Path, tag: &str, pid: u32) -> usize {
     n
 }
 
-/// Removes temporary files and folders left in `dir` by a killed run (not recursive).
+/// Removes temporary files and folders left in `dir` by a killed run (not recursive). A
+/// `dir` that is a symbolic link is left alone: nothing is deleted through a link.
 pub fn remove_stale_temporaries(dir: &Path) -> usize {
+    if std::fs::symlink_metadata(dir).map_or(true, |m| !m.is_dir()) {
+        return 0;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };

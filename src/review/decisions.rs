@@ -266,6 +266,9 @@ pub fn apply_decisions(
         .iter()
         .map(|i| (i.line, i.plan.id.clone()))
         .collect();
+    let item_at: HashMap<usize, &crate::plan::manifest::ManifestItem> =
+        read.items.iter().map(|i| (i.line, i)).collect();
+    let tables = crate::media::table::TableCache::new();
     let mut applied = Applied {
         manifest: output.clone(),
         ..Applied::default()
@@ -322,6 +325,23 @@ pub fn apply_decisions(
                 ));
             }
         }
+        if d.reviewed.as_ref().and_then(|r| r.span_frames).is_none() {
+            // Nothing says what span the reviewer saw: the item's own span bounds the point.
+            let frames = span_frames(item_at[line], &tables)?;
+            if moved.frame > frames {
+                return Err(Error::bad_file(
+                    decisions_path,
+                    None,
+                    format!(
+                        "item {id:?}: decision frame {} is past its span in {} (line {line}): \
+                         the span has {frames} frames, so the decision frame must be 1 to \
+                         {frames}",
+                        moved.frame,
+                        manifest.display()
+                    ),
+                ));
+            }
+        }
         value["decision"] = Value::from(moved.frame);
         applied.moved.push(id.clone());
         replacements.push((
@@ -362,6 +382,21 @@ pub fn apply_decisions(
     }
     group.commit()?;
     Ok(applied)
+}
+
+/// The frames in `item`'s span (before any decision point), read from its source as `run`
+/// resolves it.
+fn span_frames(
+    item: &crate::plan::manifest::ManifestItem,
+    tables: &crate::media::table::TableCache,
+) -> Result<u64> {
+    let mut plan = crate::plan::Plan::clone(&item.plan);
+    plan.decision = None;
+    plan.boxes = None;
+    plan.annotations = None;
+    plan.insert = None;
+    let stream = crate::stages::stream::ProcessedStream::open(&plan, 1, tables)?;
+    Ok(stream.resolved.cut.len() as u64)
 }
 
 /// The manifest's text with entries replaced or dropped: a JSONL manifest keeps every other
@@ -493,7 +528,8 @@ mod tests {
             "[{\"id\": \"a\", \"source\": \"v.mp4\"},\n {\"id\": \"b\", \"source\": \"v.mp4\"}]\n",
             r#"{"vidprep_review_decisions": 1, "items": [
                 {"id": "a", "verdict": "rejected"},
-                {"id": "b", "verdict": "accepted", "decision": {"frame": 7}}]}"#,
+                {"id": "b", "verdict": "accepted", "decision": {"frame": 7},
+                 "reviewed": {"span_frames": 10}}]}"#,
         );
         let m2 = m.with_file_name("m2.json");
         apply_decisions(&d, &m, Some(&m2)).unwrap();

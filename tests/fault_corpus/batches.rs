@@ -401,3 +401,133 @@ fn insert_hosts_with_no_hosts() {
         .with(|d| std::fs::create_dir(d.join("nohosts")).unwrap()),
     );
 }
+
+/// A run of `m2.jsonl` (from the state the small run left: `out/a/clip.mp4`) whose item `b`
+/// reads `b_source`, beside item `a` redone (frames 0 to 30 now) when `with_a`.
+fn reads_another_items_output(b_source: &'static str, with_a: bool, shard: Option<&str>) -> Case {
+    let mut args = vec!["run", "m2.jsonl", "--out-dir", "out"];
+    if let Some(s) = shard {
+        args.extend(["--shard", s]);
+    }
+    let refused = with_a;
+    let c = case(
+        &format!("item b reads {b_source} (item a in the run: {with_a}, shard {shard:?})"),
+        &args,
+        if refused { &[2] } else { &[0] },
+    )
+    .with(move |d| {
+        small_run(d);
+        let mut lines = Vec::new();
+        if with_a {
+            lines.push(r#"{"id": "a", "source": "g2.mp4", "end": 30, "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#.to_string());
+        }
+        lines.push(format!(
+            r#"{{"id": "b", "source": "{b_source}", "exports": [{{"kind": "frames", "count": 4}}]}}"#
+        ));
+        manifest(d, "m2.jsonl", &lines);
+    });
+    if refused {
+        c.says("item \"b\" reads")
+            .says("item \"a\" of this run writes")
+    } else {
+        c.writes("out/b").writes("out/report.jsonl")
+    }
+}
+
+/// The shard of a two-shard run that holds item `b`.
+fn shard_of_b() -> &'static str {
+    if vidprep::shard_of("b", 2) == 0 {
+        "0/2"
+    } else {
+        "1/2"
+    }
+}
+
+#[test]
+fn an_item_reading_another_items_output() {
+    check(reads_another_items_output("out/a/clip.mp4", true, None));
+}
+
+#[test]
+fn an_item_reading_another_items_output_by_a_dotted_path() {
+    check(reads_another_items_output(
+        "./out/../out/a/clip.mp4",
+        true,
+        None,
+    ));
+}
+
+#[test]
+fn an_item_reading_another_items_output_in_another_shard() {
+    check(reads_another_items_output(
+        "out/a/clip.mp4",
+        true,
+        Some(shard_of_b()),
+    ));
+}
+
+#[test]
+fn an_item_reading_an_earlier_runs_output_not_redone() {
+    // Item a is not in this manifest: its folder is only read.
+    check(reads_another_items_output("out/a/clip.mp4", false, None));
+}
+
+/// `out/a` is a symbolic link to `elsewhere`, which holds what `fill` puts there, a file
+/// named like vidprep's temporaries and, with `note`, a file of the user's; a run of item `a`
+/// is refused, naming the link, and nothing in `elsewhere` is touched.
+fn linked_item_folder(fill: fn(&Path), note: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    base(d);
+    small_run(d);
+    fill(d);
+    std::fs::write(d.join("elsewhere/.vidprep-tmp-x-1-0.tmp"), b"not vidprep's").unwrap();
+    if note {
+        std::fs::write(d.join("elsewhere/notes.txt"), b"mine").unwrap();
+    }
+    std::os::unix::fs::symlink("../elsewhere", d.join("out/a")).unwrap();
+    let before = snapshot(d);
+    let elsewhere = snapshot(&d.join("elsewhere"));
+    let out = vidprep()
+        .args(["run", "m.jsonl", "--out-dir", "out"])
+        .current_dir(d)
+        .timeout(Duration::from_secs(90))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("out/a is a symbolic link") && stderr.contains("elsewhere"),
+        "{stderr}"
+    );
+    assert_eq!(
+        snapshot(&d.join("elsewhere")),
+        elsewhere,
+        "deleted through the link"
+    );
+    assert_eq!(snapshot(d), before);
+}
+
+fn empty_elsewhere(d: &Path) {
+    std::fs::remove_dir_all(d.join("out/a")).unwrap();
+    std::fs::create_dir(d.join("elsewhere")).unwrap();
+}
+
+#[test]
+fn an_item_folder_that_is_a_link_to_a_folder() {
+    linked_item_folder(empty_elsewhere, false);
+}
+
+#[test]
+fn an_item_folder_that_is_a_link_to_a_folder_with_a_users_file() {
+    linked_item_folder(empty_elsewhere, true);
+}
+
+#[test]
+fn an_item_folder_that_is_a_link_to_an_item_folder() {
+    // vidprep's own complete item folder, moved and linked back: still never written through.
+    linked_item_folder(
+        |d| std::fs::rename(d.join("out/a"), d.join("elsewhere")).unwrap(),
+        false,
+    );
+}

@@ -237,3 +237,90 @@ fn strict_on_a_clean_file() {
         .writes("o.json"),
     );
 }
+
+/// Runs `vidprep ARGS` in `dir` with its stdout a pipe whose reader is already gone.
+fn into_a_closed_pipe(dir: &Path, args: &[&str]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let bin = assert_cmd::cargo::cargo_bin("vidprep");
+    std::process::Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn every_command_that_prints_ends_quietly_into_a_closed_pipe() {
+    // `vidprep probe --json x | head -0`: no panic (101) and no backtrace; the work is done.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    base(d);
+    for args in [
+        &["probe", "--json", "g.mp4"][..],
+        &["probe", "g.mp4"],
+        &["schema", "plan"],
+        &[
+            "cut",
+            "g.mp4",
+            "--end",
+            "10",
+            "--preset",
+            "ultrafast",
+            "-o",
+            "c.mp4",
+        ],
+        &[
+            "export",
+            "frames",
+            "g.mp4",
+            "--count",
+            "2",
+            "--out-dir",
+            "f",
+        ],
+    ] {
+        let out = into_a_closed_pipe(d, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    assert!(d.join("c.mp4").is_file() && d.join("f/frames.json").is_file());
+}
+
+#[test]
+fn probe_of_a_name_that_is_not_utf8_is_refused_as_elsewhere() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    base(d);
+    let name = std::ffi::OsStr::from_bytes(b"g\xff.mp4");
+    std::fs::copy(d.join("g.mp4"), d.join(name)).unwrap();
+    for json in [true, false] {
+        let mut cmd = vidprep();
+        cmd.current_dir(d).arg("probe");
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.arg(name).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "json {json}: {stderr}");
+        assert!(stderr.contains("not valid UTF-8"), "{stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    // What other commands say of the same name (the consistency asked for).
+    let out = vidprep()
+        .current_dir(d)
+        .args(["cut"])
+        .arg(name)
+        .args(["-o", "c.mp4"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -156,3 +156,49 @@ fn a_killed_command_leaves_only_temporaries_that_the_next_run_removes() {
         );
     }
 }
+
+#[test]
+fn sigterm_of_a_million_repeated_frames_stops_writing_at_once() {
+    // 40 frames sampled 1000000 times with repeats: each frame fills 25000 positions, which
+    // the frame loop's own check never saw; SIGTERM took 78 s (writing on, then removing).
+    let dir = tempfile::tempdir().unwrap();
+    let src = SynthVideo::new(160, 120).frames(40).cached();
+    let bin = assert_cmd::cargo::cargo_bin("vidprep");
+    let mut child = std::process::Command::new(bin)
+        .args(["export", "frames"])
+        .arg(&src.path)
+        .args(["--count", "1000000", "--allow-repeats", "--out-dir"])
+        .arg(dir.path().join("f"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until it writes its frames (a temporary folder filling up).
+    let started = std::time::Instant::now();
+    let written = |d: &Path| {
+        support::temporaries(d)
+            .first()
+            .and_then(|t| std::fs::read_dir(t).ok())
+            .map_or(0, |r| r.count())
+    };
+    while written(dir.path()) < 2000 {
+        assert!(started.elapsed() < Duration::from_secs(60), "never wrote");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ended before the signal"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let signalled = std::time::Instant::now();
+    assert!(support::send_signal("TERM", &child.id().to_string()));
+    let status = child.wait().unwrap();
+    let took = signalled.elapsed();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(
+        names_below(dir.path()).is_empty(),
+        "left {} entries",
+        names_below(dir.path()).len()
+    );
+    // Well inside the signal handler's 5 s grace: the work itself stopped and cleaned up.
+    assert!(took < Duration::from_secs(4), "took {took:?} after SIGTERM");
+    eprintln!("SIGTERM to exit: {took:?}");
+}

@@ -270,3 +270,55 @@ fn review_apply_writes_the_reviewed_manifest() {
         }),
     );
 }
+
+/// review-apply of a decision frame `frame` with no `reviewed` section (nothing says what
+/// span the reviewer saw): checked against the manifest item's own span, 20 frames of the
+/// small run's item (`start` 5, `end` 25) or the 40 frames of the whole `g.mp4`.
+fn review_apply_unreviewed_span(frame: u64, whole: bool, code: i32) -> Case {
+    let c = case(
+        &format!("review-apply decision frame {frame} without reviewed (whole {whole})"),
+        &["review-apply", "d.json", "--manifest", "m.jsonl"],
+        &[code],
+    )
+    .with(move |d| {
+        small_run(d);
+        if whole {
+            manifest(
+                d,
+                "m.jsonl",
+                &[r#"{"id": "a", "source": "g2.mp4", "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#.to_string()],
+            );
+        }
+        decisions(
+            d,
+            &format!(r#"{{"id": "a", "verdict": "accepted", "decision": {{"frame": {frame}}}}}"#),
+        );
+    });
+    let frames = if whole { 40 } else { 20 };
+    if code == 0 {
+        c.writes("m.reviewed.jsonl").then(move |d| {
+            let text = std::fs::read_to_string(d.join("m.reviewed.jsonl")).unwrap();
+            text.contains(&format!("\"decision\":{frame}"))
+                .then_some(())
+                .ok_or(format!("decision not moved: {text}"))
+        })
+    } else {
+        c.says("item \"a\"")
+            .says(&format!("must be 1 to {frames}"))
+            .says("m.jsonl (line 1)")
+            .then(|d| {
+                (!d.join("m.reviewed.jsonl").exists())
+                    .then_some(())
+                    .ok_or("a reviewed manifest was written".into())
+            })
+    }
+}
+
+cases!(review_apply_unreviewed_span:
+    review_apply_unreviewed_frame_999999_of_40 => (999_999, true, 1),
+    review_apply_unreviewed_frame_u64_max_of_40 => (u64::MAX, true, 1),
+    review_apply_unreviewed_frame_41_of_40 => (41, true, 1),
+    review_apply_unreviewed_frame_40_of_40 => (40, true, 0),
+    review_apply_unreviewed_frame_21_of_20 => (21, false, 1),
+    review_apply_unreviewed_frame_20_of_20 => (20, false, 0),
+);
