@@ -132,17 +132,20 @@ pub struct SourceBoxes {
 
 impl SourceBoxes {
     /// Reads `request.path` and resolves it onto the frames of the video described by `table`
-    /// (displayed size `width x height`).
+    /// (displayed size `width x height`); with `span`, only the boxes of those frames (and
+    /// each track's nearest keys on either side) are kept.
     pub fn load(
         request: &BoxesRequest,
         table: &FrameTable,
         width: u32,
         height: u32,
+        span: Option<std::ops::Range<usize>>,
     ) -> Result<SourceBoxes> {
-        // Rows past the video's end are not even kept (a MOT file far longer than the video
-        // costs what the video's part of it costs).
+        // Rows past the video's end, and outside the span, are not even kept (a MOT file far
+        // longer than the span costs what the span's part of it costs).
         let read = ReadOptions {
             frame_count: Some(table.len()),
+            span,
             boxes_only: true,
             ..request.read.clone()
         };
@@ -178,7 +181,11 @@ impl SourceBoxes {
                 table.end_time().as_secs_f64()
             ));
         }
-        if resolved.is_empty() && !annotations.is_empty() {
+        let outside_span = annotations
+            .meta
+            .fields
+            .contains_key(annotations::mot::ROWS_OUTSIDE_THE_SPAN);
+        if resolved.is_empty() && !annotations.is_empty() && !outside_span {
             warnings.push(format!(
                 "{}: no annotation lands on any frame of the video",
                 request.path.display()

@@ -6,7 +6,7 @@
 //! The library never reads the environment. The doors do: the command line and the Python
 //! package build their [`Settings`] with [`Settings::from_vars`] over the process's
 //! environment (`VIDPREP_NETWORK_TIMEOUT`, `VIDPREP_NETWORK_DEADLINE`,
-//! `VIDPREP_DOWNLOAD_LIMIT`, `VIDPREP_LOCK_LEASE_SECONDS`, `VIDPREP_PARITY_TIMEOUT`; see
+//! `VIDPREP_DOWNLOAD_LIMIT`, `VIDPREP_NETWORK_MIN_RATE`, `VIDPREP_NETWORK_MIN_RATE_SECONDS`, `VIDPREP_LOCK_LEASE_SECONDS`, `VIDPREP_PARITY_TIMEOUT`; see
 //! [`Settings::VARS`]), and a
 //! library user sets the fields. Like the cancellation token (see [`crate::cancel`]), a
 //! call's settings are the *current* settings of every thread working for it while it runs
@@ -24,6 +24,12 @@ use std::time::Duration;
 pub const DEFAULT_NETWORK_TIMEOUT: Duration = Duration::from_secs(30);
 /// The total time one opened URL may take by default: an hour.
 pub const DEFAULT_NETWORK_DEADLINE: Duration = Duration::from_secs(3600);
+/// The slowest transfer a URL source may keep up by default: 1 KiB/s (see
+/// [`NetworkSettings::min_rate`]).
+pub const DEFAULT_MIN_RATE: u64 = 1024;
+/// The time over which [`DEFAULT_MIN_RATE`] is measured by default: 30 s of waiting on the
+/// network, so a server sending a byte every 2 s (0.5 B/s) fails within a minute.
+pub const DEFAULT_MIN_RATE_WINDOW: Duration = Duration::from_secs(30);
 /// The largest file downloaded whole (from a server without range requests) by default: 2 GiB.
 pub const DEFAULT_DOWNLOAD_LIMIT: u64 = 2 << 30;
 /// The lease of an output folder's lock by default: a holder renews it every quarter lease;
@@ -49,6 +55,28 @@ pub struct NetworkSettings {
     /// never downloads. Default [`DEFAULT_DOWNLOAD_LIMIT`]; `VIDPREP_DOWNLOAD_LIMIT` (bytes, or
     /// with a suffix `K`, `M`, `G`, `T`: powers of 1024).
     pub download_limit: u64,
+    /// The slowest transfer a URL source may keep up, in bytes per second (as curl's
+    /// `--speed-limit`): measured over each [`min_rate_window`](Self::min_rate_window) of time
+    /// spent waiting on the network, a server sending less fails the source, naming the URL
+    /// and the rate it sent (a server dripping a byte every few seconds never trips
+    /// [`timeout`](Self::timeout), and would hold the call for the whole
+    /// [`deadline`](Self::deadline)). 0 turns the check off. Default [`DEFAULT_MIN_RATE`];
+    /// `VIDPREP_NETWORK_MIN_RATE` (bytes per second, or with K, M, G).
+    pub min_rate: u64,
+    /// The time over which [`min_rate`](Self::min_rate) is measured (as curl's
+    /// `--speed-time`). Default [`DEFAULT_MIN_RATE_WINDOW`]; `VIDPREP_NETWORK_MIN_RATE_SECONDS`
+    /// (seconds, more than 0, at most a day).
+    pub min_rate_window: Duration,
+}
+
+impl NetworkSettings {
+    /// Whether `bytes` received over `waited` is below the minimum rate: judged only once a
+    /// whole window has been waited (never with the check off).
+    pub(crate) fn too_slow(&self, bytes: u64, waited: Duration) -> bool {
+        self.min_rate > 0
+            && waited >= self.min_rate_window
+            && (bytes as u128) * 1000 < (self.min_rate as u128) * waited.as_millis()
+    }
 }
 
 impl Default for NetworkSettings {
@@ -57,6 +85,8 @@ impl Default for NetworkSettings {
             timeout: DEFAULT_NETWORK_TIMEOUT,
             deadline: DEFAULT_NETWORK_DEADLINE,
             download_limit: DEFAULT_DOWNLOAD_LIMIT,
+            min_rate: DEFAULT_MIN_RATE,
+            min_rate_window: DEFAULT_MIN_RATE_WINDOW,
         }
     }
 }
@@ -107,18 +137,20 @@ thread_local! {
 
 impl Settings {
     /// The variables [`from_vars`](Self::from_vars) reads.
-    pub const VARS: [&'static str; 5] = [
+    pub const VARS: [&'static str; 7] = [
         "VIDPREP_NETWORK_TIMEOUT",
         "VIDPREP_NETWORK_DEADLINE",
         "VIDPREP_DOWNLOAD_LIMIT",
+        "VIDPREP_NETWORK_MIN_RATE",
+        "VIDPREP_NETWORK_MIN_RATE_SECONDS",
         "VIDPREP_LOCK_LEASE_SECONDS",
         "VIDPREP_PARITY_TIMEOUT",
     ];
 
     /// Settings from variables looked up by `var` (a door passes its environment:
     /// `Settings::from_vars(|k| std::env::var(k).ok())`); a variable not set, and a timeout,
-    /// deadline or lease out of its range, keep the default. A download limit that is not a
-    /// size is an error naming the variable.
+    /// deadline or lease out of its range, keep the default. A download limit or minimum rate
+    /// that is not a size is an error naming the variable.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Settings, String> {
         let seconds = |name: &str, max: f64| {
             var(name)
@@ -135,6 +167,15 @@ impl Settings {
                 )
             })?,
         };
+        let min_rate = match var("VIDPREP_NETWORK_MIN_RATE") {
+            None => DEFAULT_MIN_RATE,
+            Some(v) => parse_size(&v).ok_or_else(|| {
+                format!(
+                    "VIDPREP_NETWORK_MIN_RATE={v:?} is not a rate: give bytes per second, or a \
+                     number with K, M or G (powers of 1024), such as 1K; 0 turns the check off"
+                )
+            })?,
+        };
         let lock_lease = var("VIDPREP_LOCK_LEASE_SECONDS")
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|s| (1..=86_400).contains(s))
@@ -147,6 +188,9 @@ impl Settings {
                 deadline: seconds("VIDPREP_NETWORK_DEADLINE", 30.0 * 86_400.0)
                     .unwrap_or(DEFAULT_NETWORK_DEADLINE),
                 download_limit,
+                min_rate,
+                min_rate_window: seconds("VIDPREP_NETWORK_MIN_RATE_SECONDS", 86_400.0)
+                    .unwrap_or(DEFAULT_MIN_RATE_WINDOW),
             },
             lock_lease,
             parity_timeout: seconds("VIDPREP_PARITY_TIMEOUT", 86_400.0)
@@ -297,6 +341,38 @@ mod tests {
         let e = Settings::from_vars(vars(&[("VIDPREP_DOWNLOAD_LIMIT", "lots")])).unwrap_err();
         assert!(
             e.contains("VIDPREP_DOWNLOAD_LIMIT=\"lots\" is not a size"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_default_minimum_rate_fails_a_byte_every_two_seconds_within_a_minute() {
+        let n = NetworkSettings::default();
+        assert!(n.min_rate_window <= Duration::from_secs(60));
+        // A byte every 2 s: 15 bytes in the first window of 30 s.
+        let window = n.min_rate_window;
+        let dripped = window.as_secs() / 2;
+        assert!(n.too_slow(dripped, window));
+        // Not judged before a whole window was waited, nor with the check off.
+        assert!(!n.too_slow(0, window - Duration::from_millis(1)));
+        let off = NetworkSettings { min_rate: 0, ..n };
+        assert!(!off.too_slow(0, Duration::from_secs(3600)));
+        // The rate itself passes: 1 KiB/s over 30 s is 30 KiB.
+        assert!(!n.too_slow(30 << 10, window));
+        assert!(n.too_slow((30 << 10) - 1, window));
+        let s = Settings::from_vars(|k| match k {
+            "VIDPREP_NETWORK_MIN_RATE" => Some("100K".into()),
+            "VIDPREP_NETWORK_MIN_RATE_SECONDS" => Some("2".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(s.network.min_rate, 100 << 10);
+        assert_eq!(s.network.min_rate_window, Duration::from_secs(2));
+        let e =
+            Settings::from_vars(|k| (k == "VIDPREP_NETWORK_MIN_RATE").then(|| "slow".to_string()))
+                .unwrap_err();
+        assert!(
+            e.contains("VIDPREP_NETWORK_MIN_RATE=\"slow\" is not a rate"),
             "{e}"
         );
     }

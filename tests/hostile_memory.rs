@@ -1,6 +1,8 @@
 //! Memory under hostile sizes (issue 22): what a request costs is bounded by the work and a
 //! documented cost per box, and inputs whose sizes would need more memory than is there give
-//! an error, not an abort. Peak memory is measured with `/usr/bin/time -v` (the check is
+//! an error, not an abort; inputs whose headers claim more than they can hold (a 12000x12000
+//! TIFF in a folder, an MP4 claiming more samples than bytes) are refused from the header,
+//! before anything is decoded or allocated for them. Peak memory is measured with `/usr/bin/time -v` (the check is
 //! skipped, with a message, where it is absent); the outputs are checked against the input's
 //! own rows.
 
@@ -160,4 +162,158 @@ fn frames_too_large_for_a_hard_memory_limit_are_an_error_not_an_abort() {
     let first = frames["frames"][0]["file"].as_str().unwrap();
     let png = image::open(dir.path().join("png").join(first)).unwrap();
     assert_eq!((png.width(), png.height()), (640, 640));
+}
+
+/// A folder of three 64x48 TIFFs and one 12000x12000 TIFF (deflated gray, 150 KB on disk):
+/// whether it is the first image (which FFmpeg decodes to open the folder) or the last, the
+/// command fails naming that file and its size from the header, with a peak memory far below
+/// its 144 MB of pixels (it was decoded first: an RGB one took 891 MB), and writes nothing.
+#[test]
+fn a_huge_tiff_in_a_folder_is_refused_from_its_header_before_decoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ff = |args: &[&str]| common::cmd::ffmpeg(args).unwrap();
+    ff(&[
+        "-v",
+        "error",
+        "-f",
+        "lavfi",
+        "-i",
+        "color=c=gray:s=12000x12000",
+        "-frames:v",
+        "1",
+        "-pix_fmt",
+        "gray",
+        "-compression_algo",
+        "deflate",
+        &common::cmd::p(&d.join("huge.tif")),
+    ]);
+    ff(&[
+        "-v",
+        "error",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=64x48:r=10",
+        "-frames:v",
+        "3",
+        "-c:v",
+        "tiff",
+        &common::cmd::p(&d.join("small%06d.tif")),
+    ]);
+    for (case, huge_at) in [("first", 1), ("last", 4)] {
+        let imgs = d.join(format!("imgs-{case}"));
+        std::fs::create_dir(&imgs).unwrap();
+        let mut small = 1;
+        for i in 1..=4 {
+            let from = if i == huge_at {
+                d.join("huge.tif")
+            } else {
+                small += 1;
+                d.join(format!("small{:06}.tif", small - 1))
+            };
+            std::fs::copy(from, imgs.join(format!("{i:06}.tif"))).unwrap();
+        }
+        let name = format!("imgs-{case}");
+        let out = timed(
+            d,
+            &[
+                "export",
+                "frames",
+                &name,
+                "--source-fps",
+                "10",
+                "--count",
+                "4",
+                "--out-dir",
+                "o",
+            ],
+        );
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{case}: {err}");
+        let file = format!("{name}/{huge_at:06}.tif");
+        assert!(err.contains(&file), "{case}: {file} not named in: {err}");
+        assert!(err.contains("12000x12000"), "{case}: {err}");
+        if let Some(kib) = peak_rss_kib(&err) {
+            eprintln!("{case}: peak RSS {kib} KiB");
+            assert!(kib < 100 * 1024, "{case}: peak RSS {kib} KiB: {err}");
+        }
+        assert!(!d.join("o").exists(), "{case}: an output was written");
+    }
+}
+
+/// Patches a one-frame MP4 so that its sample tables claim `samples` samples of one byte
+/// each (`stsz`: a constant size 1 and the count; `stts` and `stsc`: the count in their one
+/// entry), as a hostile file would.
+fn claiming(mp4: &[u8], samples: u32) -> Vec<u8> {
+    let mut b = mp4.to_vec();
+    let at = |b: &[u8], tag: &[u8]| b.windows(4).position(|w| w == tag).unwrap() + 4;
+    let put = |b: &mut Vec<u8>, i: usize, v: u32| b[i..i + 4].copy_from_slice(&v.to_be_bytes());
+    let i = at(&b, b"stts");
+    assert_eq!(&b[i + 4..i + 8], &1u32.to_be_bytes(), "one stts entry");
+    put(&mut b, i + 8, samples);
+    let i = at(&b, b"stsz");
+    put(&mut b, i + 4, 1);
+    put(&mut b, i + 8, samples);
+    let i = at(&b, b"stsc");
+    put(&mut b, i + 12, samples);
+    b
+}
+
+/// A 2 KB MP4 whose `stsz` claims 50 million samples: `probe` is refused at once (it took 7 s
+/// and 1.2 GB in FFmpeg's index, as `ffprobe` does), naming the file, the box, the claim and
+/// what the file can hold; the same patch with as many samples as the file has bytes is not
+/// refused (ffprobe reads the claim as the stream's frame count: the patch took).
+#[test]
+fn an_mp4_claiming_more_samples_than_bytes_is_refused_before_ffmpeg_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    common::cmd::ffmpeg(&[
+        "-v",
+        "error",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=s=64x48:r=25",
+        "-frames:v",
+        "1",
+        "-c:v",
+        "libx264",
+        "-an",
+        &common::cmd::p(&d.join("one.mp4")),
+    ])
+    .unwrap();
+    let one = std::fs::read(d.join("one.mp4")).unwrap();
+    let len = one.len();
+    std::fs::write(d.join("claims.mp4"), claiming(&one, 50_000_000)).unwrap();
+    std::fs::write(d.join("fits.mp4"), claiming(&one, len as u32)).unwrap();
+    let nb_frames = |name: &str| {
+        common::oracle::video_stream(&d.join(name))["nb_frames"]
+            .as_str()
+            .map(str::to_string)
+    };
+    assert_eq!(nb_frames("fits.mp4"), Some(len.to_string()));
+    let t0 = std::time::Instant::now();
+    let out = timed(d, &["probe", "claims.mp4"]);
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for part in [
+        "claims.mp4",
+        "its stsz box",
+        "claim 50000000 samples",
+        &format!("the file has {len} bytes"),
+        &format!("at most {len}"),
+    ] {
+        assert!(err.contains(part), "{part:?} not in: {err}");
+    }
+    assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
+    if let Some(kib) = peak_rss_kib(&err) {
+        eprintln!("peak RSS {kib} KiB");
+        assert!(kib < 100 * 1024, "peak RSS {kib} KiB");
+    }
+    let out = timed(d, &["probe", "fits.mp4"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("sample tables"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }

@@ -8,6 +8,11 @@
 //! - a file that changes on the server while vidprep reads it in range requests (its ETag,
 //!   Last-Modified or size): the command fails naming the URL and what changed, whichever of
 //!   its requests first sees the new version, and writes nothing.
+//! - a server that sends its body gzip-encoded whatever it was asked (a bomb, or a real video):
+//!   refused at once naming the URL and the encoding, since vidprep asks for the bytes as they
+//!   are;
+//! - a server that drips its body: the command fails at the minimum transfer rate, naming the
+//!   URL, the rate seen and the settings, instead of holding on for the deadline.
 //!
 //! Oracles: the output bytes of the same command on the local file, ffprobe, the server's
 //! request counts, the file system.
@@ -583,5 +588,241 @@ fn resume_redoes_an_item_whose_url_changed() {
             "ranges {ranges}: the frames are the new file's"
         );
         assert!(names(&tmp).is_empty(), "left in TMPDIR: {:?}", names(&tmp));
+    }
+}
+
+/// A server on 127.0.0.1 answering each request (numbered from 0) with `answer`, on a thread
+/// of its own; its port.
+fn serve(
+    answer: impl Fn(tiny_http::Request, usize) + Send + Sync + 'static,
+) -> (u16, std::sync::Arc<tiny_http::Server>) {
+    let server = std::sync::Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
+    let port = server.server_addr().to_ip().unwrap().port();
+    let answer = std::sync::Arc::new(answer);
+    let s = server.clone();
+    std::thread::spawn(move || {
+        for (n, rq) in s.incoming_requests().enumerate() {
+            let answer = answer.clone();
+            std::thread::spawn(move || answer(rq, n));
+        }
+    });
+    (port, server)
+}
+
+fn header(name: &str, value: &str) -> tiny_http::Header {
+    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap()
+}
+
+/// The value of `name` in `rq`'s headers.
+fn request_header(rq: &tiny_http::Request, name: &str) -> Option<String> {
+    rq.headers()
+        .iter()
+        .find(|h| h.field.to_string().eq_ignore_ascii_case(name))
+        .map(|h| h.value.as_str().to_string())
+}
+
+/// `bytes` gzipped by the `gzip` tool.
+fn gzipped(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut child = Command::new("gzip")
+        .args(["-c", "-9"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = bytes.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
+
+/// A gzip bomb (64 MiB of zeros, 64 KB gzipped) and a gzipped real video, each sent with
+/// `Content-Encoding: gzip` to every request whatever it asked (as a `206` of the whole body,
+/// and as a `200` from a server without ranges, under `VIDPREP_DOWNLOAD_LIMIT=10M`): `probe`
+/// and `cut` fail at once naming the URL and the encoding, read nothing more, and leave
+/// nothing (FFmpeg's http unpacked such a body without bound, and read the gzipped video as
+/// the video). vidprep asked for `Accept-Encoding: identity`.
+#[test]
+fn a_gzip_encoded_body_is_refused_before_it_is_unpacked() {
+    let bomb = gzipped(&vec![0u8; 64 << 20]);
+    assert!(bomb.len() < 200_000, "{}", bomb.len());
+    let video = gzipped(&mp4(30, 10));
+    for (what, body) in [("bomb", bomb), ("video", video)] {
+        for ranges in [true, false] {
+            let body = std::sync::Arc::new(body.clone());
+            let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let (b, a) = (body.clone(), asked.clone());
+            let (port, _server) = serve(move |rq, _| {
+                a.lock()
+                    .unwrap()
+                    .push(request_header(&rq, "Accept-Encoding"));
+                let len = b.len();
+                let mut r = tiny_http::Response::from_data(b.to_vec())
+                    .with_chunked_threshold(usize::MAX)
+                    .with_header(header("Content-Encoding", "gzip"))
+                    .with_header(header("Content-Type", "video/mp4"));
+                if ranges {
+                    r = r
+                        .with_status_code(206)
+                        .with_header(header("Accept-Ranges", "bytes"))
+                        .with_header(header(
+                            "Content-Range",
+                            &format!("bytes 0-{}/{len}", len - 1),
+                        ));
+                }
+                let _ = rq.respond(r);
+            });
+            let url = format!("http://127.0.0.1:{port}/v.mp4");
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path();
+            let tmp = d.join("tmp");
+            std::fs::create_dir(&tmp).unwrap();
+            for args in [
+                vec!["probe", &url],
+                vec!["cut", &url, "--end", "1", "-o", "o.mp4"],
+            ] {
+                let t0 = Instant::now();
+                let o = run(d, &tmp, &[("VIDPREP_DOWNLOAD_LIMIT", "10M")], &args);
+                let err = stderr(&o);
+                let case = format!("{what}, ranges {ranges}, {}", args[0]);
+                assert_eq!(o.status.code(), Some(1), "{case}: {err}");
+                for s in [
+                    url.as_str(),
+                    "Content-Encoding: gzip",
+                    "Accept-Encoding: identity",
+                    "serve the file without compression",
+                ] {
+                    assert!(err.contains(s), "{case}: {s:?} not in: {err}");
+                }
+                assert!(t0.elapsed() < Duration::from_secs(10), "{case}");
+                assert_eq!(names(d), ["tmp"], "{case}");
+                assert!(names(&tmp).is_empty(), "{case}");
+            }
+            // One request per command, each asking for the bytes as they are.
+            let asked = asked.lock().unwrap().clone();
+            assert_eq!(
+                asked,
+                vec![Some("identity".to_string()); 2],
+                "{what}, ranges {ranges}"
+            );
+        }
+    }
+}
+
+/// A file server on a plain socket (each write flushed at once, unlike `tiny_http`'s buffered
+/// bodies) that serves `bytes`, with range requests or without, answering the first contact's
+/// one-byte range at once but sending every other body one byte per `every`. Its port.
+fn dripping_server(bytes: Vec<u8>, ranges: bool, every: Duration) -> u16 {
+    use std::io::{BufRead as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let bytes = std::sync::Arc::new(bytes);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let bytes = bytes.clone();
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut range = None;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                        break;
+                    }
+                    if let Some((k, v)) = line.split_once(':') {
+                        if k.trim().eq_ignore_ascii_case("range") {
+                            range = Some(v.trim().to_string());
+                        }
+                    }
+                }
+                let mut out = stream;
+                let len = bytes.len();
+                if ranges && range.as_deref() == Some("bytes=0-0") {
+                    let _ = write!(
+                        out,
+                        "HTTP/1.1 206 Partial Content\r\nAccept-Ranges: bytes\r\nContent-Range: \
+                         bytes 0-0/{len}\r\nContent-Length: 1\r\nConnection: close\r\n\r\n"
+                    );
+                    let _ = out.write_all(&bytes[..1]);
+                    return;
+                }
+                let start = range
+                    .as_deref()
+                    .and_then(|r| r.strip_prefix("bytes="))
+                    .and_then(|r| r.split('-').next())
+                    .and_then(|a| a.parse::<usize>().ok())
+                    .filter(|_| ranges)
+                    .unwrap_or(0);
+                let head = if ranges {
+                    format!(
+                        "HTTP/1.1 206 Partial Content\r\nAccept-Ranges: bytes\r\nContent-Range: \
+                         bytes {start}-{}/{len}\r\n",
+                        len - 1
+                    )
+                } else {
+                    "HTTP/1.1 200 OK\r\n".to_string()
+                };
+                let _ = write!(
+                    out,
+                    "{head}Content-Length: {}\r\nConnection: close\r\n\r\n",
+                    len - start
+                );
+                for b in &bytes[start..] {
+                    std::thread::sleep(every);
+                    if out.write_all(&[*b]).and_then(|_| out.flush()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// A server that drips its body (a byte every 200 ms: 5 bytes/s), read by FFmpeg in range
+/// requests and downloaded whole from a server without ranges: with a minimum rate of 1 KiB/s
+/// over 2 s (`VIDPREP_NETWORK_MIN_RATE`, `VIDPREP_NETWORK_MIN_RATE_SECONDS`) the command fails
+/// within seconds, naming the URL, the rate it saw and the settings, and leaves nothing (it
+/// held the command for the whole 1-hour deadline). The same settings read a fast server.
+#[test]
+fn a_dripping_server_fails_at_the_minimum_rate() {
+    let bytes = mp4(30, 10);
+    for ranges in [true, false] {
+        let port = dripping_server(bytes.clone(), ranges, Duration::from_millis(200));
+        let url = format!("http://127.0.0.1:{port}/v.mp4");
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let tmp = d.join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let env = [
+            ("VIDPREP_NETWORK_MIN_RATE", "1K"),
+            ("VIDPREP_NETWORK_MIN_RATE_SECONDS", "2"),
+        ];
+        let t0 = Instant::now();
+        let o = run(d, &tmp, &env, &["cut", &url, "--end", "1", "-o", "o.mp4"]);
+        let took = t0.elapsed();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "ranges {ranges}: {err}");
+        for s in [
+            url.as_str(),
+            "below the minimum transfer rate of 1024 bytes/s over 2 s",
+            "VIDPREP_NETWORK_MIN_RATE",
+            "bytes/s)",
+        ] {
+            assert!(err.contains(s), "ranges {ranges}: {s:?} not in: {err}");
+        }
+        assert!(
+            took < Duration::from_secs(20),
+            "ranges {ranges}: took {took:?}: {err}"
+        );
+        assert_eq!(names(d), ["tmp"]);
+        assert!(names(&tmp).is_empty());
+        // The same settings read a server that sends at once.
+        let server = Server::file("/v.mp4", vec![Version::new(bytes.clone())], ranges);
+        let o = run(d, &tmp, &env, &["probe", &server.url("/v.mp4")]);
+        assert!(o.status.success(), "ranges {ranges}: {}", stderr(&o));
     }
 }

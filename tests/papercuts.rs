@@ -1,4 +1,5 @@
-//! Small defects, each pinned by a test: a hanging parity runner is killed at its limit,
+//! Small defects, each pinned by a test: a hanging parity runner is killed at its limit (and
+//! at Ctrl-C or SIGTERM, its folder removed; a flood of its stderr is cut to a tail),
 //! profile-option errors name the option, `track -o` refuses a missing folder like the other
 //! outputs, `--resume` reruns an item whose side inputs changed, a missing input is reported
 //! once, sidecars record paths as given, and `run` names the folders above its `--out-dir` it made.
@@ -91,6 +92,124 @@ fn parity_kills_a_hanging_runner_and_its_children_at_the_limit() {
         .code(1);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(err.contains("limit of 1 s"), "{err}");
+}
+
+/// A fake interpreter (`name` in `dir`) running `body` after `#!/bin/sh`.
+fn fake_python(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
+    let py = dir.join(name);
+    std::fs::write(&py, format!("#!/bin/sh\n{body}")).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    py
+}
+
+/// Ctrl-C or SIGTERM of `vidprep parity` while the runner (in a process group of its own,
+/// ignoring both signals, with a child) runs: vidprep exits 130 at once (it took 5 s, the
+/// handler's grace), the runner and its child are gone, and the runner's temporary folder
+/// with `parity_runner.py` is removed (both were left).
+#[test]
+fn parity_interrupted_ends_the_runners_group_and_removes_its_folder() {
+    let v = SynthVideo::new(160, 120).frames(20).cached();
+    for signal in ["INT", "TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let tmp = d.join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let py = fake_python(
+            d,
+            "python-ignoring-signals",
+            &format!(
+                "trap '' INT TERM\nsleep 300 &\necho $! > {0}/child.pid.part\necho \"$1\" > \
+                 {0}/runner.path\nmv {0}/child.pid.part {0}/child.pid\nsleep 300\n",
+                d.display()
+            ),
+        );
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("vidprep"))
+            .arg("parity")
+            .arg(&v.path)
+            .args(["--profile", "qwen2.5-vl"])
+            .arg("--python")
+            .arg(&py)
+            .env("TMPDIR", &tmp)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while !d.join("child.pid").exists() && t0.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let runner_child: u32 = std::fs::read_to_string(d.join("child.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let runner = std::path::PathBuf::from(
+            std::fs::read_to_string(d.join("runner.path"))
+                .unwrap()
+                .trim(),
+        );
+        assert!(runner.exists() && runner.starts_with(&tmp), "{runner:?}");
+        let t1 = Instant::now();
+        let ok = std::process::Command::new("sh")
+            .args(["-c", &format!("kill -{signal} \"$1\""), "sh"])
+            .arg(child.id().to_string())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let status = child.wait().unwrap();
+        let took = t1.elapsed();
+        assert_eq!(status.code(), Some(130), "SIG{signal}");
+        assert!(took < Duration::from_secs(3), "SIG{signal}: took {took:?}");
+        let t2 = Instant::now();
+        while !gone(runner_child) && t2.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(
+            gone(runner_child),
+            "SIG{signal}: the runner's child still runs"
+        );
+        assert!(!runner.exists(), "SIG{signal}: {runner:?} left behind");
+        let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+        assert!(left.is_empty(), "SIG{signal}: left in TMPDIR: {left:?}");
+    }
+}
+
+/// A runner that floods stderr (20 MB, then its last words) and fails: the error shows only
+/// the stream's tail (at most 64 KiB) with the last words, and says how much was cut (it
+/// printed all of it, and held it all in memory: 1.5 GB took vidprep to 4.4 GB).
+#[test]
+fn parity_keeps_a_bounded_tail_of_a_flooding_runners_stderr() {
+    let v = SynthVideo::new(160, 120).frames(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let total = 20_000_000u64;
+    let py = fake_python(
+        dir.path(),
+        "python-flooding",
+        &format!(
+            "head -c {total} /dev/zero | tr '\\0' x >&2\necho >&2\necho 'Traceback: the last words' >&2\nexit 1\n"
+        ),
+    );
+    let a = vidprep()
+        .arg("parity")
+        .arg(&v.path)
+        .args(["--profile", "qwen2.5-vl"])
+        .arg("--python")
+        .arg(&py)
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.len() < 70_000, "{} bytes of error", err.len());
+    let written = total + 1 + "Traceback: the last words\n".len() as u64;
+    for part in [
+        "the package failed on this video",
+        "Traceback: the last words",
+        &format!("the runner wrote {written} bytes to stderr; the first {} are cut, the last 65536 follow", written - 65536),
+    ] {
+        assert!(err.contains(part), "{part:?} not in: {}", &err[..err.len().min(600)]);
+    }
 }
 
 /// Runs vidprep with `args` in `dir`, expects `code`; returns stderr.

@@ -331,6 +331,11 @@ pub struct ReadOptions {
     /// MOT: the frame count of the video the boxes are for; rows past it are counted, not
     /// kept (see [`mot::read_mot`]). `None`: every row is kept.
     pub frame_count: Option<usize>,
+    /// MOT: the frames the request keeps (its span, `start..end`); a track's rows outside
+    /// them are counted (`rows_outside_the_span`), not kept, but for its last row before the
+    /// span and its first after it (what filling a gap that reaches into the span needs), so
+    /// that memory follows the boxes in the span, not the file. `None`: every frame.
+    pub span: Option<std::ops::Range<usize>>,
     /// MOT: keep the boxes only, not the per-key extras (`conf`, `class`, `visibility`): what
     /// drawing and remapping boxes need, at about half the memory per box.
     pub boxes_only: bool,

@@ -65,6 +65,10 @@ fn column_name(count: usize, index: usize) -> &'static str {
 /// the video's last ([`ReadOptions::frame_count`]); they count as keys outside the video.
 pub const ROWS_PAST_THE_VIDEO: &str = "rows_past_the_video";
 
+/// The [`Meta::fields`] entry counting rows inside the video but outside the frames the
+/// request keeps ([`ReadOptions::span`]), not kept.
+pub const ROWS_OUTSIDE_THE_SPAN: &str = "rows_outside_the_span";
+
 /// A track's row past the video's end, kept until a nearer one turns up.
 struct Beyond {
     frame: usize,
@@ -77,7 +81,10 @@ struct Beyond {
 /// Reads a MOT `gt.txt` / `det.txt`, line by line: memory follows the rows kept, not the
 /// file. With [`ReadOptions::frame_count`], rows of frames past the video's end are counted
 /// ([`ROWS_PAST_THE_VIDEO`]) and dropped, except each track's first key after the end (a gap
-/// at the end of the video may be filled towards it).
+/// at the end of the video may be filled towards it). With [`ReadOptions::span`], rows
+/// outside the span are counted ([`ROWS_OUTSIDE_THE_SPAN`]) and dropped, except each track's
+/// last key before the span and first key after it; the tracks keep the order of their first
+/// rows inside the video, as if every row had been kept.
 pub fn read_mot(path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
     read_mot_from(path, open_text(path)?, options)
 }
@@ -97,6 +104,13 @@ fn read_mot_from(
     // after the end (what filling the track's last gap inside the video may need).
     let mut beyond = 0usize;
     let mut next_after_end: HashMap<String, Beyond> = HashMap::new();
+    // Rows inside the video but outside the span: counted, but for each track's nearest keys
+    // on either side; and the line of each track's first row inside the video (its place).
+    let span = options.span.clone();
+    let mut outside_span = 0usize;
+    let mut last_before: HashMap<String, Beyond> = HashMap::new();
+    let mut first_after: HashMap<String, Beyond> = HashMap::new();
+    let mut first_line: HashMap<String, usize> = HashMap::new();
 
     let mut bytes = Vec::new();
     let mut line_no = 0usize;
@@ -219,6 +233,10 @@ fn read_mot_from(
                 beyond += 1;
                 continue;
             }
+            if span.as_ref().is_some_and(|s| !s.contains(&frame)) {
+                outside_span += 1;
+                continue;
+            }
             detections.push(Detection {
                 key: Key::Frame(frame),
                 bbox,
@@ -266,6 +284,34 @@ fn read_mot_from(
             }
             continue;
         }
+        if span.is_some() {
+            first_line.entry(id_text.clone()).or_insert(line_no);
+        }
+        if let Some(s) = span.as_ref().filter(|s| !s.contains(&frame)) {
+            outside_span += 1;
+            let row = Beyond {
+                frame,
+                label,
+                bbox,
+                extras,
+                line: line_no,
+            };
+            // The nearest row on its side (the first in the file of equals).
+            let (map, nearer): (&mut HashMap<String, Beyond>, fn(usize, usize) -> bool) =
+                if frame < s.start {
+                    (&mut last_before, |kept: usize, f: usize| f > kept)
+                } else {
+                    (&mut first_after, |kept: usize, f: usize| f < kept)
+                };
+            match map.get_mut(&id_text) {
+                Some(kept) if !nearer(kept.frame, frame) => {}
+                Some(kept) => *kept = row,
+                None => {
+                    map.insert(id_text, row);
+                }
+            }
+            continue;
+        }
         set.add(
             &id_text,
             label,
@@ -273,6 +319,20 @@ fn read_mot_from(
             Entry::from_box(bbox),
             extras,
             Location::Line(line_no),
+        )?;
+    }
+    let mut neighbours: Vec<(String, Beyond)> =
+        last_before.into_iter().chain(first_after).collect();
+    neighbours.sort_by_key(|(_, row)| row.line);
+    for (id, row) in neighbours {
+        outside_span -= 1;
+        set.add(
+            &id,
+            row.label,
+            Key::Frame(row.frame),
+            Entry::from_box(row.bbox),
+            row.extras,
+            Location::Line(row.line),
         )?;
     }
     // In file order, so that tracks keep the order of their first rows.
@@ -292,6 +352,13 @@ fn read_mot_from(
 
     let mut annotations = Annotations::new(Coords::Pixels);
     annotations.tracks = set.into_tracks();
+    if span.is_some() {
+        // Each track in the place of its first row inside the video (a stable sort: tracks
+        // seen only past the video's end stay last, in their order).
+        annotations
+            .tracks
+            .sort_by_key(|t| first_line.get(&t.id).map_or((1, 0), |&l| (0, l)));
+    }
     annotations.detections = detections;
     let mut meta = Meta {
         source_format: Some(Format::Mot),
@@ -308,6 +375,10 @@ fn read_mot_from(
     if beyond > 0 {
         meta.fields
             .insert(ROWS_PAST_THE_VIDEO.into(), beyond.into());
+    }
+    if outside_span > 0 {
+        meta.fields
+            .insert(ROWS_OUTSIDE_THE_SPAN.into(), outside_span.into());
     }
     if empty_detections > 0 {
         meta.fields
@@ -519,5 +590,74 @@ mod tests {
             filtered.meta.fields["rows_below_min_confidence"],
             serde_json::json!(4359 - filtered.detections.len())
         );
+    }
+
+    /// With a span, only the rows inside it are kept, and each track's nearest row on either
+    /// side (what a gap reaching into the span needs); the rest are counted. The tracks keep
+    /// the order of their first rows, and the kept keys are the unfiltered read's.
+    #[test]
+    fn rows_outside_the_span_are_not_kept_but_each_tracks_nearest_on_either_side() {
+        use std::fmt::Write as _;
+        // Track 1 on every frame 1..=100 (MOT frames), track 2 only on frames 1..=5 and
+        // 95..=100 (a gap across the span), track 3 only on frames 90..=100 (first seen after
+        // the span, but listed before track 2's late rows), detections on every frame.
+        let mut text = String::new();
+        for f in 1..=100 {
+            writeln!(text, "{f},1,{f},0,10,10,1,1,1").unwrap();
+            if f <= 5 || f >= 95 {
+                writeln!(text, "{f},2,{f},5,10,10,1,1,1").unwrap();
+            }
+            if f >= 90 {
+                writeln!(text, "{f},3,{f},9,10,10,1,1,1").unwrap();
+            }
+            writeln!(text, "{f},-1,{f},1,10,10,0.5,-1,-1").unwrap();
+        }
+        let path = Path::new("gt.txt");
+        let all = read_mot_from(path, text.as_bytes(), &ReadOptions::default()).unwrap();
+        let read = |span| {
+            read_mot_from(
+                path,
+                text.as_bytes(),
+                &ReadOptions {
+                    span: Some(span),
+                    ..ReadOptions::default()
+                },
+            )
+            .unwrap()
+        };
+        // Frames 40..50 (0-based): MOT frames 41..=50.
+        let a = read(40..50);
+        let ids: Vec<&str> = a.tracks.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["1", "2", "3"]);
+        let frames = |t: &super::super::model::Track| -> Vec<usize> {
+            t.keys
+                .keys()
+                .map(|k| match k {
+                    Key::Frame(f) => *f,
+                    other => panic!("{other:?}"),
+                })
+                .collect()
+        };
+        assert_eq!(
+            frames(&a.tracks[0]),
+            [39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50]
+        );
+        assert_eq!(frames(&a.tracks[1]), [4, 94]);
+        assert_eq!(frames(&a.tracks[2]), [89]);
+        // Every kept key is the unfiltered read's, extras included.
+        for (t, u) in a.tracks.iter().zip(&all.tracks) {
+            for (k, e) in &t.keys {
+                assert_eq!(Some(e), u.keys.get(k), "track {} {k:?}", t.id);
+                assert_eq!(t.extras.get(k), u.extras.get(k), "track {} {k:?}", t.id);
+            }
+        }
+        assert_eq!(a.detections.len(), 10);
+        // Rows: 100 + 11 + 11 + 100 detections; kept: 12 + 2 + 1 + 10.
+        assert_eq!(a.meta.fields[ROWS_OUTSIDE_THE_SPAN], 222 - 25);
+        // Without a span, or one over every frame, nothing is counted.
+        assert!(!all.meta.fields.contains_key(ROWS_OUTSIDE_THE_SPAN));
+        let whole = read(0..100);
+        assert!(!whole.meta.fields.contains_key(ROWS_OUTSIDE_THE_SPAN));
+        assert_eq!(whole.tracks, all.tracks);
     }
 }

@@ -7,9 +7,11 @@
 //! is 0 when everything agrees, 1 otherwise, or when the package is not installed there.
 //! The runner runs in a process group of its own under a time limit (`--timeout`, else
 //! `VIDPREP_PARITY_TIMEOUT`, default 10 minutes): past it, the whole group is killed (a
-//! hanging interpreter and whatever it started) and the check fails naming the limit.
+//! hanging interpreter and whatever it started) and the check fails naming the limit. Ctrl-C or
+//! SIGTERM ends the group at once too, and the runner's temporary folder goes with the call
+//! (exit 130). Of the runner's stderr only the last [`STDERR_TAIL`] bytes are kept (a runner
+//! that floods it costs no more memory), and an error says how much was cut.
 
-use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -65,15 +67,76 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("expected seconds, more than 0 and at most 86400, found {s:?}"))
 }
 
+/// How much of the runner's stderr is kept and shown: its last 64 KiB (a traceback's end).
+const STDERR_TAIL: usize = 64 << 10;
+
 /// What the runner left: its exit status and its stderr.
 struct Finished {
     status: ExitStatus,
-    stderr: String,
+    stderr: Tail,
+}
+
+/// How the runner's run ended.
+enum Ended {
+    /// It exited.
+    Finished(Finished),
+    /// It ran past the limit; its group was killed.
+    TimedOut,
+    /// The call was cancelled (Ctrl-C, SIGTERM); its group was killed.
+    Cancelled,
+}
+
+/// The last `keep` bytes of a stream, and how many it had in all.
+struct Tail {
+    kept: Vec<u8>,
+    total: u64,
+}
+
+impl Tail {
+    /// Reads `reader` to its end, keeping only its last `keep` bytes (memory: at most twice
+    /// `keep`, whatever the stream's length).
+    fn read(mut reader: impl std::io::Read, keep: usize) -> Tail {
+        let mut kept = Vec::new();
+        let mut total = 0u64;
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            total += n as u64;
+            kept.extend_from_slice(&buf[..n]);
+            if kept.len() > 2 * keep {
+                kept.drain(..kept.len() - keep);
+            }
+        }
+        if kept.len() > keep {
+            kept.drain(..kept.len() - keep);
+        }
+        Tail { kept, total }
+    }
+
+    /// The kept text, trimmed, after a line saying how much was cut (when some was).
+    fn text(&self) -> String {
+        let text = String::from_utf8_lossy(&self.kept);
+        let text = text.trim();
+        let cut = self.total - self.kept.len() as u64;
+        if cut == 0 {
+            return text.to_string();
+        }
+        format!(
+            "[the runner wrote {} bytes to stderr; the first {cut} are cut, the last {} follow]\n...{text}",
+            self.total,
+            self.kept.len()
+        )
+    }
 }
 
 /// Runs `command` in a process group of its own and waits at most `limit` for it. Past the
-/// limit the whole group is killed (SIGKILL) and `Ok(None)` is returned.
-fn run_with_limit(mut command: Command, limit: Duration) -> std::io::Result<Option<Finished>> {
+/// limit, or once the call is cancelled, the whole group is killed (SIGKILL).
+fn run_with_limit(mut command: Command, limit: Duration) -> std::io::Result<Ended> {
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt as _;
@@ -87,32 +150,38 @@ fn run_with_limit(mut command: Command, limit: Duration) -> std::io::Result<Opti
     // stderr is read on a thread of its own, so that a chatty runner never blocks on a full
     // pipe while this thread waits.
     let mut pipe = child.stderr.take().expect("stderr is piped");
-    let reader = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        bytes
-    });
+    let reader = std::thread::spawn(move || Tail::read(&mut pipe, STDERR_TAIL));
     let deadline = Instant::now() + limit;
     let status = loop {
         if let Some(status) = child.try_wait()? {
-            break Some(status);
+            break Ok(status);
+        }
+        // Ctrl-C or SIGTERM: the runner's group is not the terminal's, so the signal never
+        // reached it; it is ended here, at once, not left running past vidprep's exit.
+        if crate::cancel::cancelled() {
+            break Err(Ended::Cancelled);
         }
         if Instant::now() >= deadline {
-            break None;
+            break Err(Ended::TimedOut);
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let Some(status) = status else {
-        kill_group(&mut child);
-        let _ = child.wait();
-        // The group is dead, so the pipe's every writer is gone and the reader ends.
-        let _ = reader.join();
-        return Ok(None);
-    };
-    // The runner exited; what it started and left behind goes with its group.
+    // The runner exited, timed out or was cancelled; what it started goes with its group.
     kill_group(&mut child);
-    let stderr = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
-    Ok(Some(Finished { status, stderr }))
+    let status = match status {
+        Ok(status) => status,
+        Err(ended) => {
+            let _ = child.wait();
+            // The group is dead, so the pipe's every writer is gone and the reader ends.
+            let _ = reader.join();
+            return Ok(ended);
+        }
+    };
+    let stderr = reader.join().unwrap_or(Tail {
+        kept: Vec::new(),
+        total: 0,
+    });
+    Ok(Ended::Finished(Finished { status, stderr }))
 }
 
 /// Kills `child`'s process group (the child is its leader), or the child where there are no
@@ -224,8 +293,11 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         )
     })?;
     let theirs_s = t1.elapsed().as_secs_f64();
-    let Some(run) = run else {
-        anyhow::bail!(
+    let run = match run {
+        Ended::Finished(run) => run,
+        // `main` sees the cancelled token and exits 130; the runner's folder goes with `dir`.
+        Ended::Cancelled => return Err(crate::Error::Cancelled.into()),
+        Ended::TimedOut => anyhow::bail!(
             "{}: the parity runner for profile {} ({} package, run by {} parity_runner.py) did not finish \
              within the limit of {} s, so it and every process it started were killed; give it \
              longer with --timeout SECONDS or VIDPREP_PARITY_TIMEOUT, or check that the \
@@ -235,9 +307,9 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
             package_of(&args.profile),
             python.display(),
             limit.as_secs_f64(),
-        );
+        ),
     };
-    let stderr = run.stderr;
+    let stderr = run.stderr.text();
     match run.status.code() {
         Some(0) => {}
         Some(3) => anyhow::bail!(

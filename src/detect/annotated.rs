@@ -61,7 +61,7 @@ pub fn spans(source: &Source, table: &FrameTable, request: &AnnotationSpans) -> 
         item: request.item.clone(),
         ..ReadOptions::default()
     };
-    let loaded = SourceBoxes::load(&boxes, table, w, h)?;
+    let loaded = SourceBoxes::load(&boxes, table, w, h, None)?;
     if request.temporal {
         let Some(ts) = loaded.annotations.meta.fields.get("timestamps") else {
             return Err(Error::request(

@@ -117,7 +117,7 @@ pub(crate) fn audio_format_of(ctx: &ffmpeg::format::context::Input) -> Option<(u
 
 /// Opens `source` for its audio; `None` for an image sequence, which has none (and may need a
 /// rate only the video side knows).
-fn open_for_audio(source: &Source) -> Result<Option<ffmpeg::format::context::Input>> {
+fn open_for_audio(source: &Source) -> Result<Option<crate::media::input::OpenedInput>> {
     if crate::media::source::is_image_sequence(source.path()) {
         return Ok(None);
     }
@@ -246,7 +246,7 @@ impl Resampler {
 
 /// Where a [`SegmentReader`] gets its packets.
 enum AudioInput {
-    Own(ffmpeg::format::context::Input),
+    Own(crate::media::input::OpenedInput),
     /// The input of the video's full decode, read from its start
     /// ([`crate::media::demux`]).
     Shared(Arc<SharedDemuxer>),
@@ -398,7 +398,7 @@ impl SegmentReader {
     /// An input of its own, read from the start (no seek, as the shared one was) past the
     /// first `skip` packets of the audio stream: it goes on with the packets the shared input
     /// would have given next.
-    fn own_input_after(&self, skip: usize) -> Result<ffmpeg::format::context::Input> {
+    fn own_input_after(&self, skip: usize) -> Result<crate::media::input::OpenedInput> {
         let Some(mut input) = open_for_audio(&self.source)? else {
             return Err(Error::internal("an image sequence has no audio to read"));
         };

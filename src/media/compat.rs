@@ -366,3 +366,24 @@ pub(crate) fn first_index_entry(
     };
     Some(entry)
 }
+
+/// The bytes an input has read so far through its I/O context (`AVIOContext.bytes_read`, its
+/// own statistic; 0 before the context exists, as while an http input still waits for its
+/// headers). The field is public and the same from FFmpeg 4.3 through 9.0: this is its one
+/// reader, so that a version that moves it changes one place.
+///
+/// # Safety
+/// `context` is null or a valid `AVFormatContext` (its `pb` null or valid), read on the thread
+/// that does its I/O.
+pub(crate) unsafe fn input_bytes_read(context: *const ffi::AVFormatContext) -> u64 {
+    if context.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller passes a valid context; its `pb` is null or a valid AVIOContext.
+    let pb = unsafe { (*context).pb };
+    if pb.is_null() {
+        return 0;
+    }
+    // SAFETY: `pb` is valid (checked non-null above); a plain field read.
+    u64::try_from(unsafe { (*pb).bytes_read }).unwrap_or(0)
+}

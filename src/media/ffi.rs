@@ -337,24 +337,148 @@ pub struct OwnedScaler(pub ffmpeg::software::scaling::Context);
 // only used through `&mut`, so moving it between threads cannot create shared access.
 unsafe impl Send for OwnedScaler {}
 
-/// FFmpeg's interrupt callback for inputs: blocking network waits poll it (every 100 ms) and
-/// give up once the work is cancelled (Ctrl-C, SIGTERM, a Python `KeyboardInterrupt`). FFmpeg
-/// calls it on the thread doing the I/O, which has entered its call's
-/// [`CancelToken`](crate::CancelToken).
-///
-/// `opaque` is not a pointer but a number: 0, or the deadline of the input's network
-/// transfers in milliseconds since [`deadline_epoch`] (past it, every wait gives up with
-/// `AVERROR_EXIT`).
-unsafe extern "C" fn interrupted(opaque: *mut std::ffi::c_void) -> std::ffi::c_int {
-    let deadline_ms = opaque as usize as u128;
-    let late = deadline_ms != 0 && deadline_epoch().elapsed().as_millis() > deadline_ms;
-    (crate::cancel::cancelled() || late) as std::ffi::c_int
+/// Why a network input's interrupt callback gave up (read back by the error that follows,
+/// on the thread that did the I/O: [`take_network_verdict`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum NetworkVerdict {
+    /// The input's deadline passed.
+    Deadline,
+    /// The server sent `bytes` over `waited` of waiting, below the minimum rate.
+    TooSlow {
+        bytes: u64,
+        waited: std::time::Duration,
+    },
 }
 
-/// The origin of the deadlines [`open_input`] encodes in the interrupt callback's opaque value.
+thread_local! {
+    /// The last verdict of an interrupt callback on this thread, taken by the error it caused.
+    static VERDICT: std::cell::Cell<Option<NetworkVerdict>> = const { std::cell::Cell::new(None) };
+}
+
+/// The verdict that made this thread's last network wait give up, if one did (taken: asked
+/// once).
+pub(crate) fn take_network_verdict() -> Option<NetworkVerdict> {
+    VERDICT.with(|v| v.take())
+}
+
+/// What a network input's interrupt callback watches: its deadline and its transfer rate.
+/// Owned by the [`OpenedInput`] (dropped after the input it watches).
+pub(crate) struct Watch {
+    /// The deadline in milliseconds since [`deadline_epoch`] (0: none).
+    deadline_ms: u64,
+    /// The watched input (set before it is opened; FFmpeg frees it only with the input).
+    context: std::sync::atomic::AtomicPtr<ffi::AVFormatContext>,
+    network: crate::settings::NetworkSettings,
+    /// When the callback was last called (ms since the epoch; 0: never).
+    last_call_ms: std::sync::atomic::AtomicU64,
+    /// Time spent waiting in this window: the gaps between calls of one wait (FFmpeg calls
+    /// the callback every 100 ms while a socket has nothing; a longer gap is time the caller
+    /// spent elsewhere, not the server's).
+    waited_ms: std::sync::atomic::AtomicU64,
+    /// The input's bytes read when this window began.
+    window_bytes: std::sync::atomic::AtomicU64,
+    /// The verdict once one was given: every later wait gives up too (a demuxer may read on
+    /// after one failed read, and the error must be the one that stopped it).
+    given: std::sync::Mutex<Option<NetworkVerdict>>,
+}
+
+/// The longest gap between two callback calls still counted as one wait on the network.
+const ONE_WAIT_MS: u64 = 250;
+
+impl Watch {
+    /// Whether the input must give up now (and for good).
+    fn verdict(&self) -> Option<NetworkVerdict> {
+        let mut given = self.given.lock().unwrap_or_else(|e| e.into_inner());
+        if given.is_none() {
+            *given = self.judge();
+        }
+        *given
+    }
+
+    /// Whether the deadline passed, or the window now closing was below the minimum rate.
+    fn judge(&self) -> Option<NetworkVerdict> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = deadline_epoch().elapsed().as_millis() as u64 + 1;
+        if self.deadline_ms != 0 && now > self.deadline_ms {
+            return Some(NetworkVerdict::Deadline);
+        }
+        if self.network.min_rate == 0 {
+            return None;
+        }
+        let last = self.last_call_ms.swap(now, Relaxed);
+        let gap = now.saturating_sub(last);
+        if last == 0 || gap > ONE_WAIT_MS {
+            return None;
+        }
+        let waited = self.waited_ms.fetch_add(gap, Relaxed) + gap;
+        let waited_for = std::time::Duration::from_millis(waited);
+        if waited_for < self.network.min_rate_window {
+            return None;
+        }
+        // SAFETY: the context lives as long as this watch's input (see `OpenedInput`), and the
+        // callback runs on the thread doing its I/O.
+        let bytes = unsafe { crate::media::compat::input_bytes_read(self.context.load(Relaxed)) };
+        let got = bytes.saturating_sub(self.window_bytes.swap(bytes, Relaxed));
+        self.waited_ms.store(0, Relaxed);
+        self.network
+            .too_slow(got, waited_for)
+            .then_some(NetworkVerdict::TooSlow {
+                bytes: got,
+                waited: waited_for,
+            })
+    }
+}
+
+/// FFmpeg's interrupt callback for inputs: blocking network waits poll it (every 100 ms) and
+/// give up once the work is cancelled (Ctrl-C, SIGTERM, a Python `KeyboardInterrupt`), once
+/// the input's deadline passed, or once the server sends slower than the minimum rate
+/// ([`Watch`]). FFmpeg calls it on the thread doing the I/O, which has entered its call's
+/// [`CancelToken`](crate::CancelToken).
+///
+/// `opaque` is null (a local input: cancellation only) or the input's [`Watch`].
+unsafe extern "C" fn interrupted(opaque: *mut std::ffi::c_void) -> std::ffi::c_int {
+    if crate::cancel::cancelled() {
+        return 1;
+    }
+    if opaque.is_null() {
+        return 0;
+    }
+    // SAFETY: a non-null opaque is the `Watch` boxed in the `OpenedInput` that owns this
+    // input, which outlives every call FFmpeg makes for it.
+    let watch = unsafe { &*(opaque as *const Watch) };
+    match watch.verdict() {
+        None => 0,
+        Some(v) => {
+            VERDICT.with(|c| c.set(Some(v)));
+            1
+        }
+    }
+}
+
+/// The origin of the deadlines a [`Watch`] keeps.
 fn deadline_epoch() -> std::time::Instant {
     static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     *EPOCH.get_or_init(std::time::Instant::now)
+}
+
+/// An opened input and the [`Watch`] its interrupt callback reads, dropped after it (fields
+/// drop in order). It is used as the `Input` it holds.
+pub struct OpenedInput {
+    input: Input,
+    _watch: Option<Box<Watch>>,
+}
+
+impl std::ops::Deref for OpenedInput {
+    type Target = Input;
+    fn deref(&self) -> &Input {
+        &self.input
+    }
+}
+
+impl std::ops::DerefMut for OpenedInput {
+    fn deref_mut(&mut self) -> &mut Input {
+        &mut self.input
+    }
 }
 
 /// Whether the input can seek (a URL whose server honours `Range:` requests, a local file).
@@ -374,17 +498,15 @@ pub fn input_seekable(context: &Input) -> bool {
 /// the input when probing fails, and installs an interrupt callback so cancelled work stops
 /// waiting on the network.
 ///
-/// With `deadline`, every network wait of this input (its opening and all later reads) gives
-/// up once that much time has passed since it was opened.
+/// With `network` (a URL), every network wait of this input (its opening and all later
+/// reads) gives up once `deadline` has passed since it was opened, or once the server sends
+/// slower than the settings' minimum rate (see [`take_network_verdict`] for which).
 pub fn open_input(
     url: &std::ffi::CStr,
     format: Option<&str>,
     options: ffmpeg::Dictionary,
-    deadline: Option<std::time::Duration>,
-) -> Result<Input, ffmpeg::Error> {
-    let deadline_ms = deadline.map_or(0usize, |d| {
-        (deadline_epoch().elapsed() + d).as_millis().max(1) as usize
-    });
+    network: Option<(std::time::Duration, crate::settings::NetworkSettings)>,
+) -> Result<OpenedInput, ffmpeg::Error> {
     let demuxer: crate::media::compat::InputFormatPtr = match format {
         Some(name) => {
             let name = std::ffi::CString::new(name).map_err(|_| ffmpeg::Error::DemuxerNotFound)?;
@@ -396,9 +518,23 @@ pub fn open_input(
         }
         None => std::ptr::null_mut(),
     };
+    // A verdict left by an earlier input of this thread is not this one's.
+    let _ = take_network_verdict();
+    let watch = network.map(|(deadline, network)| {
+        Box::new(Watch {
+            deadline_ms: (deadline_epoch().elapsed() + deadline).as_millis().max(1) as u64,
+            context: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
+            network,
+            last_call_ms: 0.into(),
+            waited_ms: 0.into(),
+            window_bytes: 0.into(),
+            given: std::sync::Mutex::new(None),
+        })
+    });
     // SAFETY: avformat_alloc_context returns a fresh context or null (checked). We set its
-    // interrupt callback (a plain `extern "C"` function whose opaque value is a number it
-    // never dereferences) before opening. The
+    // interrupt callback (a plain `extern "C"` function whose opaque value is null or the
+    // boxed `Watch`, which the returned `OpenedInput` keeps until after the input is closed;
+    // on failure the context is freed here, before the box) before opening. The
     // dictionary is handed to avformat_open_input as a raw pointer and taken back
     // (`Dictionary::own`) so what it did not consume is freed. On failure
     // avformat_open_input frees the context itself; after it succeeds, a failed
@@ -411,10 +547,16 @@ pub fn open_input(
                 errno: ffmpeg::util::error::ENOMEM,
             });
         }
+        let opaque = match &watch {
+            Some(w) => {
+                w.context.store(ps, std::sync::atomic::Ordering::Relaxed);
+                &**w as *const Watch as *mut std::ffi::c_void
+            }
+            None => std::ptr::null_mut(),
+        };
         (*ps).interrupt_callback = ffi::AVIOInterruptCB {
             callback: Some(interrupted),
-            // A number, not a pointer (see `interrupted`): nothing to keep alive.
-            opaque: deadline_ms as *mut std::ffi::c_void,
+            opaque,
         };
         let mut opts = options.disown();
         let ret = ffi::avformat_open_input(&mut ps, url.as_ptr(), demuxer, &mut opts);
@@ -427,7 +569,10 @@ pub fn open_input(
             ffi::avformat_close_input(&mut ps);
             return Err(ffmpeg::Error::from(ret));
         }
-        Ok(Input::wrap(ps))
+        Ok(OpenedInput {
+            input: Input::wrap(ps),
+            _watch: watch,
+        })
     }
 }
 

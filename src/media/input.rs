@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use ffmpeg::ffi;
 use ffmpeg::format::context::Input;
+
+pub use crate::media::ffi::OpenedInput;
 use ffmpeg::media::Type as MediaType;
 use ffmpeg_next as ffmpeg;
 
@@ -236,7 +238,7 @@ pub struct VideoInput {
     /// For an image sequence: its folder, naming and rate.
     pub sequence: Option<Arc<ImageSequence>>,
     /// The demuxer.
-    pub context: Input,
+    pub context: OpenedInput,
     /// The chosen video stream.
     pub video: VideoStreamInfo,
 }
@@ -334,16 +336,30 @@ pub fn check_frame_size(path: &Path, width: u32, height: u32) -> Result<()> {
 
 /// Opens a source (a media file, an image sequence or an http(s) URL) with a clear error for
 /// one that is missing, unreadable or unreachable. For an image sequence, also its resolution.
-pub(crate) fn open_source(source: &Source) -> Result<(Input, Resolved)> {
+pub(crate) fn open_source(source: &Source) -> Result<(OpenedInput, Resolved)> {
     init();
     let path = source.path();
     let resolved = crate::media::source::resolve(source)?;
+    if let Some(seq) = &resolved.sequence {
+        // FFmpeg decodes the first image while it opens the sequence (its size is in no
+        // demuxer's header): its size is checked from its header first, so that a 12000x12000
+        // TIFF is refused before 330 MB are decoded. The others are checked against it before
+        // any is read (`FrameTable::of_image_sequence`).
+        let first = seq.file_path(0);
+        if let Some((width, height)) = crate::media::images::header_size(&first)? {
+            check_frame_size(&first, width, height)?;
+        }
+    }
     crate::tally::count(crate::tally::Event::Open);
     let recipe = &resolved.recipe;
-    let deadline = (resolved.kind == SourceKind::Url && !resolved.downloaded)
-        .then(crate::media::source::network_deadline);
+    let network = (resolved.kind == SourceKind::Url && !resolved.downloaded).then(|| {
+        (
+            crate::media::source::network_deadline(),
+            crate::settings::with(|s| s.network),
+        )
+    });
     let context =
-        crate::media::ffi::open_input(&recipe.url, recipe.format, recipe.dictionary(), deadline)
+        crate::media::ffi::open_input(&recipe.url, recipe.format, recipe.dictionary(), network)
             .map_err(|e| match resolved.kind {
                 SourceKind::File => Error::Open {
                     path: path.to_path_buf(),
@@ -409,7 +425,7 @@ pub(crate) fn open_source(source: &Source) -> Result<(Input, Resolved)> {
 }
 
 /// Opens a source as a media container (see [`open_source`]).
-pub fn open_media(source: &Source) -> Result<Input> {
+pub fn open_media(source: &Source) -> Result<OpenedInput> {
     open_source(source).map(|(context, _)| context)
 }
 

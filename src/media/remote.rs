@@ -15,6 +15,13 @@
 //!   behind even by `kill -9`.
 //!
 //! A server that gives neither ranges nor a size (a live or looping stream) is refused.
+//!
+//! Every request asks for the bytes as they are (`Accept-Encoding: identity`, FFmpeg's too:
+//! [`crate::media::source::url_recipe`]), and an answer whose body is encoded anyway
+//! (`Content-Encoding: gzip`) is refused: its size says nothing of what it unpacks to (a 1 MB
+//! gzip bomb unpacks to 1 GiB), and it cannot be read in ranges. A download that the server
+//! sends slower than the minimum rate ([`crate::NetworkSettings::min_rate`]) fails, naming the
+//! URL and the rate, as FFmpeg's reads of a URL do.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -249,6 +256,10 @@ fn agent(total: std::time::Duration) -> ureq::Agent {
         .timeout_per_read(t)
         .timeout_per_write(t)
         .timeout_global(Some(total))
+        // The answer's head within the network timeout (a server dripping its headers).
+        .timeout_recv_response(t)
+        // The bytes as they are: never an encoded body (see the module doc).
+        .accept_encoding("identity")
         .user_agent(format!("vidprep/{}", env!("CARGO_PKG_VERSION")))
         .build()
         .into()
@@ -263,6 +274,23 @@ fn request(url: &Path, total: std::time::Duration) -> Result<ureq::http::Respons
         .header("Range", "bytes=0-0")
         .call()
         .map_err(|e| contact_error(url, e))?;
+    let encoding = response
+        .headers()
+        .get("content-encoding")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty() && !v.eq_ignore_ascii_case("identity"));
+    if let Some(encoding) = encoding {
+        return Err(network(
+            url,
+            format!(
+                "the server sent the file encoded (Content-Encoding: {encoding}) although \
+                 vidprep asked for it as it is (Accept-Encoding: identity); an encoded body's \
+                 size says nothing of what it unpacks to, and it cannot be read in ranges, so \
+                 it was not read: serve the file without compression"
+            ),
+        ));
+    }
     match response.status().as_u16() {
         200 | 206 | 416 => Ok(response),
         404 => Err(network(url, "the server answered 404 Not Found")),
@@ -379,9 +407,26 @@ fn download(url: &Path, body: ureq::Body, size: u64) -> Result<Download> {
     let mut reader = body.into_reader();
     let mut buf = vec![0u8; 256 * 1024];
     let mut copied = 0u64;
+    // The minimum rate, over windows of the time the copy takes (it only waits on the server).
+    let rate = crate::settings::with(|s| s.network);
+    let mut window = (std::time::Instant::now(), 0u64);
     loop {
         if crate::cancel::cancelled() {
             return Err(Error::Cancelled);
+        }
+        let waited = window.0.elapsed();
+        if waited >= rate.min_rate_window {
+            let got = copied - window.1;
+            if rate.too_slow(got, waited) {
+                return Err(network(
+                    url,
+                    format!(
+                        "{} (the download stopped after {copied} of {size} bytes)",
+                        crate::media::source::too_slow_text(got, waited)
+                    ),
+                ));
+            }
+            window = (std::time::Instant::now(), copied);
         }
         let n = match reader.read(&mut buf) {
             Ok(n) => n,
@@ -408,12 +453,20 @@ fn download(url: &Path, body: ureq::Body, size: u64) -> Result<Download> {
             break;
         }
         copied += n as u64;
+        if copied > size {
+            // Never more than the server said (and the limit allowed).
+            break;
+        }
         file.write_all(&buf[..n]).map_err(failed)?;
     }
     if copied != size {
         return Err(network(
             url,
-            format!("the server said {size} bytes but sent {copied}"),
+            if copied > size {
+                format!("the server said {size} bytes but sent more")
+            } else {
+                format!("the server said {size} bytes but sent {copied}")
+            },
         ));
     }
     file.flush().map_err(failed)?;

@@ -562,6 +562,10 @@ pub(crate) fn url_recipe(path: &Path) -> Result<OpenRecipe> {
                 "user_agent".into(),
                 format!("vidprep/{}", env!("CARGO_PKG_VERSION")),
             ),
+            // The bytes as they are: FFmpeg's http unpacks a gzip body without bound (a 1 MB
+            // body can unpack to 1 GiB), and the first contact refuses a server that encodes
+            // anyway (`media::remote`).
+            ("headers".into(), "Accept-Encoding: identity\r\n".into()),
         ],
     })
 }
@@ -582,6 +586,9 @@ pub(crate) fn resolve(source: &Source) -> Result<Resolved> {
         SourceKind::File => {
             crate::media::input::check_input_file(path)?;
             refuse_rate(path, source.fps(), "a media file")?;
+            // An MP4 whose sample tables claim more samples than it has bytes is refused
+            // before FFmpeg sizes its index by them.
+            crate::media::sample_claims::check_sample_counts(path)?;
             Ok(Resolved {
                 recipe: file_recipe(path)?,
                 kind: SourceKind::File,
@@ -630,17 +637,44 @@ pub(crate) fn url_error(source: &Source, e: ffmpeg::Error) -> Error {
     network_error(source.path(), e)
 }
 
+/// What a transfer past its deadline is told.
+fn deadline_text() -> String {
+    format!(
+        "the transfer did not finish within the {} s deadline (a server sending too slowly?); \
+         VIDPREP_NETWORK_DEADLINE sets it",
+        network_deadline().as_secs_f64()
+    )
+}
+
+/// What a server that sent `bytes` over `waited` of waiting, below the minimum rate, is told.
+pub(crate) fn too_slow_text(bytes: u64, waited: std::time::Duration) -> String {
+    let n = crate::settings::with(|s| s.network);
+    format!(
+        "the server sent {bytes} bytes in {:.1} s of waiting ({:.1} bytes/s), below the \
+         minimum transfer rate of {} bytes/s over {} s (a server sending too slowly?); \
+         VIDPREP_NETWORK_MIN_RATE (bytes per second, 0 turns the check off) and \
+         VIDPREP_NETWORK_MIN_RATE_SECONDS set it",
+        waited.as_secs_f64(),
+        bytes as f64 / waited.as_secs_f64().max(1e-3),
+        n.min_rate,
+        n.min_rate_window.as_secs_f64()
+    )
+}
+
 /// The error for a URL that FFmpeg could not open or read: the server's answer, a refused
 /// connection, a timeout, or data that is not a video.
 pub(crate) fn network_error(path: &Path, e: ffmpeg::Error) -> Error {
     let timeout = network_timeout().as_secs_f64();
-    let detail =
-        match e {
-            ffmpeg::Error::Exit if !crate::cancel::cancelled() => format!(
-                "the transfer did not finish within the {} s deadline (a server sending too \
-                 slowly?); VIDPREP_NETWORK_DEADLINE sets it",
-                network_deadline().as_secs_f64()
-            ),
+    // A wait that gave up for the minimum rate or the deadline is said as such, whatever
+    // FFmpeg made of the failed read (a demuxer may report it as bad data).
+    let verdict = crate::media::ffi::take_network_verdict().filter(|_| !crate::cancel::cancelled());
+    let detail = match verdict {
+        Some(crate::media::ffi::NetworkVerdict::TooSlow { bytes, waited }) => {
+            too_slow_text(bytes, waited)
+        }
+        Some(crate::media::ffi::NetworkVerdict::Deadline) => deadline_text(),
+        None => match e {
+            ffmpeg::Error::Exit if !crate::cancel::cancelled() => deadline_text(),
             ffmpeg::Error::HttpNotFound => "the server answered 404 Not Found".to_string(),
             ffmpeg::Error::HttpBadRequest
             | ffmpeg::Error::HttpUnauthorized
@@ -664,7 +698,8 @@ pub(crate) fn network_error(path: &Path, e: ffmpeg::Error) -> Error {
                 "what the server sent is not a video FFmpeg can read".to_string()
             }
             other => format!("cannot read it over the network ({other})"),
-        };
+        },
+    };
     Error::Network {
         url: path.display().to_string(),
         message: detail,

@@ -706,6 +706,7 @@ impl Plan {
                 units: o.units,
                 camera: o.camera.clone(),
                 frame_count: None,
+                span: None,
                 boxes_only: false,
             },
             fill: o.fill,

@@ -21,7 +21,9 @@ pub(crate) struct BoxesStage {
 impl Stage for BoxesStage {
     fn shape(&self, stream: &mut StreamBuilder) -> Result<()> {
         let (w, h) = stream.size;
-        let mut boxes = SourceBoxes::load(&self.request, &stream.table, w, h)?;
+        // Only the frames the output keeps (and each track's nearest keys around them).
+        let span = stream.resolved.kept.start..stream.resolved.kept.end;
+        let mut boxes = SourceBoxes::load(&self.request, &stream.table, w, h, Some(span))?;
         if let Fill::Track(kind) = self.request.fill {
             // The gaps resolution listed, tracked over the source's exact frames.
             let ids: Vec<String> = boxes

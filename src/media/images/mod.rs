@@ -13,8 +13,10 @@
 //! One job a file: this one holds what a resolved sequence is ([`ImageSequence`], its
 //! record, the file of frame `i`, the `image2` recipe FFmpeg opens); `names.rs` lists a
 //! folder's images and checks their naming (natural order, numbered runs, printf patterns);
-//! `layouts.rs` recognises the layout (MOT, GOT-10k, folder, pattern) and settles the rate.
+//! `layouts.rs` recognises the layout (MOT, GOT-10k, folder, pattern) and settles the rate;
+//! `header.rs` reads an image's size from its header, before anything decodes it.
 
+mod header;
 mod layouts;
 mod names;
 
@@ -25,6 +27,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::media::source::{FrameRate, OpenRecipe};
+pub(crate) use header::header_size;
 pub(crate) use layouts::{mot_parent_of, read_seqinfo};
 pub(crate) use names::printf_pattern;
 pub use names::Naming;

@@ -292,9 +292,9 @@ impl FrameTable {
 
     /// The table of an image sequence, from its file list: frame `i` is file `i`, at pts `i`
     /// in the time base `1 / rate` (as FFmpeg's image2 demuxer stamps and seeks it), every
-    /// frame a keyframe. No file is read in full; the size in every JPEG and PNG header is
-    /// checked against the first frame's, since the frames of one video share a size (other
-    /// image types are checked as they decode).
+    /// frame a keyframe. No file is read in full; the size in every image's header is checked
+    /// against the first frame's, since the frames of one video share a size (types whose
+    /// header is not read here are checked as they decode).
     pub fn of_image_sequence(input: &VideoInput, seq: &ImageSequence) -> Result<FrameTable> {
         let tb = input.video.time_base;
         if !tb.is_valid() {
@@ -389,21 +389,15 @@ impl FrameTable {
     }
 }
 
-/// Checks that every JPEG and PNG image of `seq` has the size `size` (the first frame's, as
-/// FFmpeg read it), reading only headers; a file whose header is unreadable is an error
-/// naming it. Other image types are left to the decoder (see `FrameReader`).
+/// Checks that every image of `seq` has the size `size` (the first frame's, as FFmpeg read
+/// it), reading only headers (JPEG, PNG, TIFF, BMP, WebP); a file whose header is unreadable
+/// is an error naming it. Other image types are left to the decoder (see `FrameReader`).
 fn check_image_sizes(seq: &ImageSequence, size: (u32, u32)) -> Result<()> {
     for i in 0..seq.count {
         let path = seq.file_path(i);
-        let reader = image::ImageReader::open(&path)
-            .and_then(|r| r.with_guessed_format())
-            .map_err(|e| Error::read(&path, e))?;
-        if !reader.format().is_some_and(|f| f.reading_enabled()) {
+        let Some(found) = crate::media::images::header_size(&path)? else {
             continue;
-        }
-        let found = reader
-            .into_dimensions()
-            .map_err(|e| Error::corrupt(&path, "in the image header", e.to_string()))?;
+        };
         if found != size {
             return Err(Error::request(
                 &path,
