@@ -430,7 +430,10 @@ def leftovers(*folders):
 
 def psnr(image, mutant, index):
     """PSNR (dB) of `image` against frame `index` of ffmpeg's decode of `mutant`, or None."""
-    graph = f"[1:v]select=eq(n\\,{index})[ref];[0:v][ref]scale2ref=flags=neighbor[a][b];[a][b]psnr"
+    # Both as RGB (the PNG is; ffmpeg's frame is converted as `ffmpeg -pix_fmt rgb24` does), so
+    # that the chroma of a real picture is not resampled on one side only.
+    graph = (f"[1:v]select=eq(n\\,{index}),format=rgb24[ref];[0:v]format=rgb24[img];"
+             "[img][ref]scale2ref=flags=neighbor[a][b];[a][b]psnr")
     p = sh(["ffmpeg", "-v", "info", "-nostats", "-i", image, "-i", mutant, "-filter_complex", graph,
             "-frames:v", "1", "-f", "null", "-"], timeout=120)
     m = re.search(r"average:(inf|[0-9.]+)", p.stderr.decode(errors="replace"))
@@ -497,7 +500,9 @@ def run_one(args, vidprep, mutant, command, work, n):
         findings.append(("crash", f"exit {rc}: {stderr.strip()[-400:]}"))
     elif rc != 0 and not names_file(stderr, mutant):
         findings.append(("unnamed", f"exit {rc}, the message does not name {mutant.name}: {stderr.strip()[-400:]}"))
-    left = leftovers(out, mutant.parent)
+    # A command killed by the watchdog (SIGKILL) cannot clean up: its temporaries are the next
+    # run's to remove, not a finding of their own.
+    left = [] if status else leftovers(out, mutant.parent)
     if left:
         findings.append(("leftover", f"temporaries left: {left[:4]}"))
     if rc != 0 and not status:

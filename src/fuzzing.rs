@@ -216,7 +216,7 @@ const PROFILE_SEEDS: &[&str] = &[
     "qwen2.5-vl\n\n2\n300\n30\nmin_pixels=3136\nmax_pixels=50176",
     "qwen3-vl\n16\n\n1000\n30000/1001",
     "internvl\n8\n\n250\n25",
-    "llava-video\n32\n\n90\n24000/1001",
+    "llava-onevision\n32\n\n90\n24000/1001",
     "lmms-eval\n8\n\n10\n10",
     "vlmevalkit\n\n1\n601\n60",
 ];

@@ -14,7 +14,16 @@ use std::time::{Duration, Instant};
 use vidprep::fuzzing::{run, Scratch, Target};
 
 /// Mutations per target (each of a random seed); the whole replay takes a few seconds.
+/// `VIDPREP_FUZZ_MUTATIONS=N` and `VIDPREP_FUZZ_SEED=S` make a longer run with other mutants
+/// (an uninstrumented fuzzing run, docs/reliability.md).
 const MUTATIONS: usize = 400;
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 /// The longest one input may take (a hang or runaway work otherwise).
 const PER_INPUT: Duration = Duration::from_secs(5);
 
@@ -169,6 +178,8 @@ fn every_parser_answers_its_corpus_and_mutations() {
     let mut findings = Vec::new();
     let started = Instant::now();
     let mut inputs = 0;
+    let mutations = env_number("VIDPREP_FUZZ_MUTATIONS", MUTATIONS as u64) as usize;
+    let seed = env_number("VIDPREP_FUZZ_SEED", 0);
     for (n, &target) in Target::ALL.iter().enumerate() {
         let pool = seeds(target);
         assert!(
@@ -176,8 +187,8 @@ fn every_parser_answers_its_corpus_and_mutations() {
             "{}: no seeds (fixtures moved?)",
             target.name()
         );
-        let mut rng = TestRng(n as u64 + 1);
-        let mutants: Vec<Vec<u8>> = (0..MUTATIONS)
+        let mut rng = TestRng(seed.wrapping_mul(1000) + n as u64 + 1);
+        let mutants: Vec<Vec<u8>> = (0..mutations)
             .map(|_| {
                 let seed = &pool[rng.next_u32() as usize % pool.len()];
                 mutate(&mut rng, seed, &pool)
