@@ -232,8 +232,9 @@ def m_units(rng, src, dst):
         rate = "25/1"
     i = rng.randrange(1, len(units) - 1)
     if rng.random() < 0.5:
-        units = units[:i] + [units[i]] * rng.choice([1, 2]) + units[i:]
-        how = f"access unit {i} duplicated"
+        copies = rng.choice([1, 2])
+        units = units[:i] + [units[i]] * copies + units[i:]
+        how = f"access unit {i} repeated {copies} more time(s)"
     else:
         n = rng.choice([1, 3])
         units = units[:i] + units[i + n:]
@@ -434,7 +435,8 @@ def psnr(image, mutant, index):
     # that the chroma of a real picture is not resampled on one side only.
     graph = (f"[1:v]select=eq(n\\,{index}),format=rgb24[ref];[0:v]format=rgb24[img];"
              "[img][ref]scale2ref=flags=neighbor[a][b];[a][b]psnr")
-    p = sh(["ffmpeg", "-v", "info", "-nostats", "-i", image, "-i", mutant, "-filter_complex", graph,
+    p = sh(["ffmpeg", "-v", "info", "-nostats", "-i", image, "-an", "-sn", "-dn", "-i", mutant,
+            "-filter_complex", graph,
             "-frames:v", "1", "-f", "null", "-"], timeout=120)
     m = re.search(r"average:(inf|[0-9.]+)", p.stderr.decode(errors="replace"))
     if not m:
