@@ -71,6 +71,9 @@ mod error;
 pub(crate) mod exec;
 pub(crate) mod exports;
 pub(crate) mod fit;
+// One entry per parser of untrusted input, for `fuzz/` and `tests/fuzz_replay.rs`.
+#[doc(hidden)]
+pub mod fuzzing;
 pub(crate) mod hash;
 pub(crate) mod host;
 pub(crate) mod media;

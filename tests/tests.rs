@@ -30,6 +30,7 @@ mod field_detect;
 mod field_review;
 mod field_time;
 mod format_matrix;
+mod fuzz_replay;
 mod hostile_memory;
 mod insert;
 mod model_outputs;

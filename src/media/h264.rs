@@ -215,6 +215,12 @@ impl Bits {
     }
 }
 
+/// `value` when it is at most `max` (the range H.264 7.4.2.1.1 gives `name`), else why not.
+pub(crate) fn in_range(value: u32, max: u32, name: &str) -> Result<u32> {
+    ensure!(value <= max, "{name} is {value}; expected 0..={max}");
+    Ok(value)
+}
+
 /// The SPS fields a re-encoded part has to agree with.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Sps {
@@ -274,7 +280,12 @@ fn skip_scaling_list(b: &mut Bits, size: usize) -> Result<()> {
     let (mut last, mut next) = (8i32, 8i32);
     for _ in 0..size {
         if next != 0 {
-            next = (last + b.se()? + 256) % 256;
+            let delta = b.se()?;
+            ensure!(
+                (-128..=127).contains(&delta),
+                "a scaling list's delta_scale is {delta}; expected -128..127"
+            );
+            next = (last + delta + 256) % 256;
         }
         last = if next == 0 { last } else { next };
     }
@@ -282,7 +293,7 @@ fn skip_scaling_list(b: &mut Bits, size: usize) -> Result<()> {
 }
 
 fn skip_hrd(b: &mut Bits) -> Result<()> {
-    let cpb_cnt = b.ue()? + 1;
+    let cpb_cnt = in_range(b.ue()?, 31, "cpb_cnt_minus1")? + 1;
     b.u(8)?; // bit_rate_scale, cpb_size_scale
     for _ in 0..cpb_cnt {
         b.ue()?;
@@ -302,7 +313,7 @@ impl Sps {
             profile_idc: b.u(8)? as u8,
             constraint_flags: b.u(8)? as u8,
             level_idc: b.u(8)? as u8,
-            id: b.ue()?,
+            id: in_range(b.ue()?, 31, "seq_parameter_set_id")?,
             chroma_format_idc: 1,
             bit_depth_luma: 8,
             bit_depth_chroma: 8,
@@ -312,12 +323,12 @@ impl Sps {
             s.profile_idc,
             100 | 110 | 122 | 244 | 44 | 83 | 86 | 118 | 128 | 138 | 139 | 134 | 135
         ) {
-            s.chroma_format_idc = b.ue()?;
+            s.chroma_format_idc = in_range(b.ue()?, 3, "chroma_format_idc")?;
             if s.chroma_format_idc == 3 {
                 s.separate_colour_plane = b.flag()?;
             }
-            s.bit_depth_luma = b.ue()? + 8;
-            s.bit_depth_chroma = b.ue()? + 8;
+            s.bit_depth_luma = in_range(b.ue()?, 6, "bit_depth_luma_minus8")? + 8;
+            s.bit_depth_chroma = in_range(b.ue()?, 6, "bit_depth_chroma_minus8")? + 8;
             b.u(1)?; // qpprime_y_zero_transform_bypass_flag
             if b.flag()? {
                 let n = if s.chroma_format_idc != 3 { 8 } else { 12 };
@@ -328,26 +339,29 @@ impl Sps {
                 }
             }
         }
-        s.log2_max_frame_num = b.ue()? + 4;
-        s.poc_type = b.ue()?;
+        s.log2_max_frame_num = in_range(b.ue()?, 12, "log2_max_frame_num_minus4")? + 4;
+        s.poc_type = in_range(b.ue()?, 2, "pic_order_cnt_type")?;
         match s.poc_type {
             0 => {
-                s.log2_max_poc_lsb = b.ue()? + 4;
+                s.log2_max_poc_lsb =
+                    in_range(b.ue()?, 12, "log2_max_pic_order_cnt_lsb_minus4")? + 4;
             }
             1 => {
                 s.delta_pic_order_always_zero = b.flag()?;
                 b.se()?;
                 b.se()?;
-                for _ in 0..b.ue()? {
+                for _ in 0..in_range(b.ue()?, 255, "num_ref_frames_in_pic_order_cnt_cycle")? {
                     b.se()?;
                 }
             }
             _ => {}
         }
-        s.max_num_ref_frames = b.ue()?;
+        s.max_num_ref_frames = in_range(b.ue()?, 16, "max_num_ref_frames")?;
         s.gaps_in_frame_num_allowed = b.flag()?;
-        s.width_mbs = b.ue()? + 1;
-        s.height_map_units = b.ue()? + 1;
+        // At most 2^16 macroblocks a side here; the picture's size is checked below as FFmpeg
+        // checks it (av_image_check_size).
+        s.width_mbs = in_range(b.ue()?, 1 << 16, "pic_width_in_mbs_minus1")? + 1;
+        s.height_map_units = in_range(b.ue()?, 1 << 16, "pic_height_in_map_units_minus1")? + 1;
         s.frame_mbs_only = b.flag()?;
         if !s.frame_mbs_only {
             b.u(1)?; // mb_adaptive_frame_field_flag
@@ -362,9 +376,20 @@ impl Sps {
             _ => (2, 1),
         };
         let cy = cy * (2 - s.frame_mbs_only as u32);
-        s.width = s.width_mbs * 16 - cx * (s.crop[0] + s.crop[1]);
-        s.height =
-            s.height_map_units * 16 * (2 - s.frame_mbs_only as u32) - cy * (s.crop[2] + s.crop[3]);
+        let coded_width = s.width_mbs as u64 * 16;
+        let coded_height = s.height_map_units as u64 * 16 * (2 - s.frame_mbs_only as u64);
+        ensure!(
+            (coded_width + 128) * (coded_height + 128) < (i32::MAX / 8) as u64,
+            "the picture is {coded_width}x{coded_height}, larger than FFmpeg decodes"
+        );
+        let crop_x = cx as u64 * (s.crop[0] as u64 + s.crop[1] as u64);
+        let crop_y = cy as u64 * (s.crop[2] as u64 + s.crop[3] as u64);
+        ensure!(
+            crop_x < coded_width && crop_y < coded_height,
+            "the cropping ({crop_x} columns, {crop_y} rows) is not smaller than the coded picture ({coded_width}x{coded_height})"
+        );
+        s.width = (coded_width - crop_x) as u32;
+        s.height = (coded_height - crop_y) as u32;
         if b.flag()? {
             // VUI
             if b.flag()? {
@@ -414,7 +439,7 @@ impl Sps {
                 b.ue()?;
                 b.ue()?;
                 b.ue()?;
-                s.max_num_reorder_frames = Some(b.ue()?);
+                s.max_num_reorder_frames = Some(in_range(b.ue()?, 16, "max_num_reorder_frames")?);
                 b.ue()?;
             }
         }
@@ -426,7 +451,10 @@ impl Sps {
 pub fn pps_ids(nal: &[u8]) -> Result<(u32, u32)> {
     ensure!(nal_type(nal) == NAL_PPS, "not a PPS");
     let mut b = Bits::new(&nal[1..]);
-    Ok((b.ue()?, b.ue()?))
+    Ok((
+        in_range(b.ue()?, 255, "pic_parameter_set_id")?,
+        in_range(b.ue()?, 31, "seq_parameter_set_id")?,
+    ))
 }
 
 /// x264's names for the VUI colour codes (index = code), for `x264-params`.
@@ -492,4 +520,119 @@ pub fn x264_colour_names(
     let t = TRC.get(trc as usize).filter(|s| !s.is_empty())?;
     let m = MATRIX.get(matrix as usize).filter(|s| !s.is_empty())?;
     Some((p, t, m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes an RBSP bit by bit (no emulation prevention: the tests' values make none).
+    #[derive(Default)]
+    struct Writer {
+        bits: Vec<bool>,
+    }
+
+    impl Writer {
+        fn u(&mut self, n: u32, v: u64) -> &mut Self {
+            for i in (0..n).rev() {
+                self.bits.push((v >> i) & 1 == 1);
+            }
+            self
+        }
+        fn ue(&mut self, v: u64) -> &mut Self {
+            let x = v + 1;
+            let len = 64 - x.leading_zeros();
+            self.u(len - 1, 0).u(len, x)
+        }
+        fn se(&mut self, v: i64) -> &mut Self {
+            self.ue(if v > 0 {
+                2 * v as u64 - 1
+            } else {
+                (-2 * v) as u64
+            })
+        }
+        /// The NAL unit: its header, the bits, a stop bit and padding.
+        fn nal(&mut self, header: u8) -> Vec<u8> {
+            self.u(1, 1);
+            while self.bits.len() % 8 != 0 {
+                self.bits.push(false);
+            }
+            let mut out = vec![header];
+            out.extend(
+                self.bits
+                    .chunks(8)
+                    .map(|c| c.iter().fold(0u8, |a, b| a << 1 | *b as u8)),
+            );
+            out
+        }
+    }
+
+    /// A baseline SPS: `size` (width, height in macroblocks, minus 1), `crop` (left, right,
+    /// top, bottom), `log2_max_frame_num_minus4`.
+    fn baseline_sps(size: (u64, u64), crop: Option<[u64; 4]>, log2_frame_num: u64) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.u(8, 66).u(8, 0xc0).u(8, 30).ue(0); // profile, constraints, level, id
+        w.ue(log2_frame_num).ue(2); // log2_max_frame_num_minus4, pic_order_cnt_type 2
+        w.ue(1).u(1, 0); // max_num_ref_frames, gaps
+        w.ue(size.0).ue(size.1).u(1, 1).u(1, 1); // size, frame_mbs_only, direct_8x8
+        match crop {
+            Some(c) => {
+                w.u(1, 1);
+                for v in c {
+                    w.ue(v);
+                }
+            }
+            None => {
+                w.u(1, 0);
+            }
+        }
+        w.u(1, 0); // no VUI
+        w.nal(0x67)
+    }
+
+    #[test]
+    fn a_plain_sps_reads() {
+        let s = Sps::parse(&baseline_sps((3, 3), Some([0, 1, 0, 2]), 0)).unwrap();
+        assert_eq!((s.width, s.height), (62, 60));
+        assert_eq!(s.log2_max_frame_num, 4);
+    }
+
+    /// Found by the `h264` fuzz target (fuzz/, tests/fuzz_replay.rs): a crop wider than the
+    /// picture panicked (attempt to subtract with overflow); a picture of 2^32 macroblock rows
+    /// panicked (attempt to multiply with overflow). Both are refused with the reason now.
+    #[test]
+    fn a_lying_size_or_crop_is_refused_not_a_panic() {
+        let e = Sps::parse(&baseline_sps((3, 3), Some([40, 0, 0, 0]), 0)).unwrap_err();
+        assert!(e.contains("cropping"), "{e}");
+        let e = Sps::parse(&baseline_sps((3, 3), Some([0, 0, 0, 1 << 31]), 0)).unwrap_err();
+        assert!(e.contains("cropping"), "{e}");
+        let e = Sps::parse(&baseline_sps((3, (1 << 32) - 2), None, 0)).unwrap_err();
+        assert!(e.contains("pic_height_in_map_units_minus1"), "{e}");
+        let e = Sps::parse(&baseline_sps((4000, 4000), None, 0)).unwrap_err();
+        assert!(e.contains("larger than FFmpeg decodes"), "{e}");
+    }
+
+    /// Values past H.264's ranges (7.4.2.1.1) are refused at the SPS, so that nothing
+    /// downstream shifts or adds with them (`h264_refs`: `1 << log2_max_frame_num`).
+    #[test]
+    fn syntax_elements_out_of_range_are_refused() {
+        let e = Sps::parse(&baseline_sps((3, 3), None, 13)).unwrap_err();
+        assert!(e.contains("log2_max_frame_num_minus4 is 13"), "{e}");
+        // High profile: chroma_format_idc 1, bit_depth_luma_minus8 = 2^32 - 2.
+        let mut w = Writer::default();
+        w.u(8, 100).u(8, 0).u(8, 30).ue(0).ue(1).ue((1 << 32) - 2);
+        let e = Sps::parse(&w.nal(0x67)).unwrap_err();
+        assert!(e.contains("bit_depth_luma_minus8"), "{e}");
+        // A scaling list's delta_scale of 2^31 overflowed an i32 sum.
+        let mut w = Writer::default();
+        w.u(8, 100).u(8, 0).u(8, 30).ue(0).ue(1).ue(0).ue(0).u(1, 0);
+        w.u(1, 1).u(1, 1).se(1 << 30).se(1 << 30);
+        let e = Sps::parse(&w.nal(0x67)).unwrap_err();
+        assert!(e.contains("delta_scale"), "{e}");
+        let mut pps = Writer::default();
+        pps.ue(256).ue(0);
+        assert!(pps_ids(&pps.nal(0x68))
+            .unwrap_err()
+            .contains("pic_parameter_set_id"));
+    }
 }

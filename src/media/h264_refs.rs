@@ -37,7 +37,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::media::h264::{nal_type, AvcC, Bits, Sps, NAL_IDR, NAL_PPS, NAL_SPS};
+use crate::media::h264::{in_range, nal_type, AvcC, Bits, Sps, NAL_IDR, NAL_PPS, NAL_SPS};
 
 type Result<T> = std::result::Result<T, String>;
 
@@ -54,15 +54,15 @@ struct Pps {
 
 fn parse_pps(nal: &[u8]) -> Result<(u32, Pps)> {
     let mut b = Bits::new(&nal[1..]);
-    let id = b.ue()?;
-    let sps_id = b.ue()?;
+    let id = in_range(b.ue()?, 255, "pic_parameter_set_id")?;
+    let sps_id = in_range(b.ue()?, 31, "seq_parameter_set_id")?;
     b.u(1)?; // entropy_coding_mode_flag
     let bottom = b.flag()?;
     if b.ue()? != 0 {
         return Err("slice groups (FMO)".into());
     }
-    let l0 = b.ue()? + 1;
-    let l1 = b.ue()? + 1;
+    let l0 = in_range(b.ue()?, 31, "num_ref_idx_l0_default_active_minus1")? + 1;
+    let l1 = in_range(b.ue()?, 31, "num_ref_idx_l1_default_active_minus1")? + 1;
     let weighted_pred = b.flag()?;
     let weighted_bipred_idc = b.u(2)?;
     b.se()?; // pic_init_qp_minus26
@@ -917,8 +917,8 @@ impl Analyser {
     fn slice_header(&self, nal: &[u8], t: u8, ref_idc: u8) -> Result<Slice> {
         let mut b = Bits::prefix(&nal[1..], 512);
         b.ue()?; // first_mb_in_slice
-        let kind = b.ue()?;
-        let pps_id = b.ue()?;
+        let kind = in_range(b.ue()?, 9, "slice_type")?;
+        let pps_id = in_range(b.ue()?, 255, "pic_parameter_set_id")?;
         let pps = self
             .pps
             .get(&pps_id)
@@ -961,9 +961,9 @@ impl Analyser {
         }
         let mut active = pps.num_ref_idx_default;
         if (is_p || is_b) && b.flag()? {
-            active[0] = b.ue()? + 1;
+            active[0] = in_range(b.ue()?, 31, "num_ref_idx_l0_active_minus1")? + 1;
             if is_b {
-                active[1] = b.ue()? + 1;
+                active[1] = in_range(b.ue()?, 31, "num_ref_idx_l1_active_minus1")? + 1;
             }
         }
         if !is_b {

@@ -286,6 +286,18 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
             if f.count == Some(0) || f.max_frames == Some(0) {
                 return Err("a frame count must be at least 1".into());
             }
+            // More images than any video vidprep reads has frames: refused here, before a
+            // sampler or a profile sizes its list of indices by it.
+            let most = crate::media::table::MAX_FRAMES;
+            if let Some(n) = f
+                .count
+                .filter(|n| *n > most)
+                .or(f.max_frames.filter(|n| *n > most))
+            {
+                return Err(format!(
+                    "a frame count must be at most {most} (a 24-hour video at 240 fps), found {n}"
+                ));
+            }
             if !(1..=100).contains(&f.quality) {
                 return Err(format!("\"quality\" must be 1..100, found {}", f.quality));
             }
@@ -305,6 +317,39 @@ mod tests {
         let plan: Plan = serde_json::from_str(text).map_err(|e| e.to_string())?;
         plan.check()?;
         Ok(plan)
+    }
+
+    /// Found by the `profile_options` fuzz target (`VIDPREP_FUZZ_MUTATIONS=10000
+    /// VIDPREP_FUZZ_SEED=1`): internvl with `count` 21474836480 sized its index list by it,
+    /// and the allocation of 171798691904 bytes aborted the process. A count past the most
+    /// frames a video may have is refused by the check, with or without a profile.
+    #[test]
+    fn a_frame_count_past_any_video_is_refused() {
+        for extra in [
+            "",
+            r#", "profile": "internvl""#,
+            r#", "allow_repeats": true"#,
+        ] {
+            let e = parse(&format!(
+                r#"{{"id": "a", "source": "v.mp4", "exports": [{{"kind": "frames", "count": 21474836480{extra}}}]}}"#
+            ))
+            .unwrap_err();
+            assert!(e.contains("at most 20736000"), "{extra}: {e}");
+        }
+        let e = parse(
+            r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "frames", "fps": 1, "max_frames": 99999999999}]}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("at most 20736000"), "{e}");
+        let e = parse(
+            r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "frames", "profile": "lmms-eval", "profile_options": {"num_frm": 1e15}}]}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("20736000"), "{e}");
+        parse(
+            r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "frames", "count": 20736000}]}"#,
+        )
+        .unwrap();
     }
 
     /// Without the `tracking` feature a tracker fill is refused by the plan check (exit 2

@@ -277,6 +277,13 @@ pub fn apply(
 
 /// Checks `request`'s option names against `profile`'s (everything needing no media).
 pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<(), String> {
+    let most = crate::media::table::MAX_FRAMES;
+    if let Some(n) = request.count.filter(|n| *n > most) {
+        return Err(format!(
+            "profile {}: a frame count must be at most {most} (a 24-hour video at 240 fps), found {n}",
+            profile.name()
+        ));
+    }
     for (key, value) in &request.options {
         if !value.is_finite() {
             return Err(format!(
@@ -315,6 +322,10 @@ pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<
 /// and input size within what dynamic_preprocess takes. (A pixel budget the
 /// package itself refuses, `max_pixels` below `min_pixels`, is refused with the package's
 /// words when the profile is applied.)
+/// The most frames a count may ask for: [`crate::media::table::MAX_FRAMES`], the most a
+/// video vidprep reads may have.
+const MOST_FRAMES: f64 = crate::media::table::MAX_FRAMES as f64;
+
 fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
     let whole = value.fract() == 0.0;
     match key {
@@ -323,7 +334,9 @@ fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
         {
             Some("a whole number of pixels from 1 to 65535")
         }
-        "min_frames" | "max_frames" if value < 1.0 => Some("a frame count of at least 1"),
+        "min_frames" | "max_frames" if !(1.0..=MOST_FRAMES).contains(&value) => {
+            Some("a frame count from 1 to 20736000 (a 24-hour video at 240 fps)")
+        }
         // internvl's dynamic_preprocess tile counts and its input size.
         "max_num" | "min_num" if !(whole && (1.0..=40.0).contains(&value)) => {
             Some("a whole number of tiles from 1 to 40")
@@ -336,7 +349,9 @@ fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
             Some("12 (Pillow 12.2-12.3's pass order) or 13 (13.0's, the default)")
         }
         // lmms-eval's frame count.
-        "num_frm" if !(whole && value >= 1.0) => Some("a whole number of frames of at least 1"),
+        "num_frm" if !(whole && (1.0..=MOST_FRAMES).contains(&value)) => {
+            Some("a whole number of frames from 1 to 20736000")
+        }
         "int_fps" if !(value == 0.0 || value == 1.0) => Some("0 or 1"),
         _ => None,
     }

@@ -31,6 +31,17 @@ pub(crate) use header::header_size;
 pub(crate) use layouts::{mot_parent_of, read_seqinfo};
 pub(crate) use names::printf_pattern;
 pub use names::Naming;
+
+/// How a folder holding files named `names` maps frames to files (or why it cannot): the
+/// listing's checks without the folder, for the fuzzing entry (`crate::fuzzing`).
+pub(crate) fn check_names(mut files: Vec<String>) {
+    files.retain(|n| !n.starts_with('.') && names::is_image_name(n));
+    if files.is_empty() {
+        return;
+    }
+    files.sort_by(|a, b| names::natural_cmp(a, b));
+    let _ = names::naming_of(Path::new("folder"), &files);
+}
 use names::{conversion, extension_of};
 
 /// File extensions read as images (any case).

@@ -38,7 +38,7 @@ mod scan;
 pub(crate) use cache::UsedInput;
 pub use cache::{retry_on_table_mismatch, TableCache};
 pub use damage::{CorruptPacket, Damage, DamagedPacket, LostPackets, UnreadableTail};
-pub(crate) use scan::coded_packet;
+pub(crate) use scan::{coded_packet, MAX_FRAMES};
 
 use std::sync::Arc;
 

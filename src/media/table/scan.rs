@@ -52,7 +52,7 @@ pub(crate) fn coded_packet(
 
 /// Frames at most a table built by decoding may hold before giving up (a 24-hour video at
 /// 240 fps); bounds memory for hostile input.
-pub(super) const MAX_FRAMES: usize = 24 * 3600 * 240;
+pub(crate) const MAX_FRAMES: usize = 24 * 3600 * 240;
 
 impl FrameTable {
     /// The table of `path`, built now (from packets, or by decoding where they cannot be
