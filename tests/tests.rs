@@ -15,6 +15,7 @@ mod beside;
 mod browser_harness;
 mod browser_seek;
 mod colour_description;
+mod copy_audio;
 mod csv_annotations;
 mod cut_truncate;
 mod decode_seek;
