@@ -39,6 +39,7 @@ mod opens_once;
 mod oracle_selftest;
 mod overlay;
 mod papercuts;
+mod pixel_grid;
 mod profiles;
 mod profiles_internvl;
 mod profiles_more;

@@ -21,7 +21,8 @@ pub(crate) struct BoxesStage {
 impl Stage for BoxesStage {
     fn shape(&self, stream: &mut StreamBuilder) -> Result<()> {
         let (w, h) = stream.size;
-        let mut boxes = SourceBoxes::load(&self.request, &stream.table, w, h)?;
+        let display = stream.info.displayed_size();
+        let mut boxes = SourceBoxes::load(&self.request, &stream.table, w, h, display)?;
         if let Fill::Track(kind) = self.request.fill {
             // The gaps resolution listed, tracked over the source's exact frames.
             let ids: Vec<String> = boxes
