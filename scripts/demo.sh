@@ -11,6 +11,8 @@ $SUDO apt-get install -y --no-install-recommends $(grep -v '^#' scripts/debian-p
 # With OpenCV's trackers (the `tracking` feature) where OpenCV 4.6+ is installed.
 source scripts/tracking-features.sh
 cargo build "${features[@]}"
+# The demo makes its own out/ (a run names the folders above --out-dir it had to make).
+mkdir -p out
 ./target/debug/vidprep run fixtures/example/benchmark.jsonl --out-dir out/example
 ./target/debug/vidprep review out/example --manifest fixtures/example/benchmark.jsonl
 echo "Outputs and sidecars: out/example/ (report: out/example/report.jsonl)"

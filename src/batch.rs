@@ -301,9 +301,10 @@ pub fn run_batch(
 }
 
 /// Makes the run's output folder. The folder itself is what `--out-dir` asks for; folders
-/// above it that are missing too are made as well (as every output's are), never silently:
-/// the observer is told which, since a mistyped parent (`/mnt/shraed/out`) would otherwise
-/// put a whole run where nobody looks.
+/// above it that are missing too are made as well (as every output's are), never silently.
+/// A warning is kept for what looks like a mistyped parent (`/mnt/shraed/out` beside
+/// `/mnt/shared`, or several missing levels), which would otherwise put a whole run where
+/// nobody looks; one new folder above (`out` of `out/example`) is only named.
 fn make_out_dir(out_dir: &Path, observer: &dyn Observer) -> Result<()> {
     if out_dir.is_dir() {
         return Ok(());
@@ -315,21 +316,86 @@ fn make_out_dir(out_dir: &Path, observer: &dyn Observer) -> Result<()> {
         d = p.parent();
     }
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
-    if !missing_above.is_empty() {
-        missing_above.reverse();
+    missing_above.reverse();
+    let Some(top) = missing_above.first() else {
+        return Ok(());
+    };
+    let names = missing_above
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let near = near_sibling(top);
+    if missing_above.len() == 1 && near.is_none() {
         observer.notice(&format!(
-            "warning: created the missing folder{} {} above the output folder {} (check the path if \
-             that was not meant)",
-            if missing_above.len() == 1 { "" } else { "s" },
-            missing_above
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
+            "created the folder {names} for the output folder {}",
             out_dir.display()
         ));
+        return Ok(());
     }
+    observer.notice(&format!(
+        "warning: created the missing folder{} {names} above the output folder {}{} (check the \
+         path if that was not meant)",
+        if missing_above.len() == 1 { "" } else { "s" },
+        out_dir.display(),
+        near.map(|n| format!("; {} exists", n.display()))
+            .unwrap_or_default()
+    ));
     Ok(())
+}
+
+/// A folder beside `dir` (which did not exist) whose name is one or two typing slips from
+/// its name (a letter changed, added, dropped or two swapped; one slip for names of up to 4
+/// characters, case ignored): what a mistyped path was probably meant to be.
+fn near_sibling(dir: &Path) -> Option<PathBuf> {
+    let name = dir.file_name()?.to_str()?.to_lowercase();
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let allowed = if name.chars().count() <= 4 { 1 } else { 2 };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&parent)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| {
+            e.file_name().to_str().is_some_and(|other| {
+                let other = other.to_lowercase();
+                other != name
+                    && other.chars().count().abs_diff(name.chars().count()) <= allowed
+                    && typing_distance(&name, &other) <= allowed
+            })
+        })
+        .map(|e| dir.with_file_name(e.file_name()))
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+/// Edits (a character changed, added or dropped, or two neighbours swapped) from `a` to `b`
+/// (optimal string alignment distance).
+fn typing_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// What [`make_item`] needs of the run it belongs to.
@@ -768,6 +834,15 @@ impl Progress for FrameCounter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typing_slips_are_counted() {
+        assert_eq!(typing_distance("shraed", "shared"), 1);
+        assert_eq!(typing_distance("shard", "shared"), 1);
+        assert_eq!(typing_distance("out", "out"), 0);
+        assert_eq!(typing_distance("out", "src"), 3);
+        assert_eq!(typing_distance("results", "reslts2"), 2);
+    }
 
     #[test]
     fn shards_split_ids_disjointly() {

@@ -63,6 +63,9 @@ pub struct BoxesRequest {
     pub format: annotations::Format,
     pub read: ReadOptions,
     pub fill: Fill,
+    /// The pixel grid the file's pixel boxes are on (they are moved onto the stored grid,
+    /// the one frames are decoded, drawn and tracked on).
+    pub grid: annotations::Grid,
     /// Draw the boxes (`None`: only carry them into the sidecar).
     pub draw: Option<Style>,
 }
@@ -74,6 +77,7 @@ impl BoxesRequest {
             format: annotations::Format::Auto,
             read: ReadOptions::default(),
             fill: Fill::Linear,
+            grid: annotations::Grid::Stored,
             draw: None,
         }
     }
@@ -84,6 +88,7 @@ impl BoxesRequest {
             "path": self.path.display().to_string(),
             "format": self.format.name(),
             "fill": self.fill.to_string(),
+            "grid": self.grid.to_string(),
             "draw": self.draw,
         })
     }
@@ -131,14 +136,17 @@ pub struct SourceBoxes {
 }
 
 impl SourceBoxes {
-    /// Reads `request.path` and resolves it onto the frames of the video described by `table`
-    /// (displayed size `width x height`); with `span`, only the boxes of those frames (and
-    /// each track's nearest keys on either side) are kept.
+    /// Reads `request.path` and resolves it onto the frames of the video described by `table`,
+    /// whose upright stored pictures are `width x height` and whose square-pixel size is
+    /// `display`: the boxes end on the stored grid, moved there from `request.grid`. With
+    /// `span`, only the boxes of those frames (and each track's nearest keys on either side)
+    /// are kept.
     pub fn load(
         request: &BoxesRequest,
         table: &FrameTable,
         width: u32,
         height: u32,
+        display: (u32, u32),
         span: Option<std::ops::Range<usize>>,
     ) -> Result<SourceBoxes> {
         // Rows past the video's end, and outside the span, are not even kept (a MOT file far
@@ -149,7 +157,9 @@ impl SourceBoxes {
             boxes_only: true,
             ..request.read.clone()
         };
-        let annotations = annotations::read(&request.path, request.format, &read)?;
+        let mut annotations = annotations::read(&request.path, request.format, &read)?;
+        let (sx, sy) = request.grid.to_stored((width, height), display);
+        annotations.rescale_pixels(sx, sy);
         let clock = VideoClock {
             table,
             width,
@@ -369,9 +379,18 @@ pub struct BoxRecorder {
     times: Vec<Time>,
     end: Time,
     size: (u32, u32),
+    /// The shape of the output's pixels (`1:1` square), which its boxes' grid has.
+    sample_aspect_ratio: crate::media::input::Ratio,
 }
 
 impl BoxRecorder {
+    /// For an output whose pixels have this shape (the file's sample aspect ratio): its
+    /// boxes are on its stored grid, and the annotations say so.
+    pub fn with_sample_aspect_ratio(mut self, sar: crate::media::input::Ratio) -> BoxRecorder {
+        self.sample_aspect_ratio = sar;
+        self
+    }
+
     /// Boxes of several sources; their tracks are listed one source after the other.
     pub fn for_sources(sources: Vec<(usize, Arc<SourceBoxes>)>) -> BoxRecorder {
         let mut out = Annotations::new(Coords::Pixels);
@@ -392,6 +411,7 @@ impl BoxRecorder {
             times: Vec::new(),
             end: Time::ZERO,
             size: (0, 0),
+            sample_aspect_ratio: crate::media::input::Ratio::new(1, 1),
         }
     }
 
@@ -467,6 +487,22 @@ impl BoxRecorder {
         );
         let (w, h) = self.size;
         self.out.meta.frame_size = Some((w, h));
+        // The grid the boxes are on: the output's stored pictures, whose pixels have this
+        // shape (not square for a clip of non-square-pixel video, which keeps its pixels).
+        let sar = self.sample_aspect_ratio;
+        let sar = if sar.is_valid() && sar.num > 0 {
+            format!("{}:{}", sar.num, sar.den)
+        } else {
+            "1:1".to_string()
+        };
+        self.out
+            .meta
+            .fields
+            .insert("pixel_grid".into(), serde_json::Value::from("stored"));
+        self.out
+            .meta
+            .fields
+            .insert("sample_aspect_ratio".into(), serde_json::Value::from(sar));
         self.out.meta.frame_count = Some(self.times.len());
         self.out.meta.source_format = Some(annotations::Format::Vidprep);
         let from: Vec<serde_json::Value> = self

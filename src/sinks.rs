@@ -153,7 +153,11 @@ impl VideoSink {
             .ok_or_else(|| Error::internal("a video output was read before it was finished"))?;
         let (frames, damaged_frames) = self.provenance.into_parts();
         let boxes = match self.boxes {
-            Some(recorder) => Some(recorder.finish()?),
+            Some(recorder) => Some(
+                recorder
+                    .with_sample_aspect_ratio(self.timing.sample_aspect_ratio)
+                    .finish()?,
+            ),
             None => None,
         };
         Ok(EncodedOutput {

@@ -356,6 +356,29 @@ fn stream_copy() {
     );
 }
 
+/// `--copy --no-audio` on the command line and `"copy": true, "audio": false` on a manifest
+/// line: the same file, without the source's AAC stream.
+#[test]
+fn stream_copy_without_audio() {
+    check(
+        "copy without audio",
+        &[
+            "cut",
+            "street.mp4",
+            "--copy",
+            "--no-audio",
+            "--start",
+            "2s",
+            "--end",
+            "6s",
+            "-o",
+            "cli/clip.mp4",
+        ],
+        r#"{"id": "a", "source": "street.mp4", "start": "2s", "end": "6s", "exports": [{"kind": "clip", "copy": true, "audio": false}]}"#,
+        true,
+    );
+}
+
 #[test]
 fn insertion_at_a_frame_and_by_seed() {
     check(

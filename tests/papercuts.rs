@@ -2,7 +2,9 @@
 //! at Ctrl-C or SIGTERM, its folder removed; a flood of its stderr is cut to a tail),
 //! profile-option errors name the option, `track -o` refuses a missing folder like the other
 //! outputs, `--resume` reruns an item whose side inputs changed, a missing input is reported
-//! once, sidecars record paths as given, and `run` names the folders above its `--out-dir` it made.
+//! once, sidecars record paths as given, `run` names the folders above its `--out-dir` it made
+//! (a warning only where the path looks mistyped), a bad manifest line names its column, and
+//! `detect` says what `--min-length` dropped.
 
 use crate::common;
 use crate::support;
@@ -599,4 +601,162 @@ fn a_matroska_output_is_the_same_bytes_on_every_run() {
             "{what}: two runs of the same request wrote different Matroska files"
         );
     }
+}
+
+/// A bad manifest line's error gives the column on that line, not serde's "line 1 column C"
+/// of the entry's own text: JSONL lines, and an element of a JSON array that starts after
+/// indentation or spans lines.
+#[test]
+fn a_bad_manifest_line_names_its_column_on_that_line() {
+    let v = SynthVideo::new(160, 120).frames(10).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    let bad =
+        r#"{"id": "d", "source": "in.mp4", "exports": [{"kind": "frames", "count": 2, "fil": 1}]}"#;
+    std::fs::write(
+        d.join("m.jsonl"),
+        format!(
+            "# three lines before it\n{}\n\n{bad}\n",
+            r#"{"id": "a", "source": "in.mp4", "exports": [{"kind": "frames", "count": 2}]}"#
+        ),
+    )
+    .unwrap();
+    let o = vidprep()
+        .current_dir(d)
+        .args(["run", "m.jsonl", "--out-dir", "out"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    // Where serde_json places the fault in the line's own text (the end of the export
+    // object holding the unknown field): that column, on line 4.
+    let e = serde_json::from_str::<vidprep::Plan>(bad).unwrap_err();
+    assert_eq!(e.line(), 1);
+    let column = e.column();
+    assert!(err.contains("m.jsonl line 4: unknown field `fil`"), "{err}");
+    assert!(err.contains(&format!("(at column {column})")), "{err}");
+    assert!(!err.contains("line 1 column"), "{err}");
+
+    // A JSON array: the element on line 3 starts after two spaces; the one on lines 4-5
+    // fails on its second line.
+    std::fs::write(
+        d.join("m.json"),
+        "[\n  {\"id\": \"a\", \"source\": \"in.mp4\"},\n  {\"id\": \"b\", \"source\": \"in.mp4\", \"spam\": 1},\n  {\"id\": \"c\",\n   \"source\": \"in.mp4\", \"eggs\": 2}\n]\n",
+    )
+    .unwrap();
+    let o = vidprep()
+        .current_dir(d)
+        .args(["run", "m.json", "--out-dir", "out2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let e = serde_json::from_str::<vidprep::Plan>(r#"{"id": "b", "source": "in.mp4", "spam": 1}"#)
+        .unwrap_err();
+    // The element starts after two spaces of indentation.
+    let col3 = 2 + e.column();
+    assert!(
+        err.contains(&format!("m.json line 3: unknown field `spam`")),
+        "{err}"
+    );
+    assert!(err.contains(&format!("(at column {col3})")), "{err}");
+    let e = serde_json::from_str::<vidprep::Plan>(
+        "{\"id\": \"c\",\n   \"source\": \"in.mp4\", \"eggs\": 2}",
+    )
+    .unwrap_err();
+    assert_eq!(e.line(), 2);
+    let col5 = e.column();
+    assert!(err.contains("m.json line 4: unknown field `eggs`"), "{err}");
+    assert!(
+        err.contains(&format!("(at line 5, column {col5})")),
+        "{err}"
+    );
+}
+
+/// `detect --by annotations --track 2` on a track shorter than `--min-length` says that the
+/// option dropped it (which frames, how long), instead of a bare "0 proposals".
+#[test]
+fn detect_says_what_min_length_dropped() {
+    let v = SynthVideo::new(160, 120).frames(60).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let boxes = dir.path().join("track.csv");
+    // Track 2: frames 10..=30, 21 frames at 25 fps (0.84 s).
+    std::fs::write(
+        &boxes,
+        "frame,track_id,x1,y1,x2,y2\n10,2,0,0,10,10\n30,2,0,0,10,10\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let o = vidprep()
+            .arg("detect")
+            .arg(&v.path)
+            .arg("-o")
+            .arg(dir.path().join("events.jsonl"))
+            .args(["--by", "annotations", "--annotations"])
+            .arg(&boxes)
+            .args(["--track", "2"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let err = run(&[]);
+    assert!(err.contains("0 proposals"), "{err}");
+    assert!(
+        err.contains(
+            "1 span shorter than --min-length 1s dropped: frames 10..31 (0.840s); give a smaller --min-length to keep it"
+        ),
+        "{err}"
+    );
+    let err = run(&["--min-length", "25"]);
+    assert!(
+        err.contains("--min-length 25 dropped: frames 10..31"),
+        "{err}"
+    );
+    // Kept: nothing to explain.
+    let err = run(&["--min-length", "0.5s"]);
+    assert!(err.contains("1 proposals"), "{err}");
+    assert!(!err.contains("shorter than"), "{err}");
+}
+
+/// The demo's `run --out-dir out/example` (one new folder above, nothing like it beside) gets
+/// no warning; a parent one slip from an existing folder (`ouptut/run` beside `output`) or
+/// several missing levels still do, naming what exists.
+#[test]
+fn run_warns_of_a_missing_folder_only_when_it_looks_mistyped() {
+    let v = SynthVideo::new(160, 120).frames(20).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    std::fs::write(
+        d.join("m.jsonl"),
+        r#"{"id": "a", "source": "in.mp4", "exports": [{"kind": "frames", "count": 2}]}"#
+            .to_string()
+            + "\n",
+    )
+    .unwrap();
+    let run = |out: &str| {
+        let o = vidprep()
+            .current_dir(d)
+            .args(["run", "m.jsonl", "--out-dir", out])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        assert!(d.join(out).join("a/frames/frames.json").is_file());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let err = run("out/example");
+    assert!(!err.contains("warning"), "{err}");
+    assert!(
+        err.contains("created the folder out for the output folder out/example"),
+        "{err}"
+    );
+    std::fs::create_dir(d.join("output")).unwrap();
+    let err = run("ouptut/run");
+    assert!(
+        err.contains(
+            "warning: created the missing folder ouptut above the output folder ouptut/run; output exists"
+        ),
+        "{err}"
+    );
 }

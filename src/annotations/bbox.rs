@@ -1,5 +1,5 @@
 //! The box type of the annotation model ([`BBox`]): pixel (or normalised) corners `x1,y1,x2,y2`
-//! in the displayed, upright frame, and the arithmetic on it (conversion from `x,y,w,h` and
+//! on the upright stored grid, and the arithmetic on it (conversion from `x,y,w,h` and
 //! centre forms, clamping to a frame, scaling, translation, linear interpolation).
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! The video's clock as annotation resolution sees it ([`FrameClock`]): how many frames, when
-//! each is presented, which frame is on screen at a time, and the displayed frame size. Two
+//! each is presented, which frame is on screen at a time, and the (upright) frame size. Two
 //! simple implementations: [`ConstantRateClock`] (a frame count and an exact rate) and
 //! [`TimestampClock`] (an explicit list of presentation times, for variable frame rate).
 
@@ -19,7 +19,7 @@ pub trait FrameClock {
     /// When the last frame stops being shown (its time plus its duration): the video's end.
     fn end_time(&self) -> Time;
 
-    /// The displayed (upright) width and height in pixels.
+    /// The upright width and height in pixels (the stored grid).
     fn frame_size(&self) -> (u32, u32);
 
     /// The frame on screen at `t`: the one with the largest time `<= t`; `None` before the

@@ -1,8 +1,8 @@
 //! Annotations: the format-neutral model of boxes over a video, the readers and writers of the
 //! dataset formats, and resolution of boxes onto a video's frames. Pure Rust, no media code.
 //!
-//! - the model: [`BBox`] (pixel `x1,y1,x2,y2` in the displayed, upright frame), [`Track`]s of
-//!   [`Key`] -> [`Entry`], untracked [`Detection`]s, [`Annotations`] with [`Meta`].
+//! - the model: [`BBox`] (pixel `x1,y1,x2,y2` on the upright stored grid, see [`Grid`]),
+//!   [`Track`]s of [`Key`] -> [`Entry`], untracked [`Detection`]s, [`Annotations`] with [`Meta`].
 //! - readers, chosen by [`Format`] through [`read`]: [`read_got10k`], [`read_mot`],
 //!   [`read_vstar`], [`read_waymo`], [`read_plain`] (CSV/JSON), [`read_native`] (vidprep's own
 //!   versioned JSON, also written by [`write_native`]). Each format converts to the model's
@@ -235,7 +235,7 @@ pub enum Units {
     /// Normalised when every coordinate is within `[0, 1]`, else pixels.
     #[default]
     Auto,
-    /// Pixels of the displayed frame.
+    /// Pixels of the frame (on the stored grid, see [`Grid`]).
     Pixels,
     /// Fractions `0..1` of the frame's width and height (`normalised` is accepted too).
     Normalized,
@@ -312,6 +312,67 @@ crate::textual::json_schema_as!(
     crate::textual::names(
         "Which key a record with both is read by: `time` or `frame`.",
         &["time", "frame"]
+    )
+);
+
+/// The pixel grid box coordinates are on, for video whose pixels are not square (a DVD's
+/// 720x480 at 8:9) or that is rotated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Grid {
+    /// The upright stored pictures, before the pixel shape is corrected: 720x480 for a
+    /// 720x480 8:9 video, as `ffmpeg -i SRC f%d.png`, OpenCV and decord give its frames and
+    /// as annotation tools that label those frames see them. The default.
+    #[default]
+    Stored,
+    /// The picture as players show it, with square pixels (640x480 for 720x480 at 8:9): as
+    /// vidprep's `export frames` images and a player's screenshots are.
+    Display,
+}
+
+impl Grid {
+    /// The factors that take a point of this grid to the stored grid, for a video whose
+    /// upright stored pictures are `stored` and whose square-pixel size is `display`.
+    pub fn to_stored(self, stored: (u32, u32), display: (u32, u32)) -> (f64, f64) {
+        match self {
+            Grid::Stored => (1.0, 1.0),
+            Grid::Display => (
+                f64::from(stored.0) / f64::from(display.0.max(1)),
+                f64::from(stored.1) / f64::from(display.1.max(1)),
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Grid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Grid::Stored => "stored",
+            Grid::Display => "display",
+        })
+    }
+}
+
+impl FromStr for Grid {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Grid, String> {
+        match s {
+            "stored" => Ok(Grid::Stored),
+            "display" => Ok(Grid::Display),
+            other => Err(format!(
+                "unknown pixel grid {other:?}; expected stored (the stored pictures, as \
+                 `ffmpeg -i SRC f%d.png` writes them) or display (square pixels, as players show)"
+            )),
+        }
+    }
+}
+
+crate::textual::serde_as_text!(Grid);
+crate::textual::json_schema_as!(
+    Grid,
+    "Grid",
+    crate::textual::names(
+        "The pixel grid box coordinates are on: `stored` (the upright stored pictures, as `ffmpeg -i SRC f%d.png` writes them; default) or `display` (square pixels, as players show non-square-pixel video).",
+        &["stored", "display"]
     )
 );
 

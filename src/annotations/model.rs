@@ -1,8 +1,8 @@
 //! The format-neutral annotation model: tracks of keyed boxes ([`Track`]), untracked
 //! detections ([`Detection`]), and the file-level [`Annotations`] with its [`Meta`].
 //!
-//! Conventions: boxes are `x1,y1,x2,y2` in the displayed, upright frame (pixels, or fractions of
-//! the frame when [`Coords::Normalized`]); frame keys are 0-based; time keys are exact seconds
+//! Conventions: boxes are `x1,y1,x2,y2` on the upright stored grid ([`super::Grid`]; pixels,
+//! or fractions of the frame when [`Coords::Normalized`]); frame keys are 0-based; time keys are exact seconds
 //! counted from the file's [`TimeOrigin`]: the video's timeline (what `cut --start`, ffmpeg's
 //! `-ss` and players count: seconds from the input's start) unless the format counts from the
 //! first frame (V-STaR). Every reader converts to these at its edge.
@@ -265,7 +265,7 @@ pub struct Detection {
 /// The unit of box coordinates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Coords {
-    /// Pixels of the displayed frame.
+    /// Pixels of the frame (on the stored grid, see [`super::Grid`]).
     #[default]
     Pixels,
     /// Fractions `0..1` of the frame's width and height; turned into pixels at resolution
@@ -353,6 +353,24 @@ impl Annotations {
     /// True when no track has a key (present or absent) and there are no detections.
     pub fn is_empty(&self) -> bool {
         self.tracks.iter().all(|t| t.keys.is_empty()) && self.detections.is_empty()
+    }
+
+    /// Pixel boxes moved onto another pixel grid: x multiplied by `sx`, y by `sy`
+    /// (normalised boxes, fractions of any grid, are left as they are).
+    pub fn rescale_pixels(&mut self, sx: f64, sy: f64) {
+        if self.coords != Coords::Pixels || (sx == 1.0 && sy == 1.0) {
+            return;
+        }
+        for track in &mut self.tracks {
+            for entry in track.keys.values_mut() {
+                if let Entry::Present(b) = entry {
+                    *b = b.scaled(sx, sy);
+                }
+            }
+        }
+        for d in &mut self.detections {
+            d.bbox = d.bbox.scaled(sx, sy);
+        }
     }
 
     /// The same annotations in pixels of a `width` x `height` frame (unchanged when already

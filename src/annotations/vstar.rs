@@ -466,9 +466,9 @@ pub struct VstarItem {
     pub vid: String,
     /// The video's average frame rate, frames per second (0 when it cannot be told).
     pub fps: f64,
-    /// The displayed frame width in pixels.
+    /// The frame width in pixels (the stored grid of the video the boxes are for).
     pub width: u32,
-    /// The displayed frame height in pixels.
+    /// The frame height in pixels (the stored grid).
     pub height: u32,
     /// The number of frames in the video.
     pub frame_count: usize,

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::annotations::{Fill, Format, KeyKind, Units};
+use crate::annotations::{Fill, Format, Grid, KeyKind, Units};
 use crate::draw::Rgb;
 use crate::plan::{BoxOptions, BoxesOut, BoxesSpec, FrameRate, Plan, SpanSpec};
 use crate::time::TimeSpec;
@@ -128,6 +128,11 @@ pub struct BoxesArgs {
     /// Waymo: the camera to read when the file has several.
     #[arg(long)]
     pub camera: Option<String>,
+    /// The pixel grid of the boxes: stored (the upright stored pictures, as `ffmpeg -i SRC
+    /// f%d.png` writes them) or display (square pixels, as players show non-square-pixel
+    /// video) [default: stored].
+    #[arg(long, value_parser = parse_text::<Grid>)]
+    pub grid: Option<Grid>,
     /// Carry the boxes into the sidecars without drawing them.
     #[arg(long)]
     pub no_draw: bool,
@@ -164,6 +169,7 @@ impl BoxesArgs {
             keys: self.keys.unwrap_or(d.keys),
             units: self.units.unwrap_or(d.units),
             camera: self.camera.clone(),
+            grid: self.grid.unwrap_or(d.grid),
         };
         Some(BoxesSpec {
             path,
@@ -177,6 +183,7 @@ impl BoxesArgs {
             && (self.fill.is_some()
                 || self.min_confidence.is_some()
                 || self.item.is_some()
+                || self.grid.is_some()
                 || self.thickness.is_some()
                 || self.color.is_some()
                 || self.no_labels

@@ -251,6 +251,36 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         cuts(crate::detect::BoundaryKind::Dissolve),
         args.output.display()
     );
+    if !detection.too_short.is_empty() {
+        // Say why a span the detector found is not a proposal.
+        let n = detection.too_short.len();
+        let shown: Vec<String> = detection
+            .too_short
+            .iter()
+            .take(5)
+            .map(|s| {
+                format!(
+                    "frames {}..{} ({:.3}s)",
+                    s.start,
+                    s.end,
+                    s.length.as_secs_f64()
+                )
+            })
+            .collect();
+        eprintln!(
+            "{}: {n} span{} shorter than --min-length {} dropped: {}{}; give a smaller --min-length to keep {}",
+            args.source.display(),
+            if n == 1 { "" } else { "s" },
+            args.min_length,
+            shown.join(", "),
+            if n > shown.len() {
+                format!(" and {} more", n - shown.len())
+            } else {
+                String::new()
+            },
+            if n == 1 { "it" } else { "them" }
+        );
+    }
     if args.json {
         super::print_out(&format!(
             "{}\n",
@@ -259,6 +289,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
                 "frames": detection.frames,
                 "boundaries": detection.boundaries,
                 "proposals": detection.proposals,
+                "too_short": detection.too_short,
             }))?
         ))?;
     }

@@ -53,7 +53,8 @@ impl AnnotationSpans {
 /// The spans of `request` on the frames of `source` (whose table is `table`).
 pub fn spans(source: &Source, table: &FrameTable, request: &AnnotationSpans) -> Result<Vec<Span>> {
     let info = crate::media::input::VideoInput::open(source.clone())?.video;
-    let (w, h) = info.displayed_size();
+    // Boxes on the stored grid, as every reader takes them (only where they are matters).
+    let (w, h) = info.upright_stored_size();
     let mut boxes = BoxesRequest::new(request.path.clone());
     boxes.format = request.format;
     boxes.fill = request.fill;
@@ -61,7 +62,7 @@ pub fn spans(source: &Source, table: &FrameTable, request: &AnnotationSpans) -> 
         item: request.item.clone(),
         ..ReadOptions::default()
     };
-    let loaded = SourceBoxes::load(&boxes, table, w, h, None)?;
+    let loaded = SourceBoxes::load(&boxes, table, w, h, info.displayed_size(), None)?;
     if request.temporal {
         let Some(ts) = loaded.annotations.meta.fields.get("timestamps") else {
             return Err(Error::request(

@@ -147,6 +147,20 @@ pub struct Detection {
     pub boundaries: Vec<Boundary>,
     /// The proposals, in frame order.
     pub proposals: Vec<Proposal>,
+    /// Spans `[start, end)` the detector found that `shaping.min_length` dropped (after
+    /// merging and padding), in frame order: why an expected proposal is missing.
+    pub too_short: Vec<ShortSpan>,
+}
+
+/// A span the minimum length dropped.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ShortSpan {
+    /// First frame.
+    pub start: usize,
+    /// First frame after the span.
+    pub end: usize,
+    /// From its first frame's time to the end of its last frame.
+    pub length: Time,
 }
 
 /// Detects the events of `source`.
@@ -221,11 +235,14 @@ pub fn detect(
             annotated::spans(source, &table, request)?
         }
     };
-    let mut shaped = spans::shape(raw, &options.shaping, &table);
+    let spans::Shaped {
+        spans: mut shaped,
+        mut too_short,
+    } = spans::shape(raw, &options.shaping, &table);
     if options.split_at_shots && options.by != Detector::Shots {
         shaped = spans::split_at(shaped, &boundaries);
         // Splitting can leave short pieces.
-        shaped = spans::shape(
+        let again = spans::shape(
             shaped,
             &Shaping {
                 merge_gap: Length::Frames(0),
@@ -234,6 +251,9 @@ pub fn detect(
             },
             &table,
         );
+        shaped = again.spans;
+        too_short.extend(again.too_short);
+        too_short.sort_by_key(|s| s.start);
     }
     let prefix = options
         .id_prefix
@@ -274,6 +294,14 @@ pub fn detect(
         stats,
         boundaries,
         proposals,
+        too_short: too_short
+            .iter()
+            .map(|s| ShortSpan {
+                start: s.start,
+                end: s.end,
+                length: time_at(&table, s.end) - table.time(s.start),
+            })
+            .collect(),
     })
 }
 

@@ -93,9 +93,29 @@ fn at_least(table: &FrameTable, a: usize, b: usize, len: Length) -> bool {
     }
 }
 
+impl std::fmt::Display for Length {
+    /// As the options take it: `15` (frames) or `1.5s`.
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Length::Frames(n) => write!(f, "{n}"),
+            Length::Seconds(t) => write!(f, "{}s", t.as_secs_f64()),
+        }
+    }
+}
+
+/// Spans after shaping, and those `min_length` dropped (so a caller can say why a span it
+/// expected is missing).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Shaped {
+    /// The kept spans, sorted, not overlapping.
+    pub spans: Vec<Span>,
+    /// The spans (merged and padded) shorter than `min_length`, sorted.
+    pub too_short: Vec<Span>,
+}
+
 /// Merges spans closer than `merge_gap`, pads by `padding`, drops spans shorter than
-/// `min_length`. Input in any order; output sorted, not overlapping.
-pub fn shape(mut spans: Vec<Span>, shaping: &Shaping, table: &FrameTable) -> Vec<Span> {
+/// `min_length` (listing them). Input in any order; output sorted, not overlapping.
+pub fn shape(mut spans: Vec<Span>, shaping: &Shaping, table: &FrameTable) -> Shaped {
     let n = table.len();
     spans.retain(|s| s.start < s.end && s.end <= n);
     spans.sort_by_key(|s| s.start);
@@ -152,8 +172,10 @@ pub fn shape(mut spans: Vec<Span>, shaping: &Shaping, table: &FrameTable) -> Vec
         }
         merged = again;
     }
-    merged.retain(|s| at_least(table, s.start, s.end, shaping.min_length));
-    merged
+    let (spans, too_short) = merged
+        .into_iter()
+        .partition(|s| at_least(table, s.start, s.end, shaping.min_length));
+    Shaped { spans, too_short }
 }
 
 /// A gap counts as short when it is below the merge gap: "at least one more than the gap"
@@ -254,8 +276,12 @@ mod tests {
             padding: Length::Frames(0),
         };
         assert_eq!(
-            starts_ends(&shape(spans.clone(), &shaping, &table)),
+            starts_ends(&shape(spans.clone(), &shaping, &table).spans),
             vec![(10, 40)]
+        );
+        assert_eq!(
+            starts_ends(&shape(spans.clone(), &shaping, &table).too_short),
+            vec![(100, 103)]
         );
         let shaping = Shaping {
             min_length: Length::Frames(1),
@@ -263,7 +289,7 @@ mod tests {
             padding: Length::Seconds(Time::new(1, 2)),
         };
         assert_eq!(
-            starts_ends(&shape(spans, &shaping, &table)),
+            starts_ends(&shape(spans, &shaping, &table).spans),
             vec![(5, 45), (95, 108)]
         );
     }

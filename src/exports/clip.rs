@@ -136,6 +136,8 @@ impl Export for ClipMaker {
         _group: &mut OutputGroup,
     ) -> Result<Wants> {
         if self.clip.copy {
+            // Nothing is encoded; only whether the audio is wanted applies.
+            self.encode.audio = encode_settings(ctx, None, None, self.clip.audio).audio;
             return Ok(Wants::Nothing);
         }
         super::check_encodable(stream)?;
@@ -187,7 +189,7 @@ impl Export for ClipMaker {
     ) -> Result<ExportReport> {
         let claimed = self.claimed.as_ref().expect("claimed before finish");
         if self.clip.copy {
-            return super::copy::copy_export(stream, &self.spec, claimed);
+            return super::copy::copy_export(stream, &self.spec, claimed, self.encode.audio);
         }
         if let Some(plan) = self.smart.take() {
             return super::smart::write(

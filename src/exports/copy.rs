@@ -35,11 +35,13 @@ fn codec_fits(output: &ffmpeg::format::context::Output, id: ffmpeg::codec::Id) -
     crate::media::ffi::muxer_can_hold(output, id)
 }
 
-/// Copies the GOPs covering the stream's span into the claimed file and writes its sidecar.
+/// Copies the GOPs covering the stream's span into the claimed file and writes its sidecar;
+/// the source's audio is copied beside them when `audio` (else the file has none).
 pub(crate) fn copy_export(
     stream: &ProcessedStream,
     spec: &ExportSpec,
     claimed: &Claimed,
+    audio: bool,
 ) -> Result<ExportReport> {
     let input = stream.source.as_path();
     let output = claimed.main.as_path();
@@ -63,7 +65,9 @@ pub(crate) fn copy_export(
 
     let mut src = VideoInput::open(&stream.input)?;
     let vindex = src.video.index;
-    let aindex = best_audio_stream(&src.context);
+    let source_audio = best_audio_stream(&src.context);
+    // Without audio asked for, the audio packets are not even read.
+    let aindex = source_audio.filter(|_| audio);
     let mut keep = vec![vindex];
     keep.extend(aindex);
     src.keep_only_streams(&keep);
@@ -95,12 +99,23 @@ pub(crate) fn copy_export(
         Ok(ost.index())
     };
     let out_video = add_stream(&mut out, vindex)?;
-    let mut audio_note = "none in the source".to_string();
+    let mut audio_note = match source_audio {
+        Some(_) => "dropped: no audio asked for (`--no-audio`, `\"audio\": false`)".to_string(),
+        None => "none in the source".to_string(),
+    };
+    // What the file's audio stream holds (the sidecar's `output.audio`).
+    let mut audio_format = None;
     let out_audio = match aindex {
         Some(a) => {
             let acodec = src.context.stream(a).expect("audio").parameters().id();
             if codec_fits(&out, acodec) {
                 audio_note = "copied".into();
+                audio_format = crate::media::audio::audio_format_of(&src.context).map(
+                    |(sample_rate, channels)| crate::media::audio::AudioFormat {
+                        sample_rate,
+                        channels,
+                    },
+                );
                 Some((a, add_stream(&mut out, a)?))
             } else {
                 let name = acodec.name().to_string();
@@ -281,7 +296,7 @@ pub(crate) fn copy_export(
             cropped_bottom: 0,
             duration: crate::time::decimal_text(duration),
             duration_s: duration.as_secs_f64(),
-            audio: None,
+            audio: audio_format,
         },
         sources: stream.source_records(),
         request: serde_json::to_value(&stream.plan).expect("a plan serialises"),

@@ -105,7 +105,12 @@ pub fn read_manifest(path: &Path) -> Result<Manifest> {
     let mut manifest = Manifest::default();
     let mut seen = HashSet::new();
     for (line, entry) in split_entries(path, text)? {
-        match parse_entry(entry, base) {
+        // Where the entry begins on its line (0 for a JSONL line; an element of a JSON array
+        // may begin after `[` or indentation): JSON errors give columns in that line.
+        let offset = entry.as_ptr() as usize - text.as_ptr() as usize;
+        let column = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let place = EntryPlace { line, column };
+        match parse_entry(entry, base, place) {
             Ok(plan) => {
                 if !seen.insert(plan.id.clone()) {
                     let id = plan.id.clone();
@@ -136,13 +141,45 @@ fn bytes_line(bytes: &[u8], offset: usize) -> usize {
         + 1
 }
 
+/// Where an entry begins in its file: its 1-based line, and the bytes before it on that line.
+#[derive(Clone, Copy)]
+struct EntryPlace {
+    line: usize,
+    column: usize,
+}
+
+impl EntryPlace {
+    /// A JSON error of the entry's text, placed in the file: serde_json counts lines and
+    /// columns from the entry's first character, and the entry's line is already named (the
+    /// error's `line N`), so its own "at line 1 column C" becomes the column on that line
+    /// (and a later line of a multi-line entry is named as the file's line).
+    fn json_error(self, e: &serde_json::Error) -> String {
+        let text = e.to_string();
+        if e.line() == 0 {
+            return text;
+        }
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let what = text.strip_suffix(&suffix).unwrap_or(&text);
+        if e.line() == 1 {
+            format!("{what} (at column {})", self.column + e.column())
+        } else {
+            format!(
+                "{what} (at line {}, column {})",
+                self.line + e.line() - 1,
+                e.column()
+            )
+        }
+    }
+}
+
 /// One entry: JSON, a plan, checked, paths resolved, inputs present.
 fn parse_entry(
     entry: &str,
     base: &Path,
+    place: EntryPlace,
 ) -> std::result::Result<CheckedPlan, (Option<String>, String)> {
-    let value: serde_json::Value =
-        serde_json::from_str(entry).map_err(|e| (None, format!("not valid JSON: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(entry)
+        .map_err(|e| (None, format!("not valid JSON: {}", place.json_error(&e))))?;
     if !value.is_object() {
         return Err((
             None,
@@ -153,7 +190,7 @@ fn parse_entry(
     let id = value.get("id").and_then(|v| v.as_str()).map(str::to_string);
     let fail = |m: String| (id.clone(), m);
     // Read from the text (not the value) so errors say where in the line they are.
-    let plan: Plan = serde_json::from_str(entry).map_err(|e| fail(e.to_string()))?;
+    let plan: Plan = serde_json::from_str(entry).map_err(|e| fail(place.json_error(&e)))?;
     let mut plan = CheckedPlan::new(plan).map_err(fail)?;
     plan.resolve_paths(base).map_err(fail)?;
     if let Err(e) = crate::media::source::check_source(&plan.source, plan.source_fps) {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{BoxesOut, FrameLabel, ImageFormat, Payload, Size, Strip};
 use crate::annotations::ReadOptions;
-use crate::annotations::{Fill, Format, KeyKind, Units};
+use crate::annotations::{Fill, Format, Grid, KeyKind, Units};
 use crate::fit::Fit;
 use crate::media::source::FrameRate;
 use crate::overlay::{BoxesRequest, Style};
@@ -147,6 +147,12 @@ pub struct BoxOptions {
     /// Waymo: the camera to read when the file has several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub camera: Option<String>,
+    /// The pixel grid of the boxes: `stored` (the upright stored pictures, as `ffmpeg -i SRC
+    /// f%d.png` writes them) or `display` (square pixels, as players show non-square-pixel
+    /// video).
+    #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(extend("default" = "stored"))]
+    pub grid: Grid,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -167,6 +173,7 @@ impl Default for BoxOptions {
             keys: KeyKind::Time,
             units: Units::Auto,
             camera: None,
+            grid: Grid::Stored,
         }
     }
 }
@@ -259,6 +266,8 @@ impl<'de> Deserialize<'de> for BoxesSpec {
             units: Units,
             #[serde(default)]
             camera: Option<String>,
+            #[serde(default)]
+            grid: Grid,
         }
         struct BoxesVisitor;
         impl<'de> serde::de::Visitor<'de> for BoxesVisitor {
@@ -297,6 +306,7 @@ impl<'de> Deserialize<'de> for BoxesSpec {
                         keys: f.keys,
                         units: f.units,
                         camera: f.camera,
+                        grid: f.grid,
                     }),
                 })
             }
@@ -710,6 +720,7 @@ impl Plan {
                 boxes_only: false,
             },
             fill: o.fill,
+            grid: o.grid,
             draw: o.draw.then(|| Style {
                 thickness: o.thickness,
                 color: o.color.map(|c| (c.0, c.1, c.2)),

@@ -79,7 +79,8 @@ pub struct ItemDecision {
     pub reviewed: Option<Reviewed>,
 }
 
-/// A box drawn on the review page: on a source frame, in the source's displayed pixels.
+/// A box drawn on the review page: on a source frame, in the source's pixels (its upright
+/// stored grid, the one annotation files are read on).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DrawnBox {
     /// The source's frame number (0-based, as sidecars name source frames).
@@ -89,7 +90,7 @@ pub struct DrawnBox {
     /// The label, empty when none.
     #[serde(default)]
     pub label: String,
-    /// `[x1, y1, x2, y2]` in pixels of the source's displayed (upright) frame.
+    /// `[x1, y1, x2, y2]` in pixels of the source's upright stored grid.
     #[serde(rename = "box")]
     pub bbox: [f64; 4],
 }

@@ -479,8 +479,9 @@ fn item_data(
         "base64": base64,
         "damaged_frames": damaged.iter().map(|d| d.get("output_frame").cloned().unwrap_or(d.clone())).collect::<Vec<_>>(),
         "annotations": annotations,
-        // The coordinates of boxes drawn on the page: the source's displayed (upright) frame,
-        // as annotation files and `overlay` take them; `source` names it in exported files.
+        // The coordinates of boxes drawn on the page: the source's upright stored grid (its
+        // record's size), as annotation files and `overlay` take them; `source` names it in
+        // exported files.
         "frame_size": [main["sources"][0]["width"], main["sources"][0]["height"]],
         "source": main["request"]["source"],
         "warnings": item_warnings,

@@ -23,7 +23,8 @@ impl Stage for BoxesStage {
         let (w, h) = stream.size;
         // Only the frames the output keeps (and each track's nearest keys around them).
         let span = stream.resolved.kept.start..stream.resolved.kept.end;
-        let mut boxes = SourceBoxes::load(&self.request, &stream.table, w, h, Some(span))?;
+        let display = stream.info.displayed_size();
+        let mut boxes = SourceBoxes::load(&self.request, &stream.table, w, h, display, Some(span))?;
         if let Fill::Track(kind) = self.request.fill {
             // The gaps resolution listed, tracked over the source's exact frames.
             let ids: Vec<String> = boxes

@@ -299,7 +299,10 @@ impl ProcessedStream {
 
     /// A recorder of the boxes of one output, when the stream has boxes.
     pub fn box_recorder(&self) -> Option<BoxRecorder> {
-        (!self.box_sources.is_empty()).then(|| BoxRecorder::for_sources(self.box_sources.clone()))
+        (!self.box_sources.is_empty()).then(|| {
+            BoxRecorder::for_sources(self.box_sources.clone())
+                .with_sample_aspect_ratio(self.timing().sample_aspect_ratio)
+        })
     }
 
     /// The frame stages that draw boxes, for one export (after its resize).
