@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::common::synth::SynthVideo;
 use crate::support::{self, vidprep};
 
 /// A pause longer than the signal handler's grace (5 s).
@@ -132,14 +131,10 @@ fn steps_of(earlier: &Path, args: &[&str]) -> (Vec<String>, BTreeMap<String, Str
     (steps, files(run.path()))
 }
 
-/// The earlier state of the cut scenario: `g.mp4` and an earlier `out.mp4` with its sidecar
+/// The earlier state of the cut scenario: the corpus's base files (`g.mp4`: 40 frames) and an earlier `out.mp4` with its sidecar
 /// `out.json` (frames 0 to 20).
 fn cut_earlier(d: &Path) {
-    let g = SynthVideo::new(160, 120)
-        .frames(40)
-        .audio_tone(440.0)
-        .cached();
-    std::fs::copy(&g.path, d.join("g.mp4")).unwrap();
+    super::base(d);
     vidprep()
         .args([
             "cut",
@@ -172,11 +167,7 @@ const CUT: [&str; 10] = [
 /// The earlier state of the batch scenario: item `a` made (frames 0 to 20) into `out/`, and
 /// its manifest changed since (frames 10 to 30), so that the next run redoes it.
 fn run_earlier(d: &Path) {
-    let g = SynthVideo::new(160, 120)
-        .frames(40)
-        .audio_tone(440.0)
-        .cached();
-    std::fs::copy(&g.path, d.join("g.mp4")).unwrap();
+    super::base(d);
     let line = |start: u32, end: u32| {
         format!(
             r#"{{"id": "a", "source": "g.mp4", "start": {start}, "end": {end}, "exports": [{{"kind": "clip", "preset": "ultrafast"}}]}}"#
