@@ -61,6 +61,7 @@
 pub(crate) mod annotations;
 pub(crate) mod batch;
 pub(crate) mod cancel;
+pub(crate) mod check;
 #[cfg(feature = "cli")]
 mod cli;
 // `vidprep detect` and `vidprep review`: only the command line uses them.
@@ -100,6 +101,10 @@ pub use batch::{
     write_report, BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
 };
 pub use cancel::CancelToken;
+pub use check::{
+    check_sources, manifest_sources, CheckOptions, CheckReport, Compared, DamageFacts, Difference,
+    ReferenceFrame, SourceCheck, TableFacts, Verdict, DEFAULT_CHECK_TIME_LIMIT,
+};
 #[cfg(feature = "cli")]
 pub(crate) use error::require_utf8;
 pub use error::{Error, ErrorKind, FfmpegError, Result};

@@ -1,7 +1,7 @@
 //! JSON Schemas (draft 2020-12) of what vidprep reads and writes, generated from the types
 //! themselves by `schemars`, so they cannot drift from the code: a plan (one manifest line),
 //! the sidecar of a video output (`clip`, `video`, `preview`), `frames.json`, a batch item's
-//! `item.json` and a line of `report.jsonl`.
+//! `item.json`, a line of `report.jsonl` and the report of `vidprep check --json`.
 //!
 //! The plan's schema describes what deserialisation accepts (unknown fields refused, the text
 //! forms of times, sizes and names as patterns or lists); the others describe what vidprep
@@ -26,16 +26,19 @@ pub enum SchemaKind {
     Item,
     /// One line of `report.jsonl` (`docs/manifest.md`, Running).
     Report,
+    /// What `vidprep check --json` prints (`docs/check.md`).
+    Check,
 }
 
 impl SchemaKind {
     /// Every kind, in the order `vidprep schema` lists them.
-    pub const ALL: [SchemaKind; 5] = [
+    pub const ALL: [SchemaKind; 6] = [
         SchemaKind::Plan,
         SchemaKind::Sidecar,
         SchemaKind::Frames,
         SchemaKind::Item,
         SchemaKind::Report,
+        SchemaKind::Check,
     ];
 
     /// The kind's name (`plan`, `sidecar`, `frames`, `item`, `report`).
@@ -46,6 +49,7 @@ impl SchemaKind {
             SchemaKind::Frames => "frames",
             SchemaKind::Item => "item",
             SchemaKind::Report => "report",
+            SchemaKind::Check => "check",
         }
     }
 
@@ -107,6 +111,10 @@ pub fn json_schema(kind: SchemaKind) -> serde_json::Value {
         SchemaKind::Report => (
             "vidprep report.jsonl line",
             root::<crate::batch::ItemReport>(generator),
+        ),
+        SchemaKind::Check => (
+            "vidprep check report",
+            root::<crate::check::CheckReport>(generator),
         ),
     };
     // `$schema`, the title and the description first, as a reader expects them.

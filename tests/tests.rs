@@ -14,6 +14,7 @@ mod bad_input;
 mod beside;
 mod browser_harness;
 mod browser_seek;
+mod check;
 mod colour_description;
 mod copy_audio;
 mod csv_annotations;

@@ -281,6 +281,63 @@ fn probe(
     })
 }
 
+/// `check(sources, manifest, source_fps, full, samples, time_limit, jobs, list_frames)`: the
+/// JSON `vidprep check --json` prints, and the manifest's bad lines (their errors' words).
+#[pyfunction]
+#[pyo3(signature = (sources, manifest=None, source_fps=None, full=false, samples=32, time_limit=None, jobs=1, list_frames=false))]
+#[allow(clippy::too_many_arguments)]
+fn check(
+    py: Python<'_>,
+    sources: Vec<PathBuf>,
+    manifest: Option<PathBuf>,
+    source_fps: Option<String>,
+    full: bool,
+    samples: usize,
+    time_limit: Option<f64>,
+    jobs: usize,
+    list_frames: bool,
+) -> PyResult<(String, Vec<String>)> {
+    guarded(py, "checking", move || {
+        let fps = source_fps
+            .map(|rate| rate.parse::<vidprep::plan::FrameRate>())
+            .transpose()
+            .map_err(|e| PyErrText::Usage(format!("source_fps: {e}")))?;
+        let mut all: Vec<vidprep::Source> = sources
+            .into_iter()
+            .map(|p| vidprep::Source::new(p, fps))
+            .collect();
+        let mut bad = Vec::new();
+        if let Some(m) = manifest {
+            let (more, bad_items) = vidprep::manifest_sources(&m)?;
+            all.extend(more);
+            bad = bad_items.into_iter().map(|b| b.error.to_string()).collect();
+        }
+        if all.is_empty() && bad.is_empty() {
+            return Err(PyErrText::Usage(
+                "check: give at least one source (or a manifest)".into(),
+            ));
+        }
+        let mut options = vidprep::CheckOptions::default();
+        options.full = full;
+        options.samples = samples.max(1);
+        if let Some(t) = time_limit {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(PyErrText::Usage(format!(
+                    "time_limit: {t} is not a number of seconds more than 0"
+                )));
+            }
+            options.time_limit = std::time::Duration::from_secs_f64(t);
+        }
+        options.jobs = jobs.max(1);
+        options.list_frames = list_frames;
+        let report = vidprep::check_sources(&all, &options, &mut vidprep::NoProgress)?;
+        Ok((
+            serde_json::to_string(&report).expect("a check report serialises"),
+            bad,
+        ))
+    })
+}
+
 /// One frames export kept in memory: its name, its pixels (flat), `(count, height, width)` and
 /// its `frames.json`.
 type SampledExport<'py> = (String, Bound<'py, PyArray1<u8>>, (usize, u32, u32), String);
@@ -578,6 +635,7 @@ fn _vidprep(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("CancelledError", py.get_type::<CancelledError>())?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(sample_plan, m)?)?;
     m.add_function(wrap_pyfunction!(execute_plan, m)?)?;
     m.add_function(wrap_pyfunction!(run_manifest, m)?)?;

@@ -44,6 +44,7 @@ __version__ = _native.__version__
 __all__ = [
     "sample",
     "probe",
+    "check",
     "run",
     "Plan",
     "frames_export",
@@ -93,6 +94,45 @@ def probe(path: PathLike, count_frames: bool = False, source_fps: Union[None, fl
     """
     rate = None if source_fps is None else str(source_fps)
     return json.loads(_native.probe(os.fspath(path), count_frames, rate))
+
+
+def check(
+    sources: Union[PathLike, Sequence[PathLike]] = (),
+    manifest: Optional[PathLike] = None,
+    source_fps: Union[None, float, str] = None,
+    full: bool = False,
+    samples: int = 32,
+    time_limit: Optional[float] = None,
+    jobs: int = 1,
+    list_frames: bool = False,
+) -> Dict[str, Any]:
+    """Whether vidprep reads each source exactly: the dict ``vidprep check --json`` prints.
+
+    Each source (a video, an image folder or pattern, a URL; and with ``manifest`` every
+    source of that manifest) is decoded in order by a plain FFmpeg loop, and read every way
+    vidprep reads it (frame table, seeks, a span, times, sparse reading); ``report["exact"]``
+    says whether all agree, ``report["sources"]`` has a verdict (``exact``, ``damaged``,
+    ``differs``, ``failed``, ``timed_out``) and the differences per source. A manifest's bad
+    lines are in ``report["bad_lines"]``. ``time_limit``: seconds per source (default 900).
+    """
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    rate = None if source_fps is None else str(source_fps)
+    text, bad = _native.check(
+        [os.fspath(s) for s in sources],
+        None if manifest is None else os.fspath(manifest),
+        rate,
+        full,
+        samples,
+        time_limit,
+        jobs,
+        list_frames,
+    )
+    report = json.loads(text)
+    report["bad_lines"] = bad
+    if bad:
+        report["exact"] = False
+    return report
 
 
 def frames_export(**options: Any) -> Dict[str, Any]:

@@ -24,6 +24,16 @@ class InternalError(VidprepError): ...
 class CancelledError(VidprepError): ...
 
 def probe(path: PathLike, count_frames: bool = ..., source_fps: Union[None, float, str] = ...) -> Dict[str, Any]: ...
+def check(
+    sources: Union[PathLike, Sequence[PathLike]] = ...,
+    manifest: Optional[PathLike] = ...,
+    source_fps: Union[None, float, str] = ...,
+    full: bool = ...,
+    samples: int = ...,
+    time_limit: Optional[float] = ...,
+    jobs: int = ...,
+    list_frames: bool = ...,
+) -> Dict[str, Any]: ...
 def sample(
     path: PathLike,
     n: Optional[int] = ...,

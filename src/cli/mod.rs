@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod args;
 mod batch;
+mod check;
 mod clip;
 mod detect;
 mod export;
@@ -31,6 +32,9 @@ struct Cli {
 enum Command {
     /// Describe a video: streams, sizes, rates, duration, frame counts, rotation, damage.
     Probe(probe::ProbeArgs),
+    /// Prove that vidprep reads sources exactly: every way it reads them against a plain
+    /// FFmpeg decode (frame count, times, pixels, damage).
+    Check(check::CheckArgs),
     /// Cut frame-accurate clips: one span, or every line of a manifest.
     Cut(clip::CutArgs),
     /// End a clip just before its decision point (time, frame or percentage).
@@ -54,8 +58,8 @@ enum Command {
     ReviewApply(review::ReviewApplyArgs),
     /// Check a model profile against the real package it mirrors, run on the same video.
     Parity(parity::ParityArgs),
-    /// Print the JSON Schema of a plan (manifest line), sidecar, frames.json, item.json or
-    /// report line (docs/schema/).
+    /// Print the JSON Schema of a plan (manifest line), sidecar, frames.json, item.json,
+    /// report line or check report (docs/schema/).
     Schema(schema::SchemaArgs),
 }
 
@@ -116,6 +120,7 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Probe(args) => probe::run(args),
+        Command::Check(args) => check::run(args),
         Command::Cut(args) => clip::run_cut(args),
         Command::Truncate(args) => clip::run_truncate(args),
         Command::Overlay(args) => clip::run_overlay(args),

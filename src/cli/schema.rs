@@ -1,5 +1,5 @@
 //! `vidprep schema KIND`: prints the JSON Schema of a plan (a manifest line), a video
-//! output's sidecar, `frames.json`, `item.json` or a `report.jsonl` line, as the library
+//! output's sidecar, `frames.json`, `item.json`, a `report.jsonl` line or a check report, as the library
 //! generates it (`crate::schemas`; `docs/schema/` holds the same text).
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -10,7 +10,8 @@ use crate::schemas::SchemaKind;
 #[derive(Args)]
 pub struct SchemaArgs {
     /// Which document: plan (one manifest line), sidecar (beside a video output), frames
-    /// (frames.json), item (item.json) or report (a report.jsonl line).
+    /// (frames.json), item (item.json), report (a report.jsonl line) or check (what
+    /// `vidprep check --json` prints).
     #[arg(value_parser = kinds())]
     kind: SchemaKind,
 }

@@ -15,6 +15,7 @@ pub(crate) mod input;
 #[cfg(feature = "tracking")]
 pub(crate) mod opencv;
 pub(crate) mod probe;
+pub(crate) mod reference;
 pub(crate) mod remote;
 pub(crate) mod rewind;
 pub(crate) mod sample_claims;

@@ -1,0 +1,153 @@
+//! The reference decode of `vidprep check`: every frame of a source's video stream, decoded in
+//! order by a plain FFmpeg loop (read a packet, send it, take what comes out; at the end, drain),
+//! as the ffmpeg CLI decodes a file. No frame table, no seek, no identity check: this is the
+//! oracle inside the tool that vidprep's own reading ([`crate::media::FrameReader`], the frame
+//! table, sparse reading) is compared against, so it shares nothing with them but the opening
+//! of the source ([`VideoInput::open`]) and of its decoder ([`open_decoder`], FFmpeg's own
+//! thread count, as the CLI's `-threads auto`).
+//!
+//! Each frame is kept as its best-effort timestamp, an MD5 of its pixels in the pipeline's
+//! layout (YUV 4:2:0, converted as [`crate::media::FrameReader`] converts, not rotated; for a
+//! `yuv420p` source the bytes `ffmpeg -f framemd5` hashes) and whether the decoder marked it
+//! damaged: 25 bytes a frame, never the pictures.
+
+use ffmpeg::util::error::EAGAIN;
+use ffmpeg_next as ffmpeg;
+use md5::{Digest, Md5};
+
+use crate::error::{Error, Result};
+use crate::media::decode::open_decoder;
+use crate::media::frame::{yuv420_plane_sizes, Converter, VideoFrame, PIPELINE_FORMAT};
+use crate::media::input::{read_error_ends_input, read_packet, Ratio, VideoInput};
+use crate::media::source::Source;
+use crate::time::Time;
+
+/// One frame of the reference decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RefFrame {
+    /// The decoder's best-effort presentation timestamp, in the stream's time base.
+    pub pts: Option<i64>,
+    /// MD5 of the picture's YUV 4:2:0 planes, packed (Y, U, V; no padding).
+    pub md5: [u8; 16],
+    /// The decoder marked the picture as damaged (errors concealed).
+    pub damaged: bool,
+}
+
+/// What the reference decode found.
+#[derive(Clone, Debug)]
+pub(crate) struct Reference {
+    /// Every frame, in the order the decoder gave them.
+    pub frames: Vec<RefFrame>,
+    /// Seconds per timestamp tick of the video stream.
+    pub time_base: Ratio,
+    /// The input's start as ffmpeg uses it for `-ss` (the container's start time).
+    pub start: Option<Time>,
+    /// Packets the decoder refused, and pictures that failed after their packet was taken.
+    pub rejected_packets: usize,
+    /// Where the demuxer stopped on damaged data it could not read past (as ffmpeg ends the
+    /// input there), as its words.
+    pub read_error: Option<String>,
+}
+
+/// MD5 of a YUV 4:2:0 picture's planes, packed.
+pub(crate) fn yuv420_md5(image: &VideoFrame) -> [u8; 16] {
+    let mut hasher = Md5::new();
+    for (plane, &(w, h)) in yuv420_plane_sizes(image.width(), image.height())
+        .iter()
+        .enumerate()
+    {
+        let stride = image.stride(plane);
+        let bytes = image.data(plane);
+        for y in 0..h {
+            hasher.update(&bytes[y * stride..y * stride + w]);
+        }
+    }
+    hasher.finalize().into()
+}
+
+/// Decodes every frame of `source`'s video stream in order; `each` is told the count so far
+/// after every frame and may stop the decode with an error (a time limit, cancellation).
+pub(crate) fn decode(
+    source: &Source,
+    mut each: impl FnMut(usize) -> Result<()>,
+) -> Result<Reference> {
+    let mut input = VideoInput::open(source)?;
+    let path = input.path.clone();
+    let stream = input.video.index;
+    input.keep_only_streams(&[stream]);
+    let time_base = input.video.time_base;
+    let start = input.start_time();
+    // Declared before the decoder, which points at it: dropped after it.
+    let mut conceal = crate::media::compat::ConcealWatch::default();
+    let mut decoder = open_decoder(&input, 0, false, &conceal)?;
+    let mut converter = Converter::to_format(PIPELINE_FORMAT);
+    let mut reference = Reference {
+        frames: Vec::new(),
+        time_base,
+        start,
+        rejected_packets: 0,
+        read_error: None,
+    };
+    let mut frame = VideoFrame::empty();
+    let mut take = |decoder: &mut ffmpeg::decoder::Video,
+                    reference: &mut Reference,
+                    conceal: &mut crate::media::compat::ConcealWatch|
+     -> Result<bool> {
+        loop {
+            match decoder.receive_frame(&mut frame) {
+                Ok(()) => {
+                    let concealed = conceal.concealed_since_last();
+                    let plain = frame.format() == PIPELINE_FORMAT
+                        && frame.color_range() != ffmpeg::util::color::Range::JPEG;
+                    let md5 = if plain {
+                        yuv420_md5(&frame)
+                    } else {
+                        let converted = converter.convert(&frame).map_err(|e| {
+                            Error::ffmpeg(
+                                &path,
+                                format!("converting {:?} to yuv420p", frame.format()),
+                                e,
+                            )
+                        })?;
+                        yuv420_md5(&converted)
+                    };
+                    reference.frames.push(RefFrame {
+                        pts: frame.timestamp(),
+                        md5,
+                        damaged: frame.is_corrupt() || frame.has_decode_errors() || concealed,
+                    });
+                    each(reference.frames.len())?;
+                }
+                Err(ffmpeg::Error::Eof) => return Ok(true),
+                Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => return Ok(false),
+                Err(_) => reference.rejected_packets += 1,
+            }
+        }
+    };
+    loop {
+        if crate::cancel::cancelled() {
+            return Err(Error::Cancelled);
+        }
+        match read_packet(&mut input.context) {
+            Ok(Some(packet)) => {
+                if packet.stream() != stream {
+                    continue;
+                }
+                if decoder.send_packet(&packet).is_err() {
+                    reference.rejected_packets += 1;
+                }
+                take(&mut decoder, &mut reference, &mut conceal)?;
+            }
+            Ok(None) => break,
+            Err(e) if read_error_ends_input(&e) => {
+                reference.read_error = Some(e.to_string());
+                break;
+            }
+            Err(e) => return Err(Error::ffmpeg(&path, "reading a packet", e)),
+        }
+    }
+    // Drain: the frames the decoder still holds.
+    let _ = decoder.send_eof();
+    take(&mut decoder, &mut reference, &mut conceal)?;
+    Ok(reference)
+}
