@@ -334,6 +334,24 @@ pub fn check_frame_size(path: &Path, width: u32, height: u32) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a header that claims more frames than the file has bytes (an MP4's `stsz` of 50
+/// million samples in 2 KB): a frame's packet holds at least one byte, so no file holds more
+/// frames than bytes, and nothing of vidprep's is sized by such a claim. (FFmpeg's own index
+/// is built from it while the file opens, before this can be asked.)
+fn check_frame_claim(path: &Path, claimed: Option<u64>, size: Option<u64>) -> Result<()> {
+    match (claimed, size) {
+        (Some(n), Some(size)) if n > size => Err(Error::corrupt(
+            path,
+            "in its header",
+            format!(
+                "it claims {n} frames, but the file has {size} bytes and a frame holds at least \
+                 one, so it can hold at most {size}: a damaged or hostile file"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Opens a source (a media file, an image sequence or an http(s) URL) with a clear error for
 /// one that is missing, unreadable or unreachable. For an image sequence, also its resolution.
 pub(crate) fn open_source(source: &Source) -> Result<(OpenedInput, Resolved)> {
@@ -440,6 +458,13 @@ impl VideoInput {
             best_video_stream(&context).ok_or_else(|| Error::NoVideo { path: path.clone() })?;
         let video = describe_video_stream(&context, index);
         check_frame_size(&path, video.stored_width, video.stored_height)?;
+        if resolved.sequence.is_none() {
+            let size = match resolved.kind {
+                SourceKind::File => std::fs::metadata(&path).ok().map(|m| m.len()),
+                _ => crate::media::ffi::input_byte_size(&context),
+            };
+            check_frame_claim(&path, video.metadata_frames, size)?;
+        }
         Ok(VideoInput {
             path,
             source,

@@ -18,7 +18,6 @@ pub(crate) mod probe;
 pub(crate) mod reference;
 pub(crate) mod remote;
 pub(crate) mod rewind;
-pub(crate) mod sample_claims;
 pub(crate) mod smart_parts;
 pub(crate) mod source;
 pub(crate) mod still;

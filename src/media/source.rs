@@ -586,9 +586,6 @@ pub(crate) fn resolve(source: &Source) -> Result<Resolved> {
         SourceKind::File => {
             crate::media::input::check_input_file(path)?;
             refuse_rate(path, source.fps(), "a media file")?;
-            // An MP4 whose sample tables claim more samples than it has bytes is refused
-            // before FFmpeg sizes its index by them.
-            crate::media::sample_claims::check_sample_counts(path)?;
             Ok(Resolved {
                 recipe: file_recipe(path)?,
                 kind: SourceKind::File,
