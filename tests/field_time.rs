@@ -840,3 +840,190 @@ fn review_page_counts_annotated_frames_as_the_facts_do() {
         format!("Annotated frames{boxed} in clip · 24 outside")
     );
 }
+
+// ---- Issue 40: times keyed with a rounded rate.
+
+/// V-STaR boxes for frames 10, 20, ..., 90 keyed at `key(i)` seconds from the first frame,
+/// with `frame_index` and the item's rate written as `fps` (`"23.976"`).
+fn vstar_keyed(fps: &str, key: impl Fn(usize) -> f64) -> (Vec<usize>, String) {
+    let (x0, y0, x1, y1) = BOX;
+    let frames: Vec<usize> = (1..=9).map(|k| k * 10).collect();
+    let boxes: Vec<String> = frames
+        .iter()
+        .map(|&i| {
+            format!(
+                r#"{{"timestamp": {}, "frame_index": {i}, "xmin": {x0}, "ymin": {y0}, "xmax": {x1}, "ymax": {y1}}}"#,
+                key(i)
+            )
+        })
+        .collect();
+    let item = format!(
+        r#"{{"vid": "r", "fps": {fps}, "width": 320, "height": 240, "frame_count": 100, "object": "thing", "timestamps": [0.0, 1.0], "bboxes": [{}]}}"#,
+        boxes.join(", ")
+    );
+    (frames, item)
+}
+
+/// Boxes keyed with a rounded rate land on the frames they name (by pixels, against
+/// ffmpeg's decode), as `--keys frame` does.
+fn rounded_rate_keys_land_on_their_frames(src: &Path, fps: &str, key: impl Fn(usize) -> f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let (want, item) = vstar_keyed(fps, key);
+    let boxes = dir.path().join("item.json");
+    std::fs::write(&boxes, item).unwrap();
+    let (drawn, plain) = (dir.path().join("drawn.mp4"), dir.path().join("plain.mp4"));
+    overlay(src, &boxes, &drawn, &[]);
+    plain_copy(src, &plain);
+    assert_eq!(oracle::frame_codes(&drawn), (0..100).collect::<Vec<u32>>());
+    let got: Vec<usize> = boxed_frames(&drawn, &plain).into_iter().collect();
+    assert_eq!(got, want, "V-STaR time keys on {src:?}");
+    let keyed = dir.path().join("by_frame.mp4");
+    overlay(src, &boxes, &keyed, &["--keys", "frame"]);
+    let got: Vec<usize> = boxed_frames(&keyed, &plain).into_iter().collect();
+    assert_eq!(got, want, "V-STaR frame keys on {src:?}");
+}
+
+/// The reported case: an MPEG-4 AVI stamped at 2997/125 whose first frame is shown at 1/fps,
+/// boxes keyed at `i * 1001 / 24000` with `"fps": 23.976`: a few hundred nanoseconds before
+/// each frame's own time.
+#[test]
+fn rounded_rate_keys_land_on_their_frames_in_an_avi_stamped_2997_125() {
+    let v = SynthVideo::new(320, 240)
+        .fps(2997, 125)
+        .frames(100)
+        .codec(Codec::Mpeg4)
+        .bframes(2)
+        .container("avi")
+        .cached();
+    let s = oracle::video_stream(&v.path);
+    assert_eq!(s["time_base"], "125/2997", "premise: stamped at 2997/125");
+    let times = timeline(&v.path, (2997, 125));
+    assert!(
+        (times[0] - 125.0 / 2997.0).abs() < 1e-4,
+        "premise: the first frame is at 1/fps, ffprobe says {}",
+        times[0]
+    );
+    rounded_rate_keys_land_on_their_frames(&v.path, "23.976", |i| i as f64 * 1001.0 / 24000.0);
+}
+
+#[test]
+fn rounded_rate_keys_land_on_their_frames_in_a_24000_1001_mp4() {
+    let v = SynthVideo::new(320, 240)
+        .fps(24000, 1001)
+        .frames(100)
+        .cached();
+    assert_eq!(
+        timeline(&v.path, (24000, 1001))[0],
+        0.0,
+        "premise: first frame at 0"
+    );
+    rounded_rate_keys_land_on_their_frames(&v.path, "23.976", |i| i as f64 / 23.976);
+}
+
+#[test]
+fn rounded_rate_keys_land_on_their_frames_in_a_30000_1001_mp4() {
+    let v = SynthVideo::new(320, 240)
+        .fps(30000, 1001)
+        .frames(100)
+        .cached();
+    assert_eq!(
+        timeline(&v.path, (30000, 1001))[0],
+        0.0,
+        "premise: first frame at 0"
+    );
+    rounded_rate_keys_land_on_their_frames(&v.path, "29.97", |i| i as f64 / 29.97);
+}
+
+/// `cut --start` and `truncate --at` take a time a hundredth of a frame or less from a
+/// frame's time as that frame's time: `i / 23.976` on a 24000/1001 video (a few nanoseconds
+/// after frame i) starts a cut with frame i and ends a truncation before it, as
+/// `i * 1001 / 24000` does; a time a quarter of a frame later does not.
+fn rounded_rate_spans(fps: (u32, u32), rounded: f64) {
+    let v = SynthVideo::new(320, 240)
+        .fps(fps.0, fps.1)
+        .frames(100)
+        .cached();
+    let dir = tempfile::tempdir().unwrap();
+    for (i, later) in [(10usize, 0.0), (37, 0.0), (90, 0.0), (37, 0.25)] {
+        let t = (i as f64 + later) / rounded;
+        let cut = dir.path().join(format!("cut{i}_{later}.mp4"));
+        vidprep()
+            .arg("cut")
+            .arg(&v.path)
+            .args(["--start", &format!("{t:.9}s")])
+            .args(["--preset", "ultrafast", "--no-audio", "-o"])
+            .arg(&cut)
+            .assert()
+            .success();
+        let want = if later > 0.0 { i + 1 } else { i };
+        assert_eq!(
+            oracle::frame_codes(&cut)[0] as usize,
+            want,
+            "cut --start {t:.9}s"
+        );
+        let kept = dir.path().join(format!("trunc{i}_{later}.mp4"));
+        vidprep()
+            .arg("truncate")
+            .arg(&v.path)
+            .args(["--at", &format!("{t:.9}s")])
+            .args(["--preset", "ultrafast", "--no-audio", "-o"])
+            .arg(&kept)
+            .assert()
+            .success();
+        assert_eq!(
+            oracle::count_frames(&kept) as usize,
+            want,
+            "truncate --at {t:.9}s keeps frames 0..{want}"
+        );
+    }
+}
+
+#[test]
+fn rounded_rate_spans_on_a_24000_1001_mp4() {
+    rounded_rate_spans((24000, 1001), 23.976);
+}
+
+#[test]
+fn rounded_rate_spans_on_a_30000_1001_mp4() {
+    rounded_rate_spans((30000, 1001), 29.97);
+}
+
+/// A V-STaR box whose `frame_index` and `timestamp` name frames a frame or more apart is
+/// named in a warning (stderr and the sidecar); boxes that agree are not.
+#[test]
+fn a_vstar_box_whose_index_and_time_disagree_is_named() {
+    let v = SynthVideo::new(320, 240).frames(100).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let (x0, y0, x1, y1) = BOX;
+    let item = format!(
+        r#"{{"vid": "w", "fps": 25, "width": 320, "height": 240, "bboxes": [
+            {{"timestamp": 0.4, "frame_index": 10, "xmin": {x0}, "ymin": {y0}, "xmax": {x1}, "ymax": {y1}}},
+            {{"timestamp": 0.88, "frame_index": 20, "xmin": {x0}, "ymin": {y0}, "xmax": {x1}, "ymax": {y1}}},
+            {{"timestamp": 1.22, "frame_index": 30, "xmin": {x0}, "ymin": {y0}, "xmax": {x1}, "ymax": {y1}}}]}}"#
+    );
+    let boxes = dir.path().join("item.json");
+    std::fs::write(&boxes, item).unwrap();
+    let out = dir.path().join("drawn.mp4");
+    let run = vidprep()
+        .arg("overlay")
+        .arg(&v.path)
+        .arg("--boxes")
+        .arg(&boxes)
+        .args(["--preset", "ultrafast", "--no-audio", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    let warned: Vec<&str> = err.lines().filter(|l| l.contains("disagree")).collect();
+    assert_eq!(warned.len(), 1, "one box disagrees: {err}");
+    assert!(
+        warned[0].contains("bboxes[1]") && warned[0].contains("item.json"),
+        "the warning names the file and the box: {}",
+        warned[0]
+    );
+    let side = sidecar(&out);
+    let listed = side["warnings"].as_array().unwrap();
+    assert!(listed
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("bboxes[1]")));
+}
