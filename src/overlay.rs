@@ -191,6 +191,16 @@ impl SourceBoxes {
                 table.end_time().as_secs_f64()
             ));
         }
+        if let Some(serde_json::Value::Array(noticed)) =
+            annotations.meta.fields.get(annotations::READ_WARNINGS)
+        {
+            warnings.extend(
+                noticed
+                    .iter()
+                    .filter_map(|w| w.as_str())
+                    .map(|w| format!("{}: {w}", request.path.display())),
+            );
+        }
         let outside_span = annotations
             .meta
             .fields

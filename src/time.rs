@@ -1,5 +1,6 @@
-//! Exact time: rational seconds ([`Time`]), the time syntax users type ([`TimeSpec`]), and
-//! half-open spans of time ([`Span`]) and of frames ([`FrameRange`]).
+//! Exact time: rational seconds ([`Time`]), the time syntax users type ([`TimeSpec`]),
+//! half-open spans of time ([`Span`]) and of frames ([`FrameRange`]), and the one rule that
+//! maps a time to a frame ([`FrameTimeline`], with its tolerance [`FRAME_TOLERANCE`]).
 //!
 //! Nothing here uses floating point for decisions: timestamps are `pts * time_base` kept as
 //! reduced fractions, compared by cross-multiplication in 128-bit integers. Floats appear only
@@ -722,8 +723,197 @@ impl FrameRange {
     }
 }
 
+/// How close a time must be to a frame's presentation time to stand for that frame, as a
+/// fraction of the interval the time falls in (between that frame and its neighbour on the
+/// time's side): 1/100 of a frame. A time computed with a rounded rate (`i / 23.976` for a
+/// 24000/1001 stream, `i * 1001 / 24000` for one stamped 2997/125) or printed to a few
+/// decimals misses its frame's time by far less; two frames are never that close.
+pub const FRAME_TOLERANCE: (i64, i64) = (1, 100);
+
+/// The one rule that maps a time to a frame, used by every reader of annotation keys, by spans
+/// (`cut`, `truncate`, decision points) and by the samplers: a time within
+/// [`FRAME_TOLERANCE`] of a frame's time *is* that frame's time ([`FrameTimeline::snap`]);
+/// then the frame shown at a time is the last one at or before it, and a span starting at a
+/// time starts with the first frame at or after it.
+///
+/// `time(i)` is frame `i`'s presentation time (strictly increasing in `i`), `end` when the
+/// last frame stops being shown.
+pub struct FrameTimeline<F: Fn(usize) -> Time> {
+    count: usize,
+    time: F,
+    end: Time,
+}
+
+impl<F: Fn(usize) -> Time> FrameTimeline<F> {
+    /// `count` frames at `time(0) < time(1) < ...`, the last shown until `end`.
+    pub fn new(count: usize, time: F, end: Time) -> FrameTimeline<F> {
+        FrameTimeline { count, time, end }
+    }
+
+    /// The number of frames.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The first frame whose time is `> t` (exactly, no tolerance); `count` when none is.
+    fn first_after_exact(&self, t: Time) -> usize {
+        let (mut lo, mut hi) = (0usize, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if (self.time)(mid) <= t {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// When frame `i` stops being shown: the next frame's time, or `end` for the last.
+    fn next_time(&self, i: usize) -> Time {
+        if i + 1 < self.count {
+            (self.time)(i + 1)
+        } else {
+            self.end
+        }
+    }
+
+    /// `t`, or the time of the frame it stands for when it lies within [`FRAME_TOLERANCE`] of
+    /// that frame's time: just before it (the interval from the previous frame; before the
+    /// first frame, the first frame's own duration) or just after it (the frame's duration).
+    pub fn snap(&self, t: Time) -> Time {
+        if self.count == 0 {
+            return t;
+        }
+        let (num, den) = FRAME_TOLERANCE;
+        let after = self.first_after_exact(t);
+        if after > 0 {
+            let i = after - 1;
+            let at = (self.time)(i);
+            if t == at {
+                return t;
+            }
+            let gap = self.next_time(i) - at;
+            if t - at <= gap.scale(num, den) {
+                return at;
+            }
+        }
+        if after < self.count {
+            let at = (self.time)(after);
+            let gap = if after > 0 {
+                at - (self.time)(after - 1)
+            } else {
+                self.next_time(0) - at
+            };
+            if at - t <= gap.scale(num, den) {
+                return at;
+            }
+        }
+        t
+    }
+
+    /// The frame shown at `t` (snapped): the one with the largest time `<= t`; `None` before
+    /// the first frame or at/after `end`.
+    pub fn shown_at(&self, t: Time) -> Option<usize> {
+        let t = self.snap(t);
+        if self.count == 0 || t >= self.end {
+            return None;
+        }
+        self.first_after_exact(t).checked_sub(1)
+    }
+
+    /// The first frame whose time is `>= t` (snapped): where a span starting at `t` starts;
+    /// `count` when there is none.
+    pub fn first_at_or_after(&self, t: Time) -> usize {
+        let t = self.snap(t);
+        let after = self.first_after_exact(t);
+        if after > 0 && (self.time)(after - 1) == t {
+            after - 1
+        } else {
+            after
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    /// Frames at `i / 25` s, 10 of them, ending at 0.4 s.
+    fn frames_25() -> FrameTimeline<impl Fn(usize) -> Time> {
+        FrameTimeline::new(10, |i| Time::new(i as i64, 25), Time::new(2, 5))
+    }
+
+    #[test]
+    fn a_time_within_a_hundredth_of_a_frame_is_that_frame() {
+        let f = frames_25();
+        let at3 = Time::new(3, 25);
+        // 0.4 ms either side of frame 3 (a 40 ms frame) is frame 3's time; 0.5 ms is not.
+        assert_eq!(f.snap(at3 - Time::new(4, 10_000)), at3);
+        assert_eq!(f.snap(at3 + Time::new(4, 10_000)), at3);
+        assert_eq!(
+            f.snap(at3 - Time::new(5, 10_000)),
+            at3 - Time::new(5, 10_000)
+        );
+        assert_eq!(f.shown_at(at3 - Time::new(1, 1_000_000)), Some(3));
+        assert_eq!(f.shown_at(at3 - Time::new(1, 1000)), Some(2));
+        assert_eq!(f.first_at_or_after(at3 + Time::new(1, 1_000_000)), 3);
+        assert_eq!(f.first_at_or_after(at3 + Time::new(1, 1000)), 4);
+        assert_eq!(f.first_at_or_after(at3), 3);
+        assert_eq!(f.shown_at(at3), Some(3));
+        // Before the first frame, after the end.
+        assert_eq!(f.shown_at(Time::new(-1, 1_000_000)), Some(0));
+        assert_eq!(f.shown_at(Time::new(-1, 1000)), None);
+        assert_eq!(f.shown_at(Time::new(2, 5)), None);
+        assert_eq!(
+            f.shown_at(Time::new(2, 5) - Time::new(1, 1_000_000)),
+            Some(9)
+        );
+        assert_eq!(f.first_at_or_after(Time::new(2, 5)), 10);
+    }
+
+    #[test]
+    fn rounded_rate_times_are_their_frames() {
+        // Stamped 2997/125, keyed at i * 1001 / 24000 (a few hundred ns early), and a
+        // 24000/1001 stream keyed at i / 23.976 (a few ns late).
+        let avi = FrameTimeline::new(
+            100,
+            |i| Time::new(125 * i as i64, 2997),
+            Time::new(12500, 2997),
+        );
+        let ntsc = FrameTimeline::new(
+            100,
+            |i| Time::new(1001 * i as i64, 24000),
+            Time::new(100_100, 24000),
+        );
+        for i in (10..100).step_by(10) {
+            assert_eq!(avi.shown_at(Time::new(1001 * i as i64, 24000)), Some(i));
+            let t = Time::new(1000 * i as i64, 23976);
+            assert_eq!(ntsc.first_at_or_after(t), i);
+            assert_eq!(ntsc.shown_at(t), Some(i));
+        }
+    }
+
+    proptest::proptest! {
+        /// Snapped or not, the frame shown at `t` is the one `first_at_or_after` starts with
+        /// when `t` is (or snaps to) a frame's time, and the lookups never cross a frame.
+        #[test]
+        fn lookups_agree_with_snapping(num in -50i64..500, den in 1i64..1000) {
+            let f = frames_25();
+            let t = Time::new(num, den);
+            let s = f.snap(t);
+            let d = if s > t { s - t } else { t - s };
+            proptest::prop_assert!(d <= Time::new(4, 10_000));
+            if let Some(i) = f.shown_at(t) {
+                proptest::prop_assert!(Time::new(i as i64, 25) <= s);
+                if Time::new(i as i64, 25) == s {
+                    proptest::prop_assert_eq!(f.first_at_or_after(t), i);
+                } else {
+                    proptest::prop_assert_eq!(f.first_at_or_after(t), i + 1);
+                }
+            }
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 

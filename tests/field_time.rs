@@ -840,3 +840,384 @@ fn review_page_counts_annotated_frames_as_the_facts_do() {
         format!("Annotated frames{boxed} in clip · 24 outside")
     );
 }
+
+// ---- Issue 40: one timeline for every time vidprep writes; times keyed with a rounded rate.
+
+/// A file whose audio starts at the input's start and whose first video frame (H.264 with
+/// frame codes at `fps`) comes about `lead` seconds later: the video remuxed behind a tone
+/// with `-itsoffset` into `name` (its extension picks the muxer). ffprobe's frame times are
+/// the oracle; the premise checks the lead within 3 ms (muxers shift by a few ms).
+fn audio_first(dir: &Path, name: &str, fps: (u32, u32), itsoffset: f64, lead: f64) -> Late {
+    let v = SynthVideo::new(320, 240)
+        .fps(fps.0, fps.1)
+        .frames(100)
+        .cached();
+    let out = dir.join(name);
+    let audio = if name.ends_with(".ts") { "mp2" } else { "aac" };
+    ffmpeg(&[
+        "-v",
+        "error",
+        "-y",
+        "-itsoffset",
+        &itsoffset.to_string(),
+        "-i",
+        &p(&v.path),
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=440:sample_rate=48000:duration=7",
+        "-map",
+        "0:v",
+        "-map",
+        "1:a",
+        "-c:v",
+        "copy",
+        "-c:a",
+        audio,
+        &p(&out),
+    ]);
+    let times = timeline(&out, fps);
+    let audio_start = oracle::streams(&oracle::probe(&out), "audio")[0]["start_time"]
+        .as_str()
+        .and_then(|s| s.parse::<f64>().ok())
+        .unwrap();
+    assert!(
+        (times[0] - lead).abs() < 3e-3
+            && (audio_start - oracle::input_start_time(&out)).abs() < 1e-6,
+        "premise: {name}'s audio starts at the input's start and its first video frame {lead} s \
+         later; ffprobe says the frame is at {} and the audio at {audio_start} (start {})",
+        times[0],
+        oracle::input_start_time(&out)
+    );
+    Late {
+        path: out,
+        times,
+        fps,
+    }
+}
+
+/// `export frames --fps 1` writes every frame's time on the timeline `cut --start` uses: the
+/// `time_s` of `frames.json`, the file name and the `time` label are ffprobe's time of the
+/// frame the image shows (by its painted code) from the input's start; `stream_time_s`
+/// counts from the first frame; `cut --start` at the written time begins with that frame.
+fn sampled_times_are_cut_times(src: &Late) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("frames");
+    let j = support::export_frames(&src.path, &out, &["--fps", "1", "--format", "png"]);
+    let frames = j["frames"].as_array().unwrap();
+    assert!(frames.len() >= 3, "{:?}: {} frames", src.path, frames.len());
+    for f in frames {
+        let file = f["file"].as_str().unwrap();
+        let code = oracle::decode_image(&out.join(file), PixFmt::Gray)
+            .code()
+            .unwrap_or_else(|| panic!("{file}: no frame code")) as usize;
+        assert_eq!(f["source_frame"], code, "{file} shows frame {code}");
+        let want = src.times[code];
+        let t = f["time_s"].as_f64().unwrap();
+        assert!(
+            (t - want).abs() < 1e-3,
+            "{:?} frame {code}: time_s {t}, ffprobe {want} from the input's start",
+            src.path
+        );
+        assert!(
+            file.ends_with(&format!("_{want:09.3}s.png")),
+            "{file}: the name carries {want:.3}"
+        );
+        let stream = f["stream_time_s"].as_f64().unwrap();
+        assert!(
+            (stream - (want - src.times[0])).abs() < 1e-3,
+            "frame {code}: stream_time_s {stream}, from the first frame {}",
+            want - src.times[0]
+        );
+    }
+    // The `time` label says the same time.
+    let labelled = dir.path().join("labelled");
+    let jl = support::export_frames(&src.path, &labelled, &["--fps", "1", "--label", "time"]);
+    for f in jl["frames"].as_array().unwrap() {
+        let t = f["time_s"].as_f64().unwrap();
+        assert_eq!(f["label"], format!("{t:.2}s"));
+    }
+    // Given back to `cut --start`, each written time begins with its frame.
+    for f in &frames[1..3] {
+        let code = f["source_frame"].as_u64().unwrap() as usize;
+        let cut = dir.path().join(format!("cut{code}.mp4"));
+        vidprep()
+            .arg("cut")
+            .arg(&src.path)
+            .args(["--start", &format!("{}s", f["time_s"])])
+            .args(["--preset", "ultrafast", "--no-audio", "-o"])
+            .arg(&cut)
+            .assert()
+            .success();
+        assert_eq!(
+            oracle::frame_codes(&cut)[0] as usize,
+            code,
+            "cut --start {}s on {:?}",
+            f["time_s"],
+            src.path
+        );
+        let start = sidecar(&cut)["resolved"]["start"]["seconds"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (start - src.times[code]).abs() < 1e-3,
+            "sidecar start {start}"
+        );
+    }
+}
+
+#[test]
+fn sampled_times_are_cut_times_in_a_ts_whose_video_starts_0_119s_in() {
+    let dir = tempfile::tempdir().unwrap();
+    sampled_times_are_cut_times(&audio_first(dir.path(), "a.ts", (25, 1), 0.109, 0.119));
+}
+
+#[test]
+fn sampled_times_are_cut_times_in_a_24000_1001_ts_whose_video_starts_0_119s_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = audio_first(dir.path(), "a.ts", (24000, 1001), 0.109, 0.119);
+    sampled_times_are_cut_times(&src);
+}
+
+#[test]
+fn sampled_times_are_cut_times_in_a_ts_whose_video_starts_1_4s_in() {
+    let dir = tempfile::tempdir().unwrap();
+    sampled_times_are_cut_times(&audio_first(dir.path(), "a.ts", (25, 1), 1.39, 1.4));
+}
+
+#[test]
+fn sampled_times_are_cut_times_in_an_mkv_whose_video_starts_late() {
+    let dir = tempfile::tempdir().unwrap();
+    sampled_times_are_cut_times(&audio_first(dir.path(), "a.mkv", (25, 1), 0.279, 0.3));
+}
+
+#[test]
+fn sampled_times_are_cut_times_in_an_mp4_with_an_edit_list() {
+    let dir = tempfile::tempdir().unwrap();
+    sampled_times_are_cut_times(&mp4_edit_list(dir.path()));
+}
+
+#[test]
+fn sampled_times_are_cut_times_in_a_late_stamped_avi() {
+    sampled_times_are_cut_times(&late_avi());
+}
+
+/// A cut with a decision point reports where the file it wrote ends: its own duration
+/// (ffprobe) and the source time of that end, not the time from the requested start.
+#[test]
+fn a_decision_point_is_reported_as_the_file_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = audio_first(dir.path(), "a.ts", (25, 1), 0.109, 0.119);
+    let out = dir.path().join("clip.mp4");
+    let run = vidprep()
+        .arg("cut")
+        .arg(&src.path)
+        .args(["--start", "1.0s", "--decision", "60"])
+        .args(["--preset", "ultrafast", "--no-audio", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    let held = oracle::presented_duration(&out);
+    let first = oracle::frame_codes(&out)[0] as usize;
+    let end = src.times[first + 60];
+    assert!(
+        (held - 2.4).abs() < 1e-3,
+        "premise: 60 frames at 25 fps, ffprobe {held}"
+    );
+    let said = number_after(&text, "ends at the decision point: ");
+    assert!(
+        (said - held).abs() < 1e-3,
+        "the summary says {said} s, the file holds {held} s: {text}"
+    );
+    let source = number_after(&text, "(source time ");
+    assert!(
+        (source - end).abs() < 1e-3,
+        "source time {source}, ffprobe {end}: {text}"
+    );
+}
+
+/// V-STaR boxes for frames 10, 20, ..., 90 keyed at `key(i)` seconds from the first frame,
+/// with `frame_index` and the item's rate written as `fps` (`"23.976"`).
+fn vstar_keyed(fps: &str, key: impl Fn(usize) -> f64) -> (Vec<usize>, String) {
+    let (x0, y0, x1, y1) = BOX;
+    let frames: Vec<usize> = (1..=9).map(|k| k * 10).collect();
+    let boxes: Vec<String> = frames
+        .iter()
+        .map(|&i| {
+            format!(
+                r#"{{"timestamp": {}, "frame_index": {i}, "xmin": {x0}, "ymin": {y0}, "xmax": {x1}, "ymax": {y1}}}"#,
+                key(i)
+            )
+        })
+        .collect();
+    let item = format!(
+        r#"{{"vid": "r", "fps": {fps}, "width": 320, "height": 240, "frame_count": 100, "object": "thing", "timestamps": [0.0, 1.0], "bboxes": [{}]}}"#,
+        boxes.join(", ")
+    );
+    (frames, item)
+}
+
+/// Boxes keyed with a rounded rate land on the frames they name (by pixels, against
+/// ffmpeg's decode), as `--keys frame` does.
+fn rounded_rate_keys_land_on_their_frames(src: &Path, fps: &str, key: impl Fn(usize) -> f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let (want, item) = vstar_keyed(fps, key);
+    let boxes = dir.path().join("item.json");
+    std::fs::write(&boxes, item).unwrap();
+    let (drawn, plain) = (dir.path().join("drawn.mp4"), dir.path().join("plain.mp4"));
+    overlay(src, &boxes, &drawn, &[]);
+    plain_copy(src, &plain);
+    assert_eq!(oracle::frame_codes(&drawn), (0..100).collect::<Vec<u32>>());
+    let got: Vec<usize> = boxed_frames(&drawn, &plain).into_iter().collect();
+    assert_eq!(got, want, "V-STaR time keys on {src:?}");
+    let keyed = dir.path().join("by_frame.mp4");
+    overlay(src, &boxes, &keyed, &["--keys", "frame"]);
+    let got: Vec<usize> = boxed_frames(&keyed, &plain).into_iter().collect();
+    assert_eq!(got, want, "V-STaR frame keys on {src:?}");
+}
+
+/// The reported case: an MPEG-4 AVI stamped at 2997/125 whose first frame is shown at 1/fps,
+/// boxes keyed at `i * 1001 / 24000` with `"fps": 23.976`: a few hundred nanoseconds before
+/// each frame's own time.
+#[test]
+fn rounded_rate_keys_land_on_their_frames_in_an_avi_stamped_2997_125() {
+    let v = SynthVideo::new(320, 240)
+        .fps(2997, 125)
+        .frames(100)
+        .codec(Codec::Mpeg4)
+        .bframes(2)
+        .container("avi")
+        .cached();
+    let s = oracle::video_stream(&v.path);
+    assert_eq!(s["time_base"], "125/2997", "premise: stamped at 2997/125");
+    let times = timeline(&v.path, (2997, 125));
+    assert!(
+        (times[0] - 125.0 / 2997.0).abs() < 1e-4,
+        "premise: the first frame is at 1/fps, ffprobe says {}",
+        times[0]
+    );
+    rounded_rate_keys_land_on_their_frames(&v.path, "23.976", |i| i as f64 * 1001.0 / 24000.0);
+}
+
+#[test]
+fn rounded_rate_keys_land_on_their_frames_in_a_24000_1001_mp4() {
+    let v = SynthVideo::new(320, 240)
+        .fps(24000, 1001)
+        .frames(100)
+        .cached();
+    assert_eq!(
+        timeline(&v.path, (24000, 1001))[0],
+        0.0,
+        "premise: first frame at 0"
+    );
+    rounded_rate_keys_land_on_their_frames(&v.path, "23.976", |i| i as f64 / 23.976);
+}
+
+#[test]
+fn rounded_rate_keys_land_on_their_frames_in_a_30000_1001_mp4() {
+    let v = SynthVideo::new(320, 240)
+        .fps(30000, 1001)
+        .frames(100)
+        .cached();
+    assert_eq!(
+        timeline(&v.path, (30000, 1001))[0],
+        0.0,
+        "premise: first frame at 0"
+    );
+    rounded_rate_keys_land_on_their_frames(&v.path, "29.97", |i| i as f64 / 29.97);
+}
+
+/// `cut --start` and `truncate --at` take a time a hundredth of a frame or less from a
+/// frame's time as that frame's time: `i / 23.976` on a 24000/1001 video (a few nanoseconds
+/// after frame i) starts a cut with frame i and ends a truncation before it, as
+/// `i * 1001 / 24000` does; a time a quarter of a frame later does not.
+fn rounded_rate_spans(fps: (u32, u32), rounded: f64) {
+    let v = SynthVideo::new(320, 240)
+        .fps(fps.0, fps.1)
+        .frames(100)
+        .cached();
+    let dir = tempfile::tempdir().unwrap();
+    for (i, later) in [(10usize, 0.0), (37, 0.0), (90, 0.0), (37, 0.25)] {
+        let t = (i as f64 + later) / rounded;
+        let cut = dir.path().join(format!("cut{i}_{later}.mp4"));
+        vidprep()
+            .arg("cut")
+            .arg(&v.path)
+            .args(["--start", &format!("{t:.9}s")])
+            .args(["--preset", "ultrafast", "--no-audio", "-o"])
+            .arg(&cut)
+            .assert()
+            .success();
+        let want = if later > 0.0 { i + 1 } else { i };
+        assert_eq!(
+            oracle::frame_codes(&cut)[0] as usize,
+            want,
+            "cut --start {t:.9}s"
+        );
+        let kept = dir.path().join(format!("trunc{i}_{later}.mp4"));
+        vidprep()
+            .arg("truncate")
+            .arg(&v.path)
+            .args(["--at", &format!("{t:.9}s")])
+            .args(["--preset", "ultrafast", "--no-audio", "-o"])
+            .arg(&kept)
+            .assert()
+            .success();
+        assert_eq!(
+            oracle::count_frames(&kept) as usize,
+            want,
+            "truncate --at {t:.9}s keeps frames 0..{want}"
+        );
+    }
+}
+
+#[test]
+fn rounded_rate_spans_on_a_24000_1001_mp4() {
+    rounded_rate_spans((24000, 1001), 23.976);
+}
+
+#[test]
+fn rounded_rate_spans_on_a_30000_1001_mp4() {
+    rounded_rate_spans((30000, 1001), 29.97);
+}
+
+/// A V-STaR box whose `frame_index` and `timestamp` name frames a frame or more apart is
+/// named in a warning (stderr and the sidecar); boxes that agree are not.
+#[test]
+fn a_vstar_box_whose_index_and_time_disagree_is_named() {
+    let v = SynthVideo::new(320, 240).frames(100).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let (x0, y0, x1, y1) = BOX;
+    let item = format!(
+        r#"{{"vid": "w", "fps": 25, "width": 320, "height": 240, "bboxes": [
+            {{"timestamp": 0.4, "frame_index": 10, "xmin": {x0}, "ymin": {y0}, "xmax": {x1}, "ymax": {y1}}},
+            {{"timestamp": 0.88, "frame_index": 20, "xmin": {x0}, "ymin": {y0}, "xmax": {x1}, "ymax": {y1}}},
+            {{"timestamp": 1.22, "frame_index": 30, "xmin": {x0}, "ymin": {y0}, "xmax": {x1}, "ymax": {y1}}}]}}"#
+    );
+    let boxes = dir.path().join("item.json");
+    std::fs::write(&boxes, item).unwrap();
+    let out = dir.path().join("drawn.mp4");
+    let run = vidprep()
+        .arg("overlay")
+        .arg(&v.path)
+        .arg("--boxes")
+        .arg(&boxes)
+        .args(["--preset", "ultrafast", "--no-audio", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    let warned: Vec<&str> = err.lines().filter(|l| l.contains("disagree")).collect();
+    assert_eq!(warned.len(), 1, "one box disagrees: {err}");
+    assert!(
+        warned[0].contains("bboxes[1]") && warned[0].contains("item.json"),
+        "the warning names the file and the box: {}",
+        warned[0]
+    );
+    let side = sidecar(&out);
+    let listed = side["warnings"].as_array().unwrap();
+    assert!(listed
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("bboxes[1]")));
+}

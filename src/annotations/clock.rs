@@ -3,7 +3,7 @@
 //! simple implementations: [`ConstantRateClock`] (a frame count and an exact rate) and
 //! [`TimestampClock`] (an explicit list of presentation times, for variable frame rate).
 
-use crate::time::Time;
+use crate::time::{FrameTimeline, Time};
 
 use super::error::AnnotationError;
 
@@ -22,24 +22,12 @@ pub trait FrameClock {
     /// The upright width and height in pixels (the stored grid).
     fn frame_size(&self) -> (u32, u32);
 
-    /// The frame on screen at `t`: the one with the largest time `<= t`; `None` before the
-    /// first frame's time or at/after [`end_time`](FrameClock::end_time).
+    /// The frame on screen at `t` by the one time-to-frame rule ([`FrameTimeline`]: a time
+    /// within a hundredth of a frame of a frame's time is that frame's time): the one with the
+    /// largest time `<= t`; `None` before the first frame's time or at/after
+    /// [`end_time`](FrameClock::end_time).
     fn frame_shown_at(&self, t: Time) -> Option<usize> {
-        let n = self.frame_count();
-        if n == 0 || t < self.frame_time(0) || t >= self.end_time() {
-            return None;
-        }
-        // The first index whose time is > t, minus one.
-        let (mut lo, mut hi) = (0usize, n);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.frame_time(mid) <= t {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        Some(lo - 1)
+        FrameTimeline::new(self.frame_count(), |i| self.frame_time(i), self.end_time()).shown_at(t)
     }
 
     /// Frames per second on average: `frame_count / end_time` (exact for constant rate).
@@ -100,14 +88,6 @@ impl FrameClock for ConstantRateClock {
 
     fn frame_size(&self) -> (u32, u32) {
         (self.width, self.height)
-    }
-
-    fn frame_shown_at(&self, t: Time) -> Option<usize> {
-        if t.is_negative() {
-            return None;
-        }
-        let index = usize::try_from(t.div_floor(self.period())).ok()?;
-        (index < self.frame_count).then_some(index)
     }
 
     fn nominal_fps(&self) -> Option<Time> {
@@ -200,8 +180,14 @@ mod tests {
         assert_eq!(c.end_time(), Time::new(2, 5));
         assert_eq!(c.frame_shown_at(Time::ZERO), Some(0));
         assert_eq!(c.frame_shown_at(Time::new(3, 25)), Some(3));
+        // A microsecond before frame 3's time is frame 3 (within a hundredth of a frame,
+        // 0.4 ms); a millisecond before it is frame 2.
         assert_eq!(
             c.frame_shown_at(Time::new(3, 25) - Time::new(1, 1_000_000)),
+            Some(3)
+        );
+        assert_eq!(
+            c.frame_shown_at(Time::new(3, 25) - Time::new(1, 1000)),
             Some(2)
         );
         assert_eq!(

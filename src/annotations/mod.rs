@@ -39,7 +39,7 @@ pub use bbox::BBox;
 pub use clock::{ConstantRateClock, FrameClock, TimestampClock};
 pub use error::AnnotationError;
 pub use got10k::open_sequence;
-pub use model::{Annotations, Coords, Detection, Entry, Key, Meta, Track};
+pub use model::{Annotations, Coords, Detection, Entry, Key, Meta, Track, READ_WARNINGS};
 pub use native::{from_native_str, read_native, to_native_string};
 pub use resolve::{BoxSource, DrawBox, Fill, ResolvedBoxes, TrackerKind};
 pub use vstar::{vstar_item, VstarItem};

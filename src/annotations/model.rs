@@ -302,6 +302,11 @@ pub struct Meta {
     pub fields: BTreeMap<String, serde_json::Value>,
 }
 
+/// The [`Meta::fields`] entry where a reader lists what it noticed but read anyway (a JSON
+/// list of texts, each naming the entry: a V-STaR box whose `frame_index` and `timestamp`
+/// name different frames); whoever draws or records the boxes repeats them as warnings.
+pub const READ_WARNINGS: &str = "read_warnings";
+
 /// A file's annotations in the common model.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Annotations {

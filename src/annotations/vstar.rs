@@ -24,7 +24,9 @@ use serde_json::{Map, Value};
 use super::bbox::BBox;
 use super::clock::FrameClock;
 use super::error::{AnnotationError, Location};
-use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, TimeOrigin, TrackSet};
+use super::model::{
+    Annotations, Coords, Entry, Extras, Key, Meta, TimeOrigin, TrackSet, READ_WARNINGS,
+};
 use super::resolve::Fill;
 use super::text::{json_time, parse_integer, parse_time, read_json, show_json, snap_fps};
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed};
@@ -338,6 +340,7 @@ fn read_item(
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty());
     let mut set = TrackSet::new(path);
+    let mut disagreeing: Vec<Value> = Vec::new();
     for b in raw {
         let exact_time = match (b.timestamp, b.frame_index, fps) {
             (Some(t), Some(f), Some(fps)) => {
@@ -347,6 +350,21 @@ fn read_item(
                 } else {
                     frame_time - t
                 };
+                // A frame or more apart (diff * fps >= 1): the two keys name different frames.
+                if diff.scale(fps.numer(), fps.denom()) >= Time::from_secs(1) {
+                    let keyed = match options.prefer_keys {
+                        KeyKind::Frame => "frame_index (--keys frame)",
+                        _ => "timestamp (--keys frame keys it by frame_index)",
+                    };
+                    disagreeing.push(Value::from(format!(
+                        "{}: \"frame_index\" {f} and \"timestamp\" {} disagree by {:.2} frames \
+                         at the item's fps {}; the box is keyed by its {keyed}",
+                        b.at,
+                        crate::time::human_secs(t),
+                        diff.scale(fps.numer(), fps.denom()).as_secs_f64(),
+                        crate::time::human_secs(fps),
+                    )));
+                }
                 // within half a frame: diff * fps * 2 <= 1
                 Some(
                     if diff.scale(2 * fps.numer(), fps.denom()) <= Time::from_secs(1) {
@@ -404,6 +422,12 @@ fn read_item(
         frame_count: frame_count.map(|n| n as usize),
         fields,
     };
+    if !disagreeing.is_empty() {
+        annotations
+            .meta
+            .fields
+            .insert(READ_WARNINGS.into(), Value::Array(disagreeing));
+    }
     Ok(annotations)
 }
 

@@ -249,7 +249,8 @@ impl Export for ClipMaker {
     }
 }
 
-/// "out.mp4: 94 frames (source frames 125..219), ends at the decision point 3.75s".
+/// "out.mp4: 94 frames (source frames 125..219), ends at the decision point: 3.75s into the
+/// output (source time 8.75s)".
 pub(crate) fn clip_summary(
     main: &std::path::Path,
     stream: &ProcessedStream,
@@ -271,10 +272,13 @@ pub(crate) fn clip_summary(
             crate::time::human_secs(n.time)
         ));
     }
-    if let Some(d) = &stream.resolved.decision {
+    if stream.resolved.decision.is_some() {
+        // What the file holds: its end on its own timeline (from its first frame), and where
+        // that is on the source's (the time `cut --end` would take).
         line.push_str(&format!(
-            ", ends at the decision point {}s",
-            crate::time::human_secs(d.clip_time.exact.parse().unwrap_or(crate::time::Time::ZERO))
+            ", ends at the decision point: {}s into the output (source time {}s)",
+            crate::time::human_secs(stream.duration()),
+            crate::time::human_secs(stream.resolved.end_time())
         ));
     }
     line

@@ -93,9 +93,16 @@ pub struct FrameRecord {
     /// Its index in the processed stream it was sampled from (when that is not the source).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_frame: Option<usize>,
-    /// Exact presentation time in the stream it was sampled from (seconds from its start).
+    /// Exact presentation time on its source's timeline: for the video, seconds from the
+    /// input's start as ffmpeg's `-ss` counts them, so `cut --start` at this time begins with
+    /// this frame; for an inserted sequence, its image's time at the sequence's rate. The
+    /// file name and the strip's caption carry this time.
     pub time: String,
     pub time_s: f64,
+    /// Exact presentation time in the processed stream it was sampled from (seconds from that
+    /// stream's first frame: a span's first frame, or the video's first frame, is at 0).
+    pub stream_time: String,
+    pub stream_time_s: f64,
     pub width: u32,
     pub height: u32,
     /// The boxes on this image, in its pixels (when the item has boxes).
@@ -155,6 +162,8 @@ pub struct FramesSink {
     spec: FramesOutputSpec,
     /// Stream frame -> the positions that show it.
     positions: HashMap<usize, Vec<usize>>,
+    /// Each position's time on its source's timeline (its name and record say it).
+    times: Vec<Time>,
     names: Vec<String>,
     records: Vec<Option<FrameRecord>>,
     rgb: Converter,
@@ -180,8 +189,9 @@ pub struct FramesSink {
 }
 
 impl FramesSink {
-    /// `frames[p]` is the stream frame of position `p`, shown at `times[p]` (for the file
-    /// name); `width` is the images' width (for the strip's tiles).
+    /// `frames[p]` is the stream frame of position `p`, at `times[p]` on its source's
+    /// timeline (for the file name and the record's `time`); `width` is the images' width
+    /// (for the strip's tiles).
     pub fn new(
         out_dir: &Path,
         spec: &FramesOutputSpec,
@@ -207,6 +217,7 @@ impl FramesSink {
             kept: None,
             spec: spec.clone(),
             positions,
+            times: times.to_vec(),
             names,
             records: vec![None; n],
             rgb: Converter::to_format(ffmpeg_next::format::Pixel::RGB24),
@@ -522,12 +533,14 @@ impl FrameSink for FramesSink {
                 pts: frame.origin.pts,
                 source_file: None,
                 stream_frame: Some(frame.index),
-                time: decimal_text(frame.time),
-                time_s: frame.time.as_secs_f64(),
+                time: decimal_text(self.times[p]),
+                time_s: self.times[p].as_secs_f64(),
+                stream_time: decimal_text(frame.time),
+                stream_time_s: frame.time.as_secs_f64(),
                 width,
                 height,
                 boxes: boxes.clone(),
-                label: self.label.map(|l| l.text(frame.index, frame.time)),
+                label: self.label.map(|l| l.text(frame.index, self.times[p])),
                 subtitle_ms: None,
                 subtitle: None,
             });
@@ -571,6 +584,8 @@ pub(crate) struct FramesMaker {
 /// Draws each frame's label by NumPro's rule, on the frame as decoded (before any resize).
 struct LabelStage {
     kind: FrameLabel,
+    /// Each stream frame's time on its source's timeline (what a `time` label says).
+    times: Vec<Time>,
 }
 
 impl FrameStage for LabelStage {
@@ -579,7 +594,8 @@ impl FrameStage for LabelStage {
             .map_err(|e| Error::internal(format!("cannot draw on frame {}: {e}", frame.index)))?;
         // Drawn in YUV: this frame's RGB outputs are made from the drawn picture.
         frame.rgb = None;
-        let text = self.kind.text(frame.index, frame.time);
+        let time = self.times.get(frame.index).copied().unwrap_or(frame.time);
+        let text = self.kind.text(frame.index, time);
         crate::draw::numpro::draw(&mut frame.image, &text);
         Ok(())
     }
@@ -793,7 +809,8 @@ impl Export for FramesMaker {
             })?,
         };
         let arranged = sampling::arrange(&sampled.indices, self.frames.order, self.frames.seed);
-        let times = stream.times();
+        // Names and records carry each frame's time on its source's timeline.
+        let times = stream.source_timeline_times();
         let at: Vec<Time> = arranged.indices.iter().map(|&i| times[i]).collect();
         // Images are what players show: square pixels, within the size cap.
         let (dw, dh) = stream.display_size();
@@ -871,7 +888,7 @@ impl Export for FramesMaker {
         let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
         if let Some(kind) = self.frames.label {
             // NumPro numbers the frames as decoded; the resize comes after.
-            stages.push(Box::new(LabelStage { kind }));
+            stages.push(Box::new(LabelStage { kind, times }));
         }
         if resize.is_none() && size != stream.size {
             stages.push(Box::new(ScaleStage::new(size)));

@@ -558,7 +558,8 @@ fn profile_data(p: &Value) -> Value {
 
 /// The timeline thumbnails, in time order.
 fn thumbs_data(v: &Value, dir: &Path, page_dir: &Path) -> Vec<Value> {
-    let keys = [("stream_frame", "frame"), ("time_s", "time_s")];
+    // Placed on the item's own timeline: the time in the processed stream.
+    let keys = [("stream_frame", "frame"), ("stream_time_s", "time_s")];
     let mut thumbs = images_of(v, dir, page_dir, &keys);
     thumbs.sort_by_key(|t| t["frame"].as_u64());
     thumbs

@@ -3,7 +3,7 @@
 //! and its two implementations, [`ConstantRate`] and [`FrameList`] (any list of presentation
 //! times, so variable frame rate is handled).
 
-use crate::time::Time;
+use crate::time::{FrameTimeline, Time};
 
 use super::numeric::rational_approx;
 
@@ -15,8 +15,10 @@ pub trait FrameTimes {
     fn total(&self) -> usize;
     /// Exact duration: from the first frame's presentation time to the end of the last frame.
     fn duration(&self) -> Time;
-    /// The frame on screen at `t`: the frame with the largest presentation time `<= t`
-    /// (frame 0 for `t` before it, the last frame for `t` past the end).
+    /// The frame on screen at `t` by the one time-to-frame rule ([`FrameTimeline`]: a time
+    /// within a hundredth of a frame of a frame's time is that frame's time): the frame with
+    /// the largest presentation time `<= t` (frame 0 for `t` before it, the last frame for `t`
+    /// past the end).
     fn frame_shown_at(&self, t: Time) -> usize;
     /// The container's nominal frame rate as a float, as toolkits read it (decord's
     /// `get_avg_fps()`, PyAV's `average_rate`). Only the toolkit fps rules use it.
@@ -74,11 +76,11 @@ impl FrameTimes for ConstantRate {
         Time::new(self.rate_den, self.rate_num) * self.total as i64
     }
     fn frame_shown_at(&self, t: Time) -> usize {
-        if self.total == 0 || t.is_negative() {
-            return 0;
-        }
-        let frame = t.div_floor(Time::new(self.rate_den, self.rate_num));
-        (frame.max(0) as usize).min(self.total - 1)
+        let period = Time::new(self.rate_den, self.rate_num);
+        clamped_shown_at(
+            &FrameTimeline::new(self.total, |i| period * i as i64, self.duration()),
+            t,
+        )
     }
     fn nominal_fps(&self) -> f64 {
         self.nominal_fps
@@ -135,7 +137,10 @@ impl FrameTimes for FrameList {
         self.duration
     }
     fn frame_shown_at(&self, t: Time) -> usize {
-        self.pts.partition_point(|p| *p <= t).saturating_sub(1)
+        clamped_shown_at(
+            &FrameTimeline::new(self.pts.len(), |i| self.pts[i], self.duration),
+            t,
+        )
     }
     fn nominal_fps(&self) -> f64 {
         self.nominal_fps
@@ -147,5 +152,15 @@ impl FrameTimes for FrameList {
         }
         steps.sort();
         Some(steps[steps.len() / 2])
+    }
+}
+
+/// [`FrameTimeline::shown_at`] as the samplers want it: frame 0 before the first frame, the
+/// last frame at or past the end (0 for no frame).
+fn clamped_shown_at<F: Fn(usize) -> Time>(timeline: &FrameTimeline<F>, t: Time) -> usize {
+    match timeline.shown_at(t) {
+        Some(i) => i,
+        None if t > Time::ZERO => timeline.count().saturating_sub(1),
+        None => 0,
     }
 }

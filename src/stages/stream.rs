@@ -234,6 +234,29 @@ impl ProcessedStream {
         }
     }
 
+    /// Each frame's time on its own source's timeline, the time `cut --start` takes to begin
+    /// with it: a video frame's time from the input's start (as ffmpeg's `-ss` counts), an
+    /// inserted sequence's frame the time of the image it shows at the sequence's rate.
+    pub fn source_timeline_times(&self) -> Vec<Time> {
+        let host = (self.resolved.kept.start..self.resolved.kept.end).map(|i| self.table.time(i));
+        match &self.needle {
+            None => host.collect(),
+            Some(n) => {
+                let host: Vec<Time> = host.collect();
+                let rate = n.prepared.anno_fps;
+                let mut t = host[..n.at].to_vec();
+                t.extend(
+                    n.prepared
+                        .map
+                        .iter()
+                        .map(|&s| Time::from_secs(s as i64) / rate),
+                );
+                t.extend_from_slice(&host[n.at..]);
+                t
+            }
+        }
+    }
+
     /// The output soundtrack: the source's audio of the kept span (ending where the video
     /// ends), with silence under a needle.
     pub fn audio(&self) -> AudioPlan {

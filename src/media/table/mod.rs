@@ -43,7 +43,7 @@ pub(crate) use scan::{coded_packet, MAX_FRAMES};
 use std::sync::Arc;
 
 use crate::media::input::Ratio;
-use crate::time::Time;
+use crate::time::{FrameTimeline, Time};
 
 /// One frame as the table knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,22 +259,22 @@ impl FrameTable {
         self.time(last) + self.duration_of(last)
     }
 
-    /// The first frame whose time is `>= t` (`len()` when there is none).
-    pub fn first_at_or_after(&self, t: Time) -> usize {
-        self.entries
-            .partition_point(|e| self.time_of_pts(e.pts) < t)
+    /// The frames' times as the one time-to-frame rule sees them ([`FrameTimeline`]: a time
+    /// within a hundredth of a frame of a frame's time is that frame's time).
+    pub fn timeline(&self) -> FrameTimeline<impl Fn(usize) -> Time + '_> {
+        FrameTimeline::new(self.len(), |i| self.time(i), self.end_time())
     }
 
-    /// The frame shown at time `t`: the one with the largest time `<= t`; `None` before the
-    /// first frame or at/after the end of the video.
+    /// The first frame whose time is `>= t`, by the tolerance rule ([`FrameTimeline`]): where
+    /// a span starting at `t` starts (`len()` when there is none).
+    pub fn first_at_or_after(&self, t: Time) -> usize {
+        self.timeline().first_at_or_after(t)
+    }
+
+    /// The frame shown at time `t`, by the tolerance rule ([`FrameTimeline`]): the one with the
+    /// largest time `<= t`; `None` before the first frame or at/after the end of the video.
     pub fn shown_at(&self, t: Time) -> Option<usize> {
-        if t >= self.end_time() {
-            return None;
-        }
-        let after = self
-            .entries
-            .partition_point(|e| self.time_of_pts(e.pts) <= t);
-        after.checked_sub(1)
+        self.timeline().shown_at(t)
     }
 
     /// The frame with exactly this pts, if any.
