@@ -371,6 +371,7 @@ fn annotation(format: Format, path: PathBuf) -> Result<(), String> {
             units: annotations::Units::Pixels,
             camera: Some("FRONT".into()),
             frame_count: Some(3),
+            span: Some(1..2),
             boxes_only: true,
         },
     ] {
