@@ -13,10 +13,12 @@
 //! One job a file: this one holds what a resolved sequence is ([`ImageSequence`], its
 //! record, the file of frame `i`, the `image2` recipe FFmpeg opens); `names.rs` lists a
 //! folder's images and checks their naming (natural order, numbered runs, printf patterns);
-//! `layouts.rs` recognises the layout (MOT, GOT-10k, folder, pattern) and settles the rate.
+//! `layouts.rs` recognises the layout (MOT, GOT-10k, folder, pattern) and settles the rate;
+//! `whole.rs` tells an image file cut short.
 
 mod layouts;
 mod names;
+pub(crate) mod whole;
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
