@@ -218,20 +218,142 @@ fn damaged_theora(dir: &Path, damage: Damage) -> PathBuf {
     out
 }
 
+/// The CRC of an Ogg page (polynomial 0x04c11db7, not reflected, initial 0).
+fn ogg_crc(data: &[u8]) -> u32 {
+    let mut crc = 0u32;
+    for &b in data {
+        crc ^= u32::from(b) << 24;
+        for _ in 0..8 {
+            crc = if crc & 0x8000_0000 != 0 {
+                (crc << 1) ^ 0x04c1_1db7
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc
+}
+
+/// Damages the Theora packets of an Ogg file whose frames are shown at or after `after_s`:
+/// about `per_mille` of every 1000 bytes of each packet's payload are changed (its first 4
+/// bytes kept: it stays a data packet), and every page's checksum rewritten, so the pages
+/// are read and their packets handed to the decoder, which rejects most of the damaged ones
+/// (its frames are missing from ffmpeg's decode). A packet's frame is counted back from its
+/// page's granule position; the keyframe shift and rate come from the identification header.
+fn damage_theora_packets(bytes: &mut [u8], after_s: f64, per_mille: u64) {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut random = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut shift, mut fps) = (6u32, 24.0f64);
+    let mut pos = 0;
+    while pos + 27 <= bytes.len() {
+        assert_eq!(&bytes[pos..pos + 4], b"OggS", "an Ogg page at {pos}");
+        let granule = i64::from_le_bytes(bytes[pos + 6..pos + 14].try_into().unwrap());
+        let segments = bytes[pos + 26] as usize;
+        let lacing = bytes[pos + 27..pos + 27 + segments].to_vec();
+        let body = pos + 27 + segments;
+        let end = body + lacing.iter().map(|&l| l as usize).sum::<usize>();
+        let continued = bytes[pos + 5] & 1 != 0;
+        if bytes[body..].starts_with(b"\x80theora") {
+            let h = &bytes[body..];
+            let num = u32::from_be_bytes(h[22..26].try_into().unwrap());
+            let den = u32::from_be_bytes(h[26..30].try_into().unwrap());
+            fps = f64::from(num) / f64::from(den);
+            shift = u32::from((h[40] & 3) << 3 | h[41] >> 5);
+        }
+        // The packets (pieces of them) on this page: (start, end, completed here).
+        let mut pieces = Vec::new();
+        let mut start = 0usize;
+        let mut at = 0usize;
+        for &l in &lacing {
+            at += l as usize;
+            if l < 255 {
+                pieces.push((start, at, true));
+                start = at;
+            }
+        }
+        if start < at {
+            pieces.push((start, at, false));
+        }
+        if granule > 0 {
+            let last = (granule >> shift) + (granule & ((1 << shift) - 1));
+            let completed = pieces.iter().filter(|p| p.2).count() as i64;
+            let mut k = 0i64;
+            for (n, &(a, b, done)) in pieces.iter().enumerate() {
+                let frame = if done {
+                    last - (completed - 1 - k)
+                } else {
+                    last + 1
+                };
+                k += i64::from(done);
+                let starts_packet = n > 0 || !continued;
+                let header = starts_packet && bytes[body + a] & 0x80 != 0;
+                if header || (frame as f64) / fps < after_s {
+                    continue;
+                }
+                let from = if starts_packet { a + 4 } else { a };
+                for i in from..b {
+                    if random() % 1000 < per_mille {
+                        bytes[body + i] ^= (random() % 255 + 1) as u8;
+                    }
+                }
+            }
+        }
+        bytes[pos + 22..pos + 26].fill(0);
+        let crc = ogg_crc(&bytes[pos..end]);
+        bytes[pos + 22..pos + 26].copy_from_slice(&crc.to_le_bytes());
+        pos = end;
+    }
+}
+
+/// A 60 s Theora file (160x120, 24 fps: 1440 frames when whole) whose packets from 0.38 s on
+/// are mostly undecodable: ffmpeg decodes about a quarter of its frames.
+fn theora_with_undecodable_packets(dir: &Path) -> PathBuf {
+    let src = dir.join("whole.ogv");
+    cmd::ffmpeg(&[
+        "-v",
+        "error",
+        "-y",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=160x120:rate=24:duration=60",
+        "-c:v",
+        "libtheora",
+        "-q:v",
+        "5",
+        &cmd::p(&src),
+    ])
+    .unwrap();
+    let mut bytes = std::fs::read(&src).unwrap();
+    damage_theora_packets(&mut bytes, 0.38, 22);
+    let out = dir.join("damaged.ogv");
+    std::fs::write(&out, bytes).unwrap();
+    out
+}
+
 /// Seeks to every 7th frame (and the last) with the library's reader and compares each
 /// frame with ffmpeg's sequential decode of the file: byte-equal, or marked damaged.
-fn assert_seeks_give_ffmpegs_frames(src: &Path) {
+/// `packets_lie`: the table from packets lists frames that do not decode (found wrong at the
+/// first seek, then rebuilt by decoding).
+fn assert_seeks_give_ffmpegs_frames(src: &Path, packets_lie: bool) {
     let reference = oracle::decode_frames(src, PixFmt::Yuv420p, None);
     let count = oracle::count_frames(src) as usize;
     assert_eq!(reference.len(), count);
     let tables = vidprep::TableCache::new();
     let source = vidprep::Source::from(src);
     let mut reader = vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
-    assert_eq!(
-        reader.table().len(),
-        count,
-        "the frame table counts what ffprobe decodes"
-    );
+    if !packets_lie {
+        assert_eq!(
+            reader.table().len(),
+            count,
+            "the frame table counts what ffprobe decodes"
+        );
+    }
     let mut bad = Vec::new();
     let targets: Vec<usize> = (0..count).step_by(7).chain([count - 1]).collect();
     for i in targets {
@@ -263,13 +385,13 @@ fn assert_seeks_give_ffmpegs_frames(src: &Path) {
 #[test]
 fn theora_with_lost_pages_seeks_give_ffmpegs_frames() {
     let dir = tempfile::tempdir().unwrap();
-    assert_seeks_give_ffmpegs_frames(&damaged_theora(dir.path(), Damage::LostPages));
+    assert_seeks_give_ffmpegs_frames(&damaged_theora(dir.path(), Damage::LostPages), false);
 }
 
 #[test]
 fn unreadable_theora_seeks_give_ffmpegs_frames() {
     let dir = tempfile::tempdir().unwrap();
-    assert_seeks_give_ffmpegs_frames(&damaged_theora(dir.path(), Damage::Unreadable));
+    assert_seeks_give_ffmpegs_frames(&damaged_theora(dir.path(), Damage::Unreadable), false);
 }
 
 fn json_of(out: &std::process::Output) -> Value {
@@ -467,4 +589,144 @@ fn theora_with_lost_pages_lists_the_frames_it_damages() {
         .map(|d| d["source_frame"].as_u64().unwrap() as usize)
         .collect();
     assert_eq!(listed, (a..b).collect::<Vec<_>>());
+}
+
+// ------------------------------------------------- Theora whose packets mostly do not decode
+
+/// Each command on `theora_with_undecodable_packets` must answer within this (it ran for more
+/// than 12 minutes: a seek that landed where it landed before, again and again).
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(120);
+
+#[test]
+fn theora_with_undecodable_packets_seeks_give_ffmpegs_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = theora_with_undecodable_packets(dir.path());
+    let count = oracle::count_frames(&src);
+    assert!(
+        (200..700).contains(&count),
+        "about a quarter of the 1440 frames should decode (ffprobe decodes {count})"
+    );
+    support::within(ANSWER_WITHIN, "seeking in the damaged Theora", move || {
+        assert_seeks_give_ffmpegs_frames(&src, true);
+        assert_eq!(
+            vidprep::FrameTable::for_file(&src).unwrap().len(),
+            1440,
+            "the packets list every frame"
+        );
+    });
+}
+
+#[test]
+fn theora_with_undecodable_packets_has_one_frame_count_and_answers_in_bounded_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = theora_with_undecodable_packets(dir.path());
+    let count = oracle::count_frames(&src) as usize;
+    let reference = oracle::decode_frames(&src, PixFmt::Yuv420p, None);
+    assert_eq!(reference.len(), count);
+    // probe --count-frames describes the decode: frame i is the i-th picture it returns;
+    // the packets' count is kept under its own name.
+    let out = vidprep()
+        .args(["probe", "--json", "--count-frames"])
+        .arg(&src)
+        .timeout(ANSWER_WITHIN)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out);
+    assert_eq!(
+        v["video"]["frames"].as_u64(),
+        Some(count as u64),
+        "probe frames"
+    );
+    assert_eq!(v["video"]["frames_decoded"].as_u64(), Some(count as u64));
+    assert_eq!(v["video"]["frames_listed_by_packets"].as_u64(), Some(1440));
+    // export frames --count 8: answers, over the decoded count, with ffmpeg's frames
+    let frames = dir.path().join("frames");
+    let out = vidprep()
+        .args(["export", "frames"])
+        .arg(&src)
+        .arg("--out-dir")
+        .arg(&frames)
+        .args(["--count", "8", "--format", "png"])
+        .timeout(ANSWER_WITHIN)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "export frames: {:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = frames_json(&frames);
+    assert_eq!(j["total_frames"].as_u64(), Some(count as u64));
+    assert_eq!(j["frames"].as_array().unwrap().len(), 8);
+    // a 60-frame cut after the damage: every frame ffmpeg's, or listed as damaged
+    let start = count / 2;
+    let clip = dir.path().join("clip.mp4");
+    let out = vidprep()
+        .arg("cut")
+        .arg(&src)
+        .args([
+            "--start",
+            &start.to_string(),
+            "--end",
+            &(start + 60).to_string(),
+        ])
+        .args(["--crf", "10", "--preset", "ultrafast", "-o"])
+        .arg(&clip)
+        .timeout(ANSWER_WITHIN)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sc = support::sidecar(&clip);
+    let listed: Vec<usize> = sc["damaged_frames"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|d| d["source_frame"].as_u64().unwrap() as usize)
+                .collect()
+        })
+        .unwrap_or_default();
+    let ours = oracle::decode_frames(&clip, PixFmt::Yuv420p, None);
+    assert_eq!(ours.len(), 60);
+    let unlike: Vec<(usize, String)> = ours
+        .iter()
+        .enumerate()
+        .map(|(k, f)| (start + k, oracle::psnr(f, &reference[start + k])))
+        .filter(|&(i, p)| p < 40.0 && !listed.contains(&i))
+        .map(|(i, p)| (i, format!("{p:.1} dB")))
+        .collect();
+    assert!(
+        unlike.is_empty(),
+        "clip frames unlike ffmpeg's and not listed as damaged: {unlike:?}"
+    );
+    // detect: answers over the same count
+    let proposals = dir.path().join("p.jsonl");
+    let out = vidprep()
+        .arg("detect")
+        .arg(&src)
+        .arg("-o")
+        .arg(&proposals)
+        .timeout(ANSWER_WITHIN)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "detect: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&proposals).unwrap();
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        last["span"]["end"].as_str(),
+        Some(count.to_string().as_str())
+    );
 }

@@ -170,7 +170,21 @@ pub fn detect(
     progress: &mut dyn Progress,
 ) -> Result<Detection> {
     crate::media::source::check_source(source.path(), source.fps())?;
-    let table = FrameTable::for_source(source)?;
+    // A decoder that disagrees with a table from packets (damaged packets) has the table
+    // rebuilt by decoding and the detection run again on it, as the executor does.
+    let tables = crate::media::table::TableCache::new();
+    crate::media::table::retry_on_table_mismatch(&tables, source, || {
+        detect_with(source, tables.table(source)?, options, &mut *progress)
+    })
+}
+
+/// [`detect`] on the frame table `table` of `source`.
+fn detect_with(
+    source: &Source,
+    table: std::sync::Arc<FrameTable>,
+    options: &DetectOptions,
+    progress: &mut dyn Progress,
+) -> Result<Detection> {
     let path = source.path();
     let n = table.len();
     if n == 0 {

@@ -144,6 +144,11 @@ pub struct FrameReader {
     packets_left_out: usize,
     damaged_frames: Vec<usize>,
     failed_packets: usize,
+    /// Where the reader was positioned since it last returned a frame (or was asked for one):
+    /// each keyframe sought (with `cautious`), and `None` for the start of the file. Reading
+    /// from a place it read from before decodes the same packets again, so it is refused
+    /// instead: every read loop makes progress or stops ([`FrameReader::no_progress`]).
+    positioned_since_frame: Vec<Option<(usize, bool)>>,
     /// Counts the decoder and its threads on the call's tally while it is open.
     _held: crate::tally::DecoderHeld,
     /// Pictures the decoder concealed without saying so (FFmpeg 4); declared after the
@@ -362,6 +367,7 @@ impl FrameReader {
             packets_left_out: 0,
             damaged_frames: Vec::new(),
             failed_packets: 0,
+            positioned_since_frame: Vec::new(),
             _held,
             conceal,
         })
@@ -456,6 +462,8 @@ impl FrameReader {
 
     /// Positions the reader so that the next frame returned is frame `index`.
     pub fn seek_to_index(&mut self, index: usize) -> Result<()> {
+        // A new request: the places read from for the previous one may be read again.
+        self.positioned_since_frame.clear();
         let table = self.table.clone();
         if index >= table.len() {
             return Err(Error::request(
@@ -521,6 +529,7 @@ impl FrameReader {
     /// there is one, else by its byte position. A demuxer that cannot seek makes the reader
     /// start over from the beginning of the file.
     fn seek_to_keyframe(&mut self, keyframe: usize, cautious: bool) -> Result<()> {
+        self.positioning(Some((keyframe, cautious)))?;
         let entry = *self.table.entry(keyframe);
         let stream = self.video.index;
         let identity = self.table.identity;
@@ -548,7 +557,7 @@ impl FrameReader {
         };
         self.pending.clear();
         if sought.is_err() {
-            return self.reopen();
+            return self.reopen_unguarded();
         }
         self.decoder.flush();
         self.drained = false;
@@ -567,8 +576,69 @@ impl FrameReader {
         self.table.starts_at_first_keyframe()
     }
 
-    /// Reopens the file and decoder at the start.
+    /// Records that the reader is positioned at `place` (a keyframe sought, `None` the start
+    /// of the file) before it returns its next frame; the second time at one place is the
+    /// error [`FrameReader::no_progress`] says.
+    fn positioning(&mut self, place: Option<(usize, bool)>) -> Result<()> {
+        if self.positioned_since_frame.contains(&place) {
+            return Err(self.no_progress(place));
+        }
+        self.positioned_since_frame.push(place);
+        Ok(())
+    }
+
+    /// Whether the reader was positioned at `place` since it last returned a frame.
+    fn was_positioned_at(&self, place: Option<(usize, bool)>) -> bool {
+        self.positioned_since_frame.contains(&place)
+    }
+
+    /// The reader would read from `place` a second time without a frame in between: the same
+    /// packets would decode the same way, so the frame it is after does not come out of
+    /// them. In an image sequence that is the file's fault (named); where the table came from
+    /// packets, the table's (rebuilt by decoding); in a table built by decoding, the stream's
+    /// damage.
+    fn no_progress(&self, place: Option<(usize, bool)>) -> Error {
+        let at = self.wanted_index();
+        if self.sequence.is_some()
+            || self.table.times_from == crate::media::table::TimesFrom::Packets
+        {
+            return self.mismatch_at(at);
+        }
+        let from = match place {
+            Some((k, _)) => format!("keyframe {k}"),
+            None => "the start of the file".into(),
+        };
+        Error::corrupt(
+            &self.path,
+            format!("at frame {at}"),
+            format!(
+                "frame {at} does not decode: reading again from {from}, where the reader read from before, would not reach it (the stream is damaged there{})",
+                if self.table.damage.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", self.table.damage.summary())
+                }
+            ),
+        )
+    }
+
+    /// The frame the reader is after: its target, or the next frame in order.
+    fn wanted_index(&self) -> usize {
+        match self.target {
+            Some(Target::Identified { index, .. } | Target::Count { index }) => index,
+            None => self.next_index.unwrap_or(0),
+        }
+    }
+
+    /// Reopens the file and decoder at the start (once per frame: see
+    /// [`FrameReader::positioning`]).
     fn reopen(&mut self) -> Result<()> {
+        self.positioning(None)?;
+        self.reopen_unguarded()
+    }
+
+    /// Reopens the file and decoder at the start, where a seek failed (the seek was counted).
+    fn reopen_unguarded(&mut self) -> Result<()> {
         self.unpositioned = false;
         self.pending.clear();
         let mut input = VideoInput::open(&self.source)?;
@@ -653,6 +723,13 @@ impl FrameReader {
             }
             let Some(raw) = raw else {
                 if self.drained {
+                    // Drained after the target's packet without the target coming out: as a
+                    // seek that missed it (the same seek again would drain the same way).
+                    if let Some(Target::Identified { index, retries }) = self.target {
+                        self.target = None;
+                        self.retry_from_earlier(index, retries)?;
+                        continue;
+                    }
                     // Drained after a target: go on from a seek.
                     let next = match self.target.take() {
                         Some(Target::Identified { index, .. } | Target::Count { index }) => index,
@@ -765,6 +842,17 @@ impl FrameReader {
                 || concealed
                 || self.table.damage.suspect(index);
             if damaged {
+                if let (true, Some(seq), Some(t)) = (
+                    self.options.strict,
+                    &self.sequence,
+                    self.table.damage.truncated_image(index),
+                ) {
+                    return Err(Error::corrupt(
+                        &seq.file_path(index),
+                        format!("(frame {index} of {}, strict)", self.path.display()),
+                        format!("the image is damaged: {}", t.why),
+                    ));
+                }
                 if self.options.strict {
                     return Err(Error::corrupt(
                         &self.path,
@@ -774,6 +862,7 @@ impl FrameReader {
                 }
                 self.damaged_frames.push(index);
             }
+            self.positioned_since_frame.clear();
             let rgb = self.rgb_of(&raw)?;
             let image = self.pipeline_image_of(raw)?;
             return Ok(Some(Frame {
@@ -801,11 +890,17 @@ impl FrameReader {
             return changed;
         }
         if let Some(seq) = &self.sequence {
-            let file = seq.file_path(index.min(seq.count.saturating_sub(1)));
+            let i = index.min(seq.count.saturating_sub(1));
+            let why = self
+                .table
+                .damage
+                .truncated_image(i)
+                .map(|t| format!(": {}", t.why))
+                .unwrap_or_default();
             return Error::corrupt(
-                &file,
+                &seq.file_path(i),
                 format!("(frame {index} of {})", self.path.display()),
-                "the image does not decode to a picture",
+                format!("the image does not decode to a picture{why}"),
             );
         }
         Error::TableMismatch {
@@ -822,21 +917,27 @@ impl FrameReader {
             // says.
             return Err(self.mismatch_at(index));
         }
-        if retries >= 2 || self.table.identity == Identity::Sequential {
-            return self.restart_and_count_to(index);
-        }
         let k = self.table.clean_keyframe_at_or_before(index);
-        let earlier = if retries == 0 {
-            self.table.keyframe_at_or_before(k.saturating_sub(1))
-        } else {
-            0
-        };
-        self.seek_to_keyframe(earlier, true)?;
-        self.target = Some(Target::Identified {
-            index,
-            retries: retries + 1,
-        });
-        Ok(())
+        let mut retries = retries;
+        while retries < 2 && self.table.identity != Identity::Sequential {
+            let earlier = if retries == 0 {
+                self.table.keyframe_at_or_before(k.saturating_sub(1))
+            } else {
+                0
+            };
+            // (A rung that reads from where the reader read before is skipped: it would
+            // decode the same packets the same way.)
+            if !self.was_positioned_at(Some((earlier, true))) {
+                self.seek_to_keyframe(earlier, true)?;
+                self.target = Some(Target::Identified {
+                    index,
+                    retries: retries + 1,
+                });
+                return Ok(());
+            }
+            retries += 1;
+        }
+        self.restart_and_count_to(index)
     }
 
     /// An RGB-coded picture as it came out of the decoder (no pixels copied), upright: kept
@@ -905,10 +1006,11 @@ impl FrameReader {
                 if self.eof_sent {
                     return Ok(None);
                 }
-                self.decoder
-                    .send_eof()
-                    .map_err(|e| Error::ffmpeg(&self.path, "flushing the decoder", e))?;
                 self.eof_sent = true;
+                // (With frame threads a picture that failed is reported here, late.)
+                if self.decoder.send_eof().is_err() {
+                    self.packet_failed()?;
+                }
                 continue;
             }
             let mut packet = ffmpeg::Packet::empty();
@@ -998,11 +1100,11 @@ impl FrameReader {
                 self.packet_failed()?;
             }
             if drain {
-                self.decoder
-                    .send_eof()
-                    .map_err(|e| Error::ffmpeg(&self.path, "draining the decoder", e))?;
                 self.eof_sent = true;
                 self.drained = true;
+                if self.decoder.send_eof().is_err() {
+                    self.packet_failed()?;
+                }
             }
         }
     }

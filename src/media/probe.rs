@@ -98,6 +98,11 @@ pub struct VideoInfo {
     /// Frame count from decoding every frame (only with `count_frames`), as
     /// `ffprobe -count_frames` counts.
     pub frames_decoded: Option<usize>,
+    /// The frames the packets list, where a full decode (`count_frames`) returns another
+    /// number: `frames` is then the decode's, what every command counts once a decoder
+    /// disagrees with the packets (it rebuilds the table by decoding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames_listed_by_packets: Option<usize>,
     /// The number of frames that start at a keyframe (where a seek or a stream copy can
     /// begin).
     pub keyframes: usize,
@@ -167,10 +172,10 @@ pub fn probe_source(source: &Source, count_frames: bool) -> Result<MediaInfo> {
             duration_s: secs(s.duration()).filter(|d| *d > 0.0),
         });
     }
-    let table = FrameTable::for_source(source)?;
-    let (frames_decoded, damage) = if count_frames {
-        let decoded = if table.times_from == TimesFrom::Decoder {
-            table.clone()
+    let listed = FrameTable::for_source(source)?;
+    let (table, frames_decoded, damage, frames_listed_by_packets) = if count_frames {
+        let decoded = if listed.times_from == TimesFrom::Decoder {
+            listed.clone()
         } else {
             let mut fresh = VideoInput::open(source)?;
             std::sync::Arc::new(FrameTable::scan_by_decoding(
@@ -178,9 +183,33 @@ pub fn probe_source(source: &Source, count_frames: bool) -> Result<MediaInfo> {
                 "counting frames".into(),
             )?)
         };
-        (Some(decoded.len()), decoded.damage.clone())
+        // Frame i is the i-th picture a full decode returns: where the decode returns another
+        // number of frames than the packets list, the packets' table is wrong (every command
+        // rebuilds it by decoding) and the decoded one is described.
+        if decoded.len() != listed.len() {
+            let mut table = (*decoded).clone();
+            table.decoded_because = Some(format!(
+                "a full decode returns {} of the {} frames the packets list",
+                decoded.len(),
+                listed.len()
+            ));
+            let damage = decoded.damage.clone();
+            (
+                std::sync::Arc::new(table),
+                Some(decoded.len()),
+                damage,
+                Some(listed.len()),
+            )
+        } else {
+            (
+                listed.clone(),
+                Some(decoded.len()),
+                decoded.damage.clone(),
+                None,
+            )
+        }
     } else {
-        (None, table.damage.clone())
+        (listed.clone(), None, listed.damage.clone(), None)
     };
     let step = table.typical_frame_duration();
     let variable_frame_rate = table
@@ -220,6 +249,7 @@ pub fn probe_source(source: &Source, count_frames: bool) -> Result<MediaInfo> {
             decoded_because: table.decoded_because.clone(),
             frame_identity: table.identity,
             frames_decoded,
+            frames_listed_by_packets,
             keyframes: table.keyframe_count(),
             variable_frame_rate,
             damage,
@@ -240,7 +270,7 @@ impl MediaInfo {
             ),
         };
         let mut s = format!(
-            "{}\n  container: {} ({} bytes), starts at {}\n  video #{}: {} {}, {}x{} stored, {}x{} displayed (rotation {} deg cw, SAR {})\n  frame rate: avg {} ({:.3} fps), nominal {}{}\n  time base {}, first frame at {:.3}s, duration {:.3}s\n  frames: {}{}{}, {} in metadata; {} keyframes\n",
+            "{}\n  container: {} ({} bytes), starts at {}\n  video #{}: {} {}, {}x{} stored, {}x{} displayed (rotation {} deg cw, SAR {})\n  frame rate: avg {} ({:.3} fps), nominal {}{}\n  time base {}, first frame at {:.3}s, duration {:.3}s\n  frames: {}{}{}{}, {} in metadata; {} keyframes\n",
             self.path,
             self.container,
             self.size_bytes,
@@ -264,6 +294,9 @@ impl MediaInfo {
             v.frames,
             times,
             v.frames_decoded.map(|n| format!(", {n} decoded")).unwrap_or_default(),
+            v.frames_listed_by_packets
+                .map(|n| format!(" ({n} listed by the packets)"))
+                .unwrap_or_default(),
             v.frames_metadata.map(|n| n.to_string()).unwrap_or_else(|| "none".into()),
             v.keyframes,
         );

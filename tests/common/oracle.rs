@@ -560,6 +560,9 @@ fn decode_args(path: &Path, opts: &DecodeOpts, extra_filter: Option<&str>) -> Ve
         }
     }
     a.extend(cmd::passthrough().map(String::from));
+    // (ffmpeg exits 69 when more than 2/3 of the packets fail to decode, its output complete:
+    // a stream that damaged is still decoded as ffmpeg decodes it.)
+    a.extend(["-max_error_rate".into(), "1".into()]);
     a.extend(["-pix_fmt".into(), opts.pix_fmt.ffmpeg_name().into()]);
     a
 }

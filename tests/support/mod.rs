@@ -154,3 +154,22 @@ pub fn temporaries(dir: &Path) -> Vec<PathBuf> {
         .map(|e| e.into_path())
         .collect()
 }
+
+/// Runs `work` on a thread of its own and returns what it returns, or fails the test when it
+/// takes longer than `limit` (a hang fails instead of blocking the run; the thread is left
+/// behind). For library calls, which `assert_cmd`'s timeout cannot bound.
+pub fn within<T: Send + 'static>(
+    limit: std::time::Duration,
+    what: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)));
+    });
+    match rx.recv_timeout(limit) {
+        Ok(Ok(value)) => value,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("{what} did not finish within {limit:?}"),
+    }
+}

@@ -14,11 +14,13 @@
 //! record, the file of frame `i`, the `image2` recipe FFmpeg opens); `names.rs` lists a
 //! folder's images and checks their naming (natural order, numbered runs, printf patterns);
 //! `layouts.rs` recognises the layout (MOT, GOT-10k, folder, pattern) and settles the rate;
-//! `header.rs` reads an image's size from its header, before anything decodes it.
+//! `header.rs` reads an image's size from its header, before anything decodes it; `whole.rs`
+//! tells an image file cut short.
 
 mod header;
 mod layouts;
 mod names;
+pub(crate) mod whole;
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};

@@ -56,6 +56,18 @@ pub struct CorruptPacket {
     pub suspect_frames: [usize; 2],
 }
 
+/// An image of a sequence whose file is cut short (see `media::images::whole`): FFmpeg
+/// conceals a truncated JPEG without flagging the picture, and fails on a truncated PNG.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct TruncatedImage {
+    /// The frame the image is.
+    pub frame: usize,
+    /// The image file's name in the sequence's folder.
+    pub file: String,
+    /// What is missing.
+    pub why: String,
+}
+
 /// What is known to be damaged in a stream.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Damage {
@@ -72,6 +84,9 @@ pub struct Damage {
     /// Packets the demuxer marked as corrupt (see [`CorruptPacket`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub corrupt_packets: Vec<CorruptPacket>,
+    /// Images of a sequence whose files are cut short (see [`TruncatedImage`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub truncated_images: Vec<TruncatedImage>,
 }
 
 impl Damage {
@@ -83,18 +98,26 @@ impl Damage {
             && self.unreadable.is_none()
             && self.lost_packets.is_empty()
             && self.corrupt_packets.is_empty()
+            && self.truncated_images.is_empty()
     }
 
     /// Whether frame `index` may show damage from packets the container lost or marked
-    /// corrupt.
+    /// corrupt, or is an image whose file is cut short.
     pub fn suspect(&self, index: usize) -> bool {
         let lost = self.lost_packets.iter().map(|l| l.suspect_frames);
         let corrupt = self.corrupt_packets.iter().map(|c| c.suspect_frames);
         lost.chain(corrupt).any(|[a, b]| (a..b).contains(&index))
+            || self.truncated_image(index).is_some()
+    }
+
+    /// The cut-short image that frame `index` is, if it is one.
+    pub fn truncated_image(&self, index: usize) -> Option<&TruncatedImage> {
+        self.truncated_images.iter().find(|t| t.frame == index)
     }
 
     /// The first frame the damage can touch: the first concealed frame, the first frame
-    /// decoded after a packet that failed, or the first that depends on a corrupt packet.
+    /// decoded after a packet that failed, or the first that depends on a corrupt packet (a
+    /// cut-short image touches no other frame: a sequence's images are independent).
     pub fn first_affected_frame(&self) -> Option<usize> {
         let packets = self
             .undecodable_packets
@@ -155,6 +178,16 @@ impl Damage {
                 c.frame
             ));
         }
+        if let Some(t) = self.truncated_images.first() {
+            let n = self.truncated_images.len();
+            parts.push(format!(
+                "{n} image file{} cut short (first: {}, frame {}: {})",
+                if n == 1 { " is" } else { "s are" },
+                t.file,
+                t.frame,
+                t.why
+            ));
+        }
         if let Some(u) = &self.unreadable {
             parts.push(format!(
                 "the file cannot be read after frame {} ({}): the video ends there, as in ffmpeg",
@@ -188,6 +221,7 @@ mod tests {
             unreadable: None,
             lost_packets: Vec::new(),
             corrupt_packets: Vec::new(),
+            truncated_images: Vec::new(),
         };
         assert_eq!(
             d.summary(),

@@ -104,6 +104,26 @@ impl FrameTable {
         }
         let _ = decoder.send_eof();
         receive(&mut decoder, &mut raw_frames)?;
+        let mut truncated_images = Vec::new();
+        if let Some(seq) = input.sequence.clone() {
+            // Frame `i` of a sequence is file `i` whatever decodes: a file that gives no
+            // picture is an error naming it, as every reader of the sequence says.
+            truncated_images = super::scan::truncated_images(&seq)?;
+            let missing = (0..seq.count)
+                .find(|&i| raw_frames.get(i).map(|f| f.timestamp) != Some(Some(i as i64)));
+            if let Some(i) = missing {
+                let why = truncated_images
+                    .iter()
+                    .find(|t| t.frame == i)
+                    .map(|t| format!(": {}", t.why))
+                    .unwrap_or_default();
+                return Err(Error::corrupt(
+                    &seq.file_path(i),
+                    format!("(frame {i} of {})", path.display()),
+                    format!("the image does not decode to a picture{why}"),
+                ));
+            }
+        }
         if raw_frames.is_empty() {
             let why = if damaged_packets.is_empty() {
                 "the video stream has no frames".to_string()
@@ -189,6 +209,7 @@ impl FrameTable {
             }),
             lost_packets: Vec::new(),
             corrupt_packets: Vec::new(),
+            truncated_images,
         };
         table.damage.corrupt_packets = table.corrupt_packets(&corrupt);
         if input.video.codec == "theora" {

@@ -37,7 +37,9 @@ mod scan;
 
 pub(crate) use cache::UsedInput;
 pub use cache::{retry_on_table_mismatch, TableCache};
-pub use damage::{CorruptPacket, Damage, DamagedPacket, LostPackets, UnreadableTail};
+pub use damage::{
+    CorruptPacket, Damage, DamagedPacket, LostPackets, TruncatedImage, UnreadableTail,
+};
 pub(crate) use scan::{coded_packet, MAX_FRAMES};
 
 use std::sync::Arc;

@@ -11,7 +11,7 @@ use ffmpeg_next as ffmpeg;
 
 use super::{
     CodedPacket, CodedPackets, CorruptPacket, Damage, FirstPacket, FrameEntry, FrameTable,
-    Identity, LostPackets, TableCache, TimesFrom, UnreadableTail,
+    Identity, LostPackets, TableCache, TimesFrom, TruncatedImage, UnreadableTail,
 };
 use crate::error::{Error, Result};
 use crate::media::ffi;
@@ -294,7 +294,9 @@ impl FrameTable {
     /// in the time base `1 / rate` (as FFmpeg's image2 demuxer stamps and seeks it), every
     /// frame a keyframe. No file is read in full; the size in every image's header is checked
     /// against the first frame's, since the frames of one video share a size (types whose
-    /// header is not read here are checked as they decode).
+    /// header is not read here are checked as they decode), and a JPEG or PNG cut short is
+    /// damage ([`TruncatedImage`]: its last bytes are read, the whole file only where they are
+    /// not the image's end).
     pub fn of_image_sequence(input: &VideoInput, seq: &ImageSequence) -> Result<FrameTable> {
         let tb = input.video.time_base;
         if !tb.is_valid() {
@@ -308,6 +310,7 @@ impl FrameTable {
         }
         let size = (input.video.stored_width, input.video.stored_height);
         check_image_sizes(seq, size)?;
+        let truncated = truncated_images(seq)?;
         let entries = (0..seq.count as i64)
             .map(|i| FrameEntry {
                 pts: i,
@@ -317,13 +320,10 @@ impl FrameTable {
                 pos: -1,
             })
             .collect();
-        Ok(Self::from_entries(
-            tb,
-            entries,
-            0,
-            Some(seq.rate.as_ratio()),
-            Some(Time::ZERO),
-        ))
+        let mut table =
+            Self::from_entries(tb, entries, 0, Some(seq.rate.as_ratio()), Some(Time::ZERO));
+        table.damage.truncated_images = truncated;
+        Ok(table)
     }
 
     /// Builds a table from packet entries in any order (sorted here by pts). `nominal_rate`
@@ -413,6 +413,24 @@ fn check_image_sizes(seq: &ImageSequence, size: (u32, u32)) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The images of `seq` whose files are cut short (`media::images::whole`).
+pub(super) fn truncated_images(seq: &ImageSequence) -> Result<Vec<TruncatedImage>> {
+    let mut out = Vec::new();
+    for i in 0..seq.count {
+        if crate::cancel::cancelled() {
+            return Err(Error::Cancelled);
+        }
+        if let Some(why) = crate::media::images::whole::file_truncation(&seq.file_path(i))? {
+            out.push(TruncatedImage {
+                frame: i,
+                file: seq.file_name(i),
+                why: why.to_string(),
+            });
+        }
+    }
+    Ok(out)
 }
 
 pub(super) fn too_many_frames(path: &Path) -> Error {
