@@ -138,6 +138,34 @@ def real_pan(path, start_frame=0):
     return make
 
 
+def slow_pan(path, frame, speed, blur=0):
+    """A slow camera move over one still (frame `frame`) of real footage: the picture scaled
+    to twice the frame (softened by a Gaussian blur of sigma `blur`, as an out-of-focus
+    background) and a frame-sized window drifting right by `speed` pixels a frame (a third of
+    that downwards), as a slow pan that opens a video."""
+    def make(w, h, r, start, n):
+        soft = f"gblur=sigma={blur}," if blur else ""
+        return (["-i", path], f"trim=start_frame={frame}:end_frame={frame + 1},scale={2 * w}:{2 * h},{soft}"
+                f"loop=loop=-1:size=1,settb=1/{r},setpts=N,crop={w}:{h}:x='(n+{start})*{speed}':"
+                f"y='(n+{start})*{speed}/3',{FIT.format(w=w, h=h)}")
+    return make
+
+
+TITLE_FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
+
+
+def title_card(w, h, r, start, n):
+    """An animated title card: a still dark-blue card on which a large title appears at frame
+    25 (drawtext, 14% of the picture) and a yellow frame is drawn at frame 55 (9%), while a
+    small mark slides across the bottom."""
+    graph = (f"color=c=0x182848:s={w}x{h}:r={r},drawtext=fontfile={TITLE_FONT}:text='LONG WALK':"
+             f"fontsize={h * 110 // 360}:fontcolor=white:x=(w-tw)/2:y=h*0.14:enable='gte(n,{25 - start})',"
+             f"drawbox=x=iw*0.266:y=ih*0.528:w=iw*0.469:h=ih*0.361:color=0xF0C040:t=fill:enable='gte(n,{55 - start})',"
+             f"drawbox=x=iw*0.312:y=ih*0.597:w=iw*0.375:h=ih*0.222:color=0x182848:t=fill:enable='gte(n,{55 - start})'[t];"
+             f"color=c=white:s={w // 26}x{w // 26}:r={r}[d];[t][d]overlay=x='w*2.5+(n+{start})*{w / 160:.3f}':y=H*0.92-h")
+    return ["-f", "lavfi", "-i", graph], f"settb=1/{r},setpts=N,{FIT.format(w=w, h=h)}"
+
+
 CHAPLIN = SHARED / "host" / "chaplin.mp4"
 BAG = SHARED / "host" / "bag.avi"
 VTEST = SHARED / "pets09" / "vtest.avi"
@@ -161,6 +189,9 @@ SOURCES = {
     "zoom_street": zoom(MEDIA / "1080p30_60s_detail.mp4"),
     "pan_vtest": real_pan(VTEST, 200),
     "pan_chaplin": real_pan(CHAPLIN),
+    "slow_pan_chaplin": slow_pan(CHAPLIN, 60, 4, blur=12),
+    "slow_pan_bag": slow_pan(BAG, 40, 2),
+    "title_card": title_card,
 }
 
 # Effects applied to a segment (hard negatives among them).
@@ -188,13 +219,17 @@ def damage(at, frames):
     return ",".join(boxes) + f",noise=alls=40:allf=u:enable='between(n,{at},{at + frames - 1})'"
 
 
+# A dark shot that brightens (a light coming on, an exposure change): dark for its first 30
+# frames (over which the dissolve into it runs), brightening over the next 40.
+BRIGHTEN = "eq=brightness='-0.25*(1-clip((n-30)/40,0,1))':eval=frame"
 DAMAGE_AFTER_CUT = damage(2, 4)  # damaged frames 2..5 of the new shot: a cut two frames before them
 DAMAGE_MID = damage(40, 5)  # damaged frames inside a shot (no boundary)
 EFFECT_NAMES = {FLASH: "flashes", DARK: "darkened", GRAIN: "grain", PILLAR_PHONE: "9:16 pillarbox",
                 PILLAR_43: "4:3 pillarbox", LETTER_239: "2.39:1 letterbox", DAMAGE_AFTER_CUT: "damaged frames 2-5",
                 DAMAGE_MID: "damaged frames 40-44", f"{PILLAR_43},{FLASH}": "4:3 pillarbox, flashes",
                 f"{LETTER_239},{FLASH}": "2.39:1 letterbox, flashes",
-                f"{PILLAR_PHONE},{DAMAGE_AFTER_CUT}": "9:16 pillarbox, damaged frames 2-5"}
+                f"{PILLAR_PHONE},{DAMAGE_AFTER_CUT}": "9:16 pillarbox, damaged frames 2-5",
+                BRIGHTEN: "dark, brightening over frames 30-70"}
 
 
 def seg(source, start, n, effect="", negative=None):
@@ -308,6 +343,18 @@ VIDEOS = [
         seg("chaplin", 100, 100, FLASH, negative="flashes (3-frame flash, 1-frame lightning)"), cut(),
         seg("pan_vtest", 120, 90, negative="fast pan over real footage"), cut(),
         seg("otb_crossing", 0, 100, FLASH, negative="flashes (3-frame flash, 1-frame lightning)")]),
+    # Issue 40: a slow camera move opening the video, a dissolve into a dark shot that then
+    # brightens within the shot, an animated title card whose drawing changes.
+    ("edges_ramps_360p25", 640, 360, 25, "x264", [
+        seg("slow_pan_chaplin", 0, 110, negative="slow camera move at the video's start"), cut(),
+        seg("bag", 0, 80), dissolve(30), seg("chaplin", 60, 150, BRIGHTEN, negative="brightening inside one shot"),
+        cut(), seg("title_card", 0, 100, negative="animated title card (text appearing, a moving mark)"), cut(),
+        seg("vtest", 0, 80), dissolve(40), seg("otb_crossing", 0, 120, BRIGHTEN, negative="brightening inside one shot"),
+        cut(), seg("vot_bag", 0, 60)]),
+    ("slow_start_360p25", 640, 360, 25, "x264", [
+        seg("slow_pan_bag", 0, 90, negative="slow camera move at the video's start"), dissolve(20),
+        seg("title_card", 0, 100, negative="animated title card (text appearing, a moving mark)"), fade(10, 5, 10),
+        seg("chaplin", 100, 100), cut(), seg("vtest", 300, 80)]),
 ]
 
 
@@ -530,7 +577,7 @@ def available():
 
 
 FIELD = ["real_360p25", "pillarbox_360p25", "letterbox_360p25", "damaged_360p25", "real_dissolves_360p25",
-         "pans_flashes_360p25"]  # the real-footage videos (`--only field`): quick to build
+         "pans_flashes_360p25", "edges_ramps_360p25", "slow_start_360p25"]  # the real-footage videos (`--only field`): quick to build
 
 
 def build(force=False, only=None):

@@ -1,7 +1,9 @@
 //! `vidprep detect` on edits as they come in the field: hard cuts in letterboxed and
-//! pillarboxed footage (the black bars must not dilute the change), and a cut two frames
-//! before damaged frames (whose changes must not hide it). Each video is made with the ffmpeg
-//! CLI from two shots joined at a known frame: that frame is the oracle.
+//! pillarboxed footage (the black bars must not dilute the change), a cut two frames
+//! before damaged frames (whose changes must not hide it), a slow camera move opening a
+//! video, a dissolve into a dark shot that then brightens, and an animated title card. Each
+//! video is made with the ffmpeg CLI from shots joined at known frames: those frames are the
+//! oracle.
 
 use crate::common;
 use crate::support;
@@ -9,6 +11,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 
 use common::cmd;
+use common::oracle;
 use serde_json::Value;
 use support::vidprep;
 
@@ -19,7 +22,6 @@ const CUT: u64 = 50;
 /// a hard cut at frame [`CUT`], then `after` (a filter chain over the joined video: bars,
 /// damage), encoded with x264 (B-frames, one GOP).
 fn two_shots(dir: &Path, name: &str, (w, h): (u32, u32), after: &str) -> PathBuf {
-    let out = dir.join(format!("{name}.mp4"));
     let shot = |lum: &str| {
         format!(
             "color=gray:s={w}x{h}:r=25,geq=lum='{lum}':cb=128:cr=128,noise=alls=4:allf=t+u,\
@@ -31,27 +33,17 @@ fn two_shots(dir: &Path, name: &str, (w, h): (u32, u32), after: &str) -> PathBuf
         shot("128+40*sin(X/23+Y/31)*cos(Y/11)"),
         shot("128+40*cos(X/17-Y/29)*sin(X/13)")
     );
-    cmd::ffmpeg(&[
-        "-filter_complex",
-        &graph,
-        "-map",
-        "[v]",
-        "-c:v",
-        "libx264",
-        "-g",
-        "250",
-        "-bf",
-        "3",
-        "-pix_fmt",
-        "yuv420p",
-        &cmd::p(&out),
-    ])
-    .unwrap_or_else(|e| panic!("{e}"));
-    out
+    encode(dir, name, &[], &graph, 2 * CUT)
 }
 
 /// `vidprep detect VIDEO --json`'s boundaries as (kind, start, end).
 fn boundaries(video: &Path) -> Vec<(String, u64, u64)> {
+    detected(video).0
+}
+
+/// `vidprep detect VIDEO --json`'s boundaries as (kind, start, end) and its proposals as
+/// (start, end).
+fn detected(video: &Path) -> (Vec<(String, u64, u64)>, Vec<(u64, u64)>) {
     let dir = video.parent().unwrap();
     let out = vidprep()
         .arg("detect")
@@ -65,7 +57,7 @@ fn boundaries(video: &Path) -> Vec<(String, u64, u64)> {
         .assert()
         .success();
     let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    v["boundaries"]
+    let boundaries = v["boundaries"]
         .as_array()
         .unwrap()
         .iter()
@@ -76,7 +68,150 @@ fn boundaries(video: &Path) -> Vec<(String, u64, u64)> {
                 b["end"].as_u64().unwrap(),
             )
         })
-        .collect()
+        .collect();
+    let proposals = v["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["start"].as_u64().unwrap(), p["end"].as_u64().unwrap()))
+        .collect();
+    (boundaries, proposals)
+}
+
+/// Encodes a filter graph (over `inputs`, each a file given to ffmpeg's `-i`) whose output
+/// is `[v]` (25 fps) with x264 (B-frames, one GOP) and checks that it holds `frames` frames
+/// (ffprobe).
+fn encode(dir: &Path, name: &str, inputs: &[&Path], graph: &str, frames: u64) -> PathBuf {
+    let out = dir.join(format!("{name}.mp4"));
+    let mut args: Vec<String> = Vec::new();
+    for input in inputs {
+        args.extend(["-i".to_string(), cmd::p(input)]);
+    }
+    for a in [
+        "-filter_complex",
+        graph,
+        "-map",
+        "[v]",
+        "-c:v",
+        "libx264",
+        "-g",
+        "250",
+        "-bf",
+        "3",
+        "-pix_fmt",
+        "yuv420p",
+    ] {
+        args.push(a.to_string());
+    }
+    args.push(cmd::p(&out));
+    cmd::ffmpeg(&args).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(oracle::count_frames(&out), frames, "{}", out.display());
+    out
+}
+
+/// A soft still (a Mandelbrot view, blurred) 1280x720, looped: a camera can pan over it.
+const SOFT_STILL: &str = "mandelbrot=s=1280x720:r=25:start_scale=0.3:maxiter=200,trim=end_frame=1,\
+                          gblur=sigma=12,loop=loop=-1:size=1,setpts=N/25/TB";
+
+#[test]
+fn a_slow_camera_move_opening_a_video_is_not_a_transition() {
+    // Issue 40: a slow pan over a soft picture from frame 0 (4 and 5 pixels a frame, a third
+    // of that downwards), then a hard cut to testsrc2 at frame 100. The 6-frames-back
+    // difference first exists at frame 6; read against the frames before it (where it is
+    // not measured) it looked like a dissolve at frames 9-14, and the first proposal began
+    // there. The truth is the construction: one cut at 100, the first shot from frame 0.
+    let dir = tempfile::tempdir().unwrap();
+    for speed in [4, 5] {
+        let graph = format!(
+            "{SOFT_STILL},crop=640:360:x='n*{speed}':y='n*{speed}/3',trim=end_frame=100,\
+             setpts=N/25/TB[a];testsrc2=s=640x360:r=25,trim=end_frame=60,setpts=N/25/TB[b];\
+             [a][b]concat=n=2:v=1,format=yuv420p[v]"
+        );
+        let video = encode(dir.path(), &format!("pan{speed}"), &[], &graph, 160);
+        let (b, p) = detected(&video);
+        assert_eq!(b, vec![("cut".to_string(), 100, 100)], "speed {speed}");
+        assert_eq!(p, vec![(0, 100), (100, 160)], "speed {speed}");
+    }
+}
+
+#[test]
+fn a_dissolve_into_a_dark_shot_that_brightens_is_one_dissolve() {
+    // Issue 40: chaplin (real footage) cross-fades (xfade, 1.2 s = 30 frames from offset
+    // 70: mixed frames 71..99, clean from 100) into bag, darkened (eq brightness -0.35) and
+    // brightening within the shot over its frames 30..70 (frames 100..140 of the video).
+    // Before, the detector reported the brightening [102, 149) as the dissolve and missed
+    // the cross-fade. The brightening is not a transition; the dissolve ends where the mix
+    // does (its first frames, mostly the bright shot, change little and may be left out).
+    let (Some(chaplin), Some(bag)) = (
+        support::shared("host/chaplin.mp4"),
+        support::shared("host/bag.avi"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // 266 frames: chaplin's first 70, then bag's 196 (ffprobe of the joined file).
+    let n = 266;
+    let out = encode(
+        dir.path(),
+        "darkx",
+        &[chaplin.as_path(), bag.as_path()],
+        "[0]trim=end_frame=100,setpts=N/25/TB,scale=640:360,setsar=1,format=yuv444p,fps=25[a];\
+         [1]trim=end_frame=200,setpts=N/25/TB,scale=640:360,setsar=1,\
+         eq=brightness='-0.35*(1-clip((t-1.2)/1.6,0,1))':eval=frame,format=yuv444p,fps=25[b];\
+         [a]tpad=stop=2:stop_mode=clone[ap];\
+         [ap][b]xfade=transition=fade:duration=1.2:offset=2.8,format=yuv420p[v]",
+        n,
+    );
+    let (b, p) = detected(&out);
+    assert_eq!(b.len(), 1, "{b:?}");
+    let (kind, s, e) = &b[0];
+    assert_eq!(kind, "dissolve", "{b:?}");
+    assert!((71..=78).contains(s) && e.abs_diff(100) <= 3, "{b:?}");
+    assert_eq!(p, vec![(0, *s), (*e, n)]);
+}
+
+/// A still title card (dark blue, or dark red) 25 fps, on which a drawing appears in two
+/// steps: white blocks over 15% of the picture at frame 25 and a yellow frame at frame 55,
+/// while a small mark slides along the bottom.
+fn title_card(background: &str, frames: u64) -> String {
+    let mut blocks = String::new();
+    for k in 0..6 {
+        blocks.push_str(&format!(
+            "drawbox=x={}:y=60:w=70:h=90:color=white:t=fill:enable='gte(n,25)',",
+            60 + k * 90
+        ));
+    }
+    format!(
+        "color=c={background}:s=640x360:r=25,trim=end_frame={frames},{blocks}\
+         drawbox=x=170:y=190:w=300:h=130:color=0xF0C040:t=fill:enable='gte(n,55)',\
+         drawbox=x=200:y=215:w=240:h=80:color={background}:t=fill:enable='gte(n,55)'[card];\
+         color=c=white:s=24x24:r=25[mark];[card][mark]overlay=x='60+n*4':y=330:shortest=1,\
+         setpts=N/25/TB"
+    )
+}
+
+#[test]
+fn an_animated_title_card_is_one_shot_and_a_card_to_card_cut_is_a_cut() {
+    // Issue 40 (and docs/detect.md, "what a cut is"): a cut changes at least a fifth of the
+    // picture. The drawing appearing on the card (at frames 25 and 55) changes less, however
+    // sharply; the card is one shot up to the cut to testsrc2 at 100. A cut from the card
+    // to the same card on another background (a change of colour more than brightness) at
+    // 100 is a cut.
+    let dir = tempfile::tempdir().unwrap();
+    let graph = format!(
+        "{}[a];testsrc2=s=640x360:r=25,trim=end_frame=60,setpts=N/25/TB[b];\
+         [a][b]concat=n=2:v=1,format=yuv420p[v]",
+        title_card("0x182848", 100)
+    );
+    let video = encode(dir.path(), "card", &[], &graph, 160);
+    assert_eq!(detected(&video).0, vec![("cut".to_string(), 100, 100)]);
+    let graph = format!(
+        "{}[a];{}[b];[a][b]concat=n=2:v=1,format=yuv420p[v]",
+        title_card("0x182848", 100),
+        title_card("0x601010", 60)
+    );
+    let video = encode(dir.path(), "cards", &[], &graph, 160);
+    assert_eq!(detected(&video).0, vec![("cut".to_string(), 100, 100)]);
 }
 
 fn assert_one_cut(video: &Path) {

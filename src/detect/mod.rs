@@ -387,12 +387,15 @@ impl Detection {
     /// The per-frame statistics as CSV (as PySceneDetect's stats file): one row per frame.
     pub fn stats_csv(&self) -> String {
         use std::fmt::Write;
-        let mut text = String::from("frame,time_s,content,histogram,luma,dark,motion");
+        let mut text = String::from("frame,time_s,content,histogram,luma,dark,motion,changed");
         for lag in scan::LAGS {
             let _ = write!(text, ",far_{lag}");
         }
         for lag in scan::LAGS {
             let _ = write!(text, ",blend_{lag}");
+        }
+        for lag in scan::LAGS {
+            let _ = write!(text, ",shape_{lag}");
         }
         text.push_str(",boundary\n");
         for s in &self.stats {
@@ -407,16 +410,20 @@ impl Detection {
                 .unwrap_or_default();
             let _ = write!(
                 text,
-                "{},{:.6},{:.3},{:.4},{:.2},{:.4},{:.4}",
+                "{},{:.6},{:.3},{:.4},{:.2},{:.4},{:.4},{:.4}",
                 s.index,
                 s.time.as_secs_f64(),
                 s.content,
                 s.histogram,
                 s.luma,
                 s.dark,
-                s.motion
+                s.motion,
+                s.changed
             );
             for v in s.far.iter().chain(&s.blend) {
+                let _ = write!(text, ",{v:.3}");
+            }
+            for v in &s.shape {
                 let _ = write!(text, ",{v:.3}");
             }
             let _ = writeln!(text, ",{boundary}");

@@ -60,6 +60,17 @@ pub struct FrameStats {
     /// the frame `k` back (mean absolute luma difference): small when the stretch is a
     /// cross-fade between its ends, large when it is motion.
     pub blend: [f32; LAGS.len()],
+    /// For each lag `k`: how far this frame's picture is from the frame `k` back once both
+    /// are brought to the same brightness and contrast (each luma thumbnail minus its mean,
+    /// divided by its standard deviation; the mean absolute difference of those, times the
+    /// two standard deviations' mean, so it reads on the 0-255 scale of `far`). Near 0 for
+    /// the same picture at another brightness (a brightening or darkening of one shot),
+    /// about `far` for a change of picture at the same brightness.
+    pub shape: [f32; LAGS.len()],
+    /// Share of the active picture (inside black bars) whose luma or colour changed by more
+    /// than [`MOTION_NOISE`] since the previous frame, 0-1 (whole frame, whatever the
+    /// region).
+    pub changed: f32,
 }
 
 impl Default for FrameStats {
@@ -74,6 +85,8 @@ impl Default for FrameStats {
             motion: 0.0,
             far: [0.0; LAGS.len()],
             blend: [0.0; LAGS.len()],
+            shape: [0.0; LAGS.len()],
+            changed: 0.0,
         }
     }
 }
@@ -104,6 +117,41 @@ struct Thumb {
     /// The active picture inside black bars (letterbox, pillarbox), `[x0, y0, x1, y1)` in
     /// luma pixels; `None` when the whole frame is black.
     active: Option<[usize; 4]>,
+    /// Mean of `y`.
+    mean: f32,
+    /// Standard deviation of `y`, at least [`MIN_SPREAD`] (a flat picture's differences
+    /// are not amplified into noise).
+    spread: f32,
+}
+
+/// The least standard deviation a thumbnail's luma is normalised by.
+const MIN_SPREAD: f32 = 4.0;
+
+/// Mean and standard deviation (at least [`MIN_SPREAD`]) of a luma plane.
+fn spread_of(y: &[u8]) -> (f32, f32) {
+    let n = y.len().max(1) as f64;
+    let (sum, squares) = y.iter().fold((0u64, 0u64), |(s, q), &v| {
+        (s + u64::from(v), q + u64::from(v) * u64::from(v))
+    });
+    let mean = sum as f64 / n;
+    let var = (squares as f64 / n - mean * mean).max(0.0);
+    (mean as f32, (var.sqrt() as f32).max(MIN_SPREAD))
+}
+
+/// Mean absolute difference of two luma planes after each is brought to zero mean and unit
+/// standard deviation (the change of the picture's structure, blind to brightness and
+/// contrast), scaled back to luma levels by the mean of the two standard deviations.
+fn shape_diff(a: &Thumb, b: &Thumb) -> f32 {
+    if a.y.is_empty() || a.y.len() != b.y.len() {
+        return 0.0;
+    }
+    let (sa, sb) = (1.0 / a.spread, 1.0 / b.spread);
+    let sum: f32 =
+        a.y.iter()
+            .zip(&b.y)
+            .map(|(&x, &y)| ((f32::from(x) - a.mean) * sa - (f32::from(y) - b.mean) * sb).abs())
+            .sum();
+    sum / a.y.len() as f32 * (a.spread + b.spread) / 2.0
 }
 
 /// A row or column of the thumbnail is a black bar when its mean luma (stored value) is at
@@ -406,10 +454,13 @@ fn thumb_of(frame: &ffmpeg::frame::Video, limited: bool) -> Thumb {
         out
     };
     let y = plane(0, w, h);
+    let (mean, spread) = spread_of(&y);
     Thumb {
         w,
         h,
         active: active_box(&y, w, h, limited),
+        mean,
+        spread,
         y,
         u: plane(1, w / 2, h / 2),
         v: plane(2, w / 2, h / 2),
@@ -512,6 +563,28 @@ fn stats_of(
         } else {
             moving as f32 / area as f32
         };
+        // The changed share of the active picture (luma or colour; the bars never change).
+        let cw = thumb.w / 2;
+        let mut changed = 0usize;
+        for row in 0..thumb.h {
+            for x in 0..thumb.w {
+                let k = row * thumb.w + x;
+                let c = (row / 2) * cw + (x / 2).min(cw.saturating_sub(1));
+                let differs = |a: &[u8], b: &[u8], k: usize| {
+                    a.get(k)
+                        .zip(b.get(k))
+                        .is_some_and(|(p, q)| p.abs_diff(*q) > MOTION_NOISE)
+                };
+                if differs(&thumb.y, &prev.y, k)
+                    || differs(&thumb.u, &prev.u, c)
+                    || differs(&thumb.v, &prev.v, c)
+                {
+                    changed += 1;
+                }
+            }
+        }
+        s.changed =
+            (changed as f32 / thumb.y.len().max(1) as f32 / active_share(&[thumb, prev])).min(1.0);
     }
     for (li, &lag) in LAGS.iter().enumerate() {
         if history.len() < lag {
@@ -535,6 +608,7 @@ fn stats_of(
             })
             .sum();
         s.blend[li] = sum as f32 / (2.0 * thumb.y.len().max(1) as f32) / share;
+        s.shape[li] = shape_diff(thumb, far);
     }
     s
 }
@@ -552,6 +626,8 @@ mod tests {
             v: vec![128; w * h / 4],
             limited: false,
             active: Some([0, 0, w, h]),
+            mean: f32::from(value),
+            spread: MIN_SPREAD,
         }
     }
 
@@ -590,6 +666,35 @@ mod tests {
         }
         let s = stats_of(24, Time::ZERO, &bar(12), &history, None, (16.0, 8.0), 26.0);
         assert!(s.blend[2] > 0.4 * s.far[2], "{s:?}");
+    }
+
+    /// A thumbnail of a pattern (`f(x, y)`), its mean and spread computed.
+    fn pattern(w: usize, h: usize, f: impl Fn(usize, usize) -> u8) -> Thumb {
+        let mut t = thumb(0, w, h);
+        for row in 0..h {
+            for x in 0..w {
+                t.y[row * w + x] = f(x, row);
+            }
+        }
+        (t.mean, t.spread) = spread_of(&t.y);
+        t
+    }
+
+    #[test]
+    fn a_brightening_changes_far_but_not_shape() {
+        let dark = |x: usize, y: usize| (40 + (x * 7 + y * 13) % 60) as u8;
+        let history = std::collections::VecDeque::from(vec![pattern(16, 8, dark); 6]);
+        // The same picture 50 levels brighter: far 50, shape 0.
+        let bright = pattern(16, 8, |x, y| dark(x, y) + 50);
+        let s = stats_of(6, Time::ZERO, &bright, &history, None, (16.0, 8.0), 26.0);
+        assert!((s.far[0] - 50.0).abs() < 1e-3, "{s:?}");
+        assert!(s.shape[0] < 0.01, "{s:?}");
+        // Every pixel's luma changed by more than the noise: the whole picture changed.
+        assert_eq!(s.changed, 1.0, "{s:?}");
+        // Another picture at the same brightness: shape about far.
+        let other = pattern(16, 8, |x, y| (40 + (x * 11 + y * 5 + 30) % 60) as u8);
+        let s = stats_of(6, Time::ZERO, &other, &history, None, (16.0, 8.0), 26.0);
+        assert!(s.far[0] > 5.0 && s.shape[0] > 0.6 * s.far[0], "{s:?}");
     }
 
     #[test]

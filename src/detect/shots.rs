@@ -43,6 +43,10 @@ pub struct ShotOptions {
     pub min_content: f32,
     /// ... and at least this many times the mean change of the `window` frames either side.
     pub adaptive: f32,
+    /// ... and it changes at least this share of the active picture ([`FrameStats::changed`]):
+    /// a sharp change of a smaller part of the picture (a title card's text or drawing
+    /// appearing, a caption, a logo) is not a cut.
+    pub min_changed: f32,
     /// Frames either side that the change is compared with.
     pub window: usize,
     /// Look for fades (brightness at or below `black` is black).
@@ -69,6 +73,7 @@ impl Default for ShotOptions {
         ShotOptions {
             min_content: 8.0,
             adaptive: 3.0,
+            min_changed: 0.2,
             window: 2,
             fades: true,
             black: 26.0,
@@ -80,6 +85,10 @@ impl Default for ShotOptions {
         }
     }
 }
+
+/// A dissolve's change, above motion, must be at least this share a change of picture
+/// ([`FrameStats::shape`] against [`FrameStats::far`]): the rest is brightness.
+const MIN_SHAPE_SHARE: f32 = 0.3;
 
 /// The boundaries in `stats`, in frame order, not overlapping.
 pub fn boundaries(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
@@ -151,15 +160,16 @@ fn overlaps(b: &Boundary, start: usize, end: usize) -> bool {
     start < b.end.max(b.start + 1) && b.start < end
 }
 
-/// Hard cuts: frame `i` differs from `i - 1` by at least `min_content`, and by `adaptive`
-/// times the mean difference of the `window` frames either side.
+/// Hard cuts: frame `i` differs from `i - 1` by at least `min_content` over at least
+/// `min_changed` of the picture, and by `adaptive` times the mean difference of the `window`
+/// frames either side.
 pub fn cuts(stats: &[FrameStats], options: &ShotOptions) -> Vec<Boundary> {
     let n = stats.len();
     let w = options.window.max(1);
     let mut out = Vec::new();
     for i in 1..n {
         let c = stats[i].content;
-        if c < options.min_content {
+        if c < options.min_content || stats[i].changed < options.min_changed {
             continue;
         }
         let mean = |from: usize, to: usize| {
@@ -286,13 +296,18 @@ fn dissolves_between(
             if i < lag {
                 continue;
             }
+            // The frames of `from..to` whose statistics at this lag exist: frame `j` is
+            // compared with frame `j - lag`, which the first `lag` frames of the video lack
+            // (their value is 0, not a measurement: a baseline read there would take any
+            // motion at the video's start for a transition).
+            let measured = |from: usize, to: usize| from.max(lag).min(to)..to;
             // What motion alone gives at this lag: the medians just before the stretch and
             // just after it.
             let base = |pick: &dyn Fn(&FrameStats) -> f32| {
                 // Frame j compares j with j - lag: within one shot when no cut lies in
                 // (j - lag, j].
                 let crosses = |j: usize| cut_frames.iter().any(|&c| j < c + lag && c <= j);
-                let before_range = i.saturating_sub(2 * lag)..=i - lag;
+                let before_range = measured(i.saturating_sub(2 * lag), i + 1 - lag);
                 let after_range = (i + lag).min(n - 1)..(i + 2 * lag).min(n);
                 let before_crosses = before_range.clone().any(crosses);
                 let after_crosses = after_range.clone().any(crosses);
@@ -326,7 +341,7 @@ fn dissolves_between(
                     v.get(v.len() / 2).copied()
                 };
                 match (
-                    med(i.saturating_sub(2 * lag)..i + 1 - lag),
+                    med(measured(i.saturating_sub(2 * lag), i + 1 - lag)),
                     med((i + lag).min(n - 1)..(i + 2 * lag).min(n)),
                 ) {
                     (Some(a), Some(b)) => a.max(b) > 1.5 * a.min(b),
@@ -334,6 +349,13 @@ fn dissolves_between(
                 }
             };
             let far = stats[i].far[li] - base(&|s: &FrameStats| s.far[li]);
+            // A cross-fade replaces one picture by another: most of its change is left once
+            // brightness and contrast are matched. A brightening or darkening of one shot
+            // (a light coming on, an exposure ramp) changes the brightness only.
+            let shape = stats[i].shape[li] - base(&|s: &FrameStats| s.shape[li]);
+            if shape < MIN_SHAPE_SHARE * far {
+                continue;
+            }
             // Where the sides differ (one may hold the next transition, or motion speeds
             // up, as in a whip pan), the middle frame must plainly be the ends' blend.
             if uneven(&|s: &FrameStats| s.far[li]) && stats[i].blend[li] > 0.4 * stats[i].far[li] {
@@ -378,10 +400,25 @@ fn dissolves_between(
             candidates.push((i, li, far, residual));
         }
     }
+    let stretch = |c: &(usize, usize, f32, f32)| (c.0 + 1 - LAGS[c.1], c.0 + 1);
+    // A dissolve of `L` frames shows best at the smallest lag at or above `L`: a longer
+    // stretch around it that adds little change (less than 15% more) only adds the
+    // shots' motion at its ends, and goes.
+    let fits_shorter = |c: &(usize, usize, f32, f32)| {
+        let (s0, e0) = stretch(c);
+        candidates.iter().any(|d| {
+            let (s1, e1) = stretch(d);
+            d.1 < c.1 && s0 <= s1 && e1 <= e0 && d.2 * 1.15 >= c.2
+        })
+    };
+    let candidates: Vec<(usize, usize, f32, f32)> = candidates
+        .iter()
+        .filter(|c| !fits_shorter(c))
+        .copied()
+        .collect();
     // One dissolve per stretch: the candidates with the largest change first, each dropping
     // the candidates whose stretches overlap it by half the shorter one (so a chain of
     // dissolves with short shots between stays a chain of dissolves).
-    let stretch = |c: &(usize, usize, f32, f32)| (c.0 + 1 - LAGS[c.1], c.0 + 1);
     let mut order: Vec<usize> = (0..candidates.len()).collect();
     order.sort_by(|&a, &b| candidates[b].2.total_cmp(&candidates[a].2).then(a.cmp(&b)));
     let mut chosen: Vec<usize> = Vec::new();
@@ -461,6 +498,7 @@ mod tests {
     /// A cut at `at`: a change of `size`, and the frames after it stay far from those before.
     fn cut_at(s: &mut [FrameStats], at: usize, size: f32) {
         s[at].content = size;
+        s[at].changed = 0.9;
         for st in &mut s[at..at + 6] {
             st.far[0] = size;
         }
@@ -486,6 +524,8 @@ mod tests {
         let mut s = flat(100, 2.0);
         s[40].content = 40.0;
         s[41].content = 40.0;
+        s[40].changed = 0.9;
+        s[41].changed = 0.9;
         s[40].far[0] = 40.0;
         assert!(boundaries(&s, &ShotOptions::default()).is_empty());
     }
