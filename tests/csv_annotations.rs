@@ -82,3 +82,50 @@ fn a_malformed_line_after_a_quoted_newline_is_named_by_file_and_line() {
         "nothing written for a bad file"
     );
 }
+
+/// Boxes that cannot be drawn (NaN, infinite, `1e308`, negative sizes) are named by file and
+/// line on stderr and in the sidecar's warnings, not dropped with only "no annotated box
+/// falls inside this output" (issue 41). The oracle: the lines the test wrote them on.
+#[test]
+fn unusable_boxes_are_named_by_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = "frame,id,x,y,w,h\n\
+               0,a,NaN,20,30,30\n\
+               1,a,10,inf,30,30\n\
+               2,a,1e308,20,30,30\n\
+               3,a,10,20,-30,30\n";
+    let out = overlay(dir.path(), csv).success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    for needle in [
+        "boxes.csv",
+        "line 2",
+        "line 3",
+        "line 4",
+        "line 5",
+        "4 box(es)",
+    ] {
+        assert!(
+            stderr.contains(needle),
+            "stderr lacks {needle:?}:\n{stderr}"
+        );
+    }
+    let sc = sidecar(&dir.path().join("c.mp4"));
+    let warnings = serde_json::to_string(&sc["warnings"]).unwrap();
+    assert!(
+        warnings.contains("line 5") && warnings.contains("boxes.csv"),
+        "{warnings}"
+    );
+    // A usable box beside them is drawn and no warning names its line; a zero-size box is the
+    // datasets' "not visible" and is not named either.
+    let csv = "frame,id,x,y,w,h\n0,a,10,20,30,30\n1,a,10,20,0,0\n2,a,NaN,20,30,30\n";
+    let out = overlay(dir.path(), csv).success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("1 box(es)") && stderr.contains("line 4"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("line 2,") && !stderr.contains("line 3"),
+        "{stderr}"
+    );
+}

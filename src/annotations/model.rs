@@ -307,6 +307,18 @@ pub struct Meta {
 /// name different frames); whoever draws or records the boxes repeats them as warnings.
 pub const READ_WARNINGS: &str = "read_warnings";
 
+/// Appends `warning` (when there is one) to `meta`'s [`READ_WARNINGS`].
+pub(crate) fn push_read_warning(meta: &mut Meta, warning: Option<String>) {
+    let Some(warning) = warning else { return };
+    let list = meta
+        .fields
+        .entry(READ_WARNINGS.to_string())
+        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    if let serde_json::Value::Array(items) = list {
+        items.push(serde_json::Value::String(warning));
+    }
+}
+
 /// A file's annotations in the common model.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Annotations {
@@ -408,7 +420,18 @@ pub(crate) struct TrackSet<'a> {
     by_id: HashMap<String, usize>,
     key_origin: HashMap<(usize, Key), Location>,
     label_origin: Vec<Option<Location>>,
+    /// Where boxes with a non-finite or absurd coordinate, or a negative size, were read:
+    /// kept as absent, and named in a read warning rather than dropped silently.
+    unusable: Vec<Location>,
+    unusable_count: usize,
 }
+
+/// The most places an unusable-box warning lists.
+const UNUSABLE_LISTED: usize = 10;
+
+/// Coordinates beyond this (pixels, or fractions of the frame) fit no video: a value such as
+/// `1e308` is a broken row, not a box.
+const ABSURD_COORDINATE: f64 = 1e7;
 
 impl<'a> TrackSet<'a> {
     pub(crate) fn new(path: &'a Path) -> TrackSet<'a> {
@@ -418,7 +441,45 @@ impl<'a> TrackSet<'a> {
             by_id: HashMap::new(),
             key_origin: HashMap::new(),
             label_origin: Vec::new(),
+            unusable: Vec::new(),
+            unusable_count: 0,
         }
+    }
+
+    /// Notes a box read at `at` that cannot be drawn: a NaN or infinite coordinate, one
+    /// beyond any frame (`1e308`), or a negative width or height. (Zero-size boxes are the
+    /// datasets' "not visible" and are not noted.) The box still becomes `Entry::Absent`.
+    pub(crate) fn note_box(&mut self, bbox: &BBox, at: &Location) {
+        let absurd = [bbox.x1, bbox.y1, bbox.x2, bbox.y2]
+            .iter()
+            .any(|v| v.abs() > ABSURD_COORDINATE);
+        if !bbox.is_finite() || absurd || bbox.width() < 0.0 || bbox.height() < 0.0 {
+            self.unusable_count += 1;
+            if self.unusable.len() < UNUSABLE_LISTED {
+                self.unusable.push(at.clone());
+            }
+        }
+    }
+
+    /// The read warning naming the boxes [`note_box`](Self::note_box) found, if any.
+    pub(crate) fn unusable_warning(&self) -> Option<String> {
+        if self.unusable_count == 0 {
+            return None;
+        }
+        let places: Vec<String> = self.unusable.iter().map(|l| l.to_string()).collect();
+        let more = self.unusable_count - self.unusable.len();
+        Some(format!(
+            "{} box(es) with a NaN, infinite or absurd coordinate or a negative width or height \
+             are not drawn (taken as absent): {}{}; expected finite pixel or normalised \
+             coordinates with a width and height of 0 or more: fix those rows",
+            self.unusable_count,
+            places.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ))
     }
 
     /// Adds one keyed entry of track `id`, found at `at`.

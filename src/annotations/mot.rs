@@ -14,7 +14,9 @@ use std::path::Path;
 
 use super::bbox::BBox;
 use super::error::{AnnotationError, Location};
-use super::model::{Annotations, Coords, Detection, Entry, Extras, Key, Meta, TrackSet};
+use super::model::{
+    push_read_warning, Annotations, Coords, Detection, Entry, Extras, Key, Meta, TrackSet,
+};
 use super::text::{open_text, parse_f64, split_numeric_line};
 use super::{Format, ReadOptions, Recognised, Shape, Sniffed};
 
@@ -214,6 +216,7 @@ fn read_mot_from(
             }
         }
         let bbox = BBox::from_xywh(v[2], v[3], v[4], v[5]);
+        set.note_box(&bbox, &Location::Line(line_no));
         let class = (count == 8 || count == 9).then_some(v[7]);
         let label: Option<&'static str> = class.and_then(|c| {
             if c.fract() == 0.0 {
@@ -351,7 +354,9 @@ fn read_mot_from(
     }
 
     let mut annotations = Annotations::new(Coords::Pixels);
+    let unusable = set.unusable_warning();
     annotations.tracks = set.into_tracks();
+    push_read_warning(&mut annotations.meta, unusable);
     if span.is_some() {
         // Each track in the place of its first row inside the video (a stable sort: tracks
         // seen only past the video's end stay last, in their order).

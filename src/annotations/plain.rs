@@ -18,7 +18,9 @@ use std::path::Path;
 
 use super::bbox::BBox;
 use super::error::AnnotationError;
-use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, Track, TrackSet};
+use super::model::{
+    push_read_warning, Annotations, Coords, Entry, Extras, Key, Meta, Track, TrackSet,
+};
 use super::text::{read_text, Column, Table};
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed, Units};
 
@@ -148,6 +150,7 @@ fn read_plain_table(
                     row.number(path, c[3])?,
                 ),
             };
+            set.note_box(&bbox, &row.at);
             Entry::from_box(bbox)
         };
         let mut extras = Extras::new();
@@ -161,6 +164,7 @@ fn read_plain_table(
     }
 
     let mut annotations = Annotations::new(Coords::Pixels);
+    let unusable = set.unusable_warning();
     annotations.tracks = set.into_tracks();
     annotations.coords = decide_coords(options.units, &annotations.tracks);
     annotations.meta = Meta {
@@ -168,6 +172,7 @@ fn read_plain_table(
         source_path: Some(path.to_path_buf()),
         ..Meta::default()
     };
+    push_read_warning(&mut annotations.meta, unusable);
     Ok(annotations)
 }
 
@@ -243,6 +248,26 @@ mod tests {
     use super::*;
     use crate::annotations::test_support::fixture;
     use crate::annotations::{read, Format};
+
+    #[test]
+    fn unusable_boxes_are_read_as_absent_and_named_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.csv");
+        std::fs::write(
+            &path,
+            "frame,id,x,y,w,h\n0,a,NaN,1,2,3\n1,a,1,2,3,4\n2,a,1,1e308,2,3\n3,a,1,1,-2,3\n",
+        )
+        .unwrap();
+        let ann = read(&path, Format::Plain, &ReadOptions::default()).unwrap();
+        let warnings = ann.meta.fields[crate::annotations::READ_WARNINGS].to_string();
+        assert!(warnings.contains("3 box(es)"), "{warnings}");
+        assert!(warnings.contains("line 2, line 4, line 5"), "{warnings}");
+        let track = &ann.tracks[0];
+        assert_eq!(
+            track.keys.values().filter(|e| e.bbox().is_some()).count(),
+            1
+        );
+    }
     use crate::time::Time;
 
     #[test]

@@ -25,7 +25,8 @@ use super::bbox::BBox;
 use super::clock::FrameClock;
 use super::error::{AnnotationError, Location};
 use super::model::{
-    Annotations, Coords, Entry, Extras, Key, Meta, TimeOrigin, TrackSet, READ_WARNINGS,
+    push_read_warning, Annotations, Coords, Entry, Extras, Key, Meta, TimeOrigin, TrackSet,
+    READ_WARNINGS,
 };
 use super::resolve::Fill;
 use super::text::{json_time, parse_integer, parse_time, read_json, show_json, snap_fps};
@@ -389,6 +390,7 @@ fn read_item(
                 ));
             }
         };
+        set.note_box(&b.bbox, &Location::Item(b.at.clone()));
         set.add(
             "1",
             label,
@@ -402,6 +404,7 @@ fn read_item(
     let mut annotations = Annotations::new(Coords::Pixels);
     // `timestamp` is `frame_index / fps`: seconds from the first frame.
     annotations.time_origin = TimeOrigin::FirstFrame;
+    let unusable = set.unusable_warning();
     annotations.tracks = set.into_tracks();
     let fields: BTreeMap<String, Value> = item
         .iter()
@@ -428,6 +431,7 @@ fn read_item(
             .fields
             .insert(READ_WARNINGS.into(), Value::Array(disagreeing));
     }
+    push_read_warning(&mut annotations.meta, unusable);
     Ok(annotations)
 }
 

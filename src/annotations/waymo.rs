@@ -21,7 +21,7 @@ use std::path::Path;
 
 use super::bbox::BBox;
 use super::error::AnnotationError;
-use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, TrackSet};
+use super::model::{push_read_warning, Annotations, Coords, Entry, Extras, Key, Meta, TrackSet};
 use super::plain::{decide_coords, key_column, read_table, FRAME_COLUMNS};
 use super::text::{parse_integer, Table};
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed};
@@ -215,6 +215,7 @@ fn read_waymo_table(
                 Some(name) => name.to_string(),
                 None => t.to_string(),
             });
+        set.note_box(&bbox, &row.at);
         set.add(
             id,
             label.as_deref(),
@@ -226,6 +227,7 @@ fn read_waymo_table(
     }
 
     let mut annotations = Annotations::new(Coords::Pixels);
+    let unusable = set.unusable_warning();
     annotations.tracks = set.into_tracks();
     annotations.coords = decide_coords(options.units, &annotations.tracks);
     let mut meta = Meta {
@@ -242,6 +244,7 @@ fn read_waymo_table(
         meta.fields.insert("camera".into(), c.into());
     }
     annotations.meta = meta;
+    push_read_warning(&mut annotations.meta, unusable);
     Ok(annotations)
 }
 
