@@ -45,6 +45,12 @@ impl Formula for VlmEvalKit {
     ) -> Result<Picked, SampleError> {
         let sampler = Sampler::of(&VlmEvalKit);
         let total = video.total();
+        if total == 0 {
+            return Err(SampleError::Toolkit {
+                sampler,
+                reason: "the video has no frames".into(),
+            });
+        }
         let last = total - 1;
         let vfps = nominal_fps_checked(video, sampler)?;
         let total_duration = total as f64 / vfps;
@@ -86,5 +92,21 @@ impl Formula for VlmEvalKit {
         fps_repeats_check(indices, formula, allow_repeats, total, || {
             format!("VLMEvalKit's fps rule at {fps} fps")
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampling::ConstantRate;
+
+    /// Found by the `profile_options` fuzz entry (10,000 mutations, seed 1): the fps mode on a
+    /// video of no frames subtracted 1 from 0 frames (a panic); it is refused with the reason.
+    #[test]
+    fn no_frames_is_refused_not_a_panic() {
+        let e = VlmEvalKit
+            .fps(&ConstantRate::new(0, 30, 1), 1.0, None, true)
+            .unwrap_err();
+        assert!(e.to_string().contains("no frames"), "{e}");
     }
 }
