@@ -285,7 +285,7 @@ fn help_and_report_lines_say_what_was_made() {
     ]);
     assert_eq!(oracle::count_frames(&out), 37);
     assert!(
-        line.contains("decision point 1.542s") && !line.contains("37/24"),
+        line.contains("decision point: 1.542s into the output") && !line.contains("37/24"),
         "{line}"
     );
 }

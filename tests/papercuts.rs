@@ -275,7 +275,7 @@ fn every_profile_option_error_names_the_option_its_value_and_what_was_expected()
     }
     let err = export("min_frames=0", 2);
     assert!(
-        err.contains("min_frames") && err.contains("found 0") && err.contains("at least 1"),
+        err.contains("min_frames") && err.contains("found 0") && err.contains("from 1 to"),
         "{err}"
     );
     // Nothing was written.
