@@ -68,7 +68,7 @@ def test_run_warns_of_folders_it_made_above_out_dir(tmp_path):
     (tmp_path / "m.jsonl").write_text(json.dumps(
         {"id": "x", "source": str(REPO / "fixtures/example/street.mp4"), "end": 25,
          "exports": [{"kind": "frames", "count": 1}]}) + "\n")
-    with pytest.warns(RuntimeWarning, match="created the missing folder .*typo above the output folder"):
+    with pytest.warns(RuntimeWarning, match="created the folder .*typo for the output folder"):
         result = vidprep.run(tmp_path / "m.jsonl", tmp_path / "typo" / "out")
     assert result["ok"] == 1
     import warnings
