@@ -706,7 +706,14 @@ fn read_all(
     }
     let common = n.min(table.len());
     if let Some(origin) = ref_origin {
-        if table.origin() != origin {
+        // The container's start is stated in microseconds (AV_TIME_BASE); the table places it
+        // exactly on the stream's own ticks, so origins within a microsecond are the same.
+        let apart = if table.origin() > origin {
+            table.origin() - origin
+        } else {
+            origin - table.origin()
+        };
+        if apart >= Time::new(1, 1_000_000) {
             check.differ(
                 "table",
                 "origin",
