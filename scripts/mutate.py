@@ -27,7 +27,10 @@ is polled; the peak comes from wait4). A run is classified as
   leftover    `.vidprep-tmp-*` files or folders left beside the output or the mutant
   half        an output named on the command line left behind by a failed command
   frames      an exported frame unlike ffmpeg's decode of the same frame of the mutant (PSNR
-              under --psnr dB) that frames.json does not list as damaged (`damage` of its source)
+              under --psnr dB) that frames.json does not list as damaged (`damage` of its source),
+              or `check --json` reporting `differs` (vidprep's reads unlike its plain decode);
+              check's exit 1 with a report is its answer, not an error (a `failed` source must
+              name the file)
   ok          anything else (success, or a clean error naming the file)
 
 and the findings (with the command line that reproduces each and the mutant, kept under
@@ -385,12 +388,16 @@ def rss_kb(pid):
     return 0
 
 
-def watch(argv, cwd, time_limit, mem_limit_mb):
-    """Runs argv in its own process group: (status, returncode, stderr, seconds, peak RSS MB)."""
+def watch(argv, cwd, time_limit, mem_limit_mb, stdout_to=None):
+    """Runs argv in its own process group: (status, returncode, stderr, seconds, peak RSS MB).
+    Its standard output goes to the file `stdout_to` (else nowhere)."""
     start = time.monotonic()
     err = tempfile.TemporaryFile()
-    proc = subprocess.Popen([str(a) for a in argv], cwd=cwd, stdout=subprocess.DEVNULL, stderr=err,
+    out = open(stdout_to, "wb") if stdout_to else subprocess.DEVNULL
+    proc = subprocess.Popen([str(a) for a in argv], cwd=cwd, stdout=out, stderr=err,
                             start_new_session=True)
+    if stdout_to:
+        out.close()
     status = None
     peak = 0
     while True:
@@ -489,17 +496,45 @@ def names_file(stderr, mutant):
     return mutant.name in stderr
 
 
+def check_report(path, mutant):
+    """`vidprep check --json`'s report of the mutant (exit 1 means "not exact", its answer on
+    standard output): the findings it holds. `differs` is vidprep's own oracle saying its reads
+    give frames a plain decode does not (a "frames" finding); `failed` must name the file; a
+    report that does not parse is None (the exit status and standard error decide then)."""
+    try:
+        report = json.loads(Path(path).read_text())
+        sources = report["sources"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    findings = []
+    for s in sources:
+        verdict = s.get("verdict")
+        if verdict == "differs":
+            diffs = s.get("differences") or []
+            first = "; ".join(f"{d.get('read')} {d.get('what')} frame {d.get('frame')}" for d in diffs[:3])
+            findings.append(("frames", f"check: vidprep's reads differ from the plain decode "
+                                       f"({s.get('differences_total', len(diffs))} differences: {first})"))
+        elif verdict == "failed" and mutant.name not in json.dumps(s):
+            findings.append(("unnamed", f"check failed without naming {mutant.name}: {json.dumps(s)[:400]}"))
+    return findings
+
+
 def run_one(args, vidprep, mutant, command, work, n):
     out = work / f"out-{n}-{command}"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     argv, outputs = COMMANDS[command](mutant, out)
-    status, rc, stderr, seconds, peak = watch([vidprep, *argv], out, args.time_limit, args.mem_limit)
+    stdout_to = out / "stdout.json" if command == "check" else None
+    status, rc, stderr, seconds, peak = watch([vidprep, *argv], out, args.time_limit, args.mem_limit,
+                                              stdout_to)
     findings = []
+    report = check_report(stdout_to, mutant) if stdout_to and not status and rc in (0, 1) else None
     if status:
         findings.append((status, f"{status} after {seconds:.1f} s (peak {peak:.0f} MB)"))
     elif rc in EXIT_CRASH or rc < 0:
         findings.append(("crash", f"exit {rc}: {stderr.strip()[-400:]}"))
+    elif report is not None:
+        findings += report
     elif rc != 0 and not names_file(stderr, mutant):
         findings.append(("unnamed", f"exit {rc}, the message does not name {mutant.name}: {stderr.strip()[-400:]}"))
     # A command killed by the watchdog (SIGKILL) cannot clean up: its temporaries are the next

@@ -76,21 +76,39 @@ fn even(v: f64) -> u32 {
 impl Placement {
     /// The placement of a `src` picture in a `frame` under `fit`. Scaled sizes and offsets are
     /// even where the frame allows, so chroma samples line up.
+    #[cfg(test)]
     pub fn new(src: (u32, u32), frame: (u32, u32), fit: Fit) -> Placement {
+        Placement::on_pixels(src, frame, fit, 1.0)
+    }
+
+    /// [`new`](Self::new) for a frame whose pixels are shown `pixel_aspect` times as wide as
+    /// tall (a 720x480 DVD frame at 8:9: 0.889), the `src` picture's pixels square: the
+    /// aspect ratio kept is the one shown, so a square picture still looks square in a
+    /// player (its stored width is divided by `pixel_aspect`).
+    pub fn on_pixels(src: (u32, u32), frame: (u32, u32), fit: Fit, pixel_aspect: f64) -> Placement {
+        let aspect = if pixel_aspect.is_finite() && pixel_aspect > 0.0 {
+            pixel_aspect
+        } else {
+            1.0
+        };
+        // In shown units: the source's width as shown, the frame's width as shown.
         let (sw, sh) = (src.0.max(1) as f64, src.1.max(1) as f64);
-        let (fw, fh) = (frame.0 as f64, frame.1 as f64);
+        let (fw, fh) = (frame.0 as f64 * aspect, frame.1 as f64);
         let scaled = match fit {
             Fit::Stretch => frame,
             Fit::Letterbox => {
                 let s = (fw / sw).min(fh / sh);
                 (
-                    even(sw * s).min(frame.0.max(2)),
+                    even(sw * s / aspect).min(frame.0.max(2)),
                     even(sh * s).min(frame.1.max(2)),
                 )
             }
             Fit::Crop => {
                 let s = (fw / sw).max(fh / sh);
-                (even(sw * s).max(frame.0), even(sh * s).max(frame.1))
+                (
+                    even(sw * s / aspect).max(frame.0),
+                    even(sh * s).max(frame.1),
+                )
             }
         };
         let centre = |f: u32, s: u32| -> i64 {
@@ -207,6 +225,26 @@ mod tests {
                 x2: 768.0,
                 y2: 544.0
             }
+        );
+    }
+
+    #[test]
+    fn non_square_frame_pixels_keep_the_shown_aspect() {
+        // A square picture in a 720x480 frame of 8:9 pixels (shown 640x480): 480 shown pixels
+        // wide are 540 stored ones, centred.
+        let p = Placement::on_pixels((100, 100), (720, 480), Fit::Letterbox, 8.0 / 9.0);
+        assert_eq!(p.scaled, (540, 480));
+        assert_eq!(p.offset, (90, 0));
+        // Crop covers the shown frame; stretch ignores the shape; square pixels as `new`.
+        let c = Placement::on_pixels((100, 50), (720, 480), Fit::Crop, 8.0 / 9.0);
+        assert_eq!(c.scaled, (1080, 480));
+        assert_eq!(
+            Placement::on_pixels((100, 50), (720, 480), Fit::Stretch, 8.0 / 9.0).scaled,
+            (720, 480)
+        );
+        assert_eq!(
+            Placement::on_pixels((320, 240), (720, 480), Fit::Letterbox, 1.0),
+            Placement::new((320, 240), (720, 480), Fit::Letterbox)
         );
     }
 

@@ -163,7 +163,12 @@ fn parity_interrupted_ends_the_runners_group_and_removes_its_folder() {
         let status = child.wait().unwrap();
         let took = t1.elapsed();
         assert_eq!(status.code(), Some(130), "SIG{signal}");
-        assert!(took < Duration::from_secs(3), "SIG{signal}: took {took:?}");
+        // (The bug waited the handler's whole 5 s grace; on a loaded 2-core machine the prompt
+        // exit has taken up to 4.0 s, alone it takes a fraction of a second.)
+        assert!(
+            took < Duration::from_millis(4800),
+            "SIG{signal}: took {took:?}"
+        );
         let t2 = Instant::now();
         while !gone(runner_child) && t2.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(50));

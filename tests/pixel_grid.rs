@@ -390,3 +390,109 @@ fn other_pixel_shapes_scale_display_boxes_by_their_own_ratio() {
         );
     }
 }
+
+/// The columns and rows of a frame's luma brighter than `level`, as (first column, last
+/// column + 1, first row, last row + 1).
+fn bright_extent(f: &Frame, level: u8) -> (usize, usize, usize, usize) {
+    let (w, h) = (f.width, f.height);
+    let (mut x0, mut x1, mut y0, mut y1) = (w, 0, h, 0);
+    for y in 0..h {
+        for x in 0..w {
+            if f.data[y * w + x] > level {
+                x0 = x0.min(x);
+                x1 = x1.max(x + 1);
+                y0 = y0.min(y);
+                y1 = y1.max(y + 1);
+            }
+        }
+    }
+    (x0, x1, y0, y1)
+}
+
+/// A square needle inserted into a DVD-shaped host (720x480 at 8:9, shown 640x480) is shown
+/// square: letterboxed on the picture a player shows (480x480 shown, 540x480 stored), the
+/// clip keeping the host's size and pixel shape, the needle's box on the stored grid where the
+/// needle is. It was fitted to the stored pixels (480x480 stored, shown 427 wide: squeezed).
+/// Neighbours: square host pixels (unchanged) and 32:27.
+#[test]
+fn insert_into_non_square_pixels_keeps_the_needle_shown_square() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The needle: 6 white 120x120 images, its box the whole image.
+    let seq = d.join("needle");
+    std::fs::create_dir_all(&seq).unwrap();
+    run_ok(
+        "ffmpeg",
+        &[
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "color=c=white:s=120x120:r=10:d=0.6",
+            "-q:v",
+            "2",
+            "-start_number",
+            "1",
+            &p(&seq.join("%08d.jpg")),
+        ],
+    );
+    std::fs::write(seq.join("groundtruth.txt"), "0,0,120,120\n".repeat(6)).unwrap();
+    std::fs::write(
+        seq.join("meta_info.ini"),
+        "[METAINFO]\nobject_class: square\nanno_fps: 10Hz\n",
+    )
+    .unwrap();
+    for (name, sar, shown_w) in [
+        ("dvd.mp4", "8/9", 640.0),
+        ("square.mp4", "1/1", 720.0),
+        ("pal_wide.mp4", "32/27", 854.0),
+    ] {
+        let host = source(d, name, (720, 480), sar);
+        let out = d.join(format!("needle_{name}"));
+        vidprep()
+            .args(["insert", "--host"])
+            .arg(&host)
+            .arg("--sequence")
+            .arg(&seq)
+            .args(["--at", "0", "--preset", "ultrafast", "--crf", "10", "-o"])
+            .arg(&out)
+            .assert()
+            .success();
+        let (w, h, got_sar) = grid_of(&out);
+        assert_eq!((w, h), (720, 480), "{name}");
+        let want_sar = sar.replace('/', ":");
+        assert!(
+            got_sar == want_sar || (sar == "1/1" && got_sar == "0:1"),
+            "{name}: {got_sar}"
+        );
+        // As a player shows it (ffmpeg's own scale to square pixels): a square of 480.
+        let shown = oracle::decode_frames_opts(
+            &out,
+            &DecodeOpts::new(PixFmt::Gray).size(shown_w as u32, 480),
+        );
+        let (x0, x1, y0, y1) = bright_extent(&shown[0], 200);
+        let (sw, sh) = (x1 - x0, y1 - y0);
+        assert_eq!(sh, 480, "{name}: the needle fills the height");
+        assert!(
+            (sw as f64 - 480.0).abs() <= 3.0,
+            "{name}: the needle is shown {sw}x{sh}, not square"
+        );
+        assert!(
+            ((x0 + x1) as f64 / 2.0 - shown_w / 2.0).abs() <= 3.0,
+            "{name}: centred"
+        );
+        // The box, on the stored grid, is where the needle's stored pixels are.
+        let stored = oracle::decode_frames_opts(&out, &DecodeOpts::new(PixFmt::Gray));
+        let (sx0, sx1, _, _) = bright_extent(&stored[0], 200);
+        let ann: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.with_extension("vstar.json")).unwrap())
+                .unwrap();
+        let b = &ann["bboxes"][0];
+        let (bx0, bx1) = (b["xmin"].as_f64().unwrap(), b["xmax"].as_f64().unwrap());
+        assert!(
+            (bx0 - sx0 as f64).abs() <= 2.0 && (bx1 - sx1 as f64).abs() <= 2.0,
+            "{name}: box x {bx0}..{bx1}, needle's stored columns {sx0}..{sx1}"
+        );
+    }
+}

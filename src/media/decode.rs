@@ -314,8 +314,9 @@ impl FrameReader {
         let index = input.video.index;
         input.keep_only_streams(&[index]);
         let conceal = crate::media::compat::ConcealWatch::default();
-        let decoder = open_decoder(&input, options.threads, options.skip_loop_filter, &conceal)?;
-        let _held = crate::tally::decoder_opened(options.threads);
+        let threads = decoder_threads(&options, &table);
+        let decoder = open_decoder(&input, threads, options.skip_loop_filter, &conceal)?;
+        let _held = crate::tally::decoder_opened(threads);
         let (video, sequence) = (input.video.clone(), input.sequence.clone());
         let audio = share_audio
             .then(|| crate::media::input::best_audio_stream(&input.context))
@@ -646,7 +647,7 @@ impl FrameReader {
         input.keep_only_streams(&[index]);
         self.decoder = open_decoder(
             &input,
-            self.options.threads,
+            decoder_threads(&self.options, &self.table),
             self.options.skip_loop_filter,
             &self.conceal,
         )?;
@@ -1158,6 +1159,18 @@ fn may_share_audio(input: &VideoInput, table: &FrameTable) -> bool {
         && input.sequence.is_none()
         && table.damage.is_empty()
         && crate::media::input::best_audio_stream(&input.context).is_some()
+}
+
+/// The decoder threads for reading a stream with `table`: those the options ask for, or one
+/// where the stream is damaged, because how a frame-threaded decoder conceals differs from run
+/// to run (see [`Damage::decode_depends_on_threads`](crate::media::table::Damage)): the same
+/// request then gives the same pictures every time.
+fn decoder_threads(options: &DecodeOptions, table: &FrameTable) -> usize {
+    if table.damage.decode_depends_on_threads() {
+        1
+    } else {
+        options.threads
+    }
 }
 
 /// Opens a decoder for `input`'s video stream. `timestamps_only` makes it cheaper (no

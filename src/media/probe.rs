@@ -263,6 +263,11 @@ impl MediaInfo {
     pub fn to_text(&self) -> String {
         let v = &self.video;
         let times = match v.frame_times_from {
+            // (A decoder may reject some of them: `--count-frames` decodes every frame, and
+            // every command that decodes then uses the decoded count.)
+            TimesFrom::Packets if v.frames_decoded.is_none() && self.images.is_none() => {
+                " listed by the packets, not decoded (--count-frames decodes them)".to_string()
+            }
             TimesFrom::Packets => String::new(),
             TimesFrom::Decoder => format!(
                 " (found by decoding: {})",

@@ -4,7 +4,8 @@
 //! oracle inside the tool that vidprep's own reading ([`crate::media::FrameReader`], the frame
 //! table, sparse reading) is compared against, so it shares nothing with them but the opening
 //! of the source ([`VideoInput::open`]) and of its decoder ([`open_decoder`], FFmpeg's own
-//! thread count, as the CLI's `-threads auto`).
+//! thread count, as the CLI's `-threads auto`; one thread for a damaged stream, see
+//! [`decode`]).
 //!
 //! Each frame is kept as its best-effort timestamp, an MD5 of its pixels in the pipeline's
 //! layout (YUV 4:2:0, converted as [`crate::media::FrameReader`] converts, not rotated; for a
@@ -67,9 +68,28 @@ pub(crate) fn yuv420_md5(image: &VideoFrame) -> [u8; 16] {
 
 /// Decodes every frame of `source`'s video stream in order; `each` is told the count so far
 /// after every frame and may stop the decode with an error (a time limit, cancellation).
+///
+/// Where the decoder rejects packets or conceals errors, the stream is decoded again with one
+/// thread (`ffmpeg -threads 1`): a frame-threaded decoder conceals such damage differently
+/// from run to run, so only the single-threaded decode is one reference (and it is how
+/// vidprep reads a damaged stream).
 pub(crate) fn decode(
     source: &Source,
     mut each: impl FnMut(usize) -> Result<()>,
+) -> Result<Reference> {
+    let reference = decode_with(source, 0, &mut each)?;
+    let damaged = reference.rejected_packets > 0 || reference.frames.iter().any(|f| f.damaged);
+    if !damaged {
+        return Ok(reference);
+    }
+    decode_with(source, 1, &mut each)
+}
+
+/// [`decode`] with this many decoder threads (0: FFmpeg's own count).
+fn decode_with(
+    source: &Source,
+    threads: usize,
+    each: &mut impl FnMut(usize) -> Result<()>,
 ) -> Result<Reference> {
     let mut input = VideoInput::open(source)?;
     let path = input.path.clone();
@@ -79,7 +99,7 @@ pub(crate) fn decode(
     let start = input.start_time();
     // Declared before the decoder, which points at it: dropped after it.
     let mut conceal = crate::media::compat::ConcealWatch::default();
-    let mut decoder = open_decoder(&input, 0, false, &conceal)?;
+    let mut decoder = open_decoder(&input, threads, false, &conceal)?;
     let mut converter = Converter::to_format(PIPELINE_FORMAT);
     let mut reference = Reference {
         frames: Vec::new(),

@@ -42,7 +42,13 @@ pub(crate) struct InsertStage {
 impl Stage for InsertStage {
     fn shape(&self, stream: &mut StreamBuilder) -> Result<()> {
         let fps = host_frame_rate(&stream.info, &stream.table);
-        let prepared = PreparedNeedle::new(&self.spec.sequence, stream.size, fps, self.spec.fit)?;
+        let prepared = PreparedNeedle::new(
+            &self.spec.sequence,
+            stream.size,
+            shown_pixel_aspect(&stream.info),
+            fps,
+            self.spec.fit,
+        )?;
         let resolved = &stream.resolved;
         let n = resolved.kept.len();
         let clip_duration = resolved.duration();
@@ -195,6 +201,7 @@ impl PreparedNeedle {
     pub fn new(
         sequence: &Path,
         host_size: (u32, u32),
+        host_pixel_aspect: f64,
         host_fps: Time,
         fit: Fit,
     ) -> Result<PreparedNeedle> {
@@ -213,7 +220,7 @@ impl PreparedNeedle {
             })
             .collect();
         let step = Time::from_secs(1) / host_fps;
-        let placement = Placement::new(needle.size, host_size, fit);
+        let placement = Placement::on_pixels(needle.size, host_size, fit, host_pixel_aspect);
         let clock = ConstantRateClock::new(n, needle.anno_fps, needle.size.0, needle.size.1)?;
         let mut request = BoxesRequest::new(needle.dir.clone());
         request.format = annotations::Format::Got10k;
@@ -293,6 +300,23 @@ pub struct SpliceSource<S: FrameSource> {
     phase: Phase,
     pending: Option<PipelineFrame>,
     host_frames: usize,
+}
+
+/// How many times as wide as tall a pixel of the host's upright frames is shown (its sample
+/// aspect ratio, inverted where the rotation swaps the axes; 1 when the file does not say): a
+/// needle's square pixels are fitted to the picture a player shows, the clip keeping the
+/// host's pixel shape.
+fn shown_pixel_aspect(info: &crate::media::input::VideoStreamInfo) -> f64 {
+    let sar = info.sample_aspect_ratio;
+    if !sar.is_valid() || sar.num <= 0 || sar.den <= 0 {
+        return 1.0;
+    }
+    let aspect = sar.num as f64 / sar.den as f64;
+    if info.rotation.swaps_axes() {
+        1.0 / aspect
+    } else {
+        aspect
+    }
 }
 
 /// Renders needle frames: sequence images decoded, fitted to the host frame, timed.

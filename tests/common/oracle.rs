@@ -471,6 +471,8 @@ pub struct DecodeOpts {
     /// swscale flags for the conversion/scale, e.g. "bicubic" (default) or
     /// "area", "neighbor".
     pub scale_flags: Option<String>,
+    /// Decoder threads (`-threads N` before the input); None: ffmpeg's own count.
+    pub threads: Option<usize>,
 }
 
 impl DecodeOpts {
@@ -480,7 +482,12 @@ impl DecodeOpts {
             size: None,
             autorotate: true,
             scale_flags: None,
+            threads: None,
         }
+    }
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
     }
     pub fn size(mut self, w: u32, h: u32) -> Self {
         self.size = Some((w, h));
@@ -523,6 +530,9 @@ fn decode_args(path: &Path, opts: &DecodeOpts, extra_filter: Option<&str>) -> Ve
     let mut a: Vec<String> = vec!["-v".into(), "error".into()];
     if !opts.autorotate {
         a.push("-noautorotate".into());
+    }
+    if let Some(n) = opts.threads {
+        a.extend(["-threads".into(), n.to_string()]);
     }
     a.extend(["-i".into(), p(path), "-map".into(), "0:v:0".into()]);
     let mut filters: Vec<String> = Vec::new();

@@ -11,6 +11,10 @@ pub struct DamagedPacket {
     pub after_frame: Option<usize>,
     /// Byte position in the file.
     pub pos: i64,
+    /// The frames decoded after it up to the next keyframe (half-open `[start, end)`): their
+    /// references were concealed, and how a decoder conceals depends on its threads (ffmpeg's
+    /// default frame-threaded decode of such a stream differs from run to run in them).
+    pub suspect_frames: [usize; 2],
 }
 
 /// Where a file stops being readable (see [`read_error_ends_input`]): the video ends there,
@@ -101,13 +105,26 @@ impl Damage {
             && self.truncated_images.is_empty()
     }
 
-    /// Whether frame `index` may show damage from packets the container lost or marked
-    /// corrupt, or is an image whose file is cut short.
+    /// Whether frame `index` may show damage from packets the decoder rejected or the
+    /// container lost or marked corrupt, or is an image whose file is cut short.
     pub fn suspect(&self, index: usize) -> bool {
+        let undecodable = self.undecodable_packets.iter().map(|p| p.suspect_frames);
         let lost = self.lost_packets.iter().map(|l| l.suspect_frames);
         let corrupt = self.corrupt_packets.iter().map(|c| c.suspect_frames);
-        lost.chain(corrupt).any(|[a, b]| (a..b).contains(&index))
+        undecodable
+            .chain(lost)
+            .chain(corrupt)
+            .any(|[a, b]| (a..b).contains(&index))
             || self.truncated_image(index).is_some()
+    }
+
+    /// Whether the pictures of this stream depend on how its decoder conceals errors (it
+    /// rejected packets or concealed errors), which depends on the decoder's threads: such a
+    /// stream is decoded with one thread, the same pictures on every run (as
+    /// `ffmpeg -threads 1` gives). A stream the decoder takes without complaint decodes the
+    /// same with any threads.
+    pub fn decode_depends_on_threads(&self) -> bool {
+        !self.undecodable_packets.is_empty() || !self.concealed_frames.is_empty()
     }
 
     /// The cut-short image that frame `index` is, if it is one.
@@ -210,11 +227,13 @@ mod tests {
                     time_s: Some(12.4),
                     after_frame: Some(309),
                     pos: 100,
+                    suspect_frames: [310, 320],
                 },
                 DamagedPacket {
                     time_s: None,
                     after_frame: Some(309),
                     pos: 200,
+                    suspect_frames: [310, 320],
                 },
             ],
             concealed_frames: vec![310, 311],
@@ -227,6 +246,10 @@ mod tests {
             d.summary(),
             "2 damaged packets could not be decoded near 12.40 s; 2 frames decoded with errors concealed (first: frame 310)"
         );
+        // The frames after a rejected packet up to the next keyframe are suspect, no others.
+        assert!(!d.suspect(309) && d.suspect(310) && d.suspect(319) && !d.suspect(320));
+        assert!(d.decode_depends_on_threads());
+        assert!(!Damage::default().decode_depends_on_threads());
         let tail = Damage {
             unreadable: Some(UnreadableTail {
                 after_frame: 366,

@@ -16,7 +16,27 @@ use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 impl FrameTable {
     /// Decodes the whole stream of a freshly opened `input` and records the frames the
     /// decoder returns, with its timestamps. `reason` says why (for probe and sidecars).
+    ///
+    /// A frame-threaded decoder reports a packet it rejects a few packets late, and conceals
+    /// differently from run to run: where the first decode meets damage, the stream is decoded
+    /// again with one thread, which places the damage exactly and gives the pictures every
+    /// reader of the table then decodes (readers of a damaged stream use one thread too).
     pub fn scan_by_decoding(input: &mut VideoInput, reason: String) -> Result<FrameTable> {
+        let table = Self::scan_by_decoding_with(input, reason.clone(), 0)?;
+        if !table.damage.decode_depends_on_threads() {
+            return Ok(table);
+        }
+        let mut fresh = VideoInput::open(&input.source)?;
+        Self::scan_by_decoding_with(&mut fresh, reason, 1)
+    }
+
+    /// [`scan_by_decoding`](Self::scan_by_decoding) with this many decoder threads (0: one
+    /// per core).
+    fn scan_by_decoding_with(
+        input: &mut VideoInput,
+        reason: String,
+        threads: usize,
+    ) -> Result<FrameTable> {
         let path = input.path.clone();
         let index = input.video.index;
         input.keep_only_streams(&[index]);
@@ -25,8 +45,8 @@ impl FrameTable {
         let rate = input.video.best_frame_rate();
         // (Declared before the decoder, which points at it: dropped after it.)
         let mut conceal = crate::media::compat::ConcealWatch::default();
-        let mut decoder = crate::media::decode::open_decoder(input, 0, true, &conceal)?;
-        let _held = crate::tally::decoder_opened(0);
+        let mut decoder = crate::media::decode::open_decoder(input, threads, true, &conceal)?;
+        let _held = crate::tally::decoder_opened(threads);
         // Facts of every packet by position: (dts, key).
         let mut packets: HashMap<i64, (Option<i64>, bool)> = HashMap::new();
         let mut raw_frames: Vec<RawFrame> = Vec::new();
@@ -193,6 +213,7 @@ impl FrameTable {
                     time_s: ts.map(|t| table.time_of_pts(t).as_secs_f64()),
                     after_frame: decoded_before.checked_sub(1),
                     pos,
+                    suspect_frames: [decoded_before, table.keyframe_at_or_after(decoded_before)],
                 })
                 .collect(),
             concealed_frames: raw_frames
