@@ -894,3 +894,107 @@ fn theora_with_undecodable_packets_has_one_frame_count_and_answers_in_bounded_ti
         "detect's last span ends at {end}, the decode has {count} frames"
     );
 }
+
+// ------------------------------------------------- MJPEG whose pictures the decoder patches up
+
+/// Packets of `path`'s video stream: (byte position, size), in file order (ffprobe, which
+/// prints a packet's fields in its own order: size, then pos).
+fn packet_positions(path: &Path) -> Vec<(usize, usize)> {
+    let out = cmd::ffprobe(&[
+        "-v",
+        "error",
+        "-select_streams",
+        "v:0",
+        "-show_entries",
+        "packet=pos,size",
+        "-of",
+        "csv=p=0",
+        &cmd::p(path),
+    ])
+    .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.split(',').map(|v| v.trim().parse::<usize>());
+            match (it.next(), it.next()) {
+                (Some(Ok(size)), Some(Ok(pos))) => Some((pos, size)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// FFmpeg's MJPEG decoder meets a zeroed block, logs "error y=.. x=..", and returns the picture
+/// unflagged, the rows it could not decode left as the reused buffer held them (a decode from
+/// the start, one after a seek and vidprep's differed there, 20 dB). The damaged pictures are
+/// listed: every frame unlike the undamaged file's (the oracle: ffmpeg's decode of both files)
+/// is in the cut's `damaged_frames`, and no other; `check` says damaged, not exact.
+/// Neighbours: two blocks zeroed in two frames, and a file with none (nothing listed).
+#[test]
+fn mjpeg_pictures_patched_up_by_the_decoder_are_listed_as_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = make(dir.path(), "whole.mov", &["-c:v", "mjpeg", "-q:v", "5"]);
+    let packets = packet_positions(&whole);
+    assert_eq!(packets.len(), 20);
+    for (name, damaged_packets) in [
+        ("one.mov", &[13usize][..]),
+        ("two.mov", &[4, 16][..]),
+        ("none.mov", &[][..]),
+    ] {
+        let mut bytes = std::fs::read(&whole).unwrap();
+        for &k in damaged_packets {
+            let (pos, size) = packets[k];
+            let at = pos + size / 2;
+            bytes[at..at + 188].fill(0);
+        }
+        let src = dir.path().join(name);
+        std::fs::write(&src, &bytes).unwrap();
+        // The oracle: the frames whose pixels differ from the undamaged file's.
+        let a = oracle::framemd5(&whole, &DecodeOpts::new(PixFmt::Yuv420p));
+        let b = oracle::framemd5(&src, &DecodeOpts::new(PixFmt::Yuv420p));
+        assert_eq!(a.len(), b.len(), "{name}: every picture decodes");
+        let unlike: Vec<u64> = (0..a.len())
+            .filter(|&i| a[i] != b[i])
+            .map(|i| i as u64)
+            .collect();
+        let expected: Vec<u64> = damaged_packets.iter().map(|&k| k as u64).collect();
+        assert_eq!(
+            unlike, expected,
+            "{name}: the premise (the zeroed frames differ)"
+        );
+        let clip = dir.path().join(format!("clip_{name}.mp4"));
+        vidprep()
+            .arg("cut")
+            .arg(&src)
+            .args(["--crf", "10", "--preset", "ultrafast", "-o"])
+            .arg(&clip)
+            .assert()
+            .success();
+        let sc = support::sidecar(&clip);
+        let listed: Vec<u64> = sc["damaged_frames"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|d| d["source_frame"].as_u64().unwrap())
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(listed, unlike, "{name}: damaged_frames");
+        let out = vidprep()
+            .args(["check", "--json"])
+            .arg(&src)
+            .output()
+            .unwrap();
+        let report = json_of(&out);
+        let verdict = report["sources"][0]["verdict"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let want = if unlike.is_empty() {
+            "exact"
+        } else {
+            "damaged"
+        };
+        assert_eq!(verdict, want, "{name}: {report:#}");
+    }
+}

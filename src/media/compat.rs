@@ -219,17 +219,25 @@ pub(crate) fn audio_frame_pts(frame: &ffmpeg::frame::Audio) -> Option<i64> {
     }
 }
 
-/// Counts, for one video decoder, the pictures whose errors its error resilience concealed,
-/// where the picture itself may not say so. FFmpeg before 5.0 marks such a picture
-/// (`AV_FRAME_FLAG_CORRUPT`) only when it decodes without frame threads, and its parsers drop
-/// the demuxer's `AV_PKT_FLAG_CORRUPT` (MPEG-TS continuity or CRC failures): on FFmpeg 4.3 a
-/// damaged H.264 TS decoded with frame threads looked clean, and a seek into it gave pictures
-/// concealed differently from ffmpeg's decode from the start (24 dB). The one word left is the
-/// log line error resilience writes for every such picture ("concealing N DC, N AC, N MV
-/// errors in P frame"): [`init_logging`] installs a log callback that counts it for the
-/// decoder whose context (`opaque`, copied into each frame thread's context) points at the
-/// watch's counter, then logs as FFmpeg's default callback does. On FFmpeg 5.0 and newer the
-/// flags are kept and the watch does nothing.
+/// Counts, for one video decoder, the pictures it damaged without the picture saying so.
+///
+/// - FFmpeg before 5.0 marks a picture whose errors error resilience concealed
+///   (`AV_FRAME_FLAG_CORRUPT`) only when it decodes without frame threads, and its parsers drop
+///   the demuxer's `AV_PKT_FLAG_CORRUPT` (MPEG-TS continuity or CRC failures): on FFmpeg 4.3 a
+///   damaged H.264 TS decoded with frame threads looked clean, and a seek into it gave pictures
+///   concealed differently from ffmpeg's decode from the start (24 dB). The one word left is
+///   the log line error resilience writes for every such picture ("concealing N DC, N AC, N MV
+///   errors in P frame").
+/// - An intra-only decoder (`AV_CODEC_PROP_INTRA_ONLY`: MJPEG, ProRes, ...) that meets damage
+///   in a picture logs an error and returns the picture, unflagged, on every FFmpeg: MJPEG
+///   with a zeroed block logs "error y=10 x=5" and leaves the rows it could not decode as the
+///   reused buffer held them, so ffmpeg's decode from the start, its decode after a seek and
+///   vidprep's read differ there (20 dB). Each error it logs marks the picture it is decoding.
+///
+/// [`init_logging`] installs a log callback that counts both for the decoder whose context
+/// (`opaque`, copied into each frame thread's context) points at the watch's counter, then
+/// logs as FFmpeg's default callback does (which applies the log level: the callback sees
+/// every message).
 ///
 /// The watch must outlive the decoders attached to it: hold it in a field declared after the
 /// decoder's (fields drop in order), or as a local declared before it.
@@ -242,7 +250,7 @@ pub(crate) struct ConcealWatch {
 impl ConcealWatch {
     /// Points `context` (a decoder's, before it is opened) at this watch.
     pub(crate) fn attach(&self, context: &mut ffmpeg::codec::Context) {
-        #[cfg(all(not(ffmpeg_5_0), target_arch = "x86_64"))]
+        #[cfg(target_arch = "x86_64")]
         // SAFETY: the context is valid and held mutably and not yet opened; `opaque` is a user
         // field libavcodec never reads (it copies it into frame threads' contexts). It points
         // at the boxed counter, whose address is stable and which outlives the decoder (see
@@ -251,7 +259,7 @@ impl ConcealWatch {
             (*context.as_mut_ptr()).opaque =
                 &*self.count as *const std::sync::atomic::AtomicU64 as *mut std::ffi::c_void;
         }
-        #[cfg(not(all(not(ffmpeg_5_0), target_arch = "x86_64")))]
+        #[cfg(not(target_arch = "x86_64"))]
         let _ = context;
     }
 
@@ -264,10 +272,10 @@ impl ConcealWatch {
     }
 }
 
-/// Installs the log callback [`ConcealWatch`] needs (FFmpeg before 5.0 on x86-64; elsewhere
-/// nothing): called once, from `media::input::init`.
+/// Installs the log callback [`ConcealWatch`] needs (on x86-64, whose `va_list` FFmpeg's
+/// bindings name; elsewhere nothing): called once, from `media::input::init`.
 pub(crate) fn init_logging() {
-    #[cfg(all(not(ffmpeg_5_0), target_arch = "x86_64"))]
+    #[cfg(target_arch = "x86_64")]
     // SAFETY: `log_counting_concealment` has the signature av_log_set_callback expects and
     // is safe to call from any thread.
     unsafe {
@@ -275,8 +283,9 @@ pub(crate) fn init_logging() {
     }
 }
 
-/// FFmpeg's default logging, counting error-resilience concealment for watched decoders.
-#[cfg(all(not(ffmpeg_5_0), target_arch = "x86_64"))]
+/// FFmpeg's default logging, counting concealment and intra-only decoders' errors for
+/// watched decoders ([`ConcealWatch`]).
+#[cfg(target_arch = "x86_64")]
 unsafe extern "C" fn log_counting_concealment(
     avcl: *mut std::ffi::c_void,
     level: std::ffi::c_int,
@@ -286,23 +295,28 @@ unsafe extern "C" fn log_counting_concealment(
     // SAFETY: FFmpeg passes a NUL-terminated format string (or null) and, as `avcl`, null or
     // a struct whose first field is its `AVClass` pointer; a class named "AVCodecContext" is
     // an `AVCodecContext`, whose `opaque` is null or, set by `ConcealWatch::attach`, a live
-    // counter.
+    // counter; `avcodec_descriptor_get` returns null or a static descriptor.
     unsafe {
-        if !avcl.is_null()
-            && !fmt.is_null()
-            && std::ffi::CStr::from_ptr(fmt)
-                .to_bytes()
-                .starts_with(b"concealing ")
-        {
+        if !avcl.is_null() && !fmt.is_null() {
             let class = *(avcl as *const *const ffi::AVClass);
             if !class.is_null()
                 && !(*class).class_name.is_null()
                 && std::ffi::CStr::from_ptr((*class).class_name).to_bytes() == b"AVCodecContext"
             {
-                let counter = (*(avcl as *const ffi::AVCodecContext)).opaque
-                    as *const std::sync::atomic::AtomicU64;
+                let context = avcl as *const ffi::AVCodecContext;
+                let counter = (*context).opaque as *const std::sync::atomic::AtomicU64;
                 if !counter.is_null() {
-                    (*counter).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let concealing = std::ffi::CStr::from_ptr(fmt)
+                        .to_bytes()
+                        .starts_with(b"concealing ");
+                    let intra_error = level <= ffi::AV_LOG_ERROR && {
+                        let descriptor = ffi::avcodec_descriptor_get((*context).codec_id);
+                        !descriptor.is_null()
+                            && (*descriptor).props & ffi::AV_CODEC_PROP_INTRA_ONLY != 0
+                    };
+                    if concealing || intra_error {
+                        (*counter).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
             }
         }
