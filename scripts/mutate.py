@@ -59,7 +59,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("VIDPREP_SHARED_DATA") or ROOT.parent / "shared" / "data")
 VIDEO_EXTS = {".mp4", ".mov", ".m4v", ".mkv", ".webm", ".avi", ".ts", ".mts", ".m2ts", ".ogv",
               ".ogg", ".mpg", ".mpeg", ".flv", ".3gp", ".wmv", ".asf", ".gif", ".y4m", ".dv",
-              ".mxf", ".nut", ".vob"}
+              ".mxf", ".nut", ".vob", ".avif", ".rmvb", ".rm", ".mpv", ".m1v", ".m2v", ".h264",
+              ".264", ".h265", ".265", ".hevc"}
 EXIT_CRASH = {101, 134}
 
 # Synthetic sources: (name, ffmpeg output arguments). testsrc2 moves every frame, so a wrong

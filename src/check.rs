@@ -157,6 +157,11 @@ pub struct DamageFacts {
     pub read_error: Option<String>,
     /// The damage vidprep's table records (a table built by decoding), in words.
     pub table: Option<String>,
+    /// Frames a read gave with other pixels than the reference's and marked damaged (listed
+    /// in that output's sidecar): how a decoder conceals depends on what it decoded before,
+    /// so a seek into damage may differ from the decode from the start, and is then listed,
+    /// as vidprep promises (a frame is the plain decode's, or listed as damaged).
+    pub listed_differing_frames: Vec<usize>,
 }
 
 impl DamageFacts {
@@ -606,6 +611,9 @@ fn check_into(
             Ok(()) => {}
         }
         check.compared = round.compared;
+        let mut listed = round.damage.listed_differing_frames;
+        listed.sort_unstable();
+        check.damage.listed_differing_frames = listed;
         check.differences = round.differences;
         check.differences_total = round.differences_total;
         break;
@@ -673,7 +681,14 @@ fn compare_frame(
         return;
     };
     if md5 != expected.md5 {
-        check.differ(read, "pixels", Some(want), hex(&expected.md5), hex(&md5));
+        if damaged {
+            // Listed in the output's sidecar as damaged: what vidprep promises.
+            if !check.damage.listed_differing_frames.contains(&want) {
+                check.damage.listed_differing_frames.push(want);
+            }
+        } else {
+            check.differ(read, "pixels", Some(want), hex(&expected.md5), hex(&md5));
+        }
     }
 }
 

@@ -28,6 +28,18 @@ fn make(dir: &Path, name: &str, encode: &[&str]) -> PathBuf {
     out
 }
 
+/// The source frames a clip's sidecar lists in `damaged_frames` (none when absent).
+fn listed_damaged(sidecar: &Value) -> Vec<usize> {
+    sidecar["damaged_frames"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|d| d["source_frame"].as_u64().unwrap() as usize)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn frames_json(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("frames.json")).unwrap()).unwrap()
 }
@@ -640,19 +652,12 @@ fn theora_cut_frames_are_ffmpegs_or_listed() {
         .assert()
         .success();
     let sc = support::sidecar(&clip);
-    let listed: Vec<u64> = sc["damaged_frames"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|d| d["source_frame"].as_u64().unwrap())
-                .collect()
-        })
-        .unwrap_or_default();
+    let listed = listed_damaged(&sc);
     let unlike: Vec<usize> = oracle::decode_frames(&clip, PixFmt::Yuv420p, None)
         .iter()
         .enumerate()
         .filter(|&(k, f)| {
-            oracle::psnr(f, &reference[start + k]) < 40.0 && !listed.contains(&((start + k) as u64))
+            oracle::psnr(f, &reference[start + k]) < 40.0 && !listed.contains(&(start + k))
         })
         .map(|(k, _)| start + k)
         .collect();
@@ -843,14 +848,7 @@ fn theora_with_undecodable_packets_has_one_frame_count_and_answers_in_bounded_ti
         String::from_utf8_lossy(&out.stderr)
     );
     let sc = support::sidecar(&clip);
-    let listed: Vec<usize> = sc["damaged_frames"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|d| d["source_frame"].as_u64().unwrap() as usize)
-                .collect()
-        })
-        .unwrap_or_default();
+    let listed = listed_damaged(&sc);
     let ours = oracle::decode_frames(&clip, PixFmt::Yuv420p, None);
     assert_eq!(ours.len(), 60);
     let unlike: Vec<(usize, String)> = ours
@@ -953,13 +951,9 @@ fn mjpeg_pictures_patched_up_by_the_decoder_are_listed_as_damaged() {
         let a = oracle::framemd5(&whole, &DecodeOpts::new(PixFmt::Yuv420p));
         let b = oracle::framemd5(&src, &DecodeOpts::new(PixFmt::Yuv420p));
         assert_eq!(a.len(), b.len(), "{name}: every picture decodes");
-        let unlike: Vec<u64> = (0..a.len())
-            .filter(|&i| a[i] != b[i])
-            .map(|i| i as u64)
-            .collect();
-        let expected: Vec<u64> = damaged_packets.iter().map(|&k| k as u64).collect();
+        let unlike: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
         assert_eq!(
-            unlike, expected,
+            unlike, damaged_packets,
             "{name}: the premise (the zeroed frames differ)"
         );
         let clip = dir.path().join(format!("clip_{name}.mp4"));
@@ -971,14 +965,7 @@ fn mjpeg_pictures_patched_up_by_the_decoder_are_listed_as_damaged() {
             .assert()
             .success();
         let sc = support::sidecar(&clip);
-        let listed: Vec<u64> = sc["damaged_frames"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|d| d["source_frame"].as_u64().unwrap())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let listed = listed_damaged(&sc);
         assert_eq!(listed, unlike, "{name}: damaged_frames");
         let out = vidprep()
             .args(["check", "--json"])

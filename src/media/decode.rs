@@ -154,6 +154,10 @@ pub struct FrameReader {
     /// Pictures the decoder concealed without saying so (FFmpeg 4); declared after the
     /// decoder, which points at it, so that it is dropped after it.
     conceal: crate::media::compat::ConcealWatch,
+    /// A picture decoded since the last keyframe was damaged: the pictures decoded from it up
+    /// to the next keyframe refer to it, and are damaged too (a concealed P frame's errors
+    /// show in every frame after it; after a seek they may differ from a full decode's).
+    tainted: bool,
 }
 
 impl FrameReader {
@@ -371,6 +375,7 @@ impl FrameReader {
             positioned_since_frame: Vec::new(),
             _held,
             conceal,
+            tainted: false,
         })
     }
 
@@ -584,6 +589,8 @@ impl FrameReader {
         if self.positioned_since_frame.contains(&place) {
             return Err(self.no_progress(place));
         }
+        // Decoding starts again at a keyframe (or the start).
+        self.tainted = false;
         self.positioned_since_frame.push(place);
         Ok(())
     }
@@ -641,6 +648,7 @@ impl FrameReader {
     /// Reopens the file and decoder at the start, where a seek failed (the seek was counted).
     fn reopen_unguarded(&mut self) -> Result<()> {
         self.unpositioned = false;
+        self.tainted = false;
         self.pending.clear();
         let mut input = VideoInput::open(&self.source)?;
         let index = input.video.index;
@@ -705,6 +713,8 @@ impl FrameReader {
             let concealed = raw.is_some() && self.conceal.concealed_since_last();
             if let Some(raw) = &raw {
                 let damaged = raw.is_corrupt() || raw.has_decode_errors() || concealed;
+                // (Every picture decoded counts, those dropped on the way to a target too.)
+                self.tainted = damaged || (self.tainted && !raw.is_key());
                 // (An image sequence's pictures are independent: no history to differ.)
                 if damaged
                     && self.sequence.is_none()
@@ -841,6 +851,7 @@ impl FrameReader {
             let damaged = raw.is_corrupt()
                 || raw.has_decode_errors()
                 || concealed
+                || self.tainted
                 || self.table.damage.suspect(index);
             if damaged {
                 if let (true, Some(seq), Some(t)) = (
