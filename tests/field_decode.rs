@@ -123,6 +123,93 @@ fn apng_frames_are_ffmpegs_rgb() {
     rgb_case("a.apng", &["-c:v", "apng"]);
 }
 
+/// YUV whose chroma is not 4:2:0, or deeper than 8 bits, converts to RGB from its own
+/// layout, as the ffmpeg CLI does (through the pipeline's 8-bit 4:2:0 a 4:4:4 H.264 PNG was
+/// 29.6 dB from ffmpeg's rgb24, values off by up to 83; Indeo 3's 4:1:0 37.8 dB; MJPEG's
+/// 4:2:2 44.6 dB).
+#[test]
+fn non_420_and_deep_yuv_frames_are_ffmpegs_rgb() {
+    let cases: [(&str, &[&str]); 8] = [
+        (
+            "h264_444.mp4",
+            &[
+                "-c:v",
+                "libx264",
+                "-pix_fmt",
+                "yuv444p",
+                "-preset",
+                "ultrafast",
+            ],
+        ),
+        (
+            "h264_422.mkv",
+            &[
+                "-c:v",
+                "libx264",
+                "-pix_fmt",
+                "yuv422p",
+                "-preset",
+                "ultrafast",
+            ],
+        ),
+        ("mjpeg_422.mov", &["-c:v", "mjpeg", "-pix_fmt", "yuvj422p"]),
+        ("ffv1_410.mkv", &["-c:v", "ffv1", "-pix_fmt", "yuv410p"]),
+        ("ffv1_411.mkv", &["-c:v", "ffv1", "-pix_fmt", "yuv411p"]),
+        ("ffv1_440.mkv", &["-c:v", "ffv1", "-pix_fmt", "yuv440p"]),
+        (
+            "ffv1_420_10.mkv",
+            &["-c:v", "ffv1", "-pix_fmt", "yuv420p10le"],
+        ),
+        (
+            "ffv1_444_12.mkv",
+            &["-c:v", "ffv1", "-pix_fmt", "yuv444p12le"],
+        ),
+    ];
+    for (name, encode) in cases {
+        rgb_case(name, encode);
+    }
+}
+
+/// The same at a rotation (a display matrix, rotated in RGB as the CLI's autorotation does)
+/// and through a resize (`--max-size`: ffmpeg's one bicubic conversion and scale of the
+/// source's own layout).
+#[test]
+fn rotated_and_scaled_444_frames_are_ffmpegs_rgb() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = make(
+        dir.path(),
+        "a.mp4",
+        &[
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv444p",
+            "-preset",
+            "ultrafast",
+        ],
+    );
+    let rotated = dir.path().join("r.mp4");
+    cmd::ffmpeg(&[
+        "-v",
+        "error",
+        "-i",
+        &cmd::p(&src),
+        "-c",
+        "copy",
+        "-metadata:s:v:0",
+        "rotate=90",
+        &cmd::p(&rotated),
+    ])
+    .unwrap();
+    assert_eq!(
+        oracle::video_stream(&rotated)["width"].as_u64(),
+        Some(160),
+        "stored 160x120"
+    );
+    assert_png_frames_equal_ffmpeg(&rotated, &[], None);
+    assert_png_frames_equal_ffmpeg(&src, &["--max-size", "80x80"], Some((80, 60)));
+}
+
 #[test]
 fn png_folder_frames_are_ffmpegs_rgb() {
     let dir = tempfile::tempdir().unwrap();

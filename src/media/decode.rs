@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::media::demux::SharedDemuxer;
 use crate::media::ffi;
 use crate::media::frame::{
-    is_rgb_coded, rotate_rgb24, rotate_yuv420, share, Converter, Frame, PIPELINE_FORMAT,
+    keeps_own_rgb, rotate_rgb24, rotate_yuv420, share, Converter, Frame, PIPELINE_FORMAT,
 };
 use crate::media::input::{Rotation, VideoInput, VideoStreamInfo};
 use crate::media::source::Source;
@@ -955,7 +955,7 @@ impl FrameReader {
     /// An RGB-coded picture as it came out of the decoder (no pixels copied), upright: kept
     /// beside its YUV 4:2:0 conversion for exact RGB outputs. `None` for YUV pictures.
     fn rgb_of(&mut self, raw: &VideoFrame) -> Result<Option<VideoFrame>> {
-        if !is_rgb_coded(raw.format()) {
+        if !keeps_own_rgb(raw.format()) {
             return Ok(None);
         }
         Ok(Some(match self.applied_rotation() {

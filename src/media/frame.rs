@@ -29,9 +29,10 @@ pub struct Frame {
     pub image: VideoFrame,
     /// The decoder marked the picture as damaged (errors concealed).
     pub damaged: bool,
-    /// For an RGB-coded (or grey) source: the decoder's own picture, upright, in its own
-    /// pixel format (or RGB24 where it was rotated), for exact RGB outputs. `None` for YUV
-    /// sources, whose RGB is made from `image`.
+    /// For a source whose RGB must come from its own picture ([`keeps_own_rgb`]: RGB-coded,
+    /// grey, YUV other than 8-bit 4:2:0): the decoder's own picture, upright, in its own
+    /// pixel format (or RGB24 where it was rotated), for exact RGB outputs. `None` for 8-bit
+    /// 4:2:0 sources, whose RGB is made from `image`.
     pub rgb: Option<VideoFrame>,
 }
 
@@ -231,6 +232,26 @@ pub fn is_rgb_coded(format: Pixel) -> bool {
     ]
     .iter()
     .any(|p| name.starts_with(p))
+}
+
+/// Whether a picture in `format` must give its RGB from itself, as the ffmpeg CLI converts
+/// it: RGB-coded pictures ([`is_rgb_coded`]) and YUV whose chroma is not 4:2:0 (4:1:0, 4:1:1,
+/// 4:2:2, 4:4:4, 4:4:0) or whose samples are more than 8 bits. Through the pipeline's 8-bit
+/// 4:2:0 their colour would be resampled twice (a 4:4:4 picture's PNG came out 29.6 dB from
+/// `ffmpeg -pix_fmt rgb24`'s, values off by up to 83; Indeo 3's 4:1:0 37.8 dB, MJPEG's 4:2:2
+/// 44.6 dB).
+pub fn keeps_own_rgb(format: Pixel) -> bool {
+    if is_rgb_coded(format) {
+        return true;
+    }
+    let Some(desc) = format.descriptor() else {
+        return false;
+    };
+    let subsampled_420 = desc.log2_chroma_w() == 1 && desc.log2_chroma_h() == 1;
+    let name = desc.name();
+    // More than 8 bits: FFmpeg's names end in the depth and the byte order (`yuv420p10le`).
+    let deep = name.ends_with("le") || name.ends_with("be");
+    desc.nb_components() >= 3 && (!subsampled_420 || deep)
 }
 
 /// Rotates a packed RGB24 picture clockwise by `rotation` into a new picture.
