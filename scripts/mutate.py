@@ -128,7 +128,8 @@ def find_sources(args, work):
         for root in roots:
             files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
             for f in files:
-                if f.suffix.lower() in VIDEO_EXTS and f.stat().st_size <= args.max_source_mb << 20:
+                # (An empty file has nothing to mutate: a 0-byte `.mp4` of the corpus.)
+                if f.suffix.lower() in VIDEO_EXTS and 0 < f.stat().st_size <= args.max_source_mb << 20:
                     sources.append(f)
     return sources
 
@@ -620,7 +621,7 @@ def main():
         dst = mutants_dir / f"mut-{n:05d}-{kind}-{src.stem[:40]}"
         try:
             made = MUTATIONS[kind](rng, src, dst)
-        except (subprocess.TimeoutExpired, OSError, ValueError, struct.error) as e:
+        except (subprocess.TimeoutExpired, OSError, ValueError, IndexError, struct.error) as e:
             print(f"mutation {kind} of {src}: {e}", file=sys.stderr)
             made = None
         if not made:
