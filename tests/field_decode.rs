@@ -806,7 +806,10 @@ fn damaged_theora_reads_one_way_and_lists_every_frame_threads_change() {
         "{} suspect",
         suspect.len()
     );
-    // The library's reads, sequential and by seeks, twice: ffmpeg -threads 1's frames.
+    // The library's reads, sequential and by seeks, twice: every frame the damage does not
+    // list is ffmpeg -threads 1's. (A listed frame may hold, where the decoder could not write,
+    // whatever its reused buffer held: on FFmpeg 9.0 even two `ffmpeg -threads 1` decodes of
+    // this file differ there.)
     let count = single.len();
     support::within(ANSWER_WITHIN, "reading the damaged Theora", move || {
         let tables = vidprep::TableCache::new();
@@ -826,7 +829,11 @@ fn damaged_theora_reads_one_way_and_lists_every_frame_threads_change() {
             let mut differ = Vec::new();
             let mut check = |i: usize, f: vidprep::Frame| {
                 assert_eq!(f.index, i);
-                if support::packed(&f).md5() != single[i] {
+                assert!(
+                    f.damaged || !suspect.contains(&i),
+                    "frame {i}: not marked damaged"
+                );
+                if !f.damaged && support::packed(&f).md5() != single[i] {
                     differ.push(i);
                 }
             };
@@ -839,11 +846,13 @@ fn damaged_theora_reads_one_way_and_lists_every_frame_threads_change() {
             }
             assert!(
                 differ.is_empty(),
-                "round {round}: frames unlike ffmpeg -threads 1's: {differ:?}"
+                "round {round}: frames not listed as damaged, unlike ffmpeg -threads 1's: {differ:?}"
             );
         }
     });
-    // Two cuts of the same span are the same bytes.
+    // Two cuts of the same span list the same damaged frames and hold the same pictures in
+    // every other frame. (On FFmpeg 5.1 the files are the same bytes; on 9.0 a listed frame may
+    // keep a reused buffer's stale rows, see above.)
     let (start, end) = (count / 2, count / 2 + 60);
     let cut = |name: &str| {
         let clip = dir.path().join(name);
@@ -851,16 +860,25 @@ fn damaged_theora_reads_one_way_and_lists_every_frame_threads_change() {
             .arg("cut")
             .arg(dir.path().join("damaged.ogv"))
             .args(["--start", &start.to_string(), "--end", &end.to_string()])
-            .args(["--crf", "10", "--preset", "ultrafast", "-o"])
+            .args(["--crf", "0", "--preset", "ultrafast", "-o"])
             .arg(&clip)
             .timeout(ANSWER_WITHIN)
             .assert()
             .success();
-        std::fs::read(&clip).unwrap()
+        let listed = listed_damaged(&support::sidecar(&clip));
+        (listed, oracle::decode_frames(&clip, PixFmt::Yuv420p, None))
     };
+    let (listed_a, frames_a) = cut("a.mp4");
+    let (listed_b, frames_b) = cut("b.mp4");
+    assert_eq!(listed_a, listed_b, "two cuts list other damaged frames");
+    assert_eq!(frames_a.len(), end - start);
+    let unlike: Vec<usize> = (0..frames_a.len())
+        .filter(|&k| !listed_a.contains(&(start + k)) && frames_a[k].data != frames_b[k].data)
+        .map(|k| start + k)
+        .collect();
     assert!(
-        cut("a.mp4") == cut("b.mp4"),
-        "two cuts of one request differ"
+        unlike.is_empty(),
+        "two cuts of one request differ in frames not listed as damaged: {unlike:?}"
     );
 }
 

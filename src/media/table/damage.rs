@@ -11,9 +11,11 @@ pub struct DamagedPacket {
     pub after_frame: Option<usize>,
     /// Byte position in the file.
     pub pos: i64,
-    /// The frames decoded after it up to the next keyframe (half-open `[start, end)`): their
-    /// references were concealed, and how a decoder conceals depends on its threads (ffmpeg's
-    /// default frame-threaded decode of such a stream differs from run to run in them).
+    /// The frames decoded after it up to the keyframe after the next picture (half-open
+    /// `[start, end)`): their references were concealed, and how a decoder conceals depends
+    /// on its threads (ffmpeg's default frame-threaded decode of such a stream differs from
+    /// run to run in them, and on FFmpeg 9.0 also in the frames after a keyframe that follows
+    /// the damage at once).
     pub suspect_frames: [usize; 2],
 }
 

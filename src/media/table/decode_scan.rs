@@ -213,7 +213,13 @@ impl FrameTable {
                     time_s: ts.map(|t| table.time_of_pts(t).as_secs_f64()),
                     after_frame: decoded_before.checked_sub(1),
                     pos,
-                    suspect_frames: [decoded_before, table.keyframe_at_or_after(decoded_before)],
+                    // Up to the keyframe after the next picture: a keyframe right after the
+                    // damage does not end it for a frame-threaded decoder (FFmpeg 9.0's Theora
+                    // decoder carried it into frames 140-141 after keyframe 139).
+                    suspect_frames: [
+                        decoded_before,
+                        table.keyframe_at_or_after(decoded_before + 1),
+                    ],
                 })
                 .collect(),
             concealed_frames: raw_frames
