@@ -1157,3 +1157,123 @@ fn timestamps_against_the_decoders_order_number_frames_as_the_decoder_gives_them
         .unwrap();
     assert_eq!(json_of(&out)["video"]["frame_times_from"], "packets");
 }
+
+// ------------------------------------------------- which video stream
+
+/// Two video streams of one size, both marked default, the second with the higher bit rate:
+/// the ffmpeg CLI reads the first (most pixels, default counting, first of equals);
+/// `av_find_best_stream` ranked by bit rate and vidprep read the second. The corpus's AVIF
+/// sequence (AV1 colour and a grey alpha track of the same size) was read as its alpha
+/// plane. Neighbours: a larger second stream is chosen (both default), a default one before
+/// another (an MP4 whose first track is not marked default gets the mark from the muxer).
+#[test]
+fn the_video_stream_is_the_one_the_ffmpeg_cli_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let two = |name: &str, second: &str, dispositions: [&str; 2]| {
+        let out = dir.path().join(name);
+        cmd::ffmpeg(&[
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "color=c=gray:size=160x120:rate=10:duration=1",
+            "-f",
+            "lavfi",
+            "-i",
+            second,
+            "-map",
+            "0",
+            "-map",
+            "1",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-disposition:v:0",
+            dispositions[0],
+            "-disposition:v:1",
+            dispositions[1],
+            &cmd::p(&out),
+        ])
+        .unwrap();
+        out
+    };
+    for (src, want) in [
+        (
+            two(
+                "same_size.mp4",
+                "testsrc2=size=160x120:rate=10:duration=1",
+                ["default", "default"],
+            ),
+            0,
+        ),
+        (
+            two(
+                "larger.mp4",
+                "testsrc2=size=320x240:rate=10:duration=1",
+                ["default", "default"],
+            ),
+            1,
+        ),
+        (
+            two(
+                "second_default.mp4",
+                "testsrc2=size=160x120:rate=10:duration=1",
+                ["0", "default"],
+            ),
+            1,
+        ),
+    ] {
+        let out = vidprep()
+            .args(["probe", "--json"])
+            .arg(&src)
+            .output()
+            .unwrap();
+        let v = json_of(&out);
+        assert_eq!(v["video"]["stream_index"], want, "{src:?}");
+        // The CLI's own choice, without -map: its first frame is the one vidprep reads.
+        let cli = cmd::ffmpeg(&[
+            "-v",
+            "error",
+            "-i",
+            &cmd::p(&src),
+            "-frames:v",
+            "1",
+            "-f",
+            "framemd5",
+            "-",
+        ])
+        .unwrap();
+        let mapped = cmd::ffmpeg(&[
+            "-v",
+            "error",
+            "-i",
+            &cmd::p(&src),
+            "-map",
+            &format!("0:{want}"),
+            "-frames:v",
+            "1",
+            "-f",
+            "framemd5",
+            "-",
+        ])
+        .unwrap();
+        let last = |o: &std::process::Output| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .rsplit(',')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        assert_eq!(
+            last(&cli),
+            last(&mapped),
+            "{src:?}: the CLI reads stream {want}"
+        );
+    }
+}

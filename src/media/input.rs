@@ -509,24 +509,31 @@ pub fn read_packet(context: &mut Input) -> Result<Option<ffmpeg::Packet>, ffmpeg
     }
 }
 
-/// The best video stream: ffmpeg's choice, but never an attached picture (cover art).
+/// The video stream the ffmpeg CLI picks (`ffmpeg -i SRC OUT` without `-map`): the most
+/// pixels, a stream marked default counting as 5 million more, the first of equals; never an
+/// attached picture (cover art). (`av_find_best_stream` ranks by frames found and bit rate
+/// instead: on an AVIF sequence with an alpha track of the same size it chose the alpha
+/// plane, and every frame vidprep read was grey.)
 pub fn best_video_stream(context: &Input) -> Option<usize> {
-    let is_picture = |i: usize| {
-        context.stream(i).is_some_and(|s| {
-            s.disposition()
+    let mut best: Option<(i64, usize)> = None;
+    for s in context.streams() {
+        if s.parameters().medium() != MediaType::Video
+            || s.disposition()
                 .contains(ffmpeg::format::stream::Disposition::ATTACHED_PIC)
-        })
-    };
-    if let Some(s) = context.streams().best(MediaType::Video) {
-        if !is_picture(s.index()) {
-            return Some(s.index());
+        {
+            continue;
+        }
+        let facts = crate::media::ffi::stream_parameters(context, s.index());
+        let (width, height) = (facts.width.max(0), facts.height.max(0));
+        let default = s
+            .disposition()
+            .contains(ffmpeg::format::stream::Disposition::DEFAULT);
+        let score = width as i64 * height as i64 + if default { 5_000_000 } else { 0 };
+        if best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, s.index()));
         }
     }
-    context
-        .streams()
-        .filter(|s| s.parameters().medium() == MediaType::Video && !is_picture(s.index()))
-        .map(|s| s.index())
-        .next()
+    best.map(|(_, index)| index)
 }
 
 /// The best audio stream, if any.
