@@ -45,7 +45,23 @@
     if (Math.abs(frameV.currentTime - S.fv.wantT) > 0.001) { seekMissed(); return; }
     var label = $('frame-label');
     delete label.dataset.error;
-    label.dataset.ready = 'true';
+    // Ready once the frame is on screen: `seeked` can come before the compositor shows the new
+    // frame (on a loaded machine the previous one was still there); a seek that lands on the
+    // frame already shown presents nothing new, hence the fallback.
+    var seq = S.fv.issuedSeq, state0 = S.fv, done = false;
+    var ready = function () {
+      if (done) return;
+      done = true;
+      if (S.fv === state0 && !S.fv.seeking && S.fv.issuedSeq === seq && S.fv.wantSeq === seq) {
+        label.dataset.ready = 'true';
+      }
+    };
+    if (typeof frameV.requestVideoFrameCallback === 'function') {
+      frameV.requestVideoFrameCallback(ready);
+      setTimeout(ready, 1000);
+    } else {
+      ready();
+    }
   }
   // A missed seek over http(s): fetch the whole (small) preview once and seek in memory.
   function seekMissed() {
