@@ -377,6 +377,11 @@ fn parse_decimal(s: &str) -> Option<Time> {
     } else {
         frac_part.parse().ok()?
     };
+    // The fraction in lowest terms first: a time written from a reduced rational (its
+    // denominator 6250000, not 10^8) then reads back even where int * 10^digits would not fit
+    // (`1333271946604.74292112s`, found by `cargo fuzz run time`).
+    let g = gcd_i128(frac as i128, den as i128).max(1) as i64;
+    let (frac, den) = (frac / g, den / g);
     let num = int.checked_mul(den)?.checked_add(frac)?;
     let t = Time::new(num, den);
     (t < Time::from_secs(MAX_TEXT_SECS)).then_some(t)
@@ -949,6 +954,9 @@ mod tests {
             "999999999999999",
             "277777777777:46:39.999",
             "0.000000000000000001",
+            // (Found by `cargo fuzz run time`: its text, 1333271946604.74292112s, did not
+            // read back until the fraction was reduced first.)
+            "22221199110:04.742921120",
         ] {
             let spec = TimeSpec::parse(text).unwrap();
             assert_eq!(TimeSpec::parse(&spec.to_text()), Ok(spec), "{text}");

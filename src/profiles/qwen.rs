@@ -438,6 +438,10 @@ impl Profile for Qwen3VlHf {
         let opt = |k: &str| request.options.get(k).copied();
         let mut rules = Vec::new();
         let total = input.frames.total();
+        if total == 0 {
+            // (transformers' np.linspace(0, -1, n) indexes past it: an IndexError.)
+            return Err(fail("the video has no frames".into()));
+        }
         let video_fps = input.frames.nominal_fps();
         let (min_frames, max_frames) = (
             opt("min_frames").unwrap_or(4.0),
@@ -577,6 +581,25 @@ mod tests {
         assert_eq!(one_decimal(0.25), "0.2");
         assert_eq!(one_decimal(1.25), "1.2");
         assert_eq!(one_decimal(0.35), "0.3");
+    }
+
+    /// Found by `cargo fuzz run profile_options` (fuzz/regressions/profile_options/): a frame
+    /// count asked of a video of no frames subtracted 1 from 0 (`total - 1`).
+    #[test]
+    fn qwen3_vl_hf_on_no_frames_is_refused_not_a_panic() {
+        let v = ConstantRate::new(0, 30, 1);
+        let input = ProfileInput {
+            frames: &v,
+            width: 1280,
+            height: 720,
+            container: crate::profiles::ContainerFacts::unknown(),
+        };
+        let request = ProfileRequest {
+            count: Some(2),
+            ..ProfileRequest::default()
+        };
+        let e = Qwen3VlHf.apply(&input, &request).unwrap_err();
+        assert!(e.to_string().contains("no frames"), "{e}");
     }
 
     #[test]
