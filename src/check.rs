@@ -613,6 +613,7 @@ fn check_into(
         check.compared = round.compared;
         let mut listed = round.damage.listed_differing_frames;
         listed.sort_unstable();
+        listed.dedup();
         check.damage.listed_differing_frames = listed;
         check.differences = round.differences;
         check.differences_total = round.differences_total;
@@ -682,10 +683,9 @@ fn compare_frame(
     };
     if md5 != expected.md5 {
         if damaged {
-            // Listed in the output's sidecar as damaged: what vidprep promises.
-            if !check.damage.listed_differing_frames.contains(&want) {
-                check.damage.listed_differing_frames.push(want);
-            }
+            // Listed in the output's sidecar as damaged: what vidprep promises. (Sorted and
+            // made unique once, at the end of the reads.)
+            check.damage.listed_differing_frames.push(want);
         } else {
             check.differ(read, "pixels", Some(want), hex(&expected.md5), hex(&md5));
         }

@@ -756,10 +756,10 @@ fn theora_cut_frames_are_ffmpegs_or_listed() {
 
 /// ffmpeg's frame-threaded decode of a stream whose packets do not decode conceals
 /// differently from run to run (frame 236 of this file once at 9.4 dB, once at 11.6 dB against
-/// another run). vidprep decodes such a stream with one thread: every frame is
-/// `ffmpeg -threads 1`'s, byte for byte, on every read; and every frame that any threaded
-/// ffmpeg decode gives otherwise is one the damage lists (from the rejected packet up to the
-/// next keyframe).
+/// another run). vidprep decodes such a stream with one thread: every frame the damage does not
+/// list is `ffmpeg -threads 1`'s, byte for byte, on every read; and every frame that any
+/// threaded ffmpeg decode gives otherwise is one the damage lists (from the rejected packet up
+/// to the keyframe after the next picture).
 #[test]
 fn damaged_theora_reads_one_way_and_lists_every_frame_threads_change() {
     let dir = tempfile::tempdir().unwrap();
