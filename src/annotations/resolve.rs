@@ -619,6 +619,7 @@ mod tests {
     use super::*;
     use crate::annotations::clock::{ConstantRateClock, TimestampClock};
     use crate::annotations::model::{Detection, Track};
+    use crate::time::FrameTimeline;
     use proptest::prelude::*;
 
     fn bx(x: f64) -> BBox {
@@ -1001,6 +1002,21 @@ mod tests {
         assert_eq!(r.gaps[0].to.unwrap().1, bx(40.0));
     }
 
+    #[test]
+    fn a_time_key_a_hair_before_a_frame_is_that_frame() {
+        // Found by CI's proptest run: 6/151 s is 0.000265 s before frame 1 of a 25 fps clock
+        // (0.04 s), inside the 1/100-frame tolerance, so the box is frame 1's, not frame 0's.
+        let clock = cfr(30, 25);
+        let a = one_track(&[(Key::Time(Time::new(6, 151)), Some(bx(1.0)))]);
+        let r = a.resolve(&clock, Fill::Linear).unwrap();
+        assert_eq!(only(&r, 1), Some((bx(1.0), false)));
+        assert_eq!(only(&r, 0), None);
+        // Just outside the tolerance (0.0005 s before), it stays frame 0's.
+        let a = one_track(&[(Key::Time(Time::new(395, 10000)), Some(bx(1.0)))]);
+        let r = a.resolve(&clock, Fill::Linear).unwrap();
+        assert_eq!(only(&r, 0), Some((bx(1.0), false)));
+    }
+
     proptest! {
         #[test]
         fn interpolated_boxes_follow_time_exactly(
@@ -1068,10 +1084,15 @@ mod tests {
             let t = Time::new(num, den);
             let a = one_track(&[(Key::Time(t), Some(bx(1.0)))]);
             let r = a.resolve(&clock, Fill::Linear).unwrap();
+            // A time within 1/100 of a frame of a frame's time is that frame's time
+            // (`FRAME_TOLERANCE`): 6/151 s stands for frame 1 at 0.04 s.
+            let snapped = FrameTimeline::new(30, |i| clock.frame_time(i), clock.end_time()).snap(t);
+            let distance = if snapped > t { snapped - t } else { t - snapped };
+            prop_assert!(distance <= Time::new(1, 25 * 100));
             match clock.frame_shown_at(t) {
                 Some(f) => {
-                    prop_assert!(clock.frame_time(f) <= t);
-                    prop_assert!(f + 1 == 30 || clock.frame_time(f + 1) > t);
+                    prop_assert!(clock.frame_time(f) <= snapped);
+                    prop_assert!(f + 1 == 30 || clock.frame_time(f + 1) > snapped);
                     prop_assert_eq!(only(&r, f), Some((bx(1.0), false)));
                     prop_assert_eq!(r.keys_outside_video, 0);
                 }
