@@ -409,6 +409,12 @@ def main():
         print(f"parity: no runner for {profile!r}", file=sys.stderr)
         sys.exit(2)
     result["shape"] = list(frames.shape)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        # The CPU kernels torch dispatched to (its resize sums differ between DEFAULT and
+        # AVX2/AVX512 builds: src/profiles/resample.rs).
+        cpu = getattr(getattr(torch.backends, "cpu", None), "get_cpu_capability", None)
+        result["torch"] = {"version": torch.__version__, "cpu_capability": cpu() if cpu else None}
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "frames.u8"), "wb") as f:
         f.write(frames.tobytes())

@@ -157,8 +157,16 @@ pub(crate) fn python_with(module: &str) -> Option<String> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
+        // CI sets VIDPREP_REQUIRE_PARITY with VIDPREP_PYTHON from scripts/parity-venv.sh: a
+        // parity test that cannot run there is a failure, not a skip.
+        assert!(
+            std::env::var_os("VIDPREP_REQUIRE_PARITY").is_none(),
+            "{py} cannot import {module}, but VIDPREP_REQUIRE_PARITY is set (make the \
+             interpreter with `bash scripts/parity-venv.sh` and name it in VIDPREP_PYTHON)"
+        );
         eprintln!(
-            "skipping: {py} cannot import {module} (set VIDPREP_PYTHON to an interpreter with it)"
+            "skipping: {py} cannot import {module} (set VIDPREP_PYTHON to an interpreter with \
+             it: bash scripts/parity-venv.sh makes one)"
         );
     }
     ok.then_some(py)
@@ -332,9 +340,36 @@ fn parity_over_the_matrix(profile: &str) {
                     .find(|(b, v, _)| (*b == backend || *b == "*") && v == name)
                     .map(|k| k.2);
                 let line = format!(
-                    "{name} ({backend}): indices {}, size {}, min PSNR {}",
-                    rec["indices_equal"], rec["sizes_equal"], rec["min_psnr_db"]
+                    "{name} ({backend}): indices {}, size {}, bit-exact {}, min PSNR {}",
+                    rec["indices_equal"], rec["sizes_equal"], rec["bit_exact"], rec["min_psnr_db"]
                 );
+                // On torch's AVX2/AVX-512 kernels (PyPI's x86-64 wheels on any recent CPU) the
+                // resize is bit-exact (src/profiles/resample.rs), and torchcodec decodes what
+                // vidprep decodes.
+                let capability = rec["package"]["torch"]["cpu_capability"]
+                    .as_str()
+                    .unwrap_or("");
+                let exact_expected =
+                    backend == "torchcodec" && matches!(capability, "AVX2" | "AVX512");
+                if must && exact_expected && rec["bit_exact"] != true {
+                    wrong.push(format!(
+                        "{line}: not bit-exact on torch's {capability} kernels"
+                    ));
+                    continue;
+                }
+                // Where the package shows other frames than it names, `vidprep parity` must
+                // say so, checked against the plain sequential decode.
+                if why.is_some_and(|w| w.contains("other frames"))
+                    && rec["bit_exact"] != true
+                    && (rec["reference"]["package"] != "wrong"
+                        || rec["reference"]["vidprep"] != "right")
+                {
+                    wrong.push(format!(
+                        "{line}: the record does not blame the package: {}",
+                        rec["reference"]
+                    ));
+                    continue;
+                }
                 match (rec["pass"].as_bool() == Some(true), why) {
                     (true, _) => agreed.push(line),
                     (false, _) if must => wrong.push(line),

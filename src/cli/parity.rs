@@ -390,6 +390,18 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
             }));
         }
     }
+    // Which side shows other frames than it names: both against the plain sequential decode.
+    let reference = if !bit_exact && sizes_equal && ours.count > 0 {
+        Some(which_side(
+            source,
+            &ours,
+            &pixels,
+            &our_indices,
+            their_indices.as_deref(),
+        )?)
+    } else {
+        None
+    };
     let pass = sizes_equal
         && indices_equal != Some(false)
         && timestamps_equal != Some(false)
@@ -408,6 +420,7 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         "min_psnr_db": worst,
         "psnr_threshold_db": args.min_psnr,
         "frames": frames,
+        "reference": reference,
         "seconds": {"vidprep": ours_s, "package_process": theirs_s, "package_call": result["seconds"]},
         "pass": pass,
     });
@@ -430,9 +443,124 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         ours_s,
         result["seconds"].as_f64().unwrap_or(theirs_s),
     ))?;
+    if let Some(summary) = record["reference"]["summary"].as_str() {
+        super::print_out(&format!(
+            "  against the plain sequential decode: {summary}\n"
+        ))?;
+    }
     Ok(if pass {
         super::EXIT_OK
     } else {
         super::EXIT_FAILED
     })
+}
+
+/// How far from the frame it names a side's picture may be looked for.
+const NEIGHBOURS: usize = 2;
+
+/// Below this PSNR against every frame looked at, a picture shows none of them. (The same
+/// frame, scaled by FFmpeg's bicubic here and the profile's resampler there, measured 30-32
+/// dB on the format matrix; a neighbouring frame of it 11-15 dB.)
+const SAME_FRAME_DB: f64 = 20.0;
+
+/// Each compared position's picture on both sides matched against the plain sequential
+/// decode's frames (`media::reference`, FFmpeg's loop as the CLI runs it) at the index named
+/// and its neighbours, all scaled to the output size: the frame each side shows is the one
+/// it is closest to (PSNR). The record says per position which frame each side shows, and a
+/// summary which side is wrong where.
+fn which_side(
+    source: &std::path::Path,
+    ours: &crate::MemoryFrames,
+    theirs: &[u8],
+    our_indices: &[u64],
+    their_indices: Option<&[u64]>,
+) -> anyhow::Result<Value> {
+    let (w, h) = (ours.width, ours.height);
+    let per = w as usize * h as usize * 3;
+    let named = |p: usize, side: Option<&[u64]>| side.and_then(|s| s.get(p)).map(|&i| i as usize);
+    let mut wanted = std::collections::BTreeSet::new();
+    for p in 0..ours.count {
+        for i in [named(p, Some(our_indices)), named(p, their_indices)]
+            .into_iter()
+            .flatten()
+        {
+            wanted.extend(i.saturating_sub(NEIGHBOURS)..=i + NEIGHBOURS);
+        }
+    }
+    let frames =
+        crate::media::reference::rgb_frames_at(&crate::Source::from(source), &wanted, w, h)
+            .with_context(|| format!("{}: the plain sequential decode failed", source.display()))?;
+    let closest = |picture: &[u8], index: usize| -> Option<(usize, f64)> {
+        (index.saturating_sub(NEIGHBOURS)..=index + NEIGHBOURS)
+            .filter_map(|j| {
+                frames
+                    .get(&j)
+                    .map(|f| (j, psnr(picture, f).0.unwrap_or(f64::INFINITY)))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    // The frame a picture shows: `Some(None)` when it is none of those looked at.
+    let shows = |c: Option<(usize, f64)>| c.map(|c| (c.1 >= SAME_FRAME_DB).then_some(c.0));
+    let mut positions = Vec::new();
+    let (mut ours_wrong, mut theirs_wrong, mut offsets) =
+        (0usize, 0usize, std::collections::BTreeMap::new());
+    for p in 0..ours.count {
+        let Some(i) = named(p, Some(our_indices)) else {
+            continue;
+        };
+        let mine = closest(&ours.pixels[p * per..(p + 1) * per], i);
+        let j = named(p, their_indices).unwrap_or(i);
+        let other = closest(&theirs[p * per..(p + 1) * per], j);
+        if shows(mine).is_some_and(|f| f != Some(i)) {
+            ours_wrong += 1;
+        }
+        match shows(other) {
+            Some(Some(f)) if f != j => {
+                theirs_wrong += 1;
+                *offsets
+                    .entry(format!("frame i{:+}", f as i64 - j as i64))
+                    .or_insert(0usize) += 1;
+            }
+            Some(None) => {
+                theirs_wrong += 1;
+                *offsets
+                    .entry(format!("none of i-{NEIGHBOURS}..i+{NEIGHBOURS}"))
+                    .or_insert(0usize) += 1;
+            }
+            _ => {}
+        }
+        positions.push(json!({
+            "position": p,
+            "vidprep_names": i,
+            "vidprep_shows": shows(mine).flatten(),
+            "vidprep_psnr_db": mine.map(|c| c.1),
+            "package_names": j,
+            "package_shows": shows(other).flatten(),
+            "package_psnr_db": other.map(|c| c.1),
+        }));
+    }
+    let n = positions.len();
+    let side = |wrong: usize| if wrong == 0 { "right" } else { "wrong" };
+    let offsets_text = offsets
+        .iter()
+        .map(|(what, c)| format!("{what} at {c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let summary = match (ours_wrong, theirs_wrong) {
+        (0, 0) => format!(
+            "both sides show the frames they name at all {n} positions (the difference is in the pixels, not the frames)"
+        ),
+        (0, t) => format!(
+            "the package is wrong: for index i it shows {offsets_text} of {n} positions ({t} in all); vidprep shows the frames it names"
+        ),
+        (o, 0) => format!("vidprep is wrong at {o} of {n} positions; the package shows the frames it names"),
+        (o, t) => format!("both are wrong: vidprep at {o}, the package at {t} of {n} positions ({offsets_text})"),
+    };
+    Ok(json!({
+        "decode": "plain sequential FFmpeg decode (read, send, receive; no seek), scaled to the output size",
+        "vidprep": side(ours_wrong),
+        "package": side(theirs_wrong),
+        "summary": summary,
+        "positions": positions,
+    }))
 }

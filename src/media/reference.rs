@@ -77,12 +77,64 @@ pub(crate) fn decode(
     source: &Source,
     mut each: impl FnMut(usize) -> Result<()>,
 ) -> Result<Reference> {
-    let reference = decode_with(source, 0, &mut each)?;
+    let reference = decode_with(source, 0, &mut each, &mut |_, _| Ok(()))?;
     let damaged = reference.rejected_packets > 0 || reference.frames.iter().any(|f| f.damaged);
     if !damaged {
         return Ok(reference);
     }
-    decode_with(source, 1, &mut each)
+    decode_with(source, 1, &mut each, &mut |_, _| Ok(()))
+}
+
+/// The frames at `positions` (0-based, in the reference's order) of the plain sequential
+/// decode, as RGB scaled to `width` x `height` (bicubic, FFmpeg's scaler): for telling which
+/// source frame a picture shows (`vidprep parity`), not for pixel equality. Positions past
+/// the end are left out.
+pub(crate) fn rgb_frames_at(
+    source: &Source,
+    positions: &std::collections::BTreeSet<usize>,
+    width: u32,
+    height: u32,
+) -> Result<std::collections::BTreeMap<usize, Vec<u8>>> {
+    use ffmpeg::software::scaling::Flags;
+    let mut converter = Converter::new(
+        ffmpeg::format::Pixel::RGB24,
+        Some((width, height)),
+        Flags::BICUBIC,
+    );
+    let mut out = std::collections::BTreeMap::new();
+    let path = source.path().to_path_buf();
+    let last = positions.iter().next_back().copied();
+    let mut visit = |position: usize, frame: &VideoFrame| -> Result<()> {
+        if positions.contains(&position) {
+            let rgb = converter
+                .convert(frame)
+                .map_err(|e| Error::ffmpeg(&path, "converting a frame to RGB", e))?;
+            let stride = rgb.stride(0);
+            let row = width as usize * 3;
+            let mut bytes = Vec::with_capacity(row * height as usize);
+            for y in 0..height as usize {
+                bytes.extend_from_slice(&rgb.data(0)[y * stride..y * stride + row]);
+            }
+            out.insert(position, bytes);
+        }
+        Ok(())
+    };
+    // Stop once the last wanted frame is in: an error of our own that ends the decode early.
+    let mut stopped_early = false;
+    let mut each = |count: usize| -> Result<()> {
+        if last.is_some_and(|l| count > l) {
+            stopped_early = true;
+            Err(Error::Cancelled)
+        } else {
+            Ok(())
+        }
+    };
+    match decode_with(source, 0, &mut each, &mut visit) {
+        Ok(_) => {}
+        Err(Error::Cancelled) if stopped_early => {}
+        Err(e) => return Err(e),
+    }
+    Ok(out)
 }
 
 /// [`decode`] with this many decoder threads (0: FFmpeg's own count).
@@ -90,6 +142,7 @@ fn decode_with(
     source: &Source,
     threads: usize,
     each: &mut impl FnMut(usize) -> Result<()>,
+    visit: &mut dyn FnMut(usize, &VideoFrame) -> Result<()>,
 ) -> Result<Reference> {
     let mut input = VideoInput::open(source)?;
     let path = input.path.clone();
@@ -131,6 +184,7 @@ fn decode_with(
                         })?;
                         yuv420_md5(&converted)
                     };
+                    visit(reference.frames.len(), &frame)?;
                     reference.frames.push(RefFrame {
                         pts: frame.timestamp(),
                         md5,

@@ -10,27 +10,56 @@
 //! (`HelperInterpBase::_compute_indices_min_size_weights_aa`, `HelperInterpCubic::aa_filter`,
 //! `separable_upsample_generic_Nd_kernel_impl`): `scale = in / out` in f32; `support = 2 *
 //! scale` when downscaling (2 otherwise); for output `i`, `center = scale * (i + 0.5)`,
-//! `xmin = max(int(center - support + 0.5), 0)`, `xsize = min(int(center + support + 0.5),
-//! in) - xmin`, weights `filter((j + xmin - center + 0.5) * invscale)` (Keys cubic,
-//! `a = -0.5`) normalised by their f32 sum; the width is resampled first (into an f32 plane),
-//! then the height; a dimension whose size does not change is not touched. Checked against
-//! torch 2.15 / torchvision 0.29 (`tests/profiles.rs`).
+//! `xmin = max(int(f32(center - support) + 0.5), 0)`, `xsize = min(int(f32(center +
+//! support) + 0.5), in) - xmin` clamped to `2 * ceil(support) + 1` (the f32 difference and
+//! sum matter: computed exactly, a few outputs gain a leading zero tap), weights
+//! `filter((j + xmin - center + 0.5) * invscale)` (Keys cubic, `a = -0.5`) normalised by
+//! their f32 sum; the width is resampled first (into an f32 plane), then the height; a
+//! dimension whose size does not change is not touched.
+//!
+//! Each output sums its taps as torch's x86-64 builds (the AVX2 and AVX-512 kernels PyPI's
+//! wheels dispatch to) compiled `output = t[0] * w[0]; for j in 1..n { output += t[j] *
+//! w[j] }`: the first `4 * floor((n - 1) / 4)` terms run four products at a time in a vector
+//! register and are added one by one (a rounded product, then a rounded sum), the remaining
+//! `(n - 1) % 4` as fused multiply-adds. Found by feeding torch 2.15 (`ATEN_CPU_CAPABILITY`
+//! avx2 and avx512) random planes over 59 sizes, every output value equal; all fused or all
+//! plain leaves 0.5-30% of the f32 values different, and after rounding to bytes about one
+//! value in 3,000 off by one (the 102 of 110 frames of issue #43). torch's `DEFAULT`
+//! capability (a CPU without AVX2) sums without fusing and can differ by one. The sweep in
+//! `python/tests/test_resize_sweep.py` checks whole frames against the installed torch.
 //!
 //! Speed without other values: the x pass runs over blocks of rows transposed so that each
-//! row is one vector lane, the y pass over whole rows, both built for AVX-512 or AVX2 where
-//! the CPU has them (chosen at run time). Each lane does the same f64 multiply, f64 add and
-//! f32 rounding as the plain loop, in the same order; nothing is fused or reassociated, so
-//! every width gives the same bytes (`fast_path_equals_the_plain_transcription`).
+//! row is one vector lane, the y pass over whole rows, both built for AVX-512 or AVX2 (with
+//! FMA) where the CPU has them (chosen at run time). Each lane does the same operations as
+//! the plain loop, in the same order; nothing is reassociated, so every width gives the same
+//! bytes (`fast_path_equals_the_plain_transcription`).
 
 use image::RgbImage;
 
 /// `a * b + c` rounded once, as the fused multiply-add torch's x86-64 build contracts these
-/// expressions into. The product of two f32 is exact in f64, so this is the fused result
-/// except where the f64 sum's rounding lands exactly halfway between two f32 (about one
-/// case in 2^29), and it stays fast without the FMA instruction.
+/// expressions into (one instruction where the body is built with FMA, a correctly rounded
+/// library call elsewhere).
 #[inline(always)]
 fn fma(a: f32, b: f32, c: f32) -> f32 {
-    (a as f64 * b as f64 + c as f64) as f32
+    a.mul_add(b, c)
+}
+
+/// How many of an output's `len` taps after the first torch adds as a rounded product then
+/// a rounded sum (four at a time, in vector registers); the rest are fused.
+#[inline(always)]
+fn unfused_terms(len: usize) -> usize {
+    len.saturating_sub(1) / 4 * 4
+}
+
+/// `acc + t * w` as torch sums term `k` (1-based, after the first product) of an output with
+/// `unfused` unfused terms.
+#[inline(always)]
+fn add_term(acc: f32, t: f32, w: f32, k: usize, unfused: usize) -> f32 {
+    if k <= unfused {
+        acc + t * w
+    } else {
+        fma(t, w, acc)
+    }
 }
 
 /// Keys' cubic convolution with `a = -0.5`, as torch computes it in f32 (`UpSample.h`
@@ -68,11 +97,15 @@ fn taps(input: usize, output: usize) -> Vec<Taps> {
     } else {
         1.0
     };
+    // torch's `max_interp_size`: `ceil(support) * 2 + 1`.
+    let max_interp_size = (support as f64).ceil() as i64 * 2 + 1;
     (0..output)
         .map(|i| {
             let center = (scale as f64 * (i as f64 + 0.5)) as f32;
-            let xmin = ((center as f64 - support as f64 + 0.5) as i64).max(0);
-            let xmax = ((center as f64 + support as f64 + 0.5) as i64).min(input as i64);
+            let xmin = (((center - support) as f64 + 0.5) as i64).max(0);
+            let xsize = (((center + support) as f64 + 0.5) as i64).min(input as i64) - xmin;
+            let xsize = xsize.clamp(0, max_interp_size);
+            let xmax = xmin + xsize;
             let mut weights: Vec<f32> = (xmin..xmax.max(xmin))
                 .map(|j| {
                     let d = (j as f32 - center) as f64 + 0.5;
@@ -97,14 +130,14 @@ fn taps(input: usize, output: usize) -> Vec<Taps> {
 }
 
 /// The taps of one axis flattened: output `o` reads `len[o]` samples from `start[o]` with
-/// weights `weights[o * width..]` (as f64, for [`fma`]'s arithmetic).
+/// weights `weights[o * width..]`.
 struct Flat {
     /// The number of input samples.
     input: usize,
     start: Vec<usize>,
     len: Vec<usize>,
     width: usize,
-    weights: Vec<f64>,
+    weights: Vec<f32>,
 }
 
 impl Flat {
@@ -113,7 +146,7 @@ impl Flat {
         let mut weights = vec![0.0; taps.len() * width];
         for (o, t) in taps.iter().enumerate() {
             for (k, w) in t.weights.iter().enumerate() {
-                weights[o * width + k] = *w as f64;
+                weights[o * width + k] = *w;
             }
         }
         Flat {
@@ -131,10 +164,9 @@ const BLOCK: usize = 8;
 
 /// [`BLOCK`] rows of interleaved RGB (`src`, `rows` rows of `3 * w0` bytes, `stride` apart) resampled along x
 /// into `dst` (`rows` rows of `3 * w1` values): `output = t * w[0]; output += t * w[j]`
-/// (fused), as torch's `interpolate_aa_single_dim`, each output value in torch's order. The
-/// rows are first transposed into `t` (sample-major, one lane per row) so that the taps run
-/// over all the rows at once, in vector lanes. (A `u8` as f32 widened to f64 is the f32 it
-/// stands for, widened.)
+/// ([`add_term`]), as torch's `interpolate_aa_single_dim`, each output value in torch's
+/// order. The rows are first transposed into `t` (sample-major, one lane per row) so that
+/// the taps run over all the rows at once, in vector lanes.
 #[inline(always)]
 fn x_block_body(
     src: &[u8],
@@ -160,14 +192,15 @@ fn x_block_body(
         for c in 0..3 {
             let base = start * 3 + c;
             let first = &t[base];
+            let unfused = unfused_terms(len);
             let mut acc = [0f32; BLOCK];
             for r in 0..BLOCK {
-                acc[r] = (first[r] as f64 * w[0]) as f32;
+                acc[r] = first[r] * w[0];
             }
             for (k, wk) in w.iter().enumerate().skip(1) {
                 let lane = &t[base + 3 * k];
                 for r in 0..BLOCK {
-                    acc[r] = (lane[r] as f64 * wk + acc[r] as f64) as f32;
+                    acc[r] = add_term(acc[r], lane[r], *wk, k, unfused);
                 }
             }
             for (r, a) in acc.iter().enumerate().take(rows) {
@@ -183,14 +216,15 @@ fn x_block_body(
 fn y_row_body(src: &[f32], stride: usize, acc: &mut [f32], dst: &mut [u8], o: usize, taps: &Flat) {
     let (start, len) = (taps.start[o], taps.len[o]);
     let w = &taps.weights[o * taps.width..o * taps.width + len];
+    let unfused = unfused_terms(len);
     let first = &src[start * stride..(start + 1) * stride];
     for (d, v) in acc.iter_mut().zip(first) {
-        *d = (*v as f64 * w[0]) as f32;
+        *d = *v * w[0];
     }
     for (k, wk) in w.iter().enumerate().skip(1) {
         let line = &src[(start + k) * stride..(start + k + 1) * stride];
         for (d, v) in acc.iter_mut().zip(line) {
-            *d = (*v as f64 * wk + *d as f64) as f32;
+            *d = add_term(*d, *v, *wk, k, unfused);
         }
     }
     for (b, v) in dst.iter_mut().zip(acc.iter()) {
@@ -198,10 +232,10 @@ fn y_row_body(src: &[f32], stride: usize, acc: &mut [f32], dst: &mut [u8], o: us
     }
 }
 
-/// The x pass's body built for AVX-512 (its arithmetic is the same IEEE f64/f32 operations,
-/// in the same order, eight lanes at a time).
+/// The x pass's body built for AVX-512 and FMA (its arithmetic is the same IEEE f32
+/// operations, in the same order, eight lanes at a time).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,fma")]
 fn x_block_avx512(
     src: &[u8],
     stride: usize,
@@ -215,7 +249,7 @@ fn x_block_avx512(
 
 /// The x pass's body built for AVX2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn x_block_avx2(
     src: &[u8],
     stride: usize,
@@ -229,7 +263,7 @@ fn x_block_avx2(
 
 /// The y pass's body built for AVX-512.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,fma")]
 fn y_row_avx512(
     src: &[f32],
     stride: usize,
@@ -243,13 +277,14 @@ fn y_row_avx512(
 
 /// The y pass's body built for AVX2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 fn y_row_avx2(src: &[f32], stride: usize, acc: &mut [f32], dst: &mut [u8], o: usize, taps: &Flat) {
     y_row_body(src, stride, acc, dst, o, taps)
 }
 
 /// The widest vector instructions this CPU has, for the passes' bodies (all give the same
-/// values: no operation is fused or reordered, only more lanes run at once).
+/// values: the same operations in the same order, only more lanes run at once; the fused
+/// ones are one instruction with FMA, a library call without).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Lanes {
     Avx512,
@@ -261,10 +296,11 @@ impl Lanes {
     fn detect() -> Lanes {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx512f") {
+            let fma = std::arch::is_x86_feature_detected!("fma");
+            if fma && std::arch::is_x86_feature_detected!("avx512f") {
                 return Lanes::Avx512;
             }
-            if std::arch::is_x86_feature_detected!("avx2") {
+            if fma && std::arch::is_x86_feature_detected!("avx2") {
                 return Lanes::Avx2;
             }
         }
@@ -281,10 +317,10 @@ impl Lanes {
         t: &mut Vec<[f32; BLOCK]>,
     ) {
         match self {
-            // SAFETY: `Lanes::detect` chose this only where the CPU has AVX-512F.
+            // SAFETY: `Lanes::detect` chose this only where the CPU has AVX-512F and FMA.
             #[cfg(target_arch = "x86_64")]
             Lanes::Avx512 => unsafe { x_block_avx512(src, stride, rows, dst, taps, t) },
-            // SAFETY: `Lanes::detect` chose this only where the CPU has AVX2.
+            // SAFETY: `Lanes::detect` chose this only where the CPU has AVX2 and FMA.
             #[cfg(target_arch = "x86_64")]
             Lanes::Avx2 => unsafe { x_block_avx2(src, stride, rows, dst, taps, t) },
             _ => x_block_body(src, stride, rows, dst, taps, t),
@@ -301,10 +337,10 @@ impl Lanes {
         taps: &Flat,
     ) {
         match self {
-            // SAFETY: `Lanes::detect` chose this only where the CPU has AVX-512F.
+            // SAFETY: `Lanes::detect` chose this only where the CPU has AVX-512F and FMA.
             #[cfg(target_arch = "x86_64")]
             Lanes::Avx512 => unsafe { y_row_avx512(src, stride, acc, dst, o, taps) },
-            // SAFETY: `Lanes::detect` chose this only where the CPU has AVX2.
+            // SAFETY: `Lanes::detect` chose this only where the CPU has AVX2 and FMA.
             #[cfg(target_arch = "x86_64")]
             Lanes::Avx2 => unsafe { y_row_avx2(src, stride, acc, dst, o, taps) },
             _ => y_row_body(src, stride, acc, dst, o, taps),
@@ -429,10 +465,20 @@ mod tests {
         let one = |line: &[f32], taps: &[Taps]| -> Vec<f32> {
             taps.iter()
                 .map(|t| {
+                    // torch's order: the first product, then the unfused terms, then the
+                    // fused ones.
+                    let n = t.weights.len();
+                    let unfused = (n - 1) / 4 * 4;
                     let mut acc = 0f32;
                     for (k, w) in t.weights.iter().enumerate() {
                         let v = line[t.start + k];
-                        acc = if k == 0 { v * *w } else { fma(v, *w, acc) };
+                        acc = if k == 0 {
+                            v * *w
+                        } else if k <= unfused {
+                            acc + v * *w
+                        } else {
+                            v.mul_add(*w, acc)
+                        };
                     }
                     acc
                 })
