@@ -115,6 +115,7 @@ pub use exec::{
 pub use exports::{ExportReport, ExportTarget};
 pub use media::encode::EncodeSettings;
 pub use media::input::set_ffmpeg_log;
+pub use media::ffi::{build_facts, BuildFacts};
 pub use media::probe::{probe, probe_source, AudioInfo, MediaInfo, VideoInfo};
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
 pub use pipeline::{NoProgress, Progress};

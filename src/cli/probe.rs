@@ -8,7 +8,8 @@ use clap::Args;
 #[derive(Args)]
 pub struct ProbeArgs {
     /// The source: a video file, an image folder or pattern, or an http(s) URL.
-    file: PathBuf,
+    #[arg(required_unless_present = "build")]
+    file: Option<PathBuf>,
     #[command(flatten)]
     source_fps: super::args::SourceFpsArg,
     /// Print JSON instead of text.
@@ -17,12 +18,32 @@ pub struct ProbeArgs {
     /// Decode every frame to count them exactly (slow; metadata counts can be wrong).
     #[arg(long)]
     count_frames: bool,
+    /// Print what this build's FFmpeg can read instead (its version, video decoders, input
+    /// protocols).
+    #[arg(long, conflicts_with_all = ["file", "count_frames"])]
+    build: bool,
 }
 
 pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
+    let Some(file) = &args.file else {
+        let facts = crate::build_facts();
+        if args.json {
+            super::print_out(&format!("{}\n", serde_json::to_string_pretty(&facts)?))?;
+        } else {
+            super::print_out(&format!(
+                "FFmpeg {} (libavcodec {})\nvideo decoders ({}): {}\ninput protocols: {}\n",
+                facts.ffmpeg,
+                facts.libavcodec,
+                facts.video_decoders.len(),
+                facts.video_decoders.join(", "),
+                facts.input_protocols.join(", ")
+            ))?;
+        }
+        return Ok(super::EXIT_OK);
+    };
     // As every other command: the JSON names the source, and JSON holds only UTF-8.
-    crate::require_utf8(&args.file, "the source")?;
-    let source = crate::media::Source::new(args.file.clone(), args.source_fps.source_fps);
+    crate::require_utf8(file, "the source")?;
+    let source = crate::media::Source::new(file.clone(), args.source_fps.source_fps);
     let info = crate::probe_source(&source, args.count_frames)?;
     if args.json {
         super::print_out(&format!("{}\n", serde_json::to_string_pretty(&info)?))?;

@@ -1186,6 +1186,29 @@ fn decoder_threads(options: &DecodeOptions, table: &FrameTable) -> usize {
 
 /// Opens a decoder for `input`'s video stream. `timestamps_only` makes it cheaper (no
 /// deblocking) for a decode whose pictures are not looked at.
+/// Why this build cannot decode a video of codec `id` (`name` as vidprep names it), in words
+/// with what to do; `None` when it can. FFmpeg 4.4 and later have a native AV1 decoder that
+/// only works with hardware acceleration: alone, it is no decoder (every packet fails).
+fn missing_decoder(id: ffmpeg::codec::Id, name: &str) -> Option<String> {
+    let build = || ffi::ffmpeg_build();
+    match ffmpeg::decoder::find(id) {
+        None => Some(format!(
+            "its video is {name}, which this build's FFmpeg ({}) has no decoder for (`vidprep \
+             probe --build` lists what it decodes): use an FFmpeg that decodes {name}, or convert \
+             the video first (ffmpeg -i IN -c:v libx264 OUT.mp4)",
+            build()
+        )),
+        Some(decoder) if id == ffmpeg::codec::Id::AV1 && decoder.name() == "av1" => Some(format!(
+            "its video is AV1, which this build's FFmpeg ({}) decodes only with hardware \
+             acceleration (it has neither libdav1d nor libaom; `vidprep probe --build` lists \
+             what it decodes): use an FFmpeg built with libdav1d (Debian's and Ubuntu's are), \
+             or convert the video first (ffmpeg -i IN -c:v libx264 OUT.mp4)",
+            build()
+        )),
+        Some(_) => None,
+    }
+}
+
 pub(crate) fn open_decoder(
     input: &VideoInput,
     threads: usize,
@@ -1211,6 +1234,9 @@ pub(crate) fn open_decoder(
         ffi::skip_loop_filter(&mut context);
     }
     conceal.attach(&mut context);
+    if let Some(missing) = missing_decoder(stream.parameters().id(), &input.video.codec) {
+        return Err(Error::request(&input.path, missing));
+    }
     context.decoder().video().map_err(|e| {
         Error::ffmpeg(
             &input.path,
@@ -1218,4 +1244,26 @@ pub(crate) fn open_decoder(
             e,
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A codec this build has no decoder for is named, with the build and what to do
+    /// (AVS3 and VVC: no decoder in Debian 12's FFmpeg 5.1; 9.0 decodes VVC).
+    #[cfg(ffmpeg_4_4)]
+    #[test]
+    fn a_codec_without_a_decoder_is_named_with_the_build() {
+        let candidates = [ffmpeg::codec::Id::AVS3, ffmpeg::codec::Id::VVC];
+        let Some(id) = candidates.into_iter().find(|id| ffmpeg::decoder::find(*id).is_none()) else {
+            eprintln!("skipping: this FFmpeg decodes AVS3 and VVC");
+            return;
+        };
+        let message = missing_decoder(id, "VVC-or-AVS3").expect("no decoder");
+        assert!(message.contains("VVC-or-AVS3") && message.contains("FFmpeg "), "{message}");
+        assert!(message.contains("probe --build") && message.contains("convert"), "{message}");
+        // H.264 is always decodable.
+        assert_eq!(missing_decoder(ffmpeg::codec::Id::H264, "H.264"), None);
+    }
 }

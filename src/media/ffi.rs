@@ -657,3 +657,82 @@ pub fn normalise_resampler_mix(
     }
     Ok(())
 }
+
+/// What the FFmpeg this process runs on can do, for messages and `vidprep probe --build`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BuildFacts {
+    /// `av_version_info()`: "5.1.6-0+deb12u1", "n7.1", ...
+    pub ffmpeg: String,
+    /// libavcodec's version, "major.minor.micro".
+    pub libavcodec: String,
+    /// The names of the video decoders, in FFmpeg's order of preference.
+    pub video_decoders: Vec<String>,
+    /// The input protocols (file, http, https, ...).
+    pub input_protocols: Vec<String>,
+}
+
+/// The FFmpeg build in words: "FFmpeg 5.1.6-0+deb12u1 (libavcodec 59.37.100)".
+pub fn ffmpeg_build() -> String {
+    let facts = build_facts_versions();
+    format!("FFmpeg {} (libavcodec {})", facts.0, facts.1)
+}
+
+fn build_facts_versions() -> (String, String) {
+    // SAFETY: av_version_info returns a pointer to a static NUL-terminated string (checked for
+    // null); avcodec_version has no arguments and no side effects.
+    let (info, v) = unsafe { (ffi::av_version_info(), ffi::avcodec_version()) };
+    let text = if info.is_null() {
+        "?".to_string()
+    } else {
+        // SAFETY: non-null, static and NUL-terminated (above).
+        unsafe { std::ffi::CStr::from_ptr(info) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    (text, format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff))
+}
+
+/// Every video decoder and input protocol of this build (see [`BuildFacts`]).
+pub fn build_facts() -> BuildFacts {
+    let (ffmpeg, libavcodec) = build_facts_versions();
+    let mut video_decoders = Vec::new();
+    let mut opaque: *mut std::ffi::c_void = std::ptr::null_mut();
+    loop {
+        // SAFETY: av_codec_iterate walks FFmpeg's static codec list with `opaque` as its
+        // cursor (started at null); each AVCodec it returns is static and its `name` a static
+        // NUL-terminated string.
+        let codec = unsafe { ffi::av_codec_iterate(&mut opaque) };
+        if codec.is_null() {
+            break;
+        }
+        // SAFETY: `codec` is non-null and static (above).
+        let (is_decoder, kind, name) = unsafe {
+            (
+                ffi::av_codec_is_decoder(codec) != 0,
+                (*codec).type_,
+                std::ffi::CStr::from_ptr((*codec).name),
+            )
+        };
+        if is_decoder && kind == ffi::AVMediaType::AVMEDIA_TYPE_VIDEO {
+            video_decoders.push(name.to_string_lossy().into_owned());
+        }
+    }
+    let mut input_protocols = Vec::new();
+    let mut opaque: *mut std::ffi::c_void = std::ptr::null_mut();
+    loop {
+        // SAFETY: avio_enum_protocols walks the static protocol list with `opaque` as its
+        // cursor (0: input protocols); each name is a static NUL-terminated string.
+        let name = unsafe { ffi::avio_enum_protocols(&mut opaque, 0) };
+        if name.is_null() {
+            break;
+        }
+        // SAFETY: non-null and static (above).
+        input_protocols.push(unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned());
+    }
+    BuildFacts {
+        ffmpeg,
+        libavcodec,
+        video_decoders,
+        input_protocols,
+    }
+}

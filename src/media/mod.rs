@@ -23,6 +23,7 @@ pub(crate) mod source;
 pub(crate) mod still;
 pub(crate) mod table;
 pub mod tracker;
+pub(crate) mod trust;
 pub(crate) mod wav;
 
 pub use decode::{DecodeOptions, FrameReader};

@@ -247,10 +247,18 @@ fn network(url: &Path, message: impl Into<String>) -> Error {
 }
 
 /// An agent with vidprep's network bounds: connect and every read or write within the
-/// network timeout, the whole exchange (a download included) within `total`.
-fn agent(total: std::time::Duration) -> ureq::Agent {
+/// network timeout, the whole exchange (a download included) within `total`; https trusting
+/// the system's certificate authorities ([`crate::media::trust`]).
+fn agent(url: &Path, total: std::time::Duration) -> Result<ureq::Agent> {
     let t = Some(network_timeout());
-    ureq::Agent::config_builder()
+    let roots = crate::media::trust::Trust::current()
+        .root_certs()
+        .map_err(|e| network(url, e))?;
+    let mut tls = ureq::tls::TlsConfig::builder();
+    if let Some(roots) = roots {
+        tls = tls.root_certs(roots);
+    }
+    Ok(ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_connect(t)
         .timeout_per_read(t)
@@ -261,15 +269,16 @@ fn agent(total: std::time::Duration) -> ureq::Agent {
         // The bytes as they are: never an encoded body (see the module doc).
         .accept_encoding("identity")
         .user_agent(format!("vidprep/{}", env!("CARGO_PKG_VERSION")))
+        .tls_config(tls.build())
         .build()
-        .into()
+        .into())
 }
 
 /// `GET url` for its first byte; an error for a refused connection, a timeout, or a server
 /// that answers neither 200 nor 206 (nor 416, an empty file, left to FFmpeg to report).
 fn request(url: &Path, total: std::time::Duration) -> Result<ureq::http::Response<ureq::Body>> {
     let text = url.to_str().unwrap_or_default();
-    let response = agent(total)
+    let response = agent(url, total)?
         .get(text)
         .header("Range", "bytes=0-0")
         .call()
@@ -329,9 +338,29 @@ fn contact_error(url: &Path, e: ureq::Error) -> Error {
             "the connection was refused (is the server running, is the port right?)".into()
         }
         ureq::Error::HostNotFound => "the host name does not resolve".into(),
+        _ if is_certificate_error(&e) && e.to_string().contains("CaUsedAsEndEntity") => format!(
+            "the secure connection failed ({e}): the server presents a certificate authority's \
+             certificate as its own (a self-signed certificate made with CA:TRUE, as `openssl \
+             req -x509` makes by default), which TLS verifiers refuse; give the server a \
+             certificate signed by that authority (or one with basicConstraints CA:FALSE)"
+        ),
+        _ if is_certificate_error(&e) => format!(
+            "the secure connection failed ({e}): the server's certificate is not signed by an \
+             authority this system trusts (or names another host); add its authority to the \
+             system's store, or name a PEM bundle with SSL_CERT_FILE"
+        ),
         other => format!("cannot read it over the network ({other})"),
     };
     network(url, message)
+}
+
+/// Whether a request failed on the server's certificate.
+fn is_certificate_error(e: &ureq::Error) -> bool {
+    match e {
+        ureq::Error::Tls(_) | ureq::Error::Rustls(_) => true,
+        ureq::Error::Io(io) => io.to_string().to_lowercase().contains("certificate"),
+        _ => false,
+    }
 }
 
 /// The first contact: the validators, and the download when the server ignores ranges.

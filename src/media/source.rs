@@ -547,6 +547,22 @@ pub(crate) fn file_recipe(path: &Path) -> Result<OpenRecipe> {
 /// [`network_timeout`].
 pub(crate) fn url_recipe(path: &Path) -> Result<OpenRecipe> {
     let text = path.to_str().unwrap_or_default();
+    let scheme = text.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    if let Some(scheme) = scheme.filter(|s| s == "http" || s == "https") {
+        let facts = crate::media::ffi::build_facts();
+        if !facts.input_protocols.iter().any(|p| *p == scheme) {
+            return Err(Error::Network {
+                url: text.to_string(),
+                message: format!(
+                    "this build's FFmpeg ({}) has no {scheme} protocol{} (`vidprep probe --build` \
+                     lists its protocols): use an FFmpeg built with TLS (Debian's is), or \
+                     download the file first and give its path",
+                    crate::media::ffi::ffmpeg_build(),
+                    if scheme == "https" { " (it was built without TLS)" } else { "" },
+                ),
+            });
+        }
+    }
     let micros = network_timeout().as_micros().to_string();
     Ok(OpenRecipe {
         url: CString::new(text)
@@ -566,7 +582,16 @@ pub(crate) fn url_recipe(path: &Path) -> Result<OpenRecipe> {
             // body can unpack to 1 GiB), and the first contact refuses a server that encodes
             // anyway (`media::remote`).
             ("headers".into(), "Accept-Encoding: identity\r\n".into()),
-        ],
+        ]
+        .into_iter()
+        // https: the server's certificate verified, against the system's authorities.
+        .chain(
+            text.get(..8)
+                .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+                .then(|| crate::media::trust::Trust::current().ffmpeg_options())
+                .unwrap_or_default(),
+        )
+        .collect(),
     })
 }
 
