@@ -15,15 +15,15 @@ target/test-venv/bin/pip install --quiet maturin numpy pytest pillow ${VIDPREP_T
 rm -rf target/test-wheels
 (cd python && ../target/test-venv/bin/maturin build --quiet --profile dev -o ../target/test-wheels)
 target/test-venv/bin/pip install --quiet --force-reinstall --no-deps target/test-wheels/vidprep-*.whl
-# (test_qwen_releases.py and test_resize_sweep.py need torch: they run below.)
+# (test_qwen_releases.py, test_resize_sweep.py and test_pipeline_loaders.py need torch: they run below.)
 target/test-venv/bin/python -m pytest -q python/tests --ignore=python/tests/test_qwen_releases.py \
-    --ignore=python/tests/test_resize_sweep.py
+    --ignore=python/tests/test_resize_sweep.py --ignore=python/tests/test_pipeline_loaders.py
 
 # The profiles' pixels against the real packages from PyPI over a sweep of sizes, in the
 # interpreter VIDPREP_PYTHON names (scripts/parity-venv.sh makes one), with this wheel.
 if [ -n "${VIDPREP_PYTHON:-}" ] && "$VIDPREP_PYTHON" -c "import torch, torchcodec, transformers, decord, qwen_vl_utils, pytest" 2>/dev/null; then
     "$VIDPREP_PYTHON" -m pip install --quiet --force-reinstall --no-deps target/test-wheels/vidprep-*.whl
-    "$VIDPREP_PYTHON" -m pytest -q python/tests/test_resize_sweep.py
+    "$VIDPREP_PYTHON" -m pytest -q python/tests/test_resize_sweep.py python/tests/test_pipeline_loaders.py
 elif [ -n "${VIDPREP_REQUIRE_PARITY:-}" ]; then
     echo "VIDPREP_PYTHON (${VIDPREP_PYTHON:-unset}) lacks torch, torchcodec, transformers, decord, qwen-vl-utils or pytest (scripts/parity-venv.sh), but VIDPREP_REQUIRE_PARITY is set" >&2
     exit 1

@@ -20,6 +20,13 @@ VLMEvalKit (a video dataset's ``save_video_frames``)::
     # or write the frame files VLMEvalKit's frame_paths() names:
     loaders.vlmevalkit_save_video_frames("video.mp4", dataset.frame_paths(video), nframe=8)
 
+transformers 5.25 (``transformers.video_utils.VIDEO_DECODERS``, the backends of ``load_video``)::
+
+    from vidprep import loaders
+    loaders.use_with_transformers()
+    # load_video(path, backend="vidprep") works, and the video processors (which call
+    # load_video with backend="torchcodec") read with vidprep; .restore() undoes it
+
 qwen-vl-utils 0.0.8 to 0.0.14 (``qwen_vl_utils/vision_process.py``, a reader backend)::
 
     from vidprep import loaders
@@ -51,6 +58,10 @@ __all__ = [
     "QwenApi",
     "QwenBackend",
     "use_with_qwen_vl_utils",
+    "read_frames",
+    "transformers_read_video",
+    "TransformersBackend",
+    "use_with_transformers",
 ]
 
 
@@ -400,3 +411,147 @@ def qwen_fetch_video(
         if backend.calls == 0 and isinstance(ele.get("video"), (str, os.PathLike)):
             raise UsageError(f"qwen-vl-utils {api.version} did not call vidprep's reader")
         return out
+
+
+def _formula_indices(sampler: str, total: int, n: int) -> Optional[List[int]]:
+    """What vidprep's ``sampler`` picks for ``n`` of ``total`` frames, computed here as the
+    toolkit writes it (``None`` where that needs torch and torch is missing)."""
+    if sampler == "uniform":
+        return np.round(np.linspace(0, total - 1, n)).astype(int).tolist()
+    if sampler == "lmms-eval":
+        return np.linspace(0, total - 1, n, dtype=int).tolist()
+    if sampler == "hf-default":
+        return (np.arange(n, dtype=int) * total // n).tolist()
+    if sampler == "hf-processor":
+        try:
+            import torch
+        except ImportError:
+            return None
+        return torch.arange(0, total, total / n).int().tolist()
+    return None
+
+
+def read_frames(path: Union[str, "os.PathLike[str]"], indices: Sequence[int], total: Optional[int] = None) -> np.ndarray:
+    """The frames ``indices`` of ``path`` (frame numbers from 0 in presentation order, any
+    order, repeats allowed), as ``(N, H, W, 3)`` uint8 RGB in that order.
+
+    One pass where a sampler's formula over the true frame count (``total``, else probed)
+    picks exactly the distinct indices (``uniform``, ``lmms-eval``, ``hf-default``,
+    ``hf-processor``: the rules of vLLM's and transformers' Qwen and default samplers), else one
+    pass per run of consecutive indices; the frames read are checked to be the ones asked for.
+    """
+    path = os.fspath(path)
+    wanted = sorted(set(int(i) for i in indices))
+    if not wanted:
+        raise UsageError(f"{path}: no frames to read")
+    if total is None:
+        total = int(probe(path)["video"]["frames"])
+    if wanted[0] < 0 or wanted[-1] >= total:
+        raise UsageError(f"{path}: frame {wanted[0] if wanted[0] < 0 else wanted[-1]} asked for, the video has frames 0..{total - 1}")
+    frames = None
+    for sampler in ("uniform", "lmms-eval", "hf-default", "hf-processor"):
+        if _formula_indices(sampler, total, len(wanted)) == wanted:
+            got, facts = sample(path, n=len(wanted), sampler=sampler)
+            if [int(r["source_frame"]) for r in facts["frames"]] == wanted:
+                frames = got
+            break
+    if frames is None:
+        runs: List[List[int]] = []
+        for i in wanted:
+            if runs and runs[-1][1] == i:
+                runs[-1][1] = i + 1
+            else:
+                runs.append([i, i + 1])
+        parts = []
+        for a, b in runs:
+            part, facts = sample(path, n=b - a, sampler="uniform", start=a, end=b)
+            got_idx = [int(r["source_frame"]) for r in facts["frames"]]
+            if got_idx != list(range(a, b)):
+                raise InputError(f"{path}: frames {a}..{b - 1} were read as {got_idx}")
+            parts.append(part)
+        frames = np.concatenate(parts)
+    if list(indices) == wanted:
+        return frames
+    pos = {i: k for k, i in enumerate(wanted)}
+    return frames[[pos[int(i)] for i in indices]]
+
+
+def _avg_rate(video: Dict[str, Any]) -> Optional[float]:
+    for key in ("avg_frame_rate", "nominal_frame_rate"):
+        num, _, den = str(video.get(key) or "0/0").partition("/")
+        if float(num) > 0 and float(den or 1) > 0:
+            return float(num) / float(den or 1)
+    return None
+
+
+def transformers_read_video(video_path: Any, sample_indices_fn: Any, **kwargs: Any):
+    """A transformers ``VIDEO_DECODERS`` backend (as ``read_video_pyav(video_path,
+    sample_indices_fn, **kwargs)``): ``VideoMetadata`` over the true frame count and the
+    stream's average rate, the indices ``sample_indices_fn(metadata=..., **kwargs)`` picks,
+    those frames read by vidprep. Returns ``(video, metadata)``: ``(N, H, W, 3)`` uint8 RGB in
+    the order of the indices (repeats kept), ``metadata.video_backend`` ``"vidprep"``."""
+    from transformers.video_utils import VideoMetadata
+
+    if not isinstance(video_path, (str, os.PathLike)):
+        raise UsageError(f"transformers_read_video: vidprep reads a path, not {type(video_path).__name__} (a URL is downloaded by load_video into memory)")
+    path = os.fspath(video_path)
+    video = probe(path)["video"]
+    total = int(video["frames"])
+    fps = _avg_rate(video)
+    metadata = VideoMetadata(
+        total_num_frames=total, fps=fps, duration=total / fps if fps else 0.0, video_backend="vidprep",
+        height=int(video["height"]), width=int(video["width"]),
+    )
+    indices = [int(i) for i in sample_indices_fn(metadata=metadata, **kwargs)]
+    frames = read_frames(path, indices, total)
+    metadata.frames_indices = indices
+    return frames, metadata
+
+
+class TransformersBackend:
+    """vidprep as a transformers video backend: ``VIDEO_DECODERS["vidprep"]``
+    (:func:`transformers_read_video`), so ``load_video(path, backend="vidprep")`` reads with
+    vidprep; with ``processors`` (the default) the video processors' ``fetch_videos``, which
+    call ``load_video`` with ``backend="torchcodec"``, read with vidprep too (transformers
+    5.25 has no setting for that backend: ``video_processing_utils.load_video`` is wrapped).
+    ``restore()`` (or leaving the ``with`` block) undoes it."""
+
+    def __init__(self, processors: bool = True) -> None:
+        try:
+            from transformers import video_processing_utils as vpu
+            from transformers import video_utils as vu
+        except ImportError as e:
+            raise UsageError(f"transformers is not installed ({e}): pip install transformers") from e
+        if not isinstance(getattr(vu, "VIDEO_DECODERS", None), dict):
+            raise UsageError("this transformers has no video_utils.VIDEO_DECODERS (5.x has): vidprep cannot add its backend")
+        self._vu, self._vpu = vu, vpu
+        self._saved = (dict(vu.VIDEO_DECODERS), vpu.load_video)
+        vu.VIDEO_DECODERS["vidprep"] = transformers_read_video
+        if processors:
+            original = vpu.load_video
+
+            @functools.wraps(original)
+            def load_video(video: Any, *args: Any, **kw: Any):
+                kw["backend"] = "vidprep"
+                return original(video, *args, **kw)
+
+            vpu.load_video = load_video
+
+    def restore(self) -> None:
+        decoders, load_video = self._saved
+        self._vu.VIDEO_DECODERS.clear()
+        self._vu.VIDEO_DECODERS.update(decoders)
+        self._vpu.load_video = load_video
+
+    def __enter__(self) -> "TransformersBackend":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.restore()
+
+
+def use_with_transformers(processors: bool = True) -> TransformersBackend:
+    """Adds vidprep to transformers' video backends (``backend="vidprep"``) and, with
+    ``processors``, makes it the reader of the video processors; returns the
+    :class:`TransformersBackend` (``restore()`` undoes it)."""
+    return TransformersBackend(processors)

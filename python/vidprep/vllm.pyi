@@ -1,0 +1,6 @@
+from typing import Dict
+
+BACKEND: str
+LOADERS: Dict[str, str]
+def loader_class(name: str) -> type: ...
+def register() -> None: ...
