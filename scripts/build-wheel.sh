@@ -141,7 +141,7 @@ Because of x264 the wheel as a whole is distributed under the GPL, version 2 or 
 (apt-get source ffmpeg=$ffmpeg_version x264=$x264_version), and scripts/build-wheel.sh in
 vidprep's repository rebuilds this wheel from them.
 EOF
-    # The wheel's metadata: the licence of the whole, and the entry point of the command.
+    # The wheel's metadata: the licence of the whole.
     python3 - "$work/python/pyproject.toml" <<'EOF'
 import sys
 p = sys.argv[1]
@@ -152,8 +152,8 @@ s = s.replace('license = { text = "MIT OR Apache-2.0" }',
 s = s.replace('classifiers = [\n',
     'classifiers = [\n    "License :: OSI Approved :: GNU General Public License v2 or later (GPLv2+)",\n'
     '    "Operating System :: POSIX :: Linux",\n', 1)
-s = s.replace('[project.optional-dependencies]',
-    '[project.scripts]\nvidprep = "vidprep._cli:main"\n\n[project.optional-dependencies]', 1)
+# (The `vidprep` command's entry point is in pyproject.toml itself: _cli.main starts the
+# bundled binary.)
 open(p, "w").write(s)
 EOF
 

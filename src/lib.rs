@@ -114,8 +114,8 @@ pub use exec::{
 };
 pub use exports::{ExportReport, ExportTarget};
 pub use media::encode::EncodeSettings;
-pub use media::input::set_ffmpeg_log;
 pub use media::ffi::{build_facts, BuildFacts};
+pub use media::input::set_ffmpeg_log;
 pub use media::probe::{probe, probe_source, AudioInfo, MediaInfo, VideoInfo};
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
 pub use pipeline::{NoProgress, Progress};
@@ -144,6 +144,14 @@ pub mod boxes {
 #[doc(hidden)]
 pub fn cli_main() -> std::process::ExitCode {
     cli::main()
+}
+
+/// The command line run on `args` (the program name first), its exit code returned (the
+/// Python package's `vidprep` command; not part of the library's API).
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub fn cli_main_with(args: Vec<std::ffi::OsString>) -> u8 {
+    cli::main_with(args)
 }
 
 /// The README's examples, compiled by `cargo test` so that they stay true.

@@ -37,6 +37,7 @@ mod hostile_memory;
 mod insert;
 mod model_outputs;
 mod net_sources;
+mod net_tls;
 mod opens_once;
 mod oracle_selftest;
 mod overlay;

@@ -618,6 +618,16 @@ fn samplers() -> Vec<&'static str> {
     vidprep::plan::Sampler::names().to_vec()
 }
 
+/// The `vidprep` command line run in this process on `argv` (the program name first), its
+/// exit code returned: the `vidprep` command of a package built without the bundled binary
+/// (`pip install ./python`). The GIL is released while it runs; Ctrl-C and SIGTERM are the
+/// command line's own (its handler replaces Python's, as the process is the command).
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    let args: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
+    py.allow_threads(move || vidprep::cli_main_with(args))
+}
+
 #[pymodule]
 fn _vidprep(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -635,6 +645,7 @@ fn _vidprep(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("CancelledError", py.get_type::<CancelledError>())?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(sample_plan, m)?)?;
     m.add_function(wrap_pyfunction!(execute_plan, m)?)?;

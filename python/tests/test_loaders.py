@@ -20,6 +20,16 @@ def test_read_video_pyav_clamps_to_the_frame_count(street, street_rgb):
     np.testing.assert_array_equal(frames, street_rgb)
 
 
+def test_read_video_takes_lmms_eval_0_7_arguments(street, street_rgb):
+    # lmms-eval 0.7.3's read_video(..., force_include_last_frame=, backend=): with one frame,
+    # the last one instead of the first; the linspace already ends on it otherwise.
+    one = loaders.read_video_pyav(street, num_frm=1, force_include_last_frame=True, backend="pyav")
+    np.testing.assert_array_equal(one, street_rgb[[299]])
+    np.testing.assert_array_equal(loaders.read_video_pyav(street, num_frm=1), street_rgb[[0]])
+    eight = loaders.read_video_pyav(street, num_frm=8, force_include_last_frame=True, backend="torchcodec")
+    np.testing.assert_array_equal(eight, street_rgb[np.linspace(0, 299, 8, dtype=int)])
+
+
 def test_load_video_decord_repeats_like_decord(street, street_rgb):
     frames = loaders.load_video_decord(street, 8)
     np.testing.assert_array_equal(frames, street_rgb[np.linspace(0, 299, 8, dtype=int)])

@@ -3,7 +3,8 @@
 The wheel built by scripts/build-wheel.sh carries the command-line tool as
 ``vidprep/_bin/vidprep`` (linked against the FFmpeg bundled beside it, found through its RPATH);
 this entry point replaces the Python process with it, so that exit codes, signals and standard
-streams are the binary's own. A package built without it (``pip install ./python``) says so.
+streams are the binary's own. A package built without it (``pip install ./python``, a maturin
+build) runs the same command line compiled into its native module, in this process.
 """
 
 import os
@@ -17,16 +18,15 @@ def binary() -> str:
 
 def main() -> None:
     path = binary()
-    if not os.path.isfile(path):
-        sys.stderr.write(
-            "vidprep: this installation of the vidprep package has no bundled command-line tool "
-            f"({path} is missing); only the wheel made by scripts/build-wheel.sh ships it. "
-            "Build the CLI with `cargo build --release` instead.\n")
-        sys.exit(2)
-    if not os.access(path, os.X_OK):
-        sys.stderr.write(f"vidprep: {path} is not executable: reinstall the wheel, or chmod +x it\n")
-        sys.exit(2)
-    os.execv(path, ["vidprep"] + sys.argv[1:])
+    if os.path.isfile(path):
+        if not os.access(path, os.X_OK):
+            sys.stderr.write(f"vidprep: {path} is not executable: reinstall the wheel, or chmod +x it\n")
+            sys.exit(2)
+        os.execv(path, ["vidprep"] + sys.argv[1:])
+    from ._vidprep import cli_main
+
+    sys.stdout.flush()
+    sys.exit(cli_main(["vidprep"] + sys.argv[1:]))
 
 
 if __name__ == "__main__":

@@ -87,14 +87,25 @@ def read_video_pyav(
     format: str = "rgb24",
     max_image_size: Union[None, int, Tuple[int, int]] = None,
     resize_strategy: str = "resize",
+    force_include_last_frame: bool = False,
+    backend: Optional[str] = None,
 ) -> np.ndarray:
     """lmms-eval's ``read_video_pyav``: ``num_frm`` frames by ``np.linspace(0, total - 1,
     num_frm, dtype=int)`` with ``num_frm`` clamped to the frame count; returns ``(N, H, W, 3)``
     ``uint8`` RGB. ``max_image_size`` keeps the aspect inside the box (lmms-eval's ``resize``
-    strategy stretches; only the aspect-keeping cap is available here)."""
+    strategy stretches; only the aspect-keeping cap is available here).
+
+    lmms-eval 0.7's ``read_video`` arguments are taken too: ``force_include_last_frame`` (the
+    linspace ends on the last frame already; with one frame it is the last instead of the
+    first, as lmms-eval does) and ``backend`` (lmms-eval's decoder choice: vidprep decodes
+    whatever it names)."""
     if format != "rgb24":
         raise UsageError(f"read_video_pyav: only format='rgb24' is supported, not {format!r}")
     path = _path(video_path)
+    if force_include_last_frame and fps is None and num_frm == 1:
+        total = probe(path)["video"]["frames"]
+        frames, _ = sample(path, n=1, sampler="lmms-eval", size=_size_cap(max_image_size), start=max(0, total - 1))
+        return frames
     kwargs: Dict[str, Any] = {"sampler": "lmms-eval", "size": _size_cap(max_image_size)}
     if fps is not None:
         kwargs.update(fps=fps, max_frames=num_frm)

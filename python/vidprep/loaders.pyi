@@ -10,6 +10,8 @@ def read_video_pyav(
     format: str = ...,
     max_image_size: Union[None, int, Tuple[int, int]] = ...,
     resize_strategy: str = ...,
+    force_include_last_frame: bool = ...,
+    backend: Optional[str] = ...,
 ) -> npt.NDArray[np.uint8]: ...
 def load_video_decord(video_path: Union[str, Sequence[str]], max_frames_num: int) -> npt.NDArray[np.uint8]: ...
 lmms_eval_read_video = read_video_pyav

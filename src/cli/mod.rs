@@ -71,6 +71,13 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 pub fn main() -> ExitCode {
+    ExitCode::from(main_with(std::env::args_os()))
+}
+
+/// The command line run on `args` (the program name first), returning its exit code: what
+/// `main` runs, and what the Python package's `vidprep` command runs in its own process when
+/// no binary is bundled (`pip install ./python`).
+pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
     // Ctrl-C or a termination signal: the work stops at its next frame, every output group
     // removes its temporaries, and `main` returns 130. Should the work not stop within a few
     // seconds (a blocking read), the temporaries are removed here and the process exits; a
@@ -88,12 +95,12 @@ pub fn main() -> ExitCode {
         let _settled = handler_token.settle(std::time::Duration::from_secs(5));
         std::process::exit(EXIT_INTERRUPTED as i32);
     });
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
             let _ = e.print();
-            return ExitCode::from(code);
+            return code;
         }
     };
     // The library reads no environment: the settings its calls use (network timeouts, the
@@ -106,7 +113,7 @@ pub fn main() -> ExitCode {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(EXIT_USAGE);
+            return EXIT_USAGE;
         }
     };
     let _settings = settings.enter();
@@ -137,17 +144,21 @@ pub fn main() -> ExitCode {
     if cancel.is_cancelled() {
         cancel.remove_temporaries();
         eprintln!("interrupted: nothing half-written was left");
-        return ExitCode::from(EXIT_INTERRUPTED);
+        return EXIT_INTERRUPTED;
     }
     match result {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code,
         Err(e) => {
             let text = chain_text(&e);
             eprintln!("error: {}", if single { with_flags(&text) } else { text });
             let usage = e
                 .downcast_ref::<crate::Error>()
                 .is_some_and(|e| e.kind() == crate::ErrorKind::Usage);
-            ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
+            if usage {
+                EXIT_USAGE
+            } else {
+                EXIT_FAILED
+            }
         }
     }
 }

@@ -1256,13 +1256,22 @@ mod tests {
     #[test]
     fn a_codec_without_a_decoder_is_named_with_the_build() {
         let candidates = [ffmpeg::codec::Id::AVS3, ffmpeg::codec::Id::VVC];
-        let Some(id) = candidates.into_iter().find(|id| ffmpeg::decoder::find(*id).is_none()) else {
+        let Some(id) = candidates
+            .into_iter()
+            .find(|id| ffmpeg::decoder::find(*id).is_none())
+        else {
             eprintln!("skipping: this FFmpeg decodes AVS3 and VVC");
             return;
         };
         let message = missing_decoder(id, "VVC-or-AVS3").expect("no decoder");
-        assert!(message.contains("VVC-or-AVS3") && message.contains("FFmpeg "), "{message}");
-        assert!(message.contains("probe --build") && message.contains("convert"), "{message}");
+        assert!(
+            message.contains("VVC-or-AVS3") && message.contains("FFmpeg "),
+            "{message}"
+        );
+        assert!(
+            message.contains("probe --build") && message.contains("convert"),
+            "{message}"
+        );
         // H.264 is always decodable.
         assert_eq!(missing_decoder(ffmpeg::codec::Id::H264, "H.264"), None);
     }

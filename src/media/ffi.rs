@@ -689,7 +689,10 @@ fn build_facts_versions() -> (String, String) {
             .to_string_lossy()
             .into_owned()
     };
-    (text, format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff))
+    (
+        text,
+        format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff),
+    )
 }
 
 /// Every video decoder and input protocol of this build (see [`BuildFacts`]).
@@ -727,7 +730,11 @@ pub fn build_facts() -> BuildFacts {
             break;
         }
         // SAFETY: non-null and static (above).
-        input_protocols.push(unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned());
+        input_protocols.push(
+            unsafe { std::ffi::CStr::from_ptr(name) }
+                .to_string_lossy()
+                .into_owned(),
+        );
     }
     BuildFacts {
         ffmpeg,

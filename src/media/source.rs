@@ -558,7 +558,11 @@ pub(crate) fn url_recipe(path: &Path) -> Result<OpenRecipe> {
                      lists its protocols): use an FFmpeg built with TLS (Debian's is), or \
                      download the file first and give its path",
                     crate::media::ffi::ffmpeg_build(),
-                    if scheme == "https" { " (it was built without TLS)" } else { "" },
+                    if scheme == "https" {
+                        " (it was built without TLS)"
+                    } else {
+                        ""
+                    },
                 ),
             });
         }

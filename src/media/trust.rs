@@ -58,7 +58,11 @@ impl Trust {
     ) -> Trust {
         let dirs: Vec<PathBuf> = cert_dir
             .as_deref()
-            .map(|d| std::env::split_paths(d).filter(|p| !p.as_os_str().is_empty()).collect())
+            .map(|d| {
+                std::env::split_paths(d)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .collect()
+            })
             .unwrap_or_default();
         if let Some(file) = cert_file.filter(|f| !f.as_os_str().is_empty()) {
             return Trust {
@@ -111,7 +115,10 @@ impl Trust {
                 }
             }
         }
-        let hash: String = Md5::digest(&pem).iter().map(|b| format!("{b:02x}")).collect();
+        let hash: String = Md5::digest(&pem)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         let path = std::env::temp_dir().join(format!("vidprep-ca-{hash}.pem"));
         if !path.is_file() {
             let mut tmp = tempfile::NamedTempFile::new_in(std::env::temp_dir()).ok()?;
@@ -203,12 +210,18 @@ mod tests {
     #[test]
     fn the_first_system_bundle_that_exists_is_used() {
         let t = Trust::from_parts(None, None, |p| p == Path::new("/etc/ssl/ca-bundle.pem"));
-        assert_eq!(t.bundle.as_deref(), Some(Path::new("/etc/ssl/ca-bundle.pem")));
+        assert_eq!(
+            t.bundle.as_deref(),
+            Some(Path::new("/etc/ssl/ca-bundle.pem"))
+        );
         assert!(!t.from_env);
         let none = Trust::from_parts(Some("".into()), None, |_| false);
         assert_eq!(none.bundle, None);
         // Still verified, against the TLS library's own system trust.
-        assert_eq!(none.ffmpeg_options(), vec![("tls_verify".to_string(), "1".to_string())]);
+        assert_eq!(
+            none.ffmpeg_options(),
+            vec![("tls_verify".to_string(), "1".to_string())]
+        );
         assert!(none.root_certs().unwrap().is_none());
     }
 
@@ -228,7 +241,9 @@ mod tests {
         assert!(e.contains("SSL_CERT_FILE") && e.contains("nope.pem"), "{e}");
         let empty = dir.path().join("empty.pem");
         std::fs::write(&empty, "not a certificate\n").unwrap();
-        let e = Trust::from_parts(Some(empty), None, |_| false).root_certs().unwrap_err();
+        let e = Trust::from_parts(Some(empty), None, |_| false)
+            .root_certs()
+            .unwrap_err();
         assert!(e.contains("holds no PEM certificate"), "{e}");
     }
 }
