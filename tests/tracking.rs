@@ -343,12 +343,6 @@ fn on_a_real_sequence_tracking_beats_linear() {
     );
 }
 
-#[cfg(not(feature = "tracking"))]
-#[test]
-fn on_a_real_sequence_tracking_beats_linear() {
-    eprintln!("skipping: built without the `tracking` feature (cargo test --features tracking)");
-}
-
 /// `vidprep track` of one key, to frame `end` (excluded): the boxes, the gap records and
 /// the warnings.
 #[cfg(feature = "tracking")]

@@ -197,9 +197,3 @@ fn csrt_beats_linear_on_a_walker_at_constant_speed() {
         "CSRT {csrt:.3} vs linear {linear:.3}; {gaps}"
     );
 }
-
-#[cfg(not(feature = "tracking"))]
-#[test]
-fn tracking_speed_needs_the_feature() {
-    eprintln!("skipping: built without the `tracking` feature (cargo test --features tracking)");
-}

@@ -30,12 +30,17 @@ pub(crate) fn shared_data_root() -> PathBuf {
 }
 
 /// The shared data root when `sub` exists under it; otherwise prints why the test is skipped
-/// and returns `None`.
+/// and returns `None` (a failure instead where `VIDPREP_REQUIRE_DATA` is set).
 pub(crate) fn shared_data(sub: &str) -> Option<PathBuf> {
     let root = shared_data_root();
     if root.join(sub).exists() {
         Some(root)
     } else {
+        assert!(
+            std::env::var_os("VIDPREP_REQUIRE_DATA").is_none() || sub.starts_with("no/such"),
+            "real data {} not found, but VIDPREP_REQUIRE_DATA is set",
+            root.join(sub).display()
+        );
         eprintln!("skipping: real data {} not found", root.join(sub).display());
         None
     }

@@ -73,7 +73,8 @@ pub fn send_signal(signal: &str, target: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// A path under `../shared/data`, or `None` (with a message) when the folder is absent.
+/// A path under `../shared/data`, or `None` (with a message) when the folder is absent; a
+/// failure instead where `VIDPREP_REQUIRE_DATA` is set.
 pub fn shared(rel: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data")
@@ -81,6 +82,13 @@ pub fn shared(rel: &str) -> Option<PathBuf> {
     if p.exists() {
         Some(p)
     } else {
+        // CI sets VIDPREP_REQUIRE_DATA where the folder is there: a test that cannot find its
+        // footage then fails instead of passing quietly.
+        assert!(
+            std::env::var_os("VIDPREP_REQUIRE_DATA").is_none(),
+            "{} is absent, but VIDPREP_REQUIRE_DATA is set",
+            p.display()
+        );
         eprintln!(
             "skipping: {} is absent (the shared real-footage folder is not here)",
             p.display()
