@@ -550,7 +550,7 @@ fn profile_options(data: &[u8]) -> Result<(), String> {
 /// Two bytes (big-endian) give the avcC's length; the avcC; then Annex B NAL units, a packet
 /// ending at each access unit delimiter.
 fn h264(data: &[u8]) -> Result<(), String> {
-    use crate::media::h264::{self, AvcC, Sps};
+    use crate::bitstream::h264::{self, AvcC, Sps};
     if data.len() < 2 {
         return Ok(());
     }
@@ -568,7 +568,7 @@ fn h264(data: &[u8]) -> Result<(), String> {
         let _ = h264::split_length_prefixed(rest, size);
     }
     if let Ok(avcc) = AvcC::parse(avcc) {
-        let mut analyser = crate::media::h264_refs::Analyser::new(&avcc);
+        let mut analyser = crate::bitstream::h264_refs::Analyser::new(&avcc);
         for (pts, packet) in nals.split(|nal| h264::nal_type(nal) == 9).enumerate() {
             analyser.packet(pts as i64, packet);
         }

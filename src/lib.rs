@@ -60,6 +60,7 @@
 // without the `cli` feature (`cargo check --lib --no-default-features`: no warning).
 pub(crate) mod annotations;
 pub(crate) mod batch;
+pub(crate) mod bitstream;
 pub(crate) mod cancel;
 pub(crate) mod check;
 #[cfg(feature = "cli")]
@@ -95,6 +96,7 @@ pub(crate) mod stages;
 pub(crate) mod tally;
 mod textual;
 pub mod time;
+pub(crate) mod tracking;
 
 pub use batch::{
     bad_reports, clean_item, merge_report, parse_shard, run_batch, run_item, shard_of,

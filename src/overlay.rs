@@ -132,7 +132,7 @@ pub struct SourceBoxes {
     pub resolved: ResolvedBoxes,
     pub warnings: Vec<String>,
     /// With `fill: track`: what was done to each gap of each track (source frames).
-    pub tracked: Vec<crate::media::tracker::GapRecord>,
+    pub tracked: Vec<crate::tracking::GapRecord>,
 }
 
 impl SourceBoxes {

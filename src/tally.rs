@@ -65,7 +65,7 @@ pub struct Counts {
     /// [`FrameReader`]: crate::FrameReader
     pub frames_decoded: usize,
     /// Packets sparse reading did not send to a decoder because no frame it wanted depends on
-    /// them (see `media::h264_refs`).
+    /// them (see `bitstream::h264_refs`).
     pub packets_left_out: usize,
 }
 

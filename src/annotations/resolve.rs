@@ -25,7 +25,7 @@
 //! - `Fill::Track` resolves as `Fill::Linear` here and lists the gaps a tracker may fill
 //!   instead ([`ResolvedBoxes::gaps`]): between two present keys on frames of the video, and
 //!   after a track's last present key (or up to its `Absent` key); the tracking module
-//!   (`media::tracker`, the `tracking` feature) replaces their boxes.
+//!   (`tracking`, the `tracking` feature) replaces their boxes.
 //! - detections are drawn on their own frame only.
 //! - normalised coordinates become pixels of the clock's frame size. Boxes are not clamped;
 //!   drawing code clamps with [`BBox::clamped`].

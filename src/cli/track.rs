@@ -10,11 +10,11 @@ use clap::Args;
 
 use crate::annotations::{self, Fill, Format, ReadOptions};
 use crate::media::table::FrameTable;
-use crate::media::tracker::track_source;
 use crate::media::Source;
 use crate::output::group::OutputGroup;
 use crate::plan::BoxesOut;
 use crate::time::TimeSpec;
+use crate::tracking::track_source;
 
 #[derive(Args)]
 pub struct TrackArgs {
@@ -174,8 +174,8 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
             timing.decode_seconds
         );
     }
-    let threshold = crate::media::tracker::TrackOptions::new(crate::annotations::TrackerKind::Csrt)
-        .min_drift_iou;
+    let threshold =
+        crate::tracking::TrackOptions::new(crate::annotations::TrackerKind::Csrt).min_drift_iou;
     for g in &records {
         if let Some(w) = g.warning(threshold) {
             warnings.push(w);

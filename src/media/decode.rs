@@ -132,7 +132,7 @@ pub struct FrameReader {
     /// the decoder may skip non-reference frames that are not among them.
     wanted: Option<Arc<HashSet<i64>>>,
     /// With `wanted`: packets (by pts) that are not sent to the decoder at all, since no
-    /// wanted frame depends on them (H.264, `media::h264_refs`).
+    /// wanted frame depends on them (H.264, `bitstream::h264_refs`).
     left_out: Option<Arc<HashSet<i64>>>,
     /// With `wanted`: targets (by pts) after whose packet the decoder is drained, since no
     /// other wanted frame comes before the next keyframe: the target comes out without
@@ -383,7 +383,7 @@ impl FrameReader {
     /// increasing order), so the decoder decodes only what they depend on: non-reference
     /// frames that are not wanted are skipped (`AVDISCARD_NONREF`); for H.264 whose
     /// references the table could follow, packets of reference frames no wanted frame depends
-    /// on are not sent at all (`media::h264_refs`); and after the packet of the last wanted
+    /// on are not sent at all (`bitstream::h264_refs`); and after the packet of the last wanted
     /// frame before a keyframe the decoder is drained, so that frame comes out at once. Only
     /// where frames are recognised by their timestamps: elsewhere a packet may carry a frame
     /// that comes out with a later packet (packed B-frames), so nothing is skipped.

@@ -8,12 +8,8 @@ pub(crate) mod demux;
 pub(crate) mod encode;
 pub(crate) mod ffi;
 pub(crate) mod frame;
-pub(crate) mod h264;
-pub(crate) mod h264_refs;
 pub(crate) mod images;
 pub(crate) mod input;
-#[cfg(feature = "tracking")]
-pub(crate) mod opencv;
 pub(crate) mod probe;
 pub(crate) mod reference;
 pub(crate) mod remote;
@@ -22,7 +18,6 @@ pub(crate) mod smart_parts;
 pub(crate) mod source;
 pub(crate) mod still;
 pub(crate) mod table;
-pub mod tracker;
 pub(crate) mod trust;
 pub(crate) mod wav;
 

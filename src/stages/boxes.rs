@@ -1,5 +1,5 @@
 //! The boxes stage: the source's annotations read in their format, resolved onto its frames
-//! (keys interpolated, held or tracked as asked: `fill: track` runs `media::tracker` over the
+//! (keys interpolated, held or tracked as asked: `fill: track` runs `tracking` over the
 //! source's exact frames), recorded into every output in its own frames and
 //! pixels, and drawn on each export's frames after that export's resize (so line widths and
 //! labels suit the pixels the model sees).
@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use crate::annotations::Fill;
 use crate::error::Result;
-use crate::media::tracker::{fill_gaps, TrackOptions};
 use crate::overlay::{BoxesRequest, SourceBoxes};
 use crate::stages::stream::StreamBuilder;
 use crate::stages::Stage;
+use crate::tracking::{fill_gaps, TrackOptions};
 
 /// The boxes stage of a plan.
 pub(crate) struct BoxesStage {

@@ -41,9 +41,9 @@ pub(crate) use write::write;
 
 use serde_json::json;
 
+use crate::bitstream::h264;
 use crate::error::Result;
 use crate::media::encode::{Container, EncodeSettings};
-use crate::media::h264;
 use crate::media::input::Ratio;
 use crate::media::smart_parts::source::H264Source;
 use crate::media::smart_parts::x264::{free_parameter_set_id, x264_profile, Matched, PartEncoder};

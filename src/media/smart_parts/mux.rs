@@ -11,10 +11,10 @@ use std::path::Path;
 
 use ffmpeg_next as ffmpeg;
 
+use crate::bitstream::h264::AvcC;
 use crate::error::{Error, Result};
 use crate::media::audio::{AudioFormat, AudioPlan, AudioTrack};
 use crate::media::encode::Container;
-use crate::media::h264::AvcC;
 use crate::media::input::{read_error_ends_input, read_packet, Ratio};
 use crate::media::smart_parts::source::H264Source;
 use crate::time::Time;

@@ -9,10 +9,10 @@ use std::path::Path;
 use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 
+use crate::bitstream::h264::{self, AvcC, Sps};
 use crate::error::{Error, Result};
 use crate::media::encode::{EncodeSettings, ENCODER_THREADS};
 use crate::media::frame::VideoFrame;
-use crate::media::h264::{self, AvcC, Sps};
 use crate::media::input::Ratio;
 use crate::media::smart_parts::sink::PacketSink;
 

@@ -1,7 +1,7 @@
 //! Building a frame table from packets (no decoding): one scan of the video packets records
 //! each frame's timestamps, keyframe flag and position, and for H.264 in avcC form each
 //! packet's decoding order and IDR flag ([`CodedPackets`]) and the reference graph
-//! (`media::h264_refs`); an image sequence's table from its files. The helpers the table
+//! (`bitstream::h264_refs`); an image sequence's table from its files. The helpers the table
 //! built by decoding shares (frame limits, fallback durations) are here too.
 
 use std::path::Path;
@@ -39,14 +39,14 @@ pub(crate) fn coded_packet(
         return Err("a video packet has no presentation timestamp".into());
     };
     let data = packet.data().unwrap_or(&[]);
-    let nals = crate::media::h264::split_length_prefixed(data, length_size)
+    let nals = crate::bitstream::h264::split_length_prefixed(data, length_size)
         .map_err(|e| format!("a video packet is not length-prefixed H.264: {e}"))?;
     Ok(CodedPacket {
         pts,
         dts: packet.dts().unwrap_or(pts),
         idr: nals
             .iter()
-            .any(|n| crate::media::h264::nal_type(n) == crate::media::h264::NAL_IDR),
+            .any(|n| crate::bitstream::h264::nal_type(n) == crate::bitstream::h264::NAL_IDR),
     })
 }
 
@@ -100,13 +100,15 @@ impl FrameTable {
         let avcc = if input.video.codec == "h264" {
             input.context.stream(index).and_then(|s| {
                 let extradata = ffi::parameters_extradata(&s.parameters());
-                crate::media::h264::AvcC::parse(&extradata).ok()
+                crate::bitstream::h264::AvcC::parse(&extradata).ok()
             })
         } else {
             None
         };
         let length_size = avcc.as_ref().map(|a| a.length_size);
-        let mut analyser = avcc.as_ref().map(crate::media::h264_refs::Analyser::new);
+        let mut analyser = avcc
+            .as_ref()
+            .map(crate::bitstream::h264_refs::Analyser::new);
         let mut coded: Option<CodedPackets> = length_size.map(|_| Ok(Vec::new()));
         let mut entries = Vec::new();
         let mut discarded = 0usize;
@@ -168,7 +170,7 @@ impl FrameTable {
             if let (Some(a), Some(size), Some(pts)) = (&mut analyser, length_size, packet.pts()) {
                 if packet.size() > 0 {
                     let data = packet.data().unwrap_or(&[]);
-                    match crate::media::h264::split_length_prefixed(data, size) {
+                    match crate::bitstream::h264::split_length_prefixed(data, size) {
                         Ok(nals) => a.packet(pts, &nals),
                         Err(_) => analyser = None,
                     }

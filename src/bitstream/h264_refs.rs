@@ -37,7 +37,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::media::h264::{in_range, nal_type, AvcC, Bits, Sps, NAL_IDR, NAL_PPS, NAL_SPS};
+use crate::bitstream::h264::{in_range, nal_type, AvcC, Bits, Sps, NAL_IDR, NAL_PPS, NAL_SPS};
 
 type Result<T> = std::result::Result<T, String>;
 

@@ -18,10 +18,13 @@
 //!   box to the key, and the IoU it ends with against the key's box (`consistency_iou`, the
 //!   forward-backward check) is flagged below the same threshold.
 //!
-//! The tracker itself is [`BoxTracker`]: OpenCV's CSRT or KCF through `media::opencv` (the
+//! The tracker itself is [`BoxTracker`]: OpenCV's CSRT or KCF through `tracking::opencv` (the
 //! `tracking` feature, the only code that calls OpenCV), or any other implementation (the unit
 //! tests use one that reads a synthetic target's position). Without the feature,
 //! [`open_tracker`] is a usage error saying how to build with it.
+
+#[cfg(feature = "tracking")]
+pub(crate) mod opencv;
 
 use std::sync::Arc;
 
@@ -60,7 +63,7 @@ pub type TrackerFactory<'a> = dyn Fn() -> Result<Box<dyn BoxTracker>> + 'a;
 pub fn open_tracker(kind: TrackerKind) -> Result<Box<dyn BoxTracker>> {
     #[cfg(feature = "tracking")]
     {
-        Ok(Box::new(crate::media::opencv::OpenCvTracker::new(kind)?))
+        Ok(Box::new(crate::tracking::opencv::OpenCvTracker::new(kind)?))
     }
     #[cfg(not(feature = "tracking"))]
     {

@@ -247,7 +247,7 @@ pub struct Sps {
     pub colour: Option<(u32, u32, u32)>,
     pub chroma_loc: Option<(u32, u32)>,
     pub max_num_reorder_frames: Option<u32>,
-    /// What slice headers need (`media::h264_refs`).
+    /// What slice headers need (`bitstream::h264_refs`).
     pub separate_colour_plane: bool,
     pub log2_max_frame_num: u32,
     pub poc_type: u32,
