@@ -104,6 +104,11 @@ pub struct Settings {
     /// runner's process group and fails. Default [`DEFAULT_PARITY_TIMEOUT`];
     /// `VIDPREP_PARITY_TIMEOUT` (seconds, more than 0, at most a day).
     pub parity_timeout: Duration,
+    /// The PEM bundle of certificate authorities https trusts instead of the system's
+    /// (`SSL_CERT_FILE`, as Python's `ssl` and curl read it; `media::trust`).
+    pub ssl_cert_file: Option<std::path::PathBuf>,
+    /// Folders of PEM certificates https trusts too (`SSL_CERT_DIR`, `:`-separated).
+    pub ssl_cert_dir: Option<String>,
     /// Test-only fault injection: the batch item with this id panics (`VIDPREP_FAULT_PANIC`).
     /// Only a build with the test-only `fault-injection` feature has it.
     #[cfg(feature = "fault-injection")]
@@ -123,6 +128,8 @@ impl Default for Settings {
             network: NetworkSettings::default(),
             lock_lease: DEFAULT_LEASE,
             parity_timeout: DEFAULT_PARITY_TIMEOUT,
+            ssl_cert_file: None,
+            ssl_cert_dir: None,
             #[cfg(feature = "fault-injection")]
             fault_panic: None,
             #[cfg(feature = "fault-injection")]
@@ -137,7 +144,7 @@ thread_local! {
 
 impl Settings {
     /// The variables [`from_vars`](Self::from_vars) reads.
-    pub const VARS: [&'static str; 7] = [
+    pub const VARS: [&'static str; 9] = [
         "VIDPREP_NETWORK_TIMEOUT",
         "VIDPREP_NETWORK_DEADLINE",
         "VIDPREP_DOWNLOAD_LIMIT",
@@ -145,6 +152,8 @@ impl Settings {
         "VIDPREP_NETWORK_MIN_RATE_SECONDS",
         "VIDPREP_LOCK_LEASE_SECONDS",
         "VIDPREP_PARITY_TIMEOUT",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
     ];
 
     /// Settings from variables looked up by `var` (a door passes its environment:
@@ -195,6 +204,10 @@ impl Settings {
             lock_lease,
             parity_timeout: seconds("VIDPREP_PARITY_TIMEOUT", 86_400.0)
                 .unwrap_or(DEFAULT_PARITY_TIMEOUT),
+            ssl_cert_file: var("SSL_CERT_FILE")
+                .filter(|v| !v.is_empty())
+                .map(std::path::PathBuf::from),
+            ssl_cert_dir: var("SSL_CERT_DIR").filter(|v| !v.is_empty()),
             #[cfg(feature = "fault-injection")]
             fault_panic: var("VIDPREP_FAULT_PANIC"),
             #[cfg(feature = "fault-injection")]

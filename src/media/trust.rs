@@ -41,13 +41,12 @@ pub(crate) struct Trust {
 }
 
 impl Trust {
-    /// The trust this process has (the environment variables and the system's files).
+    /// The trust of the call this thread works for: its settings' `SSL_CERT_FILE` and
+    /// `SSL_CERT_DIR` (a door fills them from its environment), and the system's files.
     pub fn current() -> Trust {
-        Trust::from_parts(
-            std::env::var_os("SSL_CERT_FILE").map(PathBuf::from),
-            std::env::var_os("SSL_CERT_DIR"),
-            |p| p.is_file(),
-        )
+        let (file, dir) =
+            crate::settings::with(|s| (s.ssl_cert_file.clone(), s.ssl_cert_dir.clone()));
+        Trust::from_parts(file, dir.map(Into::into), |p| p.is_file())
     }
 
     /// [`Trust::current`] from its inputs (`exists` tells whether a system bundle is there).
