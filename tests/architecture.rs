@@ -32,7 +32,7 @@ fn layers() -> Vec<(String, Vec<String>)> {
     let end = text
         .find("<!-- layers:end -->")
         .expect("docs/architecture.md: no layers:end marker");
-    let mut out = Vec::new();
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
     for line in text[begin..end].lines() {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         if cells.len() < 4 || cells[1] == "Layer" || cells[1].starts_with("---") {
