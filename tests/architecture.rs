@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first, as `docs/architecture.md` gives them (the table between
 /// `<!-- layers:begin -->` and `<!-- layers:end -->`: a row per layer, its name in the first
-/// column and its top-level modules, in backticks, in the second). A unit may import units of
-/// its own layer (without a cycle) and of lower layers, never of higher ones.
+/// column and its top-level modules, in backticks, in the second; a row with an empty first
+/// column continues the layer above). A unit may import units of its own layer (without a
+/// cycle) and of lower layers, never of higher ones.
 fn layers() -> Vec<(String, Vec<String>)> {
     let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md");
     let text = std::fs::read_to_string(&doc).unwrap();
@@ -31,7 +32,7 @@ fn layers() -> Vec<(String, Vec<String>)> {
     let end = text
         .find("<!-- layers:end -->")
         .expect("docs/architecture.md: no layers:end marker");
-    let mut out = Vec::new();
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
     for line in text[begin..end].lines() {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         if cells.len() < 4 || cells[1] == "Layer" || cells[1].starts_with("---") {
@@ -47,6 +48,14 @@ fn layers() -> Vec<(String, Vec<String>)> {
             !modules.is_empty(),
             "docs/architecture.md: layer row without modules: {line}"
         );
+        if cells[1].is_empty() {
+            // A row with no layer name continues the layer above (short lines).
+            let (_, above) = out
+                .last_mut()
+                .expect("docs/architecture.md: the first layer row has no name");
+            above.extend(modules);
+            continue;
+        }
         out.push((cells[1].to_string(), modules));
     }
     assert!(

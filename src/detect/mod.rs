@@ -14,7 +14,7 @@
 //! half-open and frame-exact: `[start, end)` in frame indices of the source's frame table.
 //!
 //! Adding a detector: a file here with a function from the statistics (or the annotations)
-//! to spans with evidence, one arm in [`Detector`] and [`propose`], and its flags in
+//! to spans with evidence, one arm in [`Detector`] and in `detect_with`, and its flags in
 //! `cli/detect.rs` and `docs/detect.md`.
 
 pub mod activity;
