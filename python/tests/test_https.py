@@ -193,11 +193,6 @@ def test_ffmpeg_has_tls_and_verifies_certificates(server, certificates):
     assert rc < 0, "FFmpeg opened an https URL whose certificate it was told not to trust"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="until vidprep trusts SSL_CERT_FILE (its first request, through ureq/rustls, trusts only "
-           "webpki-roots) and passes it to FFmpeg as ca_file with tls_verify=1 (issue #44, Rust side); "
-           "remove this mark when that lands")
 def test_https_with_the_certificate_trusted(server, certificates, trust, street):
     trust(certificates["server"][0])
     server.ranges.clear()
