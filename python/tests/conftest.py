@@ -58,3 +58,19 @@ def make_video(path: Path, *args: str) -> Path:
         pytest.skip("the ffmpeg CLI is not installed")
     subprocess.run(["ffmpeg", "-v", "error", "-y", *args, str(path)], check=True)
     return path
+
+
+def need_packages(*names: str) -> None:
+    """Skips the test unless every package in `names` imports (scripts/parity-venv.sh makes an
+    interpreter with all of them); fails instead where ``VIDPREP_REQUIRE_PARITY`` is set."""
+    missing = []
+    for name in names:
+        try:
+            __import__(name)
+        except Exception as e:  # noqa: BLE001 - any import failure means "not usable here"
+            missing.append(f"{name} ({e.__class__.__name__}: {e})")
+    if missing:
+        why = "needs " + ", ".join(missing) + " (scripts/parity-venv.sh)"
+        if os.environ.get("VIDPREP_REQUIRE_PARITY"):
+            pytest.fail(f"{why}, but VIDPREP_REQUIRE_PARITY is set")
+        pytest.skip(why)

@@ -29,23 +29,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import passthrough
+from conftest import need_packages, passthrough
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _need(*names):
-    missing = []
-    for name in names:
-        try:
-            __import__(name)
-        except Exception as e:  # noqa: BLE001 - any import failure means "not usable here"
-            missing.append(f"{name} ({e.__class__.__name__}: {e})")
-    if missing:
-        why = "needs " + ", ".join(missing) + " (scripts/parity-venv.sh)"
-        if os.environ.get("VIDPREP_REQUIRE_PARITY"):
-            pytest.fail(f"{why}, but VIDPREP_REQUIRE_PARITY is set")
-        pytest.skip(why)
+_need = need_packages
 
 
 @pytest.fixture(scope="module")

@@ -21,29 +21,16 @@ import numpy as np
 import pytest
 
 import vidprep
+from conftest import need_packages
 
 ROOT = Path(__file__).resolve().parents[2]
 
 PACKAGES = ("torch", "torchvision", "torchcodec", "transformers", "decord", "qwen_vl_utils", "PIL")
 
 
-def _need_packages():
-    missing = []
-    for name in PACKAGES:
-        try:
-            __import__(name)
-        except Exception as e:  # noqa: BLE001 - any import failure means "not usable here"
-            missing.append(f"{name} ({e.__class__.__name__}: {e})")
-    if missing:
-        why = "the resize sweep needs " + ", ".join(missing) + " (scripts/parity-venv.sh)"
-        if os.environ.get("VIDPREP_REQUIRE_PARITY"):
-            pytest.fail(f"{why}, but VIDPREP_REQUIRE_PARITY is set")
-        pytest.skip(why)
-
-
 @pytest.fixture(scope="module")
 def runner():
-    _need_packages()
+    need_packages(*PACKAGES)
     spec = importlib.util.spec_from_file_location("parity_runner", ROOT / "scripts" / "parity_runner.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
