@@ -39,18 +39,28 @@ _need = need_packages
 
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory):
-    if shutil.which("ffmpeg") is None:
-        pytest.skip("the ffmpeg CLI is not installed")
-    given = os.environ.get("VIDPREP_FORMAT_MATRIX")
-    if given:
-        d = Path(given)
-    else:
-        d = tmp_path_factory.mktemp("format-matrix")
-        subprocess.run(["bash", str(ROOT / "scripts" / "format-matrix.sh"), str(d)], check=True,
-                       capture_output=True)
-    videos = sorted(p for p in d.iterdir() if p.suffix != ".txt")
-    assert len(videos) >= 40, f"{d}: {len(videos)} videos, the matrix has 41"
-    return videos
+    """The format matrix's videos, made on first use (after each test has checked its
+    packages, so that an interpreter without them skips before any video is made)."""
+
+    class Matrix:
+        videos = None
+
+        def __iter__(self):
+            if self.videos is None:
+                if shutil.which("ffmpeg") is None:
+                    pytest.skip("the ffmpeg CLI is not installed")
+                given = os.environ.get("VIDPREP_FORMAT_MATRIX")
+                if given:
+                    d = Path(given)
+                else:
+                    d = tmp_path_factory.mktemp("format-matrix")
+                    subprocess.run(["bash", str(ROOT / "scripts" / "format-matrix.sh"), str(d)],
+                                   check=True, capture_output=True)
+                self.videos = sorted(p for p in d.iterdir() if p.suffix != ".txt")
+                assert len(self.videos) >= 40, f"{d}: {len(self.videos)} videos, the matrix has 41"
+            return iter(self.videos)
+
+    return Matrix()
 
 
 def ffmpeg_rgb(path):
