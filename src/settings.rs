@@ -60,11 +60,11 @@ pub struct NetworkSettings {
     /// spent waiting on the network, a server sending less fails the source, naming the URL
     /// and the rate it sent (a server dripping a byte every few seconds never trips
     /// [`timeout`](Self::timeout), and would hold the call for the whole
-    /// [`deadline`](Self::deadline)). 0 turns the check off. Default [`DEFAULT_MIN_RATE`];
+    /// `deadline`). 0 turns the check off. Default `DEFAULT_MIN_RATE`;
     /// `VIDPREP_NETWORK_MIN_RATE` (bytes per second, or with K, M, G).
     pub min_rate: u64,
     /// The time over which [`min_rate`](Self::min_rate) is measured (as curl's
-    /// `--speed-time`). Default [`DEFAULT_MIN_RATE_WINDOW`]; `VIDPREP_NETWORK_MIN_RATE_SECONDS`
+    /// `--speed-time`). Default `DEFAULT_MIN_RATE_WINDOW`; `VIDPREP_NETWORK_MIN_RATE_SECONDS`
     /// (seconds, more than 0, at most a day).
     pub min_rate_window: Duration,
 }
@@ -101,7 +101,7 @@ pub struct Settings {
     /// [`DEFAULT_LEASE`]; `VIDPREP_LOCK_LEASE_SECONDS` (1 to 86400).
     pub lock_lease: Duration,
     /// How long `vidprep parity` lets the package's Python runner run before it kills the
-    /// runner's process group and fails. Default [`DEFAULT_PARITY_TIMEOUT`];
+    /// runner's process group and fails. Default `DEFAULT_PARITY_TIMEOUT`;
     /// `VIDPREP_PARITY_TIMEOUT` (seconds, more than 0, at most a day).
     pub parity_timeout: Duration,
     /// The PEM bundle of certificate authorities https trusts instead of the system's

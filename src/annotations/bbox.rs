@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BBox {
     /// Left edge: pixels from the frame's left side (or a fraction of its width when the
-    /// annotations are [`Coords::Normalized`](super::Coords::Normalized)).
+    /// annotations are `Coords::Normalized`).
     pub x1: f64,
     /// Top edge: pixels down from the frame's top (or a fraction of its height).
     pub y1: f64,

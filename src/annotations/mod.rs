@@ -128,7 +128,7 @@ pub struct Format(Option<&'static dyn AnnotationFormat>);
 
 #[allow(non_upper_case_globals)]
 impl Format {
-    /// Detect from the path and content ([`detect_format`]).
+    /// Detect from the path and content (each registered format is asked in turn).
     pub const Auto: Format = Format(None);
     /// A GOT-10k sequence folder or its `groundtruth.txt`.
     pub const Got10k: Format = Format(Some(&got10k::Got10kFormat));
@@ -235,7 +235,7 @@ pub enum Units {
     /// Normalised when every coordinate is within `[0, 1]`, else pixels.
     #[default]
     Auto,
-    /// Pixels of the frame (on the stored grid, see [`Grid`]).
+    /// Pixels of the frame (on the stored grid, see `Grid`).
     Pixels,
     /// Fractions `0..1` of the frame's width and height (`normalised` is accepted too).
     Normalized,

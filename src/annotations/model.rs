@@ -18,12 +18,12 @@ use super::Format;
 use crate::time::Time;
 
 /// When an annotation applies: a 0-based frame index of the video, or a time in seconds (from
-/// the file's [`TimeOrigin`]). Frame keys sort before time keys; within a kind they sort by value.
+/// the file's `TimeOrigin`). Frame keys sort before time keys; within a kind they sort by value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Key {
     /// A 0-based frame index of the video.
     Frame(usize),
-    /// Exact seconds from the file's [`TimeOrigin`].
+    /// Exact seconds from the file's `TimeOrigin`.
     Time(Time),
 }
 
@@ -226,7 +226,7 @@ impl Track {
     }
 
     /// Adds an entry; a second entry for the same key is refused with
-    /// [`AnnotationError::Usage`] naming the track and key.
+    /// `AnnotationError::Usage` naming the track and key.
     pub fn insert(&mut self, key: Key, entry: Entry) -> Result<(), AnnotationError> {
         if self.keys.contains_key(&key) {
             return Err(AnnotationError::Usage(format!(
@@ -344,7 +344,7 @@ impl Annotations {
     }
 
     /// What to add to a time key to put it on the timeline of a video whose first frame is
-    /// at `first_frame_time` (zero for [`TimeOrigin::Timeline`]).
+    /// at `first_frame_time` (zero for `TimeOrigin::Timeline`).
     pub fn time_shift(&self, first_frame_time: Time) -> Time {
         match self.time_origin {
             TimeOrigin::Timeline => Time::ZERO,

@@ -43,12 +43,12 @@ pub struct ExecOptions {
     /// The call's decoder thread budget (0: one per core; a batch gives each item the cores
     /// divided among its jobs). A full decode runs one decoder with this many threads (0:
     /// FFmpeg's automatic count); sparse reading's workers share it. The encoder's threads are
-    /// fixed: see [`ENCODER_THREADS`](crate::media::encode::ENCODER_THREADS).
+    /// fixed: see `ENCODER_THREADS`.
     pub threads: usize,
     /// Parallel decoders when only sampled frames are read (0: as many as the thread budget
     /// allows, one thread each at least). More than the budget runs more threads than it.
     pub workers: usize,
-    /// What stops this call (see [`crate::cancel`]). The default is the token the calling
+    /// What stops this call (see `crate::cancel`). The default is the token the calling
     /// thread entered, or a fresh one.
     pub cancel: CancelToken,
     /// The most bytes the frames of one export kept in memory ([`Destination::Memory`]) may
@@ -60,7 +60,7 @@ pub struct ExecOptions {
     /// share the batch's (see [`TableCache`](crate::media::table::TableCache)); the default is
     /// an empty one of the call's own.
     pub tables: crate::media::table::TableCache,
-    /// Counts the work the call does (see [`crate::tally`]); `None` counts nothing.
+    /// Counts the work the call does (see `crate::tally`); `None` counts nothing.
     pub tally: Option<crate::tally::Tally>,
     /// Network timeouts, the download limit, the lock lease (see [`crate::Settings`]). The
     /// default is the settings the calling thread entered, or the documented defaults.

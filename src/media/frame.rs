@@ -29,7 +29,7 @@ pub struct Frame {
     pub image: VideoFrame,
     /// The decoder marked the picture as damaged (errors concealed).
     pub damaged: bool,
-    /// For a source whose RGB must come from its own picture ([`keeps_own_rgb`]: RGB-coded,
+    /// For a source whose RGB must come from its own picture (`keeps_own_rgb`: RGB-coded,
     /// grey, YUV other than 8-bit 4:2:0): the decoder's own picture, upright, in its own
     /// pixel format (or RGB24 where it was rotated), for exact RGB outputs. `None` for 8-bit
     /// 4:2:0 sources, whose RGB is made from `image`.

@@ -172,9 +172,9 @@ impl<'de> serde::Deserialize<'de> for FrameRate {
 /// that have none of their own).
 ///
 /// A URL source carries what vidprep learnt when it was first opened (its validators, the
-/// download of a file whose server ignores ranges: [`crate::media::remote`]), and every
+/// download of a file whose server ignores ranges: `crate::media::remote`), and every
 /// source what its first open saw of its audio stream and the demuxer a full decode offers
-/// its soundtrack ([`Learnt`]), shared by its clones; two sources are equal when they name
+/// its soundtrack (`Learnt`), shared by its clones; two sources are equal when they name
 /// the same thing at the same rate.
 #[derive(Clone, Debug)]
 pub struct Source {

@@ -169,8 +169,8 @@ pub trait Formula: Sync {
 // Samplers, requests, results, errors
 // ---------------------------------------------------------------------------------------------
 
-/// Which toolkit's frame-index formula to use: a handle on one registered [`Formula`]. Its name
-/// (each formula's [`Formula::name`]: `uniform`, `lmms-eval`, `vlmevalkit`, `qwen`, `hf`,
+/// Which toolkit's frame-index formula to use: a handle on one registered `Formula`. Its name
+/// (each formula's `Formula::name`: `uniform`, `lmms-eval`, `vlmevalkit`, `qwen`, `hf`,
 /// `hf-load-video`, `hf-processor`, `hf-default`) is what [`FromStr`], [`fmt::Display`] and
 /// JSON use; two handles are equal when their names are.
 #[derive(Clone, Copy)]
@@ -364,7 +364,7 @@ impl<'de> Deserialize<'de> for Sampler {
 pub enum Request {
     /// `N` frames.
     Count(usize),
-    /// A sampling rate. Samplers with a toolkit fps rule use it (see [`Formula::fps`]); `uniform`
+    /// A sampling rate. Samplers with a toolkit fps rule use it (see `Formula::fps`); `uniform`
     /// uses the generic rule: the frame shown at each of the exact times `0, 1/F, 2/F, ...`
     /// before the end of the video ([`FrameTimes::frame_shown_at`], so variable frame rate is
     /// handled), and if that is more than `max_frames` frames, the uniform count-`max_frames`

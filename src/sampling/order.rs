@@ -19,7 +19,7 @@ pub enum Order {
     /// As sampled (ascending time).
     #[default]
     Ordered,
-    /// A seeded random permutation ([`shuffle_permutation`]).
+    /// A seeded random permutation (`shuffle_permutation`).
     Shuffled,
     /// Descending time.
     Reversed,

@@ -9,7 +9,7 @@
 //! Per-export resizing and frame-rate reduction ([`resize`]) are frame stages the exports add
 //! for themselves. [`stream`] holds the processed stream the stages shape and the exports
 //! read. Adding a stage: a file with a `Stage` implementation, a plan field, one line
-//! in [`stages_of`], and its section in `docs/architecture.md`.
+//! in [`stages_of`] (the steps: `docs/architecture.md`, "Adding things", "A stage").
 
 pub(crate) mod boxes;
 pub(crate) mod insert;

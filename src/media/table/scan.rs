@@ -297,7 +297,7 @@ impl FrameTable {
     /// frame a keyframe. No file is read in full; the size in every image's header is checked
     /// against the first frame's, since the frames of one video share a size (types whose
     /// header is not read here are checked as they decode), and a JPEG or PNG cut short is
-    /// damage ([`TruncatedImage`]: its last bytes are read, the whole file only where they are
+    /// damage (`TruncatedImage`: its last bytes are read, the whole file only where they are
     /// not the image's end).
     pub fn of_image_sequence(input: &VideoInput, seq: &ImageSequence) -> Result<FrameTable> {
         let tb = input.video.time_base;
