@@ -14,9 +14,11 @@
 //! use vidprep::time::TimeSpec;
 //! use vidprep::{execute, Destination, ExecOptions, NoProgress};
 //!
+//! let mut frames = FramesExport::default();
+//! frames.count = Some(16);
 //! let mut plan = Plan::new("event-1", "raw.mp4", vec![
 //!     ExportSpec::Clip(Default::default()),
-//!     ExportSpec::Frames(FramesExport { count: Some(16), ..Default::default() }),
+//!     ExportSpec::Frames(frames),
 //! ]);
 //! plan.start = Some(TimeSpec::parse("5s")?);
 //! plan.end = Some(TimeSpec::parse("250")?);

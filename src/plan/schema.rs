@@ -20,6 +20,7 @@ use crate::time::TimeSpec;
 /// One item: a source and what to make of it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Plan {
     /// The item's name: its outputs go to `OUT_DIR/<id>/` in a batch. A file name.
     pub id: String,
@@ -535,6 +536,7 @@ fn default_budget() -> u64 {
 /// Sampled frames for image-only models.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct FramesExport {
     /// The name of the export's folder and files, unique within the item (default:
     /// `frames`).
