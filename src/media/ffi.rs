@@ -720,6 +720,16 @@ pub fn build_facts() -> BuildFacts {
             video_decoders.push(name.to_string_lossy().into_owned());
         }
     }
+    BuildFacts {
+        ffmpeg,
+        libavcodec,
+        video_decoders,
+        input_protocols: input_protocols(),
+    }
+}
+
+/// The input protocols of this build (file, http, https, ...), without walking the codecs.
+pub fn input_protocols() -> Vec<String> {
     let mut input_protocols = Vec::new();
     let mut opaque: *mut std::ffi::c_void = std::ptr::null_mut();
     loop {
@@ -736,10 +746,5 @@ pub fn build_facts() -> BuildFacts {
                 .into_owned(),
         );
     }
-    BuildFacts {
-        ffmpeg,
-        libavcodec,
-        video_decoders,
-        input_protocols,
-    }
+    input_protocols
 }

@@ -549,8 +549,10 @@ pub(crate) fn url_recipe(path: &Path) -> Result<OpenRecipe> {
     let text = path.to_str().unwrap_or_default();
     let scheme = text.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     if let Some(scheme) = scheme.filter(|s| s == "http" || s == "https") {
-        let facts = crate::media::ffi::build_facts();
-        if !facts.input_protocols.iter().any(|p| *p == scheme) {
+        if !crate::media::ffi::input_protocols()
+            .iter()
+            .any(|p| *p == scheme)
+        {
             return Err(Error::Network {
                 url: text.to_string(),
                 message: format!(
