@@ -974,6 +974,7 @@ mod tests {
             time_base: crate::media::input::Ratio::new(1, 25),
             start: Some(Time::new(0, 1)),
             rejected_packets: 0,
+            demuxer_errors: 0,
             read_error: None,
         }
     }

@@ -1277,3 +1277,121 @@ fn the_video_stream_is_the_one_the_ffmpeg_cli_reads() {
         );
     }
 }
+
+// ------------------------------------------------- WebM whose demuxer drops a damaged block
+
+/// A 6 s VP8 WebM (320x240, 30 fps, a keyframe every 12 frames) whose bytes are damaged the way
+/// a flipped bit damages them: one block's track number no longer names a track (the Matroska
+/// demuxer drops it, logging "Invalid track number", and reads on: no packet is flagged and the
+/// decoder never hears of it), and one byte inside every 12th picture's data from frame 5 on
+/// (which VP8's decoder takes without a word). Made from ffprobe's packet positions, so it
+/// does not depend on the encoder's bytes.
+fn webm_with_a_dropped_block(dir: &Path) -> PathBuf {
+    let src = dir.join("whole.webm");
+    cmd::ffmpeg(&[
+        "-v",
+        "error",
+        "-y",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=320x240:rate=30:duration=6",
+        "-c:v",
+        "libvpx",
+        "-b:v",
+        "600k",
+        "-g",
+        "12",
+        &cmd::p(&src),
+    ])
+    .unwrap();
+    let out = cmd::ffprobe(&[
+        "-v",
+        "error",
+        "-select_streams",
+        "v:0",
+        "-show_entries",
+        "packet=pos,size,flags",
+        "-of",
+        "json",
+        &cmd::p(&src),
+    ])
+    .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // (pos, size, key) of each packet: a Matroska packet's position is its block's track number.
+    let packets: Vec<(usize, usize, bool)> = v["packets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["pos"].as_str().unwrap().parse().unwrap(),
+                p["size"].as_str().unwrap().parse().unwrap(),
+                p["flags"].as_str().unwrap().starts_with('K'),
+            )
+        })
+        .collect();
+    assert_eq!(packets.len(), 180);
+    let mut bytes = std::fs::read(&src).unwrap();
+    let (dropped, _, key) = packets[40];
+    assert!(!key);
+    assert_eq!(bytes[dropped], 0x81, "block 40's track number is 1");
+    bytes[dropped] = 0x85;
+    for &(pos, size, key) in packets.iter().skip(5).step_by(12) {
+        if !key {
+            bytes[pos + size * 2 / 3] ^= 0x55;
+        }
+    }
+    let damaged = dir.join("damaged.webm");
+    std::fs::write(&damaged, bytes).unwrap();
+    damaged
+}
+
+/// The demuxer's word is damage: the frames after the dropped block are listed, the stream is
+/// read as the decode from the start reads it (one thread, never from a later keyframe: VP8
+/// carries what a damaged picture left across keyframes), and every frame a seek reads is
+/// `ffmpeg -threads 1`'s or listed. `vidprep check` (seeks, spans, the sparse reader) says
+/// damaged, not differs. Before, nothing was listed and the sparse reader's frames were not
+/// ffmpeg's.
+#[test]
+fn a_webm_block_the_demuxer_drops_is_damage_and_reads_like_the_decode_from_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = webm_with_a_dropped_block(dir.path());
+    let single = oracle::framemd5(&src, &DecodeOpts::new(PixFmt::Yuv420p).threads(1));
+    let table = vidprep::FrameTable::for_file(&src).unwrap();
+    assert_eq!(table.len(), single.len(), "one frame count");
+    let demuxer = &table.damage.demuxer_errors;
+    assert!(
+        !demuxer.is_empty() && demuxer[0].frame <= 40,
+        "the dropped block is damage: {demuxer:?}"
+    );
+    assert_eq!(table.damage.first_affected_frame(), Some(0));
+    let tables = vidprep::TableCache::new();
+    let source = vidprep::Source::from(src.as_path());
+    let mut reader = vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
+    let mut bad = Vec::new();
+    let targets: Vec<usize> = (0..single.len())
+        .step_by(7)
+        .chain([single.len() - 1])
+        .collect();
+    for &i in targets.iter().rev().chain(targets.iter()) {
+        reader.seek_to_index(i).unwrap();
+        let frame = reader.next_frame().unwrap().unwrap();
+        assert_eq!(frame.index, i);
+        let got = support::packed(&frame);
+        if got.md5() != single[i] && !frame.damaged {
+            bad.push(i);
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "frames unlike ffmpeg -threads 1's and not listed as damaged: {bad:?}"
+    );
+    let out = vidprep().arg("check").arg(&src).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.starts_with("damaged:") && text.contains("demuxer reported"),
+        "{text}"
+    );
+}

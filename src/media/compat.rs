@@ -284,7 +284,8 @@ pub(crate) fn init_logging() {
 }
 
 /// FFmpeg's default logging, counting concealment and intra-only decoders' errors for
-/// watched decoders ([`ConcealWatch`]).
+/// watched decoders ([`ConcealWatch`]), and each input's demuxer errors
+/// (`ffi::OpenedInput::demuxer_errors`).
 #[cfg(target_arch = "x86_64")]
 unsafe extern "C" fn log_counting_concealment(
     avcl: *mut std::ffi::c_void,
@@ -295,14 +296,25 @@ unsafe extern "C" fn log_counting_concealment(
     // SAFETY: FFmpeg passes a NUL-terminated format string (or null) and, as `avcl`, null or
     // a struct whose first field is its `AVClass` pointer; a class named "AVCodecContext" is
     // an `AVCodecContext`, whose `opaque` is null or, set by `ConcealWatch::attach`, a live
-    // counter; `avcodec_descriptor_get` returns null or a static descriptor.
+    // counter; `avcodec_descriptor_get` returns null or a static descriptor. A class named
+    // "AVFormatContext" is an `AVFormatContext`, whose `opaque` is null (outputs, nested
+    // demuxers) or, set by `ffi::open_input`, the live counter of its `OpenedInput`.
     unsafe {
         if !avcl.is_null() && !fmt.is_null() {
             let class = *(avcl as *const *const ffi::AVClass);
-            if !class.is_null()
-                && !(*class).class_name.is_null()
-                && std::ffi::CStr::from_ptr((*class).class_name).to_bytes() == b"AVCodecContext"
-            {
+            let name = if !class.is_null() && !(*class).class_name.is_null() {
+                std::ffi::CStr::from_ptr((*class).class_name).to_bytes()
+            } else {
+                b""
+            };
+            if name == b"AVFormatContext" && level <= ffi::AV_LOG_ERROR {
+                let context = avcl as *const ffi::AVFormatContext;
+                let counter = (*context).opaque as *const std::sync::atomic::AtomicU64;
+                if !counter.is_null() && !(*context).iformat.is_null() {
+                    (*counter).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            if name == b"AVCodecContext" {
                 let context = avcl as *const ffi::AVCodecContext;
                 let counter = (*context).opaque as *const std::sync::atomic::AtomicU64;
                 if !counter.is_null() {

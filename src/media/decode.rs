@@ -386,10 +386,13 @@ impl FrameReader {
     /// on are not sent at all (`bitstream::h264_refs`); and after the packet of the last wanted
     /// frame before a keyframe the decoder is drained, so that frame comes out at once. Only
     /// where frames are recognised by their timestamps: elsewhere a packet may carry a frame
-    /// that comes out with a later packet (packed B-frames), so nothing is skipped.
+    /// that comes out with a later packet (packed B-frames), so nothing is skipped; nor in a
+    /// damaged stream, which is read as the decode from the start reads it: a damaged
+    /// picture's header may say nothing refers to it while the decoder carries what it read
+    /// on (a VP8 WebM with flipped bits gave other pixels with its unwanted frames skipped).
     pub fn want_only(&mut self, indices: &[usize]) {
         let table = self.table.clone();
-        if table.identity != Identity::Pts {
+        if table.identity != Identity::Pts || table.damage.first_affected_frame().is_some() {
             return;
         }
         let mut sorted: Vec<usize> = indices
@@ -981,7 +984,17 @@ impl FrameReader {
         let converted = if raw.format() == PIPELINE_FORMAT
             && raw.color_range() != ffmpeg::util::color::Range::JPEG
         {
-            raw
+            if self.table.damage.first_affected_frame().is_some() {
+                // A damaged picture may hold what the decoder did not write: whatever its
+                // pooled buffer held before, so it would depend on how long the caller keeps
+                // earlier frames (a VP8 WebM with flipped bits gave other pixels through the
+                // sparse reader, whose frames wait in a queue; ffmpeg's own decode differs with
+                // and without a select filter). A copy hands the decoder's buffer back at
+                // once, so every door reads the picture the sequential read gives.
+                raw.clone()
+            } else {
+                raw
+            }
         } else {
             self.converter.convert(&raw).map_err(|e| {
                 Error::ffmpeg(

@@ -466,6 +466,20 @@ fn deadline_epoch() -> std::time::Instant {
 pub struct OpenedInput {
     input: Input,
     _watch: Option<Box<Watch>>,
+    /// The errors its demuxer logged (counted by the log callback, which finds this counter
+    /// through the context's `opaque`: see `media::compat`); dropped after the input.
+    demuxer_errors: Box<std::sync::atomic::AtomicU64>,
+}
+
+impl OpenedInput {
+    /// How many errors the demuxer has logged (FFmpeg's log at error level or worse, whatever
+    /// the log level shown) since the input was opened, its probing included. A demuxer
+    /// that meets damage often says so only there: Matroska drops a block whose track number
+    /// a flipped bit changed, with "Invalid track number", and hands on the next packet.
+    pub fn demuxer_errors(&self) -> u64 {
+        self.demuxer_errors
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl std::ops::Deref for OpenedInput {
@@ -534,7 +548,9 @@ pub fn open_input(
     // SAFETY: avformat_alloc_context returns a fresh context or null (checked). We set its
     // interrupt callback (a plain `extern "C"` function whose opaque value is null or the
     // boxed `Watch`, which the returned `OpenedInput` keeps until after the input is closed;
-    // on failure the context is freed here, before the box) before opening. The
+    // on failure the context is freed here, before the box) before opening, and its
+    // `opaque` to the boxed error counter, kept the same way (the log callback only reads it
+    // atomically). The
     // dictionary is handed to avformat_open_input as a raw pointer and taken back
     // (`Dictionary::own`) so what it did not consume is freed. On failure
     // avformat_open_input frees the context itself; after it succeeds, a failed
@@ -558,6 +574,11 @@ pub fn open_input(
             callback: Some(interrupted),
             opaque,
         };
+        // `opaque` is the user's field (libavformat never reads it); the log callback counts
+        // the demuxer's errors through it (`media::compat::log_counting_concealment`).
+        let demuxer_errors = Box::new(std::sync::atomic::AtomicU64::new(0));
+        (*ps).opaque =
+            &*demuxer_errors as *const std::sync::atomic::AtomicU64 as *mut std::ffi::c_void;
         let mut opts = options.disown();
         let ret = ffi::avformat_open_input(&mut ps, url.as_ptr(), demuxer, &mut opts);
         drop(ffmpeg::Dictionary::own(opts));
@@ -572,6 +593,7 @@ pub fn open_input(
         Ok(OpenedInput {
             input: Input::wrap(ps),
             _watch: watch,
+            demuxer_errors,
         })
     }
 }

@@ -45,6 +45,9 @@ pub(crate) struct Reference {
     pub start: Option<Time>,
     /// Packets the decoder refused, and pictures that failed after their packet was taken.
     pub rejected_packets: usize,
+    /// Errors the demuxer logged while the input was opened and read (see
+    /// `media::table::DemuxerErrors`).
+    pub demuxer_errors: u64,
     /// Where the demuxer stopped on damaged data it could not read past (as ffmpeg ends the
     /// input there), as its words.
     pub read_error: Option<String>,
@@ -69,16 +72,18 @@ pub(crate) fn yuv420_md5(image: &VideoFrame) -> [u8; 16] {
 /// Decodes every frame of `source`'s video stream in order; `each` is told the count so far
 /// after every frame and may stop the decode with an error (a time limit, cancellation).
 ///
-/// Where the decoder rejects packets or conceals errors, the stream is decoded again with one
-/// thread (`ffmpeg -threads 1`): a frame-threaded decoder conceals such damage differently
-/// from run to run, so only the single-threaded decode is one reference (and it is how
-/// vidprep reads a damaged stream).
+/// Where the decoder rejects packets or conceals errors, or the demuxer logs errors, the
+/// stream is decoded again with one thread (`ffmpeg -threads 1`): a frame-threaded decoder
+/// conceals such damage differently from run to run, so only the single-threaded decode is
+/// one reference (and it is how vidprep reads a damaged stream).
 pub(crate) fn decode(
     source: &Source,
     mut each: impl FnMut(usize) -> Result<()>,
 ) -> Result<Reference> {
     let reference = decode_with(source, 0, &mut each, &mut |_, _| Ok(()))?;
-    let damaged = reference.rejected_packets > 0 || reference.frames.iter().any(|f| f.damaged);
+    let damaged = reference.rejected_packets > 0
+        || reference.demuxer_errors > 0
+        || reference.frames.iter().any(|f| f.damaged);
     if !damaged {
         return Ok(reference);
     }
@@ -160,6 +165,7 @@ fn decode_with(
         time_base,
         start,
         rejected_packets: 0,
+        demuxer_errors: 0,
         read_error: None,
     };
     let mut frame = VideoFrame::empty();
@@ -224,5 +230,6 @@ fn decode_with(
     // Drain: the frames the decoder still holds.
     let _ = decoder.send_eof();
     take(&mut decoder, &mut reference, &mut conceal)?;
+    reference.demuxer_errors = input.context.demuxer_errors();
     Ok(reference)
 }

@@ -62,6 +62,28 @@ pub struct CorruptPacket {
     pub suspect_frames: [usize; 2],
 }
 
+/// The first video packet read after the demuxer logged errors (FFmpeg's log at error level).
+/// A demuxer that meets damage often says so only there and reads on: Matroska drops a block
+/// whose track number a flipped bit changed ("Invalid track number"), so a picture that later
+/// ones refer to may be gone, with no flag on any packet and no word from the decoder. ffmpeg
+/// decodes the pictures after it from what it decoded before; a seek past them would decode
+/// them from other history (a VP8 WebM with flipped bits: other pixels after every later
+/// keyframe, 8-17 dB). So the frames from here on are read as the decode from the start reads
+/// them, and those up to the next keyframe are listed.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct DemuxerErrors {
+    /// The frame whose packet came first after the errors.
+    pub frame: usize,
+    /// Its byte position in the file (-1 when unknown).
+    pub pos: i64,
+    /// How many errors the demuxer logged since the video packet before it (those logged
+    /// while the input was opened and probed count before the first packet).
+    pub errors: u64,
+    /// The frames that may show the damage (half-open `[start, end)`): those decoded from it
+    /// on, up to the next keyframe.
+    pub suspect_frames: [usize; 2],
+}
+
 /// An image of a sequence whose file is cut short (see `media::images::whole`): FFmpeg
 /// conceals a truncated JPEG without flagging the picture, and fails on a truncated PNG.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
@@ -90,6 +112,9 @@ pub struct Damage {
     /// Packets the demuxer marked as corrupt (see [`CorruptPacket`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub corrupt_packets: Vec<CorruptPacket>,
+    /// Where the demuxer logged errors while reading (see [`DemuxerErrors`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub demuxer_errors: Vec<DemuxerErrors>,
     /// Images of a sequence whose files are cut short (see [`TruncatedImage`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub truncated_images: Vec<TruncatedImage>,
@@ -104,18 +129,21 @@ impl Damage {
             && self.unreadable.is_none()
             && self.lost_packets.is_empty()
             && self.corrupt_packets.is_empty()
+            && self.demuxer_errors.is_empty()
             && self.truncated_images.is_empty()
     }
 
     /// Whether frame `index` may show damage from packets the decoder rejected or the
-    /// container lost or marked corrupt, or is an image whose file is cut short.
+    /// container lost or marked corrupt or read after errors, or is an image whose file is cut short.
     pub fn suspect(&self, index: usize) -> bool {
         let undecodable = self.undecodable_packets.iter().map(|p| p.suspect_frames);
         let lost = self.lost_packets.iter().map(|l| l.suspect_frames);
         let corrupt = self.corrupt_packets.iter().map(|c| c.suspect_frames);
+        let demuxer = self.demuxer_errors.iter().map(|d| d.suspect_frames);
         undecodable
             .chain(lost)
             .chain(corrupt)
+            .chain(demuxer)
             .any(|[a, b]| (a..b).contains(&index))
             || self.truncated_image(index).is_some()
     }
@@ -126,7 +154,9 @@ impl Damage {
     /// `ffmpeg -threads 1` gives). A stream the decoder takes without complaint decodes the
     /// same with any threads.
     pub fn decode_depends_on_threads(&self) -> bool {
-        !self.undecodable_packets.is_empty() || !self.concealed_frames.is_empty()
+        !self.undecodable_packets.is_empty()
+            || !self.concealed_frames.is_empty()
+            || !self.demuxer_errors.is_empty()
     }
 
     /// The cut-short image that frame `index` is, if it is one.
@@ -134,19 +164,23 @@ impl Damage {
         self.truncated_images.iter().find(|t| t.frame == index)
     }
 
-    /// The first frame the damage can touch: the first concealed frame, the first frame
-    /// decoded after a packet that failed, or the first that depends on a corrupt packet (a
-    /// cut-short image touches no other frame: a sequence's images are independent).
+    /// The first frame the damage can touch: the first concealed frame or the first that
+    /// depends on a corrupt packet; frame 0 where the decoder rejected a packet or the demuxer
+    /// logged errors (a cut-short image touches no other frame: a sequence's images are
+    /// independent).
     pub fn first_affected_frame(&self) -> Option<usize> {
-        let packets = self
-            .undecodable_packets
-            .iter()
-            .map(|p| p.after_frame.map_or(0, |a| a + 1));
+        // A packet the decoder rejects or a demuxer's error says the file's bytes are damaged,
+        // not only where: a flipped bit inside an earlier packet may leave no trace and yet
+        // change what the decoder carries on (VP8 keeps it across keyframes: a WebM with
+        // flipped bits decoded from a keyframe gave other pixels than from the start, before
+        // the first packet it rejected), so such a stream is read as from the start.
+        let bytes_damaged =
+            (!self.undecodable_packets.is_empty() || !self.demuxer_errors.is_empty()).then_some(0);
         let corrupt = self.corrupt_packets.iter().map(|c| c.suspect_frames[0]);
         self.concealed_frames
             .iter()
             .copied()
-            .chain(packets)
+            .chain(bytes_damaged)
             .chain(corrupt)
             .min()
     }
@@ -197,6 +231,14 @@ impl Damage {
                 c.frame
             ));
         }
+        if let Some(d) = self.demuxer_errors.first() {
+            let n: u64 = self.demuxer_errors.iter().map(|d| d.errors).sum();
+            parts.push(format!(
+                "the demuxer reported {n} error{} while reading (first before frame {}): frames after it are read as a decode from the start reads them",
+                if n == 1 { "" } else { "s" },
+                d.frame
+            ));
+        }
         if let Some(t) = self.truncated_images.first() {
             let n = self.truncated_images.len();
             parts.push(format!(
@@ -242,6 +284,7 @@ mod tests {
             unreadable: None,
             lost_packets: Vec::new(),
             corrupt_packets: Vec::new(),
+            demuxer_errors: Vec::new(),
             truncated_images: Vec::new(),
         };
         assert_eq!(
@@ -261,6 +304,36 @@ mod tests {
             ..Damage::default()
         };
         assert!(!tail.is_empty());
+        // Damage the decoder was told of stays where it is; a rejected packet or a demuxer's
+        // error makes the whole stream read from the start.
+        let corrupt = Damage {
+            corrupt_packets: vec![CorruptPacket {
+                frame: 30,
+                pos: 9,
+                suspect_frames: [28, 36],
+            }],
+            ..Damage::default()
+        };
+        assert_eq!(corrupt.first_affected_frame(), Some(28));
+        assert!(!corrupt.decode_depends_on_threads());
+        assert_eq!(d.first_affected_frame(), Some(0));
+        let demuxer = Damage {
+            demuxer_errors: vec![DemuxerErrors {
+                frame: 56,
+                pos: 69539,
+                errors: 1,
+                suspect_frames: [56, 68],
+            }],
+            ..Damage::default()
+        };
+        assert_eq!(demuxer.first_affected_frame(), Some(0));
+        assert!(demuxer.decode_depends_on_threads());
+        assert!(demuxer.suspect(56) && demuxer.suspect(67) && !demuxer.suspect(68));
+        assert!(!demuxer.suspect(55) && !demuxer.is_empty());
+        assert_eq!(
+            demuxer.summary(),
+            "the demuxer reported 1 error while reading (first before frame 56): frames after it are read as a decode from the start reads them"
+        );
         assert_eq!(
             tail.summary(),
             "the file cannot be read after frame 366 (Invalid data found when processing input): the video ends there, as in ffmpeg"

@@ -86,6 +86,9 @@ impl FrameTable {
             }
         };
         let mut corrupt: Vec<(i64, Option<i64>, i64)> = Vec::new();
+        // As in the packet scan: video packets read after the demuxer logged errors.
+        let mut after_errors: Vec<(i64, Option<i64>, i64, u64)> = Vec::new();
+        let mut errors_seen = 0u64;
         loop {
             let mut packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
@@ -111,6 +114,12 @@ impl FrameTable {
             let pos = packet.position() as i64;
             if let (true, Some(pts)) = (packet.is_corrupt(), packet.pts()) {
                 corrupt.push((pts, packet.dts(), pos));
+            }
+            let errors = input.context.demuxer_errors();
+            if errors > errors_seen {
+                let pts = packet.pts().or(packet.dts()).unwrap_or(i64::MIN);
+                after_errors.push((pts, packet.dts(), pos, errors - errors_seen));
+                errors_seen = errors;
             }
             if pos >= 0 {
                 packets.insert(pos, (packet.dts(), packet.is_key()));
@@ -236,9 +245,11 @@ impl FrameTable {
             }),
             lost_packets: Vec::new(),
             corrupt_packets: Vec::new(),
+            demuxer_errors: Vec::new(),
             truncated_images,
         };
         table.damage.corrupt_packets = table.corrupt_packets(&corrupt);
+        table.damage.demuxer_errors = table.demuxer_errors(&after_errors);
         if input.video.codec == "theora" {
             table.damage.lost_packets = table.gaps_in_frame_numbers();
         }

@@ -38,7 +38,8 @@ mod scan;
 pub(crate) use cache::UsedInput;
 pub use cache::{retry_on_table_mismatch, TableCache};
 pub use damage::{
-    CorruptPacket, Damage, DamagedPacket, LostPackets, TruncatedImage, UnreadableTail,
+    CorruptPacket, Damage, DamagedPacket, DemuxerErrors, LostPackets, TruncatedImage,
+    UnreadableTail,
 };
 pub(crate) use scan::{coded_packet, MAX_FRAMES};
 

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use ffmpeg_next as ffmpeg;
 
 use super::{
-    CodedPacket, CodedPackets, CorruptPacket, Damage, FirstPacket, FrameEntry, FrameTable,
-    Identity, LostPackets, TableCache, TimesFrom, TruncatedImage, UnreadableTail,
+    CodedPacket, CodedPackets, CorruptPacket, Damage, DemuxerErrors, FirstPacket, FrameEntry,
+    FrameTable, Identity, LostPackets, TableCache, TimesFrom, TruncatedImage, UnreadableTail,
 };
 use crate::error::{Error, Result};
 use crate::media::ffi;
@@ -115,6 +115,10 @@ impl FrameTable {
         let mut untrusted: Option<String> = None;
         let mut unreadable: Option<UnreadableTail> = None;
         let mut corrupt: Vec<(i64, Option<i64>, i64)> = Vec::new();
+        // (pts, dts, pos, errors) of each video packet read after the demuxer logged errors;
+        // those logged while the input was opened count before the first.
+        let mut after_errors: Vec<(i64, Option<i64>, i64, u64)> = Vec::new();
+        let mut errors_seen = 0u64;
         loop {
             let packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
@@ -190,6 +194,16 @@ impl FrameTable {
             if packet.is_corrupt() {
                 corrupt.push((pts, packet.dts(), packet.position() as i64));
             }
+            let errors = input.context.demuxer_errors();
+            if errors > errors_seen {
+                after_errors.push((
+                    pts,
+                    packet.dts(),
+                    packet.position() as i64,
+                    errors - errors_seen,
+                ));
+                errors_seen = errors;
+            }
             entries.push(FrameEntry {
                 pts,
                 dts: packet.dts(),
@@ -226,6 +240,7 @@ impl FrameTable {
         );
         table.damage.unreadable = unreadable;
         table.damage.corrupt_packets = table.corrupt_packets(&corrupt);
+        table.damage.demuxer_errors = table.demuxer_errors(&after_errors);
         table.first_audio_packets = first_audio_packets;
         table.coded = coded.map(Arc::new);
         table.refs = analyser
@@ -251,22 +266,54 @@ impl FrameTable {
             let Some(frame) = self.index_of_pts(pts) else {
                 continue;
             };
-            let decoded_at = dts.unwrap_or(pts);
-            let key = self.keyframe_at_or_before(frame);
-            let start = (key..=frame)
-                .find(|&i| {
-                    let e = &self.entries[i];
-                    i == frame || e.dts.unwrap_or(e.pts) >= decoded_at
-                })
-                .unwrap_or(frame);
-            let end = self.keyframe_at_or_after(frame + 1);
             out.push(CorruptPacket {
                 frame,
                 pos,
-                suspect_frames: [start, end],
+                suspect_frames: self.decoded_from(frame, dts.unwrap_or(pts)),
             });
         }
         out
+    }
+
+    /// The table's view of the video packets read after the demuxer logged errors
+    /// (`(pts, dts, pos, errors)` each; see [`DemuxerErrors`]): the frame each holds (found by
+    /// its position, else its pts) and the frames decoded from it on up to the next keyframe.
+    pub(super) fn demuxer_errors(
+        &self,
+        marks: &[(i64, Option<i64>, i64, u64)],
+    ) -> Vec<DemuxerErrors> {
+        let mut out = Vec::new();
+        for &(pts, dts, pos, errors) in marks {
+            let frame = (pos >= 0)
+                .then(|| self.index_of_pos(pos))
+                .flatten()
+                .or_else(|| self.index_of_pts(pts));
+            let Some(frame) = frame else {
+                continue;
+            };
+            out.push(DemuxerErrors {
+                frame,
+                pos,
+                errors,
+                suspect_frames: self.decoded_from(frame, dts.unwrap_or(pts)),
+            });
+        }
+        out
+    }
+
+    /// The frames decoded from frame `frame` (decoded at `decoded_at`) on, up to the next
+    /// keyframe, in presentation order (half-open): they start at the first frame after the
+    /// previous keyframe that is decoded no earlier than it (B-frames shown before a damaged
+    /// P-frame refer to it).
+    fn decoded_from(&self, frame: usize, decoded_at: i64) -> [usize; 2] {
+        let key = self.keyframe_at_or_before(frame);
+        let start = (key..=frame)
+            .find(|&i| {
+                let e = &self.entries[i];
+                i == frame || e.dts.unwrap_or(e.pts) >= decoded_at
+            })
+            .unwrap_or(frame);
+        [start, self.keyframe_at_or_after(frame + 1)]
     }
 
     /// Gaps in a stream of a codec with a constant frame rate by design (Theora: a dropped
