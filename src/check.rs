@@ -89,6 +89,10 @@ pub enum Verdict {
     /// vidprep reads what the reference decodes, and the source is damaged: vidprep lists the
     /// damaged frames (`--strict` refuses the source).
     Damaged,
+    /// vidprep reads the reference's frames and pixels, but the stream's own timestamps go
+    /// back or jump ahead of later ones, and vidprep keeps its times increasing there (see
+    /// `timestamps`): its times for those frames are not ffmpeg's.
+    Mended,
     /// Some read differs from the reference (see `differences`).
     Differs,
     /// vidprep cannot read the source (see `error`): every request on it is refused.
@@ -174,6 +178,23 @@ impl DamageFacts {
     }
 }
 
+/// Where the stream's own timestamps are out of order (a restart at 0, a repeat, a lone jump
+/// ahead) and vidprep's times differ from them: vidprep keeps one increasing clock (a
+/// timestamp that goes back is placed one frame after the frame before; a lone jump ahead is
+/// taken as missing), so every output and sidecar gives those frames its times, not the
+/// stream's.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct MendedTimestamps {
+    /// The first frame whose time vidprep mended (0-based, in the reference's order).
+    pub first_frame: usize,
+    /// The stream's time of that frame, in seconds from the container's start.
+    pub stream_time_s: f64,
+    /// vidprep's time of it.
+    pub vidprep_time_s: f64,
+    /// How many frames' times differ so.
+    pub frames: usize,
+}
+
 /// One frame of the reference decode (with [`CheckOptions::list_frames`]).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ReferenceFrame {
@@ -210,6 +231,10 @@ pub struct SourceCheck {
     pub differences: Vec<Difference>,
     /// Every difference found.
     pub differences_total: usize,
+    /// Frames whose times vidprep mends where the stream's timestamps are out of order (not
+    /// counted as differences).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<MendedTimestamps>,
     /// Why the source cannot be read (a `failed` or `timed_out` verdict).
     pub error: Option<String>,
     /// The reference's frames, with [`CheckOptions::list_frames`].
@@ -230,6 +255,7 @@ impl SourceCheck {
             damage: DamageFacts::default(),
             differences: Vec::new(),
             differences_total: 0,
+            timestamps: None,
             error: None,
             frames: None,
         }
@@ -286,6 +312,16 @@ impl SourceCheck {
                     frames[0]
                 )
             };
+        } else if let Some(m) = &self.timestamps {
+            self.verdict = Verdict::Mended;
+            self.action = format!(
+                "vidprep reads the frames and pixels a plain decode gives; the stream's timestamps are out of order from frame {} (its time {:.3}s), where vidprep keeps one increasing clock ({:.3}s): {} frame{}' times in every output and sidecar are vidprep's, not the stream's",
+                m.first_frame,
+                m.stream_time_s,
+                m.vidprep_time_s,
+                m.frames,
+                if m.frames == 1 { "'s" } else { "s" }
+            );
         } else {
             self.verdict = Verdict::Exact;
             self.action = "vidprep reads this source exactly".into();
@@ -617,6 +653,7 @@ fn check_into(
         check.damage.listed_differing_frames = listed;
         check.differences = round.differences;
         check.differences_total = round.differences_total;
+        check.timestamps = round.timestamps;
         break;
     }
     check.table = Some(TableFacts {
@@ -738,10 +775,22 @@ fn read_all(
             );
         }
     }
+    let out_of_order = timestamps_out_of_order(reference);
     for i in 0..common {
         check.compared.times += 1;
         if let Some(p) = reference.frames[i].pts {
-            if table.pts(i) != p {
+            if table.pts(i) != p && out_of_order[i] {
+                let stream_time = ref_origin
+                    .and_then(|o| ref_time(reference, o, i))
+                    .map_or(f64::NAN, |t| t.as_secs_f64());
+                let mended = check.timestamps.get_or_insert(MendedTimestamps {
+                    first_frame: i,
+                    stream_time_s: stream_time,
+                    vidprep_time_s: table.time(i).as_secs_f64(),
+                    frames: 0,
+                });
+                mended.frames += 1;
+            } else if table.pts(i) != p {
                 let tb = reference.time_base;
                 check.differ(
                     "table",
@@ -760,6 +809,10 @@ fn read_all(
     // The time-to-frame mapping, at the reference's times of the sample.
     if let Some(origin) = ref_origin {
         for &i in sample {
+            // (A mended time is the stream's no longer: looked up by vidprep's below.)
+            if out_of_order.get(i).copied().unwrap_or(false) && check.timestamps.is_some() {
+                continue;
+            }
             let Some(t) = ref_time(reference, origin, i) else {
                 continue;
             };
@@ -853,10 +906,16 @@ fn read_all(
     // Seeks to the sample's times.
     if let Some(origin) = ref_origin {
         for &i in &order {
-            let Some(t) = ref_time(reference, origin, i) else {
-                continue;
+            // (On vidprep's mended clock a frame is sought at vidprep's time of it.)
+            let mended = check.timestamps.is_some() && out_of_order.get(i) == Some(&true);
+            let t = if mended {
+                table.time(i)
+            } else {
+                let Some(t) = ref_time(reference, origin, i) else {
+                    continue;
+                };
+                t + origin - table.origin()
             };
-            let t = t + origin - table.origin();
             let landed = reader.seek_to_time(t)?;
             check.compared.seek_times += 1;
             tell(Message::Advance(1));
@@ -955,6 +1014,36 @@ fn read_all(
     Ok(())
 }
 
+/// For each reference frame: whether it is on vidprep's mended clock, that is at or after the
+/// first frame where the stream's timestamps are out of order (no later than a frame before
+/// it, or no earlier than one after it): once the stream's clock went back, vidprep's runs on
+/// from its own (a third segment whose times pass the first's again is still behind it).
+/// Frames without a timestamp are in order.
+fn timestamps_out_of_order(reference: &Reference) -> Vec<bool> {
+    let pts: Vec<Option<i64>> = reference.frames.iter().map(|f| f.pts).collect();
+    let mut out = vec![false; pts.len()];
+    let mut max_before: Option<i64> = None;
+    for (i, p) in pts.iter().enumerate() {
+        if let (Some(p), Some(m)) = (p, max_before) {
+            out[i] |= *p <= m;
+        }
+        max_before = max_before.max(*p);
+    }
+    let mut min_after: Option<i64> = None;
+    for (i, p) in pts.iter().enumerate().rev() {
+        if let (Some(p), Some(m)) = (p, min_after) {
+            out[i] |= *p >= m;
+        }
+        if let Some(p) = p {
+            min_after = Some(min_after.map_or(*p, |m| m.min(*p)));
+        }
+    }
+    if let Some(first) = out.iter().position(|&o| o) {
+        out[first..].fill(true);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -977,6 +1066,26 @@ mod tests {
             demuxer_errors: 0,
             read_error: None,
         }
+    }
+
+    #[test]
+    fn timestamps_out_of_order_from_the_first_that_goes_back_or_jumps_ahead() {
+        let of = |pts: &[i64]| {
+            let mut r = reference_of(&vec![[0u8; 16]; pts.len()]);
+            for (f, &p) in r.frames.iter_mut().zip(pts) {
+                f.pts = Some(p);
+            }
+            timestamps_out_of_order(&r)
+        };
+        assert_eq!(of(&[0, 1, 2, 3]), [false; 4]);
+        // A lone jump ahead: from it on.
+        assert_eq!(of(&[0, 1, 9, 3, 4]), [false, false, true, true, true]);
+        // A restart at 0: from the first frame a later one is not after (frame 0 itself, whose
+        // time comes again).
+        assert_eq!(of(&[0, 1, 2, 0, 1]), [true; 5]);
+        assert_eq!(of(&[0, 1, 2, 3, 1, 2]), [false, true, true, true, true, true]);
+        // A repeat.
+        assert_eq!(of(&[0, 1, 1, 2]), [false, true, true, true]);
     }
 
     #[test]

@@ -358,3 +358,115 @@ fn bad_usage_is_exit_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Timestamps out of order: a lone timestamp 5 s ahead (a flipped bit in a Matroska block's
+/// time, made with FFmpeg's `setts` from a clean VP8 WebM) and a restart at 0 (two recordings
+/// joined: the corpus's file). vidprep keeps one increasing clock, so its times are not the stream's
+/// there: `check` says `mended` and where, not `differs` (every frame's pixels are the plain
+/// decode's). The lone jump is taken as missing: the frames after it keep the stream's times
+/// (ffprobe's), where before they all followed it 5 s late.
+#[test]
+fn timestamps_out_of_order_are_mended_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join("clean.webm");
+    common::cmd::ffmpeg(&[
+        "-v",
+        "error",
+        "-y",
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=160x120:rate=25:duration=4",
+        "-c:v",
+        "libvpx",
+        "-g",
+        "25",
+        &p(&clean),
+    ])
+    .unwrap();
+    let remux = |name: &str, expr: &str| {
+        let out = dir.path().join(name);
+        common::cmd::ffmpeg(&[
+            "-v",
+            "error",
+            "-y",
+            "-i",
+            &p(&clean),
+            "-c",
+            "copy",
+            "-bsf:v",
+            &format!("setts=pts={expr}"),
+            &p(&out),
+        ])
+        .unwrap();
+        out
+    };
+    // (WebM's time base is 1 ms.)
+    let jump = remux("jump.webm", "if(eq(N\\,50)\\,PTS+5000\\,PTS)");
+    let times = |path: &Path| -> Vec<f64> {
+        oracle::frame_times(path)
+            .seconds()
+            .into_iter()
+            .map(|t| t.unwrap())
+            .collect()
+    };
+    let jump_times = times(&jump);
+    assert!(
+        (jump_times[50] - jump_times[49] - 5.0).abs() < 0.1,
+        "{jump_times:?}"
+    );
+    let (code, report) = check(&[&p(&jump)]);
+    let s = &report["sources"][0];
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(s["verdict"], "mended", "{report:#}");
+    assert_eq!(s["timestamps"]["first_frame"], 50);
+    assert_eq!(
+        s["timestamps"]["frames"], 1,
+        "only the lone jump: {report:#}"
+    );
+    reference_is_ffmpegs(&jump, s);
+    // The frames after the jump: the stream's times, in the table requests read by (the
+    // packets' table, in timestamp order, disagrees with the decoder: rebuilt by decoding).
+    let tables = vidprep::TableCache::new();
+    let source = vidprep::Source::from(jump.as_path());
+    let mut reader = vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
+    let mut table = reader.table().clone();
+    for i in [51, 60, 99] {
+        if let Err(vidprep::Error::TableMismatch { .. }) =
+            reader.seek_to_index(i).and_then(|()| reader.next_frame())
+        {
+            tables.distrust(&source);
+            reader = vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
+            reader.seek_to_index(i).unwrap();
+            reader.next_frame().unwrap().unwrap();
+            table = reader.table().clone();
+        }
+        let t = table.time(i).as_secs_f64();
+        assert!(
+            (t - jump_times[i]).abs() < 0.002,
+            "frame {i}: {t} against {}",
+            jump_times[i]
+        );
+    }
+    // A restart at 0 cannot be muxed by FFmpeg (its muxers mend decreasing timestamps): the
+    // corpus's Matroska file whose times restart at frame 57, where it is fetched
+    // (`scripts/fetch-corpus.py`).
+    let corpus = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_default()
+        .join(".cache/vidprep-corpus/debian/golang-github-gabriel-vasile-mimetype-dev/mkv.mkv");
+    if !corpus.is_file() {
+        eprintln!(
+            "skipping the restart case: {} is not fetched",
+            corpus.display()
+        );
+        return;
+    }
+    let (code, report) = check(&[&p(&corpus)]);
+    let s = &report["sources"][0];
+    assert_eq!(code, 1);
+    assert_eq!(s["verdict"], "mended", "{report:#}");
+    assert_eq!(s["timestamps"]["first_frame"], 57);
+    assert!(s["action"].as_str().unwrap().contains("frame 57"));
+    reference_is_ffmpegs(&corpus, s);
+}

@@ -111,7 +111,7 @@ def check(
     Each source (a video, an image folder or pattern, a URL; and with ``manifest`` every
     source of that manifest) is decoded in order by a plain FFmpeg loop, and read every way
     vidprep reads it (frame table, seeks, a span, times, sparse reading); ``report["exact"]``
-    says whether all agree, ``report["sources"]`` has a verdict (``exact``, ``damaged``,
+    says whether all agree, ``report["sources"]`` has a verdict (``exact``, ``damaged``, ``mended``,
     ``differs``, ``failed``, ``timed_out``) and the differences per source. A manifest's bad
     lines are in ``report["bad_lines"]``. ``time_limit``: seconds per source (default 900).
     """

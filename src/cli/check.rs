@@ -103,6 +103,7 @@ fn text_of(s: &SourceCheck) -> String {
     let word = match s.verdict {
         Verdict::Exact => "exact",
         Verdict::Damaged => "damaged",
+        Verdict::Mended => "mended",
         Verdict::Differs => "DIFFERS",
         Verdict::Failed => "FAILED",
         Verdict::TimedOut => "TIMED OUT",
@@ -135,6 +136,12 @@ fn text_of(s: &SourceCheck) -> String {
         out.push_str(&format!(
             "  ... {} differences in all\n",
             s.differences_total
+        ));
+    }
+    if let (Some(m), false) = (&s.timestamps, s.verdict == Verdict::Mended) {
+        out.push_str(&format!(
+            "  timestamps: out of order from frame {} (the stream's {:.3}s, vidprep's {:.3}s): vidprep keeps one increasing clock there ({} frames)\n",
+            m.first_frame, m.stream_time_s, m.vidprep_time_s, m.frames
         ));
     }
     let dmg = &s.damage;

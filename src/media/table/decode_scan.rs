@@ -166,7 +166,10 @@ impl FrameTable {
         }
 
         // Timestamps: the decoder's, missing ones one frame after the previous (the first at
-        // 0), and always increasing.
+        // 0), and always increasing. A lone timestamp far ahead of its neighbours (a flipped
+        // bit in a Matroska block's time: 12.342 s between 4.117 s and 4.183 s) is taken as
+        // missing, so the frames after it keep their own times instead of following it.
+        let outliers = lone_jumps_ahead(&raw_frames);
         let step_of = |duration: i64| -> i64 {
             if duration > 0 {
                 duration
@@ -176,9 +179,10 @@ impl FrameTable {
         };
         let mut entries = Vec::with_capacity(raw_frames.len());
         let mut previous: Option<(i64, i64)> = None; // (pts, step)
-        for raw in &raw_frames {
+        for (i, raw) in raw_frames.iter().enumerate() {
             let step = step_of(raw.duration);
-            let pts = match (raw.timestamp, previous) {
+            let timestamp = raw.timestamp.filter(|_| !outliers.contains(&i));
+            let pts = match (timestamp, previous) {
                 (Some(t), Some((p, s))) if t <= p => p + s.max(1),
                 (Some(t), _) => t,
                 (None, Some((p, s))) => p + s,
@@ -255,6 +259,25 @@ impl FrameTable {
         }
         Ok(table)
     }
+}
+
+/// The frames whose timestamp jumps ahead of both neighbours' while the next frame's lies
+/// between the previous one's and it: the stream goes on from before the jump, so the jump is
+/// the frame's own error (a damaged timestamp), not a step of the stream's clock.
+fn lone_jumps_ahead(raw_frames: &[RawFrame]) -> std::collections::HashSet<usize> {
+    let mut out = std::collections::HashSet::new();
+    for i in 1..raw_frames.len().saturating_sub(1) {
+        if let (Some(before), Some(t), Some(after)) = (
+            raw_frames[i - 1].timestamp,
+            raw_frames[i].timestamp,
+            raw_frames[i + 1].timestamp,
+        ) {
+            if before < after && after < t {
+                out.insert(i);
+            }
+        }
+    }
+    out
 }
 
 /// A decoded frame's facts while a table is built by decoding.
