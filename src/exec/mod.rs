@@ -17,7 +17,7 @@
 //! times and sizes from the table that turned out wrong.
 
 pub use crate::cancel::CancelToken;
-pub use crate::exports::frames::MemoryFrames;
+pub use crate::exports::frames::memory::MemoryFrames;
 pub(crate) use crate::hash::fnv1a;
 pub(crate) use crate::host::worker_count;
 use crate::output::group;

@@ -133,7 +133,7 @@ pub(crate) trait Export {
         ))
     }
     /// What memory mode made, after [`finish`](Self::finish).
-    fn take_memory(&mut self) -> Option<frames::MemoryFrames> {
+    fn take_memory(&mut self) -> Option<frames::memory::MemoryFrames> {
         None
     }
     /// Writes everything at the group's temporary paths.
