@@ -9,7 +9,7 @@ use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::exports::clip::Claimed;
+use crate::exports::claimed::Claimed;
 use crate::exports::ExportReport;
 use crate::media::input::{
     best_audio_stream, read_error_ends_input, read_packet, Ratio, VideoInput,

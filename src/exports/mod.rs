@@ -8,6 +8,7 @@
 //! finishes by writing everything (video, sidecar, extras) at its temporary paths. The group
 //! then puts all of them in place at once.
 
+pub(crate) mod claimed;
 pub(crate) mod clip;
 pub(crate) mod copy;
 pub(crate) mod frames;
