@@ -481,7 +481,7 @@ impl ItemRecord {
                 let temporary = e
                     .file_name()
                     .to_string_lossy()
-                    .starts_with(group::TEMP_PREFIX);
+                    .starts_with(crate::output::temporaries::TEMP_PREFIX);
                 (rel != Path::new("item.json") && !temporary).then(|| FileFingerprint {
                     path: rel,
                     bytes: e.metadata().map(|m| m.len()).unwrap_or(0),
