@@ -14,7 +14,7 @@ use crate::exports::ExportReport;
 use crate::pipeline::FrameOrigin;
 use crate::plan::ExportSpec;
 use crate::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
-use crate::stages::span::ResolvedClip;
+use crate::stages::resolve::ResolvedClip;
 use crate::stages::stream::ProcessedStream;
 use crate::time::FrameRange;
 
