@@ -570,7 +570,7 @@ fn write_report_lines<'a>(
         text.push_str(&serde_json::to_string(r).expect("report serializes"));
         text.push('\n');
     }
-    crate::output::write_file_atomically(&report_path, text.as_bytes())?;
+    crate::output::group::write_file_atomically(&report_path, text.as_bytes())?;
     Ok(report_path)
 }
 
@@ -669,7 +669,7 @@ pub fn run_item(
     // A dead holder's temporaries at the top were removed as its lock was taken over; only
     // this item's folder is left to clean (reading the whole folder for each item would
     // cost a scan of every item's entry per item).
-    crate::output::group::remove_stale_temporaries(&options.out_dir.join(&item.plan.id));
+    crate::output::temporaries::remove_stale_temporaries(&options.out_dir.join(&item.plan.id));
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -701,8 +701,8 @@ pub fn run_item(
 /// while a live run holds the item.
 pub fn clean_item(out_dir: &Path, id: &str, origin: Option<&Path>) -> Result<()> {
     let lock = OutDirLock::acquire_item(out_dir, id, origin, &|_: &str| {})?;
-    crate::output::group::remove_dead_temporaries(out_dir);
-    crate::output::group::remove_stale_temporaries(&out_dir.join(id));
+    crate::output::temporaries::remove_dead_temporaries(out_dir);
+    crate::output::temporaries::remove_stale_temporaries(&out_dir.join(id));
     drop(lock);
     Ok(())
 }
@@ -811,9 +811,9 @@ fn check_layout(
 /// taken over), never a live run's on another host; inside this run's item folders, every
 /// temporary (only this run writes there).
 fn clean_stale_temporaries(out_dir: &Path, items: &[&ManifestItem]) {
-    crate::output::group::remove_dead_temporaries(out_dir);
+    crate::output::temporaries::remove_dead_temporaries(out_dir);
     for item in items {
-        crate::output::group::remove_stale_temporaries(&out_dir.join(&item.plan.id));
+        crate::output::temporaries::remove_stale_temporaries(&out_dir.join(&item.plan.id));
     }
 }
 

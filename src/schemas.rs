@@ -102,7 +102,7 @@ pub fn json_schema(kind: SchemaKind) -> serde_json::Value {
         ),
         SchemaKind::Frames => (
             "vidprep frames.json",
-            root::<crate::exports::frames::FramesJson>(generator),
+            root::<crate::exports::frames::records::FramesJson>(generator),
         ),
         SchemaKind::Item => (
             "vidprep item.json",

@@ -30,7 +30,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::host;
-use crate::output::group::{canonical, remove_temporaries_of, temp_name};
+use crate::output::group::canonical;
+use crate::output::temporaries::{remove_temporaries_of, temp_name};
 
 /// The lock file's name (shards add `.shard-I-of-N`).
 pub(crate) const LOCK_NAME: &str = ".vidprep-lock";

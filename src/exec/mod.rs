@@ -17,7 +17,7 @@
 //! times and sizes from the table that turned out wrong.
 
 pub use crate::cancel::CancelToken;
-pub use crate::exports::frames::MemoryFrames;
+pub use crate::exports::frames::memory::MemoryFrames;
 pub(crate) use crate::hash::fnv1a;
 pub(crate) use crate::host::worker_count;
 use crate::output::group;
@@ -481,7 +481,7 @@ impl ItemRecord {
                 let temporary = e
                     .file_name()
                     .to_string_lossy()
-                    .starts_with(group::TEMP_PREFIX);
+                    .starts_with(crate::output::temporaries::TEMP_PREFIX);
                 (rel != Path::new("item.json") && !temporary).then(|| FileFingerprint {
                     path: rel,
                     bytes: e.metadata().map(|m| m.len()).unwrap_or(0),

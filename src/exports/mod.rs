@@ -8,6 +8,7 @@
 //! finishes by writing everything (video, sidecar, extras) at its temporary paths. The group
 //! then puts all of them in place at once.
 
+pub(crate) mod claimed;
 pub(crate) mod clip;
 pub(crate) mod copy;
 pub(crate) mod frames;
@@ -133,7 +134,7 @@ pub(crate) trait Export {
         ))
     }
     /// What memory mode made, after [`finish`](Self::finish).
-    fn take_memory(&mut self) -> Option<frames::MemoryFrames> {
+    fn take_memory(&mut self) -> Option<frames::memory::MemoryFrames> {
         None
     }
     /// Writes everything at the group's temporary paths.

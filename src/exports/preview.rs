@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::error::Result;
-use crate::exports::clip::{video_sidecar, Claimed};
+use crate::exports::claimed::{video_sidecar, Claimed};
 use crate::exports::{Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::fit::fit_within;
 use crate::media::encode::EncodeSettings;

@@ -19,7 +19,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::exports::clip::{clip_summary, video_sidecar, write_boxes_file, Claimed};
+use crate::exports::claimed::{clip_summary, video_sidecar, write_boxes_file, Claimed};
 use crate::exports::{encode_settings, Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::fit::fit_within;
 use crate::media::audio::audio_stream_format;
@@ -607,7 +607,7 @@ impl Export for VideoMaker {
     fn claim(&mut self, target: &ExportTarget, plan: &Plan, group: &mut OutputGroup) -> Result<()> {
         self.claimed = Some(Claimed::claim(
             target,
-            crate::exports::clip::boxes_out_of(self.video.boxes_out, plan),
+            crate::exports::claimed::boxes_out_of(self.video.boxes_out, plan),
             group,
         )?);
         if self.video.base64 {

@@ -13,6 +13,7 @@ pub(crate) mod input;
 pub(crate) mod probe;
 pub(crate) mod reference;
 pub(crate) mod remote;
+pub(crate) mod remux;
 pub(crate) mod rewind;
 pub(crate) mod smart_parts;
 pub(crate) mod source;

@@ -8,7 +8,7 @@
 //! Temporary names are held by the call's [`CancelToken`] while they exist, so an interrupt
 //! (SIGINT, SIGTERM) can remove them ([`CancelToken::remove_temporaries`], called by the
 //! command line's signal handler before it exits; it waits for a commit under way, which
-//! holds the token's commit lock, so a signal never leaves half a group), and a later run recognises leftovers of a killed one by their prefix ([`TEMP_PREFIX`]). A
+//! holds the token's commit lock, so a signal never leaves half a group), and a later run recognises leftovers of a killed one by their prefix ([`TEMP_PREFIX`](super::temporaries::TEMP_PREFIX)). A
 //! temporary's name carries its writer's host tag and process id
 //! (`.vidprep-tmp-<tag>-<pid>-<n>.<what>`, [`crate::host`]): a run removes another's
 //! temporaries only when they are provably dead (its own host and a dead process), or
@@ -16,13 +16,10 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
-
-/// Prefix of every temporary name vidprep writes.
-pub const TEMP_PREFIX: &str = ".vidprep-tmp-";
+use crate::output::temporaries::{remove_dead_temporaries, remove_path, temp_name};
 
 /// What an output is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,30 +53,6 @@ pub struct OutputGroup {
     /// The call this group works for: it holds the group's temporaries while they exist, so
     /// that a signal handler can remove them ([`CancelToken::remove_temporaries`]).
     cancel: CancelToken,
-}
-
-fn remove_path(p: &Path) {
-    match std::fs::symlink_metadata(p) {
-        Ok(m) if m.is_dir() => {
-            let _ = std::fs::remove_dir_all(p);
-        }
-        Ok(_) => {
-            let _ = std::fs::remove_file(p);
-        }
-        Err(_) => {}
-    }
-}
-
-/// A short, unique temporary name in `dir` (short, so a long output name never makes its
-/// temporary name too long for the file system).
-pub(crate) fn temp_name(dir: &Path, what: &str) -> PathBuf {
-    static SERIAL: AtomicU64 = AtomicU64::new(0);
-    let n = SERIAL.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(
-        "{TEMP_PREFIX}{}-{}-{n}.{what}",
-        crate::host::tag(),
-        std::process::id()
-    ))
 }
 
 /// An absolute, normalised form of `p` (through symlinks where it exists), for comparing
@@ -547,84 +520,17 @@ impl Drop for OutputGroup {
     }
 }
 
-/// The newest modification time of `p` and everything below it.
-fn newest_change(p: &Path) -> Option<std::time::SystemTime> {
-    walkdir::WalkDir::new(p)
-        .into_iter()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.metadata().ok()?.modified().ok())
-        .max()
-}
-
-/// Removes what dead processes left under temporary names in `dir`: a temporary of this
-/// host (and PID namespace) whose writer is gone (`kill -9`, a crash), and a temporary of
-/// another host, or of an older vidprep that named no host, untouched (itself and
-/// everything in it) for [`crate::host::STALE_TEMPORARY`]. A live writer's temporaries,
-/// here or elsewhere, are never touched.
-pub(crate) fn remove_dead_temporaries(dir: &Path) {
-    if !cfg!(target_os = "linux") {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mine = crate::host::tag();
-    for e in entries.filter_map(|e| e.ok()) {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
-            continue;
-        };
-        let Some((tag, pid)) = crate::host::temp_owner(rest) else {
-            continue;
-        };
-        let dead = if tag == Some(mine) {
-            !crate::host::process_alive(pid)
-        } else {
-            newest_change(&e.path())
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > crate::host::STALE_TEMPORARY)
-        };
-        if dead {
-            remove_path(&e.path());
-        }
-    }
-}
-
-/// Removes the temporaries in `dir` written by process `pid` of the host tagged `tag` (a
-/// lock holder found dead and taken over). Returns how many.
-pub(crate) fn remove_temporaries_of(dir: &Path, tag: &str, pid: u32) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    let mut n = 0;
-    for e in entries.filter_map(|e| e.ok()) {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let owner = name
-            .strip_prefix(TEMP_PREFIX)
-            .and_then(crate::host::temp_owner);
-        let me = tag == crate::host::tag() && pid == std::process::id();
-        if owner == Some((Some(tag), pid)) && !me {
-            remove_path(&e.path());
-            n += 1;
-        }
-    }
-    n
-}
-
-/// Removes temporary files and folders left in `dir` by a killed run (not recursive). A
-/// `dir` that is a symbolic link is left alone: nothing is deleted through a link.
-pub fn remove_stale_temporaries(dir: &Path) -> usize {
-    if std::fs::symlink_metadata(dir).map_or(true, |m| !m.is_dir()) {
-        return 0;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with(TEMP_PREFIX))
-        .map(|e| remove_path(&e.path()))
-        .count()
+/// Writes `bytes` to `path` atomically, outside an item's output group (a batch report,
+/// written even when the run was interrupted, to say what did not run): under a short
+/// temporary name beside it, then renamed into place, so a reader never sees half a file and
+/// an interrupt leaves none. Refuses to replace anything but a regular file.
+pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut group = OutputGroup::new(&[]);
+    let temp = group.file(path)?;
+    std::fs::write(&temp, bytes).map_err(|e| Error::io(path, e))?;
+    // A batch report is written even when the run was interrupted: it says what did not run.
+    group.commit_even_if_cancelled()?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -746,5 +652,17 @@ mod tests {
             std::fs::write(g.file(&target).unwrap(), b"x").unwrap();
         }
         assert!(!dir.path().join("a").exists());
+    }
+
+    #[test]
+    fn replaces_whole_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("report.jsonl");
+        write_file_atomically(&p, b"one").unwrap();
+        write_file_atomically(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        assert!(write_file_atomically(&dir.path().join("d"), b"x").is_err());
     }
 }

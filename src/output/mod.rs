@@ -1,29 +1,17 @@
-//! Outputs: the all-or-nothing output group every request writes through ([`group`]), which
-//! existing folders vidprep may replace ([`ownership`]), and one file written atomically
-//! outside an item's output group (a batch report, written even
-//! when the run was interrupted, to say what did not run): written under
-//! a short temporary name beside it, then renamed into place, so a reader never sees half a
-//! file and an interrupt leaves none.
+//! Outputs: the all-or-nothing output group every request writes through ([`group`], which
+//! also writes one file atomically outside an item's group), which existing folders vidprep
+//! may replace ([`ownership`]), and vidprep's temporary names ([`temporaries`]). Here, what
+//! they all use: JSON written to a file ([`write_json`]) and an advisory lock ([`FileLock`]).
 
 pub(crate) mod group;
 pub(crate) mod ownership;
+pub(crate) mod temporaries;
 
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::output::group::OutputGroup;
-
-/// Writes `bytes` to `path` atomically (refusing to replace anything but a regular file).
-pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut group = OutputGroup::new(&[]);
-    let temp = group.file(path)?;
-    std::fs::write(&temp, bytes).map_err(|e| Error::io(path, e))?;
-    // A batch report is written even when the run was interrupted: it says what did not run.
-    group.commit_even_if_cancelled()?;
-    Ok(())
-}
 
 /// An advisory lock (`flock(2)`, exclusive) on a lock file, held until dropped: what lets two
 /// drivers of one output folder (two `vidprep.ray` runs, a driver and `vidprep run`) update
@@ -99,21 +87,4 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     out.write_all(b"\n")
         .and_then(|()| out.flush())
         .map_err(|e| crate::error::Error::io(path, e))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn replaces_whole_files_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("report.jsonl");
-        write_file_atomically(&p, b"one").unwrap();
-        write_file_atomically(&p, b"two").unwrap();
-        assert_eq!(std::fs::read(&p).unwrap(), b"two");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        std::fs::create_dir(dir.path().join("d")).unwrap();
-        assert!(write_file_atomically(&dir.path().join("d"), b"x").is_err());
-    }
 }

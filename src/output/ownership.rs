@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::output::group::TEMP_PREFIX;
+use crate::output::temporaries::TEMP_PREFIX;
 
 /// The marker a review page's `assets/` and `data/` carry.
 pub(crate) const REVIEW_MARKER: &str = ".vidprep-review";

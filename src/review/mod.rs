@@ -257,7 +257,7 @@ fn check_page_dir(page_dir: &Path, run_dir: &Path) -> Result<()> {
 /// `item.json` proves). A review interrupted before its page was written (only `media/`
 /// there) is taken up again.
 fn foreign_page_files(page_dir: &Path) -> Vec<PathBuf> {
-    use crate::output::group::TEMP_PREFIX;
+    use crate::output::temporaries::TEMP_PREFIX;
     let names = |dir: &Path| -> Vec<(String, PathBuf)> {
         std::fs::read_dir(dir)
             .map(|d| {

@@ -9,8 +9,7 @@ use std::sync::Arc;
 use crate::annotations::Fill;
 use crate::error::Result;
 use crate::overlay::{BoxesRequest, SourceBoxes};
-use crate::stages::stream::StreamBuilder;
-use crate::stages::Stage;
+use crate::stages::builder::{Stage, StreamBuilder};
 use crate::tracking::{fill_gaps, TrackOptions};
 
 /// The boxes stage of a plan.

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::fit::Fit;
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::input::{Ratio, VideoInput, VideoStreamInfo};
@@ -20,51 +19,10 @@ use crate::plan::Plan;
 use crate::sidecar::{ProvenanceRecorder, SourceRecord};
 use crate::sinks::StreamTiming;
 use crate::sparse::SparseSource;
-use crate::stages::insert::{
-    common_time_base, splice_audio, NeedleRenderer, PreparedNeedle, SpliceSource,
-};
-use crate::stages::span::{resolve_clip, ClipSpec, ResolvedClip};
+use crate::stages::builder::{NeedleSegment, StreamBuilder};
+use crate::stages::insert::{common_time_base, splice_audio, NeedleRenderer, SpliceSource};
+use crate::stages::resolve::{resolve_clip, ClipSpec, ResolvedClip};
 use crate::time::Time;
-
-/// A needle spliced into the stream.
-pub(crate) struct NeedleSegment {
-    pub prepared: PreparedNeedle,
-    /// Index in the clip of the frame the needle goes before.
-    pub at: usize,
-    /// Clip time of the insertion.
-    pub time: Time,
-    pub seed: Option<u64>,
-    pub fit: Fit,
-}
-
-/// What stages see and change while the stream is built.
-pub(crate) struct StreamBuilder {
-    pub source: PathBuf,
-    /// The source with its rate, as the media layer opens it.
-    pub input: Source,
-    pub table: Arc<FrameTable>,
-    pub info: VideoStreamInfo,
-    /// Size of the source's frames as decoded: upright, stored pixels.
-    pub size: (u32, u32),
-    pub resolved: ResolvedClip,
-    pub needle: Option<NeedleSegment>,
-    /// Box sources by pipeline source id (0: the video, 1: a needle).
-    pub box_sources: Vec<(usize, Arc<SourceBoxes>)>,
-    /// Boxes to draw on every export's frames.
-    pub draws: Vec<(usize, Arc<SourceBoxes>, Style)>,
-    pub warnings: Vec<String>,
-}
-
-impl StreamBuilder {
-    /// Records `boxes` (of pipeline source `source`) into every output, and draws them when
-    /// `draw` says how.
-    pub fn add_box_source(&mut self, source: usize, boxes: Arc<SourceBoxes>, draw: Option<Style>) {
-        if let Some(style) = draw {
-            self.draws.push((source, boxes.clone(), style));
-        }
-        self.box_sources.push((source, boxes));
-    }
-}
 
 /// The processed stream of a plan.
 pub(crate) struct ProcessedStream {

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use serde_json::json;
 
 use crate::error::{Error, Result};
-use crate::exports::clip::{video_sidecar, write_boxes_file, Claimed};
+use crate::exports::claimed::{video_sidecar, write_boxes_file, Claimed};
 use crate::exports::smart::parts::Part;
 use crate::exports::smart::verify::verify_output;
 use crate::exports::smart::SmartPlan;
@@ -308,7 +308,7 @@ pub(crate) fn write(
         files: claimed.files(),
         summary: format!(
             "{}; smart: {copied} frames copied, {} re-encoded",
-            crate::exports::clip::clip_summary(&claimed.main, stream, n),
+            crate::exports::claimed::clip_summary(&claimed.main, stream, n),
             n - copied
         ),
         frames: n,

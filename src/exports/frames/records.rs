@@ -1,0 +1,96 @@
+//! `frames.json`'s records: the file a frames export writes beside its images ([`FramesJson`])
+//! and one line of it per written image ([`FrameRecord`]). Their JSON Schema is
+//! `vidprep schema frames` (`docs/schema/frames.schema.json`).
+
+use serde::Serialize;
+
+use crate::plan::ImageFormat;
+use crate::sampling::{Arranged, Sampled};
+use crate::sidecar::SourceRecord;
+
+/// `frames.json`.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct FramesJson {
+    pub vidprep_version: &'static str,
+    pub sources: Vec<SourceRecord>,
+    /// The plan (the manifest line) that asked for the frames.
+    #[schemars(with = "crate::plan::Plan")]
+    pub request: serde_json::Value,
+    /// The export that made them.
+    #[schemars(with = "crate::plan::ExportSpec")]
+    pub export: serde_json::Value,
+    /// What the plan resolved to on the source.
+    pub resolved: serde_json::Value,
+    /// Frames in the processed stream the sampler chose from.
+    pub total_frames: usize,
+    pub sampled: Sampled,
+    pub order: Arranged,
+    pub format: ImageFormat,
+    pub frames: Vec<FrameRecord>,
+    pub strip: Option<String>,
+    pub payload: Option<String>,
+    pub jsonl: Option<String>,
+    /// The model profile that chose the frames and their size, with every rule it applied.
+    /// (Its fields: `docs/profiles.md`.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub profile: Option<crate::profiles::Applied>,
+    /// The label drawn on every frame (NumPro's rule, its font, size, colour and place).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<serde_json::Value>,
+    /// The subtitle file, the rule that aligned it, and the prompt text it gives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtitles: Option<serde_json::Value>,
+    /// `audio.wav`: its format, sample count and the span it covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audio: Option<serde_json::Value>,
+    /// With a payload: the tokens that request costs by the API's documented rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_tokens: Option<Vec<crate::profiles::api::Estimate>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// One written frame, a line of `frames.json`.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct FrameRecord {
+    pub position: usize,
+    pub file: String,
+    /// Which input it came from (0: the video; 1: an inserted sequence).
+    pub source: usize,
+    /// Its index in that input, and its pts there.
+    pub source_frame: usize,
+    pub pts: i64,
+    /// The image file that frame is, when that input is an image sequence (a name in the
+    /// folder its source record gives).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_file: Option<String>,
+    /// Its index in the processed stream it was sampled from (when that is not the source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_frame: Option<usize>,
+    /// Exact presentation time on its source's timeline: for the video, seconds from the
+    /// input's start as ffmpeg's `-ss` counts them, so `cut --start` at this time begins with
+    /// this frame; for an inserted sequence, its image's time at the sequence's rate. The
+    /// file name and the strip's caption carry this time.
+    pub time: String,
+    pub time_s: f64,
+    /// Exact presentation time in the processed stream it was sampled from (seconds from that
+    /// stream's first frame: a span's first frame, or the video's first frame, is at 0).
+    pub stream_time: String,
+    pub stream_time_s: f64,
+    pub width: u32,
+    pub height: u32,
+    /// The boxes on this image, in its pixels (when the item has boxes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boxes: Option<Vec<crate::overlay::ImageBox>>,
+    /// The text drawn on it (with `label`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Its time on the source's timeline in whole milliseconds, the time the subtitles are
+    /// looked up at (with `subtitles`; `None` for a needle's frames).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtitle_ms: Option<i64>,
+    /// Its subtitle text ("" when no cue covers it; with `subtitles`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtitle: Option<String>,
+}
