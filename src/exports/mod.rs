@@ -10,6 +10,7 @@
 
 pub(crate) mod clip;
 pub(crate) mod copy;
+pub(crate) mod follow;
 pub(crate) mod frames;
 pub(crate) mod preview;
 pub(crate) mod smart;
