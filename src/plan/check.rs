@@ -325,8 +325,9 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
                     crate::profiles::find(name).ok_or_else(|| crate::profiles::unknown(name))?;
                 // `allow_repeats` stays: it lets a profile whose package repeats frames keep
                 // its repeats, as the samplers do.
-                let sampler_given =
-                    f.sampler != Sampler::default() && f.sampler != f.effective_sampler();
+                // (The explicit sampler comes with `frames`, checked above.)
+                let sampler_given = f.sampler != Sampler::default()
+                    && f.sampler != crate::sampling::explicit_sampler();
                 if sampler_given || f.max_size.is_some() || f.max_frames.is_some() {
                     return Err(format!(
                         "profile {name} picks the frames and their size as its package does; drop \"sampler\", \"max_size\" and \"max_frames\" (the package's own max_frames is a profile option)"
@@ -501,6 +502,11 @@ mod tests {
         assert!(frames(r#", "frames": [17, 0, 5]"#).is_ok());
         assert!(frames(r#", "frames": [3], "sampler": "explicit""#).is_ok());
         assert!(frames(r#", "frames": [1, 2], "profile": "qwen3-vl""#).is_ok());
+        assert!(
+            frames(r#", "frames": [1, 2], "profile": "qwen3-vl", "sampler": "explicit""#).is_ok()
+        );
+        let e = frames(r#", "profile": "qwen3-vl", "sampler": "qwen""#).unwrap_err();
+        assert!(e.contains("drop \"sampler\""), "{e}");
         assert!(frames(r#", "profile": "qwen3-vl", "follow_package": "p.json""#).is_ok());
         let e = frames(r#", "frames": [1], "count": 4"#).unwrap_err();
         assert!(e.contains("drop \"count\""), "{e}");
