@@ -1083,7 +1083,10 @@ mod tests {
         // A restart at 0: from the first frame a later one is not after (frame 0 itself, whose
         // time comes again).
         assert_eq!(of(&[0, 1, 2, 0, 1]), [true; 5]);
-        assert_eq!(of(&[0, 1, 2, 3, 1, 2]), [false, true, true, true, true, true]);
+        assert_eq!(
+            of(&[0, 1, 2, 3, 1, 2]),
+            [false, true, true, true, true, true]
+        );
         // A repeat.
         assert_eq!(of(&[0, 1, 1, 2]), [false, true, true, true]);
     }

@@ -32,6 +32,7 @@ mod field_detect;
 mod field_review;
 mod field_time;
 mod format_matrix;
+mod frames_given;
 mod fuzz_replay;
 mod hostile_memory;
 mod insert;

@@ -141,3 +141,37 @@ def test_label_and_subtitles_beside_the_frames(street, street_rgb, tmp_path):
     times = [f["time_s"] for f in facts["frames"]]
     want = ["hello" if 0 < t * 1000 < 6000 else "bye" if 6000 < t * 1000 < 20000 else "" for t in times]
     assert [f["subtitle"] for f in facts["frames"]] == want
+
+
+def test_explicit_frames_in_the_order_given(street, street_rgb, tmp_path):
+    frames, facts = vidprep.sample(street, frames=[17, 0, 5, 299])
+    assert facts["sampled"]["sampler"] == "explicit"
+    assert facts["sampled"]["requested"] == {"frames": [17, 0, 5, 299]}
+    assert [f["source_frame"] for f in facts["frames"]] == [17, 0, 5, 299]
+    np.testing.assert_array_equal(frames, street_rgb[[17, 0, 5, 299]])
+    # The same request as the command line's --frames and a plan's "frames".
+    exe = REPO / "target" / "debug" / "vidprep"
+    if exe.is_file():
+        out = tmp_path / "f"
+        subprocess.run([str(exe), "export", "frames", str(street), "--out-dir", str(out),
+                        "--frames", "17,0,5,299"], check=True, capture_output=True)
+        cli = json.loads((out / "frames.json").read_text())
+        for key in ("sampled", "order", "export"):
+            assert facts[key] == cli[key], key
+    plan = vidprep.Plan("x", street, exports=[vidprep.frames_export(frames=[17, 0, 5, 299])])
+    [(f2, facts2)] = plan.sample()
+    np.testing.assert_array_equal(frames, f2)
+    assert facts2["sampled"] == facts["sampled"]
+
+
+def test_explicit_frames_refusals(street):
+    with pytest.raises(vidprep.InputError, match=r"source frame 300 .*300 frames \(0 to 299\)"):
+        vidprep.sample(street, frames=[1, 300])
+    with pytest.raises(vidprep.InputError, match="allow_repeats"):
+        vidprep.sample(street, frames=[4, 4])
+    frames, _ = vidprep.sample(street, frames=[4, 4], allow_repeats=True)
+    np.testing.assert_array_equal(frames[0], frames[1])
+    with pytest.raises(vidprep.UsageError, match="count"):
+        vidprep.sample(street, frames=[1], n=3)
+    with pytest.raises(vidprep.UsageError, match="follow_package"):
+        vidprep.sample(street, follow_package="parity.json")

@@ -237,6 +237,8 @@ def sample(
     profile_options: Optional[Dict[str, float]] = None,
     label: Optional[str] = None,
     subtitles: Optional[PathLike] = None,
+    frames: Optional[Sequence[int]] = None,
+    follow_package: Optional[PathLike] = None,
 ) -> Tuple[np.ndarray, Dict[str, Any]]:
     """Samples frames of a video exactly as ``vidprep export frames`` does, into memory.
 
@@ -248,6 +250,12 @@ def sample(
     - ``start``/``end``/``decision``: the span and decision point (int = frame, float =
       seconds, str = ``"5s"``, ``"00:01:02.5"``, ``"75%"``), as in a manifest.
     - ``boxes``: an annotation file whose boxes are drawn on the frames.
+    - ``frames``: these source frames instead, by 0-based index, in this order (``[0, 5, 17]``:
+      the ``explicit`` sampler; not with ``n`` or ``fps``; a repeat needs ``allow_repeats``).
+      With ``profile``, its size and token rules apply to these frames.
+    - ``follow_package``: with ``profile``, a ``vidprep parity --out`` record of this source,
+      profile and options: each position shows the frame the package really showed there
+      (``docs/profiles.md``); ``facts["follow_package"]`` says which record.
     - ``workers``: parallel decoders (0: one per core).
     - ``memory_budget``: the most bytes the returned array may take (default 4 GiB); a
       request for more (``N * H * W * 3``) raises ``MemoryError``, naming the size needed,
@@ -280,10 +288,20 @@ def sample(
             export["profile_options"] = dict(profile_options)
     if profile is None or sampler != "uniform":
         export["sampler"] = sampler
-    if fps is not None:
+    if frames is not None:
+        # The frames replace n and fps (given as well, the plan's check refuses them).
+        export["frames"] = [int(i) for i in frames]
+        if fps is not None:
+            export["fps"] = fps
+        if n is not None:
+            export["count"] = n
+    elif fps is not None:
         export["fps"] = fps
     elif n is not None:
         export["count"] = n
+    if follow_package is not None:
+        # As given (frames.json records it so, as the command line's --follow-package does).
+        export["follow_package"] = os.fspath(follow_package)
     if max_frames is not None:
         export["max_frames"] = max_frames
     if seed:

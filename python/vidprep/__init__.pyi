@@ -56,6 +56,8 @@ def sample(
     profile_options: Optional[Dict[str, float]] = ...,
     label: Optional[str] = ...,
     subtitles: Optional[PathLike] = ...,
+    frames: Optional[Sequence[int]] = ...,
+    follow_package: Optional[PathLike] = ...,
 ) -> Tuple[npt.NDArray[np.uint8], Dict[str, Any]]: ...
 def run(
     manifest: Union[PathLike, Sequence[Union["Plan", Dict[str, Any]]]],

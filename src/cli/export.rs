@@ -75,7 +75,7 @@ pub struct FramesArgs {
     /// whole).
     #[arg(long)]
     out_dir: PathBuf,
-    /// Sample N frames (default 16 when --fps is not given).
+    /// Sample N frames (default 16 when neither --fps nor --frames is given).
     #[arg(long, conflicts_with = "fps")]
     count: Option<usize>,
     /// Sample F frames per second instead (the source's own rate, for an image sequence, is
@@ -85,6 +85,21 @@ pub struct FramesArgs {
     /// With --fps: at most M frames (beyond that, uniform M frames: V-STaR's protocol).
     #[arg(long, requires = "fps")]
     max_frames: Option<usize>,
+    /// These source frames instead, by 0-based index, in this order: 0,5,17 (the explicit
+    /// sampler; a repeat needs --allow-repeats). With --profile, its size and token rules apply
+    /// to these frames.
+    #[arg(long, value_name = "INDEX,...", value_delimiter = ',', num_args = 1.., conflicts_with_all = ["count", "fps", "max_frames"])]
+    frames: Option<Vec<usize>>,
+    /// With --profile: a `vidprep parity --out` record of this source, profile and options;
+    /// each position then shows the frame the package really showed there (the record's
+    /// package_shows), even where its reader showed another frame than the index it names.
+    #[arg(
+        long,
+        value_name = "PARITY.json",
+        requires = "profile",
+        conflicts_with = "frames"
+    )]
+    follow_package: Option<PathBuf>,
     /// Which toolkit's formula picks the frames.
     #[arg(long, default_value = "uniform", value_parser = |s: &str| s.parse::<Sampler>().map_err(|e| e.to_string()))]
     sampler: Sampler,
@@ -211,6 +226,8 @@ fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
         count: args.count,
         fps: args.fps,
         max_frames: args.max_frames,
+        frames: args.frames,
+        follow_package: args.follow_package,
         sampler: args.sampler,
         allow_repeats: args.allow_repeats,
         order: args.order,

@@ -5,6 +5,9 @@
 //! `scripts/parity_runner.py` (built in), which imports only the package. The record is
 //! written as JSON (`--out`, default `parity.json` is not written: stdout) and the exit code
 //! is 0 when everything agrees, 1 otherwise, or when the package is not installed there.
+//! The record names the request and the source as vidprep read it, so that `export frames
+//! --follow-package RECORD` can show the frames the package really showed
+//! (`reference.positions[].package_shows`) and refuse a record of anything else.
 //! The runner runs in a process group of its own under a time limit (`--timeout`, else
 //! `VIDPREP_PARITY_TIMEOUT`, default 10 minutes): past it, the whole group is killed (a
 //! hanging interpreter and whatever it started) and the check fails naming the limit. Ctrl-C or
@@ -409,6 +412,14 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
     let record = json!({
         "vidprep_version": crate::sidecar::VERSION,
         "source": source,
+        // What `export frames --follow-package` checks a record against: the source as
+        // vidprep read it, and the request.
+        "vidprep_source": facts["sources"][0],
+        "request": {
+            "count": args.count,
+            "fps": args.fps,
+            "profile_options": args.profile_options.iter().cloned().collect::<std::collections::BTreeMap<String, f64>>(),
+        },
         "profile": facts["profile"],
         "package": result,
         "python": python,

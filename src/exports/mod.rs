@@ -11,6 +11,7 @@
 pub(crate) mod claimed;
 pub(crate) mod clip;
 pub(crate) mod copy;
+pub(crate) mod follow;
 pub(crate) mod frames;
 pub(crate) mod preview;
 pub(crate) mod smart;

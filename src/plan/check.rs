@@ -153,6 +153,74 @@ fn check_fill(fill: crate::annotations::Fill) -> Result<(), String> {
     Ok(())
 }
 
+/// The explicit frames (`frames`) and the package's frames (`follow_package`): one way to
+/// choose the frames, a list of at least one frame and at most any video's, the explicit
+/// sampler only with a list, and a parity record only of the whole source.
+fn check_given_frames(f: &FramesExport, plan: &Plan) -> Result<(), String> {
+    let explicit = crate::sampling::explicit_sampler();
+    match &f.frames {
+        Some(list) => {
+            let other: Vec<&str> = [
+                ("\"count\"", f.count.is_some()),
+                ("\"fps\"", f.fps.is_some()),
+                ("\"max_frames\"", f.max_frames.is_some()),
+                ("\"follow_package\"", f.follow_package.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(k, given)| given.then_some(k))
+            .collect();
+            if !other.is_empty() {
+                return Err(format!(
+                    "\"frames\" names the frames; drop {} (give the frames, a count or an fps, \
+                     not more than one{})",
+                    other.join(" and "),
+                    if f.follow_package.is_some() {
+                        "; with \"follow_package\" the parity record gives the frames"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            if list.is_empty() {
+                return Err(
+                    "\"frames\" lists no frame; give at least one source frame index (0-based)"
+                        .into(),
+                );
+            }
+            let most = crate::media::table::MAX_FRAMES;
+            if list.len() > most {
+                return Err(format!(
+                    "\"frames\" lists {} frames; at most {most} (a 24-hour video at 240 fps)",
+                    list.len()
+                ));
+            }
+            if f.sampler != Sampler::default() && f.sampler != explicit {
+                return Err(format!(
+                    "\"frames\" are the explicit sampler's; drop \"sampler\" ({}), which picks \
+                     frames by a count or an fps",
+                    f.sampler
+                ));
+            }
+        }
+        None if f.sampler == explicit => {
+            return Err("the explicit sampler takes the frames given: add \"frames\" (source frame indices, e.g. [0, 5, 17]) or name another sampler".into());
+        }
+        None => {}
+    }
+    if f.follow_package.is_some() {
+        let (start, end) = plan.span();
+        if start.is_some() || end.is_some() || plan.decision.is_some() || plan.insert.is_some() {
+            return Err(
+                "\"follow_package\": a parity record compares the whole source, so \
+                        the export must be of the whole source too; drop the span (\"start\", \
+                        \"end\"), \"decision\" and \"insert\""
+                    .into(),
+            );
+        }
+    }
+    Ok(())
+}
+
 fn check_preset(preset: &Option<String>) -> Result<(), String> {
     if let Some(p) = preset {
         if !crate::media::encode::X264_PRESETS.contains(&p.as_str()) {
@@ -251,13 +319,16 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
             if f.count.is_some() && f.fps.is_some() {
                 return Err("give \"count\" or \"fps\", not both".into());
             }
+            check_given_frames(f, plan)?;
             if let Some(name) = &f.profile {
                 let profile =
                     crate::profiles::find(name).ok_or_else(|| crate::profiles::unknown(name))?;
                 // `allow_repeats` stays: it lets a profile whose package repeats frames keep
                 // its repeats, as the samplers do.
-                if f.sampler != Sampler::default() || f.max_size.is_some() || f.max_frames.is_some()
-                {
+                // (The explicit sampler comes with `frames`, checked above.)
+                let sampler_given = f.sampler != Sampler::default()
+                    && f.sampler != crate::sampling::explicit_sampler();
+                if sampler_given || f.max_size.is_some() || f.max_frames.is_some() {
                     return Err(format!(
                         "profile {name} picks the frames and their size as its package does; drop \"sampler\", \"max_size\" and \"max_frames\" (the package's own max_frames is a profile option)"
                     ));
@@ -274,6 +345,8 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
                 crate::profiles::check_request(profile, &f.profile_request())?;
             } else if !f.profile_options.is_empty() {
                 return Err("\"profile_options\" go with \"profile\"".into());
+            } else if f.follow_package.is_some() {
+                return Err("\"follow_package\" goes with \"profile\": the parity record is of a profile and the package it mirrors (vidprep parity SRC --profile P --out RECORD.json)".into());
             }
             if f.max_frames.is_some() && f.fps.is_none() {
                 return Err("\"max_frames\" goes with \"fps\"".into());
@@ -417,5 +490,63 @@ mod tests {
             r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "frames", "quality": 0}]}"#
         )
         .contains("quality"));
+    }
+
+    #[test]
+    fn given_frames_and_a_followed_package_are_checked() {
+        let frames = |extra: &str| {
+            parse(&format!(
+                r#"{{"id": "a", "source": "v.mp4", "exports": [{{"kind": "frames"{extra}}}]}}"#
+            ))
+        };
+        assert!(frames(r#", "frames": [17, 0, 5]"#).is_ok());
+        assert!(frames(r#", "frames": [3], "sampler": "explicit""#).is_ok());
+        assert!(frames(r#", "frames": [1, 2], "profile": "qwen3-vl""#).is_ok());
+        assert!(
+            frames(r#", "frames": [1, 2], "profile": "qwen3-vl", "sampler": "explicit""#).is_ok()
+        );
+        let e = frames(r#", "profile": "qwen3-vl", "sampler": "qwen""#).unwrap_err();
+        assert!(e.contains("drop \"sampler\""), "{e}");
+        assert!(frames(r#", "profile": "qwen3-vl", "follow_package": "p.json""#).is_ok());
+        let e = frames(r#", "frames": [1], "count": 4"#).unwrap_err();
+        assert!(e.contains("drop \"count\""), "{e}");
+        let e = frames(r#", "frames": [1], "fps": 2, "max_frames": 3"#).unwrap_err();
+        assert!(e.contains("\"fps\" and \"max_frames\""), "{e}");
+        let e = frames(r#", "frames": []"#).unwrap_err();
+        assert!(e.contains("lists no frame"), "{e}");
+        let e = frames(r#", "frames": [1], "sampler": "qwen""#).unwrap_err();
+        assert!(e.contains("explicit sampler"), "{e}");
+        let e = frames(r#", "sampler": "explicit""#).unwrap_err();
+        assert!(e.contains("add \"frames\""), "{e}");
+        assert!(frames(r#", "frames": [-1]"#).is_err());
+        let e = frames(r#", "follow_package": "p.json""#).unwrap_err();
+        assert!(e.contains("goes with \"profile\""), "{e}");
+        let e = frames(r#", "profile": "qwen3-vl", "follow_package": "p.json", "frames": [1, 2]"#)
+            .unwrap_err();
+        assert!(e.contains("the parity record gives the frames"), "{e}");
+        let e = parse(
+            r#"{"id": "a", "source": "v.mp4", "start": 10, "exports": [{"kind": "frames", "profile": "qwen3-vl", "follow_package": "p.json"}]}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("whole source"), "{e}");
+    }
+
+    #[test]
+    fn given_frames_normalise_to_the_explicit_sampler() {
+        let plan = parse(
+            r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "frames", "frames": [4, 2]}]}"#,
+        )
+        .unwrap();
+        let named = parse(r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "frames", "frames": [4, 2], "sampler": "explicit"}]}"#).unwrap();
+        let defaults = crate::media::encode::EncodeSettings::default();
+        let n = plan.normalized(&defaults);
+        assert_eq!(n, named.normalized(&defaults));
+        n.check().unwrap();
+        let ExportSpec::Frames(f) = &n.exports[0] else {
+            panic!()
+        };
+        assert_eq!(f.sampler.name(), "explicit");
+        assert_eq!(f.request(), crate::sampling::Request::Frames(vec![4, 2]));
+        assert_eq!(f.profile_request().count, Some(2));
     }
 }

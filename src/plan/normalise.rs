@@ -42,7 +42,11 @@ impl Plan {
                     v.preset.get_or_insert_with(|| defaults.preset.clone());
                     v.audio.get_or_insert(defaults.audio);
                 }
-                ExportSpec::Frames(_) | ExportSpec::Preview(_) => {}
+                ExportSpec::Frames(f) => {
+                    // Frames given are the explicit sampler's, whether it is named or not.
+                    f.sampler = f.effective_sampler();
+                }
+                ExportSpec::Preview(_) => {}
             }
         }
         plan

@@ -542,7 +542,7 @@ pub struct FramesExport {
     /// `frames`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// `N` frames (default 16 when `fps` is not given).
+    /// `N` frames (default 16 when `fps` and `frames` are not given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<usize>,
     /// Or `F` frames per second.
@@ -551,7 +551,19 @@ pub struct FramesExport {
     /// With `fps`: at most this many frames (uniform beyond: V-STaR's protocol).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_frames: Option<usize>,
-    /// Which toolkit's formula picks the frames.
+    /// Or these source frames, by 0-based index (`[0, 5, 17]`), in this order: the
+    /// `explicit` sampler (instead of `count` / `fps`). With a span, indices are the source's
+    /// and must lie in the span. With a `profile`, its size and token rules apply to these
+    /// frames instead of the ones it would pick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<Vec<usize>>,
+    /// With a `profile`: a `vidprep parity` record (its `--out` JSON) of the same source,
+    /// profile and options; each position then shows the frame the package showed there
+    /// (the record's `reference.positions[].package_shows`), even where that is not the
+    /// frame it names: exactly what the model was fed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_package: Option<PathBuf>,
+    /// Which toolkit's formula picks the frames (`explicit` with `frames`).
     #[serde(default)]
     pub sampler: Sampler,
     /// Let the formula repeat frames where the toolkit would.
@@ -620,6 +632,8 @@ impl Default for FramesExport {
             count: None,
             fps: None,
             max_frames: None,
+            frames: None,
+            follow_package: None,
             sampler: Sampler::default(),
             allow_repeats: false,
             order: Order::Ordered,
@@ -640,24 +654,36 @@ impl Default for FramesExport {
 }
 
 impl FramesExport {
-    /// What the profile is asked (count, fps and its options).
+    /// What the profile is asked (count, fps and its options): with `frames`, as many frames
+    /// as are given (the package's `nframes`).
     pub(crate) fn profile_request(&self) -> crate::profiles::ProfileRequest {
         crate::profiles::ProfileRequest {
-            count: self.count,
+            count: self.frames.as_ref().map(Vec::len).or(self.count),
             fps: self.fps,
             options: self.profile_options.clone(),
         }
     }
 
-    /// What to sample: `count`, or `fps` with its limit; 16 frames by default.
+    /// What to sample: `frames`, `count`, or `fps` with its limit; 16 frames by default.
+    /// (`frames` are the source's indices; the export maps them into its processed stream.)
     pub fn request(&self) -> Request {
-        match (self.count, self.fps) {
-            (_, Some(fps)) => Request::Fps {
+        match (&self.frames, self.count, self.fps) {
+            (Some(list), _, _) => Request::Frames(list.clone()),
+            (None, _, Some(fps)) => Request::Fps {
                 fps,
                 max_frames: self.max_frames,
             },
-            (Some(n), None) => Request::Count(n),
-            (None, None) => Request::Count(16),
+            (None, Some(n), None) => Request::Count(n),
+            (None, None, None) => Request::Count(16),
+        }
+    }
+
+    /// The sampler in effect: `explicit` when `frames` are given, else `sampler`.
+    pub fn effective_sampler(&self) -> Sampler {
+        if self.frames.is_some() {
+            crate::sampling::explicit_sampler()
+        } else {
+            self.sampler
         }
     }
 }
@@ -752,17 +778,20 @@ impl Plan {
             join(&mut i.sequence);
         }
         for e in &mut self.exports {
-            if let ExportSpec::Frames(FramesExport {
-                subtitles: Some(s), ..
-            }) = e
-            {
-                join(s);
+            if let ExportSpec::Frames(f) = e {
+                if let Some(s) = f.subtitles.as_mut() {
+                    join(s);
+                }
+                if let Some(r) = f.follow_package.as_mut() {
+                    join(r);
+                }
             }
         }
     }
 
     /// The local files and folders the plan reads (never to be written): the source (an
-    /// image sequence's folder; nothing for a URL), boxes and needle.
+    /// image sequence's folder; nothing for a URL), boxes and needle, a frames export's
+    /// subtitles and parity record.
     pub fn inputs(&self) -> Vec<PathBuf> {
         let mut inputs = crate::media::source::input_paths(&self.source);
         if let Some(b) = &self.boxes {
@@ -772,11 +801,9 @@ impl Plan {
             inputs.push(i.sequence.clone());
         }
         for e in &self.exports {
-            if let ExportSpec::Frames(FramesExport {
-                subtitles: Some(s), ..
-            }) = e
-            {
-                inputs.push(s.clone());
+            if let ExportSpec::Frames(f) = e {
+                inputs.extend(f.subtitles.iter().cloned());
+                inputs.extend(f.follow_package.iter().cloned());
             }
         }
         inputs

@@ -5,6 +5,11 @@
 //! block (the profile, the package and version it mirrors, every rule applied with its
 //! value). `vidprep parity` runs the mirrored package on the same video and compares.
 //!
+//! Frames chosen elsewhere ([`with_frames`]): a frames export's explicit `frames`, or the
+//! frames a package really showed (`follow_package`, a `vidprep parity` record), take the
+//! place of the profile's own indices position by position; its size, resampling and token
+//! rules stay as the package computes them for that many frames.
+//!
 //! Adding a profile: one file here with a type implementing [`Profile`], one line in
 //! [`PROFILES`], and its line in `docs/profiles.md`.
 
@@ -240,6 +245,12 @@ pub trait Profile: Sync {
     fn encoding(&self) -> Option<ImageEncoding> {
         None
     }
+    /// The timestamps the model's processor derives from the frame indices (Qwen3-VL's
+    /// `<t seconds>`), for `indices` given in place of the package's own; `None` when its
+    /// timestamps (if any) do not depend on the indices.
+    fn timestamps_of(&self, _indices: &[usize], _input: &ProfileInput) -> Option<Vec<String>> {
+        None
+    }
     /// The frames and size for `input`.
     fn apply(
         &self,
@@ -273,6 +284,84 @@ pub fn apply(
         }
         e
     })
+}
+
+/// Where the frames put in place of a profile's own come from ([`with_frames`]).
+#[derive(Clone, Debug)]
+pub enum FramesFrom {
+    /// Given by index (a frames export's `frames`): the processor's index-derived timestamps
+    /// are derived again from them, as it would derive them from frames it was handed.
+    Given,
+    /// What the package really showed at each position (`follow_package`), per the record
+    /// named: the timestamps stay those of the indices the package named, as the model got
+    /// them.
+    Package {
+        /// The parity record, as the plan names it.
+        record: String,
+    },
+}
+
+/// `applied` with `indices` in place of the frames the profile picked, position by position
+/// (as many as it picked: a list of another length is refused, naming the count the package
+/// takes); the size, resampling and token rules stay as they are, and a rule `frames` says
+/// what was put in place of what.
+pub fn with_frames(
+    profile: &dyn Profile,
+    mut applied: Applied,
+    indices: Vec<usize>,
+    from: &FramesFrom,
+    input: &ProfileInput,
+) -> Result<Applied, ProfileError> {
+    if indices.len() != applied.indices.len() {
+        return Err(ProfileError {
+            profile: applied.profile,
+            reason: format!(
+                "the package takes {} frames when asked for {} (nframes={}: {}); give {} frames",
+                applied.indices.len(),
+                indices.len(),
+                indices.len(),
+                applied.formula,
+                applied.indices.len()
+            ),
+        });
+    }
+    let (formula, value) = match from {
+        FramesFrom::Given => {
+            if let Some(stamps) = profile.timestamps_of(&indices, input) {
+                applied.timestamps = Some(stamps);
+            }
+            (
+                format!(
+                    "the frames given replace the package's {} position by position; its size and \
+                     token rules stay (for {} frames){}",
+                    applied.formula,
+                    indices.len(),
+                    if applied.timestamps.is_some() {
+                        ", the timestamps are those of the frames given"
+                    } else {
+                        ""
+                    }
+                ),
+                serde_json::json!({"package_indices": applied.indices, "indices": indices}),
+            )
+        }
+        FramesFrom::Package { record } => (
+            format!(
+                "at each position the frame the package showed (vidprep parity record {record}: \
+                 reference.positions[].package_shows) replaces the frame it named ({}); size, \
+                 tokens and timestamps stay the package's",
+                applied.formula
+            ),
+            serde_json::json!({"package_names": applied.indices, "package_shows": indices}),
+        ),
+    };
+    applied.rules.push(Rule {
+        rule: "frames".into(),
+        formula,
+        value,
+    });
+    applied.indices = indices;
+    Ok(applied)
 }
 
 /// Checks `request`'s option names against `profile`'s (everything needing no media).

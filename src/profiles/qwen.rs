@@ -392,6 +392,9 @@ impl Profile for Qwen3Vl {
     fn options(&self) -> &'static [&'static str] {
         QWEN_VL_UTILS_OPTIONS
     }
+    fn timestamps_of(&self, indices: &[usize], input: &ProfileInput) -> Option<Vec<String>> {
+        (!indices.is_empty()).then(|| qwen3_timestamps(indices, input.frames.nominal_fps()))
+    }
     fn apply(
         &self,
         input: &ProfileInput,
@@ -424,6 +427,9 @@ impl Profile for Qwen3VlHf {
             "cap_pixels_per_frame",
             "max_video_tokens",
         ]
+    }
+    fn timestamps_of(&self, indices: &[usize], input: &ProfileInput) -> Option<Vec<String>> {
+        (!indices.is_empty()).then(|| qwen3_timestamps(indices, input.frames.nominal_fps()))
     }
     fn apply(
         &self,
@@ -615,5 +621,58 @@ mod tests {
         assert_eq!(a.indices.len(), 20);
         assert_eq!((a.indices[0], *a.indices.last().unwrap()), (0, 299));
         assert_eq!(a.timestamps.as_ref().unwrap().len(), 10);
+    }
+
+    #[test]
+    fn frames_given_or_followed_take_the_place_of_the_packages() {
+        use crate::profiles::{with_frames, FramesFrom};
+        let v = ConstantRate::new(120, 30, 1);
+        let input = ProfileInput {
+            frames: &v,
+            width: 320,
+            height: 240,
+            container: crate::profiles::ContainerFacts::unknown(),
+        };
+        let request = ProfileRequest {
+            count: Some(4),
+            ..ProfileRequest::default()
+        };
+        let own = Qwen3Vl.apply(&input, &request).unwrap();
+        assert_eq!(own.indices, [0, 40, 79, 119]);
+        // Given: the size stays, the timestamps are the given frames'.
+        let given = with_frames(
+            &Qwen3Vl,
+            own.clone(),
+            vec![90, 0, 31, 60],
+            &FramesFrom::Given,
+            &input,
+        )
+        .unwrap();
+        assert_eq!(
+            (given.width, given.height, given.tokens),
+            (own.width, own.height, own.tokens)
+        );
+        assert_eq!(given.indices, [90, 0, 31, 60]);
+        assert_eq!(
+            given.timestamps.as_deref().unwrap(),
+            ["<1.5 seconds>", "<1.5 seconds>"]
+        );
+        assert_eq!(given.rules.last().unwrap().rule, "frames");
+        // Followed: the timestamps stay those of the indices the package named.
+        let followed = with_frames(
+            &Qwen3Vl,
+            own.clone(),
+            vec![0, 39, 78, 118],
+            &FramesFrom::Package {
+                record: "p.json".into(),
+            },
+            &input,
+        )
+        .unwrap();
+        assert_eq!(followed.timestamps, own.timestamps);
+        assert!(followed.rules.last().unwrap().formula.contains("p.json"));
+        // Another count than the package takes.
+        let e = with_frames(&Qwen3Vl, own, vec![1, 2, 3], &FramesFrom::Given, &input).unwrap_err();
+        assert!(e.reason.contains("takes 4 frames when asked for 3"), "{e}");
     }
 }

@@ -6,7 +6,9 @@
 //! `torch.arange`). Each formula is quoted, with the file and function it comes from, on its
 //! struct in its own file ([`uniform::Uniform`], [`lmms_eval::LmmsEval`],
 //! [`vlmevalkit::VlmEvalKit`], [`qwen::Qwen`], [`hf::Hf`], [`hf_load_video::HfLoadVideo`],
-//! [`hf_processor::HfProcessor`], [`hf_default::HfDefault`]). `fixtures/sampling/` holds golden
+//! [`hf_processor::HfProcessor`], [`hf_default::HfDefault`]). One sampler has no formula:
+//! [`explicit::Explicit`] takes the frames given by index ([`Request::Frames`]).
+//! `fixtures/sampling/` holds golden
 //! tables produced by the real numpy and torch, and the tests compare against them (and against
 //! a live numpy when one is present).
 //!
@@ -20,7 +22,8 @@
 //!
 //! # Requests, repeats and errors
 //!
-//! A [`Request`] is either a frame count or a sampling rate. When more frames are asked for than
+//! A [`Request`] is a frame count, a sampling rate, or (for the `explicit` sampler only) the
+//! frames themselves by index. When more frames are asked for than
 //! the video has (`N > total`, or an fps above the video's frame rate) the default is an error
 //! that names both numbers ([`SampleError::TooManyFrames`], [`SampleError::RepeatedFrames`]):
 //! silently repeating frames changes what a model sees. With `allow_repeats = true` the toolkit's
@@ -48,7 +51,7 @@
 //!   the registry of samplers and the [`Sampler`] handle, and the rules every formula shares
 //!   (the too-many-frames check, repeat notes, the generic fps rule);
 //! - one file per sampler (`uniform.rs`, `lmms_eval.rs`, `vlmevalkit.rs`, `qwen.rs`, `hf.rs`,
-//!   `hf_load_video.rs`, `hf_processor.rs`, `hf_default.rs`), with what the four transformers
+//!   `hf_load_video.rs`, `hf_processor.rs`, `hf_default.rs`, `explicit.rs`), with what the four transformers
 //!   samplers share in `transformers.rs`;
 //! - `numeric.rs`: the exact numpy/torch arithmetic the formulas use ([`numpy_linspace`],
 //!   [`torch_linspace_f32`], the `arange`s, qwen-vl-utils' frame counts, ...);
@@ -97,6 +100,7 @@ use numeric::rational_approx;
 // The registry
 // ---------------------------------------------------------------------------------------------
 
+pub mod explicit;
 pub mod hf;
 pub mod hf_default;
 pub mod hf_load_video;
@@ -118,6 +122,7 @@ const FORMULAS: &[&dyn Formula] = &[
     &hf_load_video::HfLoadVideo,
     &hf_processor::HfProcessor,
     &hf_default::HfDefault,
+    &explicit::Explicit,
 ];
 
 /// One toolkit's frame-index formula: what a sampler file implements (on a unit struct) and
@@ -143,6 +148,20 @@ pub trait Formula: Sync {
     /// refusal ([`SampleError::Toolkit`]) instead of [`SampleError::TooManyFrames`].
     fn refuses_repeats(&self) -> bool {
         false
+    }
+
+    /// Whether it takes the frames given by index ([`Request::Frames`]) rather than picking
+    /// them by a formula: only `explicit`. [`sample`] refuses a list of frames for any other
+    /// sampler ([`SampleError::FramesNotTaken`]).
+    fn takes_frames(&self) -> bool {
+        false
+    }
+
+    /// The frames given, for a sampler that [takes them](Formula::takes_frames); [`sample`]
+    /// has checked that there is at least one, that each is below the frame count and that
+    /// none repeats unless repeats are allowed. (Never called for the others.)
+    fn frames(&self, indices: &[usize]) -> Result<Picked, SampleError> {
+        Ok(picked(indices.to_vec(), String::new(), None))
     }
 
     /// The indices for `n` frames of a video of `total` frames, the formula as the toolkit
@@ -211,6 +230,11 @@ impl Sampler {
             .position(|n| *n == self.name())
             .expect("every sampler is in the registry")
     }
+}
+
+/// The `explicit` sampler (the frames given by index).
+pub fn explicit_sampler() -> Sampler {
+    Sampler(&explicit::Explicit)
 }
 
 impl Default for Sampler {
@@ -359,7 +383,7 @@ impl<'de> Deserialize<'de> for Sampler {
 }
 
 /// What to sample.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Request {
     /// `N` frames.
@@ -377,6 +401,9 @@ pub enum Request {
         /// At most this many frames (`None`: no limit).
         max_frames: Option<usize>,
     },
+    /// These frames, by 0-based index into the decoded frames, in this order (the
+    /// `explicit` sampler's request; repeats only with `allow_repeats`).
+    Frames(Vec<usize>),
 }
 
 impl fmt::Display for Request {
@@ -391,6 +418,7 @@ impl fmt::Display for Request {
                 fps,
                 max_frames: Some(m),
             } => write!(f, "{fps} fps, at most {m} frames"),
+            Request::Frames(list) => write!(f, "{} given frames", list.len()),
         }
     }
 }
@@ -482,6 +510,42 @@ pub enum SampleError {
     )]
     /// More samples than vidprep materialises (a guard against absurd requests).
     TooManySamples(u128),
+    /// A given frame (`Request::Frames`) at or past the end of the video.
+    #[error(
+        "frame {index} (position {position} of the frames given) is past the end: the video \
+         has {total} frames (0 to {last}); give indices below {total}",
+        last = total.saturating_sub(1)
+    )]
+    FrameOutOfRange {
+        /// The index given.
+        index: usize,
+        /// Its place in the list given (0-based).
+        position: usize,
+        /// Frames in the video.
+        total: usize,
+    },
+    /// A frame given twice (`Request::Frames`) without `allow_repeats`.
+    #[error(
+        "frame {index} is given twice (positions {first} and {again} of the frames given); \
+         give each frame once, or set `allow_repeats` to show it again"
+    )]
+    RepeatedGivenFrame {
+        /// The index given twice.
+        index: usize,
+        /// Its first place in the list (0-based).
+        first: usize,
+        /// The place it comes again.
+        again: usize,
+    },
+    /// A list of frames asked of a sampler that picks its own.
+    #[error(
+        "the {sampler} sampler picks its frames by a count or an fps; frames given by index \
+         are the explicit sampler's (leave the sampler out, or name the explicit one)"
+    )]
+    FramesNotTaken {
+        /// The sampler asked.
+        sampler: Sampler,
+    },
     /// The toolkit itself would raise (or select nothing) for this request.
     #[error("the {sampler} toolkit rejects this request: {reason}")]
     Toolkit {
@@ -507,10 +571,14 @@ pub fn sample(
     allow_repeats: bool,
 ) -> Result<Sampled, SampleError> {
     let total = video.total();
-    match request {
+    match &request {
         Request::Count(0) => return Err(SampleError::ZeroFrames),
-        Request::Fps { fps, .. } if !(fps.is_finite() && fps > 0.0) => {
-            return Err(SampleError::InvalidFps(fps))
+        Request::Frames(list) if list.is_empty() => return Err(SampleError::ZeroFrames),
+        Request::Frames(_) if !sampler.0.takes_frames() => {
+            return Err(SampleError::FramesNotTaken { sampler })
+        }
+        Request::Fps { fps, .. } if !(fps.is_finite() && *fps > 0.0) => {
+            return Err(SampleError::InvalidFps(*fps))
         }
         Request::Fps {
             max_frames: Some(0),
@@ -526,9 +594,12 @@ pub fn sample(
             return Err(SampleError::TooManySamples(n as u128));
         }
     }
-    let out = match request {
-        Request::Count(n) => sample_count(sampler, total, n, allow_repeats)?,
-        Request::Fps { fps, max_frames } => sampler.0.fps(video, fps, max_frames, allow_repeats)?,
+    let out = match &request {
+        Request::Count(n) => sample_count(sampler, total, *n, allow_repeats)?,
+        Request::Fps { fps, max_frames } => {
+            sampler.0.fps(video, *fps, *max_frames, allow_repeats)?
+        }
+        Request::Frames(list) => sample_given(sampler, total, list, allow_repeats)?,
     };
     debug_assert!(out.indices.iter().all(|&i| i < total));
     Ok(Sampled {
@@ -618,6 +689,55 @@ fn sample_count(
         },
     );
     Ok(Picked { note, ..p })
+}
+
+/// A list of given frames through `sampler`'s [`Formula::frames`], with the checks every
+/// list gets: each index below `total`, and no index twice unless `allow_repeats` (then the
+/// repeats are noted).
+fn sample_given(
+    sampler: Sampler,
+    total: usize,
+    list: &[usize],
+    allow_repeats: bool,
+) -> Result<Picked, SampleError> {
+    if list.len() as u128 > MAX_SAMPLES {
+        return Err(SampleError::TooManySamples(list.len() as u128));
+    }
+    if let Some((position, &index)) = list.iter().enumerate().find(|(_, &i)| i >= total) {
+        return Err(SampleError::FrameOutOfRange {
+            index,
+            position,
+            total,
+        });
+    }
+    let mut first_at = std::collections::HashMap::with_capacity(list.len());
+    let mut repeated = false;
+    for (position, &index) in list.iter().enumerate() {
+        if let Some(&first) = first_at.get(&index) {
+            if !allow_repeats {
+                return Err(SampleError::RepeatedGivenFrame {
+                    index,
+                    first,
+                    again: position,
+                });
+            }
+            repeated = true;
+        } else {
+            first_at.insert(index, position);
+        }
+    }
+    let p = sampler.0.frames(list)?;
+    let note = repeated.then(|| {
+        format!(
+            "{} frames given but only {} distinct (video has {total}): frames repeat, as given",
+            list.len(),
+            first_at.len()
+        )
+    });
+    Ok(Picked {
+        note: join_notes(p.note, note),
+        ..p
+    })
 }
 
 /// The video's nominal frame rate, which `sampler`'s fps rule needs: a finite number above 0.

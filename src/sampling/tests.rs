@@ -18,6 +18,12 @@ fn named(name: &str) -> Sampler {
     name.parse().unwrap()
 }
 
+/// The samplers that pick frames by a formula (every one but `explicit`, which takes the
+/// frames given).
+fn formulas() -> impl Iterator<Item = Sampler> + Clone {
+    Sampler::all().filter(|s| !s.formula().takes_frames())
+}
+
 fn cfr(total: usize, num: i64, den: i64) -> ConstantRate {
     ConstantRate::new(total, num, den)
 }
@@ -157,8 +163,8 @@ fn golden_table_matches() {
     }
     assert_eq!(
         per_sampler.len(),
-        Sampler::all().len(),
-        "every sampler is in the table"
+        formulas().count(),
+        "every sampler with a formula is in the table"
     );
     assert!(
         bad.is_empty(),
@@ -358,7 +364,7 @@ fn hand_checked_values() {
 
 #[test]
 fn n_equals_one_and_total() {
-    for s in Sampler::all() {
+    for s in formulas() {
         let one = count(10, s, 1);
         match s.name() {
             "qwen" => assert!(
@@ -376,7 +382,7 @@ fn n_equals_one_and_total() {
         );
     }
     // total = 1: every sampler takes frame 0 once (qwen refuses: it needs >= 2 frames).
-    for s in Sampler::all() {
+    for s in formulas() {
         let r = count(1, s, 1);
         if s == named("qwen") {
             assert!(matches!(r, Err(SampleError::Toolkit { .. })));
@@ -490,7 +496,7 @@ fn errors_say_what_was_expected() {
     .unwrap_err();
     assert!(matches!(e, SampleError::InvalidVideoFps { .. }), "{e}");
     let e = "bogus".parse::<Sampler>().unwrap_err().to_string();
-    assert_eq!(e, "unknown sampler 'bogus'; expected one of: uniform, lmms-eval, vlmevalkit, qwen, hf, hf-load-video, hf-processor, hf-default");
+    assert_eq!(e, "unknown sampler 'bogus'; expected one of: uniform, lmms-eval, vlmevalkit, qwen, hf, hf-load-video, hf-processor, hf-default, explicit");
     let e = "sideways".parse::<Order>().unwrap_err().to_string();
     assert_eq!(
         e,
@@ -528,7 +534,8 @@ fn registry_names_are_unique_and_round_trip() {
             "hf",
             "hf-load-video",
             "hf-processor",
-            "hf-default"
+            "hf-default",
+            "explicit"
         ]
     );
     assert_eq!(Sampler::names(), &names[..]);
@@ -565,7 +572,7 @@ fn registry_names_are_unique_and_round_trip() {
     assert_eq!(
         e,
         "unknown variant `decord`, expected one of `uniform`, `lmms-eval`, `vlmevalkit`, `qwen`, \
-         `hf`, `hf-load-video`, `hf-processor`, `hf-default` at line 1 column 8"
+         `hf`, `hf-load-video`, `hf-processor`, `hf-default`, `explicit` at line 1 column 8"
     );
     let e = serde_json::from_value::<Sampler>(json!(3))
         .unwrap_err()
@@ -932,7 +939,7 @@ fn variable_frame_rate() {
         fps: 2.0,
         max_frames: None,
     };
-    let held = sample(&video, named("uniform"), two, false).unwrap();
+    let held = sample(&video, named("uniform"), two.clone(), false).unwrap();
     assert_eq!(held.indices, [0, 5, 10, 11, 12, 27, 41, 41]);
     assert!(held
         .note
@@ -1017,7 +1024,7 @@ fn huge_totals() {
     assert_eq!(q, [0, 5_592_406, 11_184_810, 16_777_216]);
     let u = count(16_777_218, named("uniform"), 4).unwrap();
     assert_eq!(u, [0, 5_592_406, 11_184_811, 16_777_217]);
-    for s in Sampler::all() {
+    for s in formulas() {
         let r = count(1_800_000, s, 768).unwrap();
         assert!(
             r.len() == 768 && r.windows(2).all(|w| w[0] < w[1]) && *r.last().unwrap() < 1_800_000,
@@ -1106,8 +1113,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
-    fn prop_count_sorted_in_range(total in 1usize..5000, n in 1usize..800, si in 0usize..Sampler::all().len()) {
-        let sampler = Sampler::all().nth(si).unwrap();
+    fn prop_count_sorted_in_range(total in 1usize..5000, n in 1usize..800, si in 0usize..formulas().count()) {
+        let sampler = formulas().nth(si).unwrap();
         let n = n.min(total);
         match sample(&cfr(total, 30, 1), sampler, Request::Count(n), false) {
             Ok(s) => {

@@ -1,6 +1,8 @@
 //! The `frames` export: sampled frames for image-only models. Frame indices are picked with a
 //! named sampler (each reproducing a toolkit's formula over the true frame count of the
-//! processed stream), put in the asked order, read by seeking (only those frames are decoded),
+//! processed stream), or given by source index (`frames`, the `explicit` sampler), or, with a
+//! profile, followed as its package showed them (`follow_package`, [`super::follow`]), put in
+//! the asked order, read by seeking (only those frames are decoded),
 //! scaled to square pixels within the size cap, boxes drawn, and written as images named with
 //! their position and time, with `frames.json` (each image's stream frame, source frame, time
 //! and boxes) and optionally a captioned strip, an API payload with Base64 images, or JSONL.
@@ -53,6 +55,8 @@ pub(crate) struct FramesMaker {
     applied: Option<crate::profiles::Applied>,
     /// The subtitle file, read (with `subtitles`).
     subtitles: Option<crate::exports::subtitles::Subtitles>,
+    /// What `frames.json` says of the followed package (with `follow_package`).
+    followed: Option<serde_json::Value>,
 }
 
 /// Draws each frame's label by NumPro's rule, on the frame as decoded (before any resize).
@@ -105,8 +109,51 @@ impl FramesMaker {
             made: None,
             applied: None,
             subtitles: None,
+            followed: None,
         }
     }
+}
+
+/// The processed stream's index of each source frame in `given` (the video's own frame
+/// indices, `frames` of a frames export): refused, naming the index, the file and the frame
+/// count, when one is not in the stream (past the end, or outside the span).
+fn stream_indices(stream: &ProcessedStream, given: &[usize], export: &str) -> Result<Vec<usize>> {
+    let kept = stream.resolved.kept;
+    let total = stream.table.len();
+    given
+        .iter()
+        .enumerate()
+        .map(|(position, &s)| {
+            if s >= total {
+                return Err(Error::request(
+                    &stream.source,
+                    format!(
+                        "export {export:?}: source frame {s} (position {position} of `frames`) \
+                         is past the end: the source has {total} frames (0 to {}); give indices \
+                         below {total}",
+                        total.saturating_sub(1)
+                    ),
+                ));
+            }
+            if s < kept.start || s >= kept.end {
+                return Err(Error::request(
+                    &stream.source,
+                    format!(
+                        "export {export:?}: source frame {s} (position {position} of `frames`) \
+                         is outside the span, which keeps source frames {} to {} of {total}; \
+                         give frames in the span, or widen it",
+                        kept.start,
+                        kept.end.saturating_sub(1)
+                    ),
+                ));
+            }
+            let host = s - kept.start;
+            Ok(match &stream.needle {
+                Some(n) if host >= n.at => host + n.prepared.frames,
+                _ => host,
+            })
+        })
+        .collect()
 }
 
 /// The processed stream's frames as the samplers see them.
@@ -186,6 +233,50 @@ impl Export for FramesMaker {
                 ),
             ));
         }
+        // Frames given by source index: into the stream's indices, refused past the end.
+        let given = match &self.frames.frames {
+            Some(list) => Some(stream_indices(stream, list, self.spec.name())?),
+            None => None,
+        };
+        // Checked as the explicit sampler checks them (a repeat needs `allow_repeats`) before
+        // a profile takes them.
+        let given_sampled = match &given {
+            Some(indices) => Some(
+                sampling::sample(
+                    &list,
+                    self.frames.effective_sampler(),
+                    sampling::Request::Frames(indices.clone()),
+                    self.frames.allow_repeats,
+                )
+                .map_err(|e| {
+                    let e = match e {
+                        // Named by the source's index, as given.
+                        sampling::SampleError::RepeatedGivenFrame { first, again, .. } => {
+                            sampling::SampleError::RepeatedGivenFrame {
+                                index: self.frames.frames.as_ref().map_or(0, |f| f[first]),
+                                first,
+                                again,
+                            }
+                        }
+                        e => e,
+                    };
+                    Error::request(
+                        &stream.source,
+                        format!("export {:?}: {e}", self.spec.name()),
+                    )
+                })
+                .map(|s| Sampled {
+                    // As asked: the source's indices (the stream's are `indices`).
+                    requested: self.frames.request(),
+                    ..s
+                })?,
+            ),
+            None => None,
+        };
+        let record = match &self.frames.follow_package {
+            Some(path) => Some(crate::exports::follow::ParityRecord::load(path)?),
+            None => None,
+        };
         let applied = match &self.frames.profile {
             None => None,
             Some(name) => {
@@ -203,15 +294,45 @@ impl Export for FramesMaker {
                             .map(|r| (r.num as i64, r.den as i64)),
                     },
                 };
-                Some(
-                    crate::profiles::apply(profile, &input, &self.frames.profile_request())
-                        .map_err(|e| {
-                            Error::request(
-                                &stream.source,
-                                format!("export {:?}: {e}", self.spec.name()),
-                            )
-                        })?,
-                )
+                let in_export = |e: crate::profiles::ProfileError| {
+                    Error::request(
+                        &stream.source,
+                        format!("export {:?}: {e}", self.spec.name()),
+                    )
+                };
+                let request = self.frames.profile_request();
+                let mut a = crate::profiles::apply(profile, &input, &request).map_err(in_export)?;
+                if let Some(indices) = &given {
+                    a = crate::profiles::with_frames(
+                        profile,
+                        a,
+                        indices.clone(),
+                        &crate::profiles::FramesFrom::Given,
+                        &input,
+                    )
+                    .map_err(in_export)?;
+                }
+                if let Some(record) = &record {
+                    let now = stream.source_records().swap_remove(0);
+                    let asked = crate::exports::follow::Request {
+                        count: request.count,
+                        fps: request.fps,
+                        options: request.options.clone(),
+                    };
+                    let shown = record.shown(&stream.source, &now, &asked, &a)?;
+                    self.followed = Some(record.json(&shown));
+                    a = crate::profiles::with_frames(
+                        profile,
+                        a,
+                        shown,
+                        &crate::profiles::FramesFrom::Package {
+                            record: record.path.display().to_string(),
+                        },
+                        &input,
+                    )
+                    .map_err(in_export)?;
+                }
+                Some(a)
             }
         };
         // A package that repeats frames (InternVL's get_index with more segments than frames)
@@ -222,6 +343,20 @@ impl Export for FramesMaker {
                 .iter()
                 .collect::<std::collections::HashSet<_>>()
                 .len();
+            if distinct < a.indices.len() && self.followed.is_some() {
+                return Err(Error::request(
+                    &stream.source,
+                    format!(
+                        "export {:?}: following the package, {} of the {} positions show a \
+                         frame the package already showed at another position (package_shows: \
+                         {:?}); set `allow_repeats` to keep the repeats as the package fed them",
+                        self.spec.name(),
+                        a.indices.len() - distinct,
+                        a.indices.len(),
+                        a.indices,
+                    ),
+                ));
+            }
             if distinct < a.indices.len() {
                 return Err(Error::request(
                     &stream.source,
@@ -261,15 +396,22 @@ impl Export for FramesMaker {
                 });
             }
         }
-        let sampled = match &applied {
-            Some(a) => Sampled {
+        let sampled = match (&applied, given_sampled) {
+            (Some(a), None) => Sampled {
                 indices: a.indices.clone(),
                 sampler: a.sampler,
                 requested: self.frames.request(),
-                formula: a.formula.clone(),
+                formula: match &self.followed {
+                    Some(_) => format!(
+                        "{}, each replaced by the frame the package showed there",
+                        a.formula
+                    ),
+                    None => a.formula.clone(),
+                },
                 note: None,
             },
-            None => sampling::sample(
+            (_, Some(given)) => given,
+            (None, None) => sampling::sample(
                 &list,
                 self.frames.sampler,
                 self.frames.request(),
@@ -528,6 +670,7 @@ impl Export for FramesMaker {
             payload: files.payload,
             jsonl: files.jsonl,
             profile: self.applied.take(),
+            follow_package: self.followed.take(),
             label: label_json,
             subtitles: subtitles_json,
             audio: audio_json,

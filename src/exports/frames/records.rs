@@ -35,6 +35,11 @@ pub struct FramesJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub profile: Option<crate::profiles::Applied>,
+    /// With `follow_package`: the frames follow what the package showed, per this parity
+    /// record (`record`, `package`, `package_names` and `package_shows` by position,
+    /// `positions_differing`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follow_package: Option<serde_json::Value>,
     /// The label drawn on every frame (NumPro's rule, its font, size, colour and place).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<serde_json::Value>,

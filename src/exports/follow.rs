@@ -1,0 +1,403 @@
+//! Following a package's frames (`follow_package`): a frames export with a profile reads a
+//! `vidprep parity` record of the same source, profile and options, and shows at each
+//! position the frame the package showed there (`reference.positions[].package_shows`, found
+//! by `vidprep parity` against a plain sequential FFmpeg decode), even where the package's
+//! reader shows another frame than the index it names (torchcodec on packed B-frames). A
+//! record of another source, profile or request is refused, naming both; so is a record whose
+//! package pictures matched no frame (nothing to follow there).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::profiles::Applied;
+use crate::sidecar::SourceRecord;
+
+/// The largest parity record read (a record of 20 million positions is far below it).
+const MAX_RECORD_BYTES: u64 = 1 << 30;
+
+/// What a parity record says, as far as following it needs.
+#[derive(Clone, Debug)]
+pub(crate) struct ParityRecord {
+    /// The record's file.
+    pub path: PathBuf,
+    /// The source as `vidprep parity` was given it.
+    source: String,
+    /// The source as vidprep read it then (size, frames, picture size, duration).
+    source_record: Value,
+    /// The profile checked.
+    profile: String,
+    /// Its request: count, fps and options.
+    request: Request,
+    /// The package, its version and its reader (`qwen-vl-utils 0.0.14 (torchcodec)`).
+    pub package: String,
+    /// The indices vidprep's profile named, by position.
+    vidprep_names: Vec<usize>,
+    /// The indices the package named, by position.
+    package_names: Vec<usize>,
+    /// The frame the package showed at each position; `None` where its picture matched none
+    /// of the frames looked at.
+    package_shows: Vec<Option<usize>>,
+    /// How the record found what the package showed (`reference` or `bit-exact`).
+    pub found_by: &'static str,
+}
+
+/// The request a record was made for (and an export asks).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Request {
+    pub count: Option<usize>,
+    pub fps: Option<f64>,
+    pub options: BTreeMap<String, f64>,
+}
+
+impl Request {
+    fn text(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(n) = self.count {
+            parts.push(format!("count {n}"));
+        }
+        if let Some(f) = self.fps {
+            parts.push(format!("fps {f}"));
+        }
+        for (k, v) in &self.options {
+            parts.push(format!("{k}={v}"));
+        }
+        if parts.is_empty() {
+            "the package's defaults".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
+/// The facts of a source record that identify the file (its path may be spelt otherwise).
+const IDENTITY: [&str; 5] = ["size_bytes", "frames", "width", "height", "duration_s"];
+
+fn identity_text(record: &Value) -> String {
+    format!(
+        "{} bytes, {} frames, {}x{}, {} s",
+        record["size_bytes"],
+        record["frames"],
+        record["width"],
+        record["height"],
+        record["duration_s"]
+    )
+}
+
+fn indices(v: &Value) -> Option<Vec<usize>> {
+    v.as_array()?
+        .iter()
+        .map(|i| i.as_u64().map(|i| i as usize))
+        .collect()
+}
+
+impl ParityRecord {
+    /// Reads the record at `path`: a `vidprep parity --out` JSON that compared frames.
+    pub fn load(path: &Path) -> Result<ParityRecord> {
+        let bad = |message: String| Error::BadFile {
+            path: path.to_path_buf(),
+            line: None,
+            message,
+        };
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::NotFound {
+                path: path.to_path_buf(),
+            },
+            _ => Error::Read {
+                path: path.to_path_buf(),
+                source: e,
+            },
+        })?;
+        if meta.len() > MAX_RECORD_BYTES {
+            return Err(bad(format!(
+                "is {} bytes; a parity record is far smaller (is this the right file?)",
+                meta.len()
+            )));
+        }
+        let text = std::fs::read(path).map_err(|e| Error::Read {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let v: Value = serde_json::from_slice(&text).map_err(|e| {
+            bad(format!(
+                "is not JSON ({e}); `follow_package` takes the record `vidprep parity SRC \
+                 --profile P --out RECORD.json` writes"
+            ))
+        })?;
+        let not_a_record = |what: &str| {
+            bad(format!(
+                "is not a vidprep parity record ({what}); follow_package takes the record \
+                 `vidprep parity SRC --profile P --out RECORD.json` writes (a record from before \
+                 vidprep recorded the request and the source: run vidprep parity again)"
+            ))
+        };
+        let source = v["source"]
+            .as_str()
+            .ok_or_else(|| not_a_record("no \"source\""))?
+            .to_string();
+        let profile = v["profile"]["profile"]
+            .as_str()
+            .ok_or_else(|| not_a_record("no \"profile\""))?
+            .to_string();
+        let source_record = v["vidprep_source"].clone();
+        if !source_record.is_object() {
+            return Err(not_a_record("no \"vidprep_source\""));
+        }
+        let r = &v["request"];
+        if !r.is_object() {
+            return Err(not_a_record("no \"request\""));
+        }
+        let options: BTreeMap<String, f64> = match &r["profile_options"] {
+            Value::Null => BTreeMap::new(),
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, x)| x.as_f64().map(|x| (k.clone(), x)))
+                .collect::<Option<_>>()
+                .ok_or_else(|| not_a_record("a profile option that is not a number"))?,
+            _ => return Err(not_a_record("\"request.profile_options\" is not an object")),
+        };
+        let request = Request {
+            count: r["count"].as_u64().map(|n| n as usize),
+            fps: r["fps"].as_f64(),
+            options,
+        };
+        let package = format!(
+            "{} {} ({})",
+            v["package"]["package"].as_str().unwrap_or("?"),
+            v["package"]["version"].as_str().unwrap_or("?"),
+            v["package"]["backend"].as_str().unwrap_or("?")
+        );
+        let (vidprep_names, package_names, package_shows, found_by) =
+            if let Some(positions) = v["reference"]["positions"].as_array() {
+                let mut ours = Vec::with_capacity(positions.len());
+                let mut names = Vec::with_capacity(positions.len());
+                let mut shows = Vec::with_capacity(positions.len());
+                for (p, pos) in positions.iter().enumerate() {
+                    let field = |k: &str| pos[k].as_u64().map(|i| i as usize);
+                    if pos["position"].as_u64() != Some(p as u64) {
+                        return Err(bad(format!(
+                            "reference.positions[{p}] is not position {p}: the positions are \
+                             not the record's own"
+                        )));
+                    }
+                    match (field("vidprep_names"), field("package_names")) {
+                        (Some(a), Some(b)) => {
+                            ours.push(a);
+                            names.push(b);
+                        }
+                        _ => {
+                            return Err(not_a_record(&format!(
+                                "reference.positions[{p}] names no frame"
+                            )))
+                        }
+                    }
+                    shows.push(field("package_shows"));
+                }
+                (ours, names, shows, "reference")
+            } else if v["bit_exact"] == Value::Bool(true) {
+                // The package's pixels are vidprep's: it showed the frames vidprep names.
+                let ours = v["frames"]
+                    .as_array()
+                    .and_then(|a| {
+                        a.iter()
+                            .map(|f| f["index"].as_u64().map(|i| i as usize))
+                            .collect::<Option<Vec<_>>>()
+                    })
+                    .ok_or_else(|| not_a_record("no frames compared"))?;
+                let names = indices(&v["package"]["indices"]).unwrap_or_else(|| ours.clone());
+                let shows = ours.iter().map(|&i| Some(i)).collect();
+                (ours, names, shows, "bit-exact")
+            } else {
+                return Err(bad(format!(
+                    "compares no frames against the plain sequential decode (sizes equal: {}, \
+                     bit-exact: {}), so it does not say which frame the package showed; a \
+                     record to follow is one of a check whose sizes agree",
+                    v["sizes_equal"], v["bit_exact"]
+                )));
+            };
+        Ok(ParityRecord {
+            path: path.to_path_buf(),
+            source,
+            source_record,
+            profile,
+            request,
+            package,
+            vidprep_names,
+            package_names,
+            package_shows,
+            found_by,
+        })
+    }
+
+    /// The frames the package showed, by position, for an export of `source` (as `now`
+    /// records it) with `request` whose profile gave `applied`: refused when the record is of
+    /// another source, profile or request (naming both), or when a picture of the package
+    /// matched no frame.
+    pub fn shown(
+        &self,
+        source: &Path,
+        now: &SourceRecord,
+        request: &Request,
+        applied: &Applied,
+    ) -> Result<Vec<usize>> {
+        let record = self.path.display();
+        let now_json = serde_json::to_value(now).expect("a source record serialises");
+        let same_source = IDENTITY.iter().all(|k| {
+            let (a, b) = (&self.source_record[*k], &now_json[*k]);
+            match (a.as_f64(), b.as_f64()) {
+                (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(1.0),
+                _ => a == b,
+            }
+        });
+        if !same_source {
+            return Err(Error::Usage(format!(
+                "`follow_package`: the parity record {record} is of {} ({}), not of this export's \
+                 source {} ({}); run vidprep parity on this source",
+                self.source,
+                identity_text(&self.source_record),
+                source.display(),
+                identity_text(&now_json)
+            )));
+        }
+        if self.profile != applied.profile {
+            return Err(Error::Usage(format!(
+                "`follow_package`: the parity record {record} checks profile {}, this export asks \
+                 profile {}; give a record of profile {} (vidprep parity {} --profile {} --out \
+                 RECORD.json)",
+                self.profile,
+                applied.profile,
+                applied.profile,
+                source.display(),
+                applied.profile
+            )));
+        }
+        if self.request != *request {
+            return Err(Error::Usage(format!(
+                "`follow_package`: the parity record {record} was made with {}, this export asks \
+                 {}; the package's frames depend on them: run vidprep parity with this export's \
+                 count, fps and profile options",
+                self.request.text(),
+                request.text()
+            )));
+        }
+        if self.vidprep_names != applied.indices {
+            return Err(Error::Usage(format!(
+                "`follow_package`: the parity record {record} names other frames for profile {} \
+                 than it picks now ({} positions there, {} here): it is of another vidprep or \
+                 another version of the source; run vidprep parity again",
+                applied.profile,
+                self.vidprep_names.len(),
+                applied.indices.len()
+            )));
+        }
+        self.package_shows
+            .iter()
+            .enumerate()
+            .map(|(p, shows)| {
+                shows.ok_or_else(|| {
+                    Error::request(
+                        source,
+                        format!(
+                            "`follow_package`: at position {p} the package's picture (for the \
+                             index {} it names) matched none of the frames vidprep parity looked \
+                             at (the record {record}: reference.positions[{p}].package_shows is \
+                             null), so there is no frame to follow there",
+                            self.package_names[p]
+                        ),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// The record's part of `frames.json`: which record, what the package named and showed.
+    pub fn json(&self, shown: &[usize]) -> Value {
+        let differ = self
+            .package_names
+            .iter()
+            .zip(shown)
+            .filter(|(a, b)| a != b)
+            .count();
+        serde_json::json!({
+            "record": self.path,
+            "package": self.package,
+            "found_by": self.found_by,
+            "rule": "each position shows the frame the package showed there (vidprep parity's \
+                     match of the package's picture against a plain sequential FFmpeg decode), \
+                     in place of the frame the profile names",
+            "positions_differing": differ,
+            "package_names": self.package_names,
+            "package_shows": shown,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(dir: &Path, v: &Value) -> PathBuf {
+        let p = dir.join("parity.json");
+        std::fs::write(&p, serde_json::to_vec(v).unwrap()).unwrap();
+        p
+    }
+
+    fn good() -> Value {
+        serde_json::json!({
+            "source": "a.avi",
+            "profile": {"profile": "qwen2.5-vl"},
+            "package": {"package": "qwen-vl-utils", "version": "0.0.14", "backend": "torchcodec", "indices": [0, 5]},
+            "request": {"count": null, "fps": null, "profile_options": {}},
+            "vidprep_source": {"size_bytes": 10, "frames": 6, "width": 64, "height": 48, "duration_s": 0.24},
+            "bit_exact": false,
+            "sizes_equal": true,
+            "reference": {"positions": [
+                {"position": 0, "vidprep_names": 0, "package_names": 0, "package_shows": 0},
+                {"position": 1, "vidprep_names": 5, "package_names": 5, "package_shows": 4}
+            ]}
+        })
+    }
+
+    #[test]
+    fn a_record_reads_and_refuses_what_it_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = ParityRecord::load(&record(dir.path(), &good())).unwrap();
+        assert_eq!(r.package_shows, [Some(0), Some(4)]);
+        assert_eq!(r.package, "qwen-vl-utils 0.0.14 (torchcodec)");
+        assert_eq!(r.found_by, "reference");
+        let mut old = good();
+        old.as_object_mut().unwrap().remove("request");
+        let e = ParityRecord::load(&record(dir.path(), &old)).unwrap_err();
+        assert!(e.to_string().contains("run vidprep parity again"), "{e}");
+        let mut none = good();
+        none["reference"] = Value::Null;
+        let e = ParityRecord::load(&record(dir.path(), &none)).unwrap_err();
+        assert!(e.to_string().contains("compares no frames"), "{e}");
+        std::fs::write(dir.path().join("x.json"), "not json").unwrap();
+        let e = ParityRecord::load(&dir.path().join("x.json")).unwrap_err();
+        assert!(e.to_string().contains("is not JSON"), "{e}");
+        assert!(matches!(
+            ParityRecord::load(&dir.path().join("missing.json")),
+            Err(Error::NotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn requests_read_as_the_export_asks_them() {
+        let a = Request {
+            count: None,
+            fps: Some(2.0),
+            options: [("min_pixels".to_string(), 50176.0)].into(),
+        };
+        assert_eq!(a.text(), "fps 2, min_pixels=50176");
+        let none = Request {
+            count: None,
+            fps: None,
+            options: BTreeMap::new(),
+        };
+        assert_eq!(none.text(), "the package's defaults");
+        assert_ne!(a, none);
+    }
+}
