@@ -1280,12 +1280,13 @@ fn the_video_stream_is_the_one_the_ffmpeg_cli_reads() {
 
 // ------------------------------------------------- WebM whose demuxer drops a damaged block
 
-/// A 6 s VP8 WebM (320x240, 30 fps, a keyframe every 12 frames) whose bytes are damaged the way
-/// a flipped bit damages them: one block's track number no longer names a track (the Matroska
-/// demuxer drops it, logging "Invalid track number", and reads on: no packet is flagged and the
-/// decoder never hears of it), and one byte inside every 12th picture's data from frame 5 on
-/// (which VP8's decoder takes without a word). Made from ffprobe's packet positions, so it
-/// does not depend on the encoder's bytes.
+/// A 6 s VP8 WebM (320x240, 30 fps, a keyframe every 12 frames) damaged the way a flipped bit
+/// damages it: one block's track number no longer names a track (the Matroska demuxer drops
+/// what it cannot read there, logging "Invalid track number", and reads on: no packet is
+/// flagged, the decoder never hears of it, and 172 of the 180 frames decode). Made from
+/// ffprobe's packet positions, so it does not depend on the encoder's bytes. (Bytes flipped
+/// inside VP8 pictures are left out: FFmpeg's VP8 decoder then reads memory it never wrote,
+/// and the pixels change from process to process: FFmpeg 9.0's CLI and library differed.)
 fn webm_with_a_dropped_block(dir: &Path) -> PathBuf {
     let src = dir.join("whole.webm");
     cmd::ffmpeg(&[
@@ -1337,11 +1338,6 @@ fn webm_with_a_dropped_block(dir: &Path) -> PathBuf {
     assert!(!key);
     assert_eq!(bytes[dropped], 0x81, "block 40's track number is 1");
     bytes[dropped] = 0x85;
-    for &(pos, size, key) in packets.iter().skip(5).step_by(12) {
-        if !key {
-            bytes[pos + size * 2 / 3] ^= 0x55;
-        }
-    }
     let damaged = dir.join("damaged.webm");
     std::fs::write(&damaged, bytes).unwrap();
     damaged
@@ -1351,8 +1347,8 @@ fn webm_with_a_dropped_block(dir: &Path) -> PathBuf {
 /// read as the decode from the start reads it (one thread, never from a later keyframe: VP8
 /// carries what a damaged picture left across keyframes), and every frame a seek reads is
 /// `ffmpeg -threads 1`'s or listed. `vidprep check` (seeks, spans, the sparse reader) says
-/// damaged, not differs. Before, nothing was listed and the sparse reader's frames were not
-/// ffmpeg's.
+/// damaged. Before, it said exact and nothing was listed: the frames decoded from the wrong
+/// references after the lost data passed as clean.
 #[test]
 fn a_webm_block_the_demuxer_drops_is_damage_and_reads_like_the_decode_from_the_start() {
     let dir = tempfile::tempdir().unwrap();

@@ -47,7 +47,9 @@
     delete label.dataset.error;
     // Ready once the frame is on screen: `seeked` can come before the compositor shows the new
     // frame (on a loaded machine the previous one was still there); a seek that lands on the
-    // frame already shown presents nothing new, hence the fallback.
+    // frame already shown presents nothing new, hence the fallback, which is long enough for a
+    // loaded machine's compositor (1 s was not: in a clean root under two test suites the
+    // previous frame was still shown when it fired).
     var seq = S.fv.issuedSeq, state0 = S.fv, done = false;
     var ready = function () {
       if (done) return;
@@ -58,7 +60,7 @@
     };
     if (typeof frameV.requestVideoFrameCallback === 'function') {
       frameV.requestVideoFrameCallback(ready);
-      setTimeout(ready, 1000);
+      setTimeout(ready, 5000);
     } else {
       ready();
     }
