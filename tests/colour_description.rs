@@ -12,7 +12,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 
 use common::cmd::{self, p};
-use common::oracle::{self, DecodeOpts, Frame, PixFmt};
+use common::oracle::{self, DecodeOpts, PixFmt};
 use serde_json::Value;
 use support::vidprep;
 
@@ -114,34 +114,6 @@ fn first_frame_description(path: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Frame `index` of `path` as ffmpeg brings it into vidprep's pipeline and shows it as RGB.
-fn ffmpeg_rgb(path: &Path, index: u64) -> Frame {
-    let out = cmd::ffmpeg(&[
-        "-v",
-        "error",
-        "-i",
-        &p(path),
-        "-vf",
-        &format!(
-            "select=eq(n\\,{index}),{},format=rgb24",
-            oracle::to_pipeline_yuv(path)
-        ),
-        "-frames:v",
-        "1",
-        "-f",
-        "rawvideo",
-        "-",
-    ])
-    .unwrap();
-    let (w, h) = oracle::dimensions(path);
-    Frame {
-        width: w as usize,
-        height: h as usize,
-        pix_fmt: PixFmt::Rgb24,
-        data: out.stdout,
-    }
-}
-
 #[test]
 fn exported_pixels_follow_the_sources_matrix_and_range() {
     let dir = tempfile::tempdir().unwrap();
@@ -169,7 +141,7 @@ fn exported_pixels_follow_the_sources_matrix_and_range() {
         for f in frames["frames"].as_array().unwrap() {
             let i = f["source_frame"].as_u64().unwrap();
             let got = oracle::decode_image(&out.join(f["file"].as_str().unwrap()), PixFmt::Rgb24);
-            let want = ffmpeg_rgb(&src, i);
+            let want = oracle::pipeline_rgb_at(&src, i as usize);
             assert!(
                 got.data == want.data,
                 "{} frame {i}: exported pixels differ from ffmpeg's ({:.1} dB)",

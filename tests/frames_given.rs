@@ -19,8 +19,7 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 
-use common::cmd::{self, p};
-use common::oracle::{self, Frame, PixFmt};
+use common::oracle::{self, PixFmt};
 use common::synth::SynthVideo;
 use serde_json::{json, Value};
 use support::vidprep;
@@ -34,35 +33,6 @@ fn source() -> PathBuf {
         .bframes(2)
         .cached()
         .path
-}
-
-/// Frame `index` of `path` as the ffmpeg CLI decodes it, brought into vidprep's pipeline
-/// layout (4:2:0, limited range) and shown as RGB: what vidprep's PNG of that frame holds.
-fn ffmpeg_rgb(path: &Path, index: usize) -> Frame {
-    let out = cmd::ffmpeg(&[
-        "-v",
-        "error",
-        "-i",
-        &p(path),
-        "-vf",
-        &format!(
-            "select=eq(n\\,{index}),{},format=rgb24",
-            oracle::to_pipeline_yuv(path)
-        ),
-        "-frames:v",
-        "1",
-        "-f",
-        "rawvideo",
-        "-",
-    ])
-    .unwrap();
-    let (w, h) = oracle::dimensions(path);
-    Frame {
-        width: w as usize,
-        height: h as usize,
-        pix_fmt: PixFmt::Rgb24,
-        data: out.stdout,
-    }
 }
 
 fn source_frames(j: &Value) -> Vec<u64> {
@@ -111,7 +81,7 @@ fn explicit_frames_are_ffmpegs_frames_in_the_order_given() {
         let png = dir.join(f["file"].as_str().unwrap());
         assert_eq!(code_of(&png), Some(i as u32), "{}", f["file"]);
         let got = oracle::decode_image(&png, PixFmt::Rgb24);
-        let want = ffmpeg_rgb(&src, i);
+        let want = oracle::pipeline_rgb_at(&src, i);
         assert!(
             got.data == want.data,
             "frame {i}: the PNG differs from ffmpeg's decode ({:.2} dB)",

@@ -274,6 +274,35 @@ pub fn frame_pts(path: &Path) -> Vec<f64> {
 /// range in filter graphs) keep it full range; `out_range=tv` gives 4.3's and 5.1's bytes.
 pub const TO_PIPELINE_YUV: &str = "scale=out_range=tv,format=yuv420p";
 
+/// Frame `index` of `path` as the ffmpeg CLI decodes it, brought into vidprep's pipeline
+/// layout (4:2:0, limited range: [`to_pipeline_yuv`]) and shown as RGB: what vidprep's PNG of
+/// that frame holds.
+pub fn pipeline_rgb_at(path: &Path, index: usize) -> Frame {
+    let out = ok(cmd::ffmpeg(&[
+        "-v",
+        "error",
+        "-i",
+        &p(path),
+        "-vf",
+        &format!(
+            "select=eq(n\\,{index}),{},format=rgb24",
+            to_pipeline_yuv(path)
+        ),
+        "-frames:v",
+        "1",
+        "-f",
+        "rawvideo",
+        "-",
+    ]));
+    let (w, h) = dimensions(path);
+    Frame {
+        width: w as usize,
+        height: h as usize,
+        pix_fmt: PixFmt::Rgb24,
+        data: out.stdout,
+    }
+}
+
 /// [`TO_PIPELINE_YUV`] for `path`, with the source's range said outright when it is full
 /// (`in_range=pc`): FFmpeg 4.3's scale filter ignores a decoded frame's colour range on
 /// `yuv420p` (it trusts only the `yuvj` formats), so a full-range VP9 or H.264 frame would pass
