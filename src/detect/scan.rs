@@ -255,17 +255,23 @@ pub fn scan(
             let options = options.clone();
             let cancel = crate::CancelToken::current();
             let settings = crate::Settings::current();
-            scope.spawn(move || loop {
+            // (The call's tally too: each chunk's decoder and packet reads are the call's work.)
+            let tally = crate::tally::Tally::current();
+            scope.spawn(move || {
                 let _cancel = cancel.enter();
                 let _settings = settings.enter();
-                let next = queue.lock().ok().and_then(|mut q| q.pop_front());
-                let Some(chunk) = next else { break };
-                let threads = if single { 0 } else { 1 };
-                let result = scan_chunk(source, &table, chunk, threads, &options, &stop, &sender);
-                if let Err(e) = result {
-                    stop.store(true, Ordering::SeqCst);
-                    let _ = sender.send(Err(e));
-                    break;
+                let _tally = crate::tally::enter(tally.as_ref());
+                loop {
+                    let next = queue.lock().ok().and_then(|mut q| q.pop_front());
+                    let Some(chunk) = next else { break };
+                    let threads = if single { 0 } else { 1 };
+                    let result =
+                        scan_chunk(source, &table, chunk, threads, &options, &stop, &sender);
+                    if let Err(e) = result {
+                        stop.store(true, Ordering::SeqCst);
+                        let _ = sender.send(Err(e));
+                        break;
+                    }
                 }
             });
         }
@@ -629,6 +635,51 @@ mod tests {
             mean: f32::from(value),
             spread: MIN_SPREAD,
         }
+    }
+
+    /// The scan's chunk workers count their work in the call's tally (they entered the cancel
+    /// token and the settings but not the tally, so a detect's decoding went uncounted).
+    #[test]
+    fn every_chunk_worker_counts_in_the_calls_tally() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.mp4");
+        let made = std::process::Command::new("ffmpeg")
+            .args([
+                "-v",
+                "error",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc2=size=64x48:rate=25",
+            ])
+            .args(["-t", "4", "-c:v", "libx264", "-g", "10", "-bf", "2"])
+            .arg(&path)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !made {
+            eprintln!("skipping: the ffmpeg CLI with libx264 is not installed");
+            return;
+        }
+        let source = Source::from(path.as_path());
+        let table = FrameTable::for_file(&path).unwrap();
+        let n = table.len();
+        let tally = crate::tally::Tally::new();
+        let counted = {
+            let _entered = tally.enter();
+            let options = ScanOptions {
+                workers: 2,
+                black_level: 24.0,
+                region: None,
+            };
+            scan(&source, table, &options, &mut crate::NoProgress).unwrap()
+        };
+        assert_eq!(counted.len(), n);
+        let counts = tally.counts();
+        assert!(
+            counts.frames_decoded >= n && counts.peak_decoders >= 1,
+            "{n} frames scanned, the tally counted {counts:?}"
+        );
     }
 
     #[test]
