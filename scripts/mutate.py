@@ -444,7 +444,11 @@ def psnr(image, mutant, index):
     # that the chroma of a real picture is not resampled on one side only.
     graph = (f"[1:v]select=eq(n\\,{index}),format=rgb24[ref];[0:v]format=rgb24[img];"
              "[img][ref]scale2ref=flags=neighbor[a][b];[a][b]psnr")
-    p = sh(["ffmpeg", "-v", "info", "-nostats", "-i", image, "-an", "-sn", "-dn", "-i", mutant,
+    # The mutant is decoded with one thread: where a stream is damaged, a frame-threaded
+    # decode conceals differently from run to run, and vidprep promises `ffmpeg -threads 1`'s
+    # pixels (a clean stream decodes the same with any threads).
+    p = sh(["ffmpeg", "-v", "info", "-nostats", "-i", image, "-an", "-sn", "-dn",
+            "-threads", "1", "-i", mutant,
             "-filter_complex", graph,
             "-frames:v", "1", "-f", "null", "-"], timeout=120)
     m = re.search(r"average:(inf|[0-9.]+)", p.stderr.decode(errors="replace"))
@@ -463,9 +467,11 @@ def damaged_frames(frames_json):
             continue
         any_damage = True
         listed.update(d.get("concealed_frames", []) or [])
-        for lost in d.get("lost_packets", []) or []:
-            a, b = lost.get("suspect_frames", [0, 0])
-            listed.update(range(a, b))
+        for kind in ("lost_packets", "undecodable_packets", "corrupt_packets", "demuxer_errors"):
+            for entry in d.get(kind, []) or []:
+                a, b = entry.get("suspect_frames", [0, 0])
+                listed.update(range(a, b))
+        listed.update(t.get("frame") for t in d.get("truncated_images", []) or [])
     return listed, any_damage
 
 
