@@ -101,7 +101,7 @@ pub struct TruncatedImage {
 pub struct Damage {
     /// Packets the decoder rejected (their pictures are not among the frames).
     pub undecodable_packets: Vec<DamagedPacket>,
-    /// Frames the decoder returned but marked as damaged (errors concealed).
+    /// Frames the decoder returned but marked as damaged (errors concealed), in order.
     pub concealed_frames: Vec<usize>,
     /// The file cannot be read past this point: the rest is not part of the video.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -177,9 +177,12 @@ impl Damage {
         let bytes_damaged =
             (!self.undecodable_packets.is_empty() || !self.demuxer_errors.is_empty()).then_some(0);
         let corrupt = self.corrupt_packets.iter().map(|c| c.suspect_frames[0]);
+        // (Concealed frames are listed in order: the first is the least. Readers ask this for
+        // every frame they hand out.)
         self.concealed_frames
-            .iter()
+            .first()
             .copied()
+            .into_iter()
             .chain(bytes_damaged)
             .chain(corrupt)
             .min()

@@ -86,9 +86,7 @@ impl FrameTable {
             }
         };
         let mut corrupt: Vec<(i64, Option<i64>, i64)> = Vec::new();
-        // As in the packet scan: video packets read after the demuxer logged errors.
-        let mut after_errors: Vec<(i64, Option<i64>, i64, u64)> = Vec::new();
-        let mut errors_seen = 0u64;
+        let mut after_errors = super::scan::DemuxerErrorMarks::default();
         loop {
             let mut packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
@@ -115,12 +113,8 @@ impl FrameTable {
             if let (true, Some(pts)) = (packet.is_corrupt(), packet.pts()) {
                 corrupt.push((pts, packet.dts(), pos));
             }
-            let errors = input.context.demuxer_errors();
-            if errors > errors_seen {
-                let pts = packet.pts().or(packet.dts()).unwrap_or(i64::MIN);
-                after_errors.push((pts, packet.dts(), pos, errors - errors_seen));
-                errors_seen = errors;
-            }
+            let pts = packet.pts().or(packet.dts()).unwrap_or(i64::MIN);
+            after_errors.note(&input.context, pts, packet.dts(), pos);
             if pos >= 0 {
                 packets.insert(pos, (packet.dts(), packet.is_key()));
                 last_pos = pos;
@@ -253,7 +247,7 @@ impl FrameTable {
             truncated_images,
         };
         table.damage.corrupt_packets = table.corrupt_packets(&corrupt);
-        table.damage.demuxer_errors = table.demuxer_errors(&after_errors);
+        table.damage.demuxer_errors = table.demuxer_errors(&after_errors.marks);
         if input.video.codec == "theora" {
             table.damage.lost_packets = table.gaps_in_frame_numbers();
         }

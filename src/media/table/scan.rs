@@ -54,6 +54,33 @@ pub(crate) fn coded_packet(
 /// 240 fps); bounds memory for hostile input.
 pub(crate) const MAX_FRAMES: usize = 24 * 3600 * 240;
 
+/// The video packets a scan read after the demuxer logged errors (see [`DemuxerErrors`]):
+/// `(pts, dts, pos, errors)` each, the errors logged since the video packet before (those
+/// logged while the input was opened and probed count before the first).
+#[derive(Default)]
+pub(super) struct DemuxerErrorMarks {
+    pub(super) marks: Vec<(i64, Option<i64>, i64, u64)>,
+    seen: u64,
+}
+
+impl DemuxerErrorMarks {
+    /// Called for each video packet read from `input`: marks it when the demuxer logged
+    /// errors since the last call.
+    pub(super) fn note(
+        &mut self,
+        input: &crate::media::ffi::OpenedInput,
+        pts: i64,
+        dts: Option<i64>,
+        pos: i64,
+    ) {
+        let now = input.demuxer_errors();
+        if now > self.seen {
+            self.marks.push((pts, dts, pos, now - self.seen));
+            self.seen = now;
+        }
+    }
+}
+
 impl FrameTable {
     /// The table of `path`, built now (from packets, or by decoding where they cannot be
     /// trusted). To build it once and share it, ask a [`TableCache`].
@@ -115,10 +142,7 @@ impl FrameTable {
         let mut untrusted: Option<String> = None;
         let mut unreadable: Option<UnreadableTail> = None;
         let mut corrupt: Vec<(i64, Option<i64>, i64)> = Vec::new();
-        // (pts, dts, pos, errors) of each video packet read after the demuxer logged errors;
-        // those logged while the input was opened count before the first.
-        let mut after_errors: Vec<(i64, Option<i64>, i64, u64)> = Vec::new();
-        let mut errors_seen = 0u64;
+        let mut after_errors = DemuxerErrorMarks::default();
         loop {
             let packet = match read_packet(&mut input.context) {
                 Ok(Some(p)) => p,
@@ -194,16 +218,7 @@ impl FrameTable {
             if packet.is_corrupt() {
                 corrupt.push((pts, packet.dts(), packet.position() as i64));
             }
-            let errors = input.context.demuxer_errors();
-            if errors > errors_seen {
-                after_errors.push((
-                    pts,
-                    packet.dts(),
-                    packet.position() as i64,
-                    errors - errors_seen,
-                ));
-                errors_seen = errors;
-            }
+            after_errors.note(&input.context, pts, packet.dts(), packet.position() as i64);
             entries.push(FrameEntry {
                 pts,
                 dts: packet.dts(),
@@ -240,7 +255,7 @@ impl FrameTable {
         );
         table.damage.unreadable = unreadable;
         table.damage.corrupt_packets = table.corrupt_packets(&corrupt);
-        table.damage.demuxer_errors = table.demuxer_errors(&after_errors);
+        table.damage.demuxer_errors = table.demuxer_errors(&after_errors.marks);
         table.first_audio_packets = first_audio_packets;
         table.coded = coded.map(Arc::new);
         table.refs = analyser
