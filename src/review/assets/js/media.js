@@ -21,7 +21,7 @@
   }
 
   // frame view: serialised, frame-exact seeking of preview.mp4
-  function newSeekState() { return { wantT: null, wantSeq: 0, issuedSeq: -1, seeking: false }; }
+  function newSeekState() { return { wantT: null, wantLo: null, wantHi: null, wantSeq: 0, issuedSeq: -1, seeking: false, presentedT: null }; }
   S.fv = newSeekState();
   function pumpSeek() {
     if (S.fv.wantT == null || S.fv.seeking || !frameV.getAttribute('src')) return;
@@ -45,25 +45,56 @@
     if (Math.abs(frameV.currentTime - S.fv.wantT) > 0.001) { seekMissed(); return; }
     var label = $('frame-label');
     delete label.dataset.error;
-    // Ready once the frame is on screen: `seeked` can come before the compositor shows the new
-    // frame (on a loaded machine the previous one was still there); a seek that lands on the
-    // frame already shown presents nothing new, hence the fallback, which is long enough for a
-    // loaded machine's compositor (1 s was not: in a clean root under two test suites the
-    // previous frame was still shown when it fired).
-    var seq = S.fv.issuedSeq, state0 = S.fv, done = false;
-    var ready = function () {
-      if (done) return;
-      done = true;
-      if (S.fv === state0 && !S.fv.seeking && S.fv.issuedSeq === seq && S.fv.wantSeq === seq) {
-        label.dataset.ready = 'true';
-      }
+    refreshReady();
+    // A browser without requestVideoFrameCallback cannot say what is on screen: ready now. One
+    // that has it but has not presented a frame of this source yet (or whose frame times are not
+    // the preview's) gets a fallback long enough for a loaded machine's compositor.
+    if (typeof frameV.requestVideoFrameCallback !== 'function') { markReady(); return; }
+    var seq = S.fv.issuedSeq, state0 = S.fv;
+    var fallback = function (ms, onlyIfNothingPresented) {
+      setTimeout(function () {
+        if (S.fv !== state0 || S.fv.issuedSeq !== seq) return;
+        if (onlyIfNothingPresented && S.fv.presentedT != null) return;
+        markReady();
+      }, ms);
     };
-    if (typeof frameV.requestVideoFrameCallback === 'function') {
-      frameV.requestVideoFrameCallback(ready);
-      setTimeout(ready, 5000);
-    } else {
-      ready();
-    }
+    fallback(5000, true);
+    fallback(10000, false);
+  }
+  // The frame view is ready when the seek asked for is done and the frame on screen is the
+  // wanted one: `seeked` can come before the compositor presents the new frame, and a frame of an
+  // earlier seek can be presented after it (on a loaded machine the page said "frame 30" while
+  // frame 31 was shown). The presented frame's time comes from requestVideoFrameCallback.
+  function seekSettled() {
+    return S.fv.wantT != null && !S.fv.seeking && S.fv.issuedSeq === S.fv.wantSeq &&
+      Math.abs(frameV.currentTime - S.fv.wantT) <= 0.001 && !$('frame-label').dataset.error;
+  }
+  function presentedIsWanted() {
+    var t = S.fv.presentedT;
+    return t != null && t >= S.fv.wantLo - 0.001 && t < S.fv.wantHi - 0.0001;
+  }
+  function markReady() {
+    if (seekSettled()) $('frame-label').dataset.ready = 'true';
+  }
+  function refreshReady() {
+    if (typeof frameV.requestVideoFrameCallback !== 'function') return;
+    $('frame-label').dataset.ready = seekSettled() && presentedIsWanted() ? 'true' : 'false';
+  }
+  // Follows every frame the frame view presents (a paused video presents one per finished seek).
+  var trackHandle = null;
+  function trackPresented() {
+    if (typeof frameV.requestVideoFrameCallback !== 'function') return;
+    if (trackHandle != null && typeof frameV.cancelVideoFrameCallback === 'function') frameV.cancelVideoFrameCallback(trackHandle);
+    var state0 = S.fv;
+    var onFrame = function (now, md) {
+      trackHandle = null;
+      if (S.fv === state0 && md && typeof md.mediaTime === 'number') {
+        S.fv.presentedT = md.mediaTime;
+        refreshReady();
+      }
+      trackHandle = frameV.requestVideoFrameCallback(onFrame);
+    };
+    trackHandle = frameV.requestVideoFrameCallback(onFrame);
   }
   // A missed seek over http(s): fetch the whole (small) preview once and seek in memory.
   function seekMissed() {
@@ -94,7 +125,7 @@
   }
   function wireFrameView() {
     frameV.addEventListener('seeked', onSeeked);
-    frameV.addEventListener('loadedmetadata', pumpSeek);
+    frameV.addEventListener('loadedmetadata', function () { trackPresented(); pumpSeek(); });
     frameV.addEventListener('error', function () {
       if (!frameV.getAttribute('src')) return;
       var note = $('frame-note');
@@ -102,8 +133,11 @@
       note.className = 'small bad';
     });
   }
-  function seekFrameView(t) {
+  // Seeks the frame view to time t, inside the wanted frame's display interval [lo, hi).
+  function seekFrameView(t, lo, hi) {
     S.fv.wantT = t;
+    S.fv.wantLo = lo == null ? t : lo;
+    S.fv.wantHi = hi == null ? t + 0.001 : hi;
     S.fv.wantSeq++;
     $('frame-label').dataset.ready = 'false';
     pumpSeek();

@@ -164,7 +164,7 @@
     note.textContent = what;
     // sampled frames that the moved decision point would cut away
     R.markSamplesAfter(k);
-    if (seek !== false && S.P.times && S.P.path) R.seekFrameView(frameMid(shown));
+    if (seek !== false && S.P.times && S.P.path) R.seekFrameView(frameMid(shown), S.P.times[shown], shown + 1 < S.P.N ? S.P.times[shown + 1] : S.P.end);
     else if (!S.P.times || !S.P.path) label.dataset.ready = S.P.path ? 'false' : 'true';
   }
 
