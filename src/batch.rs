@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{execute_normal, Destination, ExecOptions, ItemRecord};
+use crate::manifest::{BadItem, ManifestItem};
 use crate::output::group::canonical;
 use crate::pipeline::Progress;
-use crate::plan::manifest::{BadItem, ManifestItem};
 
 mod lock;
 pub(crate) use lock::OutDirLock;

@@ -492,8 +492,8 @@ fn time_limit_text(source: &Source, limit: Duration) -> String {
 /// bad lines.
 pub fn manifest_sources(
     manifest: &std::path::Path,
-) -> Result<(Vec<Source>, Vec<crate::plan::manifest::BadItem>)> {
-    let read = crate::plan::manifest::read_manifest(manifest)?;
+) -> Result<(Vec<Source>, Vec<crate::manifest::BadItem>)> {
+    let read = crate::manifest::read_manifest(manifest)?;
     let mut seen = std::collections::HashSet::new();
     let mut sources = Vec::new();
     for item in &read.items {
@@ -1060,7 +1060,7 @@ mod tests {
                     damaged: false,
                 })
                 .collect(),
-            time_base: crate::media::input::Ratio::new(1, 25),
+            time_base: crate::vocab::Ratio::new(1, 25),
             start: Some(Time::new(0, 1)),
             rejected_packets: 0,
             demuxer_errors: 0,
@@ -1180,13 +1180,8 @@ mod tests {
                 pos: -1,
             })
             .collect();
-        let table = FrameTable::from_entries(
-            crate::media::input::Ratio::new(1, 25),
-            entries,
-            0,
-            None,
-            None,
-        );
+        let table =
+            FrameTable::from_entries(crate::vocab::Ratio::new(1, 25), entries, 0, None, None);
         let s = sample_positions(&table, 100, 4);
         for want in [0, 24, 25, 49, 50, 99] {
             assert!(s.contains(&want), "{s:?}");

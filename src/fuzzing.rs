@@ -402,7 +402,7 @@ fn got10k(data: &[u8], scratch: &Scratch) -> Result<(), String> {
 }
 
 fn manifest(path: PathBuf) -> Result<(), String> {
-    match crate::plan::manifest::read_manifest(&path) {
+    match crate::manifest::read_manifest(&path) {
         Ok(m) => {
             for bad in &m.bad {
                 let text = bad.error.to_string();
@@ -470,8 +470,8 @@ fn time(data: &[u8]) -> Result<(), String> {
     if let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) {
         let _ = TimeSpec::from_json(&value);
     }
-    if let Ok(rate) = text.parse::<crate::media::source::FrameRate>() {
-        let again = rate.to_string().parse::<crate::media::source::FrameRate>();
+    if let Ok(rate) = text.parse::<crate::vocab::FrameRate>() {
+        let again = rate.to_string().parse::<crate::vocab::FrameRate>();
         if again != Ok(rate) {
             return Err(format!(
                 "frame rate {text:?} reads as {rate}, which reads as {again:?}"
@@ -510,7 +510,7 @@ fn profile_options(data: &[u8]) -> Result<(), String> {
         .min(1_000_000);
     let rate = lines
         .next()
-        .and_then(|l| l.trim().parse::<crate::media::source::FrameRate>().ok());
+        .and_then(|l| l.trim().parse::<crate::vocab::FrameRate>().ok());
     let (num, den) = rate.map_or((30, 1), |r| (r.as_time().numer(), r.as_time().denom()));
     let mut options = std::collections::BTreeMap::new();
     for line in lines.take(16) {

@@ -80,6 +80,7 @@ pub(crate) mod fit;
 pub mod fuzzing;
 pub(crate) mod hash;
 pub(crate) mod host;
+pub mod manifest;
 pub(crate) mod media;
 pub(crate) mod output;
 pub(crate) mod overlay;
@@ -99,6 +100,7 @@ pub(crate) mod tally;
 mod textual;
 pub mod time;
 pub(crate) mod tracking;
+pub(crate) mod vocab;
 
 pub use batch::{
     bad_reports, clean_item, merge_report, parse_shard, run_batch, run_item, shard_of,
@@ -117,13 +119,12 @@ pub use exec::{
     DEFAULT_MEMORY_BUDGET,
 };
 pub use exports::{ExportReport, ExportTarget};
-pub use media::encode::EncodeSettings;
+pub use manifest::read_manifest;
 pub use media::ffi::{build_facts, BuildFacts};
 pub use media::input::set_ffmpeg_log;
 pub use media::probe::{probe, probe_source, AudioInfo, MediaInfo, VideoInfo};
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
 pub use pipeline::{NoProgress, Progress};
-pub use plan::manifest::read_manifest;
 pub use plan::Plan;
 pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
 pub use schemas::{json_schema, json_schema_text, SchemaKind};
@@ -134,6 +135,7 @@ pub use settings::{
 #[cfg(feature = "cli")]
 pub(crate) use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
 pub use tally::{Counts, Tally};
+pub use vocab::EncodeSettings;
 
 /// Reading the boxes vidprep writes: the native annotation format (`docs/annotations.md`) of
 /// boxes files and of the `annotations` a sidecar carries.

@@ -12,11 +12,13 @@ use crate::annotations::{
     self, Annotations, BBox, BoxSource, Coords, Detection, Entry, Fill, FrameClock, Key,
     ReadOptions, ResolvedBoxes, TimestampClock, Track,
 };
-use crate::draw::{make_writable, rgb_to_yuv, Canvas, Matrix, Rgb, TextRenderer, PALETTE};
+use crate::draw::{make_writable, rgb_to_yuv, Canvas, Matrix, TextRenderer, PALETTE};
 use crate::error::{Error, Result};
 use crate::media::table::FrameTable;
 use crate::pipeline::{FrameStage, PipelineFrame};
+use crate::plan::Plan;
 use crate::time::Time;
+use crate::vocab::Rgb;
 
 /// How boxes are drawn.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -71,6 +73,33 @@ pub struct BoxesRequest {
 }
 
 impl BoxesRequest {
+    /// The boxes request for the annotation readers from `plan`, if it has boxes.
+    pub fn of_plan(plan: &Plan) -> Option<BoxesRequest> {
+        let b = plan.boxes.as_ref()?;
+        let o = plan.box_options();
+        Some(BoxesRequest {
+            path: b.path.clone(),
+            format: o.format,
+            read: ReadOptions {
+                min_confidence: o.min_confidence,
+                item: o.item.clone(),
+                prefer_keys: o.keys,
+                units: o.units,
+                camera: o.camera.clone(),
+                frame_count: None,
+                span: None,
+                boxes_only: false,
+            },
+            fill: o.fill,
+            grid: o.grid,
+            draw: o.draw.then(|| Style {
+                thickness: o.thickness,
+                color: o.color.map(|c| (c.0, c.1, c.2)),
+                labels: o.labels,
+            }),
+        })
+    }
+
     pub fn new(path: PathBuf) -> BoxesRequest {
         BoxesRequest {
             path,
@@ -80,17 +109,6 @@ impl BoxesRequest {
             grid: annotations::Grid::Stored,
             draw: None,
         }
-    }
-
-    /// For the sidecar.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "path": self.path.display().to_string(),
-            "format": self.format.name(),
-            "fill": self.fill.to_string(),
-            "grid": self.grid.to_string(),
-            "draw": self.draw,
-        })
     }
 }
 
@@ -390,13 +408,13 @@ pub struct BoxRecorder {
     end: Time,
     size: (u32, u32),
     /// The shape of the output's pixels (`1:1` square), which its boxes' grid has.
-    sample_aspect_ratio: crate::media::input::Ratio,
+    sample_aspect_ratio: crate::vocab::Ratio,
 }
 
 impl BoxRecorder {
     /// For an output whose pixels have this shape (the file's sample aspect ratio): its
     /// boxes are on its stored grid, and the annotations say so.
-    pub fn with_sample_aspect_ratio(mut self, sar: crate::media::input::Ratio) -> BoxRecorder {
+    pub fn with_sample_aspect_ratio(mut self, sar: crate::vocab::Ratio) -> BoxRecorder {
         self.sample_aspect_ratio = sar;
         self
     }
@@ -421,7 +439,7 @@ impl BoxRecorder {
             times: Vec::new(),
             end: Time::ZERO,
             size: (0, 0),
-            sample_aspect_ratio: crate::media::input::Ratio::new(1, 1),
+            sample_aspect_ratio: crate::vocab::Ratio::new(1, 1),
         }
     }
 

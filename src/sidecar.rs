@@ -7,12 +7,14 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::media::encode::{EncodeSettings, WriteReport};
-use crate::media::input::{Ratio, VideoStreamInfo};
+use crate::media::encode::WriteReport;
+use crate::media::input::VideoStreamInfo;
 use crate::media::table::FrameTable;
 pub(crate) use crate::output::write_json;
 use crate::pipeline::{FrameOrigin, PipelineFrame};
 use crate::time::{decimal_text, Time};
+use crate::vocab::EncodeSettings;
+use crate::vocab::Ratio;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -55,7 +57,7 @@ impl SourceRecord {
         let rotation = if upright {
             info.rotation
         } else {
-            crate::media::input::Rotation::None
+            crate::vocab::Rotation::None
         };
         let (width, height) = rotation.displayed_size(info.stored_width, info.stored_height);
         SourceRecord {

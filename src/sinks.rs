@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 use crate::annotations::{Annotations, TimestampClock};
 use crate::error::{Error, Result};
 use crate::media::audio::AudioPlan;
-use crate::media::encode::{EncodeSettings, Mp4Writer, VideoFormat, WriteReport};
-use crate::media::input::Ratio;
+use crate::media::encode::{Mp4Writer, VideoFormat, WriteReport};
 use crate::overlay::BoxRecorder;
 use crate::pipeline::{FrameSink, FrameStage, PipelineFrame};
 use crate::sidecar::{DamagedOutputFrame, FrameRun, ProvenanceRecorder};
 use crate::time::Time;
+use crate::vocab::EncodeSettings;
+use crate::vocab::Ratio;
 
 /// Stream properties a [`VideoSink`] gives its encoder (the size comes from the first frame).
 #[derive(Clone, Copy, Debug)]

@@ -222,8 +222,8 @@ impl Drop for SparseSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::input::Ratio;
     use crate::media::table::FrameEntry;
+    use crate::vocab::Ratio;
 
     #[test]
     fn groups_follow_gops_and_balance_work() {

@@ -772,8 +772,9 @@ fn modules_form_no_cycle() {
 
 /// Files may refer to each other in a circle only through a folder's `mod.rs` (the trait its
 /// children implement and the registry that names them, as `tracking/mod.rs` and
-/// `tracking/opencv.rs`), or inside `media/` (its circle turns on `Ratio` and `Rotation` in
-/// `media/input.rs`). Elsewhere the files of a folder look one way: a shared piece goes into a
+/// `tracking/opencv.rs`), or inside `media/` (`Ratio` and `Rotation` left it for `vocab/`, but
+/// its circle still turns on `source.rs` and `input.rs` naming each other, `audio.rs` and
+/// `input.rs` likewise, and a `Source` carrying the demuxer it lends, `demux.rs`). Elsewhere the files of a folder look one way: a shared piece goes into a
 /// small file below both users (`exports/claimed.rs`, `stages/builder.rs`,
 /// `output/temporaries.rs`), so the circles `exports/clip - copy - smart/write`,
 /// `stages/stream - insert - span` and `output/group - ownership` cannot come back.
@@ -857,6 +858,40 @@ fn the_library_reads_no_environment() {
     assert!(
         found.is_empty(),
         "the library reads the environment (put it in vidprep::Settings, filled by the doors):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The plan (the public schema) is spelt in the vocabulary below it (`vocab`, `time`,
+/// `annotations`, ...) and checks itself without opening media: nothing in `plan/` names
+/// `media`, `draw`, `fit`, `overlay` or anything above them. (`crate::manifest` reads manifests
+/// and checks the sources they name; it sits above `media`.)
+#[test]
+fn the_plan_names_nothing_that_opens_media_or_draws() {
+    let g = graph();
+    let forbidden = [
+        "media", "draw", "fit", "overlay", "pipeline", "sinks", "sparse", "tracking", "stages",
+        "exports", "exec", "batch", "manifest",
+    ];
+    let mut found = Vec::new();
+    for e in &g.edges {
+        let (from, to) = (g.rel(&e.from), g.rel(&e.to));
+        if !from.starts_with("src/plan/") {
+            continue;
+        }
+        let top = to
+            .trim_start_matches("src/")
+            .split(['/', '.'])
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if forbidden.contains(&top.as_str()) {
+            found.push(format!("{from}:{}: `{}` (-> {to})", e.line, e.path));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the plan reaches up:\n{}",
         found.join("\n")
     );
 }

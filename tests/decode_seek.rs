@@ -305,3 +305,44 @@ fn damaged_video_decodes_as_far_as_ffmpeg_and_the_table_learns_the_damage() {
     let table = tables.table(&source).unwrap();
     assert!(!table.damage.is_empty(), "{:?}", table.damage);
 }
+
+/// `Frame::to_rgb` gives the pixels `ffmpeg -i SRC -pix_fmt rgb24` gives: an 8-bit 4:2:0
+/// H.264, a 4:4:4 H.264 and an RGB-coded FFV1 (converted from its own picture).
+#[test]
+fn a_frame_converts_to_the_rgb_ffmpeg_gives() {
+    let sources = [
+        SynthVideo::new(320, 240).frames(6).cached(),
+        SynthVideo::new(320, 240)
+            .frames(6)
+            .pix_fmt("yuv444p")
+            .cached(),
+        SynthVideo::new(160, 120)
+            .frames(6)
+            .codec(Codec::Ffv1)
+            .container("mkv")
+            .pix_fmt("bgr0")
+            .cached(),
+    ];
+    for v in &sources {
+        let theirs = oracle::decode_frames(&v.path, PixFmt::Rgb24, None);
+        let reader = FrameReader::open(&v.path).expect("open");
+        let mut n = 0;
+        for (i, frame) in reader.enumerate() {
+            let rgb = frame.expect("decode").to_rgb().expect("to RGB");
+            let want = &theirs[i];
+            assert_eq!(
+                (rgb.width() as usize, rgb.height() as usize),
+                (want.width, want.height),
+                "{:?} frame {i}: size",
+                v.path
+            );
+            assert!(
+                rgb.as_raw() == &want.data,
+                "{:?} frame {i}: RGB differs from ffmpeg's rgb24",
+                v.path
+            );
+            n += 1;
+        }
+        assert_eq!(n, theirs.len(), "{:?}: frame count", v.path);
+    }
+}

@@ -17,7 +17,7 @@ use crate::work_once::boxes;
 use std::path::{Path, PathBuf};
 
 use common::synth::SynthVideo;
-use vidprep::plan::manifest::ManifestItem;
+use vidprep::manifest::ManifestItem;
 use vidprep::{execute, read_manifest, run_batch, BatchOptions, Counts, Destination, ExecOptions};
 use vidprep::{NoProgress, Plan, Quiet, Status, Tally};
 
@@ -291,7 +291,7 @@ fn every_door_checks_its_plans_once() {
     assert_eq!(tally.counts().plan_checks, 1);
 }
 
-fn refused_again(plan: &Plan) -> vidprep::plan::manifest::BadItem {
+fn refused_again(plan: &Plan) -> vidprep::manifest::BadItem {
     ManifestItem::check(1, plan.clone()).unwrap_err()
 }
 

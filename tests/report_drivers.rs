@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 
 use common::synth::SynthVideo;
-use vidprep::plan::manifest::ManifestItem;
+use vidprep::manifest::ManifestItem;
 use vidprep::{BatchOptions, ItemReport, Quiet, Status};
 
 fn item(id: &str, line: usize, source: &Path) -> ManifestItem {

@@ -532,7 +532,7 @@ fn run_item(
 ) -> PyResult<String> {
     guarded(py, "running an item", move || {
         let plan = plan_of(&plan_json)?;
-        let item = vidprep::plan::manifest::ManifestItem { line, plan };
+        let item = vidprep::manifest::ManifestItem { line, plan };
         let mut options = BatchOptions::new(out_dir);
         options.resume = resume;
         options.codec_threads = codec_threads;

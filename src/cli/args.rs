@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 
 use crate::annotations::{Fill, Format, Grid, KeyKind, Units};
-use crate::draw::Rgb;
 use crate::plan::{BoxOptions, BoxesOut, BoxesSpec, FrameRate, Plan, SpanSpec};
 use crate::time::TimeSpec;
+use crate::vocab::Rgb;
 use crate::EncodeSettings;
 use clap::Args;
 
@@ -30,7 +30,7 @@ pub struct EncodeArgs {
     #[arg(long)]
     pub crf: Option<f32>,
     /// x264 preset [default: medium].
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::media::encode::X264_PRESETS))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::vocab::X264_PRESETS))]
     pub preset: Option<String>,
     /// Drop the audio instead of re-encoding it to AAC.
     #[arg(long)]

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::batch::{run_batch, BatchOptions, ItemReport, Observer, Status};
-use crate::plan::manifest::{BadItem, ManifestItem};
+use crate::manifest::{BadItem, ManifestItem};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 

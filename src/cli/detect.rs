@@ -307,12 +307,9 @@ fn same_place(a: &Path, b: &Path) -> bool {
 /// One small item per proposal through the batch runner: 8 frames spread over the span and
 /// their captioned strip.
 fn contact_sheets(detection: &crate::detect::Detection, dir: &Path) -> anyhow::Result<u8> {
-    let (items, bad) = crate::plan::manifest::ManifestItem::check_all(
-        detection
-            .plans()
-            .into_iter()
-            .enumerate()
-            .map(|(i, mut plan)| {
+    let (items, bad) =
+        crate::manifest::ManifestItem::check_all(detection.plans().into_iter().enumerate().map(
+            |(i, mut plan)| {
                 plan.exports = vec![ExportSpec::Frames(FramesExport {
                     name: Some("sheet".into()),
                     count: Some(8),
@@ -321,8 +318,8 @@ fn contact_sheets(detection: &crate::detect::Detection, dir: &Path) -> anyhow::R
                     ..FramesExport::default()
                 })];
                 (i + 1, plan)
-            }),
-    );
+            },
+        ));
     let options = crate::BatchOptions {
         out_dir: dir.to_path_buf(),
         jobs: 0,

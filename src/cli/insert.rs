@@ -112,7 +112,7 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
             })],
         );
         let (items, bad) =
-            crate::plan::manifest::ManifestItem::check_all(plans.into_iter().map(|mut plan| {
+            crate::manifest::ManifestItem::check_all(plans.into_iter().map(|mut plan| {
                 plan.strict = args.strict;
                 (0, plan)
             }));

@@ -435,8 +435,8 @@ impl Detection {
 /// Shared for the tests of the detectors.
 #[cfg(test)]
 pub(crate) fn table_of(n: usize, fps: i32) -> Arc<FrameTable> {
-    use crate::media::input::Ratio;
     use crate::media::table::FrameEntry;
+    use crate::vocab::Ratio;
     let entries = (0..n as i64)
         .map(|i| FrameEntry {
             pts: i,

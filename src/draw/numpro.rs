@@ -12,7 +12,8 @@
 use ab_glyph::{Font, PxScale, ScaleFont};
 use ffmpeg_next::frame::Video as VideoFrame;
 
-use super::{rgb_to_yuv, Canvas, Mask, Matrix, Rgb};
+use super::{rgb_to_yuv, Canvas, Mask, Matrix};
+use crate::vocab::Rgb;
 
 /// NumPro's font size: the em, in pixels.
 pub const EM_PX: f32 = 40.0;

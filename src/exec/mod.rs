@@ -29,10 +29,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::exports::{self, ExportContext, ExportReport, ExportTarget, Wants};
-use crate::media::encode::EncodeSettings;
 use crate::pipeline::{self, FrameSink, Progress};
 use crate::plan::{CheckedPlan, NormalPlan, Plan};
 use crate::sidecar::VERSION;
+use crate::vocab::EncodeSettings;
 
 /// How plans run: encoding defaults and resources.
 #[derive(Clone, Debug)]

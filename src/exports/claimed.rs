@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use crate::annotations::{self, Fill, FrameClock};
 use crate::error::Result;
 use crate::exports::ExportTarget;
-use crate::media::encode::EncodeSettings;
 use crate::output::group::OutputGroup;
 use crate::plan::{BoxesOut, ExportSpec, Plan};
 use crate::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
 use crate::sinks::EncodedOutput;
 use crate::stages::stream::ProcessedStream;
+use crate::vocab::EncodeSettings;
 
 /// Files claimed for one output video: where it will be and where it is being written.
 pub(crate) struct Claimed {

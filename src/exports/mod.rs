@@ -21,11 +21,11 @@ pub(crate) mod video;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::media::encode::EncodeSettings;
 use crate::output::group::OutputGroup;
 use crate::pipeline::{FrameSink, Progress};
 use crate::plan::{ExportSpec, Plan};
 use crate::stages::stream::ProcessedStream;
+use crate::vocab::EncodeSettings;
 
 /// Where an export's files go.
 #[derive(Clone, Debug, PartialEq)]

@@ -10,14 +10,14 @@ use crate::error::Result;
 use crate::exports::claimed::{video_sidecar, Claimed};
 use crate::exports::{Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::fit::fit_within;
-use crate::media::encode::EncodeSettings;
-use crate::media::input::Ratio;
 use crate::output::group::OutputGroup;
 use crate::pipeline::{FrameSink, FrameStage, Progress};
 use crate::plan::{ExportSpec, Plan, PreviewExport};
 use crate::sinks::{StagedSink, VideoSink};
 use crate::stages::resize::ScaleStage;
 use crate::stages::stream::ProcessedStream;
+use crate::vocab::EncodeSettings;
+use crate::vocab::Ratio;
 
 /// The x264 preset of previews: they are for eyes, made in bulk.
 const PREVIEW_PRESET: &str = "veryfast";

@@ -23,8 +23,7 @@ use crate::exports::claimed::{clip_summary, video_sidecar, write_boxes_file, Cla
 use crate::exports::{encode_settings, Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::fit::fit_within;
 use crate::media::audio::audio_stream_format;
-use crate::media::encode::EncodeSettings;
-use crate::media::input::{Ratio, VideoInput};
+use crate::media::input::VideoInput;
 use crate::media::table::FrameTable;
 use crate::output::group::OutputGroup;
 use crate::pipeline::{self, FrameSink, FrameStage, Progress};
@@ -33,6 +32,8 @@ use crate::sidecar::{write_json, SourceRecord, VERSION};
 use crate::sinks::{EncodedOutput, StagedSink, VideoSink};
 use crate::stages::resize::{DecimateStage, ScaleStage};
 use crate::stages::stream::ProcessedStream;
+use crate::vocab::EncodeSettings;
+use crate::vocab::Ratio;
 
 /// The size of the Base64 text of `bytes` bytes.
 pub fn base64_len(bytes: u64) -> u64 {
@@ -509,7 +510,7 @@ fn passthrough_blocker(
             v.codec, v.pixel_format
         )));
     }
-    if v.rotation != crate::media::input::Rotation::None {
+    if v.rotation != crate::vocab::Rotation::None {
         return Ok(Some(format!(
             "the video is stored sideways with a rotation flag ({} degrees)",
             v.rotation.degrees_cw()

@@ -12,9 +12,10 @@ use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
 use crate::media::demux::{AudioRead, SharedDemuxer};
-use crate::media::input::{best_audio_stream, open_media, Ratio};
+use crate::media::input::{best_audio_stream, open_media};
 use crate::media::source::Source;
 use crate::time::{Rounding, Time};
+use crate::vocab::Ratio;
 use std::sync::Arc;
 
 /// One stretch of the output soundtrack.

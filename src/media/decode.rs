@@ -32,10 +32,11 @@ use crate::media::ffi;
 use crate::media::frame::{
     keeps_own_rgb, rotate_rgb24, rotate_yuv420, share, Converter, Frame, PIPELINE_FORMAT,
 };
-use crate::media::input::{Rotation, VideoInput, VideoStreamInfo};
+use crate::media::input::{VideoInput, VideoStreamInfo};
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, Identity};
 use crate::time::Time;
+use crate::vocab::Rotation;
 
 /// How a [`FrameReader`] decodes.
 #[derive(Clone, Debug)]

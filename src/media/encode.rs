@@ -12,13 +12,14 @@ use ffmpeg::format::context::Output;
 use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::media::audio::{AudioFormat, AudioPlan, AudioTrack};
 use crate::media::frame::{crop_to_even, PIPELINE_FORMAT};
-use crate::media::input::Ratio;
 use crate::time::{Rounding, Time};
+use crate::vocab::EncodeSettings;
+use crate::vocab::Ratio;
 
 pub(crate) use crate::media::ffi::add_codec_flags;
 
@@ -71,31 +72,6 @@ impl Container {
     }
 }
 
-/// How outputs are encoded.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct EncodeSettings {
-    /// x264 constant rate factor (0-51, lower is better quality). Ignored when `bit_rate` is
-    /// set.
-    pub crf: f32,
-    /// x264 preset (ultrafast ... placebo).
-    pub preset: String,
-    /// Target video bit rate in bits per second (rate-controlled encode instead of CRF).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub bit_rate: Option<u64>,
-    /// Encode the matching audio (AAC) when the source has audio.
-    pub audio: bool,
-    /// AAC bit rate for stereo, bits per second (mono gets half).
-    pub audio_bit_rate: u64,
-    /// Largest keyframe interval in frames (x264's `keyint`; default: x264's 250). Review
-    /// previews use a short one so a browser seeks to any frame quickly.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub gop: Option<u32>,
-    /// Most consecutive B-frames (x264's `bframes`; default: the preset's). 0 gives a stream
-    /// whose decode order is its display order.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub bframes: Option<u32>,
-}
-
 /// x264's frame threads. Its output depends on its thread count (each frame thread limits
 /// the motion search to rows already encoded), so the count is fixed rather than taken from
 /// the machine: the same request gives the same bytes on any machine, through any door and
@@ -103,20 +79,6 @@ pub struct EncodeSettings {
 /// (`docs/benchmarks.md`), beat 2 and 8 on a two-worker batch with single encodes at
 /// ffmpeg's speed.
 pub const ENCODER_THREADS: usize = 4;
-
-impl Default for EncodeSettings {
-    fn default() -> Self {
-        EncodeSettings {
-            crf: 18.0,
-            preset: "medium".into(),
-            bit_rate: None,
-            audio: true,
-            audio_bit_rate: 128_000,
-            gop: None,
-            bframes: None,
-        }
-    }
-}
 
 /// The instruction sets x264 may use, as an `x264-params` entry, when the CPU offers AVX-512.
 ///
@@ -142,49 +104,6 @@ pub(crate) fn x264_cpu_param() -> Option<String> {
         }
     }
     None
-}
-
-/// The x264 presets [`EncodeSettings::preset`] accepts, fastest (largest files) first.
-pub const X264_PRESETS: [&str; 10] = [
-    "ultrafast",
-    "superfast",
-    "veryfast",
-    "faster",
-    "fast",
-    "medium",
-    "slow",
-    "slower",
-    "veryslow",
-    "placebo",
-];
-
-impl EncodeSettings {
-    /// Checks values a user can get wrong.
-    pub fn validate(&self) -> Result<()> {
-        if !(0.0..=51.0).contains(&self.crf) {
-            return Err(Error::Usage(format!("`crf` {} is outside 0..51", self.crf)));
-        }
-        if !X264_PRESETS.contains(&self.preset.as_str()) {
-            return Err(Error::Usage(format!(
-                "unknown x264 preset {:?}; expected one of {}",
-                self.preset,
-                X264_PRESETS.join(", ")
-            )));
-        }
-        if let Some(g) = self.gop {
-            if !(1..=1000).contains(&g) {
-                return Err(Error::Usage(format!(
-                    "keyframe interval {g} is outside 1..1000 frames"
-                )));
-            }
-        }
-        if let Some(b) = self.bframes {
-            if b > 16 {
-                return Err(Error::Usage(format!("{b} B-frames: at most 16")));
-            }
-        }
-        Ok(())
-    }
 }
 
 /// The video stream an [`Mp4Writer`] produces.

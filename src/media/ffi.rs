@@ -6,7 +6,7 @@ use ffmpeg::ffi;
 use ffmpeg::format::context::{Input, Output};
 use ffmpeg_next as ffmpeg;
 
-use crate::media::input::Ratio;
+use crate::vocab::Ratio;
 
 /// The input's start time as ffmpeg uses it for `-ss`/`-t` (the earliest start among its
 /// streams), in microseconds; `None` when the container gives none.

@@ -11,8 +11,8 @@ use ffmpeg::software::scaling::{Context as Scaler, Flags};
 use ffmpeg::util::color::{Range as ColorRange, Space as ColorSpace};
 use ffmpeg_next as ffmpeg;
 
-use crate::media::input::Rotation;
 use crate::time::Time;
+use crate::vocab::Rotation;
 
 /// The pixel layout every stage of the pipeline works on.
 pub const PIPELINE_FORMAT: Pixel = Pixel::YUV420P;
@@ -25,15 +25,16 @@ pub struct Frame {
     pub pts: i64,
     /// Presentation time relative to the source's frame 0.
     pub time: Time,
-    /// The picture: YUV 4:2:0, upright (unless the reader was asked otherwise).
-    pub image: VideoFrame,
+    /// The picture: YUV 4:2:0, upright (unless the reader was asked otherwise). FFmpeg's own
+    /// type stays inside the library: a caller reads [`Frame::yuv420p`] or [`Frame::to_rgb`].
+    pub(crate) image: VideoFrame,
     /// The decoder marked the picture as damaged (errors concealed).
     pub damaged: bool,
     /// For a source whose RGB must come from its own picture (`keeps_own_rgb`: RGB-coded,
     /// grey, YUV other than 8-bit 4:2:0): the decoder's own picture, upright, in its own
     /// pixel format (or RGB24 where it was rotated), for exact RGB outputs. `None` for 8-bit
     /// 4:2:0 sources, whose RGB is made from `image`.
-    pub rgb: Option<VideoFrame>,
+    pub(crate) rgb: Option<VideoFrame>,
 }
 
 impl std::fmt::Debug for Frame {
@@ -59,6 +60,34 @@ impl Frame {
     /// Height of the picture in pixels.
     pub fn height(&self) -> u32 {
         self.image.height()
+    }
+
+    /// The picture as packed 8-bit RGB, converted as a frames export converts it: an
+    /// RGB-coded, grey or high-bit-depth source from its own picture, any other from the YUV
+    /// 4:2:0 picture, with swscale's bicubic flags, as `ffmpeg -i SRC -pix_fmt rgb24` converts.
+    /// A buffer the system refuses is an error.
+    pub fn to_rgb(&self) -> crate::error::Result<image::RgbImage> {
+        let source = self
+            .rgb
+            .as_ref()
+            .filter(|r| (r.width(), r.height()) == (self.width(), self.height()))
+            .unwrap_or(&self.image);
+        let mut converter = Converter::to_format(Pixel::RGB24);
+        to_rgb_image(source, &mut converter).map_err(|e| {
+            if is_out_of_memory(&e) {
+                crate::error::Error::OutOfMemory {
+                    path: std::path::PathBuf::new(),
+                    what: format!("frame {} to RGB", self.index),
+                    needed: self.width() as u64 * self.height() as u64 * 3,
+                    advice: "free memory, or read smaller frames".into(),
+                }
+            } else {
+                crate::error::Error::internal(format!(
+                    "cannot convert frame {} to RGB: {e}",
+                    self.index
+                ))
+            }
+        })
     }
 
     /// The picture as packed planar YUV 4:2:0 bytes (Y, then U, then V, no padding).

@@ -15,93 +15,9 @@ use ffmpeg_next as ffmpeg;
 use crate::error::{Error, Result};
 use crate::media::source::{ImageSequence, Resolved, Source, SourceKind};
 use crate::time::Time;
+use crate::vocab::{Ratio, Rotation};
 
-/// Clockwise rotation that turns the stored picture upright, as players show it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Rotation {
-    /// Stored upright (no display matrix, or one that does not rotate).
-    None,
-    /// Turn the stored picture 90 degrees clockwise to show it.
-    Clockwise90,
-    /// Turn the stored picture upside down (180 degrees).
-    Rotate180,
-    /// Turn the stored picture 270 degrees clockwise (90 anticlockwise) to show it.
-    Clockwise270,
-}
-
-impl Rotation {
-    /// From the clockwise angle in degrees (any multiple of 90 after rounding).
-    pub fn from_degrees_cw(degrees: f64) -> Rotation {
-        let d = (((degrees / 90.0).round() as i64 * 90) % 360 + 360) % 360;
-        match d {
-            90 => Rotation::Clockwise90,
-            180 => Rotation::Rotate180,
-            270 => Rotation::Clockwise270,
-            _ => Rotation::None,
-        }
-    }
-
-    /// The clockwise angle in degrees: 0, 90, 180 or 270.
-    pub fn degrees_cw(self) -> u32 {
-        match self {
-            Rotation::None => 0,
-            Rotation::Clockwise90 => 90,
-            Rotation::Rotate180 => 180,
-            Rotation::Clockwise270 => 270,
-        }
-    }
-
-    /// Whether width and height trade places.
-    pub fn swaps_axes(self) -> bool {
-        matches!(self, Rotation::Clockwise90 | Rotation::Clockwise270)
-    }
-
-    /// The displayed size of a stored `width x height` picture.
-    pub fn displayed_size(self, width: u32, height: u32) -> (u32, u32) {
-        if self.swaps_axes() {
-            (height, width)
-        } else {
-            (width, height)
-        }
-    }
-}
-
-/// A rational number as ffmpeg keeps it, for time bases and frame rates. In JSON it is the
-/// text `"num/den"`, as ffprobe writes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Ratio {
-    /// Numerator.
-    pub num: i32,
-    /// Denominator (`0` in a value the file left unset).
-    pub den: i32,
-}
-
-impl Ratio {
-    /// `num/den`, as given (not reduced).
-    pub fn new(num: i32, den: i32) -> Ratio {
-        Ratio { num, den }
-    }
-
-    /// Both parts positive (ffmpeg leaves unknown rates as `0/0` or `0/1`).
-    pub fn is_valid(self) -> bool {
-        self.num > 0 && self.den > 0
-    }
-
-    /// As a float (`0.0` when the denominator is zero).
-    pub fn as_f64(self) -> f64 {
-        if self.den == 0 {
-            0.0
-        } else {
-            self.num as f64 / self.den as f64
-        }
-    }
-
-    /// As exact seconds (meaningful for time bases).
-    pub fn as_time(self) -> Time {
-        Time::new(self.num as i64, self.den.max(1) as i64)
-    }
-}
-
+// Ratio is the plan's vocabulary (crate::vocab); FFmpeg's rational converts to and from it here.
 impl From<ffmpeg::Rational> for Ratio {
     fn from(r: ffmpeg::Rational) -> Ratio {
         Ratio {
@@ -114,39 +30,6 @@ impl From<ffmpeg::Rational> for Ratio {
 impl From<Ratio> for ffmpeg::Rational {
     fn from(r: Ratio) -> ffmpeg::Rational {
         ffmpeg::Rational::new(r.num, r.den)
-    }
-}
-
-impl serde::Serialize for Ratio {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Ratio {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Ratio, D::Error> {
-        let text = String::deserialize(d)?;
-        let (n, den) = text.split_once('/').ok_or_else(|| {
-            serde::de::Error::custom(format!("expected \"num/den\", found {text:?}"))
-        })?;
-        let num = n.trim().parse().map_err(serde::de::Error::custom)?;
-        let den = den.trim().parse().map_err(serde::de::Error::custom)?;
-        Ok(Ratio { num, den })
-    }
-}
-
-crate::textual::json_schema_as!(
-    Ratio,
-    "Ratio",
-    crate::textual::pattern(
-        "A rational number as ffprobe writes it: `\"num/den\"`.",
-        r"^-?[0-9]+/-?[0-9]+$"
-    )
-);
-
-impl std::fmt::Display for Ratio {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.num, self.den)
     }
 }
 

@@ -8,9 +8,10 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::media::images::ImagesRecord;
-use crate::media::input::{Ratio, VideoInput};
+use crate::media::input::VideoInput;
 use crate::media::source::{Source, SourceKind};
 use crate::media::table::{Damage, FrameTable, Identity, TimesFrom};
+use crate::vocab::Ratio;
 
 /// What [`probe`] found in a media file (`vidprep probe --json` prints it).
 #[derive(Clone, Debug, Serialize)]

@@ -19,9 +19,10 @@ use md5::{Digest, Md5};
 use crate::error::{Error, Result};
 use crate::media::decode::open_decoder;
 use crate::media::frame::{yuv420_plane_sizes, Converter, VideoFrame, PIPELINE_FORMAT};
-use crate::media::input::{read_error_ends_input, read_packet, Ratio, VideoInput};
+use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 use crate::media::source::Source;
 use crate::time::Time;
+use crate::vocab::Ratio;
 
 /// One frame of the reference decode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

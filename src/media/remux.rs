@@ -10,12 +10,11 @@ use ffmpeg_next as ffmpeg;
 
 use crate::error::{Error, Result};
 use crate::media::audio::AudioFormat;
-use crate::media::input::{
-    best_audio_stream, read_error_ends_input, read_packet, Ratio, VideoInput,
-};
+use crate::media::input::{best_audio_stream, read_error_ends_input, read_packet, VideoInput};
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
 use crate::time::{Rounding, Time};
+use crate::vocab::Ratio;
 
 /// What a copy wrote.
 pub(crate) struct Copied {

@@ -187,7 +187,7 @@ fn check_given_frames(f: &FramesExport, plan: &Plan) -> Result<(), String> {
                         .into(),
                 );
             }
-            let most = crate::media::table::MAX_FRAMES;
+            let most = crate::vocab::MAX_FRAMES;
             if list.len() > most {
                 return Err(format!(
                     "\"frames\" lists {} frames; at most {most} (a 24-hour video at 240 fps)",
@@ -223,10 +223,10 @@ fn check_given_frames(f: &FramesExport, plan: &Plan) -> Result<(), String> {
 
 fn check_preset(preset: &Option<String>) -> Result<(), String> {
     if let Some(p) = preset {
-        if !crate::media::encode::X264_PRESETS.contains(&p.as_str()) {
+        if !crate::vocab::X264_PRESETS.contains(&p.as_str()) {
             return Err(format!(
                 "unknown x264 preset {p:?}; expected one of {}",
-                crate::media::encode::X264_PRESETS.join(", ")
+                crate::vocab::X264_PRESETS.join(", ")
             ));
         }
     }
@@ -275,7 +275,7 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
                         "a copied clip (`copy`) cannot hold an insertion; drop `copy` to re-encode it".into(),
                     );
                 }
-                if plan.boxes_request().is_some_and(|b| b.draw.is_some()) {
+                if plan.boxes.is_some() && plan.box_options().draw {
                     return Err("a copied clip (`copy`) cannot have boxes drawn on it; drop `copy` to re-encode it, or carry the boxes without drawing them (`no_draw`)".into());
                 }
                 if c.crf.is_some() || c.preset.is_some() {
@@ -361,7 +361,7 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
             }
             // More images than any video vidprep reads has frames: refused here, before a
             // sampler or a profile sizes its list of indices by it.
-            let most = crate::media::table::MAX_FRAMES;
+            let most = crate::vocab::MAX_FRAMES;
             if let Some(n) = f
                 .count
                 .filter(|n| *n > most)
@@ -538,7 +538,7 @@ mod tests {
         )
         .unwrap();
         let named = parse(r#"{"id": "a", "source": "v.mp4", "exports": [{"kind": "frames", "frames": [4, 2], "sampler": "explicit"}]}"#).unwrap();
-        let defaults = crate::media::encode::EncodeSettings::default();
+        let defaults = crate::vocab::EncodeSettings::default();
         let n = plan.normalized(&defaults);
         assert_eq!(n, named.normalized(&defaults));
         n.check().unwrap();

@@ -5,10 +5,8 @@
 //! can be built without doing the work it stands for, and neither lets its plan be changed
 //! afterwards (only `strict`, which no check looks at).
 
-use std::path::Path;
-
 use super::schema::Plan;
-use crate::media::encode::EncodeSettings;
+use crate::vocab::EncodeSettings;
 
 /// A plan that passed [`Plan::check`]. Only [`CheckedPlan::new`] makes one; it reads as a
 /// [`Plan`] (it derefs to one) and serialises as one.
@@ -38,11 +36,11 @@ impl CheckedPlan {
         self.0.strict = strict;
     }
 
-    /// Takes the plan's relative paths from `base` (a manifest's folder; see
-    /// [`Plan::resolve_paths`]). The paths it names are checked again (UTF-8), the only part
-    /// of the check that joining them to `base` can change.
-    pub(crate) fn resolve_paths(&mut self, base: &Path) -> Result<(), String> {
-        self.0.resolve_paths(base);
+    /// Changes the plan's paths with `change` (`crate::manifest` takes relative paths from a
+    /// manifest's folder) and checks them again (UTF-8), the only part of the check that
+    /// joining them to a folder can change. `change` must touch nothing but paths.
+    pub(crate) fn change_paths(&mut self, change: impl FnOnce(&mut Plan)) -> Result<(), String> {
+        change(&mut self.0);
         self.0.check_paths()
     }
 

@@ -16,16 +16,15 @@
 
 mod check;
 mod checked;
-pub mod manifest;
 mod normalise;
 mod schema;
 mod text;
 
 pub use crate::annotations::{Fill, Format, KeyKind, Units};
-pub use crate::draw::Rgb;
-pub use crate::fit::Fit;
-pub use crate::media::source::FrameRate;
 pub use crate::sampling::{Order, Sampler};
+pub use crate::vocab::Fit;
+pub use crate::vocab::FrameRate;
+pub use crate::vocab::Rgb;
 pub use check::validate_id;
 pub use checked::CheckedPlan;
 pub(crate) use checked::NormalPlan;

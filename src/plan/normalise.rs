@@ -10,7 +10,7 @@ impl Plan {
     /// CRF, preset and audio filled in from `defaults`. The same request normalises to the
     /// same plan whichever door it came in by (a command, a manifest line, the library):
     /// sidecars record this form and `--resume` hashes it.
-    pub fn normalized(&self, defaults: &crate::media::encode::EncodeSettings) -> Plan {
+    pub fn normalized(&self, defaults: &crate::vocab::EncodeSettings) -> Plan {
         crate::tally::count(crate::tally::Event::Normalise);
         let mut plan = self.clone();
         if let Some(span) = plan.span.take() {
@@ -81,7 +81,7 @@ mod tests {
                 "decision": "75%", "exports": [{"kind": "clip"}, {"kind": "frames", "count": 16}]}"#,
         )
         .unwrap();
-        let defaults = crate::media::encode::EncodeSettings::default();
+        let defaults = crate::vocab::EncodeSettings::default();
         assert_ne!(built, line, "the span is spelt differently");
         assert_eq!(built.normalized(&defaults), line.normalized(&defaults));
         // Normalising twice changes nothing, and the form survives a round trip through JSON.

@@ -9,13 +9,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::text::{BoxesOut, FrameLabel, ImageFormat, Payload, Size, Strip};
-use crate::annotations::ReadOptions;
 use crate::annotations::{Fill, Format, Grid, KeyKind, Units};
-use crate::fit::Fit;
-use crate::media::source::FrameRate;
-use crate::overlay::{BoxesRequest, Style};
 use crate::sampling::{Order, Request, Sampler};
 use crate::time::TimeSpec;
+use crate::vocab::Fit;
+use crate::vocab::FrameRate;
 
 /// One item: a source and what to make of it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -130,7 +128,7 @@ pub struct BoxOptions {
     pub thickness: Option<u32>,
     /// One colour for every box (`RRGGBB` or a name) instead of one per track.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub color: Option<crate::draw::Rgb>,
+    pub color: Option<crate::vocab::Rgb>,
     /// MOT: drop boxes whose confidence is below this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_confidence: Option<f64>,
@@ -256,7 +254,7 @@ impl<'de> Deserialize<'de> for BoxesSpec {
             #[serde(default)]
             thickness: Option<u32>,
             #[serde(default)]
-            color: Option<crate::draw::Rgb>,
+            color: Option<crate::vocab::Rgb>,
             #[serde(default)]
             min_confidence: Option<f64>,
             #[serde(default)]
@@ -729,85 +727,6 @@ impl Plan {
             .or_else(|| self.annotations.clone())
             .unwrap_or_default()
     }
-
-    /// The boxes request for the annotation readers, if the plan has boxes.
-    pub fn boxes_request(&self) -> Option<BoxesRequest> {
-        let b = self.boxes.as_ref()?;
-        let o = self.box_options();
-        Some(BoxesRequest {
-            path: b.path.clone(),
-            format: o.format,
-            read: ReadOptions {
-                min_confidence: o.min_confidence,
-                item: o.item.clone(),
-                prefer_keys: o.keys,
-                units: o.units,
-                camera: o.camera.clone(),
-                frame_count: None,
-                span: None,
-                boxes_only: false,
-            },
-            fill: o.fill,
-            grid: o.grid,
-            draw: o.draw.then(|| Style {
-                thickness: o.thickness,
-                color: o.color.map(|c| (c.0, c.1, c.2)),
-                labels: o.labels,
-            }),
-        })
-    }
-
-    /// Joins relative paths (source, boxes, sequence) to `base` (a manifest's folder); a URL
-    /// source (anything starting `scheme:` that is not a file there) stays as it is.
-    pub fn resolve_paths(&mut self, base: &Path) {
-        let join = |p: &mut PathBuf| {
-            if p.is_relative() {
-                *p = base.join(&*p);
-            }
-        };
-        // A URL (or what looks like one: its error names the scheme) is not a relative path.
-        let url_like =
-            crate::media::source::has_scheme(&self.source) && !base.join(&self.source).exists();
-        if !url_like {
-            join(&mut self.source);
-        }
-        if let Some(b) = self.boxes.as_mut() {
-            join(&mut b.path);
-        }
-        if let Some(i) = self.insert.as_mut() {
-            join(&mut i.sequence);
-        }
-        for e in &mut self.exports {
-            if let ExportSpec::Frames(f) = e {
-                if let Some(s) = f.subtitles.as_mut() {
-                    join(s);
-                }
-                if let Some(r) = f.follow_package.as_mut() {
-                    join(r);
-                }
-            }
-        }
-    }
-
-    /// The local files and folders the plan reads (never to be written): the source (an
-    /// image sequence's folder; nothing for a URL), boxes and needle, a frames export's
-    /// subtitles and parity record.
-    pub fn inputs(&self) -> Vec<PathBuf> {
-        let mut inputs = crate::media::source::input_paths(&self.source);
-        if let Some(b) = &self.boxes {
-            inputs.push(b.path.clone());
-        }
-        if let Some(i) = &self.insert {
-            inputs.push(i.sequence.clone());
-        }
-        for e in &self.exports {
-            if let ExportSpec::Frames(f) = e {
-                inputs.extend(f.subtitles.iter().cloned());
-                inputs.extend(f.follow_package.iter().cloned());
-            }
-        }
-        inputs
-    }
 }
 
 #[cfg(test)]
@@ -852,12 +771,12 @@ mod tests {
     fn boxes_as_a_path_or_an_object() {
         let p = parse(r#"{"id": "a", "source": "v.mp4", "boxes": "gt.txt"}"#).unwrap();
         assert!(
-            p.boxes_request().unwrap().draw.is_some(),
+            p.boxes.is_some() && p.box_options().draw,
             "drawn by default"
         );
         let p = parse(r#"{"id": "a", "source": "v.mp4", "boxes": {"path": "gt.txt", "draw": false, "fill": "hold"}}"#).unwrap();
-        let r = p.boxes_request().unwrap();
-        assert!(r.draw.is_none());
-        assert_eq!(r.fill, Fill::Hold);
+        let o = p.box_options();
+        assert!(!o.draw);
+        assert_eq!(o.fill, Fill::Hold);
     }
 }

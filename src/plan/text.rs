@@ -86,7 +86,7 @@ pub struct Size(pub u32, pub u32);
 impl std::str::FromStr for Size {
     type Err = String;
     fn from_str(s: &str) -> Result<Size, String> {
-        crate::fit::parse_size(s).map(|(w, h)| Size(w, h))
+        crate::vocab::parse_size(s).map(|(w, h)| Size(w, h))
     }
 }
 
@@ -97,7 +97,7 @@ impl std::fmt::Display for Size {
 }
 
 crate::textual::serde_as_text!(Size);
-// `fit::parse_size`: split at the first `x` or `X`, each side a trimmed `u32` (a `+` sign
+// `vocab::parse_size`: split at the first `x` or `X`, each side a trimmed `u32` (a `+` sign
 // allowed) of at least 2.
 crate::textual::json_schema_as!(
     Size,

@@ -366,7 +366,7 @@ pub fn with_frames(
 
 /// Checks `request`'s option names against `profile`'s (everything needing no media).
 pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<(), String> {
-    let most = crate::media::table::MAX_FRAMES;
+    let most = crate::vocab::MAX_FRAMES;
     if let Some(n) = request.count.filter(|n| *n > most) {
         return Err(format!(
             "profile {}: a frame count must be at most {most} (a 24-hour video at 240 fps), found {n}",
@@ -411,9 +411,9 @@ pub fn check_request(profile: &dyn Profile, request: &ProfileRequest) -> Result<
 /// and input size within what dynamic_preprocess takes. (A pixel budget the
 /// package itself refuses, `max_pixels` below `min_pixels`, is refused with the package's
 /// words when the profile is applied.)
-/// The most frames a count may ask for: [`crate::media::table::MAX_FRAMES`], the most a
+/// The most frames a count may ask for: [`crate::vocab::MAX_FRAMES`], the most a
 /// video vidprep reads may have.
-const MOST_FRAMES: f64 = crate::media::table::MAX_FRAMES as f64;
+const MOST_FRAMES: f64 = crate::vocab::MAX_FRAMES as f64;
 
 fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
     let whole = value.fract() == 0.0;

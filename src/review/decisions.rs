@@ -257,7 +257,7 @@ pub fn apply_decisions(
         )));
     }
     // Read (and check) the manifest as `run` would, then rewrite its text.
-    let read = crate::plan::manifest::read_manifest(manifest)?;
+    let read = crate::manifest::read_manifest(manifest)?;
     let text = std::fs::read_to_string(manifest).map_err(|e| Error::read(manifest, e))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
     let by_id: HashMap<&str, &ItemDecision> =
@@ -267,7 +267,7 @@ pub fn apply_decisions(
         .iter()
         .map(|i| (i.line, i.plan.id.clone()))
         .collect();
-    let item_at: HashMap<usize, &crate::plan::manifest::ManifestItem> =
+    let item_at: HashMap<usize, &crate::manifest::ManifestItem> =
         read.items.iter().map(|i| (i.line, i)).collect();
     let tables = crate::media::table::TableCache::new();
     let mut applied = Applied {
@@ -276,7 +276,7 @@ pub fn apply_decisions(
     };
     let mut in_manifest = HashSet::new();
     let mut replacements: Vec<(usize, Option<String>)> = Vec::new();
-    let entries = crate::plan::manifest::split_entries(manifest, &text)?;
+    let entries = crate::manifest::split_entries(manifest, &text)?;
     for (line, entry) in &entries {
         let Some(id) = line_of_id.get(line) else {
             continue; // a bad entry: kept as it is (run reports it)
@@ -372,7 +372,7 @@ pub fn apply_decisions(
     let temp = group.file(&output)?;
     std::fs::write(&temp, new_text).map_err(|e| Error::io(&output, e))?;
     // The new manifest must read back with the same items, less the rejected ones.
-    let check = crate::plan::manifest::read_manifest(&temp)?;
+    let check = crate::manifest::read_manifest(&temp)?;
     if check.items.len() != read.items.len() - applied.rejected.len() {
         return Err(Error::internal(format!(
             "{}: the rewritten manifest has {} items, expected {}",
@@ -388,7 +388,7 @@ pub fn apply_decisions(
 /// The frames in `item`'s span (before any decision point), read from its source as `run`
 /// resolves it.
 fn span_frames(
-    item: &crate::plan::manifest::ManifestItem,
+    item: &crate::manifest::ManifestItem,
     tables: &crate::media::table::TableCache,
 ) -> Result<u64> {
     let mut plan = crate::plan::Plan::clone(&item.plan);

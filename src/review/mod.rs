@@ -23,8 +23,8 @@ use serde_json::Value;
 use crate::batch::{run_batch, BatchOptions, Observer, Status};
 use crate::error::{Error, Result};
 use crate::exec::ExecOptions;
+use crate::manifest::ManifestItem;
 use crate::output::group::OutputGroup;
-use crate::plan::manifest::ManifestItem;
 use crate::plan::{BoxOptions, ExportSpec, FramesExport, Plan, PreviewExport, Size};
 
 pub use page::CRITERIA;
@@ -152,7 +152,7 @@ pub fn build_review(options: &ReviewOptions, observer: &dyn Observer) -> Result<
     check_page_dir(&page_dir, run_dir)?;
     let manifest = match &options.manifest {
         Some(m) => {
-            let read = crate::plan::manifest::read_manifest(m)?;
+            let read = crate::manifest::read_manifest(m)?;
             Some(read)
         }
         None => None,
@@ -445,7 +445,7 @@ pub(crate) struct Previews {
 /// The preview plan of an item: its source, span and boxes (always drawn), no decision point
 /// and no needle, exported as a preview and timeline thumbnails.
 pub(crate) fn preview_plan(plan: &Plan, thumbs: usize, size: Size) -> Plan {
-    let mut p = plan.normalized(&crate::media::encode::EncodeSettings::default());
+    let mut p = plan.normalized(&crate::vocab::EncodeSettings::default());
     p.decision = None;
     p.insert = None;
     p.evidence = None;
@@ -536,7 +536,7 @@ mod tests {
         assert_eq!(p.id, "q1");
         assert_eq!(p.span(), plan.span());
         assert!(p.decision.is_none() && p.insert.is_none());
-        assert!(p.boxes_request().unwrap().draw.is_some(), "boxes are drawn");
+        assert!(p.boxes.is_some() && p.box_options().draw, "boxes are drawn");
         assert_eq!(p.exports.len(), 2);
         assert_eq!(p.exports[0].kind(), "preview");
         assert_eq!(p.exports[1].name(), "thumbs");

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::fit::Fit;
 use crate::media::input::VideoStreamInfo;
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
@@ -16,6 +15,7 @@ use crate::overlay::{SourceBoxes, Style};
 use crate::stages::needle::PreparedNeedle;
 use crate::stages::resolve::ResolvedClip;
 use crate::time::Time;
+use crate::vocab::Fit;
 
 /// A step of the processed stream, built from a plan.
 pub(crate) trait Stage {

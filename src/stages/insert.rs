@@ -15,10 +15,9 @@ use ffmpeg_next::frame::Video as VideoFrame;
 
 use crate::annotations::{self, Fill, FrameClock};
 use crate::error::{Error, Result};
-use crate::fit::{Fit, Placer};
+use crate::fit::Placer;
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::frame::share;
-use crate::media::input::Ratio;
 use crate::media::still::decode_still;
 use crate::media::table::FrameTable;
 use crate::overlay::Style;
@@ -28,6 +27,8 @@ use crate::sampling::SplitMix64;
 use crate::stages::builder::{NeedleSegment, Stage, StreamBuilder};
 use crate::stages::needle::PreparedNeedle;
 use crate::time::{Time, TimeSpec};
+use crate::vocab::Fit;
+use crate::vocab::Ratio;
 
 /// The pipeline source id of the needle's frames (the host is 0).
 pub(crate) const NEEDLE_SOURCE: usize = 1;

@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use crate::annotations::{self, ConstantRateClock, Fill};
 use crate::error::{Error, Result};
-use crate::fit::{Fit, Placement};
-use crate::media::input::Ratio;
+use crate::fit::Placement;
 use crate::media::still::still_size;
 use crate::overlay::{BoxesRequest, SourceBoxes};
 use crate::sidecar::SourceRecord;
 use crate::time::{Rounding, Time};
+use crate::vocab::Fit;
+use crate::vocab::Ratio;
 
 /// A checked GOT-10k sequence ready to insert.
 struct Needle {

@@ -244,8 +244,8 @@ fn percent_of(duration: Time, percent: Time) -> Time {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::input::Ratio;
     use crate::media::table::FrameEntry;
+    use crate::vocab::Ratio;
 
     fn cfr_table(frames: usize) -> FrameTable {
         let entries = (0..frames as i64)

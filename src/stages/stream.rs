@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
-use crate::media::input::{Ratio, VideoInput, VideoStreamInfo};
+use crate::media::input::{VideoInput, VideoStreamInfo};
 use crate::media::source::{ImageSequence, Source, SourceKind};
 use crate::media::table::{FrameTable, TableCache, UsedInput};
 use crate::overlay::{BoxRecorder, OverlayStage, SourceBoxes, Style};
@@ -23,6 +23,7 @@ use crate::stages::builder::{NeedleSegment, StreamBuilder};
 use crate::stages::insert::{common_time_base, splice_audio, NeedleRenderer, SpliceSource};
 use crate::stages::resolve::{resolve_clip, ClipSpec, ResolvedClip};
 use crate::time::Time;
+use crate::vocab::Ratio;
 
 /// The processed stream of a plan.
 pub(crate) struct ProcessedStream {

@@ -43,13 +43,14 @@ use serde_json::json;
 
 use crate::bitstream::h264;
 use crate::error::Result;
-use crate::media::encode::{Container, EncodeSettings};
-use crate::media::input::Ratio;
+use crate::media::encode::Container;
 use crate::media::smart_parts::source::H264Source;
 use crate::media::smart_parts::x264::{free_parameter_set_id, x264_profile, Matched, PartEncoder};
 use crate::media::source::SourceKind;
 use crate::stages::stream::ProcessedStream;
 use crate::time::Rounding;
+use crate::vocab::EncodeSettings;
+use crate::vocab::Ratio;
 use index::SourceIndex;
 use parts::plan_parts;
 
@@ -145,7 +146,7 @@ pub(crate) fn plan(
         }
         SourceKind::Url => return why("the source is a URL: smart encoding reads local files"),
     }
-    if stream.info.rotation != crate::media::input::Rotation::None {
+    if stream.info.rotation != crate::vocab::Rotation::None {
         return why("the source is rotated by its display matrix; its re-encoded parts would be stored upright while the copied ones are not");
     }
     if stream.table.times_from != crate::media::table::TimesFrom::Packets {

@@ -16,7 +16,7 @@ use crate::exports::smart::parts::Part;
 use crate::exports::smart::verify::verify_output;
 use crate::exports::smart::SmartPlan;
 use crate::exports::ExportReport;
-use crate::media::encode::{Container, EncodeSettings, WriteReport};
+use crate::media::encode::{Container, WriteReport};
 use crate::media::smart_parts::mux::{SpliceMuxer, SpliceTiming};
 use crate::media::smart_parts::sink::{PacketBuffer, PacketSink};
 use crate::media::smart_parts::x264::{Matched, PartEncoder};
@@ -28,6 +28,7 @@ use crate::sidecar::FrameNote;
 use crate::sinks::EncodedOutput;
 use crate::stages::stream::ProcessedStream;
 use crate::time::{Rounding, Time};
+use crate::vocab::EncodeSettings;
 
 /// Writes a smart clip of `stream` as `plan` says; returns its report (the sidecar and
 /// boxes file written at their temporary paths).

@@ -10,7 +10,7 @@ use super::names::{
 };
 use super::{folder_of, printf_pattern, ImageSequence, Layout, IMAGE_EXTENSIONS};
 use crate::error::{Error, Result};
-use crate::media::source::FrameRate;
+use crate::vocab::FrameRate;
 
 impl ImageSequence {
     /// Resolves a folder or pattern with the rate the request gave (`fps`): lists and checks
@@ -330,8 +330,8 @@ fn pattern_sequence(path: &Path, printf: &Printf, fps: Option<FrameRate>) -> Res
 mod tests {
     use super::*;
     use crate::media::images::tests::{rate, touch};
-    use crate::media::input::Ratio;
     use crate::media::source::input_paths;
+    use crate::vocab::Ratio;
 
     #[test]
     fn mot_and_got10k_layouts_bring_their_rates() {

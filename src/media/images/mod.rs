@@ -28,7 +28,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::media::source::{FrameRate, OpenRecipe};
+use crate::media::source::OpenRecipe;
+use crate::vocab::FrameRate;
 pub(crate) use header::header_size;
 pub(crate) use layouts::{mot_parent_of, read_seqinfo};
 pub(crate) use names::printf_pattern;

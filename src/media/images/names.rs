@@ -318,7 +318,7 @@ mod tests {
     use super::*;
     use crate::media::images::tests::{rate, touch};
     use crate::media::images::ImageSequence;
-    use crate::media::source::FrameRate;
+    use crate::vocab::FrameRate;
 
     #[test]
     fn natural_order() {

@@ -15,9 +15,10 @@ use crate::bitstream::h264::AvcC;
 use crate::error::{Error, Result};
 use crate::media::audio::{AudioFormat, AudioPlan, AudioTrack};
 use crate::media::encode::Container;
-use crate::media::input::{read_error_ends_input, read_packet, Ratio};
+use crate::media::input::{read_error_ends_input, read_packet};
 use crate::media::smart_parts::source::H264Source;
 use crate::time::Time;
+use crate::vocab::Ratio;
 
 /// The output's video timing.
 pub(crate) struct SpliceTiming<'a> {

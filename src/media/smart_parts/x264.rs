@@ -11,10 +11,11 @@ use ffmpeg_next as ffmpeg;
 
 use crate::bitstream::h264::{self, AvcC, Sps};
 use crate::error::{Error, Result};
-use crate::media::encode::{EncodeSettings, ENCODER_THREADS};
+use crate::media::encode::ENCODER_THREADS;
 use crate::media::frame::VideoFrame;
-use crate::media::input::Ratio;
 use crate::media::smart_parts::sink::PacketSink;
+use crate::vocab::EncodeSettings;
+use crate::vocab::Ratio;
 
 /// x264's profile name for the source's SPS (`None`: one x264 cannot produce).
 pub(crate) fn x264_profile(sps: &Sps) -> Option<&'static str> {

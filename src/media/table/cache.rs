@@ -50,7 +50,7 @@ struct FileKey {
     modified: Option<std::time::SystemTime>,
     inode: u64,
     /// The rate a request gave (image sequences).
-    fps: Option<crate::media::source::FrameRate>,
+    fps: Option<crate::vocab::FrameRate>,
     /// A URL's ETag, Last-Modified and size.
     validators: Option<crate::media::remote::Validators>,
 }

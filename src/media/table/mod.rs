@@ -41,12 +41,12 @@ pub use damage::{
     CorruptPacket, Damage, DamagedPacket, DemuxerErrors, LostPackets, TruncatedImage,
     UnreadableTail,
 };
-pub(crate) use scan::{coded_packet, MAX_FRAMES};
+pub(crate) use scan::coded_packet;
 
 use std::sync::Arc;
 
-use crate::media::input::Ratio;
 use crate::time::{FrameTimeline, Time};
+use crate::vocab::Ratio;
 
 /// One frame as the table knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

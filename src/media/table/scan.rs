@@ -15,9 +15,10 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::media::ffi;
-use crate::media::input::{read_error_ends_input, read_packet, Ratio, VideoInput};
+use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 use crate::media::source::{ImageSequence, Source};
 use crate::time::Time;
+use crate::vocab::Ratio;
 
 /// The indices of `input`'s audio streams.
 fn audio_streams(input: &VideoInput) -> Vec<usize> {
@@ -52,7 +53,7 @@ pub(crate) fn coded_packet(
 
 /// Frames at most a table built by decoding may hold before giving up (a 24-hour video at
 /// 240 fps); bounds memory for hostile input.
-pub(crate) const MAX_FRAMES: usize = 24 * 3600 * 240;
+pub(crate) use crate::vocab::MAX_FRAMES;
 
 /// The video packets a scan read after the demuxer logged errors (see [`DemuxerErrors`]):
 /// `(pts, dts, pos, errors)` each, the errors logged since the video packet before (those

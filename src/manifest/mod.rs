@@ -6,6 +6,8 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+mod paths;
+
 use crate::error::{Error, Result};
 use crate::plan::{CheckedPlan, Plan};
 

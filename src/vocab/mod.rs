@@ -1,0 +1,21 @@
+//! The plan's vocabulary: the value types a plan (`crate::plan`, the public schema) spells,
+//! at the bottom of the library so that the schema needs nothing that opens media, decodes or
+//! draws. Each type here parses, prints and serialises itself and checks its own range; what
+//! the engine does with it lives above (`media` opens at a [`FrameRate`], `fit` places by a
+//! [`Fit`], `draw` paints an [`Rgb`], `media::encode` encodes by [`EncodeSettings`]).
+
+mod colour;
+mod encode;
+mod fit;
+mod rate;
+mod rotation;
+
+pub use colour::Rgb;
+pub use encode::{EncodeSettings, X264_PRESETS};
+pub use fit::{parse_size, Fit};
+pub use rate::{FrameRate, Ratio};
+pub use rotation::Rotation;
+
+/// The most frames a video vidprep reads may have (a day at 240 frames per second): a frame
+/// table, a count or a list asking for more is refused before anything is sized by it.
+pub const MAX_FRAMES: usize = 24 * 3600 * 240;
