@@ -394,8 +394,9 @@ impl Sps {
             // VUI
             if b.flag()? {
                 let idc = b.u(8)?;
+                // A SAR with a zero part is unspecified (H.264 E.2.1), as no SAR at all.
                 s.sar = if idc == 255 {
-                    Some((b.u(16)?, b.u(16)?))
+                    Some((b.u(16)?, b.u(16)?)).filter(|&(w, h)| w != 0 && h != 0)
                 } else {
                     SAR_TABLE
                         .get(idc as usize)

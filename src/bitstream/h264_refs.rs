@@ -1070,4 +1070,230 @@ mod tests {
         assert_eq!(g.len(), 0);
         let _ = RefGraph::refs_of;
     }
+
+    /// Slice headers (and the PPS fields they depend on) read as the independent `h264-reader`
+    /// crate reads them, on x264 streams whose headers use what the reference analysis
+    /// follows: B-pyramids, several references, weighted prediction (which makes x264 list a
+    /// reference twice, through list modifications), slices, open GOPs, intra refresh,
+    /// baseline. Needs the ffmpeg CLI with libx264 (skips without it).
+    #[test]
+    fn slice_headers_read_as_h264_reader_reads_them() {
+        use h264_reader::nal::pps::PicParameterSet;
+        use h264_reader::nal::slice::{
+            DecRefPicMarking, MemoryManagementControlOperation, ModificationOfPicNums,
+            NumRefIdxActive, PicOrderCountLsb, RefPicListModifications, SliceFamily, SliceHeader,
+        };
+        use h264_reader::nal::sps::SeqParameterSet;
+        use h264_reader::nal::NalHeader;
+        use h264_reader::rbsp::{decode_nal, BitReader};
+
+        let configs: [(&str, &[&str]); 6] = [
+            (
+                "pyramid",
+                &[
+                    "-bf",
+                    "3",
+                    "-x264-params",
+                    "b-pyramid=normal:ref=4:weightp=2",
+                ],
+            ),
+            ("weightp", &["-bf", "0", "-x264-params", "ref=6:weightp=2"]),
+            (
+                "slices",
+                &["-bf", "3", "-x264-params", "slices=4:b-pyramid=strict"],
+            ),
+            (
+                "baseline",
+                &["-profile:v", "baseline", "-x264-params", "ref=3"],
+            ),
+            (
+                "open_gop",
+                &["-bf", "2", "-x264-params", "keyint=10:open-gop=1"],
+            ),
+            (
+                "refresh",
+                &["-bf", "0", "-x264-params", "intra-refresh=1:keyint=20"],
+            ),
+        ];
+        let work = tempfile::tempdir().unwrap();
+        let (mut compared, mut modified, mut marked) = (0, 0, 0);
+        for (name, options) in configs {
+            let path = work.path().join(format!("{name}.h264"));
+            let made = std::process::Command::new("ffmpeg")
+                .args([
+                    "-v",
+                    "error",
+                    "-f",
+                    "lavfi",
+                    "-i",
+                    "testsrc2=size=320x240:rate=25",
+                ])
+                .args(["-frames:v", "48", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+                .args(options)
+                .args(["-f", "h264"])
+                .arg(&path)
+                .status();
+            if !made.is_ok_and(|s| s.success()) {
+                eprintln!("skipping: the ffmpeg CLI with libx264 could not make {name}");
+                return;
+            }
+            let data = std::fs::read(&path).unwrap();
+            let nals = crate::bitstream::h264::split_annexb(&data);
+            let of_type = |t: u8| {
+                nals.iter()
+                    .filter(move |n| nal_type(n) == t)
+                    .map(|n| n.to_vec())
+            };
+            let avcc = AvcC {
+                profile: 100,
+                compat: 0,
+                level: 30,
+                length_size: 4,
+                sps: of_type(NAL_SPS).collect(),
+                pps: of_type(NAL_PPS).collect(),
+                ext: Vec::new(),
+            };
+            let ours = Analyser::new(&avcc);
+            assert!(ours.failed.is_none(), "{name}: {:?}", ours.failed);
+            let mut ctx = h264_reader::Context::new();
+            for sps in &avcc.sps {
+                let rbsp = decode_nal(sps).unwrap();
+                ctx.put_seq_param_set(
+                    SeqParameterSet::from_bits(BitReader::new(&rbsp[..])).unwrap(),
+                );
+            }
+            for pps in &avcc.pps {
+                let rbsp = decode_nal(pps).unwrap();
+                ctx.put_pic_param_set(
+                    PicParameterSet::from_bits(&ctx, BitReader::new(&rbsp[..])).unwrap(),
+                );
+            }
+            for (k, nal) in nals.iter().enumerate() {
+                let t = nal_type(nal);
+                if t != 1 && t != NAL_IDR {
+                    continue;
+                }
+                let ref_idc = (nal[0] >> 5) & 3;
+                let mine = ours
+                    .slice_header(nal, t, ref_idc)
+                    .unwrap_or_else(|e| panic!("{name} NAL {k}: we refuse it: {e}"));
+                let rbsp = decode_nal(nal).unwrap();
+                let mut r = BitReader::new(&rbsp[..]);
+                let (theirs, _, pps) =
+                    SliceHeader::from_bits(&ctx, &mut r, NalHeader::new(nal[0]).unwrap())
+                        .unwrap_or_else(|e| {
+                            panic!("{name} NAL {k}: h264-reader refuses it: {e:?}")
+                        });
+                let at = format!("{name} NAL {k}");
+                let family = match theirs.slice_type.family {
+                    SliceFamily::P => 0,
+                    SliceFamily::B => 1,
+                    SliceFamily::I => 2,
+                    SliceFamily::SP => 3,
+                    SliceFamily::SI => 4,
+                };
+                assert_eq!(mine.kind % 5, family, "{at}: slice type");
+                assert_eq!(mine.frame_num, theirs.frame_num as u32, "{at}: frame_num");
+                let (lsb, bottom) = match theirs.pic_order_cnt_lsb {
+                    Some(PicOrderCountLsb::Frame(l)) => (l, 0),
+                    Some(PicOrderCountLsb::FieldsAbsolute {
+                        pic_order_cnt_lsb,
+                        delta_pic_order_cnt_bottom,
+                    }) => (pic_order_cnt_lsb, delta_pic_order_cnt_bottom),
+                    _ => (0, 0),
+                };
+                assert_eq!(
+                    (mine.poc_lsb, mine.delta_bottom),
+                    (lsb, bottom),
+                    "{at}: POC"
+                );
+                let defaults = [
+                    pps.num_ref_idx_l0_default_active_minus1 + 1,
+                    pps.num_ref_idx_l1_default_active_minus1 + 1,
+                ];
+                let active = match (&theirs.num_ref_idx_active, family) {
+                    (_, 2 | 4) => [0, 0],
+                    (
+                        Some(NumRefIdxActive::P {
+                            num_ref_idx_l0_active_minus1,
+                        }),
+                        _,
+                    ) => [num_ref_idx_l0_active_minus1 + 1, 0],
+                    (
+                        Some(NumRefIdxActive::B {
+                            num_ref_idx_l0_active_minus1,
+                            num_ref_idx_l1_active_minus1,
+                        }),
+                        _,
+                    ) => [
+                        num_ref_idx_l0_active_minus1 + 1,
+                        num_ref_idx_l1_active_minus1 + 1,
+                    ],
+                    (None, 1) => defaults,
+                    (None, _) => [defaults[0], 0],
+                };
+                assert_eq!(mine.active, active, "{at}: active references");
+                let as_ours = |list: usize, m: &[ModificationOfPicNums]| {
+                    m.iter()
+                        .map(|m| match m {
+                            ModificationOfPicNums::Subtract(v) => (list, 0, *v),
+                            ModificationOfPicNums::Add(v) => (list, 1, *v),
+                            ModificationOfPicNums::LongTermRef(v) => (list, 2, *v),
+                        })
+                        .collect::<Vec<_>>()
+                };
+                let modifications = match &theirs.ref_pic_list_modification {
+                    Some(RefPicListModifications::P {
+                        ref_pic_list_modification_l0,
+                    }) => as_ours(0, ref_pic_list_modification_l0),
+                    Some(RefPicListModifications::B {
+                        ref_pic_list_modification_l0,
+                        ref_pic_list_modification_l1,
+                    }) => {
+                        let mut all = as_ours(0, ref_pic_list_modification_l0);
+                        all.extend(as_ours(1, ref_pic_list_modification_l1));
+                        all
+                    }
+                    _ => Vec::new(),
+                };
+                assert_eq!(
+                    mine.modifications, modifications,
+                    "{at}: list modifications"
+                );
+                let (long_term, mmco) = match &theirs.dec_ref_pic_marking {
+                    Some(DecRefPicMarking::Idr {
+                        long_term_reference_flag,
+                        ..
+                    }) => (*long_term_reference_flag, None),
+                    Some(DecRefPicMarking::Adaptive(ops)) => (
+                        false,
+                        Some(
+                            ops.iter()
+                                .map(|op| match op {
+                                    MemoryManagementControlOperation::ShortTermUnusedForRef {
+                                        difference_of_pic_nums_minus1,
+                                    } => *difference_of_pic_nums_minus1,
+                                    other => panic!("{at}: x264 wrote {other:?}"),
+                                })
+                                .collect(),
+                        ),
+                    ),
+                    _ => (false, None),
+                };
+                assert_eq!(
+                    mine.long_term_reference, long_term,
+                    "{at}: long-term reference"
+                );
+                assert_eq!(mine.mmco, mmco, "{at}: memory management");
+                compared += 1;
+                modified += !mine.modifications.is_empty() as usize;
+                marked += mine.mmco.is_some() as usize;
+            }
+        }
+        // The streams must keep exercising what the analysis follows.
+        assert!(
+            compared > 200 && modified > 20 && marked > 20,
+            "{compared} slices compared, {modified} with list modifications, {marked} with MMCOs"
+        );
+    }
 }

@@ -6,3 +6,6 @@
 
 pub(crate) mod h264;
 pub(crate) mod h264_refs;
+
+#[cfg(test)]
+mod against_h264_reader;
