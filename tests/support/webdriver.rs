@@ -434,8 +434,11 @@ impl Browser {
             let port = free_port().map_err(|e| format!("find a free port: {e}"))?;
             let out = std::fs::File::create(&log).map_err(|e| format!("{log:?}: {e}"))?;
             let err = out.try_clone().map_err(|e| format!("{log:?}: {e}"))?;
+            // Chromium's own temporaries (its profile, the singleton socket's folder) go into
+            // this session's folder, removed with it: in /tmp they outlived every run.
             let mut child = Command::new(driver)
                 .arg(format!("--port={port}"))
+                .env("TMPDIR", tmp.path())
                 .stdin(Stdio::null())
                 .stdout(out)
                 .stderr(err)
