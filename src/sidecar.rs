@@ -14,6 +14,7 @@ pub(crate) use crate::output::write_json;
 use crate::pipeline::{FrameOrigin, PipelineFrame};
 use crate::time::{decimal_text, Time};
 
+/// vidprep's version, as every sidecar, report and record names it (`vidprep_version`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// One input of a job, as the sidecar describes it.

@@ -15,13 +15,13 @@
 //!
 //! Adding a detector: a file here with a function from the statistics (or the annotations)
 //! to spans with evidence, one arm in [`Detector`] and in `detect_with`, and its flags in
-//! `cli/detect.rs` and `docs/detect.md`.
+//! `cli/src/detect.rs` and `docs/detect.md`.
 
-pub mod activity;
-pub mod annotated;
-pub mod scan;
-pub mod shots;
-pub mod spans;
+pub(crate) mod activity;
+pub(crate) mod annotated;
+pub(crate) mod scan;
+pub(crate) mod shots;
+pub(crate) mod spans;
 
 #[cfg(test)]
 use std::sync::Arc;

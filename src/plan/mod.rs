@@ -21,7 +21,7 @@ mod normalise;
 mod schema;
 mod text;
 
-pub use crate::annotations::{Fill, Format, KeyKind, Units};
+pub use crate::annotations::{Fill, Format, Grid, KeyKind, Units};
 pub use crate::draw::Rgb;
 pub use crate::fit::Fit;
 pub use crate::media::source::FrameRate;

@@ -12,7 +12,7 @@
 //! ([`page`]): `index.html`, `assets/`, and `data/` (scripts, since a page opened from
 //! `file://` may not fetch files), one small index and one lazily loaded file per item.
 
-pub mod decisions;
+pub(crate) mod decisions;
 mod page;
 
 use std::collections::HashMap;
@@ -27,7 +27,8 @@ use crate::output::group::OutputGroup;
 use crate::plan::manifest::ManifestItem;
 use crate::plan::{BoxOptions, ExportSpec, FramesExport, Plan, PreviewExport, Size};
 
-pub use page::CRITERIA;
+pub use decisions::{apply_decisions, Applied};
+pub(crate) use page::CRITERIA;
 
 /// What `vidprep review` is asked to do.
 #[derive(Clone, Debug)]
