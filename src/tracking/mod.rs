@@ -76,7 +76,7 @@ pub fn open_tracker(kind: TrackerKind) -> Result<Box<dyn BoxTracker>> {
     }
 }
 
-/// The IoU below which a tracked gap's drift is flagged ([`TrackOptions::min_drift_iou`]'s
+/// The IoU below which a tracked gap's drift is flagged (`TrackOptions::min_drift_iou`'s
 /// default; [`GapRecord::warning`]'s threshold for `vidprep track`).
 pub const DEFAULT_MIN_DRIFT_IOU: f64 = 0.5;
 
@@ -173,7 +173,7 @@ pub struct GapRecord {
     pub note: Option<String>,
 }
 
-/// Where the time of [`fill_gaps_with`] went (printed by `vidprep track`, never recorded in an
+/// Where the time of `fill_gaps_with` went (printed by `vidprep track`, never recorded in an
 /// output: it differs from run to run).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TrackTiming {
