@@ -160,10 +160,11 @@ if [ "${1:-}" = --inside ]; then
     export PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig   # never the system's FFmpeg, if any
     export CARGO_TARGET_DIR=$cache/target
     export CARGO_PROFILE_RELEASE_STRIP=symbols
-    # The command, built together with the Python package's crate so that both resolve the
-    # dependencies' features alike (vidprep-python's graph is a superset of vidprep's): then
-    # maturin's build reuses every crate but the extension, and vidprep is compiled once.
-    cli_build=(-p vidprep -p vidprep-python --lib --bin vidprep)
+    # The command (package vidprep-cli), built together with the Python package's crate so
+    # that both resolve the dependencies' features alike (vidprep-python's graph is a superset
+    # of vidprep-cli's): then maturin's build reuses every crate but the extension, and vidprep
+    # is compiled once.
+    cli_build=(-p vidprep-cli -p vidprep-python --lib --bin vidprep)
     if [ "$stage" = deps ]; then
         (cd "$work" && cargo build --release --locked --keep-going "${cli_build[@]}" || true)
         exit 0

@@ -3,10 +3,9 @@
 # kind, read from rustdoc's JSON output (nightly only: `-Z unstable-options --output-format
 # json`). Builds in target/rustdoc-json so that it leaves other builds alone.
 #
-#   scripts/public-api.sh                     # without default features (the Python package's build)
-#   scripts/public-api.sh --default-features  # with default features (the `cli` feature)
-#   scripts/public-api.sh --hidden            # also `#[doc(hidden)]` items (`fuzzing`, `cli_main`)
-#   scripts/public-api.sh --list              # also every counted item's path
+#   scripts/public-api.sh            # the library (package `vidprep`, what cli/ and python/ use)
+#   scripts/public-api.sh --hidden   # also `#[doc(hidden)]` items (the `fuzzing` module)
+#   scripts/public-api.sh --list     # also every counted item's path
 #
 # Needs `rustup toolchain install nightly` and python3. Counted: items whose visibility is
 # public and that a path from the crate root reaches (through public modules and `pub use`
@@ -15,15 +14,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-features=(--no-default-features)
 rustdoc_flags=(-Z unstable-options --output-format json)
 list=0
 for arg in "$@"; do
     case "$arg" in
-        --default-features) features=() ;;
         --hidden) rustdoc_flags+=(--document-hidden-items) ;;
         --list) list=1 ;;
-        *) echo "usage: scripts/public-api.sh [--default-features] [--hidden] [--list]" >&2; exit 2 ;;
+        *) echo "usage: scripts/public-api.sh [--hidden] [--list]" >&2; exit 2 ;;
     esac
 done
 
@@ -33,7 +30,7 @@ if ! cargo +nightly --version >/dev/null 2>&1; then
 fi
 
 export CARGO_TARGET_DIR=target/rustdoc-json
-cargo +nightly rustdoc --lib ${features[@]+"${features[@]}"} -- "${rustdoc_flags[@]}" >&2
+cargo +nightly rustdoc -p vidprep --lib -- "${rustdoc_flags[@]}" >&2
 
 python3 - "$CARGO_TARGET_DIR/doc/vidprep.json" "$list" <<'EOF'
 import json

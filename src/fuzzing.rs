@@ -437,17 +437,11 @@ fn manifest(path: PathBuf) -> Result<(), String> {
     }
 }
 
-#[cfg(feature = "cli")]
 fn decisions(path: PathBuf) -> Result<(), String> {
     names_file(
         &path,
         crate::review::decisions::Decisions::read(&path).map(drop),
     )
-}
-
-#[cfg(not(feature = "cli"))]
-fn decisions(_path: PathBuf) -> Result<(), String> {
-    Ok(())
 }
 
 fn time(data: &[u8]) -> Result<(), String> {

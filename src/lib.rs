@@ -56,20 +56,17 @@
 #![warn(missing_docs)]
 
 // Everything below the facade is crate-private: a library user sees the plan types (`plan`,
-// `time`) and the items re-exported here. `tests/architecture.rs` checks the layers. Items
-// that only unit tests use are `#[cfg(test)]` and items only the command line uses are
-// `#[cfg(feature = "cli")]`, so the compiler's dead-code check covers every module with and
-// without the `cli` feature (`cargo check --lib --no-default-features`: no warning).
+// `time`), the event proposals (`detect`), the review page (`review`) and the items
+// re-exported here. The command line (`cli/`, package `vidprep-cli`) is a client of this
+// facade like any other, so the compiler holds it. `tests/architecture.rs` checks the layers.
+// Items that only unit tests use are `#[cfg(test)]`, so the compiler's dead-code check covers
+// every module.
 pub(crate) mod annotations;
 pub(crate) mod batch;
 pub(crate) mod bitstream;
 pub(crate) mod cancel;
 pub(crate) mod check;
-#[cfg(feature = "cli")]
-mod cli;
-// `vidprep detect` and `vidprep review`: only the command line uses them.
-#[cfg(feature = "cli")]
-pub(crate) mod detect;
+pub mod detect;
 pub(crate) mod draw;
 mod error;
 pub(crate) mod exec;
@@ -87,8 +84,7 @@ pub(crate) mod overlay;
 pub(crate) mod pipeline;
 pub mod plan;
 pub(crate) mod profiles;
-#[cfg(feature = "cli")]
-pub(crate) mod review;
+pub mod review;
 pub(crate) mod sampling;
 pub(crate) mod schemas;
 pub(crate) mod settings;
@@ -111,9 +107,7 @@ pub use check::{
     check_sources, manifest_sources, CheckOptions, CheckReport, Compared, DamageFacts, Difference,
     ReferenceFrame, SourceCheck, TableFacts, Verdict, DEFAULT_CHECK_TIME_LIMIT,
 };
-#[cfg(feature = "cli")]
-pub(crate) use error::require_utf8;
-pub use error::{Error, ErrorKind, FfmpegError, Result};
+pub use error::{require_utf8, Error, ErrorKind, FfmpegError, Result};
 pub use exec::{
     execute, execute_checked, Destination, ExecOptions, MemoryFrames, Outcome,
     DEFAULT_MEMORY_BUDGET,
@@ -123,41 +117,83 @@ pub use manifest::read_manifest;
 pub use media::ffi::{build_facts, BuildFacts};
 pub use media::input::set_ffmpeg_log;
 pub use media::probe::{probe, probe_source, AudioInfo, MediaInfo, VideoInfo};
+pub use media::reference::rgb_frames_at as reference_rgb_frames;
+pub use media::source::input_paths;
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
+pub use output::group::OutputGroup;
 pub use pipeline::{NoProgress, Progress};
 pub use plan::Plan;
+pub use profiles::mirrored_package;
 pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
 pub use schemas::{json_schema, json_schema_text, SchemaKind};
 pub use settings::{
     FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
     DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,
 };
-#[cfg(feature = "cli")]
-pub(crate) use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
+pub use sidecar::VERSION;
+pub use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
 pub use tally::{Counts, Tally};
-pub use vocab::EncodeSettings;
+pub use vocab::{EncodeSettings, X264_PRESETS};
 
-/// Reading the boxes vidprep writes: the native annotation format (`docs/annotations.md`) of
-/// boxes files and of the `annotations` a sidecar carries.
+/// The boxes vidprep reads and writes: the native annotation format (`docs/annotations.md`) of
+/// boxes files and of the `annotations` a sidecar carries, any dataset format read with the
+/// default options, and boxes written as native or V-STaR JSON.
 pub mod boxes {
+    use std::path::Path;
+
+    use crate::annotations::{self, Format};
     pub use crate::annotations::{
         from_native_str, read_native, Annotations, BBox, Entry, Key, Meta, Track,
     };
+
+    /// Reads an annotation file (or GOT-10k folder) in `format` (detected when `Auto`) with the
+    /// default options: every track, every frame, with its extras (`vidprep track` reads
+    /// its keys so).
+    pub fn read_with_defaults(path: &Path, format: Format) -> crate::Result<Annotations> {
+        Ok(annotations::read(
+            path,
+            format,
+            &annotations::ReadOptions::default(),
+        )?)
+    }
+
+    /// The native JSON text of `boxes` (`docs/annotations.md`), as [`read_native`] reads it.
+    pub fn to_native_text(boxes: &Annotations) -> crate::Result<String> {
+        Ok(annotations::to_native_string(boxes)?)
+    }
+
+    /// The V-STaR JSON text of `boxes` (a list with one item per track, named by its id;
+    /// pretty-printed, with a final newline), whose frame keys are frames of a video shown at
+    /// `times` and ending at `end` (the source's frame table).
+    pub fn to_vstar_text(
+        boxes: &Annotations,
+        times: Vec<crate::time::Time>,
+        end: crate::time::Time,
+    ) -> crate::Result<String> {
+        let (w, h) = boxes.meta.frame_size.unwrap_or((0, 0));
+        let clock = annotations::TimestampClock::new(times, end, w, h)?;
+        let items: Vec<annotations::VstarItem> = (0..boxes.tracks.len())
+            .map(|i| {
+                annotations::vstar_item(
+                    boxes,
+                    i,
+                    &clock,
+                    annotations::Fill::None,
+                    &boxes.tracks[i].id,
+                )
+            })
+            .collect::<Result<_, _>>()?;
+        let text = serde_json::to_string_pretty(&items)
+            .map_err(|e| crate::Error::Internal(format!("cannot write JSON: {e}")))?;
+        Ok(text + "\n")
+    }
 }
 
-/// The command line's entry point (`src/main.rs` calls it; not part of the library's API).
-#[cfg(feature = "cli")]
-#[doc(hidden)]
-pub fn cli_main() -> std::process::ExitCode {
-    cli::main()
-}
-
-/// The command line run on `args` (the program name first), its exit code returned (the
-/// Python package's `vidprep` command; not part of the library's API).
-#[cfg(feature = "cli")]
-#[doc(hidden)]
-pub fn cli_main_with(args: Vec<std::ffi::OsString>) -> u8 {
-    cli::main_with(args)
+/// Tracking hand-drawn boxes through a source with OpenCV's CSRT or KCF (`vidprep track`), or
+/// filling between them without a tracker. The trackers need the `tracking` feature: without
+/// it, a tracking fill is a usage error that says how to build with it.
+pub mod track {
+    pub use crate::tracking::{track_source, GapRecord, TrackTiming, DEFAULT_MIN_DRIFT_IOU};
 }
 
 /// The README's examples, compiled by `cargo test` so that they stay true.

@@ -16,6 +16,7 @@ use crate::time::{decimal_text, Time};
 use crate::vocab::EncodeSettings;
 use crate::vocab::Ratio;
 
+/// vidprep's version, as every sidecar, report and record names it (`vidprep_version`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// One input of a job, as the sidecar describes it.

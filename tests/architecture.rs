@@ -8,8 +8,10 @@
 //! a cycle. The layer table is read from `docs/architecture.md` (one place: the docs and the
 //! check cannot disagree); a new top-level module must be added to it.
 //!
-//! `src/lib.rs` (the facade, which re-exports from every layer) and `src/main.rs` (the binary,
-//! one call into `src/cli/`) are not units.
+//! `src/lib.rs` (the facade, which re-exports from every layer) is not a unit. The command line
+//! is a package of its own (`cli/`, `vidprep-cli`) that uses the library by its public API
+//! only (the compiler holds that); [`the_library_does_not_hold_the_command_line`] checks that
+//! nothing of it is left in the library.
 //!
 //! `cargo test --test integration architecture:: -- --nocapture` also prints the file-level strongly connected
 //! components: no cycle may cross from one top-level module to another, and inside one, files
@@ -25,7 +27,7 @@ use std::path::{Path, PathBuf};
 /// column continues the layer above). A unit may import units of its own layer (without a
 /// cycle) and of lower layers, never of higher ones.
 fn layers() -> Vec<(String, Vec<String>)> {
-    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md");
+    let doc = crate::repo_root().join("docs/architecture.md");
     let text = std::fs::read_to_string(&doc).unwrap();
     let begin = text
         .find("<!-- layers:begin -->")
@@ -76,7 +78,7 @@ struct Edge {
 }
 
 fn src_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    crate::repo_root().join("src")
 }
 
 /// Every `.rs` file under `src/`, keyed by its module path (`media::decode`); `lib.rs` is `[]`.
@@ -103,9 +105,6 @@ fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
             }
             if segs == ["lib"] {
                 segs.clear();
-            }
-            if segs == ["main"] {
-                continue; // the binary crate: one call of `vidprep::cli_main`
             }
             out.insert(segs, path);
         }
@@ -823,16 +822,14 @@ fn files_form_no_cycle_but_through_a_mod_rs() {
 }
 
 /// The library reads no environment variable: its settings come in the options
-/// (`vidprep::Settings`), and the doors (`src/cli/`, `python/`) read the environment. Unit
+/// (`vidprep::Settings`), and the doors (`cli/`, `python/`) read the environment. Unit
 /// tests (`mod tests`, `*/tests.rs`) may.
 #[test]
 fn the_library_reads_no_environment() {
     let src = src_dir();
     let mut found = Vec::new();
     for (segs, path) in modules(&src) {
-        if segs.first().map(String::as_str) == Some("cli")
-            || segs.last().map(String::as_str) == Some("tests")
-        {
+        if segs.last().map(String::as_str) == Some("tests") {
             continue;
         }
         let code = code_only(&std::fs::read_to_string(&path).unwrap());
@@ -894,4 +891,46 @@ fn the_plan_names_nothing_that_opens_media_or_draws() {
         "the plan reaches up:\n{}",
         found.join("\n")
     );
+}
+
+/// The command line is its own package (`cli/`): the library has no `cli` feature, no code
+/// behind one, no `src/main.rs` or `src/cli/`, and none of the crates only a command line
+/// needs among its dependencies.
+#[test]
+fn the_library_does_not_hold_the_command_line() {
+    let root = crate::repo_root();
+    assert!(
+        !root.join("src/main.rs").exists(),
+        "src/main.rs: the binary is cli/src/main.rs"
+    );
+    assert!(
+        !root.join("src/cli").exists(),
+        "src/cli/: the command line is cli/src/"
+    );
+    let gated: Vec<String> = modules(&src_dir())
+        .values()
+        .filter(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .contains("feature = \"cli\"")
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(gated.is_empty(), "code behind a `cli` feature: {gated:?}");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let dependencies = manifest
+        .split("\n[")
+        .filter(|table| table.starts_with("dependencies]") || table.contains("dependencies]\n"))
+        .filter(|table| !table.contains("dev-dependencies]"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for name in ["clap", "anyhow", "indicatif", "ctrlc"] {
+        assert!(
+            !dependencies
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{name} "))
+                    || l.trim_start().starts_with(&format!("{name}="))),
+            "the library depends on {name}, a crate of the command line (cli/Cargo.toml)"
+        );
+    }
 }

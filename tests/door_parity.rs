@@ -21,7 +21,7 @@ use support::vidprep;
 /// A folder with the bundled example (street video, its boxes, a GOT-10k needle).
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example");
+    let example = crate::repo_root().join("fixtures/example");
     std::fs::copy(example.join("street.mp4"), dir.path().join("street.mp4")).unwrap();
     std::fs::copy(example.join("track.csv"), dir.path().join("track.csv")).unwrap();
     std::fs::create_dir(dir.path().join("needle")).unwrap();

@@ -166,7 +166,7 @@ fn base(dir: &Path) {
     std::fs::copy(&g.path, dir.join("g.mp4")).unwrap();
     let seq = dir.join("seq");
     std::fs::create_dir(&seq).unwrap();
-    let needle = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example/needle");
+    let needle = crate::repo_root().join("fixtures/example/needle");
     for e in std::fs::read_dir(&needle).unwrap() {
         let e = e.unwrap();
         std::fs::copy(e.path(), seq.join(e.file_name())).unwrap();

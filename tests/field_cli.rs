@@ -16,7 +16,7 @@ use common::synth::{SynthInfo, SynthVideo};
 use support::vidprep;
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::repo_root().to_path_buf()
 }
 
 fn small() -> SynthInfo {

@@ -467,7 +467,7 @@ fn following_a_record_shows_what_the_package_showed() {
 /// its frames as packed RGB, N x H x W x 3.
 fn package_frames(py: &str, profile: &str, video: &Path) -> (Vec<u8>, Value) {
     let dir = tempfile::tempdir().unwrap();
-    let runner = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/parity_runner.py");
+    let runner = crate::repo_root().join("scripts/parity_runner.py");
     let o = std::process::Command::new(py)
         .arg(&runner)
         .arg(profile)

@@ -28,7 +28,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 const PER_INPUT: Duration = Duration::from_secs(5);
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::repo_root().to_path_buf()
 }
 
 /// The seeds of `target`: the fixtures' and any kept in `fuzz/corpus` and `fuzz/regressions`.

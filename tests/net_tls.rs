@@ -116,7 +116,7 @@ struct TlsServer {
 
 impl TlsServer {
     fn start(root: &Path, cert: &Path, key: &Path) -> TlsServer {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/tls_server.py");
+        let script = crate::repo_root().join("tests/support/tls_server.py");
         let mut child = Command::new("python3")
             .arg(script)
             .arg(cert)

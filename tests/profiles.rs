@@ -178,7 +178,7 @@ pub(crate) fn matrix() -> &'static (PathBuf, Vec<String>) {
     static MATRIX: std::sync::OnceLock<(PathBuf, Vec<String>)> = std::sync::OnceLock::new();
     MATRIX.get_or_init(|| {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("format-matrix");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/format-matrix.sh");
+        let script = crate::repo_root().join("scripts/format-matrix.sh");
         let out = std::process::Command::new("bash")
             .arg(&script)
             .arg(&dir)

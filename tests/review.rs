@@ -213,14 +213,10 @@ fn a_reviewer_moves_a_decision_point_rejects_an_item_and_the_run_redoes_exactly_
 
     // The screenshot for the docs: an item with a moved decision point.
     let shot = b.screenshot();
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/review-page.png");
+    let target = crate::repo_root().join("target/review-page.png");
     std::fs::write(&target, &shot).unwrap();
     if std::env::var("VIDPREP_UPDATE_DOCS").is_ok_and(|v| v == "1") {
-        std::fs::write(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/review.png"),
-            &shot,
-        )
-        .unwrap();
+        std::fs::write(crate::repo_root().join("docs/review.png"), &shot).unwrap();
     }
 
     // Item b: its facts show the Base64 size against the budget; left unreviewed.

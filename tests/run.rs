@@ -573,7 +573,7 @@ fn expect(dir: &Path, redone: &[&str]) {
 fn resume_redoes_exactly_the_items_whose_outputs_or_inputs_changed() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example");
+    let example = crate::repo_root().join("fixtures/example");
     for f in ["street.mp4", "track.csv"] {
         std::fs::copy(example.join(f), d.join(f)).unwrap();
     }

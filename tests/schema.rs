@@ -17,7 +17,7 @@ use support::vidprep;
 use vidprep::SchemaKind;
 
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::repo_root().to_path_buf()
 }
 
 fn validator(kind: SchemaKind) -> jsonschema::Validator {

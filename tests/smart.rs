@@ -292,7 +292,7 @@ fn a_smart_truncation_shows_nothing_at_or_after_the_decision_point() {
 fn a_smart_insertion_copies_the_host_around_the_needle() {
     let dir = tempfile::tempdir().unwrap();
     let host = source(200);
-    let needle = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example/needle");
+    let needle = crate::repo_root().join("fixtures/example/needle");
     let out = dir.path().join("ins.mp4");
     vidprep()
         .args([
@@ -475,7 +475,7 @@ fn where_smart_cannot_apply_the_clip_is_fully_encoded_and_the_sidecar_says_why()
         .rotation(90)
         .cached()
         .path;
-    let images = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/example/needle");
+    let images = crate::repo_root().join("fixtures/example/needle");
     let cases: Vec<(&str, Vec<String>, &str)> = vec![
         (
             "rotated",

@@ -3,11 +3,23 @@
 //! oracle and the synthetic video generator; never uses vidprep) and `support` (running the
 //! `vidprep` binary, real footage, sidecars, the HTTP server, the WebDriver client). One binary
 //! links vidprep once instead of once per file (about 165 MB and a link each). A new test file
-//! `tests/NAME.rs` is added to the list below (Cargo.toml sets `autotests = false`); run one
+//! `tests/NAME.rs` is added to the list below (cli/Cargo.toml sets `autotests = false`); run one
 //! module with `cargo test --test integration NAME::`.
+//!
+//! The binary is the command line package's test target (`cli/Cargo.toml`: cargo builds a
+//! package's binary, `CARGO_BIN_EXE_vidprep`, only for its own tests), so its
+//! `CARGO_MANIFEST_DIR` is `cli/`: the tests find the repository's files from [`repo_root`].
 
 mod common;
 mod support;
+
+/// The repository's root (fixtures/, docs/, scripts/, src/): the folder above the command line
+/// package whose test binary this is.
+pub fn repo_root() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("cli/ is in the repository")
+}
 
 mod architecture;
 mod bad_input;

@@ -625,7 +625,7 @@ fn samplers() -> Vec<&'static str> {
 #[pyfunction]
 fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
     let args: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
-    py.allow_threads(move || vidprep::cli_main_with(args))
+    py.allow_threads(move || vidprep_cli::main_with(args))
 }
 
 #[pymodule]

@@ -1,27 +1,32 @@
 //! Event localization: proposes the event-level spans of a raw video, as a manifest that
-//! `cut --manifest` and `run` take unchanged. One analysis pass ([`scan`]) reduces every
+//! `cut --manifest` and `run` take unchanged. One analysis pass (`scan.rs`) reduces every
 //! frame to a few numbers; detectors turn those into spans:
 //!
-//! - `shots`: the stretches between shot boundaries (hard cuts, fades, dissolves; [`shots`]),
+//! - `shots`: the stretches between shot boundaries (hard cuts, fades, dissolves; `shots.rs`),
 //!   transition frames left out of both neighbours;
 //! - `activity`: where motion (changed pixels on the shrunk luma, optionally inside a region)
-//!   stays above a threshold ([`activity`]): the events of static-camera footage;
+//!   stays above a threshold (`activity.rs`): the events of static-camera footage;
 //! - `annotations`: where a track is present, or a V-STaR item's temporal span
-//!   ([`annotated`]); needs no decoding.
+//!   (`annotated.rs`); needs no decoding.
 //!
-//! Every detector's spans then get the same shaping ([`spans`]): split at shot boundaries
+//! Every detector's spans then get the same shaping (`spans.rs`): split at shot boundaries
 //! (composition), merged across short gaps, padded, and dropped when too short. Spans are
 //! half-open and frame-exact: `[start, end)` in frame indices of the source's frame table.
 //!
+//! The entry (public: a library feature, not the command line's alone): [`detect`] runs a
+//! [`DetectOptions`] over a source and gives a [`Detection`]: its [`Proposal`]s, boundaries and
+//! per-frame statistics, as a manifest ([`Detection::manifest`]), plans ([`Detection::plans`])
+//! or CSV ([`Detection::stats_csv`]). `vidprep detect` is a thin door over it.
+//!
 //! Adding a detector: a file here with a function from the statistics (or the annotations)
 //! to spans with evidence, one arm in [`Detector`] and in `detect_with`, and its flags in
-//! `cli/detect.rs` and `docs/detect.md`.
+//! `cli/src/detect.rs` and `docs/detect.md`.
 
-pub mod activity;
-pub mod annotated;
-pub mod scan;
-pub mod shots;
-pub mod spans;
+pub(crate) mod activity;
+pub(crate) mod annotated;
+pub(crate) mod scan;
+pub(crate) mod shots;
+pub(crate) mod spans;
 
 #[cfg(test)]
 use std::sync::Arc;

@@ -52,9 +52,9 @@ pub struct FrameStats {
     /// of the normalised histograms, 0 (same) to 1 (disjoint).
     pub histogram: f32,
     /// Fraction of the thumbnail (or of the region) whose luma changed by more than
-    /// [`MOTION_NOISE`] since the previous frame, 0-1.
+    /// `MOTION_NOISE` since the previous frame, 0-1.
     pub motion: f32,
-    /// For each lag `k` of [`LAGS`]: mean absolute luma difference from frame `index - k`.
+    /// For each lag `k` of `LAGS`: mean absolute luma difference from frame `index - k`.
     pub far: [f32; LAGS.len()],
     /// For each lag `k`: how far the frame `k/2` back is from the average of this frame and
     /// the frame `k` back (mean absolute luma difference): small when the stretch is a
@@ -68,7 +68,7 @@ pub struct FrameStats {
     /// about `far` for a change of picture at the same brightness.
     pub shape: [f32; LAGS.len()],
     /// Share of the active picture (inside black bars) whose luma or colour changed by more
-    /// than [`MOTION_NOISE`] since the previous frame, 0-1 (whole frame, whatever the
+    /// than `MOTION_NOISE` since the previous frame, 0-1 (whole frame, whatever the
     /// region).
     pub changed: f32,
 }

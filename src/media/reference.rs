@@ -95,8 +95,7 @@ pub(crate) fn decode(
 /// decode, as RGB scaled to `width` x `height` (bicubic, FFmpeg's scaler): for telling which
 /// source frame a picture shows (`vidprep parity`), not for pixel equality. Positions past
 /// the end are left out.
-#[cfg_attr(not(feature = "cli"), allow(dead_code))]
-pub(crate) fn rgb_frames_at(
+pub fn rgb_frames_at(
     source: &Source,
     positions: &std::collections::BTreeSet<usize>,
     width: u32,

@@ -303,7 +303,7 @@ impl OutputGroup {
 
     /// Claims `target` as a folder whose outputs are claimed inside it afterwards, and
     /// replaced as a whole on commit (old files in it disappear).
-    pub fn container(&mut self, target: &Path) -> Result<PathBuf> {
+    pub(crate) fn container(&mut self, target: &Path) -> Result<PathBuf> {
         let target = &named(target)?;
         let name = target
             .file_name()
@@ -346,8 +346,7 @@ impl OutputGroup {
     /// proves vidprep wrote it (`writer`: what writes such files, for the refusal); otherwise
     /// as [`file`](Self::file). The input and collision checks come first (their messages say
     /// more than "not ours").
-    #[cfg(feature = "cli")] // `vidprep track` replaces its own earlier output
-    pub(crate) fn owned_file(
+    pub fn owned_file(
         &mut self,
         target: &Path,
         ours: &dyn Fn(&Path) -> bool,
@@ -365,7 +364,7 @@ impl OutputGroup {
 
     /// Claims `target` as a folder output (replaced as a whole); returns the temporary folder
     /// (created, empty) to fill.
-    pub fn folder(&mut self, target: &Path) -> Result<PathBuf> {
+    pub(crate) fn folder(&mut self, target: &Path) -> Result<PathBuf> {
         self.folder_named(target, "tmpdir")
     }
 
@@ -393,7 +392,7 @@ impl OutputGroup {
     }
 
     /// A scratch file beside `near` (removed when the group ends, committed or not).
-    pub fn scratch(&mut self, near: &Path) -> Result<PathBuf> {
+    pub(crate) fn scratch(&mut self, near: &Path) -> Result<PathBuf> {
         let dir = Self::parent_of(near);
         self.ensure_dir(&dir)?;
         let temp = temp_name(&dir, "scratch");

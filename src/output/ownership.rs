@@ -164,7 +164,6 @@ pub(crate) fn refusal(dir: &Path, foreign: &[PathBuf]) -> Error {
 
 /// The refusal to replace the file `target` that `writer` (vidprep's command or export that
 /// writes such files) did not write.
-#[cfg(feature = "cli")] // only `OutputGroup::owned_file` refuses this way
 pub(crate) fn file_refusal(target: &Path, writer: &str) -> Error {
     Error::Usage(format!(
         "{} exists and was not written by {writer}; vidprep does not replace files it did not write: move it, or name the output differently",
@@ -174,7 +173,6 @@ pub(crate) fn file_refusal(target: &Path, writer: &str) -> Error {
 
 /// Writes the review marker into `dir` (a page folder being written, at its temporary
 /// path), listing every file in it: call it last.
-#[cfg(any(feature = "cli", test))] // `vidprep review` writes the pages
 pub(crate) fn write_review_marker(dir: &Path) -> crate::error::Result<()> {
     let mut files: Vec<String> = walkdir::WalkDir::new(dir)
         .min_depth(1)

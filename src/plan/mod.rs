@@ -20,7 +20,7 @@ mod normalise;
 mod schema;
 mod text;
 
-pub use crate::annotations::{Fill, Format, KeyKind, Units};
+pub use crate::annotations::{Fill, Format, Grid, KeyKind, Units};
 pub use crate::sampling::{Order, Sampler};
 pub use crate::vocab::Fit;
 pub use crate::vocab::FrameRate;

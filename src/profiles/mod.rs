@@ -46,6 +46,12 @@ pub fn find(name: &str) -> Option<&'static dyn Profile> {
     PROFILES.iter().copied().find(|p| p.name() == name)
 }
 
+/// The package (its PyPI name) the profile `name` mirrors, for messages (`vidprep parity`);
+/// `None` for an unknown profile.
+pub fn mirrored_package(name: &str) -> Option<&'static str> {
+    find(name).map(|p| p.mirrors().package)
+}
+
 /// The names of every profile, in registry order.
 pub fn names() -> Vec<&'static str> {
     PROFILES.iter().map(|p| p.name()).collect()

@@ -239,7 +239,7 @@ fn canonical_dir(p: &Path) -> PathBuf {
 }
 
 /// Applies `decisions` (read from `decisions_path`) to `manifest`, writing `output` (default
-/// [`default_output`]).
+/// `default_output`).
 pub fn apply_decisions(
     decisions_path: &Path,
     manifest: &Path,

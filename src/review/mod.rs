@@ -1,7 +1,12 @@
 //! Human review (`vidprep review`): a run's output folder turned into a static page where a
 //! person checks every prepared item against the ViSTR quality criteria and moves decision
 //! points frame-exactly, and the decisions the page exports applied back to the manifest
-//! ([`decisions`]), so that `vidprep run --resume` redoes exactly the changed items.
+//! (`decisions.rs`), so that `vidprep run --resume` redoes exactly the changed items.
+//!
+//! The entries (public: a library feature, not the command line's alone): [`build_review`]
+//! makes the page of a run as [`ReviewOptions`] say and sums it up ([`ReviewSummary`]);
+//! [`apply_decisions`] applies a page's exported decisions to the manifest ([`Applied`]).
+//! `vidprep review` and `vidprep review-apply` are thin doors over them.
 //!
 //! The page needs media the run did not make: a small every-frame preview of each item's
 //! whole span (before its decision point cut it) to show the frame at any point, and
@@ -9,10 +14,10 @@
 //! boxes; a `preview` and a `frames` export) run by the one batch runner into
 //! `PAGE_DIR/media/`, resumable, so building the page again only redoes changed items.
 //! Everything else is read from the run's sidecars. The page itself is static files
-//! ([`page`]): `index.html`, `assets/`, and `data/` (scripts, since a page opened from
+//! (`page.rs`): `index.html`, `assets/`, and `data/` (scripts, since a page opened from
 //! `file://` may not fetch files), one small index and one lazily loaded file per item.
 
-pub mod decisions;
+pub(crate) mod decisions;
 mod page;
 
 use std::collections::HashMap;
@@ -27,7 +32,8 @@ use crate::manifest::ManifestItem;
 use crate::output::group::OutputGroup;
 use crate::plan::{BoxOptions, ExportSpec, FramesExport, Plan, PreviewExport, Size};
 
-pub use page::CRITERIA;
+pub use decisions::{apply_decisions, Applied};
+pub(crate) use page::CRITERIA;
 
 /// What `vidprep review` is asked to do.
 #[derive(Clone, Debug)]

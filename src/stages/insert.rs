@@ -404,13 +404,11 @@ pub(crate) fn needle_vstar_text(
 }
 
 /// File extensions taken as host videos in a folder.
-#[cfg_attr(not(feature = "cli"), allow(dead_code))] // only the command line lists them
 const VIDEO_EXTENSIONS: [&str; 11] = [
     "mp4", "m4v", "mov", "mkv", "webm", "avi", "ts", "mpg", "mpeg", "flv", "wmv",
 ];
 
 /// The host videos in `dir` (not recursive), sorted by name.
-#[cfg_attr(not(feature = "cli"), allow(dead_code))] // only the command line lists them
 pub fn list_hosts(dir: &Path) -> Result<Vec<PathBuf>> {
     if !dir.is_dir() {
         return Err(Error::request(dir, "is not a folder of host videos"));
@@ -446,7 +444,6 @@ pub fn list_hosts(dir: &Path) -> Result<Vec<PathBuf>> {
 /// The sequence folders of a GOT-10k dataset root: the ones `list.txt` names, in its order,
 /// when the root has one; else every folder below the root holding a `groundtruth.txt`,
 /// sorted by path (a folder that is itself a sequence counts as one).
-#[cfg_attr(not(feature = "cli"), allow(dead_code))] // only the command line lists them
 pub fn list_sequences(root: &Path) -> Result<Vec<PathBuf>> {
     if !root.is_dir() {
         return Err(Error::request(root, "is not a folder of GOT-10k sequences"));
@@ -487,7 +484,6 @@ pub fn list_sequences(root: &Path) -> Result<Vec<PathBuf>> {
 /// SplitMix64) and item `j` takes sequence `j mod S` and host `j mod H` of the shuffled lists;
 /// its position seed is the first SplitMix64 output seeded with `seed + j`. Nothing depends
 /// on threads or timing. Each plan makes one clip (with the needle's V-STaR annotations).
-#[cfg_attr(not(feature = "cli"), allow(dead_code))] // only the command line lists them
 pub fn plan_batch(
     hosts: &[PathBuf],
     sequences: &[PathBuf],

@@ -76,6 +76,10 @@ pub fn open_tracker(kind: TrackerKind) -> Result<Box<dyn BoxTracker>> {
     }
 }
 
+/// The IoU below which a tracked gap's drift is flagged (`TrackOptions::min_drift_iou`'s
+/// default; [`GapRecord::warning`]'s threshold for `vidprep track`).
+pub const DEFAULT_MIN_DRIFT_IOU: f64 = 0.5;
+
 /// How gaps are tracked.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrackOptions {
@@ -95,7 +99,7 @@ impl TrackOptions {
         TrackOptions {
             kind,
             forward_limit: 50,
-            min_drift_iou: 0.5,
+            min_drift_iou: DEFAULT_MIN_DRIFT_IOU,
             max_gap_bytes: 1 << 30,
         }
     }
@@ -163,11 +167,13 @@ pub struct GapRecord {
     /// True when the drift (or, forward only, the forward-backward inconsistency) is too large
     /// to trust the gap's boxes.
     pub flagged: bool,
+    /// Why the gap was not tracked (too many frames to hold, a key's box outside the frame,
+    /// ...), when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
-/// Where the time of [`fill_gaps_with`] went (printed by `vidprep track`, never recorded in an
+/// Where the time of `fill_gaps_with` went (printed by `vidprep track`, never recorded in an
 /// output: it differs from run to run).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TrackTiming {
@@ -181,7 +187,6 @@ pub struct TrackTiming {
 
 impl TrackTiming {
     /// Tracker updates per second.
-    #[cfg(feature = "cli")] // `vidprep track` reports it
     pub fn fps(&self) -> f64 {
         if self.tracker_seconds > 0.0 {
             self.updates as f64 / self.tracker_seconds
@@ -211,7 +216,6 @@ pub fn fill_gaps(
 /// `Fill::Track`: between keys both ways, after each track's last key forward to `end` (while
 /// the tracker holds the object). The result has a frame key for every frame with a box
 /// (pixels of the upright frame), what was done to each gap, and the time it took.
-#[cfg(feature = "cli")] // `vidprep track`
 pub fn track_source(
     source: &Source,
     annotations: &crate::annotations::Annotations,

@@ -76,9 +76,7 @@ pub fn send_signal(signal: &str, target: &str) -> bool {
 /// A path under `../shared/data`, or `None` (with a message) when the folder is absent; a
 /// failure instead where `VIDPREP_REQUIRE_DATA` is set.
 pub fn shared(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data")
-        .join(rel);
+    let p = crate::repo_root().join("../shared/data").join(rel);
     if p.exists() {
         Some(p)
     } else {

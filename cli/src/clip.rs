@@ -4,16 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::plan::{ClipExport, ExportSpec, Plan};
-use crate::time::TimeSpec;
-use crate::{execute, Destination, ExportTarget};
 use clap::Args;
+use vidprep::plan::{ClipExport, ExportSpec, Plan};
+use vidprep::time::TimeSpec;
+use vidprep::{execute, Destination, ExportTarget};
 
-use super::args::{
+use crate::args::{
     id_for, parse_time, BatchArgs, BoxesArgs, EncodeArgs, FormatArg, SmartArgs, SourceFpsArg,
     SpanArgs,
 };
-use super::progress::BarProgress;
+use crate::progress::BarProgress;
 
 #[derive(Args)]
 pub struct CutArgs {
@@ -62,13 +62,13 @@ pub struct CutArgs {
 pub fn run_plan(
     plan: &Plan,
     targets: Vec<ExportTarget>,
-    exec: crate::ExecOptions,
+    exec: vidprep::ExecOptions,
     label: &str,
 ) -> anyhow::Result<u8> {
     let mut progress = BarProgress::new(label);
     let outcome = execute(plan, &Destination::Targets(targets), &exec, &mut progress)?;
     progress.done();
-    super::print_warnings(&outcome.warnings);
+    crate::print_warnings(&outcome.warnings);
     for export in &outcome.exports {
         let sidecar = export
             .files
@@ -77,21 +77,21 @@ pub fn run_plan(
             .map(|f| f.display().to_string())
             .collect::<Vec<_>>();
         if sidecar.is_empty() {
-            super::print_out(&format!("{}\n", export.summary))?;
+            crate::print_out(&format!("{}\n", export.summary))?;
         } else {
-            super::print_out(&format!(
+            crate::print_out(&format!(
                 "{}; wrote {}\n",
                 export.summary,
                 sidecar.join(", ")
             ))?;
         }
     }
-    Ok(super::EXIT_OK)
+    Ok(crate::EXIT_OK)
 }
 
 fn refuse_box_options(boxes: &BoxesArgs, format: &FormatArg) -> anyhow::Result<()> {
     if boxes.options_without_boxes() || (boxes.boxes.is_none() && format.format.is_some()) {
-        return Err(crate::Error::Usage(
+        return Err(vidprep::Error::Usage(
             "box and drawing options need --boxes FILE (the annotations)".into(),
         )
         .into());
@@ -124,19 +124,19 @@ impl CutArgs {
 pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
     if let Some(manifest) = &args.manifest {
         if args.boxes.options_without_boxes() || args.format.format.is_some() {
-            return Err(crate::Error::Usage(
+            return Err(vidprep::Error::Usage(
                 "box and drawing options belong to each manifest item (its \"boxes\" or \"annotations\"), not to the command line".into(),
             )
             .into());
         }
         let out_dir = args.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-        let mut m = crate::read_manifest(manifest)?;
+        let mut m = vidprep::read_manifest(manifest)?;
         if args.strict {
             for item in &mut m.items {
                 item.plan.set_strict(true);
             }
         }
-        return super::batch::run_items(
+        return crate::batch::run_items(
             &m.items,
             &m.bad,
             &out_dir,
@@ -180,14 +180,14 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
 /// of the group first (nothing is written when a later output would be refused).
 fn run_ratio_plans(
     plans: Vec<(Plan, PathBuf)>,
-    exec: impl Fn() -> crate::ExecOptions,
+    exec: impl Fn() -> vidprep::ExecOptions,
     verb: &str,
 ) -> anyhow::Result<u8> {
     check_every_output(&plans)?;
     for (plan, output) in plans {
         run_plan(&plan, vec![ExportTarget::at(output)], exec(), verb)?;
     }
-    Ok(super::EXIT_OK)
+    Ok(crate::EXIT_OK)
 }
 
 /// Before the first of several plans runs (`--ratios`: one clip per ratio, each committed by
@@ -198,7 +198,7 @@ fn check_every_output(plans: &[(Plan, PathBuf)]) -> anyhow::Result<()> {
     if plans.len() < 2 {
         return Ok(());
     }
-    let mut group = crate::output::group::OutputGroup::new(&plans[0].0.inputs());
+    let mut group = vidprep::OutputGroup::new(&plans[0].0.inputs());
     for (_, output) in plans {
         group.file(output)?;
         group.file(&output.with_extension("json"))?;
@@ -216,7 +216,7 @@ fn ratio_jobs(ratios: &[TimeSpec], base: &Path) -> anyhow::Result<Vec<(TimeSpec,
     let mut seen = std::collections::HashSet::new();
     for (r, out) in &jobs {
         if !seen.insert(out.clone()) {
-            return Err(crate::Error::Usage(format!(
+            return Err(vidprep::Error::Usage(format!(
                 "--ratios gives {} twice (at {}); list each ratio once",
                 out.display(),
                 r
@@ -258,7 +258,7 @@ pub struct TruncateArgs {
 /// Output paths for a set of truncation ratios: `clip.mp4` with 50% -> `clip_50.mp4`.
 fn ratio_output_path(base: &Path, ratio: &TimeSpec) -> PathBuf {
     let label = match ratio {
-        TimeSpec::Percent(p) => crate::time::decimal_text(*p),
+        TimeSpec::Percent(p) => vidprep::time::decimal_text(*p),
         other => other.to_text().replace('/', "_"),
     };
     let stem = base
@@ -320,13 +320,13 @@ pub struct OverlayArgs {
 
 pub fn run_overlay(args: OverlayArgs) -> anyhow::Result<u8> {
     if args.boxes.boxes.is_none() {
-        return Err(crate::Error::Usage(
+        return Err(vidprep::Error::Usage(
             "overlay needs --boxes FILE (the annotations to draw)".into(),
         )
         .into());
     }
     if args.boxes.no_draw {
-        return Err(crate::Error::Usage(
+        return Err(vidprep::Error::Usage(
             "overlay draws the boxes; use cut --boxes FILE --no-draw to only carry them".into(),
         )
         .into());

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
-use crate::{CheckOptions, Source, SourceCheck, Verdict};
+use vidprep::{CheckOptions, Source, SourceCheck, Verdict};
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -19,7 +19,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "M")]
     manifest: Option<PathBuf>,
     #[command(flatten)]
-    source_fps: super::args::SourceFpsArg,
+    source_fps: crate::args::SourceFpsArg,
     /// Compare every frame's pixels (a sequential read and the sparse reader over all
     /// frames); by default a sample of positions, and every frame of videos up to 1000
     /// frames.
@@ -31,7 +31,7 @@ pub struct CheckArgs {
     samples: u32,
     /// Seconds one source's check may take; a source not done by then is reported as timed
     /// out.
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::DEFAULT_CHECK_TIME_LIMIT.as_secs_f64(), value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = vidprep::DEFAULT_CHECK_TIME_LIMIT.as_secs_f64(), value_parser = parse_seconds)]
     time_limit: f64,
     /// Sources checked at a time.
     #[arg(long, short = 'j', value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -62,7 +62,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         .collect();
     let mut bad_lines = 0;
     if let Some(m) = &args.manifest {
-        let (more, bad) = crate::manifest_sources(m)
+        let (more, bad) = vidprep::manifest_sources(m)
             .with_context(|| format!("reading the manifest {}", m.display()))?;
         for b in &bad {
             eprintln!("error: {}", b.error);
@@ -81,8 +81,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     } else {
         "check (all sources)"
     };
-    let mut progress = super::progress::BarProgress::new(label);
-    let report = crate::check_sources(&sources, &options, &mut progress)?;
+    let mut progress = crate::progress::BarProgress::new(label);
+    let report = vidprep::check_sources(&sources, &options, &mut progress)?;
     progress.done();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -92,9 +92,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(if report.exact && bad_lines == 0 {
-        super::EXIT_OK
+        crate::EXIT_OK
     } else {
-        super::EXIT_FAILED
+        crate::EXIT_FAILED
     })
 }
 
@@ -107,6 +107,8 @@ fn text_of(s: &SourceCheck) -> String {
         Verdict::Differs => "DIFFERS",
         Verdict::Failed => "FAILED",
         Verdict::TimedOut => "TIMED OUT",
+        // A verdict a later library adds (`Verdict` is `#[non_exhaustive]`).
+        _ => "UNKNOWN",
     };
     let c = &s.compared;
     let mut out = format!("{word}: {}", s.source);

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::batch::{run_batch, BatchOptions, ItemReport, Observer, Status};
-use crate::manifest::{BadItem, ManifestItem};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use vidprep::manifest::{BadItem, ManifestItem};
+use vidprep::{run_batch, BatchOptions, ItemReport, Observer, Status};
 
-use super::args::{BatchArgs, EncodeArgs};
+use crate::args::{BatchArgs, EncodeArgs};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -159,6 +159,8 @@ impl Observer for Display {
                 ));
             }
             Status::NotRun => self.log(format!("[{done}/{total}] not run {id}")),
+            // A status a later library adds (`Status` is `#[non_exhaustive]`), by its name.
+            other => self.log(format!("[{done}/{total}] {other:?} {id}")),
         }
         if let Some(bar) = &self.bar {
             bar.inc(1);
@@ -168,7 +170,7 @@ impl Observer for Display {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let mut manifest = crate::read_manifest(&args.manifest)?;
+    let mut manifest = vidprep::read_manifest(&args.manifest)?;
     if args.strict {
         for item in &mut manifest.items {
             item.plan.set_strict(true);
@@ -194,16 +196,14 @@ pub fn run_items(
     encode: &EncodeArgs,
     origin: Option<&Path>,
 ) -> anyhow::Result<u8> {
-    let options = BatchOptions {
-        out_dir: out_dir.to_path_buf(),
-        jobs: batch.jobs.unwrap_or(0) as usize,
-        shard: batch.shard,
-        resume: batch.resume,
-        fail_fast: batch.fail_fast,
-        codec_threads: batch.codec_threads.map(|t| t as usize),
-        exec: encode.exec(),
-        origin: origin.map(Path::to_path_buf),
-    };
+    let mut options = BatchOptions::new(out_dir);
+    options.jobs = batch.jobs.unwrap_or(0) as usize;
+    options.shard = batch.shard;
+    options.resume = batch.resume;
+    options.fail_fast = batch.fail_fast;
+    options.codec_threads = batch.codec_threads.map(|t| t as usize);
+    options.exec = encode.exec();
+    options.origin = origin.map(Path::to_path_buf);
     let display = Display::new("run");
     let (summary, _) = run_batch(items, bad, &options, &display)?;
     display.finish();
@@ -220,11 +220,11 @@ pub fn run_items(
         summary.report.display()
     );
     if batch.json {
-        super::print_out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
+        crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
     }
     Ok(if summary.failed > 0 || summary.not_run > 0 {
-        super::EXIT_FAILED
+        crate::EXIT_FAILED
     } else {
-        super::EXIT_OK
+        crate::EXIT_OK
     })
 }

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use crate::plan::Size;
-use crate::review::{self, decisions};
 use clap::Args;
+use vidprep::plan::Size;
+use vidprep::review;
 
 #[derive(Args)]
 pub struct ReviewArgs {
@@ -49,10 +49,10 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<u8> {
         preview_size: args.preview_size,
         trust_sidecars: args.trust_sidecars,
     };
-    let display = super::batch::Display::new("previews");
+    let display = crate::batch::Display::new("previews");
     let summary = review::build_review(&options, &display)?;
     display.finish();
-    super::print_warnings(&summary.warnings);
+    crate::print_warnings(&summary.warnings);
     eprintln!(
         "review page: {} ({} items: {} with outputs, {} failed or missing; previews: {} made, {} kept, {} failed)",
         summary.page.display(),
@@ -64,13 +64,13 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<u8> {
         summary.previews_failed
     );
     if args.json {
-        super::print_out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
+        crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
     }
     // The page is written either way; an item without its preview is a failed item.
     Ok(if summary.previews_failed > 0 {
-        super::EXIT_FAILED
+        crate::EXIT_FAILED
     } else {
-        super::EXIT_OK
+        crate::EXIT_OK
     })
 }
 
@@ -91,8 +91,7 @@ pub struct ReviewApplyArgs {
 }
 
 pub fn run_apply(args: ReviewApplyArgs) -> anyhow::Result<u8> {
-    let applied =
-        decisions::apply_decisions(&args.decisions, &args.manifest, args.output.as_deref())?;
+    let applied = review::apply_decisions(&args.decisions, &args.manifest, args.output.as_deref())?;
     let list = |ids: &[String]| {
         if ids.is_empty() {
             String::new()
@@ -116,7 +115,7 @@ pub fn run_apply(args: ReviewApplyArgs) -> anyhow::Result<u8> {
         applied.manifest.display()
     );
     if args.json {
-        super::print_out(&format!("{}\n", serde_json::to_string_pretty(&applied)?))?;
+        crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&applied)?))?;
     }
-    Ok(super::EXIT_OK)
+    Ok(crate::EXIT_OK)
 }

@@ -8,52 +8,50 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
-use crate::annotations::{self, Fill, Format, ReadOptions};
-use crate::media::table::FrameTable;
-use crate::media::Source;
-use crate::output::group::OutputGroup;
-use crate::plan::BoxesOut;
-use crate::time::TimeSpec;
-use crate::tracking::track_source;
+use vidprep::boxes::{self, Key};
+use vidprep::plan::{BoxesOut, Fill, Format};
+use vidprep::time::TimeSpec;
+use vidprep::track::{track_source, DEFAULT_MIN_DRIFT_IOU};
+use vidprep::{FrameTable, OutputGroup, Source};
 
 #[derive(Args)]
 pub struct TrackArgs {
     /// The source: a video file or an image sequence.
     source: PathBuf,
     #[command(flatten)]
-    source_fps: super::args::SourceFpsArg,
+    source_fps: crate::args::SourceFpsArg,
     /// The keys to start from: an annotation file in any format vidprep reads (one box on
     /// one frame is enough).
     #[arg(long)]
     boxes: PathBuf,
     /// Its format (default: detected).
-    #[arg(long, default_value = "auto", value_parser = super::args::parse_text::<Format>)]
+    #[arg(long, default_value = "auto", value_parser = crate::args::parse_text::<Format>)]
     format: Format,
     /// How frames get boxes: track (CSRT, accurate), track-kcf (fast), or, without a
     /// tracker, cubic, linear or hold between the keys.
-    #[arg(long, default_value = "track", value_parser = super::args::parse_text::<Fill>)]
+    #[arg(long, default_value = "track", value_parser = crate::args::parse_text::<Fill>)]
     fill: Fill,
     /// Where tracking stops, excluded (a frame, seconds, a timecode or a percentage of the
     /// source) [default: the end].
-    #[arg(long, value_parser = super::args::parse_time)]
+    #[arg(long, value_parser = crate::args::parse_time)]
     end: Option<TimeSpec>,
     /// The boxes file to write.
     #[arg(short, long)]
     output: PathBuf,
     /// Its format: vidprep (annotation JSON) or vstar (V-STaR items).
-    #[arg(long, default_value = "vidprep", value_parser = super::args::parse_text::<BoxesOut>)]
+    #[arg(long, default_value = "vidprep", value_parser = crate::args::parse_text::<BoxesOut>)]
     output_format: BoxesOut,
 }
 
 /// The first frame at or after `spec` (exclusive end of the tracked frames).
 fn end_frame(table: &FrameTable, spec: TimeSpec) -> usize {
-    let first_at = |t: crate::time::Time| (0..table.len()).find(|&i| table.time(i) >= t);
+    let first_at = |t: vidprep::time::Time| (0..table.len()).find(|&i| table.time(i) >= t);
     match spec {
         TimeSpec::Frame(i) => (i as usize).min(table.len()),
         TimeSpec::Seconds(t) => first_at(table.time(0) + t).unwrap_or(table.len()),
         TimeSpec::Percent(p) => {
             let span = table.end_time() - table.time(0);
-            first_at(table.time(0) + span * p / crate::time::Time::from_secs(100))
+            first_at(table.time(0) + span * p / vidprep::time::Time::from_secs(100))
                 .unwrap_or(table.len())
         }
     }
@@ -72,17 +70,18 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
     // (an image sequence: its folder) and the keys file, so it refuses an output that is one
     // of them or lies inside the sequence's folder; and it replaces an existing file only if
     // `vidprep track` wrote it.
-    let mut inputs = crate::media::source::input_paths(&args.source);
+    let mut inputs = vidprep::input_paths(&args.source);
     inputs.push(args.boxes.clone());
     let mut group = OutputGroup::new(&inputs);
     let temp = group.owned_file(&args.output, &written_by_track, "`vidprep track`")?;
-    let keys = annotations::read(&args.boxes, args.format, &ReadOptions::default())
+    let keys = boxes::read_with_defaults(&args.boxes, args.format)
         .with_context(|| format!("reading the keys to track from {}", args.boxes.display()))?;
     if keys.tracks.is_empty() {
-        anyhow::bail!(crate::Error::request(
-            &args.boxes,
-            "has no track (a box with a track id); give the object's box on one frame"
-        ));
+        anyhow::bail!(vidprep::Error::Request {
+            path: args.boxes.clone(),
+            message: "has no track (a box with a track id); give the object's box on one frame"
+                .into(),
+        });
     }
     let table = FrameTable::for_source(&source)?;
     let end = args.end.map(|spec| end_frame(&table, spec));
@@ -95,7 +94,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
         .iter()
         .flat_map(|t| t.keys.keys())
         .filter_map(|k| match k {
-            annotations::Key::Frame(f) if *f >= stop => Some(*f),
+            Key::Frame(f) if *f >= stop => Some(*f),
             _ => None,
         })
         .collect();
@@ -103,7 +102,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
         .tracks
         .iter()
         .flat_map(|t| t.keys.keys())
-        .filter(|k| matches!(k, annotations::Key::Frame(_)))
+        .filter(|k| matches!(k, Key::Frame(_)))
         .count();
     let range = if stop == table.len() {
         format!(
@@ -117,14 +116,14 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
     };
     if let Some(&first) = past.iter().min() {
         if past.len() == frame_keys {
-            anyhow::bail!(crate::Error::bad_file(
-                &args.boxes,
-                None,
-                format!(
+            anyhow::bail!(vidprep::Error::BadFile {
+                path: args.boxes.clone(),
+                line: None,
+                message: format!(
                     "every key is on frame {first} or later, but {range}: give the object's \
                      box on one of the frames tracked (or a later --end)"
-                )
-            ));
+                ),
+            });
         }
         warnings.push(format!(
             "{}: {} key(s) from frame {first} on are past the frames tracked ({range}) and \
@@ -135,26 +134,16 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
     }
     let (tracked, records, timing) = track_source(&source, &keys, end, args.fill)?;
     let text = match args.output_format {
-        BoxesOut::Vidprep => annotations::to_native_string(&tracked)?,
+        BoxesOut::Vidprep => boxes::to_native_text(&tracked)?,
         BoxesOut::Vstar => {
-            let (w, h) = tracked.meta.frame_size.unwrap_or((0, 0));
             let times = (0..table.len()).map(|i| table.time(i)).collect();
-            let clock = annotations::TimestampClock::new(times, table.end_time(), w, h)?;
-            let items: Vec<annotations::VstarItem> = (0..tracked.tracks.len())
-                .map(|i| {
-                    annotations::vstar_item(
-                        &tracked,
-                        i,
-                        &clock,
-                        annotations::Fill::None,
-                        &tracked.tracks[i].id,
-                    )
-                })
-                .collect::<Result<_, _>>()?;
-            serde_json::to_string_pretty(&items)? + "\n"
+            boxes::to_vstar_text(&tracked, times, table.end_time())?
         }
     };
-    std::fs::write(&temp, text.as_bytes()).map_err(|e| crate::Error::io(&args.output, e))?;
+    std::fs::write(&temp, text.as_bytes()).map_err(|source| vidprep::Error::Io {
+        path: args.output.clone(),
+        source,
+    })?;
     // Missing folders above the output are made as for every other output, and said.
     let created = group.created_warning();
     group.commit()?;
@@ -174,10 +163,8 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
             timing.decode_seconds
         );
     }
-    let threshold =
-        crate::tracking::TrackOptions::new(crate::annotations::TrackerKind::Csrt).min_drift_iou;
     for g in &records {
-        if let Some(w) = g.warning(threshold) {
+        if let Some(w) = g.warning(DEFAULT_MIN_DRIFT_IOU) {
             warnings.push(w);
         }
         if let Some(note) = &g.note {
@@ -200,6 +187,6 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
         }
     }
     warnings.extend(created);
-    super::print_warnings(&warnings);
-    Ok(super::EXIT_OK)
+    crate::print_warnings(&warnings);
+    Ok(crate::EXIT_OK)
 }

@@ -2,8 +2,8 @@
 
 use std::io::IsTerminal;
 
-use crate::Progress;
 use indicatif::{ProgressBar, ProgressStyle};
+use vidprep::Progress;
 
 /// Draws frames done / total with speed and ETA when stderr is a terminal.
 pub struct BarProgress {

@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
-use crate::annotations::{Fill, Format, Grid, KeyKind, Units};
-use crate::plan::{BoxOptions, BoxesOut, BoxesSpec, FrameRate, Plan, SpanSpec};
-use crate::time::TimeSpec;
-use crate::vocab::Rgb;
-use crate::EncodeSettings;
 use clap::Args;
+use vidprep::plan::Rgb;
+use vidprep::plan::{BoxOptions, BoxesOut, BoxesSpec, FrameRate, Plan, SpanSpec};
+use vidprep::plan::{Fill, Format, Grid, KeyKind, Units};
+use vidprep::time::TimeSpec;
+use vidprep::EncodeSettings;
 
 pub fn parse_time(s: &str) -> Result<TimeSpec, String> {
     TimeSpec::parse(s)
@@ -30,7 +30,7 @@ pub struct EncodeArgs {
     #[arg(long)]
     pub crf: Option<f32>,
     /// x264 preset [default: medium].
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::vocab::X264_PRESETS))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(vidprep::X264_PRESETS))]
     pub preset: Option<String>,
     /// Drop the audio instead of re-encoding it to AAC.
     #[arg(long)]
@@ -50,11 +50,10 @@ impl EncodeArgs {
     }
 
     /// Execution options with these defaults.
-    pub fn exec(&self) -> crate::ExecOptions {
-        crate::ExecOptions {
-            defaults: self.defaults(),
-            ..crate::ExecOptions::default()
-        }
+    pub fn exec(&self) -> vidprep::ExecOptions {
+        let mut exec = vidprep::ExecOptions::default();
+        exec.defaults = self.defaults();
+        exec
     }
 }
 
@@ -248,7 +247,7 @@ pub struct BatchArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
     /// Run only shard I of N (0-based), e.g. 3/8: items are split by a hash of their id.
-    #[arg(long, value_parser = crate::batch::parse_shard)]
+    #[arg(long, value_parser = vidprep::parse_shard)]
     pub shard: Option<(usize, usize)>,
     /// Skip items already complete whose plan, inputs and outputs are unchanged.
     #[arg(long)]

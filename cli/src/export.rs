@@ -3,12 +3,12 @@
 
 use std::path::PathBuf;
 
-use crate::plan::{ExportSpec, FramesExport, Plan, Size, Strip, VideoExport};
-use crate::sampling::{Order, Sampler};
-use crate::ExportTarget;
 use clap::{Args, Subcommand};
+use vidprep::plan::{ExportSpec, FramesExport, Plan, Size, Strip, VideoExport};
+use vidprep::plan::{Order, Sampler};
+use vidprep::ExportTarget;
 
-use super::args::{
+use crate::args::{
     id_for, BoxesArgs, BoxesFormatArg, EncodeArgs, FormatArg, SourceFpsArg, SpanArgs,
 };
 
@@ -114,8 +114,8 @@ pub struct FramesArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Image format: jpg or png (the annotation format is --boxes-format).
-    #[arg(long, visible_alias = "image-format", default_value = "jpg", value_parser = |s: &str| s.parse::<crate::plan::ImageFormat>())]
-    format: crate::plan::ImageFormat,
+    #[arg(long, visible_alias = "image-format", default_value = "jpg", value_parser = |s: &str| s.parse::<vidprep::plan::ImageFormat>())]
+    format: vidprep::plan::ImageFormat,
     /// JPEG quality (1-100).
     #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u8).range(1..=100))]
     quality: u8,
@@ -129,8 +129,8 @@ pub struct FramesArgs {
     #[arg(long, requires = "strip", value_parser = clap::value_parser!(u32).range(1..=64))]
     strip_columns: Option<u32>,
     /// Also write payload.json: a request-body fragment with the images as base64 for this API.
-    #[arg(long, value_parser = |s: &str| s.parse::<crate::plan::Payload>())]
-    payload: Option<crate::plan::Payload>,
+    #[arg(long, value_parser = |s: &str| s.parse::<vidprep::plan::Payload>())]
+    payload: Option<vidprep::plan::Payload>,
     /// Also write frames.jsonl: one line per frame with its base64 data.
     #[arg(long)]
     jsonl: bool,
@@ -146,8 +146,8 @@ pub struct FramesArgs {
     profile_options: Vec<(String, f64)>,
     /// Draw each frame's number (frame) or time in seconds (time) on it, as NumPro does:
     /// red, 40 px, bottom right, before any resize.
-    #[arg(long, value_parser = |s: &str| s.parse::<crate::plan::FrameLabel>())]
-    label: Option<crate::plan::FrameLabel>,
+    #[arg(long, value_parser = |s: &str| s.parse::<vidprep::plan::FrameLabel>())]
+    label: Option<vidprep::plan::FrameLabel>,
     /// An SRT or WebVTT file: each frame's subtitle text (VLMEvalKit's Video-MME rule) in
     /// frames.json and the payload.
     #[arg(long, value_name = "FILE")]
@@ -180,7 +180,7 @@ pub fn run(args: ExportArgs) -> anyhow::Result<u8> {
 
 fn run_video(args: VideoArgs) -> anyhow::Result<u8> {
     if args.boxes.options_without_boxes() {
-        return Err(crate::Error::Usage(
+        return Err(vidprep::Error::Usage(
             "box and drawing options need --boxes FILE (the annotations)".into(),
         )
         .into());
@@ -206,48 +206,48 @@ fn run_video(args: VideoArgs) -> anyhow::Result<u8> {
         base64: args.base64.clone(),
         ..ExportTarget::at(args.output.clone())
     };
-    super::clip::run_plan(&plan, vec![target], args.encode.exec(), "export")
+    crate::clip::run_plan(&plan, vec![target], args.encode.exec(), "export")
 }
 
 fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
     if args.boxes.options_without_boxes() {
-        return Err(crate::Error::Usage(
+        return Err(vidprep::Error::Usage(
             "box and drawing options need --boxes FILE (the annotations)".into(),
         )
         .into());
     }
     if args.boxes.boxes_out.is_some() {
-        return Err(crate::Error::Usage(
+        return Err(vidprep::Error::Usage(
             "--boxes-out writes a file beside a video; frames.json already lists each image's boxes".into(),
         )
         .into());
     }
-    let spec = FramesExport {
-        count: args.count,
-        fps: args.fps,
-        max_frames: args.max_frames,
-        frames: args.frames,
-        follow_package: args.follow_package,
-        sampler: args.sampler,
-        allow_repeats: args.allow_repeats,
-        order: args.order,
-        seed: args.seed,
-        format: args.format,
-        quality: args.quality,
-        max_size: args.max_size,
-        strip: Strip(
-            args.strip
-                .then(|| args.strip_columns.map_or(0, |c| c as usize)),
-        ),
-        payload: args.payload,
-        jsonl: args.jsonl,
-        profile: args.profile,
-        profile_options: args.profile_options.into_iter().collect(),
-        label: args.label,
-        subtitles: args.subtitles,
-        audio: args.audio,
-        ..FramesExport::default()
-    };
+    // The export's fields are set one by one: `FramesExport` is `#[non_exhaustive]` (a new
+    // field is not a breaking change of the library), so only the library builds it whole.
+    let mut spec = FramesExport::default();
+    spec.count = args.count;
+    spec.fps = args.fps;
+    spec.max_frames = args.max_frames;
+    spec.frames = args.frames;
+    spec.follow_package = args.follow_package;
+    spec.sampler = args.sampler;
+    spec.allow_repeats = args.allow_repeats;
+    spec.order = args.order;
+    spec.seed = args.seed;
+    spec.format = args.format;
+    spec.quality = args.quality;
+    spec.max_size = args.max_size;
+    spec.strip = Strip(
+        args.strip
+            .then(|| args.strip_columns.map_or(0, |c| c as usize)),
+    );
+    spec.payload = args.payload;
+    spec.jsonl = args.jsonl;
+    spec.profile = args.profile;
+    spec.profile_options = args.profile_options.into_iter().collect();
+    spec.label = args.label;
+    spec.subtitles = args.subtitles;
+    spec.audio = args.audio;
     let mut plan = Plan::new(
         id_for(&args.out_dir),
         args.input.clone(),
@@ -258,11 +258,9 @@ fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
     plan.boxes = args.boxes.spec(args.boxes_format.boxes_format);
     plan.strict = args.strict;
     // Workers are an execution resource, not part of the plan.
-    let exec = crate::ExecOptions {
-        workers: args.workers,
-        ..args.encode.exec()
-    };
-    super::clip::run_plan(
+    let mut exec = args.encode.exec();
+    exec.workers = args.workers;
+    crate::clip::run_plan(
         &plan,
         vec![ExportTarget::at(args.out_dir.clone())],
         exec,

@@ -1,6 +1,12 @@
-//! Command definitions (clap) and dispatch. Each subcommand lives in its own file and only
-//! turns arguments into plans (or reads a manifest of them), runs them through the library and
-//! prints what was made. Exit codes: 0 success, 1 some item failed, 2 bad usage.
+//! The `vidprep` command line (package `vidprep-cli`): command definitions (clap) and
+//! dispatch. It is a client of the library (`vidprep`) like any other and uses only its public
+//! API. Each subcommand lives in its own file and only turns arguments into plans (or reads a
+//! manifest of them), runs them through the library and prints what was made. Exit codes: 0
+//! success, 1 some item failed, 2 bad usage.
+//!
+//! [`main`] is the binary's entry (`src/main.rs`); [`main_with`] runs the same command line on
+//! given arguments in this process (the Python package's `vidprep` command when no binary is
+//! bundled).
 
 use std::process::ExitCode;
 
@@ -63,13 +69,16 @@ enum Command {
     Schema(schema::SchemaArgs),
 }
 
-/// Exit codes.
+/// Exit code: success.
 pub const EXIT_OK: u8 = 0;
+/// Exit code: some item failed.
 pub const EXIT_FAILED: u8 = 1;
+/// Exit code: bad usage (a wrong flag or request).
 pub const EXIT_USAGE: u8 = 2;
 /// Interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// The command line run on this process's arguments (the `vidprep` binary's `main`).
 pub fn main() -> ExitCode {
     ExitCode::from(main_with(std::env::args_os()))
 }
@@ -84,7 +93,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
     // commit under way is never cut short (`CancelToken::settle`).
     // The CLI's one call: its token is current on this thread, so every options struct made
     // here (`ExecOptions::default()`) carries it.
-    let cancel = crate::CancelToken::new();
+    let cancel = vidprep::CancelToken::new();
     let _cancel = cancel.enter();
     let handler_token = cancel.clone();
     let _ = ctrlc::set_handler(move || {
@@ -106,10 +115,10 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
     // The library reads no environment: the settings its calls use (network timeouts, the
     // download limit, the lock lease) come from these variables here, current on this thread
     // like the token, so every `ExecOptions::default()` made here carries them.
-    crate::set_ffmpeg_log(crate::FfmpegLog::from_text(
+    vidprep::set_ffmpeg_log(vidprep::FfmpegLog::from_text(
         std::env::var("VIDPREP_FFMPEG_LOG").ok().as_deref(),
     ));
-    let settings = match crate::Settings::from_vars(|k| std::env::var(k).ok()) {
+    let settings = match vidprep::Settings::from_vars(|k| std::env::var(k).ok()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -152,8 +161,8 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
             let text = chain_text(&e);
             eprintln!("error: {}", if single { with_flags(&text) } else { text });
             let usage = e
-                .downcast_ref::<crate::Error>()
-                .is_some_and(|e| e.kind() == crate::ErrorKind::Usage);
+                .downcast_ref::<vidprep::Error>()
+                .is_some_and(|e| e.kind() == vidprep::ErrorKind::Usage);
             if usage {
                 EXIT_USAGE
             } else {
@@ -180,7 +189,7 @@ fn chain_text(e: &anyhow::Error) -> String {
 
 /// The library names plan fields in backticks (`allow_repeats`); on the command line they are
 /// flags (`--allow-repeats`).
-pub fn with_flags(message: &str) -> String {
+pub(crate) fn with_flags(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
     while let Some(start) = rest.find('`') {
@@ -206,7 +215,7 @@ pub fn with_flags(message: &str) -> String {
 /// Writes `text` to stdout. A reader that went away (a closed pipe: `vidprep probe --json x |
 /// head -1`) ends the output quietly, as other command-line tools do, instead of a panic;
 /// any other failure to write is an error.
-pub fn print_out(text: &str) -> anyhow::Result<()> {
+pub(crate) fn print_out(text: &str) -> anyhow::Result<()> {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -217,7 +226,7 @@ pub fn print_out(text: &str) -> anyhow::Result<()> {
 }
 
 /// Prints a run's warnings (once each) on stderr.
-pub fn print_warnings(warnings: &[String]) {
+pub(crate) fn print_warnings(warnings: &[String]) {
     let mut seen = std::collections::HashSet::new();
     for w in warnings {
         if seen.insert(w) {
@@ -231,8 +240,11 @@ mod tests {
     #[test]
     fn a_cause_already_in_the_message_is_not_repeated() {
         let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
-        let e = anyhow::Error::new(crate::Error::io(std::path::Path::new("x.srt"), io))
-            .context("reading the subtitles");
+        let e = anyhow::Error::new(vidprep::Error::Io {
+            path: "x.srt".into(),
+            source: io,
+        })
+        .context("reading the subtitles");
         assert_eq!(
             super::chain_text(&e),
             "reading the subtitles: x.srt: permission denied"

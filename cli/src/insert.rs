@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
-use crate::plan::{BoxesOut, ClipExport, ExportSpec, InsertSpec, Plan};
-use crate::time::TimeSpec;
-use crate::ExportTarget;
 use clap::Args;
+use vidprep::plan::{BoxesOut, ClipExport, ExportSpec, InsertSpec, Plan};
+use vidprep::time::TimeSpec;
+use vidprep::ExportTarget;
 
-use super::args::{id_for, parse_time, BatchArgs, EncodeArgs, SmartArgs, SourceFpsArg};
+use crate::args::{id_for, parse_time, BatchArgs, EncodeArgs, SmartArgs, SourceFpsArg};
 
 #[derive(Args)]
 pub struct InsertArgs {
@@ -32,8 +32,8 @@ pub struct InsertArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// How the sequence's frames fit the host frame: letterbox, stretch or crop.
-    #[arg(long, default_value = "letterbox", value_parser = |s: &str| s.parse::<crate::plan::Fit>())]
-    fit: crate::plan::Fit,
+    #[arg(long, default_value = "letterbox", value_parser = |s: &str| s.parse::<vidprep::plan::Fit>())]
+    fit: vidprep::plan::Fit,
     /// Output video, single insertion (.mp4, .mov or .mkv).
     #[arg(short, long, required_unless_present = "hosts")]
     output: Option<PathBuf>,
@@ -77,28 +77,28 @@ impl InsertArgs {
 pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
     if let Some(hosts_dir) = &args.hosts {
         if args.source_fps.source_fps.is_some() {
-            return Err(crate::Error::Usage(
+            return Err(vidprep::Error::Usage(
                 "--source-fps is for one --host; the hosts of a batch are video files".into(),
             )
             .into());
         }
         let seed = args.seed.ok_or_else(|| {
-            crate::Error::Usage(
+            vidprep::Error::Usage(
                 "a batch needs --seed N (positions and pairings come from it)".into(),
             )
         })?;
         if args.at.is_some() {
-            return Err(crate::Error::Usage(
+            return Err(vidprep::Error::Usage(
                 "--at is for one insertion; a batch draws positions from --seed".into(),
             )
             .into());
         }
         let sequences =
-            crate::list_sequences(args.sequences.as_ref().expect("clap requires --sequences"))?;
-        let hosts = crate::list_hosts(hosts_dir)?;
+            vidprep::list_sequences(args.sequences.as_ref().expect("clap requires --sequences"))?;
+        let hosts = vidprep::list_hosts(hosts_dir)?;
         let out_dir = args.out_dir.clone().expect("clap requires --out-dir");
         let count = args.count.expect("clap requires --count");
-        let plans = crate::plan_insertions(
+        let plans = vidprep::plan_insertions(
             &hosts,
             &sequences,
             count,
@@ -112,17 +112,17 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
             })],
         );
         let (items, bad) =
-            crate::manifest::ManifestItem::check_all(plans.into_iter().map(|mut plan| {
+            vidprep::manifest::ManifestItem::check_all(plans.into_iter().map(|mut plan| {
                 plan.strict = args.strict;
                 (0, plan)
             }));
-        return super::batch::run_items(&items, &bad, &out_dir, &args.batch, &args.encode, None);
+        return crate::batch::run_items(&items, &bad, &out_dir, &args.batch, &args.encode, None);
     }
     let (at, seed) = match (args.at, args.seed) {
         (Some(at), None) => (Some(at), None),
         (None, Some(seed)) => (None, Some(seed)),
         _ => {
-            return Err(crate::Error::Usage(
+            return Err(vidprep::Error::Usage(
                 "say where the sequence goes: --at T or --seed N".into(),
             )
             .into())
@@ -157,5 +157,5 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
         boxes: args.annotations.clone(),
         ..ExportTarget::at(output)
     };
-    super::clip::run_plan(&plan, vec![target], args.encode.exec(), "insert")
+    crate::clip::run_plan(&plan, vec![target], args.encode.exec(), "insert")
 }

@@ -4,14 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::detect::{
-    AnnotationSpans, DetectOptions, Detector, Length, Region, Shaping, ShotOptions,
-};
-use crate::output::group::OutputGroup;
-use crate::plan::{ExportSpec, FramesExport, Strip};
-use crate::time::Time;
 use anyhow::Context;
 use clap::Args;
+use vidprep::detect::{
+    AnnotationSpans, DetectOptions, Detector, Length, Region, Shaping, ShotOptions,
+};
+use vidprep::plan::{ExportSpec, FramesExport, Strip};
+use vidprep::time::Time;
+use vidprep::OutputGroup;
 
 fn parse_length(s: &str) -> Result<Length, String> {
     Length::parse(s)
@@ -58,7 +58,7 @@ pub struct DetectArgs {
     /// The raw video: a file, an image folder or pattern, or an http(s) URL.
     source: PathBuf,
     #[command(flatten)]
-    source_fps: super::args::SourceFpsArg,
+    source_fps: crate::args::SourceFpsArg,
     /// Where to write the proposals: a JSONL manifest, one item per line.
     #[arg(short, long)]
     output: PathBuf,
@@ -145,36 +145,37 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
             || args.temporal
             || args.item.is_some())
     {
-        return Err(crate::Error::Usage(
+        return Err(vidprep::Error::Usage(
             "--annotations, --track, --temporal and --item belong to --by annotations".to_string(),
         )
         .into());
     }
-    crate::require_utf8(&args.source, "the source")?;
-    crate::require_utf8(&args.output, "--output")?;
+    vidprep::require_utf8(&args.source, "the source")?;
+    vidprep::require_utf8(&args.output, "--output")?;
     for (flag, p) in [
         ("--stats", &args.stats),
         ("--sheets", &args.sheets),
         ("--annotations", &args.annotations),
     ] {
         if let Some(p) = p {
-            crate::require_utf8(p, flag)?;
+            vidprep::require_utf8(p, flag)?;
         }
     }
     if args.by == Detector::Annotations && args.annotations.is_none() {
         return Err(
-            crate::Error::Usage("--by annotations needs --annotations FILE".to_string()).into(),
+            vidprep::Error::Usage("--by annotations needs --annotations FILE".to_string()).into(),
         );
     }
     if args.region.is_some() && args.by != Detector::Activity {
-        return Err(
-            crate::Error::Usage("--region measures motion for --by activity".to_string()).into(),
-        );
+        return Err(vidprep::Error::Usage(
+            "--region measures motion for --by activity".to_string(),
+        )
+        .into());
     }
     let smooth = Time::from_secs_f64(args.smooth, 1000)
         .filter(|t| !t.is_negative())
         .ok_or_else(|| {
-            crate::Error::Usage(format!("--smooth {} is not a duration", args.smooth))
+            vidprep::Error::Usage(format!("--smooth {} is not a duration", args.smooth))
         })?;
     let options = DetectOptions {
         by: args.by,
@@ -187,7 +188,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
             dissolves: !args.no_dissolves,
             ..ShotOptions::default()
         },
-        activity: crate::detect::ActivityOptions {
+        activity: vidprep::detect::ActivityOptions {
             threshold: args.motion_threshold,
             smooth,
         },
@@ -208,7 +209,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         id_prefix: args.id_prefix.clone(),
     };
     // Claim the outputs before decoding anything: a bad -o fails fast.
-    let mut inputs = crate::media::source::input_paths(&args.source);
+    let mut inputs = vidprep::input_paths(&args.source);
     inputs.extend(args.annotations.clone());
     let mut group = OutputGroup::new(&inputs);
     let manifest_temp = group.file(&args.output)?;
@@ -219,16 +220,16 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
     if let Some(dir) = &args.sheets {
         if same_place(dir, &args.output) || args.stats.as_ref().is_some_and(|s| same_place(dir, s))
         {
-            return Err(crate::Error::Usage(format!(
+            return Err(vidprep::Error::Usage(format!(
                 "--sheets {} is also another output",
                 dir.display()
             ))
             .into());
         }
     }
-    let mut progress = super::progress::BarProgress::new("detect");
-    let source = crate::media::Source::new(args.source.clone(), args.source_fps.source_fps);
-    let detection = crate::detect::detect(&source, &options, &mut progress)?;
+    let mut progress = crate::progress::BarProgress::new("detect");
+    let source = vidprep::Source::new(args.source.clone(), args.source_fps.source_fps);
+    let detection = vidprep::detect::detect(&source, &options, &mut progress)?;
     progress.done();
     std::fs::write(&manifest_temp, detection.manifest())
         .with_context(|| format!("writing {}", args.output.display()))?;
@@ -237,7 +238,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("writing {}", args.stats.as_ref().unwrap().display()))?;
     }
     group.commit()?;
-    let cuts = |k: crate::detect::BoundaryKind| {
+    let cuts = |k: vidprep::detect::BoundaryKind| {
         detection.boundaries.iter().filter(|b| b.kind == k).count()
     };
     eprintln!(
@@ -246,9 +247,9 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         detection.frames,
         detection.proposals.len(),
         args.by,
-        cuts(crate::detect::BoundaryKind::Cut),
-        cuts(crate::detect::BoundaryKind::Fade),
-        cuts(crate::detect::BoundaryKind::Dissolve),
+        cuts(vidprep::detect::BoundaryKind::Cut),
+        cuts(vidprep::detect::BoundaryKind::Fade),
+        cuts(vidprep::detect::BoundaryKind::Dissolve),
         args.output.display()
     );
     if !detection.too_short.is_empty() {
@@ -282,7 +283,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         );
     }
     if args.json {
-        super::print_out(&format!(
+        crate::print_out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&serde_json::json!({
                 "source": args.source.display().to_string(),
@@ -296,7 +297,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
     if let Some(dir) = &args.sheets {
         return contact_sheets(&detection, dir);
     }
-    Ok(super::EXIT_OK)
+    Ok(crate::EXIT_OK)
 }
 
 fn same_place(a: &Path, b: &Path) -> bool {
@@ -306,31 +307,24 @@ fn same_place(a: &Path, b: &Path) -> bool {
 
 /// One small item per proposal through the batch runner: 8 frames spread over the span and
 /// their captioned strip.
-fn contact_sheets(detection: &crate::detect::Detection, dir: &Path) -> anyhow::Result<u8> {
-    let (items, bad) =
-        crate::manifest::ManifestItem::check_all(detection.plans().into_iter().enumerate().map(
-            |(i, mut plan)| {
-                plan.exports = vec![ExportSpec::Frames(FramesExport {
-                    name: Some("sheet".into()),
-                    count: Some(8),
-                    max_size: Some("320x240".parse().expect("a size")),
-                    strip: Strip(Some(4)),
-                    ..FramesExport::default()
-                })];
+fn contact_sheets(detection: &vidprep::detect::Detection, dir: &Path) -> anyhow::Result<u8> {
+    let (items, bad) = vidprep::manifest::ManifestItem::check_all(
+        detection
+            .plans()
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut plan)| {
+                let mut sheet = FramesExport::default();
+                sheet.name = Some("sheet".into());
+                sheet.count = Some(8);
+                sheet.max_size = Some("320x240".parse().expect("a size"));
+                sheet.strip = Strip(Some(4));
+                plan.exports = vec![ExportSpec::Frames(sheet)];
                 (i + 1, plan)
-            },
-        ));
-    let options = crate::BatchOptions {
-        out_dir: dir.to_path_buf(),
-        jobs: 0,
-        shard: None,
-        resume: false,
-        fail_fast: false,
-        codec_threads: None,
-        exec: crate::ExecOptions::default(),
-        origin: None,
-    };
-    let (summary, _) = crate::run_batch(&items, &bad, &options, &crate::batch::Quiet)?;
+            }),
+    );
+    let options = vidprep::BatchOptions::new(dir);
+    let (summary, _) = vidprep::run_batch(&items, &bad, &options, &vidprep::Quiet)?;
     eprintln!(
         "contact sheets: {} ok, {} failed -> {}/<id>/sheet/strip.jpg (report {})",
         summary.ok,
@@ -339,8 +333,8 @@ fn contact_sheets(detection: &crate::detect::Detection, dir: &Path) -> anyhow::R
         summary.report.display()
     );
     Ok(if summary.failed > 0 {
-        super::EXIT_FAILED
+        crate::EXIT_FAILED
     } else {
-        super::EXIT_OK
+        crate::EXIT_OK
     })
 }

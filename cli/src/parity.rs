@@ -23,8 +23,8 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::{json, Value};
 
-use crate::plan::{ExportSpec, FramesExport, Plan};
-use crate::{Destination, ExecOptions, NoProgress};
+use vidprep::plan::{ExportSpec, FramesExport, Plan};
+use vidprep::{Destination, ExecOptions, NoProgress};
 
 /// The runner, written to a temporary folder for each check.
 const RUNNER: &str = include_str!("../../scripts/parity_runner.py");
@@ -43,7 +43,7 @@ pub struct ParityArgs {
     #[arg(long)]
     fps: Option<f64>,
     /// One of the profile's options: KEY=NUMBER; repeatable.
-    #[arg(long = "profile-option", value_name = "KEY=NUMBER", value_parser = super::export::parse_profile_option)]
+    #[arg(long = "profile-option", value_name = "KEY=NUMBER", value_parser = crate::export::parse_profile_option)]
     profile_options: Vec<(String, f64)>,
     /// The Python interpreter with the package (default: $VIDPREP_PYTHON, else python3).
     #[arg(long)]
@@ -161,7 +161,7 @@ fn run_with_limit(mut command: Command, limit: Duration) -> std::io::Result<Ende
         }
         // Ctrl-C or SIGTERM: the runner's group is not the terminal's, so the signal never
         // reached it; it is ended here, at once, not left running past vidprep's exit.
-        if crate::cancel::cancelled() {
+        if vidprep::CancelToken::current().is_cancelled() {
             break Err(Ended::Cancelled);
         }
         if Instant::now() >= deadline {
@@ -220,7 +220,7 @@ fn psnr(a: &[u8], b: &[u8]) -> (Option<f64>, u8, usize) {
 
 /// The package `profile` mirrors, for messages (`?` for an unknown profile).
 fn package_of(profile: &str) -> &'static str {
-    crate::profiles::find(profile).map_or("?", |p| p.mirrors().package)
+    vidprep::mirrored_package(profile).unwrap_or("?")
 }
 
 pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
@@ -231,19 +231,17 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         .or_else(|| std::env::var_os("VIDPREP_PYTHON").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("python3"));
     // vidprep's side.
-    let spec = FramesExport {
-        count: args.count,
-        fps: args.fps,
-        profile: Some(args.profile.clone()),
-        profile_options: args.profile_options.iter().cloned().collect(),
-        // The check compares with what the package gives, repeats and all (internvl's
-        // segments on a video shorter than the count pick frames twice, as decord does).
-        allow_repeats: true,
-        ..FramesExport::default()
-    };
+    let mut spec = FramesExport::default();
+    spec.count = args.count;
+    spec.fps = args.fps;
+    spec.profile = Some(args.profile.clone());
+    spec.profile_options = args.profile_options.iter().cloned().collect();
+    // The check compares with what the package gives, repeats and all (internvl's segments on
+    // a video shorter than the count pick frames twice, as decord does).
+    spec.allow_repeats = true;
     let plan = Plan::new("parity", source.clone(), vec![ExportSpec::Frames(spec)]);
     let t0 = Instant::now();
-    let outcome = crate::execute(
+    let outcome = vidprep::execute(
         &plan,
         &Destination::Memory,
         &ExecOptions::default(),
@@ -280,7 +278,7 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
     let t1 = Instant::now();
     let limit = args
         .timeout
-        .unwrap_or_else(|| crate::Settings::current().parity_timeout);
+        .unwrap_or_else(|| vidprep::Settings::current().parity_timeout);
     let mut command = Command::new(&python);
     command
         .arg(&runner)
@@ -299,7 +297,7 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
     let run = match run {
         Ended::Finished(run) => run,
         // `main` sees the cancelled token and exits 130; the runner's folder goes with `dir`.
-        Ended::Cancelled => return Err(crate::Error::Cancelled.into()),
+        Ended::Cancelled => return Err(vidprep::Error::Cancelled.into()),
         Ended::TimedOut => anyhow::bail!(
             "{}: the parity runner for profile {} ({} package, run by {} parity_runner.py) did not finish \
              within the limit of {} s, so it and every process it started were killed; give it \
@@ -410,7 +408,7 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         && timestamps_equal != Some(false)
         && worst.is_none_or(|w| w >= args.min_psnr);
     let record = json!({
-        "vidprep_version": crate::sidecar::VERSION,
+        "vidprep_version": vidprep::VERSION,
         "source": source,
         // What `export frames --follow-package` checks a record against: the source as
         // vidprep read it, and the request.
@@ -436,10 +434,9 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         "pass": pass,
     });
     if let Some(out) = &args.out {
-        crate::output::write_json(out, &record)
-            .with_context(|| format!("cannot write {}", out.display()))?;
+        write_json(out, &record).with_context(|| format!("cannot write {}", out.display()))?;
     }
-    super::print_out(&format!(
+    crate::print_out(&format!(
         "{}: {} vs {} {} ({}): indices {}, size {}, timestamps {}, pixels {} ({} frames); vidprep {:.2} s, package {:.2} s\n",
         source.display(),
         args.profile,
@@ -455,15 +452,35 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         result["seconds"].as_f64().unwrap_or(theirs_s),
     ))?;
     if let Some(summary) = record["reference"]["summary"].as_str() {
-        super::print_out(&format!(
+        crate::print_out(&format!(
             "  against the plain sequential decode: {summary}\n"
         ))?;
     }
     Ok(if pass {
-        super::EXIT_OK
+        crate::EXIT_OK
     } else {
-        super::EXIT_FAILED
+        crate::EXIT_FAILED
     })
+}
+
+/// Writes `value` as pretty-printed JSON with a final newline (the record of `--out`), with
+/// the library's messages for a failed write.
+fn write_json(path: &std::path::Path, value: &Value) -> vidprep::Result<()> {
+    use std::io::Write as _;
+    let io = |source: std::io::Error| vidprep::Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::create(path).map_err(io)?;
+    let mut out = std::io::BufWriter::new(file);
+    serde_json::to_writer_pretty(&mut out, value).map_err(|e| {
+        if e.is_io() {
+            io(e.into())
+        } else {
+            vidprep::Error::Internal(format!("cannot write JSON: {e}"))
+        }
+    })?;
+    out.write_all(b"\n").and_then(|()| out.flush()).map_err(io)
 }
 
 /// How far from the frame it names a side's picture may be looked for.
@@ -481,7 +498,7 @@ const SAME_FRAME_DB: f64 = 20.0;
 /// summary which side is wrong where.
 fn which_side(
     source: &std::path::Path,
-    ours: &crate::MemoryFrames,
+    ours: &vidprep::MemoryFrames,
     theirs: &[u8],
     our_indices: &[u64],
     their_indices: Option<&[u64]>,
@@ -498,9 +515,8 @@ fn which_side(
             wanted.extend(i.saturating_sub(NEIGHBOURS)..=i + NEIGHBOURS);
         }
     }
-    let frames =
-        crate::media::reference::rgb_frames_at(&crate::Source::from(source), &wanted, w, h)
-            .with_context(|| format!("{}: the plain sequential decode failed", source.display()))?;
+    let frames = vidprep::reference_rgb_frames(&vidprep::Source::from(source), &wanted, w, h)
+        .with_context(|| format!("{}: the plain sequential decode failed", source.display()))?;
     let closest = |picture: &[u8], index: usize| -> Option<(usize, f64)> {
         (index.saturating_sub(NEIGHBOURS)..=index + NEIGHBOURS)
             .filter_map(|j| {

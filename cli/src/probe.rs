@@ -11,7 +11,7 @@ pub struct ProbeArgs {
     #[arg(required_unless_present = "build")]
     file: Option<PathBuf>,
     #[command(flatten)]
-    source_fps: super::args::SourceFpsArg,
+    source_fps: crate::args::SourceFpsArg,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -26,11 +26,11 @@ pub struct ProbeArgs {
 
 pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
     let Some(file) = &args.file else {
-        let facts = crate::build_facts();
+        let facts = vidprep::build_facts();
         if args.json {
-            super::print_out(&format!("{}\n", serde_json::to_string_pretty(&facts)?))?;
+            crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&facts)?))?;
         } else {
-            super::print_out(&format!(
+            crate::print_out(&format!(
                 "FFmpeg {} (libavcodec {})\nvideo decoders ({}): {}\ninput protocols: {}\n",
                 facts.ffmpeg,
                 facts.libavcodec,
@@ -39,16 +39,16 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
                 facts.input_protocols.join(", ")
             ))?;
         }
-        return Ok(super::EXIT_OK);
+        return Ok(crate::EXIT_OK);
     };
     // As every other command: the JSON names the source, and JSON holds only UTF-8.
-    crate::require_utf8(file, "the source")?;
-    let source = crate::media::Source::new(file.clone(), args.source_fps.source_fps);
-    let info = crate::probe_source(&source, args.count_frames)?;
+    vidprep::require_utf8(file, "the source")?;
+    let source = vidprep::Source::new(file.clone(), args.source_fps.source_fps);
+    let info = vidprep::probe_source(&source, args.count_frames)?;
     if args.json {
-        super::print_out(&format!("{}\n", serde_json::to_string_pretty(&info)?))?;
+        crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&info)?))?;
     } else {
-        super::print_out(&info.to_text())?;
+        crate::print_out(&info.to_text())?;
     }
-    Ok(super::EXIT_OK)
+    Ok(crate::EXIT_OK)
 }
