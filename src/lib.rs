@@ -67,6 +67,7 @@ pub(crate) mod cancel;
 pub(crate) mod check;
 #[cfg(feature = "cli")]
 mod cli;
+pub(crate) mod context;
 // `vidprep detect` and `vidprep review`: only the command line uses them.
 #[cfg(feature = "cli")]
 pub(crate) mod detect;
@@ -109,6 +110,7 @@ pub use check::{
     check_sources, manifest_sources, CheckOptions, CheckReport, Compared, DamageFacts, Difference,
     ReferenceFrame, SourceCheck, TableFacts, Verdict, DEFAULT_CHECK_TIME_LIMIT,
 };
+pub use context::CallContext;
 #[cfg(feature = "cli")]
 pub(crate) use error::require_utf8;
 pub use error::{Error, ErrorKind, FfmpegError, Result};
@@ -120,10 +122,10 @@ pub use exports::{ExportReport, ExportTarget};
 pub use media::encode::EncodeSettings;
 pub use media::ffi::{build_facts, BuildFacts};
 pub use media::input::set_ffmpeg_log;
-pub use media::probe::{probe, probe_source, AudioInfo, MediaInfo, VideoInfo};
+pub use media::probe::{probe, probe_source, probe_source_in, AudioInfo, MediaInfo, VideoInfo};
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
 pub use pipeline::{NoProgress, Progress};
-pub use plan::manifest::read_manifest;
+pub use plan::manifest::{read_manifest, read_manifest_in};
 pub use plan::Plan;
 pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
 pub use schemas::{json_schema, json_schema_text, SchemaKind};

@@ -49,12 +49,13 @@ impl EncodeArgs {
         }
     }
 
-    /// Execution options with these defaults.
-    pub fn exec(&self) -> crate::ExecOptions {
+    /// Execution options with these defaults, for the command's call `ctx`.
+    pub fn exec(&self, ctx: &crate::CallContext) -> crate::ExecOptions {
         crate::ExecOptions {
             defaults: self.defaults(),
             ..crate::ExecOptions::default()
         }
+        .in_context(ctx)
     }
 }
 

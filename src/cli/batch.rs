@@ -167,8 +167,8 @@ impl Observer for Display {
     }
 }
 
-pub fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let mut manifest = crate::read_manifest(&args.manifest)?;
+pub fn run(args: RunArgs, ctx: &crate::CallContext) -> anyhow::Result<u8> {
+    let mut manifest = crate::read_manifest_in(&args.manifest, ctx)?;
     if args.strict {
         for item in &mut manifest.items {
             item.plan.set_strict(true);
@@ -181,6 +181,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         &args.batch,
         &args.encode,
         Some(&args.manifest),
+        ctx,
     )
 }
 
@@ -193,6 +194,7 @@ pub fn run_items(
     batch: &BatchArgs,
     encode: &EncodeArgs,
     origin: Option<&Path>,
+    ctx: &crate::CallContext,
 ) -> anyhow::Result<u8> {
     let options = BatchOptions {
         out_dir: out_dir.to_path_buf(),
@@ -201,7 +203,7 @@ pub fn run_items(
         resume: batch.resume,
         fail_fast: batch.fail_fast,
         codec_threads: batch.codec_threads.map(|t| t as usize),
-        exec: encode.exec(),
+        exec: encode.exec(ctx),
         origin: origin.map(Path::to_path_buf),
     };
     let display = Display::new("run");

@@ -138,7 +138,7 @@ pub struct DetectArgs {
     item: Option<String>,
 }
 
-pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
+pub fn run(args: DetectArgs, ctx: &crate::CallContext) -> anyhow::Result<u8> {
     if args.by != Detector::Annotations
         && (args.annotations.is_some()
             || args.track.is_some()
@@ -210,7 +210,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
     // Claim the outputs before decoding anything: a bad -o fails fast.
     let mut inputs = crate::media::source::input_paths(&args.source);
     inputs.extend(args.annotations.clone());
-    let mut group = OutputGroup::new(&inputs);
+    let mut group = OutputGroup::new(&inputs, ctx);
     let manifest_temp = group.file(&args.output)?;
     let stats_temp = match &args.stats {
         Some(p) => Some(group.file(p)?),
@@ -228,7 +228,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
     }
     let mut progress = super::progress::BarProgress::new("detect");
     let source = crate::media::Source::new(args.source.clone(), args.source_fps.source_fps);
-    let detection = crate::detect::detect(&source, &options, &mut progress)?;
+    let detection = crate::detect::detect(&source, &options, &mut progress, ctx)?;
     progress.done();
     std::fs::write(&manifest_temp, detection.manifest())
         .with_context(|| format!("writing {}", args.output.display()))?;
@@ -294,7 +294,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         ))?;
     }
     if let Some(dir) = &args.sheets {
-        return contact_sheets(&detection, dir);
+        return contact_sheets(&detection, dir, ctx);
     }
     Ok(super::EXIT_OK)
 }
@@ -306,7 +306,11 @@ fn same_place(a: &Path, b: &Path) -> bool {
 
 /// One small item per proposal through the batch runner: 8 frames spread over the span and
 /// their captioned strip.
-fn contact_sheets(detection: &crate::detect::Detection, dir: &Path) -> anyhow::Result<u8> {
+fn contact_sheets(
+    detection: &crate::detect::Detection,
+    dir: &Path,
+    ctx: &crate::CallContext,
+) -> anyhow::Result<u8> {
     let (items, bad) = crate::plan::manifest::ManifestItem::check_all(
         detection
             .plans()
@@ -330,7 +334,7 @@ fn contact_sheets(detection: &crate::detect::Detection, dir: &Path) -> anyhow::R
         resume: false,
         fail_fast: false,
         codec_threads: None,
-        exec: crate::ExecOptions::default(),
+        exec: crate::ExecOptions::default().in_context(ctx),
         origin: None,
     };
     let (summary, _) = crate::run_batch(&items, &bad, &options, &crate::batch::Quiet)?;

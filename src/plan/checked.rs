@@ -8,7 +8,9 @@
 use std::path::Path;
 
 use super::schema::Plan;
+use crate::context::CallContext;
 use crate::media::encode::EncodeSettings;
+use crate::tally::Event;
 
 /// A plan that passed [`Plan::check`]. Only [`CheckedPlan::new`] makes one; it reads as a
 /// [`Plan`] (it derefs to one) and serialises as one.
@@ -19,6 +21,12 @@ pub struct CheckedPlan(Plan);
 impl CheckedPlan {
     /// Checks `plan` ([`Plan::check`]: the message says what is wrong and what was expected).
     pub fn new(plan: Plan) -> Result<CheckedPlan, String> {
+        Self::new_in(plan, &CallContext::new())
+    }
+
+    /// Checks `plan` (as [`CheckedPlan::new`]), counting the check on the call's tally.
+    pub(crate) fn new_in(plan: Plan, ctx: &CallContext) -> Result<CheckedPlan, String> {
+        ctx.count(Event::PlanCheck);
         plan.check()?;
         Ok(CheckedPlan(plan))
     }
@@ -46,8 +54,10 @@ impl CheckedPlan {
         self.0.check_paths()
     }
 
-    /// The plan in its canonical form ([`Plan::normalized`]) with `defaults`.
-    pub(crate) fn normal(&self, defaults: &EncodeSettings) -> NormalPlan {
+    /// The plan in its canonical form ([`Plan::normalized`]) with `defaults`, counted on the
+    /// call's tally.
+    pub(crate) fn normal(&self, defaults: &EncodeSettings, ctx: &CallContext) -> NormalPlan {
+        ctx.count(Event::Normalise);
         NormalPlan(self.0.normalized(defaults))
     }
 }
