@@ -377,7 +377,7 @@ pub(crate) fn open_source(source: &Source, ctx: &CallContext) -> Result<(OpenedI
     ctx.count(crate::tally::Event::Open);
     let recipe = &resolved.recipe;
     let network = (resolved.kind == SourceKind::Url && !resolved.downloaded)
-        .then(|| (ctx.settings.network.deadline, ctx.settings.network));
+        .then_some((ctx.settings.network.deadline, ctx.settings.network));
     let context = crate::media::ffi::open_input(
         &recipe.url,
         recipe.format,

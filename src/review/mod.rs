@@ -512,10 +512,12 @@ fn make_previews(
         return Ok(previews);
     }
     let (items, bad) = ManifestItem::check_all_in(plans, ctx);
-    let mut exec = ExecOptions::default();
-    exec.cancel = ctx.cancel.clone();
-    exec.settings = ctx.settings.clone();
-    exec.tally = ctx.tally.clone();
+    let exec = ExecOptions {
+        cancel: ctx.cancel.clone(),
+        settings: ctx.settings.clone(),
+        tally: ctx.tally.clone(),
+        ..ExecOptions::default()
+    };
     let batch = BatchOptions {
         out_dir: media_dir.to_path_buf(),
         jobs: options.jobs,
