@@ -15,6 +15,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::context::CallContext;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{execute_normal, Destination, ExecOptions, ItemRecord};
 use crate::manifest::{BadItem, ManifestItem};
@@ -224,9 +225,8 @@ pub fn run_batch(
         .iter()
         .filter(|i| in_shard(Some(&i.plan.id), i.line))
         .collect();
-    let _cancel = options.exec.cancel.enter();
-    let _tally = crate::tally::enter(options.exec.tally.as_ref());
-    let _settings = options.exec.settings.enter();
+    // The run's one context: every item, worker and commit of it works for this call.
+    let call = options.exec.context();
     check_layout(&items, &written, options)?;
     make_out_dir(&options.out_dir, observer)?;
     let lock = OutDirLock::acquire(
@@ -234,6 +234,7 @@ pub fn run_batch(
         options.shard,
         options.origin.as_deref(),
         &|m: &str| observer.notice(m),
+        call.settings.lock_lease,
     )?;
     clean_stale_temporaries(&options.out_dir, &items);
     observer.planned(items.len(), &reports);
@@ -272,6 +273,7 @@ pub fn run_batch(
                 let ctx = ItemContext {
                     options,
                     exec: &exec,
+                    call: &call,
                     lost: &|| lock.lost(),
                     stop: &stop,
                     origin: &origin,
@@ -282,7 +284,7 @@ pub fn run_batch(
             .collect()
     });
     reports.extend(done);
-    let report_path = write_report(&options.out_dir, options.shard, &mut reports)?;
+    let report_path = write_report_in(&options.out_dir, options.shard, &mut reports, &call)?;
     let count = |s: Status| reports.iter().filter(|r| r.status == s).count();
     let summary = Summary {
         items: reports.len(),
@@ -403,6 +405,8 @@ struct ItemContext<'a> {
     options: &'a BatchOptions,
     /// The options every item runs with (codec threads set).
     exec: &'a ExecOptions,
+    /// The run's context (made from `exec`): every item works for this call.
+    call: &'a CallContext,
     /// Whether the run's lock was taken over (start nothing then).
     lost: &'a dyn Fn() -> bool,
     /// Set after a failure (for `fail_fast`).
@@ -415,7 +419,6 @@ struct ItemContext<'a> {
 /// Makes one item into `OUT_DIR/<id>/` (or skips it when resuming finds it current) and
 /// says how it ended: the body of every batch, and of [`run_item`].
 fn make_item(item: &ManifestItem, ctx: &ItemContext<'_>) -> ItemReport {
-    let _tally = crate::tally::enter(ctx.exec.tally.as_ref());
     let plan = &item.plan;
     let dir = ctx.options.out_dir.join(&plan.id);
     let mut report = ItemReport {
@@ -430,7 +433,7 @@ fn make_item(item: &ManifestItem, ctx: &ItemContext<'_>) -> ItemReport {
         damage: None,
         warnings: Vec::new(),
     };
-    if ctx.exec.cancel.is_cancelled() {
+    if ctx.call.cancelled() {
         report.error = Some("not started: the run was interrupted".into());
         ctx.observer.item_done(&report);
         return report;
@@ -451,9 +454,9 @@ fn make_item(item: &ManifestItem, ctx: &ItemContext<'_>) -> ItemReport {
     let t0 = Instant::now();
     // Checked when the item was made (`ManifestItem`); normalised here, once, for the resume
     // check and the run.
-    let normal = item.plan.normal(&ctx.exec.defaults);
+    let normal = item.plan.normal(&ctx.exec.defaults, ctx.call);
     if ctx.options.resume {
-        if let Some(record) = ItemRecord::is_current(&dir, &normal, &ctx.exec.defaults) {
+        if let Some(record) = ItemRecord::is_current(&dir, &normal, &ctx.exec.defaults, ctx.call) {
             report.status = Status::Skipped;
             report.outputs = record
                 .outputs
@@ -477,6 +480,7 @@ fn make_item(item: &ManifestItem, ctx: &ItemContext<'_>) -> ItemReport {
             &Destination::Folder(dir.clone()),
             ctx.exec,
             &mut counter,
+            ctx.call,
         )
     }))
     .unwrap_or_else(|panic| {
@@ -554,15 +558,26 @@ pub fn write_report(
     shard: Option<(usize, usize)>,
     reports: &mut [ItemReport],
 ) -> Result<PathBuf> {
+    write_report_in(out_dir, shard, reports, &CallContext::new())
+}
+
+/// [`write_report`] for the call `call` (a run's report: its temporary is the run's).
+fn write_report_in(
+    out_dir: &Path,
+    shard: Option<(usize, usize)>,
+    reports: &mut [ItemReport],
+    call: &CallContext,
+) -> Result<PathBuf> {
     let _lock = crate::output::FileLock::exclusive(&out_dir.join(report_lock_name(shard)))?;
     reports.sort_by_key(|r| r.line);
-    write_report_lines(out_dir, shard, reports.iter())
+    write_report_lines(out_dir, shard, reports.iter(), call)
 }
 
 fn write_report_lines<'a>(
     out_dir: &Path,
     shard: Option<(usize, usize)>,
     reports: impl Iterator<Item = &'a ItemReport>,
+    call: &CallContext,
 ) -> Result<PathBuf> {
     let report_path = out_dir.join(report_name(shard));
     let mut text = String::new();
@@ -570,7 +585,7 @@ fn write_report_lines<'a>(
         text.push_str(&serde_json::to_string(r).expect("report serializes"));
         text.push('\n');
     }
-    crate::output::group::write_file_atomically(&report_path, text.as_bytes())?;
+    crate::output::group::write_file_atomically(&report_path, text.as_bytes(), call)?;
     Ok(report_path)
 }
 
@@ -605,7 +620,7 @@ pub fn merge_report(
     kept.retain(|r| !new.contains(&key(r)));
     kept.extend(reports.iter().cloned());
     kept.sort_by_key(|r| r.line);
-    write_report_lines(out_dir, shard, kept.iter())
+    write_report_lines(out_dir, shard, kept.iter(), &CallContext::new())
 }
 
 /// The report lines of `bytes` (the report at `path`): a final line without its newline that
@@ -655,9 +670,7 @@ pub fn run_item(
 ) -> Result<ItemReport> {
     options.exec.defaults.validate()?;
     crate::error::require_utf8(&options.out_dir, "the output folder (--out-dir)")?;
-    let _cancel = options.exec.cancel.enter();
-    let _tally = crate::tally::enter(options.exec.tally.as_ref());
-    let _settings = options.exec.settings.enter();
+    let call = options.exec.context();
     check_layout(&[item], &HashSet::from([item.plan.id.as_str()]), options)?;
     make_out_dir(&options.out_dir, observer)?;
     let lock = OutDirLock::acquire_item(
@@ -665,6 +678,7 @@ pub fn run_item(
         &item.plan.id,
         options.origin.as_deref(),
         &|m: &str| observer.notice(m),
+        call.settings.lock_lease,
     )?;
     // A dead holder's temporaries at the top were removed as its lock was taken over; only
     // this item's folder is left to clean (reading the whole folder for each item would
@@ -686,6 +700,7 @@ pub fn run_item(
     let ctx = ItemContext {
         options,
         exec: &exec,
+        call: &call,
         lost: &|| lock.lost(),
         stop: &stop,
         origin: &origin,
@@ -698,9 +713,15 @@ pub fn run_item(
 /// the top of the folder and inside the item's folder), as the next run of that item would:
 /// for a driver that stopped a worker (a time limit) and will not run the item again.
 /// Waits, as [`run_item`] does, for a lock of another host whose lease is not over; refused
-/// while a live run holds the item.
-pub fn clean_item(out_dir: &Path, id: &str, origin: Option<&Path>) -> Result<()> {
-    let lock = OutDirLock::acquire_item(out_dir, id, origin, &|_: &str| {})?;
+/// while a live run holds the item. `settings` give the lease of the lock it takes
+/// ([`Settings::lock_lease`](crate::Settings::lock_lease)).
+pub fn clean_item(
+    out_dir: &Path,
+    id: &str,
+    origin: Option<&Path>,
+    settings: &crate::Settings,
+) -> Result<()> {
+    let lock = OutDirLock::acquire_item(out_dir, id, origin, &|_: &str| {}, settings.lock_lease)?;
     crate::output::temporaries::remove_dead_temporaries(out_dir);
     crate::output::temporaries::remove_stale_temporaries(&out_dir.join(id));
     drop(lock);

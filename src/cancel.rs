@@ -3,12 +3,10 @@
 //! call starts with a fresh token.
 //!
 //! A call's token travels in [`ExecOptions::cancel`](crate::ExecOptions) (and so in
-//! [`BatchOptions::exec`](crate::BatchOptions)). While the work runs, the token is also the
-//! *current* token of every thread working for the call: [`execute`](crate::execute) enters it
-//! ([`CancelToken::enter`]), and each thread the library spawns enters its parent's
-//! ([`CancelToken::current`]). Code deep in the stack (a frame loop, FFmpeg's interrupt
-//! callback, which runs on the thread doing the I/O) asks [`cancelled`] without the token
-//! having to be passed through every function.
+//! [`BatchOptions::exec`](crate::BatchOptions)). While the work runs, the call hands it down
+//! in its [`CallContext`](crate::context::CallContext), cloned into every thread the call
+//! spawns: a frame loop asks its context, FFmpeg's interrupt callback the token its input
+//! was opened with.
 //!
 //! The token also holds the temporaries the call's output groups have on disk at the moment,
 //! so that a signal handler about to end the process can remove them
@@ -20,7 +18,6 @@
 //! during a commit ends with the whole earlier group or the whole new group, never a mix:
 //! the commit, once started, finishes (or rolls back) under its own control.
 
-use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -49,10 +46,6 @@ struct Shared {
     steps: AtomicU64,
 }
 
-thread_local! {
-    static CURRENT: RefCell<Option<CancelToken>> = const { RefCell::new(None) };
-}
-
 impl CancelToken {
     /// A token not cancelled.
     pub fn new() -> CancelToken {
@@ -68,20 +61,6 @@ impl CancelToken {
     /// Whether [`cancel`](Self::cancel) was called on this token (or a clone).
     pub fn is_cancelled(&self) -> bool {
         self.0.cancelled.load(Ordering::SeqCst)
-    }
-
-    /// The token of the call this thread works for (a fresh, never-cancelled one when none was
-    /// entered). `ExecOptions::default()` takes it, so a caller that entered its token (the
-    /// CLI does once, in `main`) need not set it in every options struct.
-    pub fn current() -> CancelToken {
-        CURRENT.with(|c| c.borrow().clone()).unwrap_or_default()
-    }
-
-    /// Makes this token the current one of this thread until the guard is dropped (the
-    /// previous one is restored then).
-    pub fn enter(&self) -> Entered {
-        let previous = CURRENT.with(|c| c.borrow_mut().replace(self.clone()));
-        Entered { previous }
     }
 
     /// Whether two handles share one flag.
@@ -143,8 +122,8 @@ impl CancelToken {
     /// from 1 and said on stderr, and the step with that number first pauses for
     /// `VIDPREP_FAULT_COMMIT_PAUSE_MS` (default 3000): a test signals the process there.
     #[cfg(feature = "fault-injection")]
-    pub(crate) fn fault_step(&self, what: &str, path: &Path) {
-        let Some((pause_at, pause)) = crate::settings::with(|s| s.fault_commit_step) else {
+    pub(crate) fn fault_step(&self, settings: &crate::settings::Settings, what: &str, path: &Path) {
+        let Some((pause_at, pause)) = settings.fault_commit_step else {
             return;
         };
         let n = self.0.steps.fetch_add(1, Ordering::SeqCst) + 1;
@@ -210,24 +189,6 @@ impl Drop for Committing<'_> {
     }
 }
 
-/// Whether the current token of this thread (see [`CancelToken::current`]) is cancelled.
-pub fn cancelled() -> bool {
-    CURRENT.with(|c| c.borrow().as_ref().is_some_and(CancelToken::is_cancelled))
-}
-
-/// The guard of [`CancelToken::enter`].
-#[must_use = "the token is current only while the guard lives"]
-pub struct Entered {
-    previous: Option<CancelToken>,
-}
-
-impl Drop for Entered {
-    fn drop(&mut self) {
-        let previous = self.previous.take();
-        CURRENT.with(|c| *c.borrow_mut() = previous);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,33 +196,13 @@ mod tests {
     #[test]
     fn a_cancelled_call_leaves_the_next_one_alone() {
         let first = CancelToken::new();
-        {
-            let _g = first.enter();
-            first.cancel();
-            assert!(cancelled());
-        }
-        assert!(!cancelled());
-        let second = CancelToken::new();
-        let _g = second.enter();
-        assert!(!cancelled());
+        let in_thread = first.clone();
+        std::thread::spawn(move || in_thread.cancel())
+            .join()
+            .unwrap();
         assert!(first.is_cancelled());
-    }
-
-    #[test]
-    fn spawned_threads_carry_the_token_they_are_given() {
-        let token = CancelToken::new();
-        let _g = token.enter();
-        let inherited = CancelToken::current();
-        assert!(inherited.same_as(&token));
-        token.cancel();
-        let seen = std::thread::spawn(move || {
-            let _g = inherited.enter();
-            cancelled()
-        })
-        .join()
-        .unwrap();
-        assert!(seen);
-        // A thread that entered nothing sees no cancellation.
-        assert!(!std::thread::spawn(cancelled).join().unwrap());
+        let second = CancelToken::new();
+        assert!(!second.is_cancelled());
+        assert!(!second.same_as(&first));
     }
 }

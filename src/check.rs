@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::reference::{self, yuv420_md5, Reference};
@@ -64,6 +65,11 @@ pub struct CheckOptions {
     pub threads: usize,
     /// Add the reference's frames (timestamp, MD5, damage) to each source's report.
     pub list_frames: bool,
+    /// What stops the whole check (the CLI's Ctrl-C); each source is read under a token of
+    /// its own besides (its time limit). Default: a fresh token.
+    pub cancel: crate::CancelToken,
+    /// Network timeouts and the download limit of the reads (see [`crate::Settings`]).
+    pub settings: crate::Settings,
 }
 
 impl Default for CheckOptions {
@@ -75,6 +81,8 @@ impl Default for CheckOptions {
             jobs: 1,
             threads: 0,
             list_frames: false,
+            cancel: crate::CancelToken::new(),
+            settings: crate::Settings::default(),
         }
     }
 }
@@ -355,8 +363,7 @@ pub fn check_sources(
     options: &CheckOptions,
     progress: &mut dyn Progress,
 ) -> Result<CheckReport> {
-    let caller = crate::CancelToken::current();
-    let settings = crate::Settings::current();
+    let caller = &options.cancel;
     let jobs = options.jobs.clamp(1, sources.len().max(1));
     // The reads decode as a request does: one source alone with FFmpeg's own thread count
     // (`ExecOptions::default()`), several at a time with the cores divided among them (a
@@ -377,22 +384,22 @@ pub fn check_sources(
             let i = next;
             next += 1;
             let token = crate::CancelToken::new();
-            let (source, options, tx, thread_token, settings) = (
-                sources[i].clone(),
-                options.clone(),
-                tx.clone(),
-                token.clone(),
-                settings.clone(),
-            );
+            // The source's reads work for a call of their own: its token (the time limit's),
+            // the check's settings.
+            let call = CallContext {
+                cancel: token.clone(),
+                settings: options.settings.clone(),
+                tally: None,
+            };
+            let (source, options, tx) = (sources[i].clone(), options.clone(), tx.clone());
             std::thread::spawn(move || {
-                let _cancel = thread_token.enter();
-                let _settings = settings.enter();
+                let thread_token = call.cancel.clone();
                 let report = |m: Message| {
                     let _ = tx.send(m);
                 };
                 let started = Instant::now();
                 let mut check = catch_unwind(AssertUnwindSafe(|| {
-                    check_one(&source, &options, threads, &mut |m| report(m))
+                    check_one(&source, &options, threads, &mut |m| report(m), &call)
                 }))
                 .unwrap_or_else(|panic| {
                     let mut c = SourceCheck::new(&source);
@@ -506,15 +513,16 @@ pub fn manifest_sources(
     Ok((sources, read.bad))
 }
 
-/// One source's check, on its own thread (under its own token).
+/// One source's check, on its own thread, for the call `ctx` (under its own token).
 fn check_one(
     source: &Source,
     options: &CheckOptions,
     threads: usize,
     tell: &mut dyn FnMut(Message),
+    ctx: &CallContext,
 ) -> SourceCheck {
     let mut check = SourceCheck::new(source);
-    if let Err(e) = check_into(source, options, threads, tell, &mut check) {
+    if let Err(e) = check_into(source, options, threads, tell, &mut check, ctx) {
         check.error = Some(e.to_string());
     }
     check
@@ -567,18 +575,23 @@ fn check_into(
     threads: usize,
     tell: &mut dyn FnMut(Message),
     check: &mut SourceCheck,
+    ctx: &CallContext,
 ) -> Result<()> {
     let tables = TableCache::new();
-    let mut table = tables.table(source)?;
+    let mut table = tables.table_in(source, ctx)?;
     let estimate = table.len() as u64;
     tell(Message::Length(estimate));
-    let reference = reference::decode(source, |_| {
-        if crate::cancel::cancelled() {
-            return Err(Error::Cancelled);
-        }
-        tell(Message::Advance(1));
-        Ok(())
-    })?;
+    let reference = reference::decode(
+        source,
+        |_| {
+            if ctx.cancelled() {
+                return Err(Error::Cancelled);
+            }
+            tell(Message::Advance(1));
+            Ok(())
+        },
+        ctx,
+    )?;
     let n = reference.frames.len();
     check.reference_frames = Some(n);
     if options.list_frames {
@@ -630,12 +643,13 @@ fn check_into(
             tell,
             &mut round,
             &mut reported,
+            ctx,
         );
         match result {
             Err(Error::TableMismatch { frame, .. }) if attempt == 0 => {
                 // As every request does: the table is rebuilt by decoding and the work redone.
-                tables.distrust(source);
-                table = tables.table(source)?;
+                tables.distrust_in(source, ctx);
+                table = tables.table_in(source, ctx)?;
                 rebuilt_at = Some(frame);
                 reported.clear();
                 continue;
@@ -744,6 +758,7 @@ fn read_all(
     tell: &mut dyn FnMut(Message),
     check: &mut SourceCheck,
     reported: &mut BTreeSet<usize>,
+    ctx: &CallContext,
 ) -> Result<()> {
     let n = reference.frames.len();
     // The table: count, timestamps, times.
@@ -856,10 +871,11 @@ fn read_all(
     };
     // A sequential read from the start.
     if sequential {
-        let mut reader = FrameReader::open_with_table(source, options.clone(), table.clone())?;
+        let mut reader =
+            FrameReader::open_with_table_in(source, options.clone(), table.clone(), ctx)?;
         let mut i = 0;
         while let Some(frame) = reader.next_frame()? {
-            if crate::cancel::cancelled() {
+            if ctx.cancelled() {
                 return Err(Error::Cancelled);
             }
             compare(check, "sequential", i, &frame);
@@ -879,7 +895,7 @@ fn read_all(
     }
     let common = n.min(table.len());
     // Seeks to the sample, last first (so most seeks go backwards), then forwards.
-    let mut reader = FrameReader::open_with_table(source, options.clone(), table.clone())?;
+    let mut reader = FrameReader::open_with_table_in(source, options.clone(), table.clone(), ctx)?;
     let mut order: Vec<usize> = sample
         .iter()
         .copied()
@@ -981,10 +997,11 @@ fn read_all(
             2,
             options,
             None,
+            ctx,
         )?;
         let mut seen = 0;
         while let Some(frame) = sparse.next_frame()? {
-            if crate::cancel::cancelled() {
+            if ctx.cancelled() {
                 return Err(Error::Cancelled);
             }
             let want = frame.origin.index;

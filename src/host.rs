@@ -91,11 +91,6 @@ pub(crate) fn random_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The lease this call gives its locks: the current [`Settings::lock_lease`](crate::Settings::lock_lease).
-pub(crate) fn lease() -> Duration {
-    crate::settings::with(|s| s.lock_lease)
-}
-
 /// How long a temporary of another host (or another PID namespace) must lie untouched,
 /// itself and everything in it, before any run removes it: a day. (A batch removes the
 /// temporaries of a lock holder it took over at once.)

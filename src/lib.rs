@@ -66,6 +66,7 @@ pub(crate) mod batch;
 pub(crate) mod bitstream;
 pub(crate) mod cancel;
 pub(crate) mod check;
+pub(crate) mod context;
 pub mod detect;
 pub(crate) mod draw;
 mod error;
@@ -107,16 +108,17 @@ pub use check::{
     check_sources, manifest_sources, CheckOptions, CheckReport, Compared, DamageFacts, Difference,
     ReferenceFrame, SourceCheck, TableFacts, Verdict, DEFAULT_CHECK_TIME_LIMIT,
 };
+pub use context::CallContext;
 pub use error::{require_utf8, Error, ErrorKind, FfmpegError, Result};
 pub use exec::{
     execute, execute_checked, Destination, ExecOptions, MemoryFrames, Outcome,
     DEFAULT_MEMORY_BUDGET,
 };
 pub use exports::{ExportReport, ExportTarget};
-pub use manifest::read_manifest;
+pub use manifest::{read_manifest, read_manifest_in};
 pub use media::ffi::{build_facts, BuildFacts};
 pub use media::input::set_ffmpeg_log;
-pub use media::probe::{probe, probe_source, AudioInfo, MediaInfo, VideoInfo};
+pub use media::probe::{probe, probe_source, probe_source_in, AudioInfo, MediaInfo, VideoInfo};
 pub use media::reference::rgb_frames_at as reference_rgb_frames;
 pub use media::source::input_paths;
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};

@@ -158,14 +158,14 @@ impl SourceBoxes {
     /// whose upright stored pictures are `width x height` and whose square-pixel size is
     /// `display`: the boxes end on the stored grid, moved there from `request.grid`. With
     /// `span`, only the boxes of those frames (and each track's nearest keys on either side)
-    /// are kept.
+    /// are kept. The read is counted on the call's tally (`ctx`).
     pub fn load(
         request: &BoxesRequest,
         table: &FrameTable,
-        width: u32,
-        height: u32,
+        (width, height): (u32, u32),
         display: (u32, u32),
         span: Option<std::ops::Range<usize>>,
+        ctx: &crate::context::CallContext,
     ) -> Result<SourceBoxes> {
         // Rows past the video's end, and outside the span, are not even kept (a MOT file far
         // longer than the span costs what the span's part of it costs).
@@ -175,6 +175,7 @@ impl SourceBoxes {
             boxes_only: true,
             ..request.read.clone()
         };
+        ctx.count(crate::tally::Event::AnnotationRead);
         let mut annotations = annotations::read(&request.path, request.format, &read)?;
         let (sx, sy) = request.grid.to_stored((width, height), display);
         annotations.rescale_pixels(sx, sy);

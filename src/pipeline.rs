@@ -158,24 +158,20 @@ const READ_AHEAD: usize = 4;
 
 /// Runs the pipeline to the end of the source (or until no sink wants more); returns the
 /// number of frames that went through. The source runs on its own thread, a few frames ahead,
-/// so decoding overlaps drawing and encoding.
+/// so decoding overlaps drawing and encoding (the source carries the call it reads for).
+/// Stops with [`Error::Cancelled`] once `cancel`, the call's token, is cancelled.
 pub fn run(
     source: &mut dyn FrameSource,
     sinks: &mut [&mut dyn FrameSink],
     progress: &mut dyn Progress,
+    cancel: &crate::cancel::CancelToken,
 ) -> Result<usize> {
     if let Some(n) = source.len_hint() {
         progress.set_length(n as u64);
     }
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Result<PipelineFrame>>(READ_AHEAD);
-        let cancel = crate::CancelToken::current();
-        let settings = crate::Settings::current();
-        let tally = crate::tally::Tally::current();
         scope.spawn(move || {
-            let _cancel = cancel.enter();
-            let _settings = settings.enter();
-            let _tally = crate::tally::enter(tally.as_ref());
             loop {
                 let next = source.next_frame();
                 let stop = !matches!(next, Ok(Some(_)));
@@ -194,7 +190,7 @@ pub fn run(
         while sinks.iter().any(|s| s.wants_more()) {
             let Ok(next) = rx.recv() else { break };
             // A read cut short by the cancel (FFmpeg's `AVERROR_EXIT`) is the cancel.
-            if crate::cancel::cancelled() {
+            if cancel.is_cancelled() {
                 return Err(Error::Cancelled);
             }
             let frame = next?;

@@ -7,17 +7,14 @@
 //! package build their [`Settings`] with [`Settings::from_vars`] over the process's
 //! environment (`VIDPREP_NETWORK_TIMEOUT`, `VIDPREP_NETWORK_DEADLINE`,
 //! `VIDPREP_DOWNLOAD_LIMIT`, `VIDPREP_NETWORK_MIN_RATE`, `VIDPREP_NETWORK_MIN_RATE_SECONDS`, `VIDPREP_LOCK_LEASE_SECONDS`, `VIDPREP_PARITY_TIMEOUT`; see
-//! [`Settings::VARS`]), and a
-//! library user sets the fields. Like the cancellation token (see [`crate::cancel`]), a
-//! call's settings are the *current* settings of every thread working for it while it runs
-//! ([`Settings::enter`]), so that code deep in the stack (FFmpeg's network options, the lock's
-//! renewal) reads them without their being passed through every function. Never
-//! process-wide: two calls with two settings run apart.
+//! [`Settings::VARS`]), and a library user sets the fields. The call hands its settings
+//! down in its [`CallContext`](crate::context::CallContext), so code deep in the stack
+//! (FFmpeg's network options, the lock's renewal) reads the settings of the call it works
+//! for. Never process-wide: two calls with two settings run apart.
 //!
 //! FFmpeg's log level is FFmpeg's own process-wide state: the doors set it once with
 //! [`crate::set_ffmpeg_log`] (`VIDPREP_FFMPEG_LOG`).
 
-use std::cell::RefCell;
 use std::time::Duration;
 
 /// The network timeout by default: 30 s.
@@ -138,10 +135,6 @@ impl Default for Settings {
     }
 }
 
-thread_local! {
-    static CURRENT: RefCell<Option<Settings>> = const { RefCell::new(None) };
-}
-
 impl Settings {
     /// The variables [`from_vars`](Self::from_vars) reads.
     pub const VARS: [&'static str; 9] = [
@@ -220,41 +213,6 @@ impl Settings {
                     (n, Duration::from_millis(ms))
                 }),
         })
-    }
-
-    /// The settings of the call this thread works for (the defaults when none were entered).
-    /// `ExecOptions::default()` takes them, so a door that entered its settings (the CLI does
-    /// once, in `main`) need not set them in every options struct.
-    pub fn current() -> Settings {
-        CURRENT.with(|c| c.borrow().clone()).unwrap_or_default()
-    }
-
-    /// Makes these settings the current ones of this thread until the guard is dropped (the
-    /// previous ones are restored then).
-    pub fn enter(&self) -> Entered {
-        let previous = CURRENT.with(|c| c.borrow_mut().replace(self.clone()));
-        Entered { previous }
-    }
-}
-
-/// Reads one field of the current settings without cloning them.
-pub(crate) fn with<T>(f: impl FnOnce(&Settings) -> T) -> T {
-    CURRENT.with(|c| match c.borrow().as_ref() {
-        Some(s) => f(s),
-        None => f(&Settings::default()),
-    })
-}
-
-/// The guard of [`Settings::enter`].
-#[must_use = "the settings are current only while the guard lives"]
-pub struct Entered {
-    previous: Option<Settings>,
-}
-
-impl Drop for Entered {
-    fn drop(&mut self) {
-        let previous = self.previous.take();
-        CURRENT.with(|c| *c.borrow_mut() = previous);
     }
 }
 
@@ -403,17 +361,5 @@ mod tests {
         assert_eq!(parse_size("-1"), None);
         assert_eq!(parse_size("5X"), None);
         assert_eq!(parse_size(""), None);
-    }
-
-    #[test]
-    fn entered_settings_are_current_until_the_guard_drops() {
-        let mut s = Settings::default();
-        s.lock_lease = Duration::from_secs(5);
-        {
-            let _g = s.enter();
-            assert_eq!(Settings::current().lock_lease, Duration::from_secs(5));
-            assert_eq!(with(|s| s.lock_lease), Duration::from_secs(5));
-        }
-        assert_eq!(Settings::current(), Settings::default());
     }
 }

@@ -8,6 +8,7 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::source::Source;
@@ -77,7 +78,8 @@ impl SparseSource {
     /// decoding with `options` (`strict`, `upright`; its `threads`, the call's budget with 0
     /// for one per core, are divided among the workers, one each at least). The first worker
     /// decodes from `used` (the input `table` was built from) when given, instead of opening
-    /// the source again: with one worker the source is opened once per item.
+    /// the source again: with one worker the source is opened once per item. Each worker
+    /// reads for the call `ctx` (a clone of it moves into the worker's thread).
     pub(crate) fn start_with(
         source: &Source,
         table: Arc<FrameTable>,
@@ -85,6 +87,7 @@ impl SparseSource {
         workers: usize,
         options: DecodeOptions,
         mut used: Option<UsedInput>,
+        ctx: &CallContext,
     ) -> Result<SparseSource> {
         let path = source.path();
         let mut targets: Vec<usize> = indices.to_vec();
@@ -123,14 +126,9 @@ impl SparseSource {
             let path: PathBuf = source.path().to_path_buf();
             let table = table.clone();
             let options = options.clone();
-            let cancel = crate::CancelToken::current();
-            let settings = crate::Settings::current();
-            let tally = crate::tally::Tally::current();
+            let ctx = ctx.clone();
             let used = used.take();
             handles.push(std::thread::spawn(move || {
-                let _cancel = cancel.enter();
-                let _settings = settings.enter();
-                let _tally = crate::tally::enter(tally.as_ref());
                 let result = (|| -> Result<()> {
                     let options = DecodeOptions {
                         threads: threads_each,
@@ -138,7 +136,9 @@ impl SparseSource {
                     };
                     let mut reader = match used {
                         Some(used) => FrameReader::from_used_input(used, options, table.clone())?,
-                        None => FrameReader::open_with_table(&source, options, table.clone())?,
+                        None => {
+                            FrameReader::open_with_table_in(&source, options, table.clone(), &ctx)?
+                        }
                     };
                     let wanted: Vec<usize> = groups
                         .iter()

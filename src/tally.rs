@@ -4,13 +4,11 @@
 //! and let a caller see what a call cost.
 //!
 //! A [`Tally`] is carried by the caller in [`ExecOptions::tally`](crate::ExecOptions) (and so
-//! in [`BatchOptions::exec`](crate::BatchOptions)); nothing is counted without one. Like the
-//! cancellation token (see [`crate::cancel`]), it is the *current* tally of every thread
-//! working for the call while the call runs, so that code deep in the stack (opening a file in
-//! `media/input.rs`) counts without the tally being passed through every function. Never
+//! in [`BatchOptions::exec`](crate::BatchOptions)); nothing is counted without one. The call
+//! hands it down in its [`CallContext`](crate::context::CallContext): code deep in the stack
+//! (opening a file in `media/input.rs`) counts on the context it was given. Never
 //! process-wide: two calls with two tallies count apart.
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -52,7 +50,8 @@ pub struct Counts {
     pub plan_checks: usize,
     /// `Plan::normalized` calls.
     pub normalisations: usize,
-    /// Annotation files opened for reading.
+    /// Annotation files (or GOT-10k folders) read for boxes (each read reads its files once:
+    /// the text a format's detection read is the text parsed).
     pub annotation_reads: usize,
     /// The most video decoders open at once.
     pub peak_decoders: usize,
@@ -67,10 +66,6 @@ pub struct Counts {
     /// Packets sparse reading did not send to a decoder because no frame it wanted depends on
     /// them (see `bitstream::h264_refs`).
     pub packets_left_out: usize,
-}
-
-thread_local! {
-    static CURRENT: RefCell<Option<Tally>> = const { RefCell::new(None) };
 }
 
 /// Something a tally counts.
@@ -112,19 +107,8 @@ impl Tally {
         }
     }
 
-    /// The tally of the call this thread works for, if it carries one.
-    pub fn current() -> Option<Tally> {
-        CURRENT.with(|c| c.borrow().clone())
-    }
-
-    /// Makes this tally the current one of this thread until the guard is dropped (the
-    /// previous one is restored then).
-    pub fn enter(&self) -> Entered {
-        let previous = CURRENT.with(|c| c.borrow_mut().replace(self.clone()));
-        Entered { previous }
-    }
-
-    fn add(&self, event: Event) {
+    /// Counts one `event`.
+    pub(crate) fn add(&self, event: Event) {
         let c = &self.0;
         let counter = match event {
             Event::Open => &c.opens,
@@ -141,21 +125,6 @@ impl Tally {
     }
 }
 
-/// Makes `tally` (when there is one) current on this thread; for threads that work for a call
-/// (`let _tally = tally::enter(tally.as_ref())`).
-pub(crate) fn enter(tally: Option<&Tally>) -> Option<Entered> {
-    tally.map(Tally::enter)
-}
-
-/// Counts `event` on the current tally, if any.
-pub(crate) fn count(event: Event) {
-    CURRENT.with(|c| {
-        if let Some(t) = c.borrow().as_ref() {
-            t.add(event);
-        }
-    });
-}
-
 /// The threads FFmpeg runs for a decoder opened with `threads` (0: its automatic count,
 /// `pthread_frame.c`: cores + 1 when there are several, at most 16).
 pub(crate) fn ffmpeg_decoder_threads(threads: usize) -> usize {
@@ -170,25 +139,27 @@ pub(crate) fn ffmpeg_decoder_threads(threads: usize) -> usize {
     }
 }
 
-/// Counts an open decoder of `threads` (as given to FFmpeg) until the guard is dropped.
-pub(crate) fn decoder_opened(threads: usize) -> DecoderHeld {
-    let tally = Tally::current();
-    let threads = ffmpeg_decoder_threads(threads);
-    if let Some(t) = &tally {
-        let c = &t.0;
-        let open = c.decoders.fetch_add(1, Ordering::SeqCst) + 1;
-        c.peak_decoders.fetch_max(open, Ordering::SeqCst);
-        let running = c.decoder_threads.fetch_add(threads, Ordering::SeqCst) + threads;
-        c.peak_decoder_threads.fetch_max(running, Ordering::SeqCst);
-    }
-    DecoderHeld { tally, threads }
-}
-
-/// The guard of [`decoder_opened`].
+/// An open decoder counted on a tally (with its threads) until the guard is dropped
+/// ([`CallContext::decoder_opened`](crate::context::CallContext::decoder_opened)).
 #[derive(Debug)]
 pub(crate) struct DecoderHeld {
     tally: Option<Tally>,
     threads: usize,
+}
+
+impl DecoderHeld {
+    /// Counts an open decoder of `threads` (as given to FFmpeg) on `tally`, if any.
+    pub(crate) fn new(tally: Option<Tally>, threads: usize) -> DecoderHeld {
+        let threads = ffmpeg_decoder_threads(threads);
+        if let Some(t) = &tally {
+            let c = &t.0;
+            let open = c.decoders.fetch_add(1, Ordering::SeqCst) + 1;
+            c.peak_decoders.fetch_max(open, Ordering::SeqCst);
+            let running = c.decoder_threads.fetch_add(threads, Ordering::SeqCst) + threads;
+            c.peak_decoder_threads.fetch_max(running, Ordering::SeqCst);
+        }
+        DecoderHeld { tally, threads }
+    }
 }
 
 impl Drop for DecoderHeld {
@@ -201,50 +172,29 @@ impl Drop for DecoderHeld {
     }
 }
 
-/// The guard of [`Tally::enter`].
-#[must_use = "the tally is current only while the guard lives"]
-pub struct Entered {
-    previous: Option<Tally>,
-}
-
-impl Drop for Entered {
-    fn drop(&mut self) {
-        let previous = self.previous.take();
-        CURRENT.with(|c| *c.borrow_mut() = previous);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn two_calls_count_apart_and_nothing_counts_without_a_tally() {
-        count(Event::Open);
+    fn two_tallies_count_apart_and_decoders_count_while_held() {
         let a = Tally::new();
         let b = Tally::new();
+        a.add(Event::Open);
         {
-            let _g = a.enter();
-            count(Event::Open);
-            let _d = decoder_opened(3);
-            let _e = decoder_opened(2);
-            let inherited = Tally::current();
-            std::thread::spawn(move || {
-                let _g = enter(inherited.as_ref());
-                count(Event::PacketScan);
-            })
-            .join()
-            .unwrap();
+            let _d = DecoderHeld::new(Some(a.clone()), 3);
+            let _e = DecoderHeld::new(Some(a.clone()), 2);
+            let _none = DecoderHeld::new(None, 4);
+            let in_thread = a.clone();
+            std::thread::spawn(move || in_thread.add(Event::PacketScan))
+                .join()
+                .unwrap();
         }
-        {
-            let _g = b.enter();
-            count(Event::PlanCheck);
-        }
+        b.add(Event::PlanCheck);
         let ca = a.counts();
         assert_eq!((ca.opens, ca.packet_scans, ca.plan_checks), (1, 1, 0));
         assert_eq!((ca.peak_decoders, ca.peak_decoder_threads), (2, 5));
         assert_eq!(a.0.decoder_threads.load(Ordering::SeqCst), 0);
         assert_eq!(b.counts().plan_checks, 1);
-        assert!(Tally::current().is_none());
     }
 }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use common::synth::SynthVideo;
 use vidprep::manifest::ManifestItem;
-use vidprep::{execute, read_manifest, run_batch, BatchOptions, Counts, Destination, ExecOptions};
+use vidprep::{execute, run_batch, BatchOptions, Counts, Destination, ExecOptions};
 use vidprep::{NoProgress, Plan, Quiet, Status, Tally};
 
 /// 120 frames, a keyframe every 30, two B-frames, a soundtrack: the first sampled frame of
@@ -216,10 +216,11 @@ fn a_manifest_item_is_checked_and_normalised_once() {
     let out = dir.path().join("out");
     let run = |resume: bool| {
         let tally = Tally::new();
-        let read = {
-            let _entered = tally.enter();
-            read_manifest(&manifest).unwrap()
-        };
+        let read = vidprep::read_manifest_in(
+            &manifest,
+            &vidprep::CallContext::new().with_tally(tally.clone()),
+        )
+        .unwrap();
         assert_eq!(read.items.len(), 1, "{:?}", read.bad);
         let mut options = BatchOptions::new(out.clone());
         options.jobs = 1;
@@ -256,10 +257,10 @@ fn every_door_checks_its_plans_once() {
     ))
     .unwrap();
     let tally = Tally::new();
-    let (items, refused) = {
-        let _entered = tally.enter();
-        ManifestItem::check_all([(1, bad.clone())])
-    };
+    let (items, refused) = ManifestItem::check_all_in(
+        [(1, bad.clone())],
+        &vidprep::CallContext::new().with_tally(tally.clone()),
+    );
     assert!(items.is_empty());
     let [refused] = &refused[..] else {
         panic!("one refused item, got {}", refused.len())

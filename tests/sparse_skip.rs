@@ -261,8 +261,10 @@ pub(crate) fn check_targets(v: &Variant, every: Option<usize>) -> Work {
     assert_eq!(theirs.len(), n, "{}: frame count", v.name);
 
     let tally = Tally::new();
-    let _entered = tally.enter();
-    let mut reader = FrameReader::open(&path).unwrap();
+    let ctx = vidprep::CallContext::new().with_tally(tally.clone());
+    let mut reader =
+        FrameReader::open_with_table_in(&path, vidprep::DecodeOptions::default(), table, &ctx)
+            .unwrap();
     reader.want_only(&want);
     for &t in &want {
         reader.seek_to_index(t).unwrap();
@@ -412,15 +414,16 @@ fn work_on_a_long_video() {
         .collect();
     for skip in [false, true] {
         let tally = Tally::new();
-        let _entered = tally.enter();
+        let ctx = vidprep::CallContext::new().with_tally(tally.clone());
         let t = std::time::Instant::now();
-        let mut reader = FrameReader::open_with_table(
+        let mut reader = FrameReader::open_with_table_in(
             Path::new(&path),
             vidprep::DecodeOptions {
                 threads: 1,
                 ..Default::default()
             },
             table.clone(),
+            &ctx,
         )
         .unwrap();
         if skip {

@@ -49,11 +49,11 @@ impl EncodeArgs {
         }
     }
 
-    /// Execution options with these defaults.
-    pub fn exec(&self) -> vidprep::ExecOptions {
+    /// Execution options with these defaults, for the command's call `ctx`.
+    pub fn exec(&self, ctx: &vidprep::CallContext) -> vidprep::ExecOptions {
         let mut exec = vidprep::ExecOptions::default();
         exec.defaults = self.defaults();
-        exec
+        exec.in_context(ctx)
     }
 }
 

@@ -169,8 +169,8 @@ impl Observer for Display {
     }
 }
 
-pub fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let mut manifest = vidprep::read_manifest(&args.manifest)?;
+pub fn run(args: RunArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+    let mut manifest = vidprep::read_manifest_in(&args.manifest, ctx)?;
     if args.strict {
         for item in &mut manifest.items {
             item.plan.set_strict(true);
@@ -183,6 +183,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         &args.batch,
         &args.encode,
         Some(&args.manifest),
+        ctx,
     )
 }
 
@@ -195,6 +196,7 @@ pub fn run_items(
     batch: &BatchArgs,
     encode: &EncodeArgs,
     origin: Option<&Path>,
+    ctx: &vidprep::CallContext,
 ) -> anyhow::Result<u8> {
     let mut options = BatchOptions::new(out_dir);
     options.jobs = batch.jobs.unwrap_or(0) as usize;
@@ -202,7 +204,7 @@ pub fn run_items(
     options.resume = batch.resume;
     options.fail_fast = batch.fail_fast;
     options.codec_threads = batch.codec_threads.map(|t| t as usize);
-    options.exec = encode.exec();
+    options.exec = encode.exec(ctx);
     options.origin = origin.map(Path::to_path_buf);
     let display = Display::new("run");
     let (summary, _) = run_batch(items, bad, &options, &display)?;

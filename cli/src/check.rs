@@ -54,7 +54,7 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
-pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
+pub fn run(args: CheckArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     let mut sources: Vec<Source> = args
         .sources
         .iter()
@@ -76,6 +76,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     options.time_limit = Duration::from_secs_f64(args.time_limit);
     options.jobs = args.jobs as usize;
     options.list_frames = args.list_frames;
+    options.cancel = ctx.cancel.clone();
+    options.settings = ctx.settings.clone();
     let label = if sources.len() == 1 {
         "check"
     } else {

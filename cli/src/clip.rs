@@ -121,7 +121,7 @@ impl CutArgs {
     }
 }
 
-pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
+pub fn run_cut(args: CutArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     if let Some(manifest) = &args.manifest {
         if args.boxes.options_without_boxes() || args.format.format.is_some() {
             return Err(vidprep::Error::Usage(
@@ -143,6 +143,7 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
             &args.batch,
             &args.encode,
             Some(manifest),
+            ctx,
         );
     }
     refuse_box_options(&args.boxes, &args.format)?;
@@ -173,7 +174,7 @@ pub fn run_cut(args: CutArgs) -> anyhow::Result<u8> {
             (plan, output)
         })
         .collect();
-    run_ratio_plans(plans, || args.encode.exec(), "cut")
+    run_ratio_plans(plans, || args.encode.exec(ctx), "cut", ctx)
 }
 
 /// Runs the plans of a `--ratios` request, one clip per ratio, after checking every output
@@ -182,8 +183,9 @@ fn run_ratio_plans(
     plans: Vec<(Plan, PathBuf)>,
     exec: impl Fn() -> vidprep::ExecOptions,
     verb: &str,
+    ctx: &vidprep::CallContext,
 ) -> anyhow::Result<u8> {
-    check_every_output(&plans)?;
+    check_every_output(&plans, ctx)?;
     for (plan, output) in plans {
         run_plan(&plan, vec![ExportTarget::at(output)], exec(), verb)?;
     }
@@ -194,11 +196,11 @@ fn run_ratio_plans(
 /// its own plan), every output and its sidecar is claimed by the rules each plan's own group
 /// applies (not an input, not a folder or device, no two alike) and released again, so that a
 /// refusal comes before anything is written rather than after the first clips.
-fn check_every_output(plans: &[(Plan, PathBuf)]) -> anyhow::Result<()> {
+fn check_every_output(plans: &[(Plan, PathBuf)], ctx: &vidprep::CallContext) -> anyhow::Result<()> {
     if plans.len() < 2 {
         return Ok(());
     }
-    let mut group = vidprep::OutputGroup::new(&plans[0].0.inputs());
+    let mut group = vidprep::OutputGroup::new(&plans[0].0.inputs(), ctx);
     for (_, output) in plans {
         group.file(output)?;
         group.file(&output.with_extension("json"))?;
@@ -272,7 +274,7 @@ fn ratio_output_path(base: &Path, ratio: &TimeSpec) -> PathBuf {
     base.with_file_name(format!("{stem}_{label}.{ext}"))
 }
 
-pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
+pub fn run_truncate(args: TruncateArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     refuse_box_options(&args.boxes, &args.format)?;
     let jobs: Vec<(TimeSpec, PathBuf)> = match args.at {
         Some(at) => vec![(at, args.output.clone())],
@@ -293,7 +295,7 @@ pub fn run_truncate(args: TruncateArgs) -> anyhow::Result<u8> {
             (plan, output)
         })
         .collect();
-    run_ratio_plans(plans, || args.encode.exec(), "truncate")
+    run_ratio_plans(plans, || args.encode.exec(ctx), "truncate", ctx)
 }
 
 #[derive(Args)]
@@ -318,7 +320,7 @@ pub struct OverlayArgs {
     encode: EncodeArgs,
 }
 
-pub fn run_overlay(args: OverlayArgs) -> anyhow::Result<u8> {
+pub fn run_overlay(args: OverlayArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     if args.boxes.boxes.is_none() {
         return Err(vidprep::Error::Usage(
             "overlay needs --boxes FILE (the annotations to draw)".into(),
@@ -348,7 +350,7 @@ pub fn run_overlay(args: OverlayArgs) -> anyhow::Result<u8> {
     run_plan(
         &plan,
         vec![ExportTarget::at(args.output.clone())],
-        args.encode.exec(),
+        args.encode.exec(ctx),
         "overlay",
     )
 }

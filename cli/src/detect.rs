@@ -138,7 +138,7 @@ pub struct DetectArgs {
     item: Option<String>,
 }
 
-pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
+pub fn run(args: DetectArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     if args.by != Detector::Annotations
         && (args.annotations.is_some()
             || args.track.is_some()
@@ -211,7 +211,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
     // Claim the outputs before decoding anything: a bad -o fails fast.
     let mut inputs = vidprep::input_paths(&args.source);
     inputs.extend(args.annotations.clone());
-    let mut group = OutputGroup::new(&inputs);
+    let mut group = OutputGroup::new(&inputs, ctx);
     let manifest_temp = group.file(&args.output)?;
     let stats_temp = match &args.stats {
         Some(p) => Some(group.file(p)?),
@@ -229,7 +229,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
     }
     let mut progress = crate::progress::BarProgress::new("detect");
     let source = vidprep::Source::new(args.source.clone(), args.source_fps.source_fps);
-    let detection = vidprep::detect::detect(&source, &options, &mut progress)?;
+    let detection = vidprep::detect::detect(&source, &options, &mut progress, ctx)?;
     progress.done();
     std::fs::write(&manifest_temp, detection.manifest())
         .with_context(|| format!("writing {}", args.output.display()))?;
@@ -295,7 +295,7 @@ pub fn run(args: DetectArgs) -> anyhow::Result<u8> {
         ))?;
     }
     if let Some(dir) = &args.sheets {
-        return contact_sheets(&detection, dir);
+        return contact_sheets(&detection, dir, ctx);
     }
     Ok(crate::EXIT_OK)
 }
@@ -307,13 +307,14 @@ fn same_place(a: &Path, b: &Path) -> bool {
 
 /// One small item per proposal through the batch runner: 8 frames spread over the span and
 /// their captioned strip.
-fn contact_sheets(detection: &vidprep::detect::Detection, dir: &Path) -> anyhow::Result<u8> {
-    let (items, bad) = vidprep::manifest::ManifestItem::check_all(
-        detection
-            .plans()
-            .into_iter()
-            .enumerate()
-            .map(|(i, mut plan)| {
+fn contact_sheets(
+    detection: &vidprep::detect::Detection,
+    dir: &Path,
+    ctx: &vidprep::CallContext,
+) -> anyhow::Result<u8> {
+    let (items, bad) =
+        vidprep::manifest::ManifestItem::check_all(detection.plans().into_iter().enumerate().map(
+            |(i, mut plan)| {
                 let mut sheet = FramesExport::default();
                 sheet.name = Some("sheet".into());
                 sheet.count = Some(8);
@@ -321,9 +322,10 @@ fn contact_sheets(detection: &vidprep::detect::Detection, dir: &Path) -> anyhow:
                 sheet.strip = Strip(Some(4));
                 plan.exports = vec![ExportSpec::Frames(sheet)];
                 (i + 1, plan)
-            }),
-    );
-    let options = vidprep::BatchOptions::new(dir);
+            },
+        ));
+    let mut options = vidprep::BatchOptions::new(dir);
+    options.exec = vidprep::ExecOptions::default().in_context(ctx);
     let (summary, _) = vidprep::run_batch(&items, &bad, &options, &vidprep::Quiet)?;
     eprintln!(
         "contact sheets: {} ok, {} failed -> {}/<id>/sheet/strip.jpg (report {})",

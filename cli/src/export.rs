@@ -171,14 +171,14 @@ pub struct FramesArgs {
     encode: EncodeArgs,
 }
 
-pub fn run(args: ExportArgs) -> anyhow::Result<u8> {
+pub fn run(args: ExportArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     match args.what {
-        ExportCommand::Video(v) => run_video(v),
-        ExportCommand::Frames(f) => run_frames(f),
+        ExportCommand::Video(v) => run_video(v, ctx),
+        ExportCommand::Frames(f) => run_frames(f, ctx),
     }
 }
 
-fn run_video(args: VideoArgs) -> anyhow::Result<u8> {
+fn run_video(args: VideoArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     if args.boxes.options_without_boxes() {
         return Err(vidprep::Error::Usage(
             "box and drawing options need --boxes FILE (the annotations)".into(),
@@ -206,10 +206,10 @@ fn run_video(args: VideoArgs) -> anyhow::Result<u8> {
         base64: args.base64.clone(),
         ..ExportTarget::at(args.output.clone())
     };
-    crate::clip::run_plan(&plan, vec![target], args.encode.exec(), "export")
+    crate::clip::run_plan(&plan, vec![target], args.encode.exec(ctx), "export")
 }
 
-fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
+fn run_frames(args: FramesArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     if args.boxes.options_without_boxes() {
         return Err(vidprep::Error::Usage(
             "box and drawing options need --boxes FILE (the annotations)".into(),
@@ -258,7 +258,7 @@ fn run_frames(args: FramesArgs) -> anyhow::Result<u8> {
     plan.boxes = args.boxes.spec(args.boxes_format.boxes_format);
     plan.strict = args.strict;
     // Workers are an execution resource, not part of the plan.
-    let mut exec = args.encode.exec();
+    let mut exec = args.encode.exec(ctx);
     exec.workers = args.workers;
     crate::clip::run_plan(
         &plan,

@@ -74,7 +74,7 @@ impl InsertArgs {
     }
 }
 
-pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
+pub fn run(args: InsertArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     if let Some(hosts_dir) = &args.hosts {
         if args.source_fps.source_fps.is_some() {
             return Err(vidprep::Error::Usage(
@@ -116,7 +116,15 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
                 plan.strict = args.strict;
                 (0, plan)
             }));
-        return crate::batch::run_items(&items, &bad, &out_dir, &args.batch, &args.encode, None);
+        return crate::batch::run_items(
+            &items,
+            &bad,
+            &out_dir,
+            &args.batch,
+            &args.encode,
+            None,
+            ctx,
+        );
     }
     let (at, seed) = match (args.at, args.seed) {
         (Some(at), None) => (Some(at), None),
@@ -157,5 +165,5 @@ pub fn run(args: InsertArgs) -> anyhow::Result<u8> {
         boxes: args.annotations.clone(),
         ..ExportTarget::at(output)
     };
-    crate::clip::run_plan(&plan, vec![target], args.encode.exec(), "insert")
+    crate::clip::run_plan(&plan, vec![target], args.encode.exec(ctx), "insert")
 }

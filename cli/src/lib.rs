@@ -91,10 +91,8 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
     // removes its temporaries, and `main` returns 130. Should the work not stop within a few
     // seconds (a blocking read), the temporaries are removed here and the process exits; a
     // commit under way is never cut short (`CancelToken::settle`).
-    // The CLI's one call: its token is current on this thread, so every options struct made
-    // here (`ExecOptions::default()`) carries it.
+    // The CLI's one call: its token goes into the call's context, handed to every command.
     let cancel = vidprep::CancelToken::new();
-    let _cancel = cancel.enter();
     let handler_token = cancel.clone();
     let _ = ctrlc::set_handler(move || {
         handler_token.cancel();
@@ -113,8 +111,8 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
         }
     };
     // The library reads no environment: the settings its calls use (network timeouts, the
-    // download limit, the lock lease) come from these variables here, current on this thread
-    // like the token, so every `ExecOptions::default()` made here carries them.
+    // download limit, the lock lease) come from these variables here, into the call's
+    // context with the token.
     vidprep::set_ffmpeg_log(vidprep::FfmpegLog::from_text(
         std::env::var("VIDPREP_FFMPEG_LOG").ok().as_deref(),
     ));
@@ -125,7 +123,10 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let _settings = settings.enter();
+    let mut ctx = vidprep::CallContext::new();
+    ctx.cancel = cancel.clone();
+    ctx.settings = settings;
+    let ctx = &ctx;
     // Messages about a plan name its fields (`allow_repeats`); a single command shows them as
     // its flags, a manifest keeps the field names.
     let single = match &cli.command {
@@ -135,19 +136,19 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
         _ => true,
     };
     let result = match cli.command {
-        Command::Probe(args) => probe::run(args),
-        Command::Check(args) => check::run(args),
-        Command::Cut(args) => clip::run_cut(args),
-        Command::Truncate(args) => clip::run_truncate(args),
-        Command::Overlay(args) => clip::run_overlay(args),
-        Command::Insert(args) => insert::run(args),
-        Command::Export(args) => export::run(args),
-        Command::Run(args) => batch::run(args),
-        Command::Detect(args) => detect::run(args),
-        Command::Track(args) => track::run(args),
-        Command::Review(args) => review::run(args),
-        Command::ReviewApply(args) => review::run_apply(args),
-        Command::Parity(args) => parity::run(args),
+        Command::Probe(args) => probe::run(args, ctx),
+        Command::Check(args) => check::run(args, ctx),
+        Command::Cut(args) => clip::run_cut(args, ctx),
+        Command::Truncate(args) => clip::run_truncate(args, ctx),
+        Command::Overlay(args) => clip::run_overlay(args, ctx),
+        Command::Insert(args) => insert::run(args, ctx),
+        Command::Export(args) => export::run(args, ctx),
+        Command::Run(args) => batch::run(args, ctx),
+        Command::Detect(args) => detect::run(args, ctx),
+        Command::Track(args) => track::run(args, ctx),
+        Command::Review(args) => review::run(args, ctx),
+        Command::ReviewApply(args) => review::run_apply(args, ctx),
+        Command::Parity(args) => parity::run(args, ctx),
         Command::Schema(args) => schema::run(args),
     };
     if cancel.is_cancelled() {

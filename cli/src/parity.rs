@@ -138,8 +138,13 @@ impl Tail {
 }
 
 /// Runs `command` in a process group of its own and waits at most `limit` for it. Past the
-/// limit, or once the call is cancelled, the whole group is killed (SIGKILL).
-fn run_with_limit(mut command: Command, limit: Duration) -> std::io::Result<Ended> {
+/// limit, or once `cancel` (the call's token) is cancelled, the whole group is killed
+/// (SIGKILL).
+fn run_with_limit(
+    mut command: Command,
+    limit: Duration,
+    cancel: &vidprep::CancelToken,
+) -> std::io::Result<Ended> {
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt as _;
@@ -161,7 +166,7 @@ fn run_with_limit(mut command: Command, limit: Duration) -> std::io::Result<Ende
         }
         // Ctrl-C or SIGTERM: the runner's group is not the terminal's, so the signal never
         // reached it; it is ended here, at once, not left running past vidprep's exit.
-        if vidprep::CancelToken::current().is_cancelled() {
+        if cancel.is_cancelled() {
             break Err(Ended::Cancelled);
         }
         if Instant::now() >= deadline {
@@ -223,7 +228,7 @@ fn package_of(profile: &str) -> &'static str {
     vidprep::mirrored_package(profile).unwrap_or("?")
 }
 
-pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
+pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     let source = &args.input;
     let python = args
         .python
@@ -244,7 +249,7 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
     let outcome = vidprep::execute(
         &plan,
         &Destination::Memory,
-        &ExecOptions::default(),
+        &ExecOptions::default().in_context(ctx),
         &mut NoProgress,
     )?;
     let ours_s = t0.elapsed().as_secs_f64();
@@ -276,9 +281,7 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
     }
     let out_dir = dir.path().join("out");
     let t1 = Instant::now();
-    let limit = args
-        .timeout
-        .unwrap_or_else(|| vidprep::Settings::current().parity_timeout);
+    let limit = args.timeout.unwrap_or(ctx.settings.parity_timeout);
     let mut command = Command::new(&python);
     command
         .arg(&runner)
@@ -286,7 +289,7 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
         .arg(source)
         .arg(&out_dir)
         .arg(Value::Object(options).to_string());
-    let run = run_with_limit(command, limit).with_context(|| {
+    let run = run_with_limit(command, limit, &ctx.cancel).with_context(|| {
         format!(
             "cannot run the Python interpreter {} (install Python 3 with the package, or \
              name one with --python or VIDPREP_PYTHON)",
@@ -399,6 +402,7 @@ pub fn run(args: ParityArgs) -> anyhow::Result<u8> {
             &pixels,
             &our_indices,
             their_indices.as_deref(),
+            ctx,
         )?)
     } else {
         None
@@ -502,6 +506,7 @@ fn which_side(
     theirs: &[u8],
     our_indices: &[u64],
     their_indices: Option<&[u64]>,
+    ctx: &vidprep::CallContext,
 ) -> anyhow::Result<Value> {
     let (w, h) = (ours.width, ours.height);
     let per = w as usize * h as usize * 3;
@@ -515,7 +520,7 @@ fn which_side(
             wanted.extend(i.saturating_sub(NEIGHBOURS)..=i + NEIGHBOURS);
         }
     }
-    let frames = vidprep::reference_rgb_frames(&vidprep::Source::from(source), &wanted, w, h)
+    let frames = vidprep::reference_rgb_frames(&vidprep::Source::from(source), &wanted, w, h, ctx)
         .with_context(|| format!("{}: the plain sequential decode failed", source.display()))?;
     let closest = |picture: &[u8], index: usize| -> Option<(usize, f64)> {
         (index.saturating_sub(NEIGHBOURS)..=index + NEIGHBOURS)

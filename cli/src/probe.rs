@@ -24,7 +24,7 @@ pub struct ProbeArgs {
     build: bool,
 }
 
-pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
+pub fn run(args: ProbeArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     let Some(file) = &args.file else {
         let facts = vidprep::build_facts();
         if args.json {
@@ -44,7 +44,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
     // As every other command: the JSON names the source, and JSON holds only UTF-8.
     vidprep::require_utf8(file, "the source")?;
     let source = vidprep::Source::new(file.clone(), args.source_fps.source_fps);
-    let info = vidprep::probe_source(&source, args.count_frames)?;
+    let info = vidprep::probe_source_in(&source, args.count_frames, ctx)?;
     if args.json {
         crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&info)?))?;
     } else {

@@ -39,7 +39,7 @@ pub struct ReviewArgs {
     json: bool,
 }
 
-pub fn run(args: ReviewArgs) -> anyhow::Result<u8> {
+pub fn run(args: ReviewArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     let options = review::ReviewOptions {
         run_dir: args.out_dir.clone(),
         page_dir: args.output.clone(),
@@ -50,7 +50,7 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<u8> {
         trust_sidecars: args.trust_sidecars,
     };
     let display = crate::batch::Display::new("previews");
-    let summary = review::build_review(&options, &display)?;
+    let summary = review::build_review(&options, &display, ctx)?;
     display.finish();
     crate::print_warnings(&summary.warnings);
     eprintln!(
@@ -90,8 +90,9 @@ pub struct ReviewApplyArgs {
     json: bool,
 }
 
-pub fn run_apply(args: ReviewApplyArgs) -> anyhow::Result<u8> {
-    let applied = review::apply_decisions(&args.decisions, &args.manifest, args.output.as_deref())?;
+pub fn run_apply(args: ReviewApplyArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+    let applied =
+        review::apply_decisions(&args.decisions, &args.manifest, args.output.as_deref(), ctx)?;
     let list = |ids: &[String]| {
         if ids.is_empty() {
             String::new()

@@ -64,7 +64,7 @@ fn written_by_track(path: &std::path::Path) -> bool {
         .is_ok_and(|t| t.contains("\"vidprep_annotations\"") && t.contains("\"tracked_gaps\""))
 }
 
-pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
+pub fn run(args: TrackArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     let source = Source::new(args.source.clone(), args.source_fps.source_fps);
     // The output is claimed before any frame is decoded. The group's inputs are the source
     // (an image sequence: its folder) and the keys file, so it refuses an output that is one
@@ -72,7 +72,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
     // `vidprep track` wrote it.
     let mut inputs = vidprep::input_paths(&args.source);
     inputs.push(args.boxes.clone());
-    let mut group = OutputGroup::new(&inputs);
+    let mut group = OutputGroup::new(&inputs, ctx);
     let temp = group.owned_file(&args.output, &written_by_track, "`vidprep track`")?;
     let keys = boxes::read_with_defaults(&args.boxes, args.format)
         .with_context(|| format!("reading the keys to track from {}", args.boxes.display()))?;
@@ -83,7 +83,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
                 .into(),
         });
     }
-    let table = FrameTable::for_source(&source)?;
+    let table = vidprep::TableCache::new().table_in(&source, ctx)?;
     let end = args.end.map(|spec| end_frame(&table, spec));
     let mut warnings = Vec::new();
     // Keys on frames the tracking never reaches: all of them is an error naming the file,
@@ -132,7 +132,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<u8> {
             past.len()
         ));
     }
-    let (tracked, records, timing) = track_source(&source, &keys, end, args.fill)?;
+    let (tracked, records, timing) = track_source(&source, &keys, end, args.fill, ctx)?;
     let text = match args.output_format {
         BoxesOut::Vidprep => boxes::to_native_text(&tracked)?,
         BoxesOut::Vstar => {

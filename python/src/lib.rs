@@ -26,7 +26,9 @@ use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
 use vidprep::plan::CheckedPlan;
 use vidprep::{run_batch, BatchOptions, ItemReport, Observer};
-use vidprep::{CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan, Settings};
+use vidprep::{
+    CallContext, CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan, Settings,
+};
 
 create_exception!(
     _vidprep,
@@ -172,9 +174,9 @@ fn error_classes(py: Python<'_>) -> PyResult<Vec<(String, Bound<'_, pyo3::types:
 /// How often a waiting call looks for a signal (Ctrl-C) while the work runs.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
 
-/// Runs `work` without the GIL and without letting a panic escape, under a cancellation token
-/// of its own: the work runs on a thread of its own (which enters the token) while this
-/// thread waits without the GIL and checks for signals every [`SIGNAL_POLL`]. On Ctrl-C
+/// Runs `work` without the GIL and without letting a panic escape, for a call of its own: the
+/// work runs on a thread of its own, given the call's context (a fresh cancellation token,
+/// the settings read from the environment now), while this thread waits without the GIL and checks for signals every [`SIGNAL_POLL`]. On Ctrl-C
 /// (`KeyboardInterrupt`, or whatever a signal handler raised) the token is cancelled, the work
 /// is waited for (it stops at its next frame or network wait, removing its temporaries) and
 /// the signal's exception is raised. Each call has a fresh token, so an interrupted call never
@@ -182,19 +184,19 @@ const SIGNAL_POLL: Duration = Duration::from_millis(100);
 fn guarded<T: Send>(
     py: Python<'_>,
     what: &str,
-    work: impl FnOnce() -> Result<T, PyErrText> + Send,
+    work: impl FnOnce(&CallContext) -> Result<T, PyErrText> + Send,
 ) -> PyResult<T> {
     let token = CancelToken::new();
     // The library reads no environment; this door does, at each call (so a variable set
     // between two calls counts): network timeouts, the download limit, the lock lease.
     let settings = Settings::from_vars(|k| std::env::var(k).ok()).map_err(UsageError::new_err)?;
+    let mut ctx = CallContext::new();
+    ctx.cancel = token.clone();
+    ctx.settings = settings;
     let outcome = std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<()>();
-        let worker_token = token.clone();
         let handle = scope.spawn(move || {
-            let _cancel = worker_token.enter();
-            let _settings = settings.enter();
-            let result = catch_unwind(AssertUnwindSafe(work));
+            let result = catch_unwind(AssertUnwindSafe(|| work(&ctx)));
             let _ = done_tx.send(());
             result
         });
@@ -241,6 +243,21 @@ fn guarded<T: Send>(
     }
 }
 
+/// Execution options with the call's token and settings (everything else the defaults).
+fn exec_options(ctx: &CallContext) -> ExecOptions {
+    let mut options = ExecOptions::default();
+    options.cancel = ctx.cancel.clone();
+    options.settings = ctx.settings.clone();
+    options
+}
+
+/// Batch options into `out_dir` for the call `ctx` (see [`exec_options`]).
+fn batch_options(out_dir: PathBuf, ctx: &CallContext) -> BatchOptions {
+    let mut options = BatchOptions::new(out_dir);
+    options.exec = exec_options(ctx);
+    options
+}
+
 /// An error made without the GIL (a `PyErr` is made once it is held again).
 enum PyErrText {
     Lib(vidprep::Error),
@@ -270,13 +287,13 @@ fn probe(
     count_frames: bool,
     source_fps: Option<String>,
 ) -> PyResult<String> {
-    guarded(py, "probing", move || {
+    guarded(py, "probing", move |ctx| {
         let fps = source_fps
             .map(|rate| rate.parse::<vidprep::plan::FrameRate>())
             .transpose()
             .map_err(|e| PyErrText::Usage(format!("source_fps: {e}")))?;
         let source = vidprep::Source::new(path, fps);
-        let info = vidprep::probe_source(&source, count_frames)?;
+        let info = vidprep::probe_source_in(&source, count_frames, ctx)?;
         Ok(serde_json::to_string(&info).expect("probe info serialises"))
     })
 }
@@ -297,7 +314,7 @@ fn check(
     jobs: usize,
     list_frames: bool,
 ) -> PyResult<(String, Vec<String>)> {
-    guarded(py, "checking", move || {
+    guarded(py, "checking", move |ctx| {
         let fps = source_fps
             .map(|rate| rate.parse::<vidprep::plan::FrameRate>())
             .transpose()
@@ -330,6 +347,8 @@ fn check(
         }
         options.jobs = jobs.max(1);
         options.list_frames = list_frames;
+        options.cancel = ctx.cancel.clone();
+        options.settings = ctx.settings.clone();
         let report = vidprep::check_sources(&all, &options, &mut vidprep::NoProgress)?;
         Ok((
             serde_json::to_string(&report).expect("a check report serialises"),
@@ -356,9 +375,9 @@ fn sample_plan<'py>(
     threads: usize,
     memory_budget: Option<u64>,
 ) -> PyResult<Vec<SampledExport<'py>>> {
-    let outcome = guarded(py, "sampling frames", move || {
+    let outcome = guarded(py, "sampling frames", move |ctx| {
         let plan = plan_of(&plan_json)?;
-        let mut options = ExecOptions::default();
+        let mut options = exec_options(ctx);
         options.workers = workers;
         options.threads = threads;
         options.memory_budget = memory_budget.unwrap_or(vidprep::DEFAULT_MEMORY_BUDGET);
@@ -383,12 +402,12 @@ fn sample_plan<'py>(
 /// line of `vidprep run`); returns the outcome as JSON.
 #[pyfunction]
 fn execute_plan(py: Python<'_>, plan_json: String, out_dir: PathBuf) -> PyResult<String> {
-    guarded(py, "running a plan", move || {
+    guarded(py, "running a plan", move |ctx| {
         let plan = plan_of(&plan_json)?;
         let outcome = vidprep::execute_checked(
             &plan,
             &Destination::Folder(out_dir),
-            &ExecOptions::default(),
+            &exec_options(ctx),
             &mut NoProgress,
         )?;
         Ok(serde_json::to_string(&outcome).expect("an outcome serialises"))
@@ -447,7 +466,7 @@ fn run_manifest(
     shard: Option<(usize, usize)>,
     strict: bool,
 ) -> PyResult<(String, Vec<String>)> {
-    guarded(py, "running a manifest", move || {
+    guarded(py, "running a manifest", move |ctx| {
         if let Some((i, n)) = shard {
             vidprep::parse_shard(&format!("{i}/{n}")).map_err(PyErrText::Usage)?;
         }
@@ -457,7 +476,7 @@ fn run_manifest(
                 item.plan.set_strict(true);
             }
         }
-        let mut options = BatchOptions::new(out_dir);
+        let mut options = batch_options(out_dir, ctx);
         options.jobs = jobs;
         options.shard = shard;
         options.resume = resume;
@@ -492,7 +511,7 @@ fn read_manifest_items(
     manifest: PathBuf,
     strict: bool,
 ) -> PyResult<(Vec<(usize, String, String)>, Vec<String>)> {
-    guarded(py, "reading a manifest", move || {
+    guarded(py, "reading a manifest", move |_| {
         let mut read = vidprep::read_manifest(&manifest)?;
         if strict {
             for item in &mut read.items {
@@ -530,10 +549,10 @@ fn run_item(
     resume: bool,
     codec_threads: Option<usize>,
 ) -> PyResult<String> {
-    guarded(py, "running an item", move || {
+    guarded(py, "running an item", move |ctx| {
         let plan = plan_of(&plan_json)?;
         let item = vidprep::manifest::ManifestItem { line, plan };
-        let mut options = BatchOptions::new(out_dir);
+        let mut options = batch_options(out_dir, ctx);
         options.resume = resume;
         options.codec_threads = codec_threads;
         options.origin = manifest;
@@ -560,8 +579,13 @@ fn clean_item(
     id: String,
     manifest: Option<PathBuf>,
 ) -> PyResult<()> {
-    guarded(py, "cleaning an item", move || {
-        Ok(vidprep::clean_item(&out_dir, &id, manifest.as_deref())?)
+    guarded(py, "cleaning an item", move |ctx| {
+        Ok(vidprep::clean_item(
+            &out_dir,
+            &id,
+            manifest.as_deref(),
+            &ctx.settings,
+        )?)
     })
 }
 
@@ -571,7 +595,7 @@ fn clean_item(
 /// its path. A torn final line found there is left out with a `RuntimeWarning`.
 #[pyfunction]
 fn write_report(py: Python<'_>, out_dir: PathBuf, report_lines: Vec<String>) -> PyResult<String> {
-    let (path, notices) = guarded(py, "writing a report", move || {
+    let (path, notices) = guarded(py, "writing a report", move |_| {
         let reports = report_lines
             .iter()
             .map(|l| serde_json::from_str::<ItemReport>(l))
@@ -595,7 +619,7 @@ fn write_report(py: Python<'_>, out_dir: PathBuf, report_lines: Vec<String>) -> 
 /// record), as JSON.
 #[pyfunction]
 fn normalize_plan(py: Python<'_>, plan_json: String) -> PyResult<String> {
-    guarded(py, "checking a plan", move || {
+    guarded(py, "checking a plan", move |_| {
         let plan = plan_of(&plan_json)?;
         let normalized = plan.normalized(&ExecOptions::default().defaults);
         Ok(serde_json::to_string(&normalized).expect("a plan serialises"))
@@ -606,7 +630,7 @@ fn normalize_plan(py: Python<'_>, plan_json: String) -> PyResult<String> {
 /// serde fills them), as JSON; raises `UsageError` when it is not a valid manifest line.
 #[pyfunction]
 fn check_plan(py: Python<'_>, plan_json: String) -> PyResult<String> {
-    guarded(py, "checking a plan", move || {
+    guarded(py, "checking a plan", move |_| {
         let plan = plan_of(&plan_json)?;
         Ok(serde_json::to_string(&plan).expect("a plan serialises"))
     })

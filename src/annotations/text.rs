@@ -25,7 +25,6 @@ pub(crate) fn read_text(path: &Path) -> Result<String, AnnotationError> {
 /// The file opened for reading line by line (readers that stream: their memory follows what
 /// they keep, not the file's size), after the same checks as [`read_text`].
 pub(crate) fn open_text(path: &Path) -> Result<std::io::BufReader<std::fs::File>, AnnotationError> {
-    crate::tally::count(crate::tally::Event::AnnotationRead);
     // A FIFO or device would block or never end; a file larger than any annotation file is
     // refused before it is read into memory.
     let meta = std::fs::metadata(path).map_err(|e| AnnotationError::read(path, e))?;

@@ -66,7 +66,11 @@ pub(crate) struct LockHolder {
 }
 
 impl LockHolder {
-    fn of_this_process(shard: Option<(usize, usize)>, manifest: Option<&Path>) -> LockHolder {
+    fn of_this_process(
+        shard: Option<(usize, usize)>,
+        manifest: Option<&Path>,
+        lease: Duration,
+    ) -> LockHolder {
         let id = host::identity();
         LockHolder {
             pid: std::process::id(),
@@ -81,7 +85,7 @@ impl LockHolder {
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
-            lease_seconds: Some(host::lease().as_secs()),
+            lease_seconds: Some(lease.as_secs()),
         }
     }
 
@@ -136,10 +140,13 @@ struct Found {
     text: String,
     holder: Option<LockHolder>,
     modified: Option<SystemTime>,
+    /// The lease of this run's call, for a lock that does not say its own.
+    own_lease: Duration,
 }
 
 impl Found {
-    fn read(path: &Path) -> Option<Found> {
+    /// The lock at `path`, judged by `own_lease` (this call's) when it does not say its own.
+    fn read(path: &Path, own_lease: Duration) -> Option<Found> {
         let meta = std::fs::symlink_metadata(path).ok()?;
         // Never open what is not a regular file (a FIFO would block the read).
         let text = if meta.is_file() {
@@ -152,6 +159,7 @@ impl Found {
             holder: serde_json::from_str(&text).ok(),
             text,
             modified: meta.modified().ok(),
+            own_lease,
         })
     }
 
@@ -161,13 +169,13 @@ impl Found {
             .unwrap_or(Duration::ZERO)
     }
 
-    /// The lease to judge it by: its own, else this process's.
+    /// The lease to judge it by: its own, else this call's.
     fn lease(&self) -> Duration {
         self.holder
             .as_ref()
             .and_then(|h| h.lease_seconds)
             .map(|s| Duration::from_secs(s.max(1)))
-            .unwrap_or_else(host::lease)
+            .unwrap_or(self.own_lease)
     }
 
     fn same_as(&self, other: &Found) -> bool {
@@ -251,15 +259,17 @@ fn locks_in(dir: &Path) -> Vec<PathBuf> {
 
 impl OutDirLock {
     /// Takes the lock of `dir` for a run (a shard `I/N` when `shard`) of `manifest`.
-    /// `notice` hears about waits (a lock of another host whose lease is not over).
+    /// `notice` hears about waits (a lock of another host whose lease is not over). The lock
+    /// has the call's `lease` (`Settings::lock_lease`), and is renewed every quarter of it.
     pub(crate) fn acquire(
         dir: &Path,
         shard: Option<(usize, usize)>,
         manifest: Option<&Path>,
         notice: &dyn Fn(&str),
+        lease: Duration,
     ) -> Result<OutDirLock> {
-        let me = LockHolder::of_this_process(shard, manifest);
-        OutDirLock::acquire_as(dir, lock_name(shard), me, notice)
+        let me = LockHolder::of_this_process(shard, manifest, lease);
+        OutDirLock::acquire_as(dir, lock_name(shard), me, notice, lease)
     }
 
     /// Takes the lock of one item `id` in `dir` (`.vidprep-lock.item-<id>`), for a run that
@@ -271,10 +281,11 @@ impl OutDirLock {
         id: &str,
         manifest: Option<&Path>,
         notice: &dyn Fn(&str),
+        lease: Duration,
     ) -> Result<OutDirLock> {
-        let mut me = LockHolder::of_this_process(None, manifest);
+        let mut me = LockHolder::of_this_process(None, manifest, lease);
         me.item = Some(id.to_string());
-        OutDirLock::acquire_as(dir, item_lock_name(id), me, notice)
+        OutDirLock::acquire_as(dir, item_lock_name(id), me, notice, lease)
     }
 
     fn acquire_as(
@@ -282,6 +293,7 @@ impl OutDirLock {
         name: String,
         me: LockHolder,
         notice: &dyn Fn(&str),
+        lease: Duration,
     ) -> Result<OutDirLock> {
         let compatible = |file: &Path, holder: Option<&LockHolder>| -> bool {
             let Some(h) = holder else { return false };
@@ -294,7 +306,7 @@ impl OutDirLock {
             other_name && (shards || items)
         };
         for path in locks_in(dir) {
-            let Some(found) = Found::read(&path) else {
+            let Some(found) = Found::read(&path, lease) else {
                 continue;
             };
             if compatible(&path, found.holder.as_ref()) {
@@ -323,7 +335,7 @@ impl OutDirLock {
         let path = dir.join(&name);
         let text = serde_json::to_string(&me).expect("lock serializes");
         create_atomically(&path, &text).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => match Found::read(&path) {
+            std::io::ErrorKind::AlreadyExists => match Found::read(&path, lease) {
                 Some(found) => in_use(dir, &found, &me),
                 None => Error::Usage(format!(
                     "{} is in use by another vidprep run (it took {} just now); try again",
@@ -345,7 +357,7 @@ impl OutDirLock {
             if other == path {
                 continue;
             }
-            let Some(found) = Found::read(&other) else {
+            let Some(found) = Found::read(&other, lease) else {
                 continue;
             };
             if !compatible(&other, found.holder.as_ref())
@@ -354,7 +366,7 @@ impl OutDirLock {
                 return Err(in_use(dir, &found, &me));
             }
         }
-        Ok(lock.renewed(host::lease()))
+        Ok(lock.renewed(lease))
     }
 
     /// Starts the thread that renews the lock every quarter `lease`.
@@ -457,7 +469,7 @@ fn wait_for_expiry(found: &Found) -> bool {
     let step = (found.lease() / 20).clamp(Duration::from_millis(50), Duration::from_secs(1));
     loop {
         std::thread::sleep(step);
-        match Found::read(&found.path) {
+        match Found::read(&found.path, found.own_lease) {
             // Gone: its holder ended (or another run took it over); look again from the top.
             None => return true,
             Some(now) if !now.same_as(found) => return false,
@@ -472,7 +484,7 @@ fn wait_for_expiry(found: &Found) -> bool {
 
 /// Removes a dead lock (if it is still the one judged) and its holder's temporaries.
 fn take_over(dir: &Path, found: &Found) {
-    let still = Found::read(&found.path).is_some_and(|now| now.same_as(found));
+    let still = Found::read(&found.path, found.own_lease).is_some_and(|now| now.same_as(found));
     if !still {
         return;
     }
@@ -518,11 +530,12 @@ fn in_use(dir: &Path, found: &Found, me: &LockHolder) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::DEFAULT_LEASE;
 
     fn quiet(_: &str) {}
 
     fn acquire(d: &Path, shard: Option<(usize, usize)>, m: &Path) -> Result<OutDirLock> {
-        OutDirLock::acquire(d, shard, Some(m), &quiet)
+        OutDirLock::acquire(d, shard, Some(m), &quiet, DEFAULT_LEASE)
     }
 
     #[test]
@@ -554,7 +567,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let m = d.join("m.jsonl");
-        let item = |id: &str| OutDirLock::acquire_item(d, id, Some(&m), &quiet);
+        let item = |id: &str| OutDirLock::acquire_item(d, id, Some(&m), &quiet, DEFAULT_LEASE);
         let a = item("a").unwrap();
         let b = item("b").unwrap();
         // The same item twice, a whole run and a shard are refused while items are held.
@@ -568,7 +581,7 @@ mod tests {
         assert!(item("a").is_err());
         drop(whole);
         // A dead holder of the item (this host, process gone) is taken over at once.
-        let mut h = LockHolder::of_this_process(None, Some(&m));
+        let mut h = LockHolder::of_this_process(None, Some(&m), DEFAULT_LEASE);
         h.item = Some("a".into());
         h.pid = u32::MAX - 1;
         std::fs::write(
@@ -588,7 +601,7 @@ mod tests {
         let m = d.join("m.jsonl");
         let lock = d.join(LOCK_NAME);
         // A dead process of this host: at once.
-        let mut h = LockHolder::of_this_process(None, Some(&m));
+        let mut h = LockHolder::of_this_process(None, Some(&m), DEFAULT_LEASE);
         h.pid = u32::MAX - 1;
         std::fs::write(&lock, serde_json::to_string(&h).unwrap()).unwrap();
         drop(acquire(d, None, &m).unwrap());
@@ -600,7 +613,7 @@ mod tests {
         std::fs::write(&lock, "").unwrap();
         let e = acquire(d, None, &m).err().unwrap().to_string();
         assert!(e.contains("an empty lock"), "{e}");
-        let old = SystemTime::now() - host::lease() - Duration::from_secs(5);
+        let old = SystemTime::now() - DEFAULT_LEASE - Duration::from_secs(5);
         std::fs::File::options()
             .append(true)
             .open(&lock)

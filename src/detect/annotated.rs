@@ -51,8 +51,13 @@ impl AnnotationSpans {
 }
 
 /// The spans of `request` on the frames of `source` (whose table is `table`).
-pub fn spans(source: &Source, table: &FrameTable, request: &AnnotationSpans) -> Result<Vec<Span>> {
-    let info = crate::media::input::VideoInput::open(source.clone())?.video;
+pub fn spans(
+    source: &Source,
+    table: &FrameTable,
+    request: &AnnotationSpans,
+    ctx: &crate::context::CallContext,
+) -> Result<Vec<Span>> {
+    let info = crate::media::input::VideoInput::open(source.clone(), ctx)?.video;
     // Boxes on the stored grid, as every reader takes them (only where they are matters).
     let (w, h) = info.upright_stored_size();
     let mut boxes = BoxesRequest::new(request.path.clone());
@@ -62,7 +67,7 @@ pub fn spans(source: &Source, table: &FrameTable, request: &AnnotationSpans) -> 
         item: request.item.clone(),
         ..ReadOptions::default()
     };
-    let loaded = SourceBoxes::load(&boxes, table, w, h, info.displayed_size(), None)?;
+    let loaded = SourceBoxes::load(&boxes, table, (w, h), info.displayed_size(), None, ctx)?;
     if request.temporal {
         let Some(ts) = loaded.annotations.meta.fields.get("timestamps") else {
             return Err(Error::request(

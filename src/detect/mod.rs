@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
@@ -168,18 +169,25 @@ pub struct ShortSpan {
     pub length: Time,
 }
 
-/// Detects the events of `source`.
+/// Detects the events of `source`, for the call `ctx`.
 pub fn detect(
     source: &Source,
     options: &DetectOptions,
     progress: &mut dyn Progress,
+    ctx: &CallContext,
 ) -> Result<Detection> {
     crate::media::source::check_source(source.path(), source.fps())?;
     // A decoder that disagrees with a table from packets (damaged packets) has the table
     // rebuilt by decoding and the detection run again on it, as the executor does.
     let tables = crate::media::table::TableCache::new();
-    crate::media::table::retry_on_table_mismatch(&tables, source, || {
-        detect_with(source, tables.table(source)?, options, &mut *progress)
+    crate::media::table::retry_on_table_mismatch(&tables, source, ctx, || {
+        detect_with(
+            source,
+            tables.table_in(source, ctx)?,
+            options,
+            &mut *progress,
+            ctx,
+        )
     })
 }
 
@@ -189,6 +197,7 @@ fn detect_with(
     table: std::sync::Arc<FrameTable>,
     options: &DetectOptions,
     progress: &mut dyn Progress,
+    ctx: &CallContext,
 ) -> Result<Detection> {
     let path = source.path();
     let n = table.len();
@@ -198,7 +207,7 @@ fn detect_with(
     let needs_scan = options.by != Detector::Annotations || options.split_at_shots;
     let region = match options.region {
         Some(r) => {
-            let (w, h) = crate::media::input::VideoInput::open(source.clone())?
+            let (w, h) = crate::media::input::VideoInput::open(source.clone(), ctx)?
                 .video
                 .displayed_size();
             let (w, h) = (f64::from(w), f64::from(h));
@@ -232,6 +241,7 @@ fn detect_with(
                 region,
             },
             progress,
+            ctx,
         )?
     } else {
         Vec::new()
@@ -251,7 +261,7 @@ fn detect_with(
                     "the annotations detector needs annotations (`annotations`)",
                 )
             })?;
-            annotated::spans(source, &table, request)?
+            annotated::spans(source, &table, request, ctx)?
         }
     };
     let spans::Shaped {

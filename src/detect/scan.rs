@@ -12,6 +12,7 @@ use ffmpeg::format::Pixel;
 use ffmpeg::software::scaling::Flags;
 use ffmpeg_next as ffmpeg;
 
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::frame::Converter;
@@ -221,12 +222,15 @@ pub struct ScanOptions {
     pub region: Option<Region>,
 }
 
-/// Computes the statistics of every frame of `path`, in index order.
+/// Computes the statistics of every frame of `path`, in index order, for the call `ctx`
+/// (each chunk worker gets a clone of it: its reads stop when the call is cancelled and count
+/// on its tally).
 pub fn scan(
     source: &Source,
     table: Arc<FrameTable>,
     options: &ScanOptions,
     progress: &mut dyn Progress,
+    ctx: &CallContext,
 ) -> Result<Vec<FrameStats>> {
     let n = table.len();
     if n == 0 {
@@ -253,25 +257,19 @@ pub fn scan(
             let stop = stop.clone();
             let sender = sender.clone();
             let options = options.clone();
-            let cancel = crate::CancelToken::current();
-            let settings = crate::Settings::current();
-            // (The call's tally too: each chunk's decoder and packet reads are the call's work.)
-            let tally = crate::tally::Tally::current();
-            scope.spawn(move || {
-                let _cancel = cancel.enter();
-                let _settings = settings.enter();
-                let _tally = crate::tally::enter(tally.as_ref());
-                loop {
-                    let next = queue.lock().ok().and_then(|mut q| q.pop_front());
-                    let Some(chunk) = next else { break };
-                    let threads = if single { 0 } else { 1 };
-                    let result =
-                        scan_chunk(source, &table, chunk, threads, &options, &stop, &sender);
-                    if let Err(e) = result {
-                        stop.store(true, Ordering::SeqCst);
-                        let _ = sender.send(Err(e));
-                        break;
-                    }
+            // (The whole call: each chunk's decoder and packet reads are the call's work.)
+            let ctx = ctx.clone();
+            scope.spawn(move || loop {
+                let next = queue.lock().ok().and_then(|mut q| q.pop_front());
+                let Some(chunk) = next else { break };
+                let threads = if single { 0 } else { 1 };
+                let result = scan_chunk(
+                    source, &table, chunk, threads, &options, &stop, &sender, &ctx,
+                );
+                if let Err(e) = result {
+                    stop.store(true, Ordering::SeqCst);
+                    let _ = sender.send(Err(e));
+                    break;
                 }
             });
         }
@@ -281,7 +279,7 @@ pub fn scan(
                 Ok(stats) => {
                     let k = stats.len() as u64;
                     out.extend(stats);
-                    if !progress.advance(k) || crate::cancel::cancelled() {
+                    if !progress.advance(k) || ctx.cancelled() {
                         stop.store(true, Ordering::SeqCst);
                         failure = Some(Error::Cancelled);
                         break;
@@ -348,6 +346,7 @@ fn plan_chunks(table: &FrameTable, workers: usize) -> Vec<Chunk> {
 /// Decodes `chunk` (and up to [`HISTORY`] frames past it, for the next chunk's statistics)
 /// and sends the statistics of the frames this chunk owns: `[start + HISTORY, end +
 /// HISTORY)` for every chunk but the first, which owns its frames from 0.
+#[allow(clippy::too_many_arguments)]
 fn scan_chunk(
     source: &Source,
     table: &Arc<FrameTable>,
@@ -356,6 +355,7 @@ fn scan_chunk(
     options: &ScanOptions,
     stop: &AtomicBool,
     sender: &mpsc::Sender<Result<Vec<FrameStats>>>,
+    ctx: &CallContext,
 ) -> Result<()> {
     let n = table.len();
     let owns_from = if chunk.start == 0 {
@@ -377,7 +377,7 @@ fn scan_chunk(
         ..DecodeOptions::default()
     };
     let path = source.path();
-    let mut reader = FrameReader::open_with_table(source.clone(), decode, table.clone())?;
+    let mut reader = FrameReader::open_with_table_in(source.clone(), decode, table.clone(), ctx)?;
     if chunk.start > 0 {
         reader.seek_to_index(chunk.start)?;
     }
@@ -637,8 +637,9 @@ mod tests {
         }
     }
 
-    /// The scan's chunk workers count their work in the call's tally (they entered the cancel
-    /// token and the settings but not the tally, so a detect's decoding went uncounted).
+    /// The scan's chunk workers count their work in the call's tally (each gets a clone of the
+    /// call's context; once they entered the cancel token and the settings but not the tally,
+    /// so a detect's decoding went uncounted).
     #[test]
     fn every_chunk_worker_counts_in_the_calls_tally() {
         let dir = tempfile::tempdir().unwrap();
@@ -666,13 +667,13 @@ mod tests {
         let n = table.len();
         let tally = crate::tally::Tally::new();
         let counted = {
-            let _entered = tally.enter();
             let options = ScanOptions {
                 workers: 2,
                 black_level: 24.0,
                 region: None,
             };
-            scan(&source, table, &options, &mut crate::NoProgress).unwrap()
+            let ctx = CallContext::new().with_tally(tally.clone());
+            scan(&source, table, &options, &mut crate::NoProgress, &ctx).unwrap()
         };
         assert_eq!(counted.len(), n);
         let counts = tally.counts();

@@ -17,6 +17,7 @@
 //! times and sizes from the table that turned out wrong.
 
 pub use crate::cancel::CancelToken;
+use crate::context::CallContext;
 pub use crate::exports::frames::memory::MemoryFrames;
 pub(crate) use crate::hash::fnv1a;
 pub(crate) use crate::host::worker_count;
@@ -48,8 +49,8 @@ pub struct ExecOptions {
     /// Parallel decoders when only sampled frames are read (0: as many as the thread budget
     /// allows, one thread each at least). More than the budget runs more threads than it.
     pub workers: usize,
-    /// What stops this call (see `crate::cancel`). The default is the token the calling
-    /// thread entered, or a fresh one.
+    /// What stops this call (see `crate::cancel`). The default is a fresh token: a caller
+    /// that cancels (the CLI's Ctrl-C) sets its own.
     pub cancel: CancelToken,
     /// The most bytes the frames of one export kept in memory ([`Destination::Memory`]) may
     /// take: a request for more (`n * height * width * 3`) fails with
@@ -63,7 +64,8 @@ pub struct ExecOptions {
     /// Counts the work the call does (see `crate::tally`); `None` counts nothing.
     pub tally: Option<crate::tally::Tally>,
     /// Network timeouts, the download limit, the lock lease (see [`crate::Settings`]). The
-    /// default is the settings the calling thread entered, or the documented defaults.
+    /// default is the documented defaults: a door sets the ones it read
+    /// ([`Settings::from_vars`](crate::Settings::from_vars)).
     pub settings: crate::Settings,
 }
 
@@ -76,11 +78,31 @@ impl Default for ExecOptions {
             defaults: EncodeSettings::default(),
             threads: 0,
             workers: 0,
-            cancel: CancelToken::current(),
+            cancel: CancelToken::new(),
             memory_budget: DEFAULT_MEMORY_BUDGET,
             tables: crate::media::table::TableCache::new(),
             tally: None,
-            settings: crate::Settings::current(),
+            settings: crate::Settings::default(),
+        }
+    }
+}
+
+impl ExecOptions {
+    /// These options with the token, settings and tally of `ctx` (a door's call: the command
+    /// line makes one context per command and hands it to every call it makes).
+    pub fn in_context(mut self, ctx: &CallContext) -> ExecOptions {
+        self.cancel = ctx.cancel.clone();
+        self.settings = ctx.settings.clone();
+        self.tally = ctx.tally.clone();
+        self
+    }
+
+    /// The context a call with these options hands down: its token, settings and tally.
+    pub(crate) fn context(&self) -> CallContext {
+        CallContext {
+            cancel: self.cancel.clone(),
+            settings: self.settings.clone(),
+            tally: self.tally.clone(),
         }
     }
 }
@@ -134,8 +156,8 @@ pub fn execute(
     options: &ExecOptions,
     progress: &mut dyn Progress,
 ) -> Result<Outcome> {
-    let _tally = crate::tally::enter(options.tally.as_ref());
-    let checked = CheckedPlan::new(plan.clone())
+    let ctx = options.context();
+    let checked = CheckedPlan::new_in(plan.clone(), &ctx)
         .map_err(|m| Error::Usage(format!("item {:?}: {m}", plan.id)))?;
     execute_checked(&checked, destination, options, progress)
 }
@@ -147,9 +169,9 @@ pub fn execute_checked(
     options: &ExecOptions,
     progress: &mut dyn Progress,
 ) -> Result<Outcome> {
-    let _tally = crate::tally::enter(options.tally.as_ref());
-    let normal = plan.normal(&options.defaults);
-    execute_normal(&normal, destination, options, progress)
+    let ctx = options.context();
+    let normal = plan.normal(&options.defaults, &ctx);
+    execute_normal(&normal, destination, options, progress, &ctx)
 }
 
 /// Runs a checked plan in its canonical form (the batch runner normalises an item once for
@@ -159,10 +181,8 @@ pub(crate) fn execute_normal(
     destination: &Destination,
     options: &ExecOptions,
     progress: &mut dyn Progress,
+    ctx: &CallContext,
 ) -> Result<Outcome> {
-    let _cancel = options.cancel.enter();
-    let _tally = crate::tally::enter(options.tally.as_ref());
-    let _settings = options.settings.enter();
     let plan: &Plan = plan;
     match destination {
         Destination::Folder(dir) => crate::error::require_utf8(dir, "the item folder")?,
@@ -202,8 +222,8 @@ pub(crate) fn execute_normal(
         }
     }
     let source = crate::media::source::Source::new(plan.source.clone(), plan.source_fps);
-    crate::media::table::retry_on_table_mismatch(&options.tables, &source, || {
-        execute_once(plan, destination, options, progress)
+    crate::media::table::retry_on_table_mismatch(&options.tables, &source, ctx, || {
+        execute_once(plan, destination, options, progress, ctx)
     })
 }
 
@@ -212,8 +232,9 @@ fn execute_once(
     destination: &Destination,
     options: &ExecOptions,
     progress: &mut dyn Progress,
+    ctx: &CallContext,
 ) -> Result<Outcome> {
-    let mut group = group::OutputGroup::new(&plan.inputs());
+    let mut group = group::OutputGroup::new(&plan.inputs(), ctx);
     let mut makers: Vec<Box<dyn exports::Export>> =
         plan.exports.iter().map(exports::maker).collect();
     let (targets, item_temp) = match destination {
@@ -238,14 +259,14 @@ fn execute_once(
         group.file(&dir.join("item.json"))?;
     }
 
-    let stream = stream::ProcessedStream::open(plan, options.threads, &options.tables)?;
-    let ctx = ExportContext {
+    let stream = stream::ProcessedStream::open(plan, options.threads, &options.tables, ctx)?;
+    let export_ctx = ExportContext {
         defaults: options.defaults.clone(),
         memory_budget: options.memory_budget,
     };
     let mut wants = Vec::with_capacity(makers.len());
     for m in makers.iter_mut() {
-        wants.push(m.start(&stream, &ctx, &mut group)?);
+        wants.push(m.start(&stream, &export_ctx, &mut group)?);
     }
 
     // The one pass: every export fed from the same decode.
@@ -278,12 +299,12 @@ fn execute_once(
             .filter(|(_, w)| **w != Wants::Nothing)
             .filter_map(|(m, _)| m.sink())
             .collect();
-        pipeline::run(source.as_mut(), &mut sinks, progress)?
+        pipeline::run(source.as_mut(), &mut sinks, progress, &ctx.cancel)?
     };
 
     let mut reports = Vec::with_capacity(makers.len());
     for m in makers.iter_mut() {
-        reports.push(m.finish(&stream, &ctx, &mut group, progress)?);
+        reports.push(m.finish(&stream, &export_ctx, &mut group, progress)?);
     }
     let damage = (!stream.table.damage.is_empty()).then(|| stream.table.damage.summary());
     let mut warnings = stream.warnings.clone();
@@ -310,7 +331,7 @@ fn execute_once(
         files.push(dir.join("item.json"));
     }
     // A URL read in several requests must still be the file the first one saw.
-    stream.input.check_unchanged()?;
+    stream.input.check_unchanged_in(ctx)?;
     if let Some(w) = group.created_warning() {
         warnings.push(w);
     }
@@ -503,11 +524,12 @@ impl ItemRecord {
 
     /// Whether the item in `dir`, made from `plan` (normalised with `defaults`), is complete
     /// and current: the same plan, every output present with its recorded size, every input
-    /// unchanged.
+    /// unchanged (a URL source asked with the call's settings).
     pub(crate) fn is_current(
         dir: &Path,
         plan: &NormalPlan,
         defaults: &EncodeSettings,
+        ctx: &CallContext,
     ) -> Option<ItemRecord> {
         let text = std::fs::read_to_string(dir.join("item.json")).ok()?;
         let record: ItemRecord = serde_json::from_str(&text).ok()?;
@@ -534,7 +556,7 @@ impl ItemRecord {
             if seen.url != plan.source.to_string_lossy() || !seen.validators.identify_a_version() {
                 return None;
             }
-            let now = crate::media::remote::current_validators(&plan.source).ok()?;
+            let now = crate::media::remote::current_validators(&plan.source, ctx).ok()?;
             if now != seen.validators {
                 return None;
             }

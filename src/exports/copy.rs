@@ -57,6 +57,7 @@ pub(crate) fn copy_export(
     let stop = table.keyframe_at_or_after(requested.kept.end);
 
     let copy = crate::media::remux::copy_gops(
+        stream.inputs.call(),
         &stream.input,
         input,
         &table,

@@ -471,6 +471,7 @@ impl RateSolver {
 /// What the source's open read in its header is used (`v`: the stream's description, the
 /// container's name and audio codecs from the source); a source never opened is opened now.
 fn passthrough_blocker(
+    ctx: &crate::context::CallContext,
     source: &crate::media::source::Source,
     v: &crate::media::input::VideoStreamInfo,
     output: &Path,
@@ -491,7 +492,7 @@ fn passthrough_blocker(
     let header = match source.header() {
         Some(h) => h.clone(),
         None => {
-            VideoInput::open(source)?;
+            VideoInput::open(source, ctx)?;
             source
                 .header()
                 .cloned()
@@ -657,7 +658,13 @@ impl Export for VideoMaker {
             && height <= max.1
             && base64_len(input_bytes) <= self.video.max_base64_bytes
         {
-            match passthrough_blocker(&stream.input, &stream.info, &claimed.main, &stream.table)? {
+            match passthrough_blocker(
+                stream.inputs.call(),
+                &stream.input,
+                &stream.info,
+                &claimed.main,
+                &stream.table,
+            )? {
                 None => {
                     self.passthrough = Some((input_bytes, (width, height)));
                     return Ok(Wants::Nothing);
@@ -667,7 +674,8 @@ impl Export for VideoMaker {
                     .push(format!("re-encoded although it fits the caps: {why}")),
             }
         }
-        let has_audio = self.encode.audio && audio_stream_format(&stream.input)?.is_some();
+        let has_audio = self.encode.audio
+            && audio_stream_format(&stream.input, stream.inputs.call())?.is_some();
         if has_audio {
             stream.audio_with_full_decode();
         }
@@ -745,6 +753,7 @@ impl Export for VideoMaker {
                         source.as_mut(),
                         &mut [&mut sink as &mut dyn FrameSink],
                         progress,
+                        &stream.inputs.call().cancel,
                     )?;
                     pending = Some((sink, next, started));
                 }

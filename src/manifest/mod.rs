@@ -8,6 +8,7 @@ use std::path::Path;
 
 mod paths;
 
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::plan::{CheckedPlan, Plan};
 
@@ -26,8 +27,19 @@ impl ManifestItem {
     /// hosts, detect's contact sheets, review's previews, a driver's item), checked now; a
     /// plan that fails its check is the [`BadItem`] the batch reports as failed.
     pub fn check(line: usize, plan: Plan) -> std::result::Result<ManifestItem, BadItem> {
+        Self::check_in(line, plan, &CallContext::new())
+    }
+
+    /// [`ManifestItem::check`], counting the check on `ctx`'s tally. (Its error is
+    /// [`ManifestItem::check`]'s, as large.)
+    #[allow(clippy::result_large_err)]
+    fn check_in(
+        line: usize,
+        plan: Plan,
+        ctx: &CallContext,
+    ) -> std::result::Result<ManifestItem, BadItem> {
         let id = plan.id.clone();
-        match CheckedPlan::new(plan) {
+        match CheckedPlan::new_in(plan, ctx) {
             Ok(plan) => Ok(ManifestItem { line, plan }),
             Err(m) => Err(BadItem {
                 line,
@@ -41,10 +53,18 @@ impl ManifestItem {
     pub fn check_all(
         plans: impl IntoIterator<Item = (usize, Plan)>,
     ) -> (Vec<ManifestItem>, Vec<BadItem>) {
+        Self::check_all_in(plans, &CallContext::new())
+    }
+
+    /// [`ManifestItem::check_all`], counting the checks on `ctx`'s tally.
+    pub fn check_all_in(
+        plans: impl IntoIterator<Item = (usize, Plan)>,
+        ctx: &CallContext,
+    ) -> (Vec<ManifestItem>, Vec<BadItem>) {
         let mut items = Vec::new();
         let mut bad = Vec::new();
         for (line, plan) in plans {
-            match ManifestItem::check(line, plan) {
+            match ManifestItem::check_in(line, plan, ctx) {
                 Ok(i) => items.push(i),
                 Err(b) => bad.push(b),
             }
@@ -80,6 +100,11 @@ const MAX_MANIFEST_BYTES: u64 = 1 << 30;
 /// Reads and checks the manifest at `path`. Fails as a whole only when the file cannot be
 /// read or is neither JSONL nor a JSON array.
 pub fn read_manifest(path: &Path) -> Result<Manifest> {
+    read_manifest_in(path, &CallContext::new())
+}
+
+/// [`read_manifest`], counting the checks of its entries on `ctx`'s tally.
+pub fn read_manifest_in(path: &Path, ctx: &CallContext) -> Result<Manifest> {
     crate::media::input::check_input_file(path).map_err(|e| match e {
         Error::Request { path, message } => {
             Error::bad_file(&path, None, message.replace("video file", "manifest"))
@@ -112,7 +137,7 @@ pub fn read_manifest(path: &Path) -> Result<Manifest> {
         let offset = entry.as_ptr() as usize - text.as_ptr() as usize;
         let column = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1);
         let place = EntryPlace { line, column };
-        match parse_entry(entry, base, place) {
+        match parse_entry(entry, base, place, ctx) {
             Ok(plan) => {
                 if !seen.insert(plan.id.clone()) {
                     let id = plan.id.clone();
@@ -179,6 +204,7 @@ fn parse_entry(
     entry: &str,
     base: &Path,
     place: EntryPlace,
+    ctx: &CallContext,
 ) -> std::result::Result<CheckedPlan, (Option<String>, String)> {
     let value: serde_json::Value = serde_json::from_str(entry)
         .map_err(|e| (None, format!("not valid JSON: {}", place.json_error(&e))))?;
@@ -193,7 +219,7 @@ fn parse_entry(
     let fail = |m: String| (id.clone(), m);
     // Read from the text (not the value) so errors say where in the line they are.
     let plan: Plan = serde_json::from_str(entry).map_err(|e| fail(place.json_error(&e)))?;
-    let mut plan = CheckedPlan::new(plan).map_err(fail)?;
+    let mut plan = CheckedPlan::new_in(plan, ctx).map_err(fail)?;
     plan.resolve_paths(base).map_err(fail)?;
     if let Err(e) = crate::media::source::check_source(&plan.source, plan.source_fps) {
         return Err(fail(e.to_string()));

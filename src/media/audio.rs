@@ -10,9 +10,11 @@ use ffmpeg::format::context::Output;
 use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::demux::{AudioRead, SharedDemuxer};
 use crate::media::input::{best_audio_stream, open_media};
+use crate::media::pool::InputPool;
 use crate::media::source::Source;
 use crate::time::{Rounding, Time};
 use crate::vocab::Ratio;
@@ -23,11 +25,14 @@ use std::sync::Arc;
 pub enum AudioSegment {
     /// The audio of `source` from `start` to `end`, in seconds on the file's own timeline
     /// (the same timeline as its packets' timestamps). The video's own [`Source`] (a URL's
-    /// carries its validators and download, so audio and video read the same file).
+    /// carries its validators and download, so audio and video read the same file), read
+    /// through its stream's input pool (the call it reads for, and the input a full decode
+    /// of the video may share with it).
     Source {
         source: Source,
         start: Time,
         end: Time,
+        inputs: Arc<InputPool>,
     },
     /// Silence of this duration.
     Silence { duration: Time },
@@ -71,8 +76,8 @@ impl AudioPlan {
     /// segment has audio (then the output has no audio stream).
     pub fn output_format(&self) -> Result<Option<AudioFormat>> {
         for seg in &self.segments {
-            if let AudioSegment::Source { source, .. } = seg {
-                if let Some((rate, channels)) = audio_stream_format(source)? {
+            if let AudioSegment::Source { source, inputs, .. } = seg {
+                if let Some((rate, channels)) = audio_stream_format(source, inputs.call())? {
                     let rate = if AAC_RATES.contains(&rate) {
                         rate
                     } else {
@@ -91,15 +96,18 @@ impl AudioPlan {
 
 /// Sample rate and channels of the best audio stream of `source`, if it has one: what the
 /// source's first open saw (any open of it records that, see [`audio_format_of`]), else
-/// what opening it now shows.
-pub fn audio_stream_format(source: &Source) -> Result<Option<(u32, u16)>> {
+/// what opening it now shows (for the call `call`).
+pub(crate) fn audio_stream_format(
+    source: &Source,
+    call: &CallContext,
+) -> Result<Option<(u32, u16)>> {
     if crate::media::source::is_image_sequence(source.path()) {
         return Ok(None);
     }
     if let Some(header) = source.header() {
         return Ok(header.audio);
     }
-    let Some(ctx) = open_for_audio(source)? else {
+    let Some(ctx) = open_for_audio(source, call)? else {
         return Ok(None);
     };
     Ok(audio_format_of(&ctx))
@@ -117,13 +125,16 @@ pub(crate) fn audio_format_of(ctx: &ffmpeg::format::context::Input) -> Option<(u
 }
 
 /// Opens `source` for its audio; `None` for an image sequence, which has none (and may need a
-/// rate only the video side knows).
-fn open_for_audio(source: &Source) -> Result<Option<crate::media::input::OpenedInput>> {
+/// rate only the video side knows). Counted on the call's tally.
+fn open_for_audio(
+    source: &Source,
+    call: &CallContext,
+) -> Result<Option<crate::media::input::OpenedInput>> {
     if crate::media::source::is_image_sequence(source.path()) {
         return Ok(None);
     }
-    crate::tally::count(crate::tally::Event::AudioOpen);
-    open_media(source).map(Some)
+    call.count(crate::tally::Event::AudioOpen);
+    open_media(source, call).map(Some)
 }
 
 /// The time base and a decoder of `input`'s audio stream `stream`, and the timestamp to seek
@@ -257,6 +268,8 @@ enum AudioInput {
 pub(crate) struct SegmentReader {
     path: PathBuf,
     source: Source,
+    /// The call it reads for (an input of its own is opened for it).
+    call: CallContext,
     input: AudioInput,
     stream: usize,
     time_base: Ratio,
@@ -277,11 +290,13 @@ pub(crate) struct SegmentReader {
 }
 
 impl SegmentReader {
+    /// A reader of `source`'s audio from `start` to `end`, through its stream's input `pool`.
     pub(crate) fn open(
         source: &Source,
         start: Time,
         end: Time,
         format: AudioFormat,
+        pool: &InputPool,
     ) -> Result<Option<SegmentReader>> {
         let path = source.path();
         if crate::media::source::is_image_sequence(path) {
@@ -293,7 +308,7 @@ impl SegmentReader {
         // read from the start of the file too (a segment read from a seek needs an input of
         // its own: the video side reads elsewhere, and decoding from other packets than the
         // seek's could give other samples: AAC's noise substitution, SBR state).
-        if let Some(shared) = source.take_demuxer() {
+        if let Some(shared) = pool.take(source) {
             let described = shared.with_audio_stream(|input, stream| {
                 describe_stream(path, input, stream, preroll).map(|d| (stream, d))
             });
@@ -301,6 +316,7 @@ impl SegmentReader {
                 Ok((stream, (time_base, decoder, None))) => {
                     return Ok(Some(SegmentReader::new(
                         source,
+                        pool.call(),
                         AudioInput::Shared(shared),
                         stream,
                         time_base,
@@ -311,10 +327,10 @@ impl SegmentReader {
                     )));
                 }
                 // Not read from the start: left for another reader.
-                Ok(_) | Err(_) => source.offer_demuxer(shared),
+                Ok(_) | Err(_) => pool.offer(source, shared),
             }
         }
-        let Some(mut input) = open_for_audio(source)? else {
+        let Some(mut input) = open_for_audio(source, pool.call())? else {
             return Ok(None);
         };
         let Some(stream) = best_audio_stream(&input) else {
@@ -330,6 +346,7 @@ impl SegmentReader {
         }
         Ok(Some(SegmentReader::new(
             source,
+            pool.call(),
             AudioInput::Own(input),
             stream,
             time_base,
@@ -343,6 +360,7 @@ impl SegmentReader {
     #[allow(clippy::too_many_arguments)]
     fn new(
         source: &Source,
+        call: &CallContext,
         input: AudioInput,
         stream: usize,
         time_base: Ratio,
@@ -354,6 +372,7 @@ impl SegmentReader {
         SegmentReader {
             path: source.path().to_path_buf(),
             source: source.clone(),
+            call: call.clone(),
             input,
             stream,
             time_base,
@@ -400,7 +419,7 @@ impl SegmentReader {
     /// first `skip` packets of the audio stream: it goes on with the packets the shared input
     /// would have given next.
     fn own_input_after(&self, skip: usize) -> Result<crate::media::input::OpenedInput> {
-        let Some(mut input) = open_for_audio(&self.source)? else {
+        let Some(mut input) = open_for_audio(&self.source, &self.call)? else {
             return Err(Error::internal("an image sequence has no audio to read"));
         };
         for i in 0..input.nb_streams() as usize {
@@ -805,9 +824,12 @@ impl AudioTrack {
                 };
                 self.segment_end = self.segment_end + seg.duration();
                 self.reader = match &seg {
-                    AudioSegment::Source { source, start, end } => {
-                        SegmentReader::open(source, *start, *end, self.format)?
-                    }
+                    AudioSegment::Source {
+                        source,
+                        start,
+                        end,
+                        inputs,
+                    } => SegmentReader::open(source, *start, *end, self.format, inputs)?,
                     AudioSegment::Silence { .. } => None,
                 };
                 continue;

@@ -26,6 +26,7 @@ use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::demux::SharedDemuxer;
 use crate::media::ffi;
@@ -33,6 +34,7 @@ use crate::media::frame::{
     keeps_own_rgb, rotate_rgb24, rotate_yuv420, share, Converter, Frame, PIPELINE_FORMAT,
 };
 use crate::media::input::{VideoInput, VideoStreamInfo};
+use crate::media::pool::InputPool;
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, Identity};
 use crate::time::Time;
@@ -85,15 +87,16 @@ enum ReaderInput {
     Shared(SharedInput),
 }
 
-/// The video side of an input shared with the soundtrack's reader.
-struct SharedInput(Arc<SharedDemuxer>, Source);
+/// The video side of an input shared with the soundtrack's reader, offered on the stream's
+/// input pool.
+struct SharedInput(Arc<SharedDemuxer>, Arc<InputPool>);
 
 impl Drop for SharedInput {
     fn drop(&mut self) {
         // The video side is done: its packets are no longer kept, and a reader that did not
         // take the input by now opens its own.
         self.0.video_done();
-        self.1.withdraw_demuxer(&self.0);
+        self.1.withdraw(&self.0);
     }
 }
 
@@ -101,6 +104,9 @@ impl Drop for SharedInput {
 pub struct FrameReader {
     path: PathBuf,
     source: Source,
+    /// The call the reader works for: its decoding counts on the call's tally, and its
+    /// reopens are the call's.
+    call: CallContext,
     input: ReaderInput,
     /// The video stream's description (as the input gave it).
     video: VideoStreamInfo,
@@ -198,13 +204,27 @@ impl FrameReader {
         options: DecodeOptions,
         table: Arc<FrameTable>,
     ) -> Result<FrameReader> {
+        Self::open_with_table_in(source, options, table, &CallContext::new())
+    }
+
+    /// Opens a source with a table already built for it (as [`open_with_table`]) for the
+    /// call `ctx`: its opens and decoding count on the call's tally, and its network waits
+    /// stop when the call is cancelled.
+    ///
+    /// [`open_with_table`]: FrameReader::open_with_table
+    pub fn open_with_table_in(
+        source: impl Into<Source>,
+        options: DecodeOptions,
+        table: Arc<FrameTable>,
+        ctx: &CallContext,
+    ) -> Result<FrameReader> {
         let source = source.into();
-        let input = VideoInput::open(&source)?;
-        Self::with_input(source, input, false, options, table, false, None)
+        let input = VideoInput::open(&source, ctx)?;
+        Self::with_input(source, input, false, options, table, None, None)
     }
 
     /// Opens a source for a full decode from its start (as [`open_with_table`]), offering
-    /// its input to the soundtrack's reader of the same source ([`Source::take_demuxer`]), so
+    /// its input on `pool` to the soundtrack's reader of the same source ([`InputPool`]), so
     /// that the audio packets come from the same reading of the file instead of a second
     /// open. Only a local file whose table found no damage is shared (a URL's reads and a
     /// damaged file's read errors stay each reader's own).
@@ -214,30 +234,32 @@ impl FrameReader {
         source: &Source,
         options: DecodeOptions,
         table: Arc<FrameTable>,
+        pool: &Arc<InputPool>,
     ) -> Result<FrameReader> {
-        let input = VideoInput::open(source)?;
-        let share = may_share_audio(&input, &table);
+        let input = VideoInput::open(source, pool.call())?;
+        let share = may_share_audio(&input, &table).then_some(pool);
         Self::with_input(source.clone(), input, false, options, table, share, None)
     }
 
-    /// A reader for a full decode from the start of the file, as [`open_with_table`] (or,
-    /// with `share_audio`, [`open_sharing_audio`]) opens, on the input `table` was scanned
+    /// A reader for a full decode from the start of the file, as [`open_with_table_in`] (or,
+    /// with `share_audio`, the pool to share on, [`open_sharing_audio`]) opens, on the input `table` was scanned
     /// from when it is given and that is proven exact: an input whose packets were not read
     /// is as a fresh one; one the scan read is rewound to its start where the demuxer's seek
     /// there is proven to read on as a fresh input ([`crate::media::rewind`]). Elsewhere the
     /// used input is let go and the source opened again.
     ///
-    /// [`open_with_table`]: FrameReader::open_with_table
+    /// [`open_with_table_in`]: FrameReader::open_with_table_in
     /// [`open_sharing_audio`]: FrameReader::open_sharing_audio
     pub(crate) fn for_full_decode(
         source: &Source,
         used: Option<crate::media::table::UsedInput>,
         options: DecodeOptions,
         table: Arc<FrameTable>,
-        share_audio: bool,
+        share_audio: Option<&Arc<InputPool>>,
+        ctx: &CallContext,
     ) -> Result<FrameReader> {
         if let Some(used) = used {
-            let share = share_audio && may_share_audio(&used.input, &table);
+            let share = share_audio.filter(|_| may_share_audio(&used.input, &table));
             // (A URL's unread input is not kept waiting for the decode: a fresh one is opened.)
             if !used.read && used.input.kind == crate::media::source::SourceKind::File {
                 return Self::with_input(
@@ -250,9 +272,8 @@ impl FrameReader {
                     None,
                 );
             }
-            let audio = share
-                .then(|| crate::media::input::best_audio_stream(&used.input.context))
-                .flatten();
+            let audio =
+                share.and_then(|_| crate::media::input::best_audio_stream(&used.input.context));
             if let Some(rewound) = crate::media::rewind::rewind(used.input, &table, audio) {
                 let crate::media::rewind::Rewound {
                     input,
@@ -265,15 +286,14 @@ impl FrameReader {
                     false,
                     options,
                     table,
-                    audio.is_some(),
+                    audio.and(share),
                     Some((video, audio_packets)),
                 );
             }
         }
-        if share_audio {
-            Self::open_sharing_audio(source, options, table)
-        } else {
-            Self::open_with_table(source, options, table)
+        match share_audio {
+            Some(pool) => Self::open_sharing_audio(source, options, table, pool),
+            None => Self::open_with_table_in(source, options, table, ctx),
         }
     }
 
@@ -290,7 +310,7 @@ impl FrameReader {
         table: Arc<FrameTable>,
     ) -> Result<FrameReader> {
         let source = used.input.source.clone();
-        Self::with_input(source, used.input, used.read, options, table, false, None)
+        Self::with_input(source, used.input, used.read, options, table, None, None)
     }
 
     /// The reader's input when it is its own (not shared with a soundtrack's reader), for
@@ -304,15 +324,16 @@ impl FrameReader {
     }
 
     /// A reader of `input`; `read`: its packets were read before (see
-    /// [`from_used_input`](Self::from_used_input)); `rewound`: it was rewound to its start,
-    /// and these are the video and audio packets read since ([`crate::media::rewind`]).
+    /// [`from_used_input`](Self::from_used_input)); `share_audio`: the pool on which to offer
+    /// it to the soundtrack's reader; `rewound`: it was rewound to its start, and these are
+    /// the video and audio packets read since ([`crate::media::rewind`]).
     fn with_input(
         source: Source,
         mut input: VideoInput,
         read: bool,
         options: DecodeOptions,
         table: Arc<FrameTable>,
-        share_audio: bool,
+        share_audio: Option<&Arc<InputPool>>,
         rewound: Option<Queued>,
     ) -> Result<FrameReader> {
         let path = source.path().to_path_buf();
@@ -321,23 +342,27 @@ impl FrameReader {
         let conceal = crate::media::compat::ConcealWatch::default();
         let threads = decoder_threads(&options, &table);
         let decoder = open_decoder(&input, threads, options.skip_loop_filter, &conceal)?;
-        let _held = crate::tally::decoder_opened(threads);
-        let (video, sequence) = (input.video.clone(), input.sequence.clone());
-        let audio = share_audio
-            .then(|| crate::media::input::best_audio_stream(&input.context))
-            .flatten();
+        let _held = input.call.decoder_opened(threads);
+        let (video, sequence, call) = (
+            input.video.clone(),
+            input.sequence.clone(),
+            input.call.clone(),
+        );
+        let audio = share_audio.and_then(|pool| {
+            crate::media::input::best_audio_stream(&input.context).map(|audio| (audio, pool))
+        });
         let (video_packets, audio_packets) = rewound.unwrap_or_default();
         let mut pending = std::collections::VecDeque::new();
         let input = match audio {
-            Some(audio) if !read => {
+            Some((audio, pool)) if !read => {
                 let shared = Arc::new(SharedDemuxer::with_queued(
                     input,
                     audio,
                     video_packets,
                     audio_packets,
                 ));
-                source.offer_demuxer(shared.clone());
-                ReaderInput::Shared(SharedInput(shared, source.clone()))
+                pool.offer(&source, shared.clone());
+                ReaderInput::Shared(SharedInput(shared, pool.clone()))
             }
             _ => {
                 // (Audio packets read along are no one's: this reader reads the video alone.)
@@ -348,6 +373,7 @@ impl FrameReader {
         Ok(FrameReader {
             path,
             source,
+            call,
             input,
             video,
             sequence,
@@ -654,7 +680,7 @@ impl FrameReader {
         self.unpositioned = false;
         self.tainted = false;
         self.pending.clear();
-        let mut input = VideoInput::open(&self.source)?;
+        let mut input = VideoInput::open(&self.source, &self.call)?;
         let index = input.video.index;
         input.keep_only_streams(&[index]);
         self.decoder = open_decoder(
@@ -901,7 +927,7 @@ impl FrameReader {
         if let Some(changed) = self
             .source
             .remote()
-            .and_then(|r| r.change_behind_failure(self.source.path()))
+            .and_then(|r| r.change_behind_failure(self.source.path(), &self.call))
         {
             return changed;
         }
@@ -1020,7 +1046,7 @@ impl FrameReader {
             match self.decoder.receive_frame(&mut frame) {
                 Ok(()) => {
                     self.decoded += 1;
-                    crate::tally::count(crate::tally::Event::FrameDecoded);
+                    self.call.count(crate::tally::Event::FrameDecoded);
                     return Ok(Some(frame));
                 }
                 Err(ffmpeg::Error::Eof) => return Ok(None),
@@ -1103,7 +1129,7 @@ impl FrameReader {
                     if let (Some(out), Some(k)) = (&self.left_out, pts) {
                         if out.contains(&k) {
                             self.packets_left_out += 1;
-                            crate::tally::count(crate::tally::Event::PacketLeftOut);
+                            self.call.count(crate::tally::Event::PacketLeftOut);
                             continue;
                         }
                     }

@@ -299,14 +299,15 @@ mod tests {
             channels: 1,
         };
         let (start, end) = (Time::new(1, 5), Time::new(19, 10));
+        let pool = crate::media::pool::InputPool::new(Default::default());
         let alone = samples(
-            SegmentReader::open(&Source::from(&path), start, end, format)
+            SegmentReader::open(&Source::from(&path), start, end, format, &pool)
                 .unwrap()
                 .unwrap(),
             || {},
         );
         assert!(alone.len() > 40_000, "{}", alone.len());
-        let mut own = VideoInput::open(&path).unwrap();
+        let mut own = VideoInput::open(&path, pool.call()).unwrap();
         let index = own.video.index;
         own.keep_only_streams(&[index]);
         let own_video = video_packets(|| loop {
@@ -326,14 +327,16 @@ mod tests {
             (MAX_QUEUED_BYTES, 2, true),
         ] {
             let source = Source::from(&path);
-            let input = VideoInput::open(&source).unwrap();
+            let input = VideoInput::open(&source, pool.call()).unwrap();
             let audio = crate::media::input::best_audio_stream(&input.context).unwrap();
             let shared = Arc::new(SharedDemuxer::with_limit(input, audio, limit));
-            source.offer_demuxer(shared.clone());
-            let reader = SegmentReader::open(&source, start, end, format)
+            pool.offer(&source, shared.clone());
+            // An offer is for its source only.
+            assert!(pool.take(&Source::from("elsewhere.mp4")).is_none());
+            let reader = SegmentReader::open(&source, start, end, format, &pool)
                 .unwrap()
                 .unwrap();
-            assert!(source.take_demuxer().is_none(), "the reader took the input");
+            assert!(pool.take(&source).is_none(), "the reader took the input");
             let mut got_video = Vec::new();
             let mut chunks = 0;
             let shared_audio = samples(reader, || {
@@ -376,13 +379,14 @@ mod tests {
             channels: 1,
         };
         let (start, end) = (Time::ZERO, Time::new(19, 10));
+        let pool = crate::media::pool::InputPool::new(Default::default());
         let alone = samples(
-            SegmentReader::open(&Source::from(&path), start, end, format)
+            SegmentReader::open(&Source::from(&path), start, end, format, &pool)
                 .unwrap()
                 .unwrap(),
             || {},
         );
-        let mut own = VideoInput::open(&path).unwrap();
+        let mut own = VideoInput::open(&path, pool.call()).unwrap();
         let index = own.video.index;
         own.keep_only_streams(&[index]);
         let own_video = video_packets(|| loop {
@@ -394,7 +398,7 @@ mod tests {
         });
         for pace in [0, 1, 5] {
             let source = Source::from(&path);
-            let mut input = VideoInput::open(&source).unwrap();
+            let mut input = VideoInput::open(&source, pool.call()).unwrap();
             let table = crate::media::table::FrameTable::scan_input(&mut input).unwrap();
             let audio = crate::media::input::best_audio_stream(&input.context).unwrap();
             let rewound = crate::media::rewind::rewind(input, &table, Some(audio))
@@ -406,11 +410,11 @@ mod tests {
                 rewound.video,
                 rewound.audio,
             ));
-            source.offer_demuxer(shared.clone());
-            let reader = SegmentReader::open(&source, start, end, format)
+            pool.offer(&source, shared.clone());
+            let reader = SegmentReader::open(&source, start, end, format, &pool)
                 .unwrap()
                 .unwrap();
-            assert!(source.take_demuxer().is_none(), "the reader took the input");
+            assert!(pool.take(&source).is_none(), "the reader took the input");
             let mut got_video = Vec::new();
             let shared_audio = samples(reader, || {
                 for _ in 0..pace {

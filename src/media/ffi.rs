@@ -337,8 +337,9 @@ pub struct OwnedScaler(pub ffmpeg::software::scaling::Context);
 // only used through `&mut`, so moving it between threads cannot create shared access.
 unsafe impl Send for OwnedScaler {}
 
-/// Why a network input's interrupt callback gave up (read back by the error that follows,
-/// on the thread that did the I/O: [`take_network_verdict`]).
+/// Why a network input's interrupt callback gave up (read back from the input's
+/// [`Interrupt`] by the error that follows: [`OpenedInput::network_verdict`], or
+/// [`OpenFailed::verdict`] for an open that failed).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum NetworkVerdict {
     /// The input's deadline passed.
@@ -350,19 +351,32 @@ pub(crate) enum NetworkVerdict {
     },
 }
 
-thread_local! {
-    /// The last verdict of an interrupt callback on this thread, taken by the error it caused.
-    static VERDICT: std::cell::Cell<Option<NetworkVerdict>> = const { std::cell::Cell::new(None) };
+/// What an input's interrupt callback reads: the token of the call that opened it, and for a
+/// network input its [`Watch`]. Owned by the [`OpenedInput`] (dropped after the input it
+/// watches).
+pub(crate) struct Interrupt {
+    cancel: crate::cancel::CancelToken,
+    watch: Option<Watch>,
 }
 
-/// The verdict that made this thread's last network wait give up, if one did (taken: asked
-/// once).
-pub(crate) fn take_network_verdict() -> Option<NetworkVerdict> {
-    VERDICT.with(|v| v.take())
+impl Interrupt {
+    /// The verdict the callback gave, if it gave one (the watch keeps it for good).
+    fn verdict(&self) -> Option<NetworkVerdict> {
+        let given = self.watch.as_ref()?.given.lock();
+        *given.unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Why [`open_input`] failed: FFmpeg's error, and the verdict of the interrupt callback when
+/// it was what stopped the open (the deadline, the minimum rate).
+#[derive(Debug)]
+pub(crate) struct OpenFailed {
+    pub error: ffmpeg::Error,
+    pub verdict: Option<NetworkVerdict>,
 }
 
 /// What a network input's interrupt callback watches: its deadline and its transfer rate.
-/// Owned by the [`OpenedInput`] (dropped after the input it watches).
+/// Held in the input's [`Interrupt`].
 pub(crate) struct Watch {
     /// The deadline in milliseconds since [`deadline_epoch`] (0: none).
     deadline_ms: u64,
@@ -430,28 +444,25 @@ impl Watch {
 }
 
 /// FFmpeg's interrupt callback for inputs: blocking network waits poll it (every 100 ms) and
-/// give up once the work is cancelled (Ctrl-C, SIGTERM, a Python `KeyboardInterrupt`), once
-/// the input's deadline passed, or once the server sends slower than the minimum rate
-/// ([`Watch`]). FFmpeg calls it on the thread doing the I/O, which has entered its call's
-/// [`CancelToken`](crate::CancelToken).
+/// give up once the call that opened the input is cancelled (Ctrl-C, SIGTERM, a Python
+/// `KeyboardInterrupt`), once the input's deadline passed, or once the server sends slower
+/// than the minimum rate ([`Watch`], which keeps the verdict for the error that follows).
 ///
-/// `opaque` is null (a local input: cancellation only) or the input's [`Watch`].
+/// `opaque` is the input's [`Interrupt`].
 unsafe extern "C" fn interrupted(opaque: *mut std::ffi::c_void) -> std::ffi::c_int {
-    if crate::cancel::cancelled() {
-        return 1;
-    }
     if opaque.is_null() {
         return 0;
     }
-    // SAFETY: a non-null opaque is the `Watch` boxed in the `OpenedInput` that owns this
-    // input, which outlives every call FFmpeg makes for it.
-    let watch = unsafe { &*(opaque as *const Watch) };
-    match watch.verdict() {
+    // SAFETY: a non-null opaque is the `Interrupt` boxed in the `OpenedInput` that owns this
+    // input (or held by `open_input` until it fails), which outlives every call FFmpeg makes
+    // for it.
+    let interrupt = unsafe { &*(opaque as *const Interrupt) };
+    if interrupt.cancel.is_cancelled() {
+        return 1;
+    }
+    match interrupt.watch.as_ref().and_then(Watch::verdict) {
         None => 0,
-        Some(v) => {
-            VERDICT.with(|c| c.set(Some(v)));
-            1
-        }
+        Some(_) => 1,
     }
 }
 
@@ -461,17 +472,23 @@ fn deadline_epoch() -> std::time::Instant {
     *EPOCH.get_or_init(std::time::Instant::now)
 }
 
-/// An opened input and the [`Watch`] its interrupt callback reads, dropped after it (fields
+/// An opened input and the [`Interrupt`] its interrupt callback reads, dropped after it (fields
 /// drop in order). It is used as the `Input` it holds.
 pub struct OpenedInput {
     input: Input,
-    _watch: Option<Box<Watch>>,
+    interrupt: Box<Interrupt>,
     /// The errors its demuxer logged (counted by the log callback, which finds this counter
     /// through the context's `opaque`: see `media::compat`); dropped after the input.
     demuxer_errors: Box<std::sync::atomic::AtomicU64>,
 }
 
 impl OpenedInput {
+    /// Why the interrupt callback made this input's network waits give up, if it did (the
+    /// deadline, the minimum rate): read by the error of the read that failed.
+    pub(crate) fn network_verdict(&self) -> Option<NetworkVerdict> {
+        self.interrupt.verdict()
+    }
+
     /// How many errors the demuxer has logged (FFmpeg's log at error level or worse, whatever
     /// the log level shown) since the input was opened, its probing included. A demuxer
     /// that meets damage often says so only there: Matroska drops a block whose track number
@@ -509,45 +526,52 @@ pub fn input_seekable(context: &Input) -> bool {
 /// demuxer named `format` (`None`: probed) and `options` (demuxer and protocol options), reads
 /// its stream information, and hands back the input. Unlike ffmpeg-next's openers it takes
 /// the bytes of any path (no panic on a non-UTF-8 name), forces a demuxer when asked, closes
-/// the input when probing fails, and installs an interrupt callback so cancelled work stops
-/// waiting on the network.
+/// the input when probing fails, and installs an interrupt callback so that work cancelled by
+/// `cancel` (the token of the call that opens it) stops waiting on the network.
 ///
 /// With `network` (a URL), every network wait of this input (its opening and all later
 /// reads) gives up once `deadline` has passed since it was opened, or once the server sends
-/// slower than the settings' minimum rate (see [`take_network_verdict`] for which).
-pub fn open_input(
+/// slower than the settings' minimum rate (the verdict says which:
+/// [`OpenedInput::network_verdict`], [`OpenFailed::verdict`]).
+pub(crate) fn open_input(
     url: &std::ffi::CStr,
     format: Option<&str>,
     options: ffmpeg::Dictionary,
+    cancel: &crate::cancel::CancelToken,
     network: Option<(std::time::Duration, crate::settings::NetworkSettings)>,
-) -> Result<OpenedInput, ffmpeg::Error> {
+) -> Result<OpenedInput, OpenFailed> {
+    let failed = |error| OpenFailed {
+        error,
+        verdict: None,
+    };
     let demuxer: crate::media::compat::InputFormatPtr = match format {
         Some(name) => {
-            let name = std::ffi::CString::new(name).map_err(|_| ffmpeg::Error::DemuxerNotFound)?;
+            let name =
+                std::ffi::CString::new(name).map_err(|_| failed(ffmpeg::Error::DemuxerNotFound))?;
             let found = crate::media::compat::find_input_format(&name);
             if found.is_null() {
-                return Err(ffmpeg::Error::DemuxerNotFound);
+                return Err(failed(ffmpeg::Error::DemuxerNotFound));
             }
             found
         }
         None => std::ptr::null_mut(),
     };
-    // A verdict left by an earlier input of this thread is not this one's.
-    let _ = take_network_verdict();
-    let watch = network.map(|(deadline, network)| {
-        Box::new(Watch {
-            deadline_ms: (deadline_epoch().elapsed() + deadline).as_millis().max(1) as u64,
-            context: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
-            network,
-            last_call_ms: 0.into(),
-            waited_ms: 0.into(),
-            window_bytes: 0.into(),
-            given: std::sync::Mutex::new(None),
-        })
+    let watch = network.map(|(deadline, network)| Watch {
+        deadline_ms: (deadline_epoch().elapsed() + deadline).as_millis().max(1) as u64,
+        context: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
+        network,
+        last_call_ms: 0.into(),
+        waited_ms: 0.into(),
+        window_bytes: 0.into(),
+        given: std::sync::Mutex::new(None),
+    });
+    let interrupt = Box::new(Interrupt {
+        cancel: cancel.clone(),
+        watch,
     });
     // SAFETY: avformat_alloc_context returns a fresh context or null (checked). We set its
-    // interrupt callback (a plain `extern "C"` function whose opaque value is null or the
-    // boxed `Watch`, which the returned `OpenedInput` keeps until after the input is closed;
+    // interrupt callback (a plain `extern "C"` function whose opaque value is the boxed
+    // `Interrupt`, which the returned `OpenedInput` keeps until after the input is closed;
     // on failure the context is freed here, before the box) before opening, and its
     // `opaque` to the boxed error counter, kept the same way (the log callback only reads it
     // atomically). The
@@ -559,20 +583,16 @@ pub fn open_input(
     unsafe {
         let mut ps = ffi::avformat_alloc_context();
         if ps.is_null() {
-            return Err(ffmpeg::Error::Other {
+            return Err(failed(ffmpeg::Error::Other {
                 errno: ffmpeg::util::error::ENOMEM,
-            });
+            }));
         }
-        let opaque = match &watch {
-            Some(w) => {
-                w.context.store(ps, std::sync::atomic::Ordering::Relaxed);
-                &**w as *const Watch as *mut std::ffi::c_void
-            }
-            None => std::ptr::null_mut(),
-        };
+        if let Some(w) = &interrupt.watch {
+            w.context.store(ps, std::sync::atomic::Ordering::Relaxed);
+        }
         (*ps).interrupt_callback = ffi::AVIOInterruptCB {
             callback: Some(interrupted),
-            opaque,
+            opaque: &*interrupt as *const Interrupt as *mut std::ffi::c_void,
         };
         // `opaque` is the user's field (libavformat never reads it); the log callback counts
         // the demuxer's errors through it (`media::compat::log_counting_concealment`).
@@ -583,16 +603,22 @@ pub fn open_input(
         let ret = ffi::avformat_open_input(&mut ps, url.as_ptr(), demuxer, &mut opts);
         drop(ffmpeg::Dictionary::own(opts));
         if ret < 0 {
-            return Err(ffmpeg::Error::from(ret));
+            return Err(OpenFailed {
+                error: ffmpeg::Error::from(ret),
+                verdict: interrupt.verdict(),
+            });
         }
         let ret = ffi::avformat_find_stream_info(ps, std::ptr::null_mut());
         if ret < 0 {
             ffi::avformat_close_input(&mut ps);
-            return Err(ffmpeg::Error::from(ret));
+            return Err(OpenFailed {
+                error: ffmpeg::Error::from(ret),
+                verdict: interrupt.verdict(),
+            });
         }
         Ok(OpenedInput {
             input: Input::wrap(ps),
-            _watch: watch,
+            interrupt,
             demuxer_errors,
         })
     }

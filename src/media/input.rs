@@ -12,6 +12,7 @@ pub use crate::media::ffi::OpenedInput;
 use ffmpeg::media::Type as MediaType;
 use ffmpeg_next as ffmpeg;
 
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::source::{ImageSequence, Resolved, Source, SourceKind};
 use crate::time::Time;
@@ -124,6 +125,9 @@ pub struct VideoInput {
     pub context: OpenedInput,
     /// The chosen video stream.
     pub video: VideoStreamInfo,
+    /// The call it was opened for: what reads it counts on its tally and stops when its
+    /// token is cancelled.
+    pub call: CallContext,
 }
 
 /// Starts ffmpeg once per process and keeps its logging quiet (errors are reported through
@@ -237,10 +241,12 @@ fn check_frame_claim(path: &Path, claimed: Option<u64>, size: Option<u64>) -> Re
 
 /// Opens a source (a media file, an image sequence or an http(s) URL) with a clear error for
 /// one that is missing, unreadable or unreachable. For an image sequence, also its resolution.
-pub(crate) fn open_source(source: &Source) -> Result<(OpenedInput, Resolved)> {
+/// The open is counted on the call's tally, and the input stops waiting on the network once
+/// the call is cancelled.
+pub(crate) fn open_source(source: &Source, ctx: &CallContext) -> Result<(OpenedInput, Resolved)> {
     init();
     let path = source.path();
-    let resolved = crate::media::source::resolve(source)?;
+    let resolved = crate::media::source::resolve(source, ctx)?;
     if let Some(seq) = &resolved.sequence {
         // FFmpeg decodes the first image while it opens the sequence (its size is in no
         // demuxer's header): its size is checked from its header first, so that a 12000x12000
@@ -251,27 +257,31 @@ pub(crate) fn open_source(source: &Source) -> Result<(OpenedInput, Resolved)> {
             check_frame_size(&first, width, height)?;
         }
     }
-    crate::tally::count(crate::tally::Event::Open);
+    ctx.count(crate::tally::Event::Open);
     let recipe = &resolved.recipe;
-    let network = (resolved.kind == SourceKind::Url && !resolved.downloaded).then(|| {
-        (
-            crate::media::source::network_deadline(),
-            crate::settings::with(|s| s.network),
-        )
-    });
-    let context =
-        crate::media::ffi::open_input(&recipe.url, recipe.format, recipe.dictionary(), network)
-            .map_err(|e| match resolved.kind {
-                SourceKind::File => Error::Open {
-                    path: path.to_path_buf(),
-                    source: e.into(),
-                },
-                SourceKind::Url => crate::media::source::url_error(source, e),
-                SourceKind::Images => Error::request(
-                    path,
-                    format!("cannot open the images with FFmpeg's image2 reader ({e})"),
-                ),
-            })?;
+    let network = (resolved.kind == SourceKind::Url && !resolved.downloaded)
+        .then_some((ctx.settings.network.deadline, ctx.settings.network));
+    let context = crate::media::ffi::open_input(
+        &recipe.url,
+        recipe.format,
+        recipe.dictionary(),
+        &ctx.cancel,
+        network,
+    )
+    .map_err(|failed| {
+        let e = failed.error;
+        match resolved.kind {
+            SourceKind::File => Error::Open {
+                path: path.to_path_buf(),
+                source: e.into(),
+            },
+            SourceKind::Url => crate::media::source::url_error(source, e, failed.verdict, ctx),
+            SourceKind::Images => Error::request(
+                path,
+                format!("cannot open the images with FFmpeg's image2 reader ({e})"),
+            ),
+        }
+    })?;
     if resolved.kind == SourceKind::Url && !crate::media::ffi::input_seekable(&context) {
         // vidprep reads a source more than once and seeks in it; a server that ignores
         // `Range:` (Python's http.server) or a live, endless stream cannot give that.
@@ -325,18 +335,18 @@ pub(crate) fn open_source(source: &Source) -> Result<(OpenedInput, Resolved)> {
     Ok((context, resolved))
 }
 
-/// Opens a source as a media container (see [`open_source`]).
-pub fn open_media(source: &Source) -> Result<OpenedInput> {
-    open_source(source).map(|(context, _)| context)
+/// Opens a source as a media container for the call `ctx` (see [`open_source`]).
+pub(crate) fn open_media(source: &Source, ctx: &CallContext) -> Result<OpenedInput> {
+    open_source(source, ctx).map(|(context, _)| context)
 }
 
 impl VideoInput {
     /// Opens a source (a path, or a [`Source`] with its rate) and picks its best video stream
-    /// (ffmpeg's choice, skipping cover art).
-    pub fn open(source: impl Into<Source>) -> Result<VideoInput> {
+    /// (ffmpeg's choice, skipping cover art), for the call `ctx`.
+    pub fn open(source: impl Into<Source>, ctx: &CallContext) -> Result<VideoInput> {
         let source = source.into();
         let path = source.path().to_path_buf();
-        let (context, resolved) = open_source(&source)?;
+        let (context, resolved) = open_source(&source, ctx)?;
         let index =
             best_video_stream(&context).ok_or_else(|| Error::NoVideo { path: path.clone() })?;
         let video = describe_video_stream(&context, index);
@@ -355,6 +365,7 @@ impl VideoInput {
             sequence: resolved.sequence,
             context,
             video,
+            call: ctx.clone(),
         })
     }
 

@@ -10,6 +10,7 @@ pub(crate) mod ffi;
 pub(crate) mod frame;
 pub(crate) mod images;
 pub(crate) mod input;
+pub(crate) mod pool;
 pub(crate) mod probe;
 pub(crate) mod reference;
 pub(crate) mod remote;

@@ -6,6 +6,7 @@ use ffmpeg::media::Type as MediaType;
 use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
+use crate::context::CallContext;
 use crate::error::Result;
 use crate::media::images::ImagesRecord;
 use crate::media::input::VideoInput;
@@ -142,26 +143,36 @@ pub fn probe(path: &std::path::Path, count_frames: bool) -> Result<MediaInfo> {
 /// Describes a source with the rate the request gives it (an image folder or pattern needs
 /// one); see [`probe`].
 pub fn probe_source(source: &Source, count_frames: bool) -> Result<MediaInfo> {
+    probe_source_in(source, count_frames, &CallContext::new())
+}
+
+/// [`probe_source`] for the call `ctx`: a URL is read with its network settings, the reads
+/// stop when it is cancelled and count on its tally.
+pub fn probe_source_in(
+    source: &Source,
+    count_frames: bool,
+    ctx: &CallContext,
+) -> Result<MediaInfo> {
     let path = source.path();
-    let input = VideoInput::open(source)?;
+    let input = VideoInput::open(source, ctx)?;
     let v = &input.video;
     let size_bytes = match (&input.sequence, input.kind) {
         (Some(seq), _) => seq.total_bytes(),
         (None, SourceKind::Url) => crate::media::ffi::input_byte_size(&input.context).unwrap_or(0),
         (None, _) => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
     };
-    let ctx = &input.context;
-    let container = ctx.format().name().to_string();
-    let fmt_duration = ctx.duration();
+    let demuxer = &input.context;
+    let container = demuxer.format().name().to_string();
+    let fmt_duration = demuxer.duration();
     let duration_s =
         (fmt_duration > 0).then(|| fmt_duration as f64 / f64::from(ffmpeg::ffi::AV_TIME_BASE));
-    let bit_rate = crate::media::ffi::format_bit_rate(ctx);
+    let bit_rate = crate::media::ffi::format_bit_rate(demuxer);
     let mut audio = Vec::new();
-    for s in ctx.streams() {
+    for s in demuxer.streams() {
         if s.parameters().medium() != MediaType::Audio {
             continue;
         }
-        let params = crate::media::ffi::stream_parameters(ctx, s.index());
+        let params = crate::media::ffi::stream_parameters(demuxer, s.index());
         let tb = s.time_base();
         let secs = |ts: i64| (ts != ffmpeg::ffi::AV_NOPTS_VALUE).then(|| ts as f64 * f64::from(tb));
         audio.push(AudioInfo {
@@ -173,12 +184,12 @@ pub fn probe_source(source: &Source, count_frames: bool) -> Result<MediaInfo> {
             duration_s: secs(s.duration()).filter(|d| *d > 0.0),
         });
     }
-    let listed = FrameTable::for_source(source)?;
+    let listed = crate::media::table::TableCache::new().table_in(source, ctx)?;
     let (table, frames_decoded, damage, frames_listed_by_packets) = if count_frames {
         let decoded = if listed.times_from == TimesFrom::Decoder {
             listed.clone()
         } else {
-            let mut fresh = VideoInput::open(source)?;
+            let mut fresh = VideoInput::open(source, ctx)?;
             std::sync::Arc::new(FrameTable::scan_by_decoding(
                 &mut fresh,
                 "counting frames".into(),

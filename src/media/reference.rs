@@ -16,6 +16,7 @@ use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 use md5::{Digest, Md5};
 
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::open_decoder;
 use crate::media::frame::{yuv420_plane_sizes, Converter, VideoFrame, PIPELINE_FORMAT};
@@ -80,15 +81,16 @@ pub(crate) fn yuv420_md5(image: &VideoFrame) -> [u8; 16] {
 pub(crate) fn decode(
     source: &Source,
     mut each: impl FnMut(usize) -> Result<()>,
+    ctx: &CallContext,
 ) -> Result<Reference> {
-    let reference = decode_with(source, 0, &mut each, &mut |_, _| Ok(()))?;
+    let reference = decode_with(source, 0, &mut each, &mut |_, _| Ok(()), ctx)?;
     let damaged = reference.rejected_packets > 0
         || reference.demuxer_errors > 0
         || reference.frames.iter().any(|f| f.damaged);
     if !damaged {
         return Ok(reference);
     }
-    decode_with(source, 1, &mut each, &mut |_, _| Ok(()))
+    decode_with(source, 1, &mut each, &mut |_, _| Ok(()), ctx)
 }
 
 /// The frames at `positions` (0-based, in the reference's order) of the plain sequential
@@ -100,6 +102,7 @@ pub fn rgb_frames_at(
     positions: &std::collections::BTreeSet<usize>,
     width: u32,
     height: u32,
+    ctx: &CallContext,
 ) -> Result<std::collections::BTreeMap<usize, Vec<u8>>> {
     use ffmpeg::software::scaling::Flags;
     let mut converter = Converter::new(
@@ -135,7 +138,7 @@ pub fn rgb_frames_at(
             Ok(())
         }
     };
-    match decode_with(source, 0, &mut each, &mut visit) {
+    match decode_with(source, 0, &mut each, &mut visit, ctx) {
         Ok(_) => {}
         Err(Error::Cancelled) if stopped_early => {}
         Err(e) => return Err(e),
@@ -143,14 +146,16 @@ pub fn rgb_frames_at(
     Ok(out)
 }
 
-/// [`decode`] with this many decoder threads (0: FFmpeg's own count).
+/// [`decode`] with this many decoder threads (0: FFmpeg's own count), for the call `ctx`
+/// (it stops when the call is cancelled).
 fn decode_with(
     source: &Source,
     threads: usize,
     each: &mut impl FnMut(usize) -> Result<()>,
     visit: &mut dyn FnMut(usize, &VideoFrame) -> Result<()>,
+    ctx: &CallContext,
 ) -> Result<Reference> {
-    let mut input = VideoInput::open(source)?;
+    let mut input = VideoInput::open(source, ctx)?;
     let path = input.path.clone();
     let stream = input.video.index;
     input.keep_only_streams(&[stream]);
@@ -206,7 +211,7 @@ fn decode_with(
         }
     };
     loop {
-        if crate::cancel::cancelled() {
+        if ctx.cancelled() {
             return Err(Error::Cancelled);
         }
         match read_packet(&mut input.context) {

@@ -27,8 +27,8 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::context::CallContext;
 use crate::error::{bytes_text, Error, Result};
-use crate::media::source::{network_deadline, network_timeout};
 
 /// What identifies one version of a remote resource (as `item.json` records it for a URL
 /// source, so that `--resume` can ask the server whether it is still that version).
@@ -53,8 +53,8 @@ pub(crate) struct Validators {
 }
 
 /// The resource's validators now (one 1-byte range request), whatever was seen before.
-pub(crate) fn current_validators(url: &Path) -> Result<Validators> {
-    let response = request(url, network_timeout())?;
+pub(crate) fn current_validators(url: &Path, ctx: &CallContext) -> Result<Validators> {
+    let response = request(url, ctx.settings.network.timeout, ctx)?;
     Ok(Validators::of(&response))
 }
 
@@ -143,12 +143,12 @@ pub(crate) struct Remote {
 
 impl Remote {
     /// The first contact with `url`, made once.
-    fn first(&self, url: &Path) -> Result<Arc<Contact>> {
+    fn first(&self, url: &Path, ctx: &CallContext) -> Result<Arc<Contact>> {
         let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = &*first {
             return Ok(c.clone());
         }
-        let contact = Arc::new(first_contact(url)?);
+        let contact = Arc::new(first_contact(url, ctx)?);
         *first = Some(contact.clone());
         Ok(contact)
     }
@@ -160,49 +160,54 @@ impl Remote {
     }
 
     /// The validators of the resource as first seen.
-    pub(crate) fn validators(&self, url: &Path) -> Result<Validators> {
-        Ok(self.first(url)?.validators.clone())
+    pub(crate) fn validators(&self, url: &Path, ctx: &CallContext) -> Result<Validators> {
+        Ok(self.first(url, ctx)?.validators.clone())
     }
 
     /// Called before FFmpeg opens `url`: the local copy to open instead (a server without
     /// range requests), or `None` to open the URL, after checking that the resource is the
     /// one first seen.
-    pub(crate) fn open(&self, url: &Path) -> Result<Option<PathBuf>> {
+    pub(crate) fn open(&self, url: &Path, ctx: &CallContext) -> Result<Option<PathBuf>> {
         let seen = self
             .first
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .is_some();
-        let contact = self.first(url)?;
+        let contact = self.first(url, ctx)?;
         if let Some(d) = &contact.download {
             return Ok(Some(d.path.clone()));
         }
         if seen {
-            self.compare(url, &contact.validators)?;
+            self.compare(url, &contact.validators, ctx)?;
         }
         Ok(None)
     }
 
     /// Checks, once the reads are done, that the resource is still the one first seen (a
     /// downloaded copy cannot change).
-    pub(crate) fn check_unchanged(&self, url: &Path) -> Result<()> {
+    pub(crate) fn check_unchanged(&self, url: &Path, ctx: &CallContext) -> Result<()> {
         let first = self.first.lock().unwrap_or_else(|e| e.into_inner()).clone();
         match first {
-            Some(c) if c.download.is_none() => self.compare(url, &c.validators),
+            Some(c) if c.download.is_none() => self.compare(url, &c.validators, ctx),
             _ => Ok(()),
         }
     }
 
-    fn compare(&self, url: &Path, before: &Validators) -> Result<()> {
-        match self.changes(url, before)? {
+    fn compare(&self, url: &Path, before: &Validators, ctx: &CallContext) -> Result<()> {
+        match self.changes(url, before, ctx)? {
             None => Ok(()),
             Some(changes) => Err(changed(url, &changes)),
         }
     }
 
     /// What changed in the resource since `before`, or `None` if nothing did.
-    fn changes(&self, url: &Path, before: &Validators) -> Result<Option<Vec<String>>> {
-        let response = request(url, network_timeout())?;
+    fn changes(
+        &self,
+        url: &Path,
+        before: &Validators,
+        ctx: &CallContext,
+    ) -> Result<Option<Vec<String>>> {
+        let response = request(url, ctx.settings.network.timeout, ctx)?;
         let now = Validators::of(&response);
         drop(response);
         let changes = now.changes_since(before);
@@ -212,7 +217,7 @@ impl Remote {
     /// After FFmpeg failed to open or read `url`: the error saying the file changed, if it
     /// did (a change in the middle of FFmpeg's own range requests shows as data FFmpeg cannot
     /// read), or `None` (the failure has another cause, or the server cannot be asked).
-    pub(crate) fn change_behind_failure(&self, url: &Path) -> Option<Error> {
+    pub(crate) fn change_behind_failure(&self, url: &Path, ctx: &CallContext) -> Option<Error> {
         let first = self
             .first
             .lock()
@@ -221,7 +226,7 @@ impl Remote {
         if first.download.is_some() {
             return None;
         }
-        match self.changes(url, &first.validators) {
+        match self.changes(url, &first.validators, ctx) {
             Ok(Some(changes)) => Some(changed(url, &changes)),
             _ => None,
         }
@@ -249,9 +254,9 @@ fn network(url: &Path, message: impl Into<String>) -> Error {
 /// An agent with vidprep's network bounds: connect and every read or write within the
 /// network timeout, the whole exchange (a download included) within `total`; https trusting
 /// the system's certificate authorities ([`crate::media::trust`]).
-fn agent(url: &Path, total: std::time::Duration) -> Result<ureq::Agent> {
-    let t = Some(network_timeout());
-    let roots = crate::media::trust::Trust::current()
+fn agent(url: &Path, total: std::time::Duration, ctx: &CallContext) -> Result<ureq::Agent> {
+    let t = Some(ctx.settings.network.timeout);
+    let roots = crate::media::trust::Trust::of(&ctx.settings)
         .root_certs()
         .map_err(|e| network(url, e))?;
     let mut tls = ureq::tls::TlsConfig::builder();
@@ -276,13 +281,17 @@ fn agent(url: &Path, total: std::time::Duration) -> Result<ureq::Agent> {
 
 /// `GET url` for its first byte; an error for a refused connection, a timeout, or a server
 /// that answers neither 200 nor 206 (nor 416, an empty file, left to FFmpeg to report).
-fn request(url: &Path, total: std::time::Duration) -> Result<ureq::http::Response<ureq::Body>> {
+fn request(
+    url: &Path,
+    total: std::time::Duration,
+    ctx: &CallContext,
+) -> Result<ureq::http::Response<ureq::Body>> {
     let text = url.to_str().unwrap_or_default();
-    let response = agent(url, total)?
+    let response = agent(url, total, ctx)?
         .get(text)
         .header("Range", "bytes=0-0")
         .call()
-        .map_err(|e| contact_error(url, e))?;
+        .map_err(|e| contact_error(url, e, ctx))?;
     let encoding = response
         .headers()
         .get("content-encoding")
@@ -319,16 +328,16 @@ fn request(url: &Path, total: std::time::Duration) -> Result<ureq::http::Respons
 
 /// The error for a request that got no answer, in the words FFmpeg's failures get
 /// ([`crate::media::source::network_error`]).
-fn contact_error(url: &Path, e: ureq::Error) -> Error {
-    if crate::cancel::cancelled() {
+fn contact_error(url: &Path, e: ureq::Error, ctx: &CallContext) -> Error {
+    if ctx.cancelled() {
         return Error::Cancelled;
     }
-    let timeout = network_timeout().as_secs_f64();
+    let timeout = ctx.settings.network.timeout.as_secs_f64();
     let message = match &e {
         ureq::Error::Timeout(ureq::Timeout::Global) => format!(
             "the transfer did not finish within the {} s deadline (a server sending too \
              slowly?); VIDPREP_NETWORK_DEADLINE sets it",
-            network_deadline().as_secs_f64()
+            ctx.settings.network.deadline.as_secs_f64()
         ),
         ureq::Error::Timeout(_) => format!(
             "the server did not answer within {timeout} s (the network timeout; \
@@ -364,8 +373,8 @@ fn is_certificate_error(e: &ureq::Error) -> bool {
 }
 
 /// The first contact: the validators, and the download when the server ignores ranges.
-fn first_contact(url: &Path) -> Result<Contact> {
-    let response = request(url, network_deadline())?;
+fn first_contact(url: &Path, ctx: &CallContext) -> Result<Contact> {
+    let response = request(url, ctx.settings.network.deadline, ctx)?;
     let validators = Validators::of(&response);
     if response.status().as_u16() != 200 {
         return Ok(Contact {
@@ -381,7 +390,7 @@ fn first_contact(url: &Path) -> Result<Contact> {
              part.ts)",
         ));
     };
-    let limit = crate::settings::with(|s| s.network.download_limit);
+    let limit = ctx.settings.network.download_limit;
     if size > limit {
         return Err(network(
             url,
@@ -396,7 +405,7 @@ fn first_contact(url: &Path) -> Result<Contact> {
             ),
         ));
     }
-    let download = download(url, response.into_body(), size)?;
+    let download = download(url, response.into_body(), size, ctx)?;
     Ok(Contact {
         validators,
         download: Some(download),
@@ -404,7 +413,7 @@ fn first_contact(url: &Path) -> Result<Contact> {
 }
 
 /// Copies the `size`-byte body into an unnamed temporary file.
-fn download(url: &Path, body: ureq::Body, size: u64) -> Result<Download> {
+fn download(url: &Path, body: ureq::Body, size: u64, ctx: &CallContext) -> Result<Download> {
     let dir = std::env::temp_dir();
     let failed = |e: std::io::Error| {
         network(
@@ -437,10 +446,10 @@ fn download(url: &Path, body: ureq::Body, size: u64) -> Result<Download> {
     let mut buf = vec![0u8; 256 * 1024];
     let mut copied = 0u64;
     // The minimum rate, over windows of the time the copy takes (it only waits on the server).
-    let rate = crate::settings::with(|s| s.network);
+    let rate = ctx.settings.network;
     let mut window = (std::time::Instant::now(), 0u64);
     loop {
-        if crate::cancel::cancelled() {
+        if ctx.cancelled() {
             return Err(Error::Cancelled);
         }
         let waited = window.0.elapsed();
@@ -451,7 +460,7 @@ fn download(url: &Path, body: ureq::Body, size: u64) -> Result<Download> {
                     url,
                     format!(
                         "{} (the download stopped after {copied} of {size} bytes)",
-                        crate::media::source::too_slow_text(got, waited)
+                        crate::media::source::too_slow_text(got, waited, &rate)
                     ),
                 ));
             }
@@ -469,8 +478,8 @@ fn download(url: &Path, body: ureq::Body, size: u64) -> Result<Download> {
                         _ => ureq::Error::Other(e.to_string().into()),
                     });
                 return Err(match inner {
-                    Some(u) => contact_error(url, u),
-                    None if crate::cancel::cancelled() => Error::Cancelled,
+                    Some(u) => contact_error(url, u, ctx),
+                    None if ctx.cancelled() => Error::Cancelled,
                     None => network(
                         url,
                         format!("the download stopped after {copied} of {size} bytes ({e})"),

@@ -37,9 +37,10 @@ fn codec_fits(output: &ffmpeg::format::context::Output, id: ffmpeg::codec::Id) -
 /// Copies the packets of the frames `first..stop` of `source` (described by `table`; `first`
 /// a keyframe, `stop` a keyframe or the end) into `temp` with `muxer`, and the source's audio
 /// over the same time when `audio` (else the file has none). `input` and `output` name the
-/// source and the final file in errors.
+/// source and the final file in errors. The source is read for the call `ctx`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn copy_gops(
+    ctx: &crate::context::CallContext,
     source: &Source,
     input: &Path,
     table: &FrameTable,
@@ -50,7 +51,7 @@ pub(crate) fn copy_gops(
     muxer: &str,
     audio: bool,
 ) -> Result<Copied> {
-    let mut src = VideoInput::open(source)?;
+    let mut src = VideoInput::open(source, ctx)?;
     let vindex = src.video.index;
     let source_audio = best_audio_stream(&src.context);
     // Without audio asked for, the audio packets are not even read.

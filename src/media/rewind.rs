@@ -254,7 +254,7 @@ mod tests {
     }
 
     fn rewound(path: &Path, with_audio: bool) -> Option<Rewound> {
-        let mut input = VideoInput::open(path).unwrap();
+        let mut input = VideoInput::open(path, &Default::default()).unwrap();
         let table = FrameTable::scan_input(&mut input).unwrap();
         let audio = with_audio
             .then(|| crate::media::input::best_audio_stream(&input.context))
@@ -273,7 +273,7 @@ mod tests {
 
     /// What a fresh input gives of its video and best audio stream.
     fn fresh_packets(path: &Path) -> Packets {
-        let mut input = VideoInput::open(path).unwrap();
+        let mut input = VideoInput::open(path, &Default::default()).unwrap();
         let audio = crate::media::input::best_audio_stream(&input.context).unwrap();
         input.keep_only_streams(&[input.video.index, audio]);
         std::iter::from_fn(|| read_packet(&mut input.context).unwrap())
@@ -319,7 +319,7 @@ mod tests {
                 let r = rewound(&path, with_audio)
                     .unwrap_or_else(|| panic!("{name} (audio {with_audio}) is rewound"));
                 assert_eq!(r.audio.is_empty(), !with_audio, "{name}");
-                let mut input = VideoInput::open(&path).unwrap();
+                let mut input = VideoInput::open(&path, &Default::default()).unwrap();
                 let table = FrameTable::scan_input(&mut input).unwrap();
                 assert_eq!(r.video[0].pts(), Some(table.entry(0).pts), "{name}");
                 if with_audio {

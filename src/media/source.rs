@@ -7,7 +7,7 @@
 //!   `i`-th image (see [`crate::media::images`]).
 //! - **An http(s) URL**: opened through FFmpeg's network protocols (only `http`, `https`, `tls`
 //!   and `tcp` are allowed), seeking with range requests, every socket operation bounded by a
-//!   timeout ([`network_timeout`]), checked against the validators of its first open, or
+//!   timeout ([`NetworkSettings::timeout`](crate::NetworkSettings::timeout)), checked against the validators of its first open, or
 //!   downloaded whole when its server ignores ranges ([`crate::media::remote`]). Other
 //!   schemes are refused.
 //!
@@ -19,10 +19,13 @@ use std::path::{Path, PathBuf};
 use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
+use crate::context::CallContext;
 use crate::error::{Error, Result};
+use crate::media::ffi::NetworkVerdict;
 pub use crate::media::images::ImageSequence;
 use crate::media::images::{folder_of, mot_parent_of, path_bytes, printf_pattern, read_seqinfo};
 use crate::media::remote::Remote;
+use crate::settings::NetworkSettings;
 use crate::vocab::FrameRate;
 
 /// URL schemes vidprep opens.
@@ -31,28 +34,15 @@ pub const URL_SCHEMES: [&str; 2] = ["http", "https"];
 /// FFmpeg protocols a URL source may use (https needs tls and tcp under it).
 const NETWORK_PROTOCOLS: &str = "http,https,tls,tcp";
 
-/// How long a network operation (connect, a read, a write) may wait before the source fails:
-/// the call's [`NetworkSettings::timeout`](crate::NetworkSettings::timeout).
-pub(crate) fn network_timeout() -> std::time::Duration {
-    crate::settings::with(|s| s.network.timeout)
-}
-
-/// The total time one opened URL may take (its opening and every read after it): the call's
-/// [`NetworkSettings::deadline`](crate::NetworkSettings::deadline). A server that sends a byte
-/// every few seconds never trips the per-read [`network_timeout`], but trips this.
-pub(crate) fn network_deadline() -> std::time::Duration {
-    crate::settings::with(|s| s.network.deadline)
-}
-
 /// A source as a request names it: a path (video file, image folder, printf pattern) or an
 /// http(s) URL, with the frame rate the request gives it (`source_fps`, for image sequences
 /// that have none of their own).
 ///
 /// A URL source carries what vidprep learnt when it was first opened (its validators, the
 /// download of a file whose server ignores ranges: `crate::media::remote`), and every
-/// source what its first open saw of its audio stream and the demuxer a full decode offers
-/// its soundtrack (`Learnt`), shared by its clones; two sources are equal when they name
-/// the same thing at the same rate.
+/// source what its first open saw of its container header (`Learnt`), shared by its clones;
+/// two sources are equal when they name the same thing at the same rate. (The inputs its
+/// readers share are their stream's: `crate::media::pool`.)
 #[derive(Clone, Debug)]
 pub struct Source {
     path: PathBuf,
@@ -62,12 +52,10 @@ pub struct Source {
 }
 
 /// What opening a source taught, so that it is not opened again to learn it (issue 25): what
-/// the first open's container header said ([`Header`]), and the input a full decode of its
-/// video reads, offered to the soundtrack's reader (see [`crate::media::demux`]).
+/// the first open's container header said ([`Header`]).
 #[derive(Debug, Default)]
 pub(crate) struct Learnt {
     header: std::sync::OnceLock<Header>,
-    offer: std::sync::Mutex<Option<std::sync::Arc<crate::media::demux::SharedDemuxer>>>,
 }
 
 /// What a source's container header says beyond its video stream.
@@ -122,38 +110,6 @@ impl Source {
         }
     }
 
-    /// Offers the input a full decode reads to this source's soundtrack reader (replacing an
-    /// offer not taken).
-    pub(crate) fn offer_demuxer(&self, shared: std::sync::Arc<crate::media::demux::SharedDemuxer>) {
-        *self.learnt.offer.lock().unwrap_or_else(|e| e.into_inner()) = Some(shared);
-    }
-
-    /// Takes the offered input, if any (one reader takes it).
-    pub(crate) fn take_demuxer(
-        &self,
-    ) -> Option<std::sync::Arc<crate::media::demux::SharedDemuxer>> {
-        self.learnt
-            .offer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-    }
-
-    /// Withdraws `shared` if it is still on offer (its video side is done: a reader taking it
-    /// now would only find the packets queued for it).
-    pub(crate) fn withdraw_demuxer(
-        &self,
-        shared: &std::sync::Arc<crate::media::demux::SharedDemuxer>,
-    ) {
-        let mut offer = self.learnt.offer.lock().unwrap_or_else(|e| e.into_inner());
-        if offer
-            .as_ref()
-            .is_some_and(|o| std::sync::Arc::ptr_eq(o, shared))
-        {
-            *offer = None;
-        }
-    }
-
     /// For a URL: what its first open learnt (shared by the clones of this source).
     pub(crate) fn remote(&self) -> Option<&Remote> {
         self.remote.as_deref()
@@ -167,8 +123,13 @@ impl Source {
     /// For a URL: fails when the resource is no longer the one its first open saw (its ETag,
     /// Last-Modified or size changed), so outputs never mix two versions. Other sources: Ok.
     pub fn check_unchanged(&self) -> Result<()> {
+        self.check_unchanged_in(&CallContext::new())
+    }
+
+    /// [`Source::check_unchanged`] with the call's settings (the network timeout) and token.
+    pub(crate) fn check_unchanged_in(&self, ctx: &CallContext) -> Result<()> {
         match &self.remote {
-            Some(r) => r.check_unchanged(&self.path),
+            Some(r) => r.check_unchanged(&self.path, ctx),
             None => Ok(()),
         }
     }
@@ -421,8 +382,8 @@ pub(crate) fn file_recipe(path: &Path) -> Result<OpenRecipe> {
 }
 
 /// The recipe for an http(s) URL: network protocols only, every socket operation bounded by
-/// [`network_timeout`].
-pub(crate) fn url_recipe(path: &Path) -> Result<OpenRecipe> {
+/// the call's network timeout.
+pub(crate) fn url_recipe(path: &Path, settings: &crate::settings::Settings) -> Result<OpenRecipe> {
     let text = path.to_str().unwrap_or_default();
     let scheme = text.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     if let Some(scheme) = scheme.filter(|s| s == "http" || s == "https") {
@@ -446,7 +407,7 @@ pub(crate) fn url_recipe(path: &Path) -> Result<OpenRecipe> {
             });
         }
     }
-    let micros = network_timeout().as_micros().to_string();
+    let micros = settings.network.timeout.as_micros().to_string();
     Ok(OpenRecipe {
         url: CString::new(text)
             .map_err(|_| Error::request(path, "has a NUL byte, which FFmpeg cannot open"))?,
@@ -471,7 +432,7 @@ pub(crate) fn url_recipe(path: &Path) -> Result<OpenRecipe> {
         .chain(
             text.get(..8)
                 .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-                .then(|| crate::media::trust::Trust::current().ffmpeg_options())
+                .then(|| crate::media::trust::Trust::of(settings).ffmpeg_options())
                 .unwrap_or_default(),
         )
         .collect(),
@@ -487,8 +448,8 @@ pub(crate) struct Resolved {
     pub downloaded: bool,
 }
 
-/// Resolves `source` into what FFmpeg opens.
-pub(crate) fn resolve(source: &Source) -> Result<Resolved> {
+/// Resolves `source` into what FFmpeg opens (a URL with the call's settings).
+pub(crate) fn resolve(source: &Source, ctx: &CallContext) -> Result<Resolved> {
     let path = source.path();
     match classify(path)? {
         SourceKind::File => {
@@ -504,14 +465,14 @@ pub(crate) fn resolve(source: &Source) -> Result<Resolved> {
         SourceKind::Url => {
             refuse_rate(path, source.fps(), "a URL")?;
             let copy = match source.remote() {
-                Some(r) => r.open(path)?,
+                Some(r) => r.open(path, ctx)?,
                 None => None,
             };
             Ok(Resolved {
                 recipe: match &copy {
                     // A server without range requests: its file, downloaded whole.
                     Some(local) => file_recipe(local)?,
-                    None => url_recipe(path)?,
+                    None => url_recipe(path, &ctx.settings)?,
                 },
                 kind: SourceKind::Url,
                 sequence: None,
@@ -531,29 +492,39 @@ pub(crate) fn resolve(source: &Source) -> Result<Resolved> {
 }
 
 /// The error for `source`, a URL, that FFmpeg could not open or read: that the file changed
-/// since vidprep first saw it when it did, else [`network_error`]'s reading of `e`.
-pub(crate) fn url_error(source: &Source, e: ffmpeg::Error) -> Error {
+/// since vidprep first saw it when it did, else [`network_error`]'s reading of `e` (and of
+/// `verdict`, the input's interrupt callback's).
+pub(crate) fn url_error(
+    source: &Source,
+    e: ffmpeg::Error,
+    verdict: Option<NetworkVerdict>,
+    ctx: &CallContext,
+) -> Error {
     if let Some(changed) = source
         .remote()
-        .and_then(|r| r.change_behind_failure(source.path()))
+        .and_then(|r| r.change_behind_failure(source.path(), ctx))
     {
         return changed;
     }
-    network_error(source.path(), e)
+    network_error(source.path(), e, verdict, ctx)
 }
 
 /// What a transfer past its deadline is told.
-fn deadline_text() -> String {
+fn deadline_text(n: &NetworkSettings) -> String {
     format!(
         "the transfer did not finish within the {} s deadline (a server sending too slowly?); \
          VIDPREP_NETWORK_DEADLINE sets it",
-        network_deadline().as_secs_f64()
+        n.deadline.as_secs_f64()
     )
 }
 
-/// What a server that sent `bytes` over `waited` of waiting, below the minimum rate, is told.
-pub(crate) fn too_slow_text(bytes: u64, waited: std::time::Duration) -> String {
-    let n = crate::settings::with(|s| s.network);
+/// What a server that sent `bytes` over `waited` of waiting, below the minimum rate `n`, is
+/// told.
+pub(crate) fn too_slow_text(
+    bytes: u64,
+    waited: std::time::Duration,
+    n: &NetworkSettings,
+) -> String {
     format!(
         "the server sent {bytes} bytes in {:.1} s of waiting ({:.1} bytes/s), below the \
          minimum transfer rate of {} bytes/s over {} s (a server sending too slowly?); \
@@ -567,19 +538,24 @@ pub(crate) fn too_slow_text(bytes: u64, waited: std::time::Duration) -> String {
 }
 
 /// The error for a URL that FFmpeg could not open or read: the server's answer, a refused
-/// connection, a timeout, or data that is not a video.
-pub(crate) fn network_error(path: &Path, e: ffmpeg::Error) -> Error {
-    let timeout = network_timeout().as_secs_f64();
+/// connection, a timeout, or data that is not a video. `verdict`: why the input's interrupt
+/// callback gave up, if it did.
+pub(crate) fn network_error(
+    path: &Path,
+    e: ffmpeg::Error,
+    verdict: Option<NetworkVerdict>,
+    ctx: &CallContext,
+) -> Error {
+    let n = &ctx.settings.network;
+    let timeout = n.timeout.as_secs_f64();
     // A wait that gave up for the minimum rate or the deadline is said as such, whatever
     // FFmpeg made of the failed read (a demuxer may report it as bad data).
-    let verdict = crate::media::ffi::take_network_verdict().filter(|_| !crate::cancel::cancelled());
+    let verdict = verdict.filter(|_| !ctx.cancelled());
     let detail = match verdict {
-        Some(crate::media::ffi::NetworkVerdict::TooSlow { bytes, waited }) => {
-            too_slow_text(bytes, waited)
-        }
-        Some(crate::media::ffi::NetworkVerdict::Deadline) => deadline_text(),
+        Some(NetworkVerdict::TooSlow { bytes, waited }) => too_slow_text(bytes, waited, n),
+        Some(NetworkVerdict::Deadline) => deadline_text(n),
         None => match e {
-            ffmpeg::Error::Exit if !crate::cancel::cancelled() => deadline_text(),
+            ffmpeg::Error::Exit if !ctx.cancelled() => deadline_text(n),
             ffmpeg::Error::HttpNotFound => "the server answered 404 Not Found".to_string(),
             ffmpeg::Error::HttpBadRequest
             | ffmpeg::Error::HttpUnauthorized

@@ -12,9 +12,10 @@ use ffmpeg_next as ffmpeg;
 use crate::error::{Error, Result};
 use crate::media::input::{read_packet, VideoInput};
 
-/// Decodes the single picture in `path` (JPEG, PNG, ...) in its own pixel format.
-pub fn decode_still(path: &Path) -> Result<VideoFrame> {
-    let mut input = VideoInput::open(path)?;
+/// Decodes the single picture in `path` (JPEG, PNG, ...) in its own pixel format, for the
+/// call `ctx` (its open counts on the call's tally).
+pub fn decode_still(path: &Path, ctx: &crate::context::CallContext) -> Result<VideoFrame> {
+    let mut input = VideoInput::open(path, ctx)?;
     let index = input.video.index;
     let stream = input.context.stream(index).expect("video stream");
     let mut ctx = ffmpeg::codec::context::Context::from_parameters(stream.parameters())

@@ -41,15 +41,17 @@ pub(crate) struct Trust {
 }
 
 impl Trust {
-    /// The trust of the call this thread works for: its settings' `SSL_CERT_FILE` and
-    /// `SSL_CERT_DIR` (a door fills them from its environment), and the system's files.
-    pub fn current() -> Trust {
-        let (file, dir) =
-            crate::settings::with(|s| (s.ssl_cert_file.clone(), s.ssl_cert_dir.clone()));
-        Trust::from_parts(file, dir.map(Into::into), |p| p.is_file())
+    /// The trust of a call with `settings`: their `SSL_CERT_FILE` and `SSL_CERT_DIR` (a door
+    /// fills them from its environment), and the system's files.
+    pub fn of(settings: &crate::settings::Settings) -> Trust {
+        Trust::from_parts(
+            settings.ssl_cert_file.clone(),
+            settings.ssl_cert_dir.clone().map(Into::into),
+            |p| p.is_file(),
+        )
     }
 
-    /// [`Trust::current`] from its inputs (`exists` tells whether a system bundle is there).
+    /// [`Trust::of`] from its inputs (`exists` tells whether a system bundle is there).
     fn from_parts(
         cert_file: Option<PathBuf>,
         cert_dir: Option<std::ffi::OsString>,

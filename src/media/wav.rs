@@ -38,9 +38,13 @@ pub fn write_wav(plan: &AudioPlan, format: AudioFormat, path: &Path) -> Result<W
         segment_end = segment_end + seg.duration();
         let end_samples = segment_end.scale(rate, 1).to_pts(1, 1, Rounding::Nearest);
         let mut reader = match seg {
-            AudioSegment::Source { source, start, end } => {
-                SegmentReader::open(source, *start, *end, format)?.map(SegmentReader::for_pcm)
-            }
+            AudioSegment::Source {
+                source,
+                start,
+                end,
+                inputs,
+            } => SegmentReader::open(source, *start, *end, format, inputs)?
+                .map(SegmentReader::for_pcm),
             AudioSegment::Silence { .. } => None,
         };
         while written < end_samples {

@@ -17,7 +17,9 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+#[cfg(doc)]
 use crate::cancel::CancelToken;
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::output::temporaries::{remove_dead_temporaries, remove_path, temp_name};
 
@@ -50,9 +52,9 @@ pub struct OutputGroup {
     claimed: HashSet<PathBuf>,
     created_dirs: Vec<PathBuf>,
     committed: bool,
-    /// The call this group works for: it holds the group's temporaries while they exist, so
-    /// that a signal handler can remove them ([`CancelToken::remove_temporaries`]).
-    cancel: CancelToken,
+    /// The call this group works for: its token holds the group's temporaries while they
+    /// exist, so that a signal handler can remove them ([`CancelToken::remove_temporaries`]).
+    call: CallContext,
 }
 
 /// An absolute, normalised form of `p` (through symlinks where it exists), for comparing
@@ -101,8 +103,10 @@ fn same_file(_a: &Path, _b: &Path) -> bool {
 }
 
 impl OutputGroup {
-    /// A group for a request that reads `inputs` (files or folders).
-    pub fn new(inputs: &[PathBuf]) -> OutputGroup {
+    /// A group for a request that reads `inputs` (files or folders), made by the call `ctx`:
+    /// its temporaries are the call's (its token's: see [`CancelToken::remove_temporaries`]),
+    /// and it does not commit once the call is cancelled.
+    pub fn new(inputs: &[PathBuf], ctx: &CallContext) -> OutputGroup {
         OutputGroup {
             inputs: inputs.to_vec(),
             input_keys: inputs.iter().map(|p| (canonical(p), p.is_dir())).collect(),
@@ -111,7 +115,7 @@ impl OutputGroup {
             claimed: HashSet::new(),
             created_dirs: Vec::new(),
             committed: false,
-            cancel: CancelToken::current(),
+            call: ctx.clone(),
         }
     }
 
@@ -331,7 +335,7 @@ impl OutputGroup {
         let dir = Self::parent_of(target);
         self.ensure_dir(&dir)?;
         let temp = temp_name(&dir, "tmp");
-        self.cancel.hold_temporary(&temp);
+        self.call.cancel.hold_temporary(&temp);
         self.claimed.insert(key);
         self.entries.push(Entry {
             target: target.to_path_buf(),
@@ -380,7 +384,7 @@ impl OutputGroup {
         self.ensure_dir(&dir)?;
         let temp = temp_name(&dir, what);
         std::fs::create_dir(&temp).map_err(|e| Error::io(target, e))?;
-        self.cancel.hold_temporary(&temp);
+        self.call.cancel.hold_temporary(&temp);
         self.claimed.insert(key);
         self.entries.push(Entry {
             target: target.to_path_buf(),
@@ -396,7 +400,7 @@ impl OutputGroup {
         let dir = Self::parent_of(near);
         self.ensure_dir(&dir)?;
         let temp = temp_name(&dir, "scratch");
-        self.cancel.hold_temporary(&temp);
+        self.call.cancel.hold_temporary(&temp);
         self.scratch.push(temp.clone());
         Ok(temp)
     }
@@ -406,9 +410,9 @@ impl OutputGroup {
     /// was renamed is taken back and what was moved aside restored, so either every output of
     /// the request is new or none is. Returns the targets.
     pub fn commit(self) -> Result<Vec<PathBuf>> {
-        let cancel = self.cancel.clone();
+        let cancel = self.call.cancel.clone();
         let _committing = cancel.committing();
-        if crate::cancel::cancelled() {
+        if cancel.is_cancelled() {
             return Err(Error::Cancelled);
         }
         self.commit_held()
@@ -417,7 +421,7 @@ impl OutputGroup {
     /// [`commit`](Self::commit) that goes ahead after a cancel: for the record of an
     /// interrupted run (its report), never for an item's outputs.
     pub(crate) fn commit_even_if_cancelled(self) -> Result<Vec<PathBuf>> {
-        let cancel = self.cancel.clone();
+        let cancel = self.call.cancel.clone();
         let _committing = cancel.committing();
         self.commit_held()
     }
@@ -425,7 +429,7 @@ impl OutputGroup {
     /// Test-only fault injection: a filesystem step of a commit is about to happen.
     fn step(&self, what: &str, path: &Path) {
         #[cfg(feature = "fault-injection")]
-        self.cancel.fault_step(what, path);
+        self.call.cancel.fault_step(&self.call.settings, what, path);
         #[cfg(not(feature = "fault-injection"))]
         let _ = (what, path);
     }
@@ -437,7 +441,7 @@ impl OutputGroup {
         // Scratch files are done with: none may be renamed into place inside a folder.
         for s in self.scratch.drain(..) {
             remove_path(&s);
-            self.cancel.release_temporary(&s);
+            self.call.cancel.release_temporary(&s);
         }
         for e in &self.entries {
             let ok = match e.kind {
@@ -458,10 +462,10 @@ impl OutputGroup {
             if std::fs::symlink_metadata(&e.target).is_ok() {
                 let dir = Self::parent_of(&e.target);
                 let old = temp_name(&dir, "old");
-                self.cancel.hold_temporary(&old);
+                self.call.cancel.hold_temporary(&old);
                 self.step("set aside", &e.target);
                 if let Err(err) = std::fs::rename(&e.target, &old) {
-                    self.cancel.release_temporary(&old);
+                    self.call.cancel.release_temporary(&old);
                     failure = Some(Error::io(&e.target, err));
                     break;
                 }
@@ -482,17 +486,17 @@ impl OutputGroup {
             }
             for (target, old) in set_aside.iter().rev() {
                 let _ = std::fs::rename(old, target);
-                self.cancel.release_temporary(old);
+                self.call.cancel.release_temporary(old);
             }
             return Err(err);
         }
         for (target, old) in &set_aside {
             self.step("remove the earlier", target);
             remove_path(old);
-            self.cancel.release_temporary(old);
+            self.call.cancel.release_temporary(old);
         }
         for e in &self.entries {
-            self.cancel.release_temporary(&e.temp);
+            self.call.cancel.release_temporary(&e.temp);
         }
         self.committed = true;
         Ok(self.entries.iter().map(|e| e.target.clone()).collect())
@@ -503,14 +507,14 @@ impl Drop for OutputGroup {
     fn drop(&mut self) {
         for s in &self.scratch {
             remove_path(s);
-            self.cancel.release_temporary(s);
+            self.call.cancel.release_temporary(s);
         }
         if self.committed {
             return;
         }
         for e in &self.entries {
             remove_path(&e.temp);
-            self.cancel.release_temporary(&e.temp);
+            self.call.cancel.release_temporary(&e.temp);
         }
         // Folders created for outputs that never came.
         for d in self.created_dirs.iter().rev() {
@@ -523,8 +527,8 @@ impl Drop for OutputGroup {
 /// written even when the run was interrupted, to say what did not run): under a short
 /// temporary name beside it, then renamed into place, so a reader never sees half a file and
 /// an interrupt leaves none. Refuses to replace anything but a regular file.
-pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut group = OutputGroup::new(&[]);
+pub fn write_file_atomically(path: &Path, bytes: &[u8], ctx: &CallContext) -> Result<()> {
+    let mut group = OutputGroup::new(&[], ctx);
     let temp = group.file(path)?;
     std::fs::write(&temp, bytes).map_err(|e| Error::io(path, e))?;
     // A batch report is written even when the run was interrupted: it says what did not run.
@@ -535,6 +539,7 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cancel::CancelToken;
 
     #[test]
     fn a_calls_temporaries_are_its_own() {
@@ -542,16 +547,24 @@ mod tests {
         // and leaves the other's (there is no process-wide registry).
         let dir = tempfile::tempdir().unwrap();
         let (first, second) = (CancelToken::new(), CancelToken::new());
+        let (first_call, second_call) = (
+            CallContext {
+                cancel: first.clone(),
+                ..CallContext::new()
+            },
+            CallContext {
+                cancel: second.clone(),
+                ..CallContext::new()
+            },
+        );
         let (a, a_temp) = {
-            let _g = first.enter();
-            let mut a = OutputGroup::new(&[]);
+            let mut a = OutputGroup::new(&[], &first_call);
             let t = a.file(&dir.path().join("a.txt")).unwrap();
             std::fs::write(&t, b"a").unwrap();
             (a, t)
         };
         let (b, b_temp) = {
-            let _g = second.enter();
-            let mut b = OutputGroup::new(&[]);
+            let mut b = OutputGroup::new(&[], &second_call);
             let t = b.folder(&dir.path().join("b")).unwrap();
             std::fs::write(t.join("x"), b"b").unwrap();
             (b, t)
@@ -584,7 +597,7 @@ mod tests {
         let d = dir.path();
         std::fs::write(d.join("old.json"), b"old sidecar").unwrap();
         {
-            let mut g = OutputGroup::new(&[]);
+            let mut g = OutputGroup::new(&[], &CallContext::new());
             let a = g.file(&d.join("old.mp4")).unwrap();
             let b = g.file(&d.join("old.json")).unwrap();
             std::fs::write(a, b"video").unwrap();
@@ -593,7 +606,7 @@ mod tests {
         }
         assert_eq!(names(d), vec!["old.json"]);
         assert_eq!(std::fs::read(d.join("old.json")).unwrap(), b"old sidecar");
-        let mut g = OutputGroup::new(&[]);
+        let mut g = OutputGroup::new(&[], &CallContext::new());
         std::fs::write(g.file(&d.join("old.mp4")).unwrap(), b"video").unwrap();
         std::fs::write(g.file(&d.join("old.json")).unwrap(), b"sidecar").unwrap();
         let f = g.folder(&d.join("frames")).unwrap();
@@ -610,13 +623,13 @@ mod tests {
         assert_eq!(std::fs::read(d.join("old.json")).unwrap(), b"sidecar");
         // A folder is replaced as a whole: old files inside it are gone.
         std::fs::write(d.join("frames/stale.jpg"), b"x").unwrap();
-        let mut g = OutputGroup::new(&[]);
+        let mut g = OutputGroup::new(&[], &CallContext::new());
         let f = g.folder(&d.join("frames")).unwrap();
         std::fs::write(f.join("1.jpg"), b"jpg").unwrap();
         g.commit().unwrap();
         assert_eq!(names(&d.join("frames")), vec!["1.jpg"]);
         // A folder vidprep did not write is never replaced.
-        let mut g = OutputGroup::new(&[]);
+        let mut g = OutputGroup::new(&[], &CallContext::new());
         let e = g.folder(&d.join("frames")).unwrap_err().to_string();
         assert!(e.contains("did not write"), "{e}");
     }
@@ -628,7 +641,7 @@ mod tests {
         std::fs::write(d.join("in.mp4"), b"x").unwrap();
         std::fs::create_dir(d.join("seq")).unwrap();
         let inputs = [d.join("in.mp4"), d.join("seq")];
-        let mut g = OutputGroup::new(&inputs);
+        let mut g = OutputGroup::new(&inputs, &CallContext::new());
         let msg = |r: Result<PathBuf>| r.unwrap_err().to_string();
         assert!(msg(g.file(&d.join("./in.mp4"))).contains("is the input"));
         assert!(msg(g.file(&d.join("seq/groundtruth.txt"))).contains("inside the input folder"));
@@ -647,7 +660,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("a/b/out.mp4");
         {
-            let mut g = OutputGroup::new(&[]);
+            let mut g = OutputGroup::new(&[], &CallContext::new());
             std::fs::write(g.file(&target).unwrap(), b"x").unwrap();
         }
         assert!(!dir.path().join("a").exists());
@@ -657,11 +670,11 @@ mod tests {
     fn replaces_whole_files_only() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("report.jsonl");
-        write_file_atomically(&p, b"one").unwrap();
-        write_file_atomically(&p, b"two").unwrap();
+        write_file_atomically(&p, b"one", &CallContext::new()).unwrap();
+        write_file_atomically(&p, b"two", &CallContext::new()).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         std::fs::create_dir(dir.path().join("d")).unwrap();
-        assert!(write_file_atomically(&dir.path().join("d"), b"x").is_err());
+        assert!(write_file_atomically(&dir.path().join("d"), b"x", &CallContext::new()).is_err());
     }
 }

@@ -44,7 +44,6 @@ impl Plan {
     /// Checks everything that needs no media; the message says what is wrong and what was
     /// expected.
     pub fn check(&self) -> Result<(), String> {
-        crate::tally::count(crate::tally::Event::PlanCheck);
         validate_id(&self.id)?;
         if self.source.as_os_str().is_empty() {
             return Err("\"source\" is empty; expected a video path".into());

@@ -6,6 +6,8 @@
 //! afterwards (only `strict`, which no check looks at).
 
 use super::schema::Plan;
+use crate::context::CallContext;
+use crate::tally::Event;
 use crate::vocab::EncodeSettings;
 
 /// A plan that passed [`Plan::check`]. Only [`CheckedPlan::new`] makes one; it reads as a
@@ -17,6 +19,12 @@ pub struct CheckedPlan(Plan);
 impl CheckedPlan {
     /// Checks `plan` ([`Plan::check`]: the message says what is wrong and what was expected).
     pub fn new(plan: Plan) -> Result<CheckedPlan, String> {
+        Self::new_in(plan, &CallContext::new())
+    }
+
+    /// Checks `plan` (as [`CheckedPlan::new`]), counting the check on the call's tally.
+    pub(crate) fn new_in(plan: Plan, ctx: &CallContext) -> Result<CheckedPlan, String> {
+        ctx.count(Event::PlanCheck);
         plan.check()?;
         Ok(CheckedPlan(plan))
     }
@@ -44,8 +52,10 @@ impl CheckedPlan {
         self.0.check_paths()
     }
 
-    /// The plan in its canonical form ([`Plan::normalized`]) with `defaults`.
-    pub(crate) fn normal(&self, defaults: &EncodeSettings) -> NormalPlan {
+    /// The plan in its canonical form ([`Plan::normalized`]) with `defaults`, counted on the
+    /// call's tally.
+    pub(crate) fn normal(&self, defaults: &EncodeSettings, ctx: &CallContext) -> NormalPlan {
+        ctx.count(Event::Normalise);
         NormalPlan(self.0.normalized(defaults))
     }
 }

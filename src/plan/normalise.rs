@@ -11,7 +11,6 @@ impl Plan {
     /// same plan whichever door it came in by (a command, a manifest line, the library):
     /// sidecars record this form and `--resume` hashes it.
     pub fn normalized(&self, defaults: &crate::vocab::EncodeSettings) -> Plan {
-        crate::tally::count(crate::tally::Event::Normalise);
         let mut plan = self.clone();
         if let Some(span) = plan.span.take() {
             plan.start = plan.start.or(span.start);

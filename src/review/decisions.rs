@@ -244,6 +244,7 @@ pub fn apply_decisions(
     decisions_path: &Path,
     manifest: &Path,
     output: Option<&Path>,
+    ctx: &crate::context::CallContext,
 ) -> Result<Applied> {
     let decisions = Decisions::read(decisions_path)?;
     let output = output
@@ -328,7 +329,7 @@ pub fn apply_decisions(
         }
         if d.reviewed.as_ref().and_then(|r| r.span_frames).is_none() {
             // Nothing says what span the reviewer saw: the item's own span bounds the point.
-            let frames = span_frames(item_at[line], &tables)?;
+            let frames = span_frames(item_at[line], &tables, ctx)?;
             if moved.frame > frames {
                 return Err(Error::bad_file(
                     decisions_path,
@@ -368,7 +369,7 @@ pub fn apply_decisions(
         ));
     }
     let new_text = rewrite(&text, &entries, &replacements, &by_id);
-    let mut group = OutputGroup::new(&[manifest.to_path_buf(), decisions_path.to_path_buf()]);
+    let mut group = OutputGroup::new(&[manifest.to_path_buf(), decisions_path.to_path_buf()], ctx);
     let temp = group.file(&output)?;
     std::fs::write(&temp, new_text).map_err(|e| Error::io(&output, e))?;
     // The new manifest must read back with the same items, less the rejected ones.
@@ -390,13 +391,14 @@ pub fn apply_decisions(
 fn span_frames(
     item: &crate::manifest::ManifestItem,
     tables: &crate::media::table::TableCache,
+    ctx: &crate::context::CallContext,
 ) -> Result<u64> {
     let mut plan = crate::plan::Plan::clone(&item.plan);
     plan.decision = None;
     plan.boxes = None;
     plan.annotations = None;
     plan.insert = None;
-    let stream = crate::stages::stream::ProcessedStream::open(&plan, 1, tables)?;
+    let stream = crate::stages::stream::ProcessedStream::open(&plan, 1, tables, ctx)?;
     Ok(stream.resolved.cut.len() as u64)
 }
 
@@ -499,7 +501,7 @@ mod tests {
                 {"id": "c", "verdict": "rejected", "note": "ball hidden",
                  "criteria": {"target_visible": false, "temporal_evidence": true}}]}"#,
         );
-        let applied = apply_decisions(&d, &m, None).unwrap();
+        let applied = apply_decisions(&d, &m, None, &Default::default()).unwrap();
         assert_eq!(applied.moved, vec!["a"]);
         assert_eq!(applied.rejected, vec!["c"]);
         assert_eq!(applied.unreviewed, vec!["b"]);
@@ -533,7 +535,7 @@ mod tests {
                  "reviewed": {"span_frames": 10}}]}"#,
         );
         let m2 = m.with_file_name("m2.json");
-        apply_decisions(&d, &m, Some(&m2)).unwrap();
+        apply_decisions(&d, &m, Some(&m2), &Default::default()).unwrap();
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&m2).unwrap()).unwrap();
         assert_eq!(
             v,
@@ -580,7 +582,9 @@ mod tests {
         ];
         for (decisions, expected) in cases {
             let (_dir, m, d) = setup(MANIFEST, decisions);
-            let err = apply_decisions(&d, &m, None).unwrap_err().to_string();
+            let err = apply_decisions(&d, &m, None, &Default::default())
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(expected), "{decisions}: {err}");
             assert!(!m.with_file_name("m.reviewed.jsonl").exists());
         }
@@ -589,13 +593,20 @@ mod tests {
     #[test]
     fn the_output_stays_beside_the_manifest_and_never_replaces_it() {
         let (dir, m, d) = setup(MANIFEST, r#"{"vidprep_review_decisions": 1, "items": []}"#);
-        let err = apply_decisions(&d, &m, Some(&m)).unwrap_err().to_string();
+        let err = apply_decisions(&d, &m, Some(&m), &Default::default())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("refusing to overwrite an input"), "{err}");
         let elsewhere = dir.path().join("sub");
         std::fs::create_dir(&elsewhere).unwrap();
-        let err = apply_decisions(&d, &m, Some(&elsewhere.join("m.jsonl")))
-            .unwrap_err()
-            .to_string();
+        let err = apply_decisions(
+            &d,
+            &m,
+            Some(&elsewhere.join("m.jsonl")),
+            &Default::default(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("must be written in the folder"), "{err}");
         assert_eq!(std::fs::read_to_string(&m).unwrap(), MANIFEST);
     }

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::batch::{run_batch, BatchOptions, Observer, Status};
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::exec::ExecOptions;
 use crate::manifest::ManifestItem;
@@ -124,7 +125,11 @@ fn outside_reason(plan: &Plan, run_dir: &Path) -> Option<String> {
 }
 
 /// Builds the review page of `options.run_dir`.
-pub fn build_review(options: &ReviewOptions, observer: &dyn Observer) -> Result<ReviewSummary> {
+pub fn build_review(
+    options: &ReviewOptions,
+    observer: &dyn Observer,
+    ctx: &CallContext,
+) -> Result<ReviewSummary> {
     let run_dir = &options.run_dir;
     if !run_dir.is_dir() {
         return Err(Error::Usage(format!(
@@ -142,7 +147,13 @@ pub fn build_review(options: &ReviewOptions, observer: &dyn Observer) -> Result<
     // one holds the folder's lock (and keep a run from starting while the page is made).
     // A folder that cannot take the lock file (read-only: a run could not write it either)
     // is reviewed without one.
-    let _lock = match crate::batch::OutDirLock::acquire(run_dir, None, None, &|_| {}) {
+    let _lock = match crate::batch::OutDirLock::acquire(
+        run_dir,
+        None,
+        None,
+        &|_| {},
+        ctx.settings.lock_lease,
+    ) {
         Ok(lock) => Some(lock),
         Err(Error::Usage(m)) => {
             return Err(Error::Usage(format!(
@@ -182,14 +193,21 @@ pub fn build_review(options: &ReviewOptions, observer: &dyn Observer) -> Result<
     // Claim the page's own files first: nothing is made when the page could not be written.
     let mut inputs: Vec<PathBuf> = found.iter().filter_map(|f| f.dir.clone()).collect();
     inputs.extend(options.manifest.clone());
-    let mut group = OutputGroup::new(&inputs);
+    let mut group = OutputGroup::new(&inputs, ctx);
     let index_html = group.file(&page_dir.join("index.html"))?;
     let assets = group.folder(&page_dir.join("assets"))?;
     let data = group.folder(&page_dir.join("data"))?;
 
     let media_dir = page_dir.join("media");
     let mut warnings = Vec::new();
-    let mut previews = make_previews(&mut found, options, &media_dir, observer, &mut warnings)?;
+    let mut previews = make_previews(
+        &mut found,
+        options,
+        &media_dir,
+        observer,
+        &mut warnings,
+        ctx,
+    )?;
     let mut untrusted: Vec<(String, String)> = untrusted.into_iter().collect();
     untrusted.sort();
     for (id, why) in untrusted {
@@ -484,6 +502,7 @@ fn make_previews(
     media_dir: &Path,
     observer: &dyn Observer,
     warnings: &mut Vec<String>,
+    ctx: &CallContext,
 ) -> Result<Previews> {
     let mut plans = Vec::new();
     for f in found.iter() {
@@ -498,7 +517,13 @@ fn make_previews(
     if plans.is_empty() {
         return Ok(previews);
     }
-    let (items, bad) = ManifestItem::check_all(plans);
+    let (items, bad) = ManifestItem::check_all_in(plans, ctx);
+    let exec = ExecOptions {
+        cancel: ctx.cancel.clone(),
+        settings: ctx.settings.clone(),
+        tally: ctx.tally.clone(),
+        ..ExecOptions::default()
+    };
     let batch = BatchOptions {
         out_dir: media_dir.to_path_buf(),
         jobs: options.jobs,
@@ -506,7 +531,7 @@ fn make_previews(
         resume: true,
         fail_fast: false,
         codec_threads: None,
-        exec: ExecOptions::default(),
+        exec,
         origin: options.manifest.clone(),
     };
     let (_, reports) = run_batch(&items, &bad, &batch, observer)?;

@@ -23,7 +23,14 @@ impl Stage for BoxesStage {
         // Only the frames the output keeps (and each track's nearest keys around them).
         let span = stream.resolved.kept.start..stream.resolved.kept.end;
         let display = stream.info.displayed_size();
-        let mut boxes = SourceBoxes::load(&self.request, &stream.table, w, h, display, Some(span))?;
+        let mut boxes = SourceBoxes::load(
+            &self.request,
+            &stream.table,
+            (w, h),
+            display,
+            Some(span),
+            &stream.call,
+        )?;
         if let Fill::Track(kind) = self.request.fill {
             // The gaps resolution listed, tracked over the source's exact frames.
             let ids: Vec<String> = boxes
@@ -48,6 +55,7 @@ impl Stage for BoxesStage {
                 &mut boxes.resolved,
                 &ids,
                 &options,
+                &stream.call,
             )?;
             for w in records
                 .iter()

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::context::CallContext;
 use crate::error::Result;
 use crate::media::input::VideoStreamInfo;
 use crate::media::source::Source;
@@ -51,6 +52,9 @@ pub(crate) struct StreamBuilder {
     /// Boxes to draw on every export's frames.
     pub draws: Vec<(usize, Arc<SourceBoxes>, Style)>,
     pub warnings: Vec<String>,
+    /// The call the stream is built for (a stage that reads the source, tracking, reads
+    /// for it).
+    pub call: CallContext,
 }
 
 impl StreamBuilder {

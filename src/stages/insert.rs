@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use ffmpeg_next::frame::Video as VideoFrame;
 
 use crate::annotations::{self, Fill, FrameClock};
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::fit::Placer;
 use crate::media::audio::{AudioPlan, AudioSegment};
@@ -173,6 +174,8 @@ pub(crate) struct NeedleRenderer {
     geometry: Geometry,
     step: Time,
     cached: Option<(usize, VideoFrame)>,
+    /// The call it renders for (its images' opens count on the call's tally).
+    call: CallContext,
 }
 
 enum Phase {
@@ -190,11 +193,12 @@ impl<S: FrameSource> SpliceSource<S> {
         insert_at: usize,
         insert_time: Time,
         needle: &PreparedNeedle,
+        call: &CallContext,
     ) -> SpliceSource<S> {
         SpliceSource {
             host,
             insert_at,
-            needle: NeedleRenderer::new(needle, insert_at, insert_time),
+            needle: NeedleRenderer::new(needle, insert_at, insert_time, call),
             shift: needle.duration,
             phase: Phase::Before,
             pending: None,
@@ -204,8 +208,14 @@ impl<S: FrameSource> SpliceSource<S> {
 }
 
 impl NeedleRenderer {
-    /// Needle frame `k` is output frame `insert_at + k`, shown at `insert_time + k * step`.
-    pub fn new(needle: &PreparedNeedle, insert_at: usize, insert_time: Time) -> NeedleRenderer {
+    /// Needle frame `k` is output frame `insert_at + k`, shown at `insert_time + k * step`;
+    /// its images are read for the call `call`.
+    pub fn new(
+        needle: &PreparedNeedle,
+        insert_at: usize,
+        insert_time: Time,
+        call: &CallContext,
+    ) -> NeedleRenderer {
         NeedleRenderer {
             insert_at,
             insert_time,
@@ -215,6 +225,7 @@ impl NeedleRenderer {
             geometry: needle.placement.geometry(),
             step: needle.step,
             cached: None,
+            call: call.clone(),
         }
     }
 
@@ -230,7 +241,7 @@ impl NeedleRenderer {
             Some((cached, image)) if *cached == s => share(image),
             _ => {
                 let path = &self.images[s];
-                let raw = decode_still(path)?;
+                let raw = decode_still(path, &self.call)?;
                 if (raw.width(), raw.height()) != self.placer.placement().src {
                     let (w, h) = self.placer.placement().src;
                     return Err(Error::request(
@@ -318,6 +329,7 @@ impl<S: FrameSource> FrameSource for SpliceSource<S> {
 /// time). `origin_abs` is the host's frame-0 time on its own timeline.
 pub fn splice_audio(
     host: &crate::media::Source,
+    inputs: &std::sync::Arc<crate::media::pool::InputPool>,
     origin_abs: Time,
     clip_start: Time,
     clip_end: Time,
@@ -331,6 +343,7 @@ pub fn splice_audio(
             source: host.clone(),
             start: origin_abs + clip_start,
             end: origin_abs + at,
+            inputs: inputs.clone(),
         });
     }
     segments.push(AudioSegment::Silence { duration: needle });
@@ -339,6 +352,7 @@ pub fn splice_audio(
             source: host.clone(),
             start: origin_abs + at,
             end: origin_abs + clip_end,
+            inputs: inputs.clone(),
         });
     }
     AudioPlan { segments }

@@ -7,10 +7,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::input::{VideoInput, VideoStreamInfo};
+use crate::media::pool::InputPool;
 use crate::media::source::{ImageSequence, Source, SourceKind};
 use crate::media::table::{FrameTable, TableCache, UsedInput};
 use crate::overlay::{BoxRecorder, OverlayStage, SourceBoxes, Style};
@@ -48,6 +50,9 @@ pub(crate) struct ProcessedStream {
     pub draws: Vec<(usize, Arc<SourceBoxes>, Style)>,
     pub warnings: Vec<String>,
     pub threads: usize,
+    /// The inputs the stream's readers share, and the call they read for: handed to every
+    /// reader of the stream (the soundtrack's too, [`ProcessedStream::audio`]).
+    pub inputs: Arc<InputPool>,
     /// The input the stream was opened with, until a reader takes it.
     used_input: std::sync::Mutex<Option<UsedInput>>,
     /// An export encodes the soundtrack while the whole stream is decoded: the full decode
@@ -58,8 +63,14 @@ pub(crate) struct ProcessedStream {
 impl ProcessedStream {
     /// Opens the plan's source (once: the stream's description and, unless `tables` has it,
     /// the frame table come from one input) and applies its stages (see
-    /// [`crate::stages::stages_of`]).
-    pub fn open(plan: &Plan, threads: usize, tables: &TableCache) -> Result<ProcessedStream> {
+    /// [`crate::stages::stages_of`]), for the call `ctx`: its readers open, count and stop as
+    /// the call's (the stream's [`InputPool`] carries it to them).
+    pub fn open(
+        plan: &Plan,
+        threads: usize,
+        tables: &TableCache,
+        ctx: &CallContext,
+    ) -> Result<ProcessedStream> {
         let source = plan.source.clone();
         let input = Source::new(source.clone(), plan.source_fps);
         // What the container says, read before the table's scan reads its packets.
@@ -76,8 +87,8 @@ impl ProcessedStream {
             )
         };
         let mut described = None;
-        let (table, mut used_input) = tables.table_or_scan(&input, |source| {
-            let opened = VideoInput::open(source)?;
+        let (table, mut used_input) = tables.table_or_scan(&input, ctx, |source| {
+            let opened = VideoInput::open(source, ctx)?;
             described = Some(describe(&opened));
             Ok(Some(opened))
         })?;
@@ -92,7 +103,7 @@ impl ProcessedStream {
             Some(d) => d,
             None => {
                 // The table was the cache's: the input opened for the description is unread.
-                let opened = VideoInput::open(&input)?;
+                let opened = VideoInput::open(&input, ctx)?;
                 let d = describe(&opened);
                 used_input = Some(UsedInput {
                     input: opened,
@@ -114,6 +125,7 @@ impl ProcessedStream {
             box_sources: Vec::new(),
             draws: Vec::new(),
             warnings: Vec::new(),
+            call: ctx.clone(),
         };
         for stage in crate::stages::stages_of(plan) {
             stage.shape(&mut builder)?;
@@ -141,6 +153,7 @@ impl ProcessedStream {
             draws: builder.draws,
             warnings: builder.warnings,
             threads,
+            inputs: InputPool::new(ctx.clone()),
             used_input: std::sync::Mutex::new(used_input),
             audio_with_full_decode: Default::default(),
         })
@@ -229,10 +242,12 @@ impl ProcessedStream {
                     source: self.input.clone(),
                     start: origin + self.resolved.start_time(),
                     end: origin + video_end,
+                    inputs: self.inputs.clone(),
                 }],
             },
             Some(n) => splice_audio(
                 &self.input,
+                &self.inputs,
                 origin,
                 self.resolved.start_time(),
                 video_end,
@@ -391,7 +406,9 @@ impl ProcessedStream {
             self.decode_options(),
             self.table.clone(),
             self.audio_with_full_decode
-                .load(std::sync::atomic::Ordering::SeqCst),
+                .load(std::sync::atomic::Ordering::SeqCst)
+                .then_some(&self.inputs),
+            self.inputs.call(),
         )?;
         let clip = ClipSource::new(
             reader,
@@ -408,6 +425,7 @@ impl ProcessedStream {
                 n.at,
                 n.time,
                 &n.prepared,
+                self.inputs.call(),
             )),
         })
     }
@@ -460,12 +478,13 @@ impl ProcessedStream {
             needle: self
                 .needle
                 .as_ref()
-                .map(|n| NeedleRenderer::new(&n.prepared, n.at, n.time)),
+                .map(|n| NeedleRenderer::new(&n.prepared, n.at, n.time, self.inputs.call())),
             kept_start: self.resolved.kept.start,
             needle_at: at,
             needle_frames: k,
             times: self.times(),
             input: self.input.clone(),
+            call: self.inputs.call().clone(),
             options: DecodeOptions {
                 threads,
                 ..self.decode_options()
@@ -515,14 +534,15 @@ impl ProcessedStream {
                 workers,
                 self.decode_options(),
                 self.take_used_input(),
+                self.inputs.call(),
             )?)
         };
         Ok(Box::new(StreamSparse {
             host: host_source,
-            needle: self
-                .needle
-                .as_ref()
-                .map(|n| (NeedleRenderer::new(&n.prepared, n.at, n.time), needle)),
+            needle: self.needle.as_ref().map(|n| {
+                let renderer = NeedleRenderer::new(&n.prepared, n.at, n.time, self.inputs.call());
+                (renderer, needle)
+            }),
             table: self.table.clone(),
             kept_start: kept.start,
             start_time: self.resolved.start_time(),
@@ -553,6 +573,8 @@ pub(crate) struct StreamRange {
     needle_frames: usize,
     times: Vec<Time>,
     input: Source,
+    /// The call the stream's readers work for.
+    call: CallContext,
     options: DecodeOptions,
     table: Arc<FrameTable>,
     end_time: Time,
@@ -615,10 +637,11 @@ impl FrameSource for StreamRange {
                             self.options.clone(),
                             self.table.clone(),
                         )?,
-                        None => FrameReader::open_with_table(
+                        None => FrameReader::open_with_table_in(
                             &self.input,
                             self.options.clone(),
                             self.table.clone(),
+                            &self.call,
                         )?,
                     };
                     // Non-reference frames between the keyframe and the run are not decoded.

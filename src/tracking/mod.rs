@@ -32,6 +32,7 @@ use ffmpeg_next::format::Pixel;
 use serde::Serialize;
 
 use crate::annotations::{BBox, BoxSource, DrawBox, ResolvedBoxes, TrackerKind};
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::frame::Converter;
@@ -204,10 +205,11 @@ pub fn fill_gaps(
     resolved: &mut ResolvedBoxes,
     track_ids: &[String],
     options: &TrackOptions,
+    ctx: &CallContext,
 ) -> Result<Vec<GapRecord>> {
     let kind = options.kind;
     let factory = move || open_tracker(kind);
-    let mut frames = DecodedFrames::open(source, table)?;
+    let mut frames = DecodedFrames::open(source, table, ctx)?;
     Ok(fill_gaps_with(&mut frames, resolved, track_ids, options, &factory)?.0)
 }
 
@@ -221,12 +223,13 @@ pub fn track_source(
     annotations: &crate::annotations::Annotations,
     end: Option<usize>,
     fill: crate::annotations::Fill,
+    ctx: &CallContext,
 ) -> Result<(crate::annotations::Annotations, Vec<GapRecord>, TrackTiming)> {
     use crate::annotations::{
         Annotations, Coords, Entry, Fill, Format, Key, TimestampClock, Track,
     };
-    let table = FrameTable::for_source(source)?;
-    let mut frames = DecodedFrames::open(source, table.clone())?;
+    let table = crate::media::table::TableCache::new().table_in(source, ctx)?;
+    let mut frames = DecodedFrames::open(source, table.clone(), ctx)?;
     let (w, h) = frames.size();
     let n = table.len();
     let end = end.unwrap_or(n).min(n);
@@ -307,8 +310,14 @@ pub struct DecodedFrames {
 }
 
 impl DecodedFrames {
-    pub fn open(source: &Source, table: Arc<FrameTable>) -> Result<DecodedFrames> {
-        let reader = FrameReader::open_with_table(source.clone(), DecodeOptions::default(), table)?;
+    /// The frames of `source`, read for the call `ctx`.
+    pub fn open(
+        source: &Source,
+        table: Arc<FrameTable>,
+        ctx: &CallContext,
+    ) -> Result<DecodedFrames> {
+        let reader =
+            FrameReader::open_with_table_in(source.clone(), DecodeOptions::default(), table, ctx)?;
         Ok(DecodedFrames {
             reader,
             converter: Converter::to_format(Pixel::BGR24),

@@ -223,7 +223,10 @@ impl Export for FramesMaker {
         if let Some(path) = &self.frames.subtitles {
             self.subtitles = Some(crate::exports::subtitles::Subtitles::load(path)?);
         }
-        if self.frames.audio && crate::media::audio::audio_stream_format(&stream.input)?.is_none() {
+        if self.frames.audio
+            && crate::media::audio::audio_stream_format(&stream.input, stream.inputs.call())?
+                .is_none()
+        {
             return Err(Error::request(
                 &stream.source,
                 format!(
@@ -481,6 +484,7 @@ impl Export for FramesMaker {
         let sink = if self.memory {
             FramesSink::in_memory(&output, &arranged.indices, &at, stream.box_sources.clone())
                 .with_source(&stream.source)
+                .stopped_by(&stream.inputs.call().cancel)
                 .with_resize(resize)
                 .with_label(self.frames.label)
                 .with_package_files(package_files, encoding)
@@ -496,6 +500,7 @@ impl Export for FramesMaker {
                 stream.box_sources.clone(),
             )
             .with_source(&stream.source)
+            .stopped_by(&stream.inputs.call().cancel)
             .with_resize(resize)
             .with_label(self.frames.label)
             .with_package_files(package_files, encoding)

@@ -78,6 +78,8 @@ pub struct FramesSink {
     pil: crate::profiles::pil::PilBicubic,
     /// A profile's own image encoding (VLMEvalKit's cache: Pillow's JPEG).
     encoding: Option<crate::profiles::ImageEncoding>,
+    /// The token of the call the images are written for: an interrupt stops between files.
+    cancel: crate::cancel::CancelToken,
 }
 
 impl FramesSink {
@@ -123,6 +125,7 @@ impl FramesSink {
             resampler: Default::default(),
             pil: Default::default(),
             encoding: None,
+            cancel: Default::default(),
         }
     }
 
@@ -169,6 +172,12 @@ impl FramesSink {
                 self.rgb = Converter::to_format_bilinear(ffmpeg_next::format::Pixel::RGB24)
             }
         }
+        self
+    }
+
+    /// Stops writing once `cancel` (the call's token) is cancelled.
+    pub fn stopped_by(mut self, cancel: &crate::cancel::CancelToken) -> FramesSink {
+        self.cancel = cancel.clone();
         self
     }
 
@@ -399,7 +408,7 @@ impl FrameSink for FramesSink {
             .then(|| boxes_on(frame, &self.box_sources, width, height));
         for p in positions {
             // One frame may fill many positions (repeats): an interrupt stops between files.
-            if crate::cancel::cancelled() {
+            if self.cancel.is_cancelled() {
                 return Err(Error::Cancelled);
             }
             if let Some(out_dir) = &self.out_dir {

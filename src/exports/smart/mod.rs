@@ -178,7 +178,7 @@ pub(crate) fn plan(
             && u.input.sequence.is_none()
             && crate::media::rewind::seeks_to_keyframes(&u.input)
     });
-    let source = match H264Source::open(&stream.input, &stream.table, used)? {
+    let source = match H264Source::open(&stream.input, &stream.table, used, stream.inputs.call())? {
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),
     };

@@ -42,12 +42,17 @@ pub(crate) fn verify_output(
             .iter()
             .any(|p| matches!(p, Part::Copied { output, .. } if output.contains(&o)))
     };
-    let mut got = FrameReader::open_with(
-        path,
+    let call = stream.inputs.call();
+    let written = crate::media::Source::from(path);
+    let table = crate::media::table::TableCache::new().table_in(&written, call)?;
+    let mut got = FrameReader::open_with_table_in(
+        written,
         DecodeOptions {
             upright: false,
             ..DecodeOptions::default()
         },
+        table,
+        call,
     )?;
     let n = stream.frame_count();
     let mut want = stream.range_source(0..n)?;

@@ -109,18 +109,14 @@ pub(crate) fn write(
     let stop = AtomicBool::new(false);
     let failed = AtomicBool::new(false);
     let (pts, length_size) = (&plan.pts[..], avcc.length_size);
+    // The call the stream's readers work for (the tail's thread reads for it too).
+    let call = stream.inputs.call();
     std::thread::scope(|scope| -> Result<()> {
         let mut tail = beside.map(|k| {
             let output = plan.parts[k].output();
             let (sender, done) = mpsc::channel::<u64>();
-            let cancel = crate::CancelToken::current();
-            let call_settings = crate::Settings::current();
-            let tally = crate::tally::Tally::current();
             let (stop, failed, matched, encoder_sets) = (&stop, &failed, &matched, &encoder_sets);
             let handle = scope.spawn(move || {
-                let _cancel = cancel.enter();
-                let _settings = call_settings.enter();
-                let _tally = crate::tally::enter(tally.as_ref());
                 let mut buffer = PacketBuffer::new(path, pts, length_size);
                 let mut notes = Vec::with_capacity(output.len());
                 let result = encode_part(
@@ -135,12 +131,12 @@ pub(crate) fn write(
                     &mut |frame| {
                         notes.push(FrameNote::of(frame));
                         let _ = sender.send(1);
-                        Ok(!stop.load(Ordering::SeqCst) && !crate::cancel::cancelled())
+                        Ok(!stop.load(Ordering::SeqCst) && !call.cancelled())
                     },
                 );
                 // Stopped, or cut short by the cancel (an open or a read that FFmpeg's
                 // interrupt callback ended): the cancel.
-                let stopped = stop.load(Ordering::SeqCst) || crate::cancel::cancelled();
+                let stopped = stop.load(Ordering::SeqCst) || call.cancelled();
                 match result {
                     Ok(_) => Ok((buffer, notes)),
                     Err(_) if stopped => Err(Error::Cancelled),
@@ -248,7 +244,7 @@ pub(crate) fn write(
         stop.store(true, Ordering::SeqCst);
         match (written, tail.map(|t| t.join(path))) {
             (Err(Error::Cancelled), Some(Err(e))) if failed.load(Ordering::SeqCst) => Err(e),
-            (Err(_), _) if crate::cancel::cancelled() => Err(Error::Cancelled),
+            (Err(_), _) if call.cancelled() => Err(Error::Cancelled),
             (written, _) => written,
         }
     })?;

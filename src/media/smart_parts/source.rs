@@ -8,6 +8,7 @@
 use ffmpeg_next as ffmpeg;
 
 use crate::bitstream::h264::{AvcC, Sps};
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 use crate::media::source::Source;
@@ -17,6 +18,8 @@ use crate::media::table::{coded_packet, CodedPacket, FrameTable, UsedInput};
 pub(crate) struct H264Source {
     /// The source, for opening it again where the input is not here.
     source: Source,
+    /// The call it is read for.
+    call: CallContext,
     /// The opened input (its other streams discarded), which copied packets are read from;
     /// `None` while lent ([`H264Source::lend_input`]).
     input: Option<UsedInput>,
@@ -36,15 +39,16 @@ impl H264Source {
     /// it cannot be smart-encoded: another codec, parameter sets in the stream rather than an
     /// avcC record, more than one SPS, packets that cannot be cut.
     /// `used`: the input the table's scan read, when the stream still has it (else the
-    /// source is opened now).
+    /// source is opened now, for the call `ctx`).
     pub(crate) fn open(
         source: &Source,
         table: &FrameTable,
         used: Option<UsedInput>,
+        ctx: &CallContext,
     ) -> Result<std::result::Result<H264Source, String>> {
         let (mut input, mut read) = match used {
             Some(u) => (u.input, u.read),
-            None => (VideoInput::open(source)?, false),
+            None => (VideoInput::open(source, ctx)?, false),
         };
         let vindex = input.video.index;
         input.keep_only_streams(&[vindex]);
@@ -87,7 +91,7 @@ impl H264Source {
             None => {
                 if read {
                     // (Read by the scan: the packets are read from the start again.)
-                    input = VideoInput::open(source)?;
+                    input = VideoInput::open(source, ctx)?;
                     input.keep_only_streams(&[vindex]);
                 }
                 let packets = read_packets(&mut input, avcc.length_size, table.len())?;
@@ -102,6 +106,7 @@ impl H264Source {
         let has_audio = crate::media::input::best_audio_stream(&input.context).is_some();
         Ok(Ok(H264Source {
             source: source.clone(),
+            call: ctx.clone(),
             input: Some(UsedInput { input, read }),
             stream: vindex,
             parameters: par,
@@ -135,8 +140,9 @@ impl H264Source {
         &mut self,
         at: i64,
     ) -> Result<(&mut VideoInput, &[CodedPacket])> {
+        let call = self.call.clone();
         let fresh = |source: &Source, stream: usize| -> Result<UsedInput> {
-            let mut input = VideoInput::open(source)?;
+            let mut input = VideoInput::open(source, &call)?;
             input.keep_only_streams(&[stream]);
             Ok(UsedInput { input, read: false })
         };
@@ -163,7 +169,7 @@ fn read_packets(
     frames: usize,
 ) -> Result<std::result::Result<Vec<CodedPacket>, String>> {
     let vindex = input.video.index;
-    crate::tally::count(crate::tally::Event::PacketScan);
+    input.call.count(crate::tally::Event::PacketScan);
     let mut packets = Vec::with_capacity(frames);
     loop {
         let packet = match read_packet(&mut input.context) {

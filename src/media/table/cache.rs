@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::FrameTable;
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::input::VideoInput;
 use crate::media::source::{Source, SourceKind};
@@ -19,11 +20,12 @@ use crate::media::source::{Source, SourceKind};
 pub fn retry_on_table_mismatch<T>(
     cache: &TableCache,
     source: &Source,
+    ctx: &CallContext,
     mut job: impl FnMut() -> Result<T>,
 ) -> Result<T> {
     match job() {
         Err(Error::TableMismatch { .. }) => {
-            cache.distrust(source);
+            cache.distrust_in(source, ctx);
             job()
         }
         other => other,
@@ -58,7 +60,7 @@ struct FileKey {
 impl FileKey {
     /// A file by its identity and version; an image sequence by its folder's (adding or
     /// removing images changes the folder) and the pattern; a URL by its text and validators.
-    fn of(source: &Source) -> Result<FileKey> {
+    fn of(source: &Source, ctx: &CallContext) -> Result<FileKey> {
         let path = source.path();
         let fps = source.fps();
         let stat_path = match source.kind()? {
@@ -66,7 +68,7 @@ impl FileKey {
                 // A URL by its text and the validators its first open saw: a changed
                 // resource gets a new table.
                 let validators = match source.remote() {
-                    Some(r) => Some(r.validators(path)?),
+                    Some(r) => Some(r.validators(path, ctx)?),
                     None => None,
                 };
                 return Ok(FileKey {
@@ -150,7 +152,13 @@ impl TableCache {
     /// The table of `source`: the cached one, or one built now (from packets, or by decoding
     /// when this cache was told the packets lie) and kept.
     pub fn table(&self, source: &Source) -> Result<Arc<FrameTable>> {
-        self.table_or_scan(source, |_| Ok(None))
+        self.table_in(source, &CallContext::new())
+    }
+
+    /// [`table`](Self::table) for the call `ctx` (a table built now is counted on its tally,
+    /// and stops when it is cancelled).
+    pub fn table_in(&self, source: &Source, ctx: &CallContext) -> Result<Arc<FrameTable>> {
+        self.table_or_scan(source, ctx, |_| Ok(None))
             .map(|(table, _)| table)
     }
 
@@ -163,9 +171,10 @@ impl TableCache {
     pub(crate) fn table_or_scan(
         &self,
         source: &Source,
+        ctx: &CallContext,
         open: impl FnOnce(&Source) -> Result<Option<VideoInput>>,
     ) -> Result<(Arc<FrameTable>, Option<UsedInput>)> {
-        let key = FileKey::of(source)?;
+        let key = FileKey::of(source, ctx)?;
         let force_decode = {
             let cache = self.state();
             if let Some(entry) = cache.tables.get(&key) {
@@ -175,7 +184,7 @@ impl TableCache {
         };
         let mut input = match open(source)? {
             Some(input) => input,
-            None => VideoInput::open(source)?,
+            None => VideoInput::open(source, ctx)?,
         };
         let table = Arc::new(if force_decode {
             FrameTable::scan_by_decoding(&mut input, "a decoder disagreed with the packets".into())?
@@ -217,7 +226,13 @@ impl TableCache {
     /// Forgets the table of `source` and remembers that its packets lie: the next
     /// [`table`](Self::table) builds it by decoding.
     pub fn distrust(&self, source: &Source) {
-        if let Ok(key) = FileKey::of(source) {
+        self.distrust_in(source, &CallContext::new())
+    }
+
+    /// [`distrust`](Self::distrust) for the call `ctx` (a URL not contacted yet is asked with
+    /// its settings).
+    pub(crate) fn distrust_in(&self, source: &Source, ctx: &CallContext) {
+        if let Ok(key) = FileKey::of(source, ctx) {
             let mut cache = self.state();
             cache.tables.remove(&key);
             cache.distrusted.insert(key, ());

@@ -26,7 +26,7 @@ impl FrameTable {
         if !table.damage.decode_depends_on_threads() {
             return Ok(table);
         }
-        let mut fresh = VideoInput::open(&input.source)?;
+        let mut fresh = VideoInput::open(&input.source, &input.call)?;
         Self::scan_by_decoding_with(&mut fresh, reason, 1)
     }
 
@@ -40,13 +40,13 @@ impl FrameTable {
         let path = input.path.clone();
         let index = input.video.index;
         input.keep_only_streams(&[index]);
-        crate::tally::count(crate::tally::Event::DecodeScan);
+        input.call.count(crate::tally::Event::DecodeScan);
         let tb = input.video.time_base;
         let rate = input.video.best_frame_rate();
         // (Declared before the decoder, which points at it: dropped after it.)
         let mut conceal = crate::media::compat::ConcealWatch::default();
         let mut decoder = crate::media::decode::open_decoder(input, threads, true, &conceal)?;
-        let _held = crate::tally::decoder_opened(threads);
+        let _held = input.call.decoder_opened(threads);
         // Facts of every packet by position: (dts, key).
         let mut packets: HashMap<i64, (Option<i64>, bool)> = HashMap::new();
         let mut raw_frames: Vec<RawFrame> = Vec::new();
@@ -131,7 +131,7 @@ impl FrameTable {
         if let Some(seq) = input.sequence.clone() {
             // Frame `i` of a sequence is file `i` whatever decodes: a file that gives no
             // picture is an error naming it, as every reader of the sequence says.
-            truncated_images = super::scan::truncated_images(&seq)?;
+            truncated_images = super::scan::truncated_images(&seq, &input.call)?;
             let missing = (0..seq.count)
                 .find(|&i| raw_frames.get(i).map(|f| f.timestamp) != Some(Some(i as i64)));
             if let Some(i) = missing {

@@ -13,6 +13,7 @@ use super::{
     CodedPacket, CodedPackets, CorruptPacket, Damage, DemuxerErrors, FirstPacket, FrameEntry,
     FrameTable, Identity, LostPackets, TableCache, TimesFrom, TruncatedImage, UnreadableTail,
 };
+use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::ffi;
 use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
@@ -97,13 +98,14 @@ impl FrameTable {
 
     /// Builds the table of `path` without the cache.
     pub fn scan(path: &Path) -> Result<FrameTable> {
-        let mut input = VideoInput::open(path)?;
+        let mut input = VideoInput::open(path, &CallContext::new())?;
         Self::scan_input(&mut input)
     }
 
     /// Builds the table from `input`'s packets, or by decoding when the packets cannot be
     /// trusted (see the module comment). `input` must be freshly opened. An image sequence's
-    /// table is its file list (see [`FrameTable::of_image_sequence`]).
+    /// table is its file list (see [`FrameTable::of_image_sequence`]). The scan is counted on
+    /// the tally of the call the input was opened for, and stops when that call is cancelled.
     pub fn scan_input(input: &mut VideoInput) -> Result<FrameTable> {
         if let Some(seq) = input.sequence.clone() {
             return Self::of_image_sequence(input, &seq);
@@ -122,7 +124,7 @@ impl FrameTable {
             .chain(audio_to_record.iter().copied())
             .collect();
         input.keep_only_streams(&keep);
-        crate::tally::count(crate::tally::Event::PacketScan);
+        input.call.count(crate::tally::Event::PacketScan);
         // H.264 in avcC form: its packets in decoding order with their IDR flags, for smart
         // encoding.
         let avcc = if input.video.codec == "h264" {
@@ -149,11 +151,13 @@ impl FrameTable {
                 Ok(Some(p)) => p,
                 Ok(None) => break,
                 Err(ffmpeg::Error::Exit)
-                    if crate::media::source::is_url(&input.path) && !crate::cancel::cancelled() =>
+                    if crate::media::source::is_url(&input.path) && !input.call.cancelled() =>
                 {
                     return Err(crate::media::source::network_error(
                         &input.path,
                         ffmpeg::Error::Exit,
+                        input.context.network_verdict(),
+                        &input.call,
                     ))
                 }
                 Err(e) if read_error_ends_input(&e) => {
@@ -236,7 +240,7 @@ impl FrameTable {
             }
         }
         if let Some(reason) = untrusted {
-            let mut fresh = VideoInput::open(&input.source)?;
+            let mut fresh = VideoInput::open(&input.source, &input.call)?;
             return Self::scan_by_decoding(&mut fresh, reason);
         }
         if entries.is_empty() {
@@ -375,7 +379,7 @@ impl FrameTable {
         }
         let size = (input.video.stored_width, input.video.stored_height);
         check_image_sizes(seq, size)?;
-        let truncated = truncated_images(seq)?;
+        let truncated = truncated_images(seq, &input.call)?;
         let entries = (0..seq.count as i64)
             .map(|i| FrameEntry {
                 pts: i,
@@ -481,10 +485,13 @@ fn check_image_sizes(seq: &ImageSequence, size: (u32, u32)) -> Result<()> {
 }
 
 /// The images of `seq` whose files are cut short (`media::images::whole`).
-pub(super) fn truncated_images(seq: &ImageSequence) -> Result<Vec<TruncatedImage>> {
+pub(super) fn truncated_images(
+    seq: &ImageSequence,
+    ctx: &CallContext,
+) -> Result<Vec<TruncatedImage>> {
     let mut out = Vec::new();
     for i in 0..seq.count {
-        if crate::cancel::cancelled() {
+        if ctx.cancelled() {
             return Err(Error::Cancelled);
         }
         if let Some(why) = crate::media::images::whole::file_truncation(&seq.file_path(i))? {
