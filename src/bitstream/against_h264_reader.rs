@@ -110,6 +110,11 @@ const SPS_UNITS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Profiles whose SPS carries chroma_format_idc and bit depths (H.264 7.3.2.1.1, FFmpeg's
+/// `h264_ps.c`) but which h264-reader 0.8 reads as if it did not: 118, 128 (MVC), 134, 135,
+/// 138, 139 (3D and later).
+const PROFILES_H264_READER_MISREADS: [u8; 6] = [118, 128, 134, 135, 138, 139];
+
 fn unhex(text: &str) -> Vec<u8> {
     (0..text.len())
         .step_by(2)
@@ -238,7 +243,11 @@ proptest! {
         }
         let ours = Sps::parse(&nal).ok();
         if let (Some(ours), Some(theirs)) = (ours, theirs(&nal)) {
-            prop_assert_eq!(ours, theirs);
+            // h264-reader 0.8 predates the MVC and 3D profiles that carry chroma information
+            // (H.264 7.3.2.1.1, as FFmpeg reads them): its reading of those is not an oracle.
+            if !PROFILES_H264_READER_MISREADS.contains(&ours.profile_idc) {
+                prop_assert_eq!(ours, theirs);
+            }
         }
     }
 }
