@@ -483,12 +483,6 @@ impl Export for FramesMaker {
         }
         let sink = if self.memory {
             FramesSink::in_memory(&output, &arranged.indices, &at, stream.box_sources.clone())
-                .with_source(&stream.source)
-                .stopped_by(&stream.inputs.call().cancel)
-                .with_resize(resize)
-                .with_label(self.frames.label)
-                .with_package_files(package_files, encoding)
-                .with_rgb(rgb)
         } else {
             let (_, temp) = self.folder.as_ref().expect("claimed before start");
             FramesSink::new(
@@ -499,13 +493,13 @@ impl Export for FramesMaker {
                 size.0,
                 stream.box_sources.clone(),
             )
-            .with_source(&stream.source)
-            .stopped_by(&stream.inputs.call().cancel)
-            .with_resize(resize)
-            .with_label(self.frames.label)
-            .with_package_files(package_files, encoding)
-            .with_rgb(rgb)
-        };
+        }
+        .with_source(&stream.source)
+        .stopped_by(&stream.inputs.call().cancel)
+        .with_resize(resize)
+        .with_label(self.frames.label)
+        .with_package_files(package_files, encoding)
+        .with_rgb(rgb);
         let mut stages: Vec<Box<dyn FrameStage + Send>> = Vec::new();
         if let Some(kind) = self.frames.label {
             // NumPro numbers the frames as decoded; the resize comes after.
