@@ -438,8 +438,8 @@ def task_batch(media, repeats):
     for i in range(16):
         start = (i % 5) * 0.9
         lines.append(json.dumps({
-            "id": f"b{i:02d}", "source": str(src), "span": {"start": f"{start:.1f}s", "end": f"{start + 5:.1f}s"},
-            "boxes": str(boxes), "annotations": {"labels": False},
+            "id": f"b{i:02d}", "source": str(src), "start": f"{start:.1f}s", "end": f"{start + 5:.1f}s",
+            "boxes": {"path": str(boxes), "labels": False},
             "exports": [{"kind": "clip", "preset": "veryfast", "crf": 23}, {"kind": "frames", "count": 8}]}))
     manifest.write_text("\n".join(lines) + "\n")
     outs = {"1": WORK / "batch_j1", "default": WORK / "batch_jd"}

@@ -286,7 +286,7 @@ fn clip_with_a_span_object_and_export_settings() {
             "-o",
             "cli/clip.mp4",
         ],
-        r#"{"id": "a", "source": "street.mp4", "span": {"start": "0.5s", "end": "3s"}, "exports": [{"kind": "clip", "crf": 30, "preset": "ultrafast"}]}"#,
+        r#"{"id": "a", "source": "street.mp4", "start": "0.5s", "end": "3s", "exports": [{"kind": "clip", "crf": 30, "preset": "ultrafast"}]}"#,
         true,
     );
 }
@@ -846,7 +846,7 @@ fn cut_ratios_match_manifest_lines_with_each_decision() {
         .iter()
         .map(|r| {
             format!(
-                r#"{{"id": "r{r}", "source": "street.mp4", "span": {{"start": "2s", "end": "6s"}}, "decision": "{r}%"}}"#
+                r#"{{"id": "r{r}", "source": "street.mp4", "start": "2s", "end": "6s", "decision": "{r}%"}}"#
             )
         })
         .collect();
@@ -923,7 +923,7 @@ fn profiles_and_cubic_fill_match_their_manifest_lines() {
             "--out-dir",
             "cli/frames",
         ],
-        r#"{"id": "a", "source": "street.mp4", "boxes": "track.csv", "annotations": {"fill": "cubic"}, "exports": [{"kind": "frames", "count": 6}]}"#,
+        r#"{"id": "a", "source": "street.mp4", "boxes": {"path": "track.csv", "fill": "cubic"}, "exports": [{"kind": "frames", "count": 6}]}"#,
         false,
     );
 }

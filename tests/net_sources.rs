@@ -459,7 +459,7 @@ fn a_manifest_item_from_a_server_without_range_requests_is_the_local_items_bytes
         let lines: Vec<String> = (0..2)
             .map(|i| {
                 format!(
-                    r#"{{"id": "i{i}", "source": "{src}", "span": {{"start": {}, "end": {}}}, "exports": {exports}}}"#,
+                    r#"{{"id": "i{i}", "source": "{src}", "start": {}, "end": {}, "exports": {exports}}}"#,
                     10 + 20 * i,
                     40 + 20 * i
                 )

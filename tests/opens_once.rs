@@ -37,12 +37,12 @@ fn source() -> PathBuf {
 fn line(source: &Path, boxes: Option<&Path>) -> String {
     let boxes = boxes.map_or(String::new(), |b| {
         format!(
-            r#""boxes": "{}", "annotations": {{"labels": false}}, "#,
+            r#""boxes": {{"path": "{}", "labels": false}}, "#,
             b.display()
         )
     });
     format!(
-        r#"{{"id": "one", "source": "{}", "span": {{"start": "0.5s", "end": "4.5s"}}, {boxes}"exports": [{{"kind": "frames", "count": 6, "format": "png"}}]}}"#,
+        r#"{{"id": "one", "source": "{}", "start": "0.5s", "end": "4.5s", {boxes}"exports": [{{"kind": "frames", "count": 6, "format": "png"}}]}}"#,
         source.display()
     )
 }
@@ -342,7 +342,7 @@ fn a_video_item_opens_its_source_once_as_strace_counts() {
             "span",
             &aac,
             format!(
-                r#"{{"id": "span", "source": "{}", "span": {{"start": "0.5s", "end": "2.5s"}}, "exports": [{{"kind": "video", "max_size": "96x96"}}]}}"#,
+                r#"{{"id": "span", "source": "{}", "start": "0.5s", "end": "2.5s", "exports": [{{"kind": "video", "max_size": "96x96"}}]}}"#,
                 aac.display()
             ),
             2.0,

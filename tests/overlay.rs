@@ -313,7 +313,7 @@ fn manifest_items_can_draw_boxes() {
         &manifest,
         format!(
             "{{\"id\": \"drawn\", \"source\": \"{src}\", \"end\": 20, \"boxes\": {{\"path\": \"boxes.json\", \"format\": \"vidprep\", \"thickness\": 4, \"labels\": false}}}}\n\
-             {{\"id\": \"plain\", \"source\": \"{src}\", \"end\": 20, \"boxes\": \"boxes.json\", \"annotations\": {{\"draw\": false}}}}\n\
+             {{\"id\": \"plain\", \"source\": \"{src}\", \"end\": 20, \"boxes\": {{\"path\": \"boxes.json\", \"draw\": false}}}}\n\
              {{\"id\": \"bad\", \"source\": \"{src}\", \"annotations\": {{\"fill\": \"hold\"}}}}\n"
         ),
     )
@@ -329,7 +329,7 @@ fn manifest_items_can_draw_boxes() {
         .code(1);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(
-        err.contains("line 3") && err.contains("\"annotations\" options need \"boxes\""),
+        err.contains("line 3") && err.contains("\"annotations\" is not a plan field"),
         "{err}"
     );
     let drawn = oracle::decode_frames(&out_dir.join("drawn/clip.mp4"), PixFmt::Yuv420p, None);

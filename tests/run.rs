@@ -65,14 +65,12 @@ fn a_200_item_manifest_with_bad_items_mixed_in() {
             }
             21 => {
                 expected_bad.insert(id.clone());
-                format!(
-                    r#"{{"id": "{id}", "source": "{src}", "span": {{"start": 10, "end": 500}}}}"#
-                )
+                format!(r#"{{"id": "{id}", "source": "{src}", "start": 10, "end": 500}}"#)
             }
             29 => {
                 expected_bad.insert(id.clone());
                 format!(
-                    r#"{{"id": "{id}", "source": "{src}", "boxes": "{}", "annotations": {{"format": "mot"}}}}"#,
+                    r#"{{"id": "{id}", "source": "{src}", "boxes": {{"path": "{}", "format": "mot"}}}}"#,
                     bad_boxes.display()
                 )
             }
@@ -85,7 +83,7 @@ fn a_200_item_manifest_with_bad_items_mixed_in() {
             _ => {
                 let start = i % 20;
                 format!(
-                    r#"{{"id": "{id}", "source": "{src}", "span": {{"start": {start}, "end": {}}}, "exports": [{{"kind": "clip", "preset": "ultrafast"}}, {{"kind": "frames", "count": 3, "format": "png"}}]}}"#,
+                    r#"{{"id": "{id}", "source": "{src}", "start": {start}, "end": {}, "exports": [{{"kind": "clip", "preset": "ultrafast"}}, {{"kind": "frames", "count": 3, "format": "png"}}]}}"#,
                     start + 12
                 )
             }
@@ -331,7 +329,7 @@ fn shards_are_disjoint_and_cover_the_manifest() {
         .cached()
         .path;
     let lines: Vec<String> =
-        (0..30).map(|i| format!(r#"{{"id": "s{i}", "source": "{}", "span": {{"end": 5}}, "exports": [{{"kind": "frames", "count": 2}}]}}"#, src.display())).collect();
+        (0..30).map(|i| format!(r#"{{"id": "s{i}", "source": "{}", "end": 5, "exports": [{{"kind": "frames", "count": 2}}]}}"#, src.display())).collect();
     let manifest = dir.path().join("m.jsonl");
     std::fs::write(&manifest, lines.join("\n")).unwrap();
     let out = dir.path().join("out");
@@ -389,7 +387,7 @@ fn one_pass_equals_separate_steps() {
     std::fs::write(
         &manifest,
         format!(
-            r#"{{"id": "one", "source": "{}", "span": {{"start": "1s", "end": "3s"}}, "decision": "75%", "boxes": "{}", "annotations": {{"labels": false, "thickness": 4}}, "exports": [{{"kind": "clip", "crf": 12}}, {{"kind": "frames", "count": 6, "format": "png"}}]}}"#,
+            r#"{{"id": "one", "source": "{}", "start": "1s", "end": "3s", "decision": "75%", "boxes": {{"path": "{}", "labels": false, "thickness": 4}}, "exports": [{{"kind": "clip", "crf": 12}}, {{"kind": "frames", "count": 6, "format": "png"}}]}}"#,
             v.path.display(),
             boxes.display()
         ),
@@ -499,12 +497,12 @@ fn fail_fast_stops_starting_items() {
         .cached()
         .path;
     let mut lines = vec![format!(
-        r#"{{"id": "bad", "source": "{}", "span": {{"start": 50}}}}"#,
+        r#"{{"id": "bad", "source": "{}", "start": 50}}"#,
         src.display()
     )];
     lines.extend((0..5).map(|i| {
         format!(
-            r#"{{"id": "g{i}", "source": "{}", "span": {{"end": 5}}}}"#,
+            r#"{{"id": "g{i}", "source": "{}", "end": 5}}"#,
             src.display()
         )
     }));

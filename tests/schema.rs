@@ -252,7 +252,7 @@ fn sidecars_and_reports_of_real_runs_validate() {
     let s = src.display().to_string();
     let lines = vec![
         format!(
-            r#"{{"id": "full", "source": "{s}", "span": {{"start": "0.2s", "end": 45}}, "decision": "75%",
+            r#"{{"id": "full", "source": "{s}", "start": "0.2s", "end": 45, "decision": "75%",
                "boxes": {{"path": "gt.txt", "format": "mot", "fill": "hold"}},
                "exports": [{{"kind": "clip", "boxes_out": "vidprep"}},
                            {{"kind": "video", "max_base64_bytes": 2000000, "base64": true}},
@@ -399,7 +399,14 @@ fn bad_plans_are_refused_by_the_schema_and_the_reader_alike() {
             r#""exports": [{"kind": "clip", "crff": 18}]"#,
             "unknown field",
         ),
-        (r#""span": {"start": 1, "stop": 20}"#, "unknown field"),
+        (
+            r#""span": {"start": 1, "end": 20}"#,
+            "\"span\" is not a plan field",
+        ),
+        (
+            r#""boxes": "gt.txt", "annotations": {"format": "mot"}"#,
+            "\"annotations\" is not a plan field",
+        ),
         (
             r#""boxes": {"path": "gt.txt", "colour": "red"}"#,
             "unknown field",
@@ -463,10 +470,16 @@ fn bad_plans_are_refused_by_the_schema_and_the_reader_alike() {
             r#""boxes": {"path": "gt.txt", "fill": "spline"}"#,
             "unknown fill",
         ),
-        (r#""annotations": {"units": "inches"}"#, "unknown units"),
-        (r#""annotations": {"color": "ff88"}"#, "cannot read colour"),
         (
-            r#""annotations": {"format": "coco"}"#,
+            r#""boxes": {"path": "gt.txt", "units": "inches"}"#,
+            "unknown units",
+        ),
+        (
+            r#""boxes": {"path": "gt.txt", "color": "ff88"}"#,
+            "cannot read colour",
+        ),
+        (
+            r#""boxes": {"path": "gt.txt", "format": "coco"}"#,
             "unknown annotation format",
         ),
         (r#""source_fps": 0.01"#, "outside 0.1..1000"),
@@ -510,9 +523,9 @@ fn unusual_valid_spellings_are_accepted_by_both() {
         r#""decision": 0.5"#,
         r#""decision": "12.5 %""#,
         r#""start": 3, "end": "1.5s""#,
-        r#""span": {"start": ".5", "end": "1.8s"}"#,
+        r#""start": ".5", "end": "1.8s""#,
         r##""boxes": {"path": "gt.txt", "format": "MOT17", "fill": "Cubic", "color": "#FF8800"}"##,
-        r#""boxes": "gt.txt", "annotations": {"units": "normalised", "keys": "frame", "color": "Orange"}"#,
+        r#""boxes": {"path": "gt.txt", "units": "normalised", "keys": "frame", "color": "Orange"}"#,
         r#""boxes": {"path": "gt.txt", "fill": "interpolate", "thickness": 3, "draw": false}"#,
         r#""exports": [{"kind": "clip", "crf": 20, "container": "mkv", "audio": false}, {"kind": "preview", "gop": 5}]"#,
         r#""evidence": {"anything": [1, "two", null]}, "strict": true"#,
@@ -557,7 +570,6 @@ fn agree(field: &str, values: Vec<Value>, looser: &[&str]) -> usize {
     let template = serde_json::json!({
         "id": "a", "source": "v.mp4",
         "boxes": {"path": "gt.txt"},
-        "annotations": {},
         "exports": [{"kind": "video"}],
     });
     let mut disagreements = Vec::new();
@@ -622,7 +634,7 @@ fn the_text_forms_accept_what_serde_accepts() {
         &[],
     );
     n += agree(
-        "/annotations/color",
+        "/boxes/color",
         strings(
             &[
                 "#", "ff8800", "FF88", "00", "red", "Red", "ORANGE", " ", "x",
@@ -642,7 +654,7 @@ fn the_text_forms_accept_what_serde_accepts() {
         &[],
     );
     n += agree(
-        "/annotations/format",
+        "/boxes/format",
         strings(
             &[
                 "mot", "MOT17", "auto", "v-star", "vstar", "csv", "got", "-10k", " ",
@@ -652,7 +664,7 @@ fn the_text_forms_accept_what_serde_accepts() {
         &[],
     );
     n += agree(
-        "/annotations/units",
+        "/boxes/units",
         strings(&["auto", "pixels", "normalized", "normalised", " ", "x"], 2),
         &[],
     );

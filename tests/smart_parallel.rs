@@ -44,7 +44,7 @@ fn source_gop40() -> PathBuf {
 /// A one-item plan: a smart clip of `src` from frame `start` to `end` into `container`.
 fn plan(src: &Path, start: u32, end: u32, container: &str) -> Plan {
     let line = format!(
-        r#"{{"id": "one", "source": {:?}, "span": {{"start": "{start}", "end": "{end}"}}, "exports": [{{"kind": "clip", "smart": true, "container": "{container}"}}]}}"#,
+        r#"{{"id": "one", "source": {:?}, "start": "{start}", "end": "{end}", "exports": [{{"kind": "clip", "smart": true, "container": "{container}"}}]}}"#,
         src.display()
     );
     serde_json::from_str(&line).unwrap()

@@ -44,7 +44,7 @@ pub(crate) fn boxes(dir: &Path) -> PathBuf {
 
 fn plan(source: &Path, boxes: &Path, exports: &str) -> Plan {
     let line = format!(
-        r#"{{"id": "one", "source": "{}", "span": {{"start": "0.5s", "end": "4.5s"}}, "boxes": "{}", "annotations": {{"labels": false}}, "exports": [{exports}]}}"#,
+        r#"{{"id": "one", "source": "{}", "start": "0.5s", "end": "4.5s", "boxes": {{"path": "{}", "labels": false}}, "exports": [{exports}]}}"#,
         source.display(),
         boxes.display()
     );
@@ -202,7 +202,7 @@ fn a_smart_cut_reuses_the_frame_tables_packet_scan() {
         .path;
     for src in [source(), mkv] {
         let line = format!(
-            r#"{{"id": "one", "source": "{}", "span": {{"start": "0.5s", "end": "4.5s"}}, "exports": [{SMART}]}}"#,
+            r#"{{"id": "one", "source": "{}", "start": "0.5s", "end": "4.5s", "exports": [{SMART}]}}"#,
             src.display()
         );
         let plan: Plan = serde_json::from_str(&line).unwrap();

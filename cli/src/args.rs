@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use vidprep::plan::Rgb;
-use vidprep::plan::{BoxOptions, BoxesOut, BoxesSpec, FrameRate, Plan, SpanSpec};
+use vidprep::plan::{BoxOptions, BoxesOut, BoxesSpec, FrameRate, Plan};
 use vidprep::plan::{Fill, Format, Grid, KeyKind, Units};
 use vidprep::time::TimeSpec;
 use vidprep::EncodeSettings;
@@ -90,12 +90,8 @@ pub struct SpanArgs {
 
 impl SpanArgs {
     pub fn apply(&self, plan: &mut Plan) {
-        if self.start.is_some() || self.end.is_some() {
-            plan.span = Some(SpanSpec {
-                start: self.start,
-                end: self.end,
-            });
-        }
+        plan.start = self.start;
+        plan.end = self.end;
         plan.decision = self.decision;
     }
 }

@@ -125,7 +125,7 @@ pub fn run_cut(args: CutArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> 
     if let Some(manifest) = &args.manifest {
         if args.boxes.options_without_boxes() || args.format.format.is_some() {
             return Err(vidprep::Error::Usage(
-                "box and drawing options belong to each manifest item (its \"boxes\" or \"annotations\"), not to the command line".into(),
+                "box and drawing options belong to each manifest item (its \"boxes\": {\"path\": FILE, ...options}), not to the command line".into(),
             )
             .into());
         }

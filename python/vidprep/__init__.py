@@ -186,7 +186,7 @@ class Plan:
         return json.loads(json.dumps(self._data))
 
     def normalized(self) -> "Plan":
-        """The canonical form sidecars record (span ends at the top level, defaults filled in)."""
+        """The canonical form sidecars record (box options with the boxes, defaults filled in)."""
         return Plan.from_json(_native.normalize_plan(self.to_json()))
 
     def __getattr__(self, name: str) -> Any:

@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
 use crate::pipeline::Progress;
-use crate::plan::{Plan, SpanSpec};
+use crate::plan::Plan;
 use crate::time::{Time, TimeSpec};
 
 pub use activity::ActivityOptions;
@@ -372,10 +372,8 @@ impl Detection {
                 let mut plan = Plan::new(p.id.clone(), self.source.path(), Vec::new());
                 plan.source_fps = self.source.fps();
                 plan.exports = crate::plan::Plan::default_exports();
-                plan.span = Some(SpanSpec {
-                    start: Some(TimeSpec::Frame(p.start as u64)),
-                    end: Some(TimeSpec::Frame(p.end as u64)),
-                });
+                plan.start = Some(TimeSpec::Frame(p.start as u64));
+                plan.end = Some(TimeSpec::Frame(p.end as u64));
                 plan.evidence = Some(p.evidence.clone());
                 plan
             })

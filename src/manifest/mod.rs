@@ -296,7 +296,7 @@ mod tests {
             dir.path(),
             "m.jsonl",
             concat!(
-                "\u{feff}{\"id\": \"a\", \"source\": \"v.mp4\", \"span\": {\"start\": \"1s\", \"end\": 50}, \"decision\": \"75%\", \"boxes\": \"gt.txt\", \"annotations\": {\"format\": \"mot\"}, \"exports\": [{\"kind\": \"clip\"}, {\"kind\": \"video\", \"max_base64_bytes\": 5000000}, {\"kind\": \"frames\", \"count\": 8, \"sampler\": \"qwen\", \"payload\": \"gemini\"}]}\n",
+                "\u{feff}{\"id\": \"a\", \"source\": \"v.mp4\", \"start\": \"1s\", \"end\": 50, \"decision\": \"75%\", \"boxes\": {\"path\": \"gt.txt\", \"format\": \"mot\"}, \"exports\": [{\"kind\": \"clip\"}, {\"kind\": \"video\", \"max_base64_bytes\": 5000000}, {\"kind\": \"frames\", \"count\": 8, \"sampler\": \"qwen\", \"payload\": \"gemini\"}]}\n",
                 "# a comment\n",
                 "{\"id\": \"b\", \"source\": \"missing.mp4\"}\n",
                 "{\"id\": \"c\", \"source\": \"v.mp4\", \"exports\": [{\"kind\": \"gif\"}]}\n",

@@ -1,5 +1,5 @@
 //! The plan's checks that need no media ([`Plan::check`], [`validate_id`]): a folder-safe id,
-//! one form of the span, box options given once, exactly one insertion position, unique and
+//! a span of frames or times (no percentages), exactly one insertion position, unique and
 //! unreserved export names, numbers in range. Each message says what is wrong and what was
 //! expected.
 
@@ -49,9 +49,6 @@ impl Plan {
             return Err("\"source\" is empty; expected a video path".into());
         }
         self.check_paths()?;
-        if self.span.is_some() && (self.start.is_some() || self.end.is_some()) {
-            return Err("give the span either as \"span\": {\"start\", \"end\"} or as \"start\"/\"end\", not both".into());
-        }
         let (start, end) = self.span();
         for (key, t) in [("start", start), ("end", end)] {
             if matches!(t, Some(TimeSpec::Percent(_))) {
@@ -59,14 +56,6 @@ impl Plan {
                     "\"{key}\": a percentage is only allowed for a decision point or an insertion point"
                 ));
             }
-        }
-        if self.annotations.is_some() && self.boxes.is_none() {
-            return Err("\"annotations\" options need \"boxes\" (an annotation file)".into());
-        }
-        if self.annotations.is_some() && self.boxes.as_ref().is_some_and(|b| b.options.is_some()) {
-            return Err(
-                "give the box options inside \"boxes\" or in \"annotations\", not both".into(),
-            );
         }
         let opts = self.box_options();
         if self.boxes.is_some() {
@@ -439,11 +428,6 @@ mod tests {
             assert!(e.contains("--features tracking"), "{e}");
             assert!(e.contains(fill), "{e}");
         }
-        let e = parse(
-            r#"{"id": "a", "source": "v.mp4", "boxes": "b.json", "annotations": {"fill": "track"}, "exports": [{"kind": "clip"}]}"#,
-        )
-        .unwrap_err();
-        assert!(e.contains("without the tracking feature"), "{e}");
         parse(r#"{"id": "a", "source": "v.mp4", "boxes": {"path": "b.json", "fill": "cubic"}, "exports": [{"kind": "clip"}]}"#).unwrap();
     }
 

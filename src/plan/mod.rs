@@ -30,6 +30,6 @@ pub use checked::CheckedPlan;
 pub(crate) use checked::NormalPlan;
 pub use schema::{
     BoxOptions, BoxesSpec, ClipExport, ExportSpec, FramesExport, InsertSpec, Plan, Position,
-    PreviewExport, SpanSpec, VideoExport,
+    PreviewExport, VideoExport,
 };
 pub use text::{BoxesOut, FrameLabel, ImageFormat, Payload, Size, Strip};

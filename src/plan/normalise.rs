@@ -5,21 +5,16 @@ use super::schema::{BoxOptions, ExportSpec, Plan};
 use super::text::BoxesOut;
 
 impl Plan {
-    /// The plan in its one canonical form: the span's ends at the top level, the box options
-    /// with the boxes (a bare path when they are all defaults), and every encoding export's
+    /// The plan in its one canonical form: the box options with the boxes (a bare path when
+    /// they are all defaults), and every encoding export's
     /// CRF, preset and audio filled in from `defaults`. The same request normalises to the
     /// same plan whichever door it came in by (a command, a manifest line, the library):
     /// sidecars record this form and `--resume` hashes it.
     pub fn normalized(&self, defaults: &crate::vocab::EncodeSettings) -> Plan {
         let mut plan = self.clone();
-        if let Some(span) = plan.span.take() {
-            plan.start = plan.start.or(span.start);
-            plan.end = plan.end.or(span.end);
-        }
         let options = self.box_options();
         if let Some(boxes) = plan.boxes.as_mut() {
             boxes.options = (options != BoxOptions::default()).then_some(options);
-            plan.annotations = None;
         }
         for export in &mut plan.exports {
             match export {
@@ -76,12 +71,12 @@ mod tests {
         built.end = Some(TimeSpec::parse("250").unwrap());
         built.decision = Some(TimeSpec::parse("75%").unwrap());
         let line: Plan = serde_json::from_str(
-            r#"{"id": "event-1", "source": "raw.mp4", "span": {"start": "5s", "end": 250},
+            r#"{"id": "event-1", "source": "raw.mp4", "start": "5s", "end": 250,
                 "decision": "75%", "exports": [{"kind": "clip"}, {"kind": "frames", "count": 16}]}"#,
         )
         .unwrap();
         let defaults = crate::vocab::EncodeSettings::default();
-        assert_ne!(built, line, "the span is spelt differently");
+        assert_eq!(built, line);
         assert_eq!(built.normalized(&defaults), line.normalized(&defaults));
         // Normalising twice changes nothing, and the form survives a round trip through JSON.
         let once = line.normalized(&defaults);

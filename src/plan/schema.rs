@@ -31,13 +31,12 @@ pub struct Plan {
     /// MOT/GOT-10k sequence whose own rate differs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_fps: Option<FrameRate>,
-    /// The span of the source to keep, half-open `[start, end)`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub span: Option<SpanSpec>,
-    /// Start of the span (the same as `span.start`; give one form or the other).
+    /// The first source frame kept: a frame, seconds or a timecode (not a percentage).
+    /// `None`: from the start of the source. The span kept is half-open, `[start, end)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<TimeSpec>,
-    /// End of the span (the same as `span.end`).
+    /// Where the kept part ends, excluded: a frame, seconds or a timecode (not a
+    /// percentage). `None`: to the end of the source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<TimeSpec>,
     /// The decision point, relative to the clip: frames at or after it are dropped and the
@@ -47,9 +46,6 @@ pub struct Plan {
     /// Annotations of the source: a file path, or an object with the path and options.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boxes: Option<BoxesSpec>,
-    /// Options for `boxes` when it is given as a bare path.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<BoxOptions>,
     /// A GOT-10k sequence inserted into the clip.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insert: Option<InsertSpec>,
@@ -66,6 +62,53 @@ pub struct Plan {
     /// the form `--resume` compares.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<serde_json::Value>,
+    /// `"span": {"start", "end"}`, the span's older spelling: refused with its rewrite
+    /// rather than as an unknown field.
+    #[serde(
+        default,
+        rename = "span",
+        skip_serializing,
+        deserialize_with = "retired::span"
+    )]
+    #[schemars(skip)]
+    retired_span: retired::Field,
+    /// `"annotations"`, the box options' older spelling (they go in `boxes`): refused with
+    /// its rewrite.
+    #[serde(
+        default,
+        rename = "annotations",
+        skip_serializing,
+        deserialize_with = "retired::annotations"
+    )]
+    #[schemars(skip)]
+    retired_annotations: retired::Field,
+}
+
+/// The plan fields that had a second spelling: each is read only to refuse it with the
+/// rewrite, so that a manifest written for an older vidprep fails with what to change.
+mod retired {
+    use serde::de::{Deserializer, Error, IgnoredAny};
+    use serde::Deserialize;
+
+    /// Never set: a plan that names a retired field is not read.
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub(super) struct Field;
+
+    pub(super) fn span<'de, D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+        IgnoredAny::deserialize(d)?;
+        Err(D::Error::custom(
+            "\"span\" is not a plan field: write its ends at the top level of the item, \
+             \"start\": A, \"end\": B (the same half-open span [A, B))",
+        ))
+    }
+
+    pub(super) fn annotations<'de, D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+        IgnoredAny::deserialize(d)?;
+        Err(D::Error::custom(
+            "\"annotations\" is not a plan field: give the box options with the file, \
+             \"boxes\": {\"path\": FILE, \"format\": ..., ...}",
+        ))
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -89,20 +132,6 @@ impl Plan {
     pub fn default_exports() -> Vec<ExportSpec> {
         default_exports()
     }
-}
-
-/// A half-open span `[start, end)`; either end may be left out.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SpanSpec {
-    /// The first source frame kept: a frame, seconds or a timecode (not a percentage).
-    /// `None`: from the start of the source.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start: Option<TimeSpec>,
-    /// Where the kept part ends, excluded: a frame, seconds or a timecode (not a
-    /// percentage). `None`: to the end of the source.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end: Option<TimeSpec>,
 }
 
 /// How annotation boxes are read and drawn.
@@ -228,7 +257,7 @@ impl JsonSchema for BoxesSpec {
         }
         map.insert("required".into(), serde_json::json!(["path"]));
         schemars::json_schema!({
-            "description": "The source's annotations: a file path, or an object with `path` and the options of `annotations`.",
+            "description": "The source's annotations: a file path, or an object with `path` and the box options.",
             "oneOf": [
                 {"type": "string", "minLength": 1},
                 object
@@ -697,34 +726,29 @@ impl Plan {
             id: id.into(),
             source: source.into(),
             source_fps: None,
-            span: None,
             start: None,
             end: None,
             decision: None,
             boxes: None,
-            annotations: None,
             insert: None,
             exports,
             strict: false,
             evidence: None,
+            retired_span: retired::Field,
+            retired_annotations: retired::Field,
         }
     }
 
-    /// The span's start and end, from whichever form was used.
+    /// The span's start and end.
     pub fn span(&self) -> (Option<TimeSpec>, Option<TimeSpec>) {
-        match &self.span {
-            Some(s) => (s.start, s.end),
-            None => (self.start, self.end),
-        }
+        (self.start, self.end)
     }
 
-    /// The boxes options in effect (from `boxes` as an object, else `annotations`, else the
-    /// defaults).
+    /// The box options in effect: those given with `boxes`, else the defaults.
     pub fn box_options(&self) -> BoxOptions {
         self.boxes
             .as_ref()
             .and_then(|b| b.options.clone())
-            .or_else(|| self.annotations.clone())
             .unwrap_or_default()
     }
 }
@@ -741,8 +765,8 @@ mod tests {
 
     #[test]
     fn a_full_item_reads_and_round_trips() {
-        let text = r#"{"id": "q1", "source": "v.mp4", "span": {"start": "1s", "end": 50},
-            "decision": "75%", "boxes": "gt.txt", "annotations": {"format": "mot", "thickness": 3},
+        let text = r#"{"id": "q1", "source": "v.mp4", "start": "1s", "end": 50,
+            "decision": "75%", "boxes": {"path": "gt.txt", "format": "mot", "thickness": 3},
             "insert": {"sequence": "seq", "seed": 7, "fit": "crop", "overlay": true},
             "exports": [{"kind": "clip"}, {"kind": "video", "max_base64_bytes": 5000000},
                         {"kind": "frames", "name": "f8", "count": 8, "sampler": "qwen", "payload": "gemini", "strip": 3}]}"#;
@@ -765,6 +789,33 @@ mod tests {
         // Serialised and read again, it is the same plan.
         let again: Plan = serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
         assert_eq!(again, plan);
+    }
+
+    #[test]
+    fn the_older_spellings_are_refused_with_their_rewrite() {
+        let e =
+            parse(r#"{"id": "a", "source": "v.mp4", "span": {"start": 5, "end": 9}}"#).unwrap_err();
+        assert!(
+            e.contains("\"span\" is not a plan field") && e.contains("\"start\": A, \"end\": B"),
+            "{e}"
+        );
+        let e = parse(
+            r#"{"id": "a", "source": "v.mp4", "boxes": "gt.txt", "annotations": {"format": "mot"}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("\"annotations\" is not a plan field")
+                && e.contains("\"boxes\": {\"path\": FILE"),
+            "{e}"
+        );
+        // Neither is written: a plan serialises in the one spelling.
+        let plan =
+            parse(r#"{"id": "a", "source": "v.mp4", "start": 5, "boxes": "gt.txt"}"#).unwrap();
+        let text = serde_json::to_string(&plan).unwrap();
+        assert!(
+            !text.contains("span") && !text.contains("annotations"),
+            "{text}"
+        );
     }
 
     #[test]

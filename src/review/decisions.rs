@@ -396,7 +396,6 @@ fn span_frames(
     let mut plan = crate::plan::Plan::clone(&item.plan);
     plan.decision = None;
     plan.boxes = None;
-    plan.annotations = None;
     plan.insert = None;
     let stream = crate::stages::stream::ProcessedStream::open(&plan, 1, tables, ctx)?;
     Ok(stream.resolved.cut.len() as u64)

@@ -557,7 +557,7 @@ mod tests {
     #[test]
     fn a_preview_plan_keeps_the_span_and_boxes_and_drops_the_decision_and_needle() {
         let plan: Plan = serde_json::from_str(
-            r#"{"id": "q1", "source": "v.mp4", "span": {"start": "1s", "end": 90},
+            r#"{"id": "q1", "source": "v.mp4", "start": "1s", "end": 90,
                 "decision": "75%", "boxes": {"path": "gt.txt", "draw": false},
                 "insert": {"sequence": "seq", "seed": 3},
                 "exports": [{"kind": "clip"}, {"kind": "video"}]}"#,
