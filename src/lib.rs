@@ -137,6 +137,24 @@ pub use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertio
 pub use tally::{Counts, Tally};
 pub use vocab::{EncodeSettings, X264_PRESETS};
 
+/// The records vidprep writes, typed: what `frames.json` holds ([`records::FramesJson`], also
+/// [`MemoryFrames::frames_json`] of a run kept in memory) and the records inside it. Their JSON
+/// Schema is `vidprep schema frames` (`docs/schema/frames.schema.json`). They are read-only
+/// (`#[non_exhaustive]`): later versions may add fields.
+pub mod records {
+    pub use crate::exports::frames::records::{FrameRecord, FramesJson};
+    pub use crate::media::images::{ImagesRecord, Layout};
+    pub use crate::media::table::{
+        CorruptPacket, Damage, DamagedPacket, DemuxerErrors, LostPackets, TimesFrom,
+        TruncatedImage, UnreadableTail,
+    };
+    pub use crate::overlay::ImageBox;
+    pub use crate::profiles::api::Estimate as TokenEstimate;
+    pub use crate::sampling::Arranged;
+    pub use crate::sidecar::SourceRecord;
+    pub use crate::vocab::Ratio;
+}
+
 /// The boxes vidprep reads and writes: the native annotation format (`docs/annotations.md`) of
 /// boxes files and of the `annotations` a sidecar carries, any dataset format read with the
 /// default options, and boxes written as native or V-STaR JSON.

@@ -342,17 +342,23 @@ impl FrameStage for OverlayStage {
 
 /// A box on one exported image, in the image's pixels.
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[non_exhaustive]
 pub struct ImageBox {
     /// Which input the box comes from (0: the video; 1: an inserted sequence).
     pub source: usize,
     /// The track id (absent for untracked detections).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub track: Option<String>,
+    /// The track's or detection's label, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// Left edge, in pixels from the image's left.
     pub x1: f64,
+    /// Top edge, in pixels from the image's top.
     pub y1: f64,
+    /// Right edge (excluded).
     pub x2: f64,
+    /// Bottom edge (excluded).
     pub y2: f64,
 }
 

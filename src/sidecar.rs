@@ -21,15 +21,26 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// One input of a job, as the sidecar describes it.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[non_exhaustive]
 pub struct SourceRecord {
+    /// The input's path (or URL), as vidprep opened it.
     pub path: String,
+    /// Its size in bytes (an image sequence's: all its images; 0 where it has none, as a URL).
     pub size_bytes: u64,
+    /// Its frames: the length of vidprep's frame table of it.
     pub frames: usize,
+    /// A frame's width as vidprep reads it (after `rotation_cw`).
     pub width: u32,
+    /// A frame's height as vidprep reads it (after `rotation_cw`).
     pub height: u32,
+    /// The rotation vidprep applied to show the stored pictures upright, in degrees clockwise
+    /// (0 where it keeps them as stored).
     pub rotation_cw: u32,
+    /// The video stream's time base.
     pub time_base: Ratio,
+    /// The stream's average frame rate, as FFmpeg reports it (`avg_frame_rate`).
     pub avg_frame_rate: Ratio,
+    /// Where its last frame ends, in seconds of source time (from the frame table).
     pub duration_s: f64,
     /// What source time 0 is: the input's start as ffmpeg uses it for `-ss`/`-t` (its
     /// earliest stream start), as an absolute time (pts x time base, exact text).
@@ -49,7 +60,8 @@ pub struct SourceRecord {
 }
 
 impl SourceRecord {
-    pub fn new(
+    /// The record of the input at `path`.
+    pub(crate) fn new(
         path: &Path,
         info: &VideoStreamInfo,
         table: &FrameTable,
@@ -83,7 +95,10 @@ impl SourceRecord {
     }
 
     /// The record with an image sequence's facts (and its size: all its images).
-    pub fn with_images(mut self, sequence: Option<&crate::media::images::ImageSequence>) -> Self {
+    pub(crate) fn with_images(
+        mut self,
+        sequence: Option<&crate::media::images::ImageSequence>,
+    ) -> Self {
         if let Some(seq) = sequence {
             self.size_bytes = seq.total_bytes();
             self.images = Some(seq.record());

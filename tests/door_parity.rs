@@ -801,9 +801,18 @@ fn the_memory_door_matches_the_command() {
     };
     let cli: Value =
         serde_json::from_slice(&std::fs::read(d.join("cli/frames.json")).unwrap()).unwrap();
+    // The typed record serialises to what the command line wrote.
+    let typed = serde_json::to_value(&memory.frames_json).unwrap();
     for key in ["total_frames", "sampled", "order", "frames"] {
-        assert_eq!(memory.frames_json[key], cli[key], "{key}");
+        assert_eq!(typed[key], cli[key], "{key}");
     }
+    let records = &memory.frames_json.frames;
+    assert_eq!(records.len(), 6);
+    assert_eq!(memory.frames_json.sampled.indices.len(), 6);
+    assert!(
+        records.iter().all(|r| r.width == 160 && r.height == 120),
+        "every record names the image's size"
+    );
     assert_eq!((memory.count, memory.width, memory.height), (6, 160, 120));
     let frame_bytes = 160 * 120 * 3;
     assert_eq!(memory.pixels.len(), 6 * frame_bytes);

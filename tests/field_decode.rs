@@ -596,10 +596,7 @@ fn unreadable_theora_has_one_frame_count_in_every_command() {
         .success();
     let text = std::fs::read_to_string(&proposals).unwrap();
     let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-    assert_eq!(
-        last["span"]["end"].as_str(),
-        Some(count.to_string().as_str())
-    );
+    assert_eq!(last["end"].as_str(), Some(count.to_string().as_str()));
     // --strict refuses the damaged file, naming the damage
     let out = vidprep()
         .arg("cut")
@@ -991,7 +988,7 @@ fn theora_with_undecodable_packets_has_one_frame_count_and_answers_in_bounded_ti
     // detect's scan decodes without the deblocking filter, so on a stream this damaged it may
     // lose a frame or two at the end that the plain decode keeps (FFmpeg 9.0: 336 of 338 in
     // one run, all of them in another): it must answer, within the decoded count.
-    let end: usize = last["span"]["end"].as_str().unwrap().parse().unwrap();
+    let end: usize = last["end"].as_str().unwrap().parse().unwrap();
     assert!(
         end <= count && end + count / 20 >= count,
         "detect's last span ends at {end}, the decode has {count} frames"

@@ -259,11 +259,11 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         .next()
         .context("the frames export kept nothing in memory")?;
     let facts = &ours.frames_json;
-    let our_indices: Vec<u64> = facts["sampled"]["indices"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_u64).collect())
-        .unwrap_or_default();
-    let our_stamps = facts["profile"]["timestamps"].clone();
+    let our_indices: Vec<u64> = facts.sampled.indices.iter().map(|&i| i as u64).collect();
+    let our_stamps = facts
+        .profile
+        .as_ref()
+        .map_or(Value::Null, |p| p["timestamps"].clone());
     // The package's side.
     let dir = tempfile::tempdir().context("cannot make a temporary folder for the runner")?;
     let runner = dir.path().join("parity_runner.py");
@@ -416,13 +416,13 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         "source": source,
         // What `export frames --follow-package` checks a record against: the source as
         // vidprep read it, and the request.
-        "vidprep_source": facts["sources"][0],
+        "vidprep_source": facts.sources.first(),
         "request": {
             "count": args.count,
             "fps": args.fps,
             "profile_options": args.profile_options.iter().cloned().collect::<std::collections::BTreeMap<String, f64>>(),
         },
-        "profile": facts["profile"],
+        "profile": facts.profile,
         "package": result,
         "python": python,
         "indices_equal": indices_equal,

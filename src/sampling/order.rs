@@ -65,7 +65,7 @@ impl FromStr for Order {
     }
 }
 
-/// Sampled frames after [`arrange`].
+/// Sampled frames put in an order (`frames.json`'s `order`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Arranged {
     /// The frame indices in presentation order: `indices[j] = input[permutation[j]]`.

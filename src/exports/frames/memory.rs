@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::records::FramesJson;
 use crate::error::{Error, Result};
 
 /// The frames of one `frames` export run with [`Destination::Memory`](crate::Destination::Memory).
@@ -14,7 +15,7 @@ pub struct MemoryFrames {
     pub name: String,
     /// What `frames.json` would hold (each image's `file` is the name it would have in the
     /// export's folder).
-    pub frames_json: serde_json::Value,
+    pub frames_json: FramesJson,
     /// The number of images (positions, in the asked order; a frame shown twice is there
     /// twice).
     pub count: usize,
@@ -32,7 +33,7 @@ pub struct MemoryFrames {
 impl MemoryFrames {
     pub(crate) fn new(
         name: &str,
-        frames_json: serde_json::Value,
+        frames_json: FramesJson,
         images: Vec<Option<image::RgbImage>>,
         source: &Path,
     ) -> Result<MemoryFrames> {

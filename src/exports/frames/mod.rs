@@ -668,7 +668,10 @@ impl Export for FramesMaker {
             strip: files.strip,
             payload: files.payload,
             jsonl: files.jsonl,
-            profile: self.applied.take(),
+            profile: self
+                .applied
+                .take()
+                .map(|a| serde_json::to_value(a).expect("a profile's record serialises")),
             follow_package: self.followed.take(),
             label: label_json,
             subtitles: subtitles_json,
@@ -681,7 +684,7 @@ impl Export for FramesMaker {
         } else {
             self.made = Some(MemoryFrames::new(
                 self.spec.name(),
-                serde_json::to_value(&json).expect("frames.json serialises"),
+                json,
                 images,
                 &stream.source,
             )?);

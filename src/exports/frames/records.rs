@@ -8,10 +8,13 @@ use crate::plan::ImageFormat;
 use crate::sampling::{Arranged, Sampled};
 use crate::sidecar::SourceRecord;
 
-/// `frames.json`.
+/// `frames.json`: where each image came from and how it was chosen.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[non_exhaustive]
 pub struct FramesJson {
+    /// The vidprep that wrote it.
     pub vidprep_version: &'static str,
+    /// The inputs (0: the video; 1: an inserted sequence).
     pub sources: Vec<SourceRecord>,
     /// The plan (the manifest line) that asked for the frames.
     #[schemars(with = "crate::plan::Plan")]
@@ -19,22 +22,30 @@ pub struct FramesJson {
     /// The export that made them.
     #[schemars(with = "crate::plan::ExportSpec")]
     pub export: serde_json::Value,
-    /// What the plan resolved to on the source.
+    /// What the plan resolved to on the source (the span, decision point and insertion, in
+    /// frames and times).
     pub resolved: serde_json::Value,
     /// Frames in the processed stream the sampler chose from.
     pub total_frames: usize,
+    /// What the sampler chose, from the processed stream's frames.
     pub sampled: Sampled,
+    /// The order the images are in.
     pub order: Arranged,
+    /// The images' file format.
     pub format: ImageFormat,
+    /// One record per image, by position.
     pub frames: Vec<FrameRecord>,
+    /// The strip image's file, when asked.
     pub strip: Option<String>,
+    /// The API payload's file, when asked.
     pub payload: Option<String>,
+    /// The JSON Lines file, when asked.
     pub jsonl: Option<String>,
     /// The model profile that chose the frames and their size, with every rule it applied.
     /// (Its fields: `docs/profiles.md`.)
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
-    pub profile: Option<crate::profiles::Applied>,
+    pub profile: Option<serde_json::Value>,
     /// With `follow_package`: the frames follow what the package showed, per this parity
     /// record (`record`, `package`, `package_names` and `package_shows` by position,
     /// `positions_differing`).
@@ -52,19 +63,25 @@ pub struct FramesJson {
     /// With a payload: the tokens that request costs by the API's documented rules.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_tokens: Option<Vec<crate::profiles::api::Estimate>>,
+    /// What the run warned about (also in the run's report).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
 
 /// One written frame, a line of `frames.json`.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[non_exhaustive]
 pub struct FrameRecord {
+    /// Its position among the images (0-based).
     pub position: usize,
+    /// Its file name in the export's folder (the name it would have, for a run kept in
+    /// memory).
     pub file: String,
     /// Which input it came from (0: the video; 1: an inserted sequence).
     pub source: usize,
     /// Its index in that input, and its pts there.
     pub source_frame: usize,
+    /// Its pts in that input's time base.
     pub pts: i64,
     /// The image file that frame is, when that input is an image sequence (a name in the
     /// folder its source record gives).
@@ -78,12 +95,16 @@ pub struct FrameRecord {
     /// this frame; for an inserted sequence, its image's time at the sequence's rate. The
     /// file name and the strip's caption carry this time.
     pub time: String,
+    /// `time` in seconds, as a float.
     pub time_s: f64,
     /// Exact presentation time in the processed stream it was sampled from (seconds from that
     /// stream's first frame: a span's first frame, or the video's first frame, is at 0).
     pub stream_time: String,
+    /// `stream_time` in seconds, as a float.
     pub stream_time_s: f64,
+    /// The image's width in pixels.
     pub width: u32,
+    /// The image's height in pixels.
     pub height: u32,
     /// The boxes on this image, in its pixels (when the item has boxes).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -123,7 +123,7 @@ pub struct ImagesRecord {
 
 impl ImagesRecord {
     /// The layout in words (`MOT images`, `GOT-10k images`, `images`).
-    pub fn layout_text(&self) -> &'static str {
+    pub(crate) fn layout_text(&self) -> &'static str {
         match self.layout {
             Layout::Mot => "MOT images",
             Layout::Got10k => "GOT-10k images",

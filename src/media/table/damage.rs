@@ -19,7 +19,7 @@ pub struct DamagedPacket {
     pub suspect_frames: [usize; 2],
 }
 
-/// Where a file stops being readable (see [`read_error_ends_input`]): the video ends there,
+/// Where a file stops being readable (see `read_error_ends_input`): the video ends there,
 /// as it does for the ffmpeg CLI and `ffprobe -count_frames`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct UnreadableTail {
@@ -153,14 +153,14 @@ impl Damage {
     /// stream is decoded with one thread, the same pictures on every run (as
     /// `ffmpeg -threads 1` gives). A stream the decoder takes without complaint decodes the
     /// same with any threads.
-    pub fn decode_depends_on_threads(&self) -> bool {
+    pub(crate) fn decode_depends_on_threads(&self) -> bool {
         !self.undecodable_packets.is_empty()
             || !self.concealed_frames.is_empty()
             || !self.demuxer_errors.is_empty()
     }
 
     /// The cut-short image that frame `index` is, if it is one.
-    pub fn truncated_image(&self, index: usize) -> Option<&TruncatedImage> {
+    pub(crate) fn truncated_image(&self, index: usize) -> Option<&TruncatedImage> {
         self.truncated_images.iter().find(|t| t.frame == index)
     }
 
@@ -190,7 +190,7 @@ impl Damage {
 
     /// One line for people: "3 damaged packets near 12.4 s; 2 frames decoded with errors
     /// concealed (first: 310)".
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let mut parts = Vec::new();
         let n = self.undecodable_packets.len();
         if n > 0 {
