@@ -172,6 +172,16 @@ impl BoxesArgs {
         })
     }
 
+    /// Refuses drawing or reading options given without --boxes (a usage error).
+    pub fn refuse_options_without_boxes(&self) -> Result<(), vidprep::Error> {
+        if self.options_without_boxes() {
+            return Err(vidprep::Error::Usage(
+                "box and drawing options need --boxes FILE (the annotations)".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// True when drawing or reading options were given without --boxes.
     pub fn options_without_boxes(&self) -> bool {
         self.boxes.is_none()
@@ -204,6 +214,24 @@ pub struct BoxesFormatArg {
     /// Annotation format of --boxes: auto, got10k, mot, vstar, waymo, csv, json, vidprep.
     #[arg(long, value_parser = parse_text::<Format>)]
     pub boxes_format: Option<Format>,
+}
+
+/// The plan a one-source command builds: `export` of `input`, its id the output's file stem
+/// ([`id_for`]), with the source's frame rate, the boxes and the strictness its flags give.
+/// (The span and decision point are the caller's: commands set them differently.)
+pub fn source_plan(
+    output: &std::path::Path,
+    input: &std::path::Path,
+    export: vidprep::plan::ExportSpec,
+    source_fps: &SourceFpsArg,
+    boxes: Option<BoxesSpec>,
+    strict: bool,
+) -> Plan {
+    let mut plan = Plan::new(id_for(output), input, vec![export]);
+    source_fps.apply(&mut plan);
+    plan.boxes = boxes;
+    plan.strict = strict;
+    plan
 }
 
 /// The id a single command gives its plan: the output's file stem.

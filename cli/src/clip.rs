@@ -10,7 +10,7 @@ use vidprep::time::TimeSpec;
 use vidprep::{execute, Destination, ExportTarget};
 
 use crate::args::{
-    id_for, parse_time, BatchArgs, BoxesArgs, EncodeArgs, FormatArg, SmartArgs, SourceFpsArg,
+    parse_time, source_plan, BatchArgs, BoxesArgs, EncodeArgs, FormatArg, SmartArgs, SourceFpsArg,
     SpanArgs,
 };
 use crate::progress::BarProgress;
@@ -90,7 +90,8 @@ pub fn run_plan(
 }
 
 fn refuse_box_options(boxes: &BoxesArgs, format: &FormatArg) -> anyhow::Result<()> {
-    if boxes.options_without_boxes() || (boxes.boxes.is_none() && format.format.is_some()) {
+    boxes.refuse_options_without_boxes()?;
+    if boxes.boxes.is_none() && format.format.is_some() {
         return Err(vidprep::Error::Usage(
             "box and drawing options need --boxes FILE (the annotations)".into(),
         )
@@ -161,16 +162,16 @@ pub fn run_cut(args: CutArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> 
     let plans: Vec<(Plan, PathBuf)> = jobs
         .into_iter()
         .map(|(decision, output)| {
-            let mut plan = Plan::new(
-                id_for(&output),
-                input.clone(),
-                vec![clip_export(args.copy, args.smart, &args.boxes, &output)],
+            let mut plan = source_plan(
+                &output,
+                &input,
+                clip_export(args.copy, args.smart, &args.boxes, &output),
+                &args.source_fps,
+                args.boxes.spec(args.format.format),
+                args.strict,
             );
             args.span.apply(&mut plan);
             plan.decision = decision;
-            args.source_fps.apply(&mut plan);
-            plan.boxes = args.boxes.spec(args.format.format);
-            plan.strict = args.strict;
             (plan, output)
         })
         .collect();
@@ -283,15 +284,15 @@ pub fn run_truncate(args: TruncateArgs, ctx: &vidprep::CallContext) -> anyhow::R
     let plans: Vec<(Plan, PathBuf)> = jobs
         .into_iter()
         .map(|(at, output)| {
-            let mut plan = Plan::new(
-                id_for(&output),
-                args.input.clone(),
-                vec![clip_export(false, args.smart, &args.boxes, &output)],
+            let mut plan = source_plan(
+                &output,
+                &args.input,
+                clip_export(false, args.smart, &args.boxes, &output),
+                &args.source_fps,
+                args.boxes.spec(args.format.format),
+                args.strict,
             );
             plan.decision = Some(at);
-            args.source_fps.apply(&mut plan);
-            plan.boxes = args.boxes.spec(args.format.format);
-            plan.strict = args.strict;
             (plan, output)
         })
         .collect();
@@ -333,20 +334,15 @@ pub fn run_overlay(args: OverlayArgs, ctx: &vidprep::CallContext) -> anyhow::Res
         )
         .into());
     }
-    let mut plan = Plan::new(
-        id_for(&args.output),
-        args.input.clone(),
-        vec![clip_export(
-            false,
-            SmartArgs::default(),
-            &args.boxes,
-            &args.output,
-        )],
+    let mut plan = source_plan(
+        &args.output,
+        &args.input,
+        clip_export(false, SmartArgs::default(), &args.boxes, &args.output),
+        &args.source_fps,
+        args.boxes.spec(args.format.format),
+        args.strict,
     );
     args.span.apply(&mut plan);
-    args.source_fps.apply(&mut plan);
-    plan.boxes = args.boxes.spec(args.format.format);
-    plan.strict = args.strict;
     run_plan(
         &plan,
         vec![ExportTarget::at(args.output.clone())],

@@ -4,12 +4,12 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use vidprep::plan::{ExportSpec, FramesExport, Plan, Size, Strip, VideoExport};
+use vidprep::plan::{ExportSpec, FramesExport, Size, Strip, VideoExport};
 use vidprep::plan::{Order, Sampler};
 use vidprep::ExportTarget;
 
 use crate::args::{
-    id_for, BoxesArgs, BoxesFormatArg, EncodeArgs, FormatArg, SourceFpsArg, SpanArgs,
+    source_plan, BoxesArgs, BoxesFormatArg, EncodeArgs, FormatArg, SourceFpsArg, SpanArgs,
 };
 
 #[derive(Args)]
@@ -179,12 +179,7 @@ pub fn run(args: ExportArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
 }
 
 fn run_video(args: VideoArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
-    if args.boxes.options_without_boxes() {
-        return Err(vidprep::Error::Usage(
-            "box and drawing options need --boxes FILE (the annotations)".into(),
-        )
-        .into());
-    }
+    args.boxes.refuse_options_without_boxes()?;
     let spec = VideoExport {
         max_size: args.max_size,
         max_base64_bytes: args.max_base64_bytes,
@@ -193,15 +188,15 @@ fn run_video(args: VideoArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> 
         boxes_out: args.boxes.boxes_out,
         ..VideoExport::default()
     };
-    let mut plan = Plan::new(
-        id_for(&args.output),
-        args.input.clone(),
-        vec![ExportSpec::Video(spec)],
+    let mut plan = source_plan(
+        &args.output,
+        &args.input,
+        ExportSpec::Video(spec),
+        &args.source_fps,
+        args.boxes.spec(args.format.format),
+        args.strict,
     );
     args.span.apply(&mut plan);
-    args.source_fps.apply(&mut plan);
-    plan.boxes = args.boxes.spec(args.format.format);
-    plan.strict = args.strict;
     let target = ExportTarget {
         base64: args.base64.clone(),
         ..ExportTarget::at(args.output.clone())
@@ -210,12 +205,7 @@ fn run_video(args: VideoArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> 
 }
 
 fn run_frames(args: FramesArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
-    if args.boxes.options_without_boxes() {
-        return Err(vidprep::Error::Usage(
-            "box and drawing options need --boxes FILE (the annotations)".into(),
-        )
-        .into());
-    }
+    args.boxes.refuse_options_without_boxes()?;
     if args.boxes.boxes_out.is_some() {
         return Err(vidprep::Error::Usage(
             "--boxes-out writes a file beside a video; frames.json already lists each image's boxes".into(),
@@ -248,15 +238,15 @@ fn run_frames(args: FramesArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8
     spec.label = args.label;
     spec.subtitles = args.subtitles;
     spec.audio = args.audio;
-    let mut plan = Plan::new(
-        id_for(&args.out_dir),
-        args.input.clone(),
-        vec![ExportSpec::Frames(spec)],
+    let mut plan = source_plan(
+        &args.out_dir,
+        &args.input,
+        ExportSpec::Frames(spec),
+        &args.source_fps,
+        args.boxes.spec(args.boxes_format.boxes_format),
+        args.strict,
     );
     args.span.apply(&mut plan);
-    args.source_fps.apply(&mut plan);
-    plan.boxes = args.boxes.spec(args.boxes_format.boxes_format);
-    plan.strict = args.strict;
     // Workers are an execution resource, not part of the plan.
     let mut exec = args.encode.exec(ctx);
     exec.workers = args.workers;
