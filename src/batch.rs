@@ -226,7 +226,7 @@ pub fn run_batch(
         .filter(|i| in_shard(Some(&i.plan.id), i.line))
         .collect();
     // The run's one context: every item, worker and commit of it works for this call.
-    let call = options.exec.context();
+    let mut call = options.exec.context();
     check_layout(&items, &written, options)?;
     make_out_dir(&options.out_dir, observer)?;
     let lock = OutDirLock::acquire(
@@ -234,8 +234,10 @@ pub fn run_batch(
         options.shard,
         options.origin.as_deref(),
         &|m: &str| observer.notice(m),
-        call.settings.lock_lease,
+        &call,
     )?;
+    // Every commit of the run (each item's, the report's) first checks the lock is its own.
+    call.held = Some(lock.held());
     clean_stale_temporaries(&options.out_dir, &items);
     observer.planned(items.len(), &reports);
 
@@ -670,7 +672,7 @@ pub fn run_item(
 ) -> Result<ItemReport> {
     options.exec.defaults.validate()?;
     crate::error::require_utf8(&options.out_dir, "the output folder (--out-dir)")?;
-    let call = options.exec.context();
+    let mut call = options.exec.context();
     check_layout(&[item], &HashSet::from([item.plan.id.as_str()]), options)?;
     make_out_dir(&options.out_dir, observer)?;
     let lock = OutDirLock::acquire_item(
@@ -678,8 +680,9 @@ pub fn run_item(
         &item.plan.id,
         options.origin.as_deref(),
         &|m: &str| observer.notice(m),
-        call.settings.lock_lease,
+        &call,
     )?;
+    call.held = Some(lock.held());
     // A dead holder's temporaries at the top were removed as its lock was taken over; only
     // this item's folder is left to clean (reading the whole folder for each item would
     // cost a scan of every item's entry per item).
@@ -721,7 +724,11 @@ pub fn clean_item(
     origin: Option<&Path>,
     settings: &crate::Settings,
 ) -> Result<()> {
-    let lock = OutDirLock::acquire_item(out_dir, id, origin, &|_: &str| {}, settings.lock_lease)?;
+    let call = CallContext {
+        settings: settings.clone(),
+        ..CallContext::new()
+    };
+    let lock = OutDirLock::acquire_item(out_dir, id, origin, &|_: &str| {}, &call)?;
     crate::output::temporaries::remove_dead_temporaries(out_dir);
     crate::output::temporaries::remove_stale_temporaries(&out_dir.join(id));
     drop(lock);

@@ -117,24 +117,65 @@ impl CancelToken {
         }
     }
 
-    /// Test-only fault injection: the filesystem step `what` of a commit is about to happen.
-    /// With `VIDPREP_FAULT_COMMIT_STEP` set (the call's settings), each step is numbered
-    /// from 1 and said on stderr, and the step with that number first pauses for
-    /// `VIDPREP_FAULT_COMMIT_PAUSE_MS` (default 3000): a test signals the process there.
+    /// Test-only fault injection: the filesystem step `what` (of a commit, of a lock's
+    /// creation or take-over) is about to happen. With `VIDPREP_FAULT_COMMIT_STEP` set (the
+    /// call's settings, [`crate::settings::FaultSteps`]), each step is numbered from 1 and
+    /// said on stderr, and at the step with that number the process first pauses: for
+    /// `VIDPREP_FAULT_COMMIT_PAUSE_MS` (default 3000), or, with `VIDPREP_FAULT_STEP_DIR`, until
+    /// a test that saw the file `paused` appear there (it holds the step) writes `go` (an
+    /// interleaving harness acts in between). With `VIDPREP_FAULT_STEP_FAIL=ERRNO` the step
+    /// then fails with that error (`EXDEV`, `ENOSPC`, `EIO`, `EACCES`) instead of being taken.
     #[cfg(feature = "fault-injection")]
-    pub(crate) fn fault_step(&self, settings: &crate::settings::Settings, what: &str, path: &Path) {
-        let Some((pause_at, pause)) = settings.fault_commit_step else {
-            return;
-        };
+    pub(crate) fn fault_step(
+        &self,
+        settings: &crate::settings::Settings,
+        what: &str,
+        path: &Path,
+    ) -> Option<std::io::Error> {
+        let faults = settings.fault_commit_step.as_ref()?;
         let n = self.0.steps.fetch_add(1, Ordering::SeqCst) + 1;
         eprintln!(
             "fault-injection: commit step {n}: {what} {}",
             path.display()
         );
-        if n == pause_at {
-            eprintln!("fault-injection: paused at commit step {n}");
-            std::thread::sleep(pause);
+        if n != faults.at {
+            return None;
         }
+        eprintln!("fault-injection: paused at commit step {n}");
+        match &faults.handshake {
+            None => std::thread::sleep(faults.pause),
+            Some(dir) => {
+                let go = dir.join("go");
+                let _ = std::fs::write(
+                    dir.join("paused.tmp"),
+                    format!("{n}\t{what}\t{}\n", path.display()),
+                );
+                let _ = std::fs::rename(dir.join("paused.tmp"), dir.join("paused"));
+                let until = Instant::now() + faults.pause.max(Duration::from_secs(60));
+                while !go.exists() && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        }
+        faults.fail.map(std::io::Error::from_raw_os_error)
+    }
+
+    /// Runs the filesystem step `op` (`what` of `path`), with the test-only fault injection's
+    /// pause or failure first ([`CancelToken::fault_step`]) in a build that has it.
+    pub(crate) fn fs_step<T>(
+        &self,
+        settings: &crate::settings::Settings,
+        what: &str,
+        path: &Path,
+        op: impl FnOnce() -> std::io::Result<T>,
+    ) -> std::io::Result<T> {
+        #[cfg(feature = "fault-injection")]
+        if let Some(e) = self.fault_step(settings, what, path) {
+            return Err(e);
+        }
+        #[cfg(not(feature = "fault-injection"))]
+        let _ = (settings, what, path);
+        op()
     }
 
     fn commit_lock(&self) -> MutexGuard<'_, ()> {

@@ -390,6 +390,7 @@ pub fn check_sources(
                 cancel: token.clone(),
                 settings: options.settings.clone(),
                 tally: None,
+                held: None,
             };
             let (source, options, tx) = (sources[i].clone(), options.clone(), tx.clone());
             std::thread::spawn(move || {

@@ -29,6 +29,23 @@ pub struct CallContext {
     pub settings: Settings,
     /// Counts the call's work; `None` counts nothing.
     pub tally: Option<Tally>,
+    /// The lock of the output folder the call works in (a batch run's), which must still
+    /// be its own before each commit; `None` outside a run.
+    pub(crate) held: Option<HeldLock>,
+}
+
+/// A lock the call holds, as a commit asks it: `check` says why it is no longer the call's
+/// (taken over by another run, removed), or nothing while it is.
+#[derive(Clone)]
+pub(crate) struct HeldLock {
+    pub(crate) path: std::path::PathBuf,
+    pub(crate) check: std::sync::Arc<dyn Fn() -> Option<String> + Send + Sync>,
+}
+
+impl std::fmt::Debug for HeldLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HeldLock").field("path", &self.path).finish()
+    }
 }
 
 impl CallContext {
@@ -42,6 +59,25 @@ impl CallContext {
     pub fn with_tally(mut self, tally: Tally) -> CallContext {
         self.tally = Some(tally);
         self
+    }
+
+    /// Fails when the call's lock ([`HeldLock`]) is no longer its own: a commit must then
+    /// put nothing in place.
+    pub(crate) fn check_held(&self) -> crate::error::Result<()> {
+        match &self.held {
+            Some(h) => match (h.check)() {
+                Some(why) => Err(crate::error::Error::Concurrent {
+                    path: h.path.clone(),
+                    what: format!(
+                        "this run no longer holds the lock ({why}), so it stopped before \
+                         putting anything more in place; the run that holds it now makes the \
+                         rest (run again with --resume once it has finished)"
+                    ),
+                }),
+                None => Ok(()),
+            },
+            None => Ok(()),
+        }
     }
 
     /// Whether the call was cancelled.

@@ -154,6 +154,18 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// Another process or a person acted on an output while this request wrote it (files
+    /// appeared in a folder it replaces, an output was replaced by another writer, the run's
+    /// lock was taken over): nothing half-made is left, and the message says what to do.
+    /// Its kind is [`ErrorKind::Output`].
+    #[error("{}: {what}", path.display())]
+    Concurrent {
+        /// The output or folder concerned.
+        path: PathBuf,
+        /// What happened, and what to do.
+        what: String,
+    },
+
     /// A bad annotation file (the message names the file and line or item).
     #[error(transparent)]
     Annotation(#[from] crate::annotations::AnnotationError),
@@ -285,7 +297,7 @@ impl Error {
             | Error::TableMismatch { .. } => ErrorKind::Input,
             Error::Encode { .. } => ErrorKind::Encode,
             Error::Tracker { .. } => ErrorKind::Tracker,
-            Error::Io { .. } => ErrorKind::Output,
+            Error::Io { .. } | Error::Concurrent { .. } => ErrorKind::Output,
             Error::Internal(_) => ErrorKind::Internal,
             Error::Cancelled => ErrorKind::Cancelled,
         }

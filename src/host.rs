@@ -8,7 +8,6 @@
 //! it whole, so cleanup can tell "a dead process here" (removed at once) from "a process
 //! elsewhere" (never judged by this machine's `/proc`; only by a lease or an age).
 
-use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -61,17 +60,81 @@ pub(crate) fn tag() -> &'static str {
     TAG.get_or_init(|| identity().tag())
 }
 
-/// Whether a process `pid` of *this* host and PID namespace is alive. Off Linux, where
-/// there is no `/proc` to ask, every process counts as alive.
-pub(crate) fn process_alive(pid: u32) -> bool {
+/// What this host's kernel says of a process id, asked with `kill(pid, 0)` (which works
+/// whoever owns the process) and, where `/proc` shows it, its start time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Liveness {
+    /// The process exists (or may: "cannot tell" is never "dead"). Another user's process
+    /// answers `EPERM` and counts here, also where `/proc` hides it (`hidepid=1|2`).
+    Alive,
+    /// Provably gone: the reason.
+    Dead(String),
+}
+
+/// The start time of process `pid` (clock ticks after boot, field 22 of `/proc/PID/stat`),
+/// or `None` where `/proc` does not show it (another system, `hidepid`, a process gone).
+/// With the pid, it names one process for the life of the boot: a pid reused by a later
+/// process has a later start.
+pub(crate) fn process_start(pid: u32) -> Option<u64> {
+    stat_fields(pid).and_then(|(_, start)| start)
+}
+
+/// The state letter and start time of `/proc/PID/stat` (`None` when unreadable).
+fn stat_fields(pid: u32) -> Option<(char, Option<u64>)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) S ...`: the command may hold spaces and parentheses; the last `)` ends it.
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    // Fields 3.. are `rest`'s 0..; the start time is field 22.
+    let start = fields.nth(22 - 4).and_then(|s| s.parse().ok());
+    Some((state, start))
+}
+
+/// Whether process `pid` of *this* host and PID namespace lives, and is the one that
+/// started at `start` (when the holder recorded it). `kill(pid, 0)`: success or `EPERM`
+/// (another user's process, visible in `/proc` or not) is alive, `ESRCH` is gone; a zombie
+/// (`Z` in `/proc/PID/stat`, a process killed and not yet reaped) is gone; a start time
+/// `/proc` shows that differs from `start` is another process with the same pid. Anything
+/// that cannot be asked is alive. Off Linux every process counts as alive.
+pub(crate) fn liveness(pid: u32, start: Option<u64>) -> Liveness {
     if pid == std::process::id() {
-        return true;
+        return Liveness::Alive;
     }
-    if cfg!(target_os = "linux") {
-        Path::new(&format!("/proc/{pid}")).exists()
-    } else {
-        true
+    if !cfg!(target_os = "linux") {
+        return Liveness::Alive;
     }
+    #[cfg(unix)]
+    {
+        let Some(p) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+            return Liveness::Dead(format!("{pid} is not a process id"));
+        };
+        match rustix::process::test_kill_process(p) {
+            Ok(()) | Err(rustix::io::Errno::PERM) => {}
+            Err(rustix::io::Errno::SRCH) => {
+                return Liveness::Dead(format!("process {pid} of this host is gone"))
+            }
+            // Anything else: cannot tell, so alive.
+            Err(_) => return Liveness::Alive,
+        }
+    }
+    match stat_fields(pid) {
+        Some(('Z' | 'X', _)) => {
+            Liveness::Dead(format!("process {pid} of this host has ended (a zombie)"))
+        }
+        Some((_, Some(now))) if start.is_some_and(|s| s != now) => Liveness::Dead(format!(
+            "process {pid} of this host is another process than the holder (started at tick \
+             {now}, the holder at {})",
+            start.unwrap_or_default()
+        )),
+        _ => Liveness::Alive,
+    }
+}
+
+/// Whether a process `pid` of *this* host and PID namespace is alive ([`liveness`] with no
+/// start time known).
+pub(crate) fn process_alive(pid: u32) -> bool {
+    liveness(pid, None) == Liveness::Alive
 }
 
 /// A random token (16 hex digits) that names one lock holder.
@@ -134,5 +197,19 @@ mod tests {
         assert_ne!(random_token(), random_token());
         assert_eq!(random_token().len(), 16);
         assert!(process_alive(std::process::id()));
+        // This process's start time is readable and names it.
+        let me = process_start(std::process::id()).expect("/proc/self shows it");
+        assert_eq!(liveness(1, process_start(1)), Liveness::Alive);
+        let child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let mut child = child;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        // Ended and not reaped: a zombie is gone.
+        assert!(matches!(liveness(pid, None), Liveness::Dead(_)), "{:?}", liveness(pid, None));
+        child.wait().unwrap();
+        assert!(matches!(liveness(pid, None), Liveness::Dead(_)));
+        // A live pid whose start time differs is another process.
+        let reused = liveness(std::os::unix::process::parent_id(), Some(me + 1_000_000_000));
+        assert!(matches!(reused, Liveness::Dead(ref m) if m.contains("another process")), "{reused:?}");
     }
 }

@@ -122,7 +122,7 @@ pub use media::probe::{probe, probe_source, probe_source_in, AudioInfo, MediaInf
 pub use media::reference::rgb_frames_at as reference_rgb_frames;
 pub use media::source::input_paths;
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
-pub use output::group::OutputGroup;
+pub use output::group::{Committed, OutputGroup};
 pub use pipeline::{NoProgress, Progress};
 pub use plan::Plan;
 pub use profiles::mirrored_package;

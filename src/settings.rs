@@ -112,11 +112,30 @@ pub struct Settings {
     #[doc(hidden)]
     pub fault_panic: Option<String>,
     /// Test-only fault injection: the commit step (numbered from 1 over the call) at which
-    /// the process pauses, and for how long (`VIDPREP_FAULT_COMMIT_STEP`,
-    /// `VIDPREP_FAULT_COMMIT_PAUSE_MS`; see `CancelToken::fault_step`).
+    /// the process pauses or fails (`VIDPREP_FAULT_COMMIT_STEP` and the variables of
+    /// [`FaultSteps`]; see `CancelToken::fault_step`).
     #[cfg(feature = "fault-injection")]
     #[doc(hidden)]
-    pub fault_commit_step: Option<(u64, Duration)>,
+    pub fault_commit_step: Option<FaultSteps>,
+}
+
+/// Test-only fault injection at one filesystem step of a call (a commit's renames and
+/// removals, a lock's writes, links and take-overs), numbered from 1 over the call.
+#[cfg(feature = "fault-injection")]
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultSteps {
+    /// The step (`VIDPREP_FAULT_COMMIT_STEP`).
+    pub at: u64,
+    /// How long it pauses there (`VIDPREP_FAULT_COMMIT_PAUSE_MS`, default 3000); with a
+    /// handshake, the longest wait for `go` (at least a minute).
+    pub pause: Duration,
+    /// `VIDPREP_FAULT_STEP_DIR`: the folder where the paused process writes `paused` and
+    /// waits for `go` (an interleaving harness acts in between).
+    pub handshake: Option<std::path::PathBuf>,
+    /// `VIDPREP_FAULT_STEP_FAIL`: the error number the step then fails with (`EXDEV`,
+    /// `ENOSPC`, `EIO`, `EACCES`, or a number).
+    pub fail: Option<i32>,
 }
 
 impl Default for Settings {
@@ -210,7 +229,22 @@ impl Settings {
                     let ms = var("VIDPREP_FAULT_COMMIT_PAUSE_MS")
                         .and_then(|v| v.trim().parse::<u64>().ok())
                         .unwrap_or(3000);
-                    (n, Duration::from_millis(ms))
+                    FaultSteps {
+                        at: n,
+                        pause: Duration::from_millis(ms),
+                        handshake: var("VIDPREP_FAULT_STEP_DIR")
+                            .filter(|v| !v.is_empty())
+                            .map(std::path::PathBuf::from),
+                        fail: var("VIDPREP_FAULT_STEP_FAIL").and_then(|v| {
+                            match v.trim() {
+                                "EXDEV" => Some(18),
+                                "ENOSPC" => Some(28),
+                                "EIO" => Some(5),
+                                "EACCES" => Some(13),
+                                n => n.parse().ok(),
+                            }
+                        }),
+                    }
                 }),
         })
     }

@@ -11,12 +11,24 @@
 //! - **Lease.** While the run lives, a thread renews the lock (its modification time) every
 //!   quarter lease. A lock not renewed for its lease (the call's [`crate::Settings::lock_lease`],
 //!   120 s by default; the doors read `VIDPREP_LOCK_LEASE_SECONDS`) is dead wherever its holder ran.
-//! - **Dead or alive.** A lock of this host (same host name, boot id and PID namespace) whose
-//!   process is gone is taken over at once. A lock of another host is taken over once its
-//!   lease expires: a new run waits (at most that lease) to see whether it is renewed, and is
-//!   refused if it is. An empty or unreadable lock, or one of an older vidprep, is taken over
-//!   when older than the lease, and refused before. Taking over a dead holder removes the
-//!   temporaries it left at the top of the folder.
+//! - **Dead or alive.** A lock of this host (same host name, boot id and PID namespace) is
+//!   judged by its process alone, never by its lease: alive while `kill(pid, 0)` finds it
+//!   (`EPERM`, another user's process hidden by `hidepid`, is alive) with the start time the
+//!   lock recorded, so a run suspended past its lease (SIGSTOP, `scontrol suspend`) keeps
+//!   its folder; gone (no such process, a zombie, or a pid reused by a later process) is
+//!   taken over at once. A lock of another host is taken over once its lease expires: a new
+//!   run waits (at most that lease) to see whether it is renewed, and is refused if it is.
+//!   An empty or unreadable lock, or one of an older vidprep, is taken over when older than
+//!   the lease, and refused before. Taking over a dead holder removes the temporaries it
+//!   left at the top of the folder.
+//! - **One winner.** A take-over renames the dead lock to a name of the taker's own and
+//!   checks that what it renamed is the very file it judged (device, inode, text, age): two
+//!   runs taking over one dead lock at once cannot both remove it, and one that renamed a
+//!   fresh lock by mistake puts it back. Only then is the new lock linked into place.
+//! - **Held, or stop.** A holder checks that the lock is still its own (its token) before
+//!   each item, before each commit of an output group and before it writes the report: one
+//!   that finds it gone (taken over while it was suspended, or removed) stops before its next
+//!   side effect and never writes the shared report.
 //! - **Compatible.** Shards may share a folder only with shards of the same manifest and the
 //!   same shard count (0/2 beside 1/3 would write one item twice); a whole run shares it with
 //!   nobody. After creating its lock a run looks again, so two incompatible runs starting at
@@ -28,6 +40,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use crate::context::{CallContext, HeldLock};
 use crate::error::{Error, Result};
 use crate::host;
 use crate::output::group::canonical;
@@ -63,6 +76,10 @@ pub(crate) struct LockHolder {
     /// How long the lock lives without being renewed (absent in older locks).
     #[serde(default)]
     pub lease_seconds: Option<u64>,
+    /// The holder process's start time (clock ticks after boot, `/proc/PID/stat`), which
+    /// tells it from a later process given the same pid (absent in older locks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_start: Option<u64>,
 }
 
 impl LockHolder {
@@ -86,6 +103,7 @@ impl LockHolder {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
             lease_seconds: Some(lease.as_secs()),
+            process_start: host::process_start(std::process::id()),
         }
     }
 
@@ -140,8 +158,24 @@ struct Found {
     text: String,
     holder: Option<LockHolder>,
     modified: Option<SystemTime>,
+    /// Device and inode: which file it was (a lock replaced under the same name is another).
+    file_id: Option<(u64, u64)>,
     /// The lease of this run's call, for a lock that does not say its own.
     own_lease: Duration,
+}
+
+/// Device and inode of `meta`.
+fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
 }
 
 impl Found {
@@ -159,6 +193,7 @@ impl Found {
             holder: serde_json::from_str(&text).ok(),
             text,
             modified: meta.modified().ok(),
+            file_id: file_id(&meta),
             own_lease,
         })
     }
@@ -179,7 +214,7 @@ impl Found {
     }
 
     fn same_as(&self, other: &Found) -> bool {
-        self.text == other.text && self.modified == other.modified
+        self.text == other.text && self.modified == other.modified && self.file_id == other.file_id
     }
 }
 
@@ -195,6 +230,14 @@ enum State {
 }
 
 fn judge(f: &Found) -> State {
+    // A holder of this host is alive while its process is, whatever its lease says (a run
+    // suspended past its lease still holds the folder); gone, it is dead at once.
+    if let Some(h) = f.holder.as_ref().filter(|h| h.here()) {
+        return match host::liveness(h.pid, h.process_start) {
+            host::Liveness::Alive => State::Alive,
+            host::Liveness::Dead(why) => State::Dead(why),
+        };
+    }
     let lease = f.lease();
     let age = f.age();
     if age > lease {
@@ -205,13 +248,6 @@ fn judge(f: &Found) -> State {
         ));
     }
     match &f.holder {
-        Some(h) if h.here() => {
-            if host::process_alive(h.pid) {
-                State::Alive
-            } else {
-                State::Dead(format!("process {} of this host is gone", h.pid))
-            }
-        }
         // A current lock of another host: its lease says.
         Some(h) if h.lease_seconds.is_some() && !h.token.is_empty() => State::Renewable,
         // Empty, unreadable, or an older vidprep's: only its age can prove it dead.
@@ -260,16 +296,16 @@ fn locks_in(dir: &Path) -> Vec<PathBuf> {
 impl OutDirLock {
     /// Takes the lock of `dir` for a run (a shard `I/N` when `shard`) of `manifest`.
     /// `notice` hears about waits (a lock of another host whose lease is not over). The lock
-    /// has the call's `lease` (`Settings::lock_lease`), and is renewed every quarter of it.
+    /// has the call's lease (`call.settings.lock_lease`), and is renewed every quarter of it.
     pub(crate) fn acquire(
         dir: &Path,
         shard: Option<(usize, usize)>,
         manifest: Option<&Path>,
         notice: &dyn Fn(&str),
-        lease: Duration,
+        call: &CallContext,
     ) -> Result<OutDirLock> {
-        let me = LockHolder::of_this_process(shard, manifest, lease);
-        OutDirLock::acquire_as(dir, lock_name(shard), me, notice, lease)
+        let me = LockHolder::of_this_process(shard, manifest, call.settings.lock_lease);
+        OutDirLock::acquire_as(dir, lock_name(shard), me, notice, call)
     }
 
     /// Takes the lock of one item `id` in `dir` (`.vidprep-lock.item-<id>`), for a run that
@@ -281,11 +317,11 @@ impl OutDirLock {
         id: &str,
         manifest: Option<&Path>,
         notice: &dyn Fn(&str),
-        lease: Duration,
+        call: &CallContext,
     ) -> Result<OutDirLock> {
-        let mut me = LockHolder::of_this_process(None, manifest, lease);
+        let mut me = LockHolder::of_this_process(None, manifest, call.settings.lock_lease);
         me.item = Some(id.to_string());
-        OutDirLock::acquire_as(dir, item_lock_name(id), me, notice, lease)
+        OutDirLock::acquire_as(dir, item_lock_name(id), me, notice, call)
     }
 
     fn acquire_as(
@@ -293,8 +329,9 @@ impl OutDirLock {
         name: String,
         me: LockHolder,
         notice: &dyn Fn(&str),
-        lease: Duration,
+        call: &CallContext,
     ) -> Result<OutDirLock> {
+        let lease = call.settings.lock_lease;
         let compatible = |file: &Path, holder: Option<&LockHolder>| -> bool {
             let Some(h) = holder else { return false };
             let other_name = file.file_name() != Some(std::ffi::OsStr::new(&name));
@@ -313,7 +350,7 @@ impl OutDirLock {
                 continue;
             }
             match judge(&found) {
-                State::Dead(_) => take_over(dir, &found),
+                State::Dead(_) => take_over(dir, &found, call),
                 State::Alive => return Err(in_use(dir, &found, &me)),
                 State::Renewable => {
                     let h = found.holder.as_ref().expect("renewable locks parse");
@@ -325,7 +362,7 @@ impl OutDirLock {
                         left.as_secs() + 1
                     ));
                     if wait_for_expiry(&found) {
-                        take_over(dir, &found);
+                        take_over(dir, &found, call);
                     } else {
                         return Err(in_use(dir, &found, &me));
                     }
@@ -334,7 +371,7 @@ impl OutDirLock {
         }
         let path = dir.join(&name);
         let text = serde_json::to_string(&me).expect("lock serializes");
-        create_atomically(&path, &text).map_err(|e| match e.kind() {
+        create_atomically(&path, &text, call).map_err(|e| match e.kind() {
             std::io::ErrorKind::AlreadyExists => match Found::read(&path, lease) {
                 Some(found) => in_use(dir, &found, &me),
                 None => Error::Usage(format!(
@@ -405,9 +442,49 @@ impl OutDirLock {
 }
 
 impl OutDirLock {
-    /// Whether another run took the lock over (start no new item then).
+    /// Whether another run took the lock over, or it is gone (start no new item then):
+    /// asked of the file itself, not only of the renewer (which may not have run since the
+    /// process was resumed).
     pub(crate) fn lost(&self) -> bool {
-        self.lost.load(std::sync::atomic::Ordering::SeqCst)
+        if self.lost.load(std::sync::atomic::Ordering::SeqCst) {
+            return true;
+        }
+        if lost_why(&self.path, &self.token).is_some() {
+            self.lost.store(true, std::sync::atomic::Ordering::SeqCst);
+            return true;
+        }
+        false
+    }
+
+    /// The lock as the call's commits ask it ([`CallContext::check_held`]).
+    pub(crate) fn held(&self) -> HeldLock {
+        let (path, token, lost) = (self.path.clone(), self.token.clone(), self.lost.clone());
+        HeldLock {
+            path: self.path.clone(),
+            check: std::sync::Arc::new(move || {
+                let why = lost_why(&path, &token);
+                if why.is_some() {
+                    lost.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                why
+            }),
+        }
+    }
+}
+
+/// Why the lock at `path` is no longer the holder `token`'s: gone, or another holder's.
+fn lost_why(path: &Path, token: &str) -> Option<String> {
+    match std::fs::read_to_string(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("{} was removed", path.display()))
+        }
+        // Cannot read it now (a network hiccup): not proof that it was lost.
+        Err(_) => None,
+        Ok(text) => match serde_json::from_str::<LockHolder>(&text) {
+            Ok(h) if h.token == token => None,
+            Ok(h) => Some(format!("{} now names {}", path.display(), h.describe())),
+            Err(_) => Some(format!("{} now holds something else", path.display())),
+        },
     }
 }
 
@@ -430,15 +507,22 @@ impl Drop for OutDirLock {
 
 /// Writes `text` to `path` whole and atomically, failing with `AlreadyExists` when `path`
 /// exists: a temporary beside it, hard-linked to its name (a link never replaces).
-fn create_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+fn create_atomically(path: &Path, text: &str, call: &CallContext) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let temp = temp_name(dir, "lock");
-    if let Err(e) = std::fs::write(&temp, text) {
+    let step = |what: &str, op: &mut dyn FnMut() -> std::io::Result<()>| {
+        call.cancel.fs_step(&call.settings, what, path, op)
+    };
+    // The call's temporary while it exists: a signal handler ending the process removes it.
+    call.cancel.hold_temporary(&temp);
+    if let Err(e) = step("write the lock", &mut || std::fs::write(&temp, text)) {
         let _ = std::fs::remove_file(&temp);
+        call.cancel.release_temporary(&temp);
         return Err(e);
     }
-    let linked = std::fs::hard_link(&temp, path);
+    let linked = step("link the lock", &mut || std::fs::hard_link(&temp, path));
     let _ = std::fs::remove_file(&temp);
+    call.cancel.release_temporary(&temp);
     match linked {
         // A file system without hard links: exclusive creation, then the whole text (a
         // failure removes the file again).
@@ -482,13 +566,50 @@ fn wait_for_expiry(found: &Found) -> bool {
     }
 }
 
-/// Removes a dead lock (if it is still the one judged) and its holder's temporaries.
-fn take_over(dir: &Path, found: &Found) {
+/// Removes a dead lock (if it is still the one judged) and its holder's temporaries: the
+/// lock is renamed to a name of this process's first, and only the process whose rename
+/// moved the very file judged dead goes on (two takers of one dead lock: the second renames
+/// nothing, or the first one's fresh lock, which it then puts back).
+fn take_over(dir: &Path, found: &Found, call: &CallContext) {
     let still = Found::read(&found.path, found.own_lease).is_some_and(|now| now.same_as(found));
-    if !still {
+    if still {
+        claim_dead(dir, found, call);
+    }
+}
+
+/// [`take_over`] once the lock was seen unchanged: what another taker may interleave with.
+fn claim_dead(dir: &Path, found: &Found, call: &CallContext) {
+    let grave = temp_name(dir, "deadlock");
+    let step = |what: &str, op: &mut dyn FnMut() -> std::io::Result<()>| {
+        call.cancel
+            .fs_step(&call.settings, what, &found.path, op)
+    };
+    call.cancel.hold_temporary(&grave);
+    if step("take over: rename the dead lock", &mut || {
+        std::fs::rename(&found.path, &grave)
+    })
+    .is_err()
+    {
+        call.cancel.release_temporary(&grave);
+        return; // gone already: another run took it over
+    }
+    let moved = Found::read(&grave, found.own_lease);
+    let judged = moved.as_ref().is_some_and(|m| {
+        m.text == found.text && m.file_id == found.file_id && m.modified == found.modified
+    });
+    if !judged {
+        // Another taker's fresh lock (or a renewed one): put it back where it was, unless
+        // its name was taken again meanwhile (its holder then finds its lock gone, and
+        // stops).
+        let _ = step("take over: put back a lock not judged", &mut || {
+            std::fs::hard_link(&grave, &found.path)
+        });
+        let _ = std::fs::remove_file(&grave);
+        call.cancel.release_temporary(&grave);
         return;
     }
-    let _ = std::fs::remove_file(&found.path);
+    let _ = step("take over: remove the dead lock", &mut || std::fs::remove_file(&grave));
+    call.cancel.release_temporary(&grave);
     if let Some(h) = &found.holder {
         if let Some(tag) = h.tag() {
             remove_temporaries_of(dir, &tag, h.pid);
@@ -535,7 +656,7 @@ mod tests {
     fn quiet(_: &str) {}
 
     fn acquire(d: &Path, shard: Option<(usize, usize)>, m: &Path) -> Result<OutDirLock> {
-        OutDirLock::acquire(d, shard, Some(m), &quiet, DEFAULT_LEASE)
+        OutDirLock::acquire(d, shard, Some(m), &quiet, &CallContext::new())
     }
 
     #[test]
@@ -567,7 +688,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let m = d.join("m.jsonl");
-        let item = |id: &str| OutDirLock::acquire_item(d, id, Some(&m), &quiet, DEFAULT_LEASE);
+        let item =
+            |id: &str| OutDirLock::acquire_item(d, id, Some(&m), &quiet, &CallContext::new());
         let a = item("a").unwrap();
         let b = item("b").unwrap();
         // The same item twice, a whole run and a shard are refused while items are held.
@@ -607,6 +729,7 @@ mod tests {
         drop(acquire(d, None, &m).unwrap());
         // A live process of this host: never.
         h.pid = 1;
+        h.process_start = host::process_start(1);
         std::fs::write(&lock, serde_json::to_string(&h).unwrap()).unwrap();
         assert!(acquire(d, None, &m).is_err());
         // An empty lock: refused while young, taken over when older than the lease.
@@ -666,5 +789,78 @@ mod tests {
         assert!(held.lost());
         drop(held);
         assert!(lock.exists());
+    }
+
+    #[test]
+    fn a_holder_of_this_host_suspended_past_its_lease_keeps_its_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let m = d.join("m.jsonl");
+        let lock = d.join(LOCK_NAME);
+        // A live process of this host (stopped, as `scontrol suspend` leaves it), whose lock
+        // was not renewed for twice its 1 s lease.
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = child.id();
+        let mut h = LockHolder::of_this_process(None, Some(&m), Duration::from_secs(1));
+        h.pid = pid;
+        h.process_start = host::process_start(pid);
+        std::fs::write(&lock, serde_json::to_string(&h).unwrap()).unwrap();
+        let old = SystemTime::now() - Duration::from_secs(2);
+        std::fs::File::options().append(true).open(&lock).unwrap().set_modified(old).unwrap();
+        let e = acquire(d, None, &m).err().expect("a live holder keeps its lock").to_string();
+        assert!(e.contains(&format!("pid {pid}")), "{e}");
+        // The same pid with another start time is a later process: the holder is gone.
+        h.process_start = h.process_start.map(|s| s + 1);
+        std::fs::write(&lock, serde_json::to_string(&h).unwrap()).unwrap();
+        drop(acquire(d, None, &m).unwrap());
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn two_takers_of_one_dead_lock_leave_one_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let m = d.join("m.jsonl");
+        let lock = d.join(LOCK_NAME);
+        let mut dead = LockHolder::of_this_process(None, Some(&m), DEFAULT_LEASE);
+        dead.pid = u32::MAX - 1;
+        std::fs::write(&lock, serde_json::to_string(&dead).unwrap()).unwrap();
+        let call = CallContext::new();
+        // Both judge it dead; the first takes over and holds the folder.
+        let seen = Found::read(&lock, DEFAULT_LEASE).unwrap();
+        assert!(matches!(judge(&seen), State::Dead(_)));
+        let first = acquire(d, None, &m).unwrap();
+        // The second acts on what it saw: it renames the first one's fresh lock, sees that
+        // it is not the lock it judged, and puts it back.
+        claim_dead(d, &seen, &call);
+        assert!(!first.lost(), "the first holder keeps its lock");
+        let held: LockHolder =
+            serde_json::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+        assert_eq!(held.token, first.token);
+        assert!(acquire(d, None, &m).is_err());
+        // Nothing else is left (no renamed lock).
+        let names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec![LOCK_NAME.to_string()]);
+        drop(first);
+    }
+
+    #[test]
+    fn a_holder_sees_its_lock_gone_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let m = d.join("m.jsonl");
+        let held = acquire(d, None, &m).unwrap();
+        let check = held.held();
+        assert!((check.check)().is_none());
+        assert!(!held.lost());
+        std::fs::remove_file(d.join(LOCK_NAME)).unwrap();
+        // No renewal has run: the file itself says.
+        let why = (check.check)().expect("gone");
+        assert!(why.contains("was removed"), "{why}");
+        assert!(held.lost());
     }
 }

@@ -103,6 +103,7 @@ impl ExecOptions {
             cancel: self.cancel.clone(),
             settings: self.settings.clone(),
             tally: self.tally.clone(),
+            held: None,
         }
     }
 }
@@ -335,7 +336,8 @@ fn execute_once(
     if let Some(w) = group.created_warning() {
         warnings.push(w);
     }
-    group.commit()?;
+    let committed = group.commit()?;
+    warnings.extend(committed.warnings);
     let memory = makers.iter_mut().filter_map(|m| m.take_memory()).collect();
     Ok(Outcome {
         id: plan.id.clone(),

@@ -408,8 +408,16 @@ impl OutputGroup {
     /// Puts every output in place: each existing target is moved aside, each temporary is
     /// renamed to its target, then what was moved aside is removed. If a rename fails, what
     /// was renamed is taken back and what was moved aside restored, so either every output of
-    /// the request is new or none is. Returns the targets.
-    pub fn commit(self) -> Result<Vec<PathBuf>> {
+    /// the request is new or none is. Returns the targets, and what deserves a word (an
+    /// earlier folder that could not be removed whole, kept under a name it says).
+    ///
+    /// Other processes (see the module doc): commits of groups that share a folder take
+    /// turns under that folder's commit lock ([`COMMIT_LOCK`]), so two writers of one output
+    /// name leave the whole group of one of them, never a mix; a folder set aside is looked
+    /// at again for files vidprep did not write (a person's, made while the run worked), and
+    /// then put back, failing the commit; the lock of the run this call works for (if any)
+    /// must still be its own.
+    pub fn commit(self) -> Result<Committed> {
         let cancel = self.call.cancel.clone();
         let _committing = cancel.committing();
         if cancel.is_cancelled() {
@@ -420,24 +428,42 @@ impl OutputGroup {
 
     /// [`commit`](Self::commit) that goes ahead after a cancel: for the record of an
     /// interrupted run (its report), never for an item's outputs.
-    pub(crate) fn commit_even_if_cancelled(self) -> Result<Vec<PathBuf>> {
+    pub(crate) fn commit_even_if_cancelled(self) -> Result<Committed> {
         let cancel = self.call.cancel.clone();
         let _committing = cancel.committing();
         self.commit_held()
     }
 
-    /// Test-only fault injection: a filesystem step of a commit is about to happen.
-    fn step(&self, what: &str, path: &Path) {
-        #[cfg(feature = "fault-injection")]
-        self.call.cancel.fault_step(&self.call.settings, what, path);
-        #[cfg(not(feature = "fault-injection"))]
-        let _ = (what, path);
+    /// One filesystem step of the commit (`what` of `path`), through the test-only fault
+    /// injection's pause or failure where the build has it.
+    fn fs<T>(
+        &self,
+        what: &str,
+        path: &Path,
+        op: impl FnOnce() -> std::io::Result<T>,
+    ) -> std::io::Result<T> {
+        self.call
+            .cancel
+            .fs_step(&self.call.settings, what, path, op)
+    }
+
+    /// The folders whose commit locks this group takes: each target's parent, sorted (every
+    /// writer takes them in one order, so two never wait for each other).
+    fn lock_folders(&self) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = self
+            .entries
+            .iter()
+            .map(|e| canonical(&Self::parent_of(&e.target)))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        dirs
     }
 
     /// The commit itself, under the call's commit lock ([`CancelToken::committing`]): a
     /// signal handler's removal of temporaries waits for it, so the earlier outputs it sets
     /// aside are never removed while the new ones are not all in place.
-    fn commit_held(mut self) -> Result<Vec<PathBuf>> {
+    fn commit_held(mut self) -> Result<Committed> {
         // Scratch files are done with: none may be renamed into place inside a folder.
         for s in self.scratch.drain(..) {
             remove_path(&s);
@@ -455,7 +481,19 @@ impl OutputGroup {
                 )));
             }
         }
-        let mut set_aside: Vec<(PathBuf, PathBuf)> = Vec::new();
+        // Other writers of these folders wait (and this one waits for them).
+        let mut folder_locks = Vec::new();
+        for dir in self.lock_folders() {
+            let lock = dir.join(COMMIT_LOCK);
+            self.fs("take the commit lock", &lock, || Ok(()))
+                .map_err(|e| Error::io(&lock, e))?;
+            folder_locks.push(super::FileLock::exclusive(&lock)?);
+        }
+        // A run that lost its folder to another (suspended past its lease) stops here.
+        self.call.check_held()?;
+        let placed_ids: Vec<Option<(u64, u64)>> =
+            self.entries.iter().map(|e| file_id(&e.temp)).collect();
+        let mut set_aside: Vec<(PathBuf, PathBuf, Kind)> = Vec::new();
         let mut placed: Vec<usize> = Vec::new();
         let mut failure = None;
         for (i, e) in self.entries.iter().enumerate() {
@@ -463,16 +501,25 @@ impl OutputGroup {
                 let dir = Self::parent_of(&e.target);
                 let old = temp_name(&dir, "old");
                 self.call.cancel.hold_temporary(&old);
-                self.step("set aside", &e.target);
-                if let Err(err) = std::fs::rename(&e.target, &old) {
+                if let Err(err) =
+                    self.fs("set aside", &e.target, || std::fs::rename(&e.target, &old))
+                {
                     self.call.cancel.release_temporary(&old);
                     failure = Some(Error::io(&e.target, err));
                     break;
                 }
-                set_aside.push((e.target.clone(), old));
+                set_aside.push((e.target.clone(), old.clone(), e.kind));
+                // Set aside, nothing more can land in it by its name: look again for what
+                // vidprep did not write (a person's file, made since the group was claimed).
+                if e.kind == Kind::Folder && std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir()) {
+                    let foreign = super::ownership::foreign_files(&old);
+                    if !foreign.is_empty() {
+                        failure = Some(super::ownership::refusal_during_commit(&e.target, &foreign));
+                        break;
+                    }
+                }
             }
-            self.step("put in place", &e.target);
-            if let Err(err) = std::fs::rename(&e.temp, &e.target) {
+            if let Err(err) = self.fs("put in place", &e.target, || std::fs::rename(&e.temp, &e.target)) {
                 failure = Some(Error::io(&e.target, err));
                 break;
             }
@@ -480,27 +527,141 @@ impl OutputGroup {
         }
         if let Some(err) = failure {
             // Take back what was placed, restore what was set aside.
+            let mut unrestored = Vec::new();
             for &i in placed.iter().rev() {
                 let e = &self.entries[i];
-                let _ = std::fs::rename(&e.target, &e.temp);
+                let _ = self.fs("take back", &e.target, || std::fs::rename(&e.target, &e.temp));
             }
-            for (target, old) in set_aside.iter().rev() {
-                let _ = std::fs::rename(old, target);
-                self.call.cancel.release_temporary(old);
+            for (target, old, _) in set_aside.iter().rev() {
+                match self.fs("restore", target, || std::fs::rename(old, target)) {
+                    Ok(()) => self.call.cancel.release_temporary(old),
+                    Err(e) => unrestored.push(format!(
+                        "{} could not be put back ({e}): it is at {}",
+                        target.display(),
+                        old.display()
+                    )),
+                }
             }
-            return Err(err);
+            if unrestored.is_empty() {
+                return Err(err);
+            }
+            // Never removed as a temporary: say where it is.
+            return Err(Error::Concurrent {
+                path: self.entries[0].target.clone(),
+                what: format!("{err}; and {}", unrestored.join("; ")),
+            });
         }
-        for (target, old) in &set_aside {
-            self.step("remove the earlier", target);
-            remove_path(old);
+        let mut warnings = Vec::new();
+        for (target, old, kind) in &set_aside {
+            if let Some(w) = self.remove_earlier(target, old, *kind) {
+                warnings.push(w);
+            }
             self.call.cancel.release_temporary(old);
         }
         for e in &self.entries {
             self.call.cancel.release_temporary(&e.temp);
         }
         self.committed = true;
-        Ok(self.entries.iter().map(|e| e.target.clone()).collect())
+        // Every output is the one this group wrote (a writer that took no commit lock, an
+        // older vidprep or another program, may still have replaced one meanwhile).
+        for (e, id) in self.entries.iter().zip(&placed_ids) {
+            let now = file_id(&e.target);
+            if id.is_some() && now != *id {
+                return Err(Error::Concurrent {
+                    path: e.target.clone(),
+                    what: "was replaced by another writer while this request put its outputs \
+                           in place, so they may not belong together: run the request again, \
+                           with one writer per output"
+                        .into(),
+                });
+            }
+        }
+        drop(folder_locks);
+        Ok(Committed {
+            targets: self.entries.iter().map(|e| e.target.clone()).collect(),
+            warnings,
+        })
     }
+
+    /// Removes the earlier `target`, set aside at `old`: a file; a folder only by what its
+    /// record lists (and vidprep's temporaries and empty folders), so a file that appeared in
+    /// it after it was looked at is never removed. What is left (such a file, or one vidprep
+    /// cannot remove: another user's) is kept under a visible name, and the warning says
+    /// where.
+    fn remove_earlier(&self, target: &Path, old: &Path, kind: Kind) -> Option<String> {
+        let removed = self.fs("remove the earlier", target, || {
+            match kind {
+                Kind::File => std::fs::remove_file(old).or_else(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => Ok(()),
+                    _ => Err(e),
+                }),
+                Kind::Folder => super::ownership::remove_owned(old),
+            }
+        });
+        let err = match removed {
+            Ok(()) => return None,
+            Err(e) => e,
+        };
+        if std::fs::symlink_metadata(old).is_err() {
+            return None;
+        }
+        let kept = kept_name(target);
+        match std::fs::rename(old, &kept) {
+            Ok(()) => Some(format!(
+                "the earlier {} could not be removed whole ({err}); what is left of it is kept \
+                 at {}: look at it and remove it",
+                target.display(),
+                kept.display()
+            )),
+            Err(e) => Some(format!(
+                "the earlier {} could not be removed whole ({err}) nor renamed ({e}); what is \
+                 left of it is at {}: look at it and remove it",
+                target.display(),
+                old.display()
+            )),
+        }
+    }
+}
+
+/// The name of each folder's commit lock (see [`OutputGroup::commit`]); removed by its holder
+/// before it lets go, so nothing stays beside the outputs.
+pub(crate) const COMMIT_LOCK: &str = ".vidprep-commit.lock";
+
+/// What a commit did: the outputs in place and what deserves a word.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Committed {
+    /// Every output, at its final path.
+    pub targets: Vec<PathBuf>,
+    /// What did not stop the commit but must be said (an earlier folder kept, and where).
+    pub warnings: Vec<String>,
+}
+
+/// Device and inode of the file at `p` (not following a link).
+fn file_id(p: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = p;
+        None
+    }
+}
+
+/// A free, visible name beside `target` for what is left of its earlier version:
+/// `NAME.kept-1`, `NAME.kept-2`, ...
+fn kept_name(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".into());
+    (1..)
+        .map(|n| target.with_file_name(format!("{name}.kept-{n}")))
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .expect("some name is free")
 }
 
 impl Drop for OutputGroup {

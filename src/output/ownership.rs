@@ -91,30 +91,49 @@ fn listed_by(marker: &str, content: &str) -> Option<Vec<PathBuf>> {
     Some(files)
 }
 
+/// What the markers of `dir` prove vidprep wrote there.
+struct Listing {
+    listed: HashSet<PathBuf>,
+    /// A review page of the version before markers listed their files.
+    legacy_page: bool,
+}
+
+impl Listing {
+    fn of(dir: &Path) -> Listing {
+        let mut listed: HashSet<PathBuf> = HashSet::new();
+        let mut legacy_page = false;
+        for m in MARKERS {
+            let p = dir.join(m);
+            if !p.is_file() {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            if m == REVIEW_MARKER && text == LEGACY_REVIEW_MARKER {
+                legacy_page = true;
+                listed.insert(PathBuf::from(m));
+            }
+            if let Some(files) = listed_by(m, &text) {
+                listed.extend(files);
+            }
+        }
+        Listing {
+            listed,
+            legacy_page,
+        }
+    }
+
+    fn holds(&self, rel: &Path) -> bool {
+        self.listed.contains(rel) || (self.legacy_page && legacy_page_file(rel))
+    }
+}
+
 /// Every file below `dir` (not a folder; links and special files included) that no valid
 /// marker of `dir` lists, relative to `dir`, sorted. Empty when vidprep may replace the
 /// folder (an empty folder, or one whose every file a marker lists).
 pub(crate) fn foreign_files(dir: &Path) -> Vec<PathBuf> {
-    let mut listed: HashSet<PathBuf> = HashSet::new();
-    let mut legacy_page = false;
-    for m in MARKERS {
-        let p = dir.join(m);
-        if !p.is_file() {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&p) else {
-            continue;
-        };
-        if m == REVIEW_MARKER && text == LEGACY_REVIEW_MARKER {
-            legacy_page = true;
-            listed.insert(PathBuf::from(m));
-        }
-        if let Some(files) = listed_by(m, &text) {
-            listed.extend(files);
-        }
-    }
-    let listed_or_legacy =
-        |rel: &Path| listed.contains(rel) || (legacy_page && legacy_page_file(rel));
+    let listing = Listing::of(dir);
     let mut foreign: Vec<PathBuf> = walkdir::WalkDir::new(dir)
         .min_depth(1)
         .into_iter()
@@ -123,7 +142,7 @@ pub(crate) fn foreign_files(dir: &Path) -> Vec<PathBuf> {
             Ok(e) if e.file_type().is_dir() => None,
             Ok(e) => {
                 let rel = e.path().strip_prefix(dir).ok()?.to_path_buf();
-                (!listed_or_legacy(&rel)).then_some(rel)
+                (!listing.holds(&rel)).then_some(rel)
             }
             // Unreadable: not provably vidprep's.
             Err(e) => Some(
@@ -136,6 +155,63 @@ pub(crate) fn foreign_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     foreign.sort();
     foreign
+}
+
+/// Removes the folder `dir` by what its markers list (and vidprep's temporaries and the
+/// folders that are then empty), never anything else: a file that appeared in it after it
+/// was looked at, or one vidprep cannot remove, stays, and the error names what is left.
+pub(crate) fn remove_owned(dir: &Path) -> std::io::Result<()> {
+    let listing = Listing::of(dir);
+    let mut first_error: Option<std::io::Error> = None;
+    let mut note = |e: std::io::Error| {
+        first_error.get_or_insert(e);
+    };
+    let mut folders = Vec::new();
+    let mut walk = walkdir::WalkDir::new(dir).min_depth(1).into_iter();
+    while let Some(entry) = walk.next() {
+        let Ok(e) = entry else { continue };
+        let temp = e.file_name().to_string_lossy().starts_with(TEMP_PREFIX);
+        if temp {
+            super::temporaries::remove_path(e.path());
+            if e.file_type().is_dir() {
+                walk.skip_current_dir();
+            }
+            continue;
+        }
+        if e.file_type().is_dir() {
+            folders.push(e.path().to_path_buf());
+            continue;
+        }
+        let Ok(rel) = e.path().strip_prefix(dir) else { continue };
+        if listing.holds(rel) {
+            if let Err(err) = std::fs::remove_file(e.path()) {
+                if err.kind() != std::io::ErrorKind::NotFound {
+                    note(err);
+                }
+            }
+        }
+    }
+    // The deepest first; a folder still holding something stays.
+    folders.sort_by_key(|f| std::cmp::Reverse(f.components().count()));
+    for f in folders {
+        let _ = std::fs::remove_dir(&f);
+    }
+    match std::fs::remove_dir(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => {
+            let left = foreign_files(dir);
+            let what = if left.is_empty() {
+                first_error.map(|e| e.to_string()).unwrap_or_else(|| e.to_string())
+            } else {
+                format!(
+                    "it holds what vidprep did not write or could not remove: {}",
+                    some_of(&left)
+                )
+            };
+            Err(std::io::Error::other(what))
+        }
+    }
 }
 
 /// A few of `files`, for a message: `a, b, c and 4 more`.
@@ -160,6 +236,19 @@ pub(crate) fn refusal(dir: &Path, foreign: &[PathBuf]) -> Error {
         dir.display(),
         some_of(foreign)
     ))
+}
+
+/// The failure of a commit that found, in the earlier folder `dir` it had just set aside,
+/// files vidprep did not write (made while the request worked): the folder is put back
+/// untouched.
+pub(crate) fn refusal_during_commit(dir: &Path, foreign: &[PathBuf]) -> Error {
+    Error::Concurrent {
+        path: dir.to_path_buf(),
+        what: format!(
+            "files vidprep did not write appeared in it while this request worked ({}); it was              left as it was and nothing of this request was put in place: move those files              away (or write into another folder) and run the request again",
+            some_of(foreign)
+        ),
+    }
 }
 
 /// The refusal to replace the file `target` that `writer` (vidprep's command or export that

@@ -152,7 +152,7 @@ pub fn build_review(
         None,
         None,
         &|_| {},
-        ctx.settings.lock_lease,
+        ctx,
     ) {
         Ok(lock) => Some(lock),
         Err(Error::Usage(m)) => {

@@ -186,7 +186,7 @@ const RUN: [&str; 5] = ["run", "m.jsonl", "--out-dir", "out", "--resume"];
 
 /// Whether `out/report.jsonl` agrees with the files: every item it says is ok has its folder
 /// with `item.json` and every output it lists.
-fn report_consistent(d: &Path) -> Result<(), String> {
+pub(super) fn report_consistent(d: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(d.join("out/report.jsonl"))
         .map_err(|e| format!("no report: {e}"))?;
     for line in text.lines() {
