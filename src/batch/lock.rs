@@ -265,6 +265,8 @@ pub(crate) struct OutDirLock {
     /// Set by the renewer when the lock is no longer ours (taken over after this run failed
     /// to renew it in time: a suspended process, a partitioned host).
     lost: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Dead locks renamed away that could not be removed then: removed as the run ends.
+    leftovers: Vec<PathBuf>,
 }
 
 fn lock_name(shard: Option<(usize, usize)>) -> String {
@@ -332,6 +334,9 @@ impl OutDirLock {
         call: &CallContext,
     ) -> Result<OutDirLock> {
         let lease = call.settings.lock_lease;
+        // Dead locks this run renamed away and could not remove yet (removed again as it
+        // ends).
+        let mut leftovers = Vec::new();
         let compatible = |file: &Path, holder: Option<&LockHolder>| -> bool {
             let Some(h) = holder else { return false };
             let other_name = file.file_name() != Some(std::ffi::OsStr::new(&name));
@@ -350,7 +355,7 @@ impl OutDirLock {
                 continue;
             }
             match judge(&found) {
-                State::Dead(_) => take_over(dir, &found, call),
+                State::Dead(why) => take_over(dir, &found, call, &why, &mut leftovers)?,
                 State::Alive => return Err(in_use(dir, &found, &me)),
                 State::Renewable => {
                     let h = found.holder.as_ref().expect("renewable locks parse");
@@ -362,7 +367,7 @@ impl OutDirLock {
                         left.as_secs() + 1
                     ));
                     if wait_for_expiry(&found) {
-                        take_over(dir, &found, call);
+                        take_over(dir, &found, call, "its lease expired", &mut leftovers)?;
                     } else {
                         return Err(in_use(dir, &found, &me));
                     }
@@ -388,6 +393,7 @@ impl OutDirLock {
             stop: None,
             renewer: None,
             lost: Default::default(),
+            leftovers,
         };
         // Look again: an incompatible run that started at the same moment.
         for other in locks_in(dir) {
@@ -502,6 +508,9 @@ impl Drop for OutDirLock {
         if ours {
             let _ = std::fs::remove_file(&self.path);
         }
+        for l in &self.leftovers {
+            let _ = std::fs::remove_file(l);
+        }
     }
 }
 
@@ -570,28 +579,51 @@ fn wait_for_expiry(found: &Found) -> bool {
 /// lock is renamed to a name of this process's first, and only the process whose rename
 /// moved the very file judged dead goes on (two takers of one dead lock: the second renames
 /// nothing, or the first one's fresh lock, which it then puts back).
-fn take_over(dir: &Path, found: &Found, call: &CallContext) {
+fn take_over(
+    dir: &Path,
+    found: &Found,
+    call: &CallContext,
+    why: &str,
+    leftovers: &mut Vec<PathBuf>,
+) -> Result<()> {
     let still = Found::read(&found.path, found.own_lease).is_some_and(|now| now.same_as(found));
-    if still {
-        claim_dead(dir, found, call);
+    if !still {
+        return Ok(());
+    }
+    match claim_dead(dir, found, call) {
+        Ok(leftover) => {
+            leftovers.extend(leftover);
+            Ok(())
+        }
+        Err(e) => Err(Error::Concurrent {
+            path: found.path.clone(),
+            what: format!(
+                "the lock's holder is gone ({why}), but vidprep cannot take the lock over: \
+                 {e}; remove it by hand if no run uses the folder"
+            ),
+        }),
     }
 }
 
 /// [`take_over`] once the lock was seen unchanged: what another taker may interleave with.
-fn claim_dead(dir: &Path, found: &Found, call: &CallContext) {
+/// Fails when the dead lock cannot be renamed (for another reason than being gone); returns
+/// the renamed dead lock when it could not be removed (the run removes it as it ends).
+fn claim_dead(dir: &Path, found: &Found, call: &CallContext) -> std::io::Result<Option<PathBuf>> {
     let grave = temp_name(dir, "deadlock");
     let step = |what: &str, op: &mut dyn FnMut() -> std::io::Result<()>| {
         call.cancel
             .fs_step(&call.settings, what, &found.path, op)
     };
     call.cancel.hold_temporary(&grave);
-    if step("take over: rename the dead lock", &mut || {
+    if let Err(e) = step("take over: rename the dead lock", &mut || {
         std::fs::rename(&found.path, &grave)
-    })
-    .is_err()
-    {
+    }) {
         call.cancel.release_temporary(&grave);
-        return; // gone already: another run took it over
+        return match e.kind() {
+            // Gone already: another run took it over.
+            std::io::ErrorKind::NotFound => Ok(None),
+            _ => Err(e),
+        };
     }
     let moved = Found::read(&grave, found.own_lease);
     let judged = moved.as_ref().is_some_and(|m| {
@@ -606,15 +638,16 @@ fn claim_dead(dir: &Path, found: &Found, call: &CallContext) {
         });
         let _ = std::fs::remove_file(&grave);
         call.cancel.release_temporary(&grave);
-        return;
+        return Ok(None);
     }
-    let _ = step("take over: remove the dead lock", &mut || std::fs::remove_file(&grave));
+    let removed = step("take over: remove the dead lock", &mut || std::fs::remove_file(&grave));
     call.cancel.release_temporary(&grave);
     if let Some(h) = &found.holder {
         if let Some(tag) = h.tag() {
             remove_temporaries_of(dir, &tag, h.pid);
         }
     }
+    Ok(removed.is_err().then_some(grave))
 }
 
 fn in_use(dir: &Path, found: &Found, me: &LockHolder) -> Error {
@@ -833,7 +866,7 @@ mod tests {
         let first = acquire(d, None, &m).unwrap();
         // The second acts on what it saw: it renames the first one's fresh lock, sees that
         // it is not the lock it judged, and puts it back.
-        claim_dead(d, &seen, &call);
+        assert_eq!(claim_dead(d, &seen, &call).unwrap(), None);
         assert!(!first.lost(), "the first holder keeps its lock");
         let held: LockHolder =
             serde_json::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();

@@ -128,6 +128,16 @@ impl Paused {
     }
 }
 
+impl Drop for Paused {
+    /// A test that failed midway leaves no paused (or stopped) process behind.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// The step number (1-based) of the first step whose `what path` contains every one of
 /// `needles`.
 pub(super) fn step_of(steps: &[String], needles: &[&str]) -> usize {

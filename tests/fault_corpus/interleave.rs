@@ -170,6 +170,16 @@ fn spawn(d: &Path, args: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
+/// [`spawn`] with `env`.
+fn spawn_env(d: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("vidprep"));
+    c.args(args).current_dir(d).stdout(Stdio::null()).stderr(Stdio::null());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.spawn().unwrap()
+}
+
 /// Waits up to `limit` for `child` to end by itself (it may be waiting for the paused one).
 fn settle(child: &mut std::process::Child, limit: Duration) {
     let t0 = Instant::now();
@@ -266,13 +276,24 @@ fn one(s: &Scenario, earlier: &Path, new: &BTreeMap<String, String>, old: &BTree
             let pid = paused.pid().to_string();
             support::send_signal("STOP", &pid);
             std::thread::sleep(Duration::from_millis(1600));
-            let (code, stderr) = run_to_end(d, s.args, &lease);
-            if s.batch && code != Some(2) {
-                support::send_signal("CONT", &pid);
-                paused.kill();
-                return Err(format!("a second run went ahead while the first was suspended (exit {code:?}): {stderr}"));
-            }
+            // Does the suspended run hold the folder (its lock linked)?
+            let holds = std::fs::read_to_string(d.join("out/.vidprep-lock"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .is_some_and(|h| h["pid"].as_u64() == Some(paused.pid() as u64));
+            // A second run of the request meanwhile: refused while the first holds the
+            // folder; a command may wait for the first one's commit (it goes on after).
+            let mut second = spawn_env(d, s.args, &lease);
+            settle(&mut second, Duration::from_secs(3));
+            let ended = second.try_wait().unwrap();
             support::send_signal("CONT", &pid);
+            if holds && ended.and_then(|e| e.code()) != Some(2) {
+                let _ = second.kill();
+                let status = second.wait().unwrap();
+                paused.kill();
+                return Err(format!("a second run went ahead while the first was suspended holding the folder ({status:?})"));
+            }
+            others.push(second);
         }
         Actor::Kill => {
             paused.kill();
@@ -280,7 +301,7 @@ fn one(s: &Scenario, earlier: &Path, new: &BTreeMap<String, String>, old: &BTree
             if code != Some(0) {
                 return Err(format!("after SIGKILL at {at}, the request again failed ({code:?}): {stderr}"));
             }
-            return check(s, d, new, old, &[], &[], &[], true, &at);
+            return check(s, earlier, d, new, old, &[], &[], &[], true, &at);
         }
         Actor::Enospc | Actor::Exdev => {}
     }
@@ -303,7 +324,7 @@ fn one(s: &Scenario, earlier: &Path, new: &BTreeMap<String, String>, old: &BTree
         .iter()
         .map(|p| p.strip_prefix(d).unwrap().display().to_string())
         .collect();
-    check(s, d, new, old, &person, &other_outputs, &extra_states, code == Some(0), &at)
+    check(s, earlier, d, new, old, &person, &other_outputs, &extra_states, code == Some(0), &at)
         .map(|ok| format!("{ok}; exit {code:?}"))
 }
 
@@ -320,6 +341,7 @@ fn clips_into(d: &Path, name: &str, ids: &[&str]) {
 #[allow(clippy::too_many_arguments)]
 fn check(
     s: &Scenario,
+    earlier: &Path,
     d: &Path,
     new: &BTreeMap<String, String>,
     old: &BTreeMap<String, String>,
@@ -355,10 +377,14 @@ fn check(
     if succeeded && got != *new {
         return Err(format!("exit 0 at {at}, but the outputs are not the new ones: {got:?}"));
     }
-    // No temporary, no lock left.
+    // No temporary, no lock left (but a dead one that was there before and that the request,
+    // failing, could not take over).
+    let before = files(earlier);
     let stray: Vec<&String> = all
-        .keys()
-        .filter(|k| k.contains("vidprep-tmp") || k.contains(".vidprep-lock") || k.contains("vidprep-commit.lock"))
+        .iter()
+        .filter(|(k, _)| k.contains("vidprep-tmp") || k.contains(".vidprep-lock") || k.contains("vidprep-commit.lock"))
+        .filter(|(k, v)| succeeded || before.get(*k) != Some(*v))
+        .map(|(k, _)| k)
         .collect();
     if !stray.is_empty() {
         return Err(format!("left {stray:?} (at {at})"));
