@@ -4,7 +4,7 @@
 //! line) and hands it to the library's one executor or batch runner. Python-side conveniences
 //! (keyword arguments, dicts, NumPy shapes) live in `python/vidprep/__init__.py`.
 //!
-//! - The GIL is released while the library works (`Python::allow_threads`), so other Python
+//! - The GIL is released while the library works ([`detach`]), so other Python
 //!   threads run while frames decode. The work runs on a thread of its own with a
 //!   [`vidprep::CancelToken`] of its own; the calling thread checks for signals every 100 ms,
 //!   so Ctrl-C raises `KeyboardInterrupt` within about that (after the work has stopped and
@@ -14,6 +14,13 @@
 //! - No panic crosses into Python: every call into the library runs under `catch_unwind`,
 //!   and a panic becomes `vidprep.InternalError` (PyO3 would otherwise raise its own
 //!   `PanicException`, which is not an `Exception`).
+//! - A call still running when the interpreter exits (a daemon thread: a prefetching data
+//!   loader's) never takes the process down: CPython before 3.14 ends a thread that wants the
+//!   GIL back during finalisation with `pthread_exit`, whose forced unwind would reach a
+//!   `catch_unwind` (PyO3's, `std::thread::scope`'s) and abort the process ("FATAL: exception
+//!   not rethrown"). Every release of the GIL goes through [`detach`], which stops that unwind
+//!   and parks the thread for good instead, as CPython 3.14 itself does; the process exits
+//!   with the script's exit code.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -174,6 +181,51 @@ fn error_classes(py: Python<'_>) -> PyResult<Vec<(String, Bound<'_, pyo3::types:
 /// How often a waiting call looks for a signal (Ctrl-C) while the work runs.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
 
+/// Parks its thread for good when dropped by an unwind that is not a Rust panic: the forced
+/// unwind of `pthread_exit`, which CPython before 3.14 calls when a thread asks for the GIL
+/// back after the interpreter began to finalise (`PyEval_RestoreThread`; cpython#87135). That
+/// unwind must never reach a `catch_unwind` (PyO3's trampoline, `std::thread::scope`): catching
+/// it aborts the process ("FATAL: exception not rethrown", SIGABRT). Parked here, the thread
+/// is dropped when the process exits, which is what the interpreter meant by ending it; the
+/// call's work, if any, is cancelled first so that it stops at its next frame. (PyO3 0.25
+/// guards `PyGILState_Ensure` the same way, `pyo3_ffi::pystate::HangThread` (PyO3#4874), but
+/// not the `PyEval_RestoreThread` of `allow_threads`, PyO3#6085.)
+struct ParkOnForcedUnwind<'a> {
+    /// The call's work to stop before parking (none: the work ran on this thread).
+    cancel: Option<&'a CancelToken>,
+}
+
+impl Drop for ParkOnForcedUnwind<'_> {
+    fn drop(&mut self) {
+        // Only reached by an unwind (`detach` forgets the guard on return). A Rust panic goes on
+        // unwinding: the caller's `catch_unwind` turns it into `InternalError`.
+        if std::thread::panicking() {
+            return;
+        }
+        if let Some(token) = self.cancel {
+            token.cancel();
+        }
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+/// [`Python::allow_threads`]: runs `f` without the GIL, and takes the GIL back after it, unless
+/// the interpreter is finalising, where the thread is parked for good instead (see
+/// [`ParkOnForcedUnwind`]) after cancelling `cancel`. Every release of the GIL in this module goes
+/// through here.
+fn detach<T, F>(py: Python<'_>, cancel: Option<&CancelToken>, f: F) -> T
+where
+    F: pyo3::marker::Ungil + FnOnce() -> T,
+    T: pyo3::marker::Ungil,
+{
+    let guard = ParkOnForcedUnwind { cancel };
+    let out = py.allow_threads(f);
+    std::mem::forget(guard);
+    out
+}
+
 /// Runs `work` without the GIL and without letting a panic escape, for a call of its own: the
 /// work runs on a thread of its own, given the call's context (a fresh cancellation token,
 /// the settings read from the environment now), while this thread waits without the GIL and checks for signals every [`SIGNAL_POLL`]. On Ctrl-C
@@ -203,7 +255,7 @@ fn guarded<T: Send>(
         let mut waiting = Some(done_rx);
         loop {
             let rx = waiting.take().expect("the receiver is put back each round");
-            let (finished, rx) = py.allow_threads(move || {
+            let (finished, rx) = detach(py, Some(&token), move || {
                 let r = rx.recv_timeout(SIGNAL_POLL);
                 (!matches!(r, Err(mpsc::RecvTimeoutError::Timeout)), rx)
             });
@@ -215,11 +267,11 @@ fn guarded<T: Send>(
                 token.cancel();
                 // The work ends with `Cancelled` (or whatever it was finishing); the
                 // signal's exception is what the caller sees.
-                let _ = py.allow_threads(move || handle.join());
+                let _ = detach(py, Some(&token), move || handle.join());
                 return Err(signal);
             }
         }
-        Ok(py.allow_threads(move || handle.join()))
+        Ok(detach(py, Some(&token), move || handle.join()))
     })?;
     let outcome = match outcome {
         Ok(caught) => caught,
@@ -649,7 +701,7 @@ fn samplers() -> Vec<&'static str> {
 #[pyfunction]
 fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
     let args: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
-    py.allow_threads(move || vidprep_cli::main_with(args))
+    detach(py, None, move || vidprep_cli::main_with(args))
 }
 
 #[pymodule]

@@ -5,11 +5,17 @@
 //! new manifest redoes exactly the items whose decision point moved.
 //!
 //! The new manifest is written beside the old one (never over it): relative paths in a
-//! manifest are read from its folder, and the same paths keep the same plans.
+//! manifest are read from its folder, and the same paths keep the same plans. It never
+//! replaces a file the manifest names (a source, boxes, a needle sequence's folder,
+//! subtitles, a parity record), the decisions, or any other existing file but an earlier
+//! reviewed manifest, proven by the record review-apply writes beside it
+//! (`NAME.review-apply.json`: the MD5 of the manifest it wrote), so a
+//! reviewed manifest edited since is not replaced either.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -230,6 +236,90 @@ pub fn default_output(manifest: &Path) -> PathBuf {
     manifest.with_file_name(format!("{stem}.reviewed.{ext}"))
 }
 
+/// What the record of a reviewed manifest `NAME` is called: `NAME.review-apply.json` beside it.
+const RECORD_SUFFIX: &str = ".review-apply.json";
+
+/// What `vidprep review-apply` writes beside a reviewed manifest: the proof that it wrote it
+/// (the manifest's name and the MD5 of its bytes), and what it was made from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct ReviewApplyRecord {
+    /// The vidprep version that wrote it.
+    vidprep_review_apply: String,
+    /// The reviewed manifest's file name.
+    manifest: String,
+    /// The MD5 of the reviewed manifest's bytes, in hex.
+    md5: String,
+    /// The file name of the manifest it was made from.
+    reviewed_from: String,
+    /// The file name of the decisions applied.
+    decisions: String,
+}
+
+/// The record of the reviewed manifest `output` ([`RECORD_SUFFIX`]).
+fn record_path(output: &Path) -> PathBuf {
+    let mut name = output
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(RECORD_SUFFIX);
+    output.with_file_name(name)
+}
+
+/// A file's name as text (for the record).
+fn name_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The MD5 of `bytes`, in hex.
+fn md5_hex(bytes: &[u8]) -> String {
+    Md5::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The MD5 of the file at `path`, in hex, read in pieces (a manifest may be large).
+fn file_md5_hex(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut hasher = Md5::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Some(
+        hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    )
+}
+
+/// The record at `path`, when it is one (a small JSON file of that shape).
+fn read_record(path: &Path) -> Option<ReviewApplyRecord> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > 1 << 20 {
+        return None;
+    }
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// Whether `vidprep review-apply` wrote the file at `path` and nobody changed it since: its
+/// record names it and holds the MD5 of its bytes.
+fn written_by_review_apply(path: &Path) -> bool {
+    let Some(record) = read_record(&record_path(path)) else {
+        return false;
+    };
+    record.manifest == name_of(path) && file_md5_hex(path).is_some_and(|m| m == record.md5)
+}
+
 fn canonical_dir(p: &Path) -> PathBuf {
     let dir = match p.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -261,6 +351,33 @@ pub fn apply_decisions(
     let read = crate::manifest::read_manifest(manifest)?;
     let text = std::fs::read_to_string(manifest).map_err(|e| Error::read(manifest, e))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
+    // The outputs are claimed before any work. Everything the manifest's items read is an
+    // input (never replaced, never written into); an existing file is replaced only when it is
+    // a reviewed manifest review-apply wrote, unchanged since, and its record only when it is
+    // one.
+    let mut inputs = vec![manifest.to_path_buf(), decisions_path.to_path_buf()];
+    for item in &read.items {
+        for path in item.plan.inputs() {
+            if !inputs.contains(&path) {
+                inputs.push(path);
+            }
+        }
+    }
+    let mut group = OutputGroup::new(&inputs, ctx);
+    let temp = group.owned_file(
+        &output,
+        &written_by_review_apply,
+        &format!(
+            "`vidprep review-apply`, or was changed since (an earlier reviewed manifest is replaced only while {} records its MD5)",
+            record_path(&output).display()
+        ),
+    )?;
+    let record_file = record_path(&output);
+    let record_temp = group.owned_file(
+        &record_file,
+        &|p: &Path| read_record(p).is_some(),
+        "`vidprep review-apply` (it is the name of the record of a reviewed manifest)",
+    )?;
     let by_id: HashMap<&str, &ItemDecision> =
         decisions.items.iter().map(|d| (d.id.as_str(), d)).collect();
     let line_of_id: HashMap<usize, String> = read
@@ -369,9 +486,15 @@ pub fn apply_decisions(
         ));
     }
     let new_text = rewrite(&text, &entries, &replacements, &by_id);
-    let mut group = OutputGroup::new(&[manifest.to_path_buf(), decisions_path.to_path_buf()], ctx);
-    let temp = group.file(&output)?;
-    std::fs::write(&temp, new_text).map_err(|e| Error::io(&output, e))?;
+    std::fs::write(&temp, &new_text).map_err(|e| Error::io(&output, e))?;
+    let record = ReviewApplyRecord {
+        vidprep_review_apply: env!("CARGO_PKG_VERSION").to_string(),
+        manifest: name_of(&output),
+        md5: md5_hex(new_text.as_bytes()),
+        reviewed_from: name_of(manifest),
+        decisions: name_of(decisions_path),
+    };
+    crate::output::write_json(&record_temp, &record)?;
     // The new manifest must read back with the same items, less the rejected ones.
     let check = crate::manifest::read_manifest(&temp)?;
     if check.items.len() != read.items.len() - applied.rejected.len() {
@@ -587,6 +710,62 @@ mod tests {
             assert!(err.contains(expected), "{decisions}: {err}");
             assert!(!m.with_file_name("m.reviewed.jsonl").exists());
         }
+    }
+
+    #[test]
+    fn an_earlier_reviewed_manifest_is_replaced_only_while_its_record_proves_it() {
+        let (dir, m, d) = setup(
+            MANIFEST,
+            r#"{"vidprep_review_decisions": 1, "items": [{"id": "c", "verdict": "rejected"}]}"#,
+        );
+        let out = dir.path().join("m.reviewed.jsonl");
+        apply_decisions(&d, &m, None, &Default::default()).unwrap();
+        let record = read_record(&dir.path().join("m.reviewed.jsonl.review-apply.json")).unwrap();
+        assert_eq!(record.manifest, "m.reviewed.jsonl");
+        assert_eq!(record.reviewed_from, "m.jsonl");
+        assert_eq!(record.decisions, "decisions.json");
+        // The MD5 as md5sum(1) computes it.
+        let md5sum = std::process::Command::new("md5sum")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let md5sum = String::from_utf8(md5sum.stdout).unwrap();
+        assert_eq!(md5sum.split_whitespace().next(), Some(record.md5.as_str()));
+        assert!(written_by_review_apply(&out));
+        // Applied again: the earlier output is replaced.
+        apply_decisions(&d, &m, None, &Default::default()).unwrap();
+        // Edited since: it is someone's now, refused and left as it is.
+        let edited = format!("{}# my note\n", std::fs::read_to_string(&out).unwrap());
+        std::fs::write(&out, &edited).unwrap();
+        let err = apply_decisions(&d, &m, None, &Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("was not written by `vidprep review-apply`"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), edited);
+        // A record of another file proves nothing about this one.
+        let other = dir.path().join("other.jsonl");
+        std::fs::write(&other, &edited).unwrap();
+        std::fs::copy(
+            dir.path().join("m.reviewed.jsonl.review-apply.json"),
+            dir.path().join("other.jsonl.review-apply.json"),
+        )
+        .unwrap();
+        assert!(!written_by_review_apply(&other));
+        // A file at the record's name that is no record is not replaced either.
+        std::fs::remove_file(&out).unwrap();
+        std::fs::write(
+            dir.path().join("m.reviewed.jsonl.review-apply.json"),
+            "mine\n",
+        )
+        .unwrap();
+        let err = apply_decisions(&d, &m, None, &Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("record of a reviewed manifest"), "{err}");
+        assert!(!out.exists());
     }
 
     #[test]

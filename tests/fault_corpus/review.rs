@@ -257,6 +257,7 @@ fn review_apply_writes_the_reviewed_manifest() {
             &[0],
         )
         .writes("m.reviewed.jsonl")
+        .writes("m.reviewed.jsonl.review-apply.json")
         .with(|d| {
             small_run(d);
             decisions(
@@ -296,12 +297,14 @@ fn review_apply_unreviewed_span(frame: u64, whole: bool, code: i32) -> Case {
     });
     let frames = if whole { 40 } else { 20 };
     if code == 0 {
-        c.writes("m.reviewed.jsonl").then(move |d| {
-            let text = std::fs::read_to_string(d.join("m.reviewed.jsonl")).unwrap();
-            text.contains(&format!("\"decision\":{frame}"))
-                .then_some(())
-                .ok_or(format!("decision not moved: {text}"))
-        })
+        c.writes("m.reviewed.jsonl")
+            .writes("m.reviewed.jsonl.review-apply.json")
+            .then(move |d| {
+                let text = std::fs::read_to_string(d.join("m.reviewed.jsonl")).unwrap();
+                text.contains(&format!("\"decision\":{frame}"))
+                    .then_some(())
+                    .ok_or(format!("decision not moved: {text}"))
+            })
     } else {
         c.says("item \"a\"")
             .says(&format!("must be 1 to {frames}"))
@@ -322,3 +325,236 @@ cases!(review_apply_unreviewed_span:
     review_apply_unreviewed_frame_21_of_20 => (21, false, 1),
     review_apply_unreviewed_frame_20_of_20 => (20, false, 0),
 );
+
+/// A manifest that names a source video, a boxes file and a subtitles file (`m.jsonl`), and
+/// decisions (`d.json`) that move its decision point: review-apply reads all of them, and its
+/// span is given (nothing is decoded).
+fn apply_setup(d: &Path) {
+    std::fs::write(
+        d.join("subs.srt"),
+        "1\n00:00:00,000 --> 00:00:01,000\nhello\n",
+    )
+    .unwrap();
+    manifest(
+        d,
+        "m.jsonl",
+        &[r#"{"id": "a", "source": "g.mp4", "end": 20, "decision": "75%", "boxes": {"path": "boxes.csv"}, "exports": [{"kind": "frames", "count": 4, "subtitles": "subs.srt"}]}"#.to_string()],
+    );
+    decisions(
+        d,
+        r#"{"id": "a", "verdict": "accepted", "decision": {"frame": 5}, "reviewed": {"decision_frame": 15, "decision_requested": "75%", "span_frames": 20}}"#,
+    );
+}
+
+/// `review-apply -o OUTPUT` onto a file it must not replace: refused (exit 2) with `says`,
+/// every file byte-identical after (the corpus checks), no reviewed manifest anywhere.
+fn review_apply_onto(output: &str, says: &str) -> Case {
+    case(
+        &format!("review-apply -o {output}"),
+        &[
+            "review-apply",
+            "d.json",
+            "--manifest",
+            "m.jsonl",
+            "-o",
+            output,
+        ],
+        &[2],
+    )
+    .says(says)
+    .with(|d| {
+        apply_setup(d);
+        std::fs::write(d.join("notes.jsonl"), "my own notes\n").unwrap();
+    })
+}
+
+cases!(review_apply_onto:
+    review_apply_onto_the_source_video => ("g.mp4", "refusing to overwrite an input"),
+    review_apply_onto_the_boxes => ("boxes.csv", "refusing to overwrite an input"),
+    review_apply_onto_the_subtitles => ("subs.srt", "refusing to overwrite an input"),
+    review_apply_onto_the_manifest => ("m.jsonl", "refusing to overwrite an input"),
+    review_apply_onto_the_decisions => ("d.json", "refusing to overwrite an input"),
+    review_apply_onto_an_unrelated_file => ("notes.jsonl", "was not written by `vidprep review-apply`"),
+);
+
+#[test]
+fn review_apply_onto_a_file_of_the_needle_sequence() {
+    // The manifest lives in the GOT-10k sequence's folder and inserts it (`"sequence": "."`):
+    // the sequence's groundtruth.txt is beside the manifest, but inside a folder it reads.
+    check(
+        case(
+            "review-apply onto a file of the needle sequence",
+            &[
+                "review-apply",
+                "seq/d.json",
+                "--manifest",
+                "seq/m.jsonl",
+                "-o",
+                "seq/groundtruth.txt",
+            ],
+            &[2],
+        )
+        .says("inside the input folder")
+        .with(|d| {
+            manifest(
+                &d.join("seq"),
+                "m.jsonl",
+                &[r#"{"id": "a", "source": "../g.mp4", "end": 20, "insert": {"sequence": ".", "at": "50%"}}"#.to_string()],
+            );
+            decisions(&d.join("seq"), r#"{"id": "a", "verdict": "rejected"}"#);
+        }),
+    );
+}
+
+#[test]
+fn review_apply_without_o_onto_a_foreign_reviewed_name() {
+    // The default output's name is taken by a file review-apply did not write.
+    check(
+        case(
+            "review-apply onto a foreign m.reviewed.jsonl",
+            &["review-apply", "d.json", "--manifest", "m.jsonl"],
+            &[2],
+        )
+        .says("was not written by `vidprep review-apply`")
+        .with(|d| {
+            apply_setup(d);
+            std::fs::write(d.join("m.reviewed.jsonl"), "{\"id\": \"mine\"}\n").unwrap();
+        }),
+    );
+}
+
+#[test]
+fn review_apply_to_a_new_name() {
+    check(
+        case(
+            "review-apply to a new name",
+            &[
+                "review-apply",
+                "d.json",
+                "--manifest",
+                "m.jsonl",
+                "-o",
+                "new.jsonl",
+            ],
+            &[0],
+        )
+        .writes("new.jsonl")
+        .writes("new.jsonl.review-apply.json")
+        .with(apply_setup)
+        .then(|d| {
+            let text = std::fs::read_to_string(d.join("new.jsonl")).unwrap();
+            text.contains("\"decision\":5")
+                .then_some(())
+                .ok_or(format!("decision not moved: {text}"))
+        }),
+    );
+}
+
+/// The setup, then a first review-apply into `new.jsonl` (moving the decision point to 5),
+/// then decisions that move it to 9.
+fn applied_once(d: &Path) {
+    apply_setup(d);
+    vidprep()
+        .current_dir(d)
+        .args([
+            "review-apply",
+            "d.json",
+            "--manifest",
+            "m.jsonl",
+            "-o",
+            "new.jsonl",
+        ])
+        .assert()
+        .success();
+    decisions(
+        d,
+        r#"{"id": "a", "verdict": "accepted", "decision": {"frame": 9}, "reviewed": {"decision_frame": 15, "decision_requested": "75%", "span_frames": 20}}"#,
+    );
+}
+
+#[test]
+fn review_apply_over_its_earlier_output() {
+    check(
+        case(
+            "review-apply over its earlier output",
+            &[
+                "review-apply",
+                "d.json",
+                "--manifest",
+                "m.jsonl",
+                "-o",
+                "new.jsonl",
+            ],
+            &[0],
+        )
+        .writes("new.jsonl")
+        .writes("new.jsonl.review-apply.json")
+        .with(applied_once)
+        .then(|d| {
+            let text = std::fs::read_to_string(d.join("new.jsonl")).unwrap();
+            text.contains("\"decision\":9")
+                .then_some(())
+                .ok_or(format!("not replaced: {text}"))
+        }),
+    );
+}
+
+#[test]
+fn review_apply_over_its_earlier_output_edited_since() {
+    // Edited by hand after review-apply wrote it: the file is partly someone's now.
+    check(
+        case(
+            "review-apply over its earlier output, edited since",
+            &[
+                "review-apply",
+                "d.json",
+                "--manifest",
+                "m.jsonl",
+                "-o",
+                "new.jsonl",
+            ],
+            &[2],
+        )
+        .says("was not written by `vidprep review-apply`")
+        .with(|d| {
+            applied_once(d);
+            let mut text = std::fs::read_to_string(d.join("new.jsonl")).unwrap();
+            text.push_str("# my note\n");
+            std::fs::write(d.join("new.jsonl"), text).unwrap();
+        }),
+    );
+}
+
+#[test]
+fn review_apply_of_a_json_array_over_its_earlier_output() {
+    check(
+        case(
+            "review-apply of a JSON array over its earlier output",
+            &["review-apply", "d.json", "--manifest", "m.json", "-o", "new.json"],
+            &[0],
+        )
+        .writes("new.json")
+        .writes("new.json.review-apply.json")
+        .with(|d| {
+            apply_setup(d);
+            let line = std::fs::read_to_string(d.join("m.jsonl")).unwrap();
+            std::fs::write(d.join("m.json"), format!("[{}]\n", line.trim())).unwrap();
+            vidprep()
+                .current_dir(d)
+                .args(["review-apply", "d.json", "--manifest", "m.json", "-o", "new.json"])
+                .assert()
+                .success();
+            decisions(
+                d,
+                r#"{"id": "a", "verdict": "accepted", "decision": {"frame": 9}, "reviewed": {"decision_frame": 15, "decision_requested": "75%", "span_frames": 20}}"#,
+            );
+        })
+        .then(|d| {
+            let text = std::fs::read_to_string(d.join("new.json")).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+            (v[0]["decision"] == 9)
+                .then_some(())
+                .ok_or(format!("not replaced: {text}"))
+        }),
+    );
+}
