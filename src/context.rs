@@ -44,7 +44,9 @@ pub(crate) struct HeldLock {
 
 impl std::fmt::Debug for HeldLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HeldLock").field("path", &self.path).finish()
+        f.debug_struct("HeldLock")
+            .field("path", &self.path)
+            .finish()
     }
 }
 

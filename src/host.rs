@@ -106,7 +106,10 @@ pub(crate) fn liveness(pid: u32, start: Option<u64>) -> Liveness {
     }
     #[cfg(unix)]
     {
-        let Some(p) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+        let Some(p) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
             return Liveness::Dead(format!("{pid} is not a process id"));
         };
         match rustix::process::test_kill_process(p) {
@@ -205,11 +208,21 @@ mod tests {
         let mut child = child;
         std::thread::sleep(std::time::Duration::from_millis(200));
         // Ended and not reaped: a zombie is gone.
-        assert!(matches!(liveness(pid, None), Liveness::Dead(_)), "{:?}", liveness(pid, None));
+        assert!(
+            matches!(liveness(pid, None), Liveness::Dead(_)),
+            "{:?}",
+            liveness(pid, None)
+        );
         child.wait().unwrap();
         assert!(matches!(liveness(pid, None), Liveness::Dead(_)));
         // A live pid whose start time differs is another process.
-        let reused = liveness(std::os::unix::process::parent_id(), Some(me + 1_000_000_000));
-        assert!(matches!(reused, Liveness::Dead(ref m) if m.contains("another process")), "{reused:?}");
+        let reused = liveness(
+            std::os::unix::process::parent_id(),
+            Some(me + 1_000_000_000),
+        );
+        assert!(
+            matches!(reused, Liveness::Dead(ref m) if m.contains("another process")),
+            "{reused:?}"
+        );
     }
 }

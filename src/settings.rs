@@ -235,14 +235,12 @@ impl Settings {
                         handshake: var("VIDPREP_FAULT_STEP_DIR")
                             .filter(|v| !v.is_empty())
                             .map(std::path::PathBuf::from),
-                        fail: var("VIDPREP_FAULT_STEP_FAIL").and_then(|v| {
-                            match v.trim() {
-                                "EXDEV" => Some(18),
-                                "ENOSPC" => Some(28),
-                                "EIO" => Some(5),
-                                "EACCES" => Some(13),
-                                n => n.parse().ok(),
-                            }
+                        fail: var("VIDPREP_FAULT_STEP_FAIL").and_then(|v| match v.trim() {
+                            "EXDEV" => Some(18),
+                            "ENOSPC" => Some(28),
+                            "EIO" => Some(5),
+                            "EACCES" => Some(13),
+                            n => n.parse().ok(),
                         }),
                     }
                 }),

@@ -611,8 +611,7 @@ fn take_over(
 fn claim_dead(dir: &Path, found: &Found, call: &CallContext) -> std::io::Result<Option<PathBuf>> {
     let grave = temp_name(dir, "deadlock");
     let step = |what: &str, op: &mut dyn FnMut() -> std::io::Result<()>| {
-        call.cancel
-            .fs_step(&call.settings, what, &found.path, op)
+        call.cancel.fs_step(&call.settings, what, &found.path, op)
     };
     call.cancel.hold_temporary(&grave);
     if let Err(e) = step("take over: rename the dead lock", &mut || {
@@ -640,7 +639,9 @@ fn claim_dead(dir: &Path, found: &Found, call: &CallContext) -> std::io::Result<
         call.cancel.release_temporary(&grave);
         return Ok(None);
     }
-    let removed = step("take over: remove the dead lock", &mut || std::fs::remove_file(&grave));
+    let removed = step("take over: remove the dead lock", &mut || {
+        std::fs::remove_file(&grave)
+    });
     call.cancel.release_temporary(&grave);
     if let Some(h) = &found.holder {
         if let Some(tag) = h.tag() {
@@ -832,15 +833,26 @@ mod tests {
         let lock = d.join(LOCK_NAME);
         // A live process of this host (stopped, as `scontrol suspend` leaves it), whose lock
         // was not renewed for twice its 1 s lease.
-        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
         let pid = child.id();
         let mut h = LockHolder::of_this_process(None, Some(&m), Duration::from_secs(1));
         h.pid = pid;
         h.process_start = host::process_start(pid);
         std::fs::write(&lock, serde_json::to_string(&h).unwrap()).unwrap();
         let old = SystemTime::now() - Duration::from_secs(2);
-        std::fs::File::options().append(true).open(&lock).unwrap().set_modified(old).unwrap();
-        let e = acquire(d, None, &m).err().expect("a live holder keeps its lock").to_string();
+        std::fs::File::options()
+            .append(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let e = acquire(d, None, &m)
+            .err()
+            .expect("a live holder keeps its lock")
+            .to_string();
         assert!(e.contains(&format!("pid {pid}")), "{e}");
         // The same pid with another start time is a later process: the holder is gone.
         h.process_start = h.process_start.map(|s| s + 1);

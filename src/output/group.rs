@@ -511,15 +511,20 @@ impl OutputGroup {
                 set_aside.push((e.target.clone(), old.clone(), e.kind));
                 // Set aside, nothing more can land in it by its name: look again for what
                 // vidprep did not write (a person's file, made since the group was claimed).
-                if e.kind == Kind::Folder && std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir()) {
+                if e.kind == Kind::Folder
+                    && std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir())
+                {
                     let foreign = super::ownership::foreign_files(&old);
                     if !foreign.is_empty() {
-                        failure = Some(super::ownership::refusal_during_commit(&e.target, &foreign));
+                        failure =
+                            Some(super::ownership::refusal_during_commit(&e.target, &foreign));
                         break;
                     }
                 }
             }
-            if let Err(err) = self.fs("put in place", &e.target, || std::fs::rename(&e.temp, &e.target)) {
+            if let Err(err) = self.fs("put in place", &e.target, || {
+                std::fs::rename(&e.temp, &e.target)
+            }) {
                 failure = Some(Error::io(&e.target, err));
                 break;
             }
@@ -530,7 +535,9 @@ impl OutputGroup {
             let mut unrestored = Vec::new();
             for &i in placed.iter().rev() {
                 let e = &self.entries[i];
-                let _ = self.fs("take back", &e.target, || std::fs::rename(&e.target, &e.temp));
+                let _ = self.fs("take back", &e.target, || {
+                    std::fs::rename(&e.target, &e.temp)
+                });
             }
             for (target, old, _) in set_aside.iter().rev() {
                 match self.fs("restore", target, || std::fs::rename(old, target)) {
@@ -589,14 +596,12 @@ impl OutputGroup {
     /// cannot remove: another user's) is kept under a visible name, and the warning says
     /// where.
     fn remove_earlier(&self, target: &Path, old: &Path, kind: Kind) -> Option<String> {
-        let removed = self.fs("remove the earlier", target, || {
-            match kind {
-                Kind::File => std::fs::remove_file(old).or_else(|e| match e.kind() {
-                    std::io::ErrorKind::NotFound => Ok(()),
-                    _ => Err(e),
-                }),
-                Kind::Folder => super::ownership::remove_owned(old),
-            }
+        let removed = self.fs("remove the earlier", target, || match kind {
+            Kind::File => std::fs::remove_file(old).or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            }),
+            Kind::Folder => super::ownership::remove_owned(old),
         });
         let err = match removed {
             Ok(()) => return None,
@@ -642,7 +647,9 @@ fn file_id(p: &Path) -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt as _;
-        std::fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()))
+        std::fs::symlink_metadata(p)
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
     }
     #[cfg(not(unix))]
     {

@@ -182,7 +182,9 @@ pub(crate) fn remove_owned(dir: &Path) -> std::io::Result<()> {
             folders.push(e.path().to_path_buf());
             continue;
         }
-        let Ok(rel) = e.path().strip_prefix(dir) else { continue };
+        let Ok(rel) = e.path().strip_prefix(dir) else {
+            continue;
+        };
         if listing.holds(rel) {
             if let Err(err) = std::fs::remove_file(e.path()) {
                 if err.kind() != std::io::ErrorKind::NotFound {
@@ -202,7 +204,9 @@ pub(crate) fn remove_owned(dir: &Path) -> std::io::Result<()> {
         Err(e) => {
             let left = foreign_files(dir);
             let what = if left.is_empty() {
-                first_error.map(|e| e.to_string()).unwrap_or_else(|| e.to_string())
+                first_error
+                    .map(|e| e.to_string())
+                    .unwrap_or_else(|| e.to_string())
             } else {
                 format!(
                     "it holds what vidprep did not write or could not remove: {}",

@@ -147,13 +147,7 @@ pub fn build_review(
     // one holds the folder's lock (and keep a run from starting while the page is made).
     // A folder that cannot take the lock file (read-only: a run could not write it either)
     // is reviewed without one.
-    let _lock = match crate::batch::OutDirLock::acquire(
-        run_dir,
-        None,
-        None,
-        &|_| {},
-        ctx,
-    ) {
+    let _lock = match crate::batch::OutDirLock::acquire(run_dir, None, None, &|_| {}, ctx) {
         Ok(lock) => Some(lock),
         Err(Error::Usage(m)) => {
             return Err(Error::Usage(format!(

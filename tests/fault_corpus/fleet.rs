@@ -38,7 +38,11 @@ pub(super) fn steps(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Vec<Stri
     String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter_map(|l| l.strip_prefix("fault-injection: commit step "))
-        .map(|l| l.split_once(": ").map(|(_, w)| w.to_string()).unwrap_or_default())
+        .map(|l| {
+            l.split_once(": ")
+                .map(|(_, w)| w.to_string())
+                .unwrap_or_default()
+        })
         .collect()
 }
 
@@ -193,7 +197,15 @@ pub(super) fn made_run() -> tempfile::TempDir {
 }
 
 /// One item at a time, so that the steps come in one order.
-pub(super) const RESUME: [&str; 7] = ["run", "m.jsonl", "--out-dir", "out", "--resume", "--jobs", "1"];
+pub(super) const RESUME: [&str; 7] = [
+    "run",
+    "m.jsonl",
+    "--out-dir",
+    "out",
+    "--resume",
+    "--jobs",
+    "1",
+];
 
 fn report(d: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(d.join("out/report.jsonl"))
@@ -217,7 +229,14 @@ fn a_run_suspended_past_its_lease_keeps_its_folder() {
     let d = dir.path();
     // Paused mid-commit of item a, its earlier folder set aside, then suspended (SIGSTOP,
     // as `scontrol suspend` does) for three times its lease.
-    let first = Paused::start(d, &RESUME, step_of(&steps, &["put in place", "out/a"]), &lease, None, &[]);
+    let first = Paused::start(
+        d,
+        &RESUME,
+        step_of(&steps, &["put in place", "out/a"]),
+        &lease,
+        None,
+        &[],
+    );
     assert!(first.at.is_some(), "never paused");
     let pid = first.pid().to_string();
     assert!(support::send_signal("STOP", &pid));
@@ -234,7 +253,10 @@ fn a_run_suspended_past_its_lease_keeps_its_folder() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("in use by another vidprep run") && stderr.contains(&format!("pid {pid}")), "{stderr}");
+    assert!(
+        stderr.contains("in use by another vidprep run") && stderr.contains(&format!("pid {pid}")),
+        "{stderr}"
+    );
     for t in &temps {
         assert!(t.exists(), "the second run removed the first one's {t:?}");
     }
@@ -262,7 +284,14 @@ fn a_run_whose_lock_was_taken_stops_before_its_next_side_effect() {
     let json_a = std::fs::read(d.join("out/a/item.json")).unwrap();
     // Paused before its first commit; meanwhile its lock is taken over (as a run of another
     // host does once the lease of a suspended holder expires).
-    let first = Paused::start(d, &RESUME, step_of(&steps, &["take the commit lock"]), &[], None, &[]);
+    let first = Paused::start(
+        d,
+        &RESUME,
+        step_of(&steps, &["take the commit lock"]),
+        &[],
+        None,
+        &[],
+    );
     assert!(first.at.is_some());
     let lock = d.join("out/.vidprep-lock");
     let mut holder: serde_json::Value =
@@ -278,7 +307,10 @@ fn a_run_whose_lock_was_taken_stops_before_its_next_side_effect() {
     // holder's lock is untouched.
     assert_eq!(std::fs::read(d.join("out/a/item.json")).unwrap(), json_a);
     assert_eq!(support::files_in(&d.join("out/a")), item_a);
-    assert_eq!(std::fs::read(d.join("out/report.jsonl")).unwrap(), report_before);
+    assert_eq!(
+        std::fs::read(d.join("out/report.jsonl")).unwrap(),
+        report_before
+    );
     assert_eq!(std::fs::read(&lock).unwrap(), taken);
     assert!(temporaries_in(&d.join("out/a")).is_empty());
 }
@@ -314,7 +346,10 @@ fn as_user_hidden(uid: u32) -> Vec<String> {
 fn group_folder() -> Option<tempfile::TempDir> {
     if !other_users_possible() {
         let msg = "skipping: cannot run as another user with hidepid=2 here (needs root, unshare --mount, setpriv)";
-        assert!(std::env::var_os("VIDPREP_REQUIRE_FLEET").is_none(), "{msg}, but VIDPREP_REQUIRE_FLEET is set");
+        assert!(
+            std::env::var_os("VIDPREP_REQUIRE_FLEET").is_none(),
+            "{msg}, but VIDPREP_REQUIRE_FLEET is set"
+        );
         eprintln!("{msg}");
         return None;
     }
@@ -336,9 +371,18 @@ fn under_hidepid_another_users_live_cut_keeps_its_temporary() {
     let Some(dir) = group_folder() else { return };
     let d = dir.path();
     let cut = |to: &str| -> Vec<String> {
-        ["cut", "g.mp4", "--end", "10", "--preset", "ultrafast", "-o", to]
-            .map(String::from)
-            .to_vec()
+        [
+            "cut",
+            "g.mp4",
+            "--end",
+            "10",
+            "--preset",
+            "ultrafast",
+            "-o",
+            to,
+        ]
+        .map(String::from)
+        .to_vec()
     };
     let a_args = cut("a.mp4");
     let a_refs: Vec<&str> = a_args.iter().map(String::as_str).collect();
@@ -356,9 +400,16 @@ fn under_hidepid_another_users_live_cut_keeps_its_temporary() {
         .args(cut("b.mp4"))
         .current_dir(d);
     let out = b.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for t in &temps {
-        assert!(t.exists(), "user B's cut removed user A's live temporary {t:?}");
+        assert!(
+            t.exists(),
+            "user B's cut removed user A's live temporary {t:?}"
+        );
     }
     let (code, stderr) = a.finish();
     assert_eq!(code, Some(0), "{stderr}");
@@ -394,12 +445,19 @@ fn under_hidepid_another_users_live_run_keeps_its_lock() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "user B's run must be refused: {stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "user B's run must be refused: {stderr}"
+    );
     assert!(stderr.contains("in use by another vidprep run"), "{stderr}");
     let (code, stderr) = a.finish();
     assert_eq!(code, Some(0), "{stderr}");
     let lines = report(d);
-    assert!(lines.len() == 2 && lines.iter().all(|l| l["status"] == "ok"), "{lines:?}");
+    assert!(
+        lines.len() == 2 && lines.iter().all(|l| l["status"] == "ok"),
+        "{lines:?}"
+    );
 }
 
 /// Runs `--resume` on a copy of `made`, pausing at the step `needles` names, where `act`
@@ -412,7 +470,14 @@ fn resume_with(
     let plan = copy_of(made);
     let steps = steps(plan.path(), &RESUME, &[]);
     let dir = copy_of(made);
-    let p = Paused::start(dir.path(), &RESUME, step_of(&steps, needles), &[], None, &[]);
+    let p = Paused::start(
+        dir.path(),
+        &RESUME,
+        step_of(&steps, needles),
+        &[],
+        None,
+        &[],
+    );
     assert!(p.at.is_some(), "never paused at {needles:?}");
     act(dir.path());
     let (code, stderr) = p.finish();
@@ -441,16 +506,37 @@ fn a_file_a_person_writes_into_an_item_folder_mid_run_is_kept() {
             stderr.contains("vidprep did not write appeared in it while this request worked"),
             "{what}: {stderr}"
         );
-        assert_eq!(std::fs::read_to_string(d.join(path)).unwrap(), "a person's", "{what}");
+        assert_eq!(
+            std::fs::read_to_string(d.join(path)).unwrap(),
+            "a person's",
+            "{what}"
+        );
         // The earlier item is whole and as it was.
-        assert_eq!(std::fs::read(d.join("out/a/item.json")).unwrap(), json_a, "{what}");
-        assert!(temporaries_in(d).is_empty(), "{what}: {:?}", temporaries_in(d));
+        assert_eq!(
+            std::fs::read(d.join("out/a/item.json")).unwrap(),
+            json_a,
+            "{what}"
+        );
+        assert!(
+            temporaries_in(d).is_empty(),
+            "{what}: {:?}",
+            temporaries_in(d)
+        );
         let lines = report(d);
         let a = lines.iter().find(|l| l["id"] == "a").unwrap();
         assert_eq!(a["status"], "failed", "{what}");
-        assert!(a["error"].as_str().unwrap().contains(path.rsplit_once("out/a/").unwrap().1), "{what}: {a}");
+        assert!(
+            a["error"]
+                .as_str()
+                .unwrap()
+                .contains(path.rsplit_once("out/a/").unwrap().1),
+            "{what}: {a}"
+        );
         // b was made.
-        assert_eq!(lines.iter().find(|l| l["id"] == "b").unwrap()["status"], "ok");
+        assert_eq!(
+            lines.iter().find(|l| l["id"] == "b").unwrap()["status"],
+            "ok"
+        );
     }
 }
 
@@ -470,7 +556,10 @@ fn a_file_written_into_the_set_aside_item_is_kept_and_named() {
     let d = dir.path();
     assert_eq!(code, Some(0), "{stderr}");
     let kept = d.join("out/a.kept-1");
-    assert_eq!(std::fs::read_to_string(kept.join("notes.txt")).unwrap(), "a person's");
+    assert_eq!(
+        std::fs::read_to_string(kept.join("notes.txt")).unwrap(),
+        "a person's"
+    );
     // Only the person's file is left of the earlier item.
     assert_eq!(support::files_in(&kept), vec!["notes.txt".to_string()]);
     let lines = report(d);
@@ -486,18 +575,36 @@ fn a_person_writing_into_an_export_folder_mid_command_keeps_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     base(d);
-    let export = ["export", "frames", "g.mp4", "--count", "3", "--out-dir", "frames"];
+    let export = [
+        "export",
+        "frames",
+        "g.mp4",
+        "--count",
+        "3",
+        "--out-dir",
+        "frames",
+    ];
     vidprep().args(export).current_dir(d).assert().success();
     let before = support::files_in(&d.join("frames"));
     let plan = copy_of(d);
     let steps = steps(plan.path(), &export, &[]);
-    let p = Paused::start(d, &export, step_of(&steps, &["take the commit lock"]), &[], None, &[]);
+    let p = Paused::start(
+        d,
+        &export,
+        step_of(&steps, &["take the commit lock"]),
+        &[],
+        None,
+        &[],
+    );
     assert!(p.at.is_some());
     std::fs::write(d.join("frames/notes.txt"), "a person's").unwrap();
     let (code, stderr) = p.finish();
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("notes.txt"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(d.join("frames/notes.txt")).unwrap(), "a person's");
+    assert_eq!(
+        std::fs::read_to_string(d.join("frames/notes.txt")).unwrap(),
+        "a person's"
+    );
     let mut expected = before;
     expected.push("notes.txt".into());
     expected.sort();
@@ -508,7 +615,17 @@ fn a_person_writing_into_an_export_folder_mid_command_keeps_the_file() {
 /// The frame count ffprobe reads in `video` (the oracle of which request made it).
 fn frames_of(video: &Path) -> u64 {
     let out = Command::new("ffprobe")
-        .args(["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0"])
+        .args([
+            "-v",
+            "error",
+            "-count_frames",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "stream=nb_read_frames",
+            "-of",
+            "csv=p=0",
+        ])
         .arg(video)
         .output()
         .unwrap();
@@ -520,12 +637,30 @@ fn two_writers_of_one_output_leave_one_whole_group() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     base(d);
-    let cut = |end: &'static str| ["cut", "g.mp4", "--end", end, "--preset", "ultrafast", "-o", "same.mkv"];
+    let cut = |end: &'static str| {
+        [
+            "cut",
+            "g.mp4",
+            "--end",
+            end,
+            "--preset",
+            "ultrafast",
+            "-o",
+            "same.mkv",
+        ]
+    };
     vidprep().args(cut("5")).current_dir(d).assert().success();
     let plan = copy_of(d);
     let steps = steps(plan.path(), &cut("10"), &[]);
     // The first writer pauses with its video in place and its sidecar not yet.
-    let first = Paused::start(d, &cut("10"), step_of(&steps, &["set aside", "same.json"]), &[], None, &[]);
+    let first = Paused::start(
+        d,
+        &cut("10"),
+        step_of(&steps, &["set aside", "same.json"]),
+        &[],
+        None,
+        &[],
+    );
     assert!(first.at.is_some());
     // The second writes the same outputs meanwhile (it waits for the first's commit).
     let mut second = std::process::Command::new(assert_cmd::cargo::cargo_bin("vidprep"))
@@ -543,10 +678,14 @@ fn two_writers_of_one_output_leave_one_whole_group() {
     let sidecar: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("same.json")).unwrap()).unwrap();
     let frames = frames_of(&d.join("same.mkv"));
-    let said = sidecar["frames"].as_u64().or_else(|| sidecar["output"]["frames"].as_u64());
+    let said = sidecar["frames"]
+        .as_u64()
+        .or_else(|| sidecar["output"]["frames"].as_u64());
     let text = sidecar.to_string();
     assert!(
-        said == Some(frames) || text.contains(&format!("\"end\":\"{frames}\"")) || text.contains(&format!("\"end\":{frames}")),
+        said == Some(frames)
+            || text.contains(&format!("\"end\":\"{frames}\""))
+            || text.contains(&format!("\"end\":{frames}")),
         "same.mkv has {frames} frames, its sidecar says otherwise: {text}"
     );
     assert!(temporaries_in(d).is_empty());
@@ -564,7 +703,11 @@ fn two_runs_taking_over_one_dead_lock_leave_one_holder() {
     let mut dead = Command::new("true").spawn().unwrap();
     let dead_pid = dead.id();
     dead.wait().unwrap();
-    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
     let holder = serde_json::json!({
         "pid": dead_pid,
         "host": read("/proc/sys/kernel/hostname"),
@@ -582,14 +725,29 @@ fn two_runs_taking_over_one_dead_lock_leave_one_holder() {
     // The first takes it over meanwhile, holds the folder and pauses at its first commit.
     // (Its steps: rename and remove the dead lock, write and link its own, then commit.)
     let first = Paused::start(d, &run, 5, &[], None, &[]);
-    assert!(first.at.as_deref().unwrap_or_default().contains("take the commit lock"), "{:?}", first.at);
+    assert!(
+        first
+            .at
+            .as_deref()
+            .unwrap_or_default()
+            .contains("take the commit lock"),
+        "{:?}",
+        first.at
+    );
     // The second goes on: it must not win too.
     let (code2, stderr2) = second.finish();
-    assert_eq!(code2, Some(2), "the second starter must be refused: {stderr2}");
+    assert_eq!(
+        code2,
+        Some(2),
+        "the second starter must be refused: {stderr2}"
+    );
     let (code1, stderr1) = first.finish();
     assert_eq!(code1, Some(0), "{stderr1}");
     let lines = report(d);
-    assert!(lines.len() == 2 && lines.iter().all(|l| l["status"] == "ok"), "{lines:?}");
+    assert!(
+        lines.len() == 2 && lines.iter().all(|l| l["status"] == "ok"),
+        "{lines:?}"
+    );
     let left: Vec<String> = support::files_in(&d.join("out"))
         .into_iter()
         .filter(|f| f.starts_with(".vidprep"))

@@ -81,10 +81,20 @@ fn files(dir: &Path) -> BTreeMap<String, String> {
 
 /// The part of `all` under `prefixes`, without the person's files, kept folders and the
 /// report (which says what ran, not what was made).
-fn part(all: &BTreeMap<String, String>, prefixes: &[&str], person: &[String]) -> BTreeMap<String, String> {
+fn part(
+    all: &BTreeMap<String, String>,
+    prefixes: &[&str],
+    person: &[String],
+) -> BTreeMap<String, String> {
     all.iter()
-        .filter(|(k, _)| prefixes.iter().any(|p| k.as_str() == *p || k.starts_with(&format!("{p}/"))))
-        .filter(|(k, _)| !person.contains(k) && !k.contains(".kept-") && !k.ends_with("report.jsonl"))
+        .filter(|(k, _)| {
+            prefixes
+                .iter()
+                .any(|p| k.as_str() == *p || k.starts_with(&format!("{p}/")))
+        })
+        .filter(|(k, _)| {
+            !person.contains(k) && !k.contains(".kept-") && !k.ends_with("report.jsonl")
+        })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
@@ -93,7 +103,16 @@ fn cut_earlier() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     base(dir.path());
     vidprep()
-        .args(["cut", "g.mp4", "--end", "10", "--preset", "ultrafast", "-o", "out.mp4"])
+        .args([
+            "cut",
+            "g.mp4",
+            "--end",
+            "10",
+            "--preset",
+            "ultrafast",
+            "-o",
+            "out.mp4",
+        ])
         .current_dir(dir.path())
         .assert()
         .success();
@@ -105,7 +124,11 @@ fn dead_lock_earlier() -> tempfile::TempDir {
     let mut dead = Command::new("true").spawn().unwrap();
     let pid = dead.id();
     dead.wait().unwrap();
-    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
     let holder = serde_json::json!({
         "pid": pid,
         "host": read("/proc/sys/kernel/hostname"),
@@ -121,7 +144,18 @@ fn dead_lock_earlier() -> tempfile::TempDir {
 const CUT: Scenario = Scenario {
     name: "cut",
     earlier: cut_earlier,
-    args: &["cut", "g.mp4", "--start", "10", "--end", "20", "--preset", "ultrafast", "-o", "out.mp4"],
+    args: &[
+        "cut",
+        "g.mp4",
+        "--start",
+        "10",
+        "--end",
+        "20",
+        "--preset",
+        "ultrafast",
+        "-o",
+        "out.mp4",
+    ],
     outputs: &["out.mp4", "out.json"],
     groups: &[&["out.mp4", "out.json"]],
     folder: ".",
@@ -151,12 +185,17 @@ const TAKE_OVER: Scenario = Scenario {
 /// Runs `vidprep ARGS` in `d` to its end (at most 120 s); the exit code.
 fn run_to_end(d: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let mut cmd = vidprep();
-    cmd.args(args).current_dir(d).timeout(Duration::from_secs(120));
+    cmd.args(args)
+        .current_dir(d)
+        .timeout(Duration::from_secs(120));
     for (k, v) in env {
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// A process started now, waited for later.
@@ -173,7 +212,10 @@ fn spawn(d: &Path, args: &[&str]) -> std::process::Child {
 /// [`spawn`] with `env`.
 fn spawn_env(d: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("vidprep"));
-    c.args(args).current_dir(d).stdout(Stdio::null()).stderr(Stdio::null());
+    c.args(args)
+        .current_dir(d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     for (k, v) in env {
         c.env(k, v);
     }
@@ -204,7 +246,14 @@ fn person_files(d: &Path) -> Vec<String> {
 
 /// One case: `s` paused at `step` (1-based) while `actor` acts. `Err` says which invariant
 /// broke.
-fn one(s: &Scenario, earlier: &Path, new: &BTreeMap<String, String>, old: &BTreeMap<String, String>, step: usize, actor: Actor) -> Result<String, String> {
+fn one(
+    s: &Scenario,
+    earlier: &Path,
+    new: &BTreeMap<String, String>,
+    old: &BTreeMap<String, String>,
+    step: usize,
+    actor: Actor,
+) -> Result<String, String> {
     let dir = copy_of(earlier);
     let d = dir.path();
     let lease = [("VIDPREP_LOCK_LEASE_SECONDS", "1")];
@@ -217,7 +266,9 @@ fn one(s: &Scenario, earlier: &Path, new: &BTreeMap<String, String>, old: &BTree
     let paused = Paused::start(d, s.args, step, env, fail, &[]);
     let Some(at) = paused.at.clone() else {
         let (code, stderr) = paused.finish();
-        return Err(format!("never reached step {step} (exit {code:?}): {stderr}"));
+        return Err(format!(
+            "never reached step {step} (exit {code:?}): {stderr}"
+        ));
     };
     let mut written = Vec::new();
     let mut others = Vec::new();
@@ -231,17 +282,47 @@ fn one(s: &Scenario, earlier: &Path, new: &BTreeMap<String, String>, old: &BTree
         }
         Actor::Other => {
             let to = format!("{}/other.mp4", s.folder);
-            let mut c = spawn(d, &["cut", "g.mp4", "--end", "5", "--preset", "ultrafast", "-o", &to]);
+            let mut c = spawn(
+                d,
+                &[
+                    "cut",
+                    "g.mp4",
+                    "--end",
+                    "5",
+                    "--preset",
+                    "ultrafast",
+                    "-o",
+                    &to,
+                ],
+            );
             settle(&mut c, Duration::from_secs(3));
             others.push(c);
-            other_outputs.extend([if s.folder == "." { "other.mp4" } else { "out/other.mp4" }, if s.folder == "." { "other.json" } else { "out/other.json" }]);
+            other_outputs.extend([
+                if s.folder == "." {
+                    "other.mp4"
+                } else {
+                    "out/other.mp4"
+                },
+                if s.folder == "." {
+                    "other.json"
+                } else {
+                    "out/other.json"
+                },
+            ]);
         }
         Actor::Run => {
             clips_into(d, "m2.jsonl", &["z"]);
             let mut c = spawn(d, &["run", "m2.jsonl", "--out-dir", s.folder]);
             settle(&mut c, Duration::from_secs(3));
             others.push(c);
-            other_outputs.extend([if s.folder == "." { "z" } else { "out/z" }, if s.folder == "." { "report.jsonl" } else { "out/report.jsonl" }]);
+            other_outputs.extend([
+                if s.folder == "." { "z" } else { "out/z" },
+                if s.folder == "." {
+                    "report.jsonl"
+                } else {
+                    "out/report.jsonl"
+                },
+            ]);
         }
         Actor::Write => {
             // Into every output folder there is, and every folder set aside right now.
@@ -267,7 +348,10 @@ fn one(s: &Scenario, earlier: &Path, new: &BTreeMap<String, String>, old: &BTree
             // A person removes an earlier output (vidprep's, so allowed) mid-commit: the
             // first one still as it was.
             let now = files(d);
-            let victim = old.iter().find(|(k, v)| now.get(*k) == Some(*v)).map(|(k, _)| d.join(k));
+            let victim = old
+                .iter()
+                .find(|(k, v)| now.get(*k) == Some(*v))
+                .map(|(k, _)| d.join(k));
             if let Some(v) = victim {
                 let _ = std::fs::remove_file(v);
             }
@@ -299,7 +383,9 @@ fn one(s: &Scenario, earlier: &Path, new: &BTreeMap<String, String>, old: &BTree
             paused.kill();
             let (code, stderr) = run_to_end(d, s.args, &[]);
             if code != Some(0) {
-                return Err(format!("after SIGKILL at {at}, the request again failed ({code:?}): {stderr}"));
+                return Err(format!(
+                    "after SIGKILL at {at}, the request again failed ({code:?}): {stderr}"
+                ));
             }
             return check(s, earlier, d, new, old, &[], &[], &[], true, &at);
         }
@@ -324,8 +410,19 @@ fn one(s: &Scenario, earlier: &Path, new: &BTreeMap<String, String>, old: &BTree
         .iter()
         .map(|p| p.strip_prefix(d).unwrap().display().to_string())
         .collect();
-    check(s, earlier, d, new, old, &person, &other_outputs, &extra_states, code == Some(0), &at)
-        .map(|ok| format!("{ok}; exit {code:?}"))
+    check(
+        s,
+        earlier,
+        d,
+        new,
+        old,
+        &person,
+        &other_outputs,
+        &extra_states,
+        code == Some(0),
+        &at,
+    )
+    .map(|ok| format!("{ok}; exit {code:?}"))
 }
 
 /// A manifest `name` of clips `ids` (frames 0..5).
@@ -355,8 +452,15 @@ fn check(
     // No file vidprep did not write was removed: each is where it was, or kept.
     let found = person_files(d);
     for p in person {
-        let name = Path::new(p).file_name().unwrap().to_string_lossy().into_owned();
-        if !found.iter().any(|f| f == p || (f.contains(".kept-") && f.ends_with(&name)) || f.ends_with(&name)) {
+        let name = Path::new(p)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if !found
+            .iter()
+            .any(|f| f == p || (f.contains(".kept-") && f.ends_with(&name)) || f.ends_with(&name))
+        {
             return Err(format!("the person's {p} was removed (at {at})"));
         }
     }
@@ -365,24 +469,36 @@ fn check(
     let got = part(&all, s.outputs, &found);
     let got: BTreeMap<String, String> = got
         .into_iter()
-        .filter(|(k, _)| !other_outputs.iter().any(|o| k == o || k.starts_with(&format!("{o}/"))))
+        .filter(|(k, _)| {
+            !other_outputs
+                .iter()
+                .any(|o| k == o || k.starts_with(&format!("{o}/")))
+        })
         .collect();
     for g in s.groups {
         let (got, new, old) = (part(&got, g, &[]), part(new, g, &[]), part(old, g, &[]));
         let whole = got == new || got == old || (!succeeded && is_old_with_deletion(&got, &old));
         if !whole {
-            return Err(format!("a mix at {at}: earlier {old:?}, new {new:?}, got {got:?}"));
+            return Err(format!(
+                "a mix at {at}: earlier {old:?}, new {new:?}, got {got:?}"
+            ));
         }
     }
     if succeeded && got != *new {
-        return Err(format!("exit 0 at {at}, but the outputs are not the new ones: {got:?}"));
+        return Err(format!(
+            "exit 0 at {at}, but the outputs are not the new ones: {got:?}"
+        ));
     }
     // No temporary, no lock left (but a dead one that was there before and that the request,
     // failing, could not take over).
     let before = files(earlier);
     let stray: Vec<&String> = all
         .iter()
-        .filter(|(k, _)| k.contains("vidprep-tmp") || k.contains(".vidprep-lock") || k.contains("vidprep-commit.lock"))
+        .filter(|(k, _)| {
+            k.contains("vidprep-tmp")
+                || k.contains(".vidprep-lock")
+                || k.contains("vidprep-commit.lock")
+        })
         .filter(|(k, v)| succeeded || before.get(*k) != Some(*v))
         .map(|(k, _)| k)
         .collect();
@@ -392,7 +508,11 @@ fn check(
     if s.batch && d.join("out/report.jsonl").is_file() {
         super::commit_signals::report_consistent(d).map_err(|e| format!("{e} (at {at})"))?;
     }
-    Ok(if got == *new { "new".into() } else { "earlier".into() })
+    Ok(if got == *new {
+        "new".into()
+    } else {
+        "earlier".into()
+    })
 }
 
 /// The earlier state less files a person deleted (the `delete` actor): the rest as before.
@@ -424,11 +544,18 @@ fn sweep(s: &Scenario, actor: Actor) {
             }
         ));
         if let Err(e) = outcome {
-            failures.push(format!("{} / {actor:?} / step {step} ({what}): {e}", s.name));
+            failures.push(format!(
+                "{} / {actor:?} / step {step} ({what}): {e}",
+                s.name
+            ));
         }
     }
     if let Some(path) = std::env::var_os("VIDPREP_INTERLEAVE_REPORT") {
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
         for l in &lines {
             writeln!(f, "{l}").unwrap();
         }
@@ -472,4 +599,3 @@ sweeps! {
     take_over_kill => (TAKE_OVER, Actor::Kill),
     take_over_enospc => (TAKE_OVER, Actor::Enospc),
 }
-
