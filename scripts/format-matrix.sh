@@ -11,7 +11,9 @@
 # `post` is an optional step after encoding: `rotate=DEG` (display matrix by a stream-copy
 # remux), `damage` (overwrite a few middle packets with garbage), `unreadable` (zero 100 kB at
 # 70 %: the demuxer reports invalid data there and ffmpeg stops reading). Adding a format is one
-# line.
+# line. The damaged H.264 variant is encoded with one x264 thread: x264's output depends on
+# its thread count (one per core and a half by default), so the garbage would land on other
+# frames on another machine.
 # Existing outputs are kept (delete OUT_DIR to regenerate); `OUT_DIR/list.txt` names them all.
 set -euo pipefail
 
@@ -59,7 +61,7 @@ odd_size_mkv    | mkv  | -an -vf crop=319:239:0:0 -c:v mpeg4 -q:v 3 -g 24 -bf 1 
 one_frame_mp4   | mp4  | -an -frames:v 1 -c:v libx264 -preset veryfast |
 h263_3gp        | 3gp  | -vf scale=352:288 -c:v h263 -q:v 3 -g 24 -ar 8000 -ac 1 -c:a aac -b:a 12k |
 damaged_ogv     | ogv  | -an -c:v libtheora -q:v 7 -g 24 | damage
-damaged_h264_ts | ts   | -an -c:v libx264 -preset veryfast -x264-params keyint=24:scenecut=0:bframes=2 | damage
+damaged_h264_ts | ts   | -an -threads 1 -c:v libx264 -preset veryfast -x264-params keyint=24:scenecut=0:bframes=2 | damage
 unreadable_ogv  | ogv  | -an -c:v libtheora -q:v 7 -g 24 | unreadable
 EOF
 )

@@ -83,9 +83,15 @@ fn ffmpeg_frames(path: &Path, size: Option<(u32, u32)>, fmt: PixFmt) -> Vec<Fram
             (w, h)
         }
     });
+    // One decoder thread: a damaged stream's concealed frames depend on FFmpeg's frame-thread
+    // count (the CLI's default is one per core, so the oracle differed from machine to
+    // machine), and vidprep decodes a damaged stream with one thread (decode.rs,
+    // `decoder_threads`); an undamaged stream decodes to the same pixels either way.
     let args = [
         "-v",
         "error",
+        "-threads",
+        "1",
         "-i",
         &path.display().to_string(),
         "-map",
