@@ -166,6 +166,17 @@ pub enum Error {
         what: String,
     },
 
+    /// An input changed while vidprep read it (a recording still being written, a file
+    /// replaced or edited meanwhile): nothing made from it is kept. Its kind is
+    /// [`ErrorKind::Input`].
+    #[error("{}: the file changed while vidprep read it ({what}); nothing made from it was kept: run again once it is complete (a recording still being written cannot be prepared yet)", path.display())]
+    InputChanged {
+        /// The input that changed.
+        path: PathBuf,
+        /// How it changed ("its size went from 1000 to 2000 bytes").
+        what: String,
+    },
+
     /// A bad annotation file (the message names the file and line or item).
     #[error(transparent)]
     Annotation(#[from] crate::annotations::AnnotationError),
@@ -294,6 +305,7 @@ impl Error {
             | Error::Read { .. }
             | Error::OverBudget { .. }
             | Error::OutOfMemory { .. }
+            | Error::InputChanged { .. }
             | Error::TableMismatch { .. } => ErrorKind::Input,
             Error::Encode { .. } => ErrorKind::Encode,
             Error::Tracker { .. } => ErrorKind::Tracker,

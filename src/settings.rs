@@ -117,6 +117,12 @@ pub struct Settings {
     #[cfg(feature = "fault-injection")]
     #[doc(hidden)]
     pub fault_commit_step: Option<FaultSteps>,
+    /// Test-only fault injection: a folder where a plan, its inputs read and before it checks
+    /// them again, writes `read` and waits (at most a minute) for `go`
+    /// (`VIDPREP_FAULT_READ_GATE`): a test changes a source in between.
+    #[cfg(feature = "fault-injection")]
+    #[doc(hidden)]
+    pub fault_read_gate: Option<std::path::PathBuf>,
 }
 
 /// Test-only fault injection at one filesystem step of a call (a commit's renames and
@@ -150,6 +156,8 @@ impl Default for Settings {
             fault_panic: None,
             #[cfg(feature = "fault-injection")]
             fault_commit_step: None,
+            #[cfg(feature = "fault-injection")]
+            fault_read_gate: None,
         }
     }
 }
@@ -244,6 +252,10 @@ impl Settings {
                         }),
                     }
                 }),
+            #[cfg(feature = "fault-injection")]
+            fault_read_gate: var("VIDPREP_FAULT_READ_GATE")
+                .filter(|v| !v.is_empty())
+                .map(std::path::PathBuf::from),
         })
     }
 }

@@ -73,6 +73,7 @@ mod run;
 mod schema;
 mod smart;
 mod smart_parallel;
+mod source_changes;
 mod sources;
 mod sparse_refs;
 mod sparse_skip;

@@ -24,6 +24,8 @@ pub(crate) use crate::host::worker_count;
 use crate::output::group;
 use crate::stages::stream;
 
+mod unchanged;
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -260,6 +262,8 @@ fn execute_once(
         group.file(&dir.join("item.json"))?;
     }
 
+    // The inputs as found now: checked again before anything made from them is committed.
+    let inputs_seen = unchanged::InputsSeen::take(plan);
     let stream = stream::ProcessedStream::open(plan, options.threads, &options.tables, ctx)?;
     let export_ctx = ExportContext {
         defaults: options.defaults.clone(),
@@ -327,12 +331,21 @@ fn execute_once(
             })
             .into_iter()
             .collect();
-        let record = ItemRecord::new(plan, &options.defaults, temp, remote);
+        let record = ItemRecord::new(
+            plan,
+            &options.defaults,
+            temp,
+            remote,
+            inputs_seen.fingerprints(),
+        );
         crate::sidecar::write_json(&temp.join("item.json"), &record)?;
         files.push(dir.join("item.json"));
     }
-    // A URL read in several requests must still be the file the first one saw.
+    // A URL read in several requests must still be the file the first one saw; a local
+    // input must still be the file found at the start (a recording still being written).
     stream.input.check_unchanged_in(ctx)?;
+    read_gate(ctx);
+    inputs_seen.check_unchanged(plan)?;
     if let Some(w) = group.created_warning() {
         warnings.push(w);
     }
@@ -348,6 +361,22 @@ fn execute_once(
         warnings,
         memory,
     })
+}
+
+/// Test-only fault injection: with `VIDPREP_FAULT_READ_GATE=DIR`, a plan whose inputs were
+/// read writes `DIR/read` and waits (at most a minute) for `DIR/go` before it checks them
+/// again (a test changes a source in between).
+fn read_gate(ctx: &CallContext) {
+    #[cfg(feature = "fault-injection")]
+    if let Some(dir) = &ctx.settings.fault_read_gate {
+        let _ = std::fs::write(dir.join("read"), b"");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !dir.join("go").exists() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    #[cfg(not(feature = "fault-injection"))]
+    let _ = ctx;
 }
 
 /// `item.json`: what a batch item made and from what, so a resumed run redoes exactly the
@@ -485,13 +514,15 @@ fn input_fingerprints(plan: &Plan) -> Vec<FileFingerprint> {
 
 impl ItemRecord {
     /// The record of an item whose files are in `folder` (its temporary folder, about to be
-    /// renamed to the item folder): every file below it with its size, and the inputs. `plan`
-    /// is normalised with `defaults` (as [`execute`] runs it).
+    /// renamed to the item folder): every file below it with its size, and the inputs as
+    /// they were when the item started (`inputs`). `plan` is normalised with `defaults` (as
+    /// [`execute`] runs it).
     fn new(
         plan: &Plan,
         defaults: &EncodeSettings,
         folder: &Path,
         remote: Vec<RemoteFingerprint>,
+        inputs: Vec<FileFingerprint>,
     ) -> ItemRecord {
         let mut outputs: Vec<FileFingerprint> = walkdir::WalkDir::new(folder)
             .min_depth(1)
@@ -519,7 +550,7 @@ impl ItemRecord {
             plan_hash: normalized_plan_hash(plan.clone(), defaults),
             vidprep_version: VERSION.to_string(),
             outputs,
-            inputs: input_fingerprints(plan),
+            inputs,
             remote,
         }
     }
