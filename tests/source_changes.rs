@@ -218,7 +218,7 @@ fn a_boxes_file_saved_during_the_read_fails_the_request() {
     );
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("groundtruth.txt") && err.contains("content changed"),
+        err.contains("groundtruth.txt") && err.contains("modification time changed"),
         "{err}"
     );
     assert_eq!(

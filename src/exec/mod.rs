@@ -263,7 +263,8 @@ fn execute_once(
     }
 
     // The inputs as found now: checked again before anything made from them is committed.
-    let inputs_seen = unchanged::InputsSeen::take(plan);
+    let inputs_seen =
+        unchanged::InputsSeen::take(plan, matches!(destination, Destination::Folder(_)));
     let stream = stream::ProcessedStream::open(plan, options.threads, &options.tables, ctx)?;
     let export_ctx = ExportContext {
         defaults: options.defaults.clone(),
@@ -331,13 +332,7 @@ fn execute_once(
             })
             .into_iter()
             .collect();
-        let record = ItemRecord::new(
-            plan,
-            &options.defaults,
-            temp,
-            remote,
-            inputs_seen.fingerprints(),
-        );
+        let record = ItemRecord::new(plan, &options.defaults, temp, remote, inputs_seen.record());
         crate::sidecar::write_json(&temp.join("item.json"), &record)?;
         files.push(dir.join("item.json"));
     }
@@ -482,10 +477,16 @@ fn normalized_plan_hash(mut normalized: Plan, defaults: &EncodeSettings) -> Stri
 /// size and time (a video is not read whole to be checked), the side inputs' by size and
 /// content.
 fn input_fingerprints(plan: &Plan) -> Vec<FileFingerprint> {
+    input_fingerprints_with(plan, true)
+}
+
+/// [`input_fingerprints`]; with `side_by_content` false, every input by size and time (no
+/// file is read: what `unchanged` compares within one request).
+fn input_fingerprints_with(plan: &Plan, side_by_content: bool) -> Vec<FileFingerprint> {
     let source = crate::media::source::input_paths(&plan.source);
     let mut out = Vec::new();
     for input in plan.inputs() {
-        let side = !source.contains(&input);
+        let side = side_by_content && !source.contains(&input);
         let of = |p: &Path| {
             if side {
                 FileFingerprint::of_content(p)
