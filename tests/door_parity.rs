@@ -650,8 +650,15 @@ fn review_previews_are_plain_plans() {
         .assert()
         .success();
     let media = d.join("out/review/media");
+    // The preview's folder is the item's id and a hash of its plan (`q.HASH`).
+    let name = std::fs::read_dir(&media)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("q."))
+        .expect("the preview's folder");
     let sidecar: Value =
-        serde_json::from_slice(&std::fs::read(media.join("q/preview.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(media.join(&name).join("preview.json")).unwrap())
+            .unwrap();
     let request = &sidecar["request"];
     // The preview is the item's span without its decision point, its boxes drawn.
     assert_eq!(request["decision"], Value::Null);
@@ -672,8 +679,12 @@ fn review_previews_are_plain_plans() {
         .success();
     assert_same_outputs(
         "review previews vs run",
-        (&media.join("q"), "out/review/media/q/", "q"),
-        (&d.join("run/q"), "run/q/", "q"),
+        (
+            &media.join(&name),
+            &format!("out/review/media/{name}/"),
+            &name,
+        ),
+        (&d.join("run").join(&name), &format!("run/{name}/"), &name),
     );
     // Every frame of the span, in order: the preview holds the span's 125 frames.
     assert_eq!(sidecar["output"]["frames"], 125);

@@ -1,6 +1,9 @@
 //! The outputs of one request, committed as one group: every file and folder is written under
 //! a short temporary name beside its final place, checked, and only then renamed into place,
-//! all of them or none (a failure midway restores what was there). Before anything is
+//! all of them or none (a failure midway restores what was there). An output that replaces an
+//! earlier one exchanges names with it in one step where the file system can (Linux's
+//! `RENAME_EXCHANGE`), so its name never stands empty, even if the process is killed there;
+//! the earlier one is then set aside and removed by its record. Before anything is
 //! written, each output is checked: it may not be an input, lie inside an input folder, be
 //! another output of the same request, or replace something that is not a regular file (a
 //! device, a FIFO, a folder).
@@ -501,6 +504,44 @@ impl OutputGroup {
                 let dir = Self::parent_of(&e.target);
                 let old = temp_name(&dir, "old");
                 self.call.cancel.hold_temporary(&old);
+                // Where the file system exchanges two names in one step, the new output takes
+                // the earlier one's place so (never a moment without either: a reader, or a
+                // kill, finds one of them whole), and the earlier one, now at the new one's
+                // temporary name, is then set aside.
+                match self.fs("put in place", &e.target, || exchange(&e.temp, &e.target)) {
+                    Ok(true) => {
+                        if let Err(err) =
+                            self.fs("set aside", &e.target, || std::fs::rename(&e.temp, &old))
+                        {
+                            // Exchanged back: the earlier one in place, the new one at its
+                            // temporary name.
+                            let _ = exchange(&e.temp, &e.target);
+                            self.call.cancel.release_temporary(&old);
+                            failure = Some(Error::io(&e.target, err));
+                            break;
+                        }
+                        set_aside.push((e.target.clone(), old.clone(), e.kind));
+                        placed.push(i);
+                        if e.kind == Kind::Folder
+                            && std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir())
+                        {
+                            let foreign = super::ownership::foreign_files(&old);
+                            if !foreign.is_empty() {
+                                failure = Some(super::ownership::refusal_during_commit(
+                                    &e.target, &foreign,
+                                ));
+                                break;
+                            }
+                        }
+                        continue;
+                    }
+                    Ok(false) => {}
+                    Err(err) => {
+                        self.call.cancel.release_temporary(&old);
+                        failure = Some(Error::io(&e.target, err));
+                        break;
+                    }
+                }
                 if let Err(err) =
                     self.fs("set aside", &e.target, || std::fs::rename(&e.target, &old))
                 {
@@ -625,6 +666,27 @@ impl OutputGroup {
                 old.display()
             )),
         }
+    }
+}
+
+/// Exchanges the names `a` and `b` (both exist) in one step (Linux's `renameat2` with
+/// `RENAME_EXCHANGE`): `Ok(false)` where the file system or the system cannot (the caller
+/// then sets `b` aside and renames `a` into its place, two steps).
+fn exchange(a: &Path, b: &Path) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        use rustix::io::Errno;
+        match renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE) {
+            Ok(()) => Ok(true),
+            Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (a, b);
+        Ok(false)
     }
 }
 

@@ -20,7 +20,7 @@
 pub(crate) mod decisions;
 mod page;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -223,6 +223,9 @@ pub fn build_review(
     page::write_assets(&index_html, &assets)?;
     page::write_data(&data, &built)?;
     group.commit()?;
+    // The new page is in place: the previews no page names go.
+    let keep: HashSet<String> = previews.folders.values().cloned().collect();
+    remove_unused_media(&media_dir, &keep, &mut warnings);
     let failed = found.iter().filter(|f| f.dir.is_none()).count();
     Ok(ReviewSummary {
         page: page_dir.join("index.html"),
@@ -458,6 +461,57 @@ pub(crate) struct Previews {
     pub kept: usize,
     /// Why an item's preview could not be made.
     pub errors: HashMap<String, String>,
+    /// Each item's folder in `media/` ([`media_folder`]), by item id.
+    pub folders: HashMap<String, String>,
+}
+
+impl Previews {
+    /// The folder in `media/` that holds the preview of item `id`.
+    pub(crate) fn folder<'a>(&'a self, id: &'a str) -> &'a str {
+        self.folders.get(id).map(String::as_str).unwrap_or(id)
+    }
+}
+
+/// The folder in `media/` of a preview plan: the item's id and a hash of the plan (its
+/// source, span, boxes, sizes), so a page's media are never changed in place. A build that
+/// makes new previews writes them beside the ones the current page shows, and only once the
+/// new page is in place are the folders no page names removed: a build interrupted at any
+/// point leaves the earlier page whole, with its own previews and thumbnails.
+pub(crate) fn media_folder(id: &str, preview: &Plan) -> String {
+    let text = serde_json::to_string(preview).expect("a plan serialises");
+    let hash = crate::hash::fnv1a(text.as_bytes());
+    // An id may be 200 bytes; the folder's name keeps room for the hash.
+    let mut end = id.len().min(160);
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}.{hash:016x}", &id[..end])
+}
+
+/// Removes the folders of `media_dir` that the page just written does not name (`keep`):
+/// earlier builds' previews, each removed by its own record only (a folder holding a file
+/// vidprep did not write stays, and a warning says so).
+fn remove_unused_media(media_dir: &Path, keep: &HashSet<String>, warnings: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(media_dir) else {
+        return;
+    };
+    for e in entries.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = e.path();
+        if keep.contains(&name)
+            || name.starts_with(crate::output::temporaries::TEMP_PREFIX)
+            || !path.is_dir()
+            || !path.join("item.json").is_file()
+        {
+            continue;
+        }
+        if let Err(err) = crate::output::ownership::remove_owned(&path) {
+            warnings.push(format!(
+                "{}: an earlier build's preview was left in place: {err}",
+                path.display()
+            ));
+        }
+    }
 }
 
 /// The preview plan of an item: its source, span and boxes (always drawn), no decision point
@@ -499,15 +553,24 @@ fn make_previews(
     ctx: &CallContext,
 ) -> Result<Previews> {
     let mut plans = Vec::new();
+    let mut by_folder = HashMap::new();
     for f in found.iter() {
         let (Some(dir), Some(plan)) = (&f.dir, &f.plan) else {
             continue;
         };
         let span_frames = page::span_frames(dir).unwrap_or(options.thumbs);
         let thumbs = options.thumbs.min(span_frames.max(1));
-        plans.push((f.line, preview_plan(plan, thumbs, options.preview_size)));
+        let mut preview = preview_plan(plan, thumbs, options.preview_size);
+        let folder = media_folder(&f.id, &preview);
+        by_folder.insert(folder.clone(), f.id.clone());
+        preview.id = folder;
+        plans.push((f.line, preview));
     }
     let mut previews = Previews::default();
+    previews.folders = by_folder
+        .iter()
+        .map(|(folder, id)| (id.clone(), folder.clone()))
+        .collect();
     if plans.is_empty() {
         return Ok(previews);
     }
@@ -530,7 +593,8 @@ fn make_previews(
     };
     let (_, reports) = run_batch(&items, &bad, &batch, observer)?;
     for r in reports {
-        let id = r.id.clone().unwrap_or_default();
+        let folder = r.id.clone().unwrap_or_default();
+        let id = by_folder.get(&folder).cloned().unwrap_or(folder);
         match r.status {
             Status::Ok => previews.made += 1,
             Status::Skipped => previews.kept += 1,
@@ -559,6 +623,19 @@ mod tests {
         .unwrap();
         let p = preview_plan(&plan, 12, Size(480, 270));
         assert_eq!(p.id, "q1");
+        // Its media folder changes with the span and the thumbnails, never in place.
+        let folder = media_folder("q1", &p);
+        assert!(
+            folder.starts_with("q1.") && folder.len() == 3 + 16,
+            "{folder}"
+        );
+        assert_eq!(folder, media_folder("q1", &p.clone()));
+        assert_ne!(
+            folder,
+            media_folder("q1", &preview_plan(&plan, 11, Size(480, 270)))
+        );
+        let long = "é".repeat(100);
+        assert!(media_folder(&long, &p).len() <= 160 + 17);
         assert_eq!(p.span(), plan.span());
         assert!(p.decision.is_none() && p.insert.is_none());
         assert!(p.boxes.is_some() && p.box_options().draw, "boxes are drawn");

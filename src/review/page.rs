@@ -356,7 +356,7 @@ fn item_data(
     let decision_requested = decision["requested"].as_str().map(str::to_string);
 
     // The preview and thumbnails.
-    let media = media_dir.join(&f.id);
+    let media = media_dir.join(previews.folder(&f.id));
     let preview_sidecar = media.join("preview.json");
     let (preview, thumbs, annotated) = match (
         previews.errors.get(&f.id),

@@ -53,9 +53,10 @@ fn a_review_killed_midway_does_not_block_the_next() {
         })
         .then(|d| {
             let page = d.join("out/review");
-            for f in ["index.html", "data/index.js", "media/a/preview.mp4"] {
-                if !page.join(f).is_file() {
-                    return Err(format!("the page lacks {f}"));
+            let preview = super::review::media_folder(&page, "a").join("preview.mp4");
+            for f in [page.join("index.html"), page.join("data/index.js"), preview] {
+                if !f.is_file() {
+                    return Err(format!("the page lacks {}", f.display()));
                 }
             }
             Ok(())

@@ -85,14 +85,14 @@ fn review_writes_only_its_page() {
         .then(|d| {
             let page = d.join("out/review");
             for f in [
-                "index.html",
-                "assets/review.js",
-                "data/index.js",
-                "data/items/00000.js",
-                "media/a/preview.mp4",
+                page.join("index.html"),
+                page.join("assets/review.js"),
+                page.join("data/index.js"),
+                page.join("data/items/00000.js"),
+                media_folder(&page, "a").join("preview.mp4"),
             ] {
-                if !page.join(f).is_file() {
-                    return Err(format!("the page lacks {f}"));
+                if !f.is_file() {
+                    return Err(format!("the page lacks {}", f.display()));
                 }
             }
             Ok(())
@@ -118,7 +118,7 @@ fn review_twice_replaces_its_page() {
                 .success();
         })
         .then(|d| {
-            let thumbs = std::fs::read_dir(d.join("out/review/media/a/thumbs"))
+            let thumbs = std::fs::read_dir(media_folder(&d.join("out/review"), "a").join("thumbs"))
                 .unwrap()
                 .count();
             (thumbs == 4).then_some(()).ok_or(format!(
@@ -557,4 +557,121 @@ fn review_apply_of_a_json_array_over_its_earlier_output() {
                 .ok_or(format!("not replaced: {text}"))
         }),
     );
+}
+
+/// The folder of item `id`'s preview in the page `page`: `media/ID.HASH` (a new span or
+/// thumbnail count gets a new one).
+pub(super) fn media_folder(page: &Path, id: &str) -> PathBuf {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(page.join("media"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            (name == id || name.starts_with(&format!("{id}."))) && p.is_dir()
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.pop().unwrap()
+}
+
+/// The item records of a review page (`data/items/*.js`, each a script around one JSON
+/// object).
+fn page_items(page: &Path) -> Vec<serde_json::Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(page.join("data/items"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            let (a, b) = (text.find('{').unwrap(), text.rfind('}').unwrap());
+            serde_json::from_str(&text[a..=b]).unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+        })
+        .collect()
+}
+
+/// What a page shows must be on disk and be what it says: every media file a page names
+/// exists, and its preview has the frames the page says.
+fn page_is_whole(page: &Path) -> Result<(), String> {
+    for item in page_items(page) {
+        let text = item.to_string();
+        let mut named = 0;
+        for part in text.split('"').filter(|p| p.starts_with("media/")) {
+            named += 1;
+            if !page.join(part).is_file() {
+                return Err(format!("the page names {part}, which is not there"));
+            }
+        }
+        let preview = &item["preview"];
+        if let Some(path) = preview["path"].as_str() {
+            let frames = crate::common::oracle::count_frames(&page.join(path));
+            if Some(frames) != preview["frames"].as_u64() {
+                return Err(format!(
+                    "{path} has {frames} frames; the page says {}",
+                    preview["frames"]
+                ));
+            }
+        } else if named == 0 {
+            return Err(format!("the page shows no preview: {text}"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn an_interrupted_review_leaves_the_earlier_page_whole_with_its_own_media() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    base(d);
+    small_run(d);
+    let review = ["review", "out", "--manifest", "m.jsonl", "--thumbs", "24"];
+    vidprep().current_dir(d).args(review).assert().success();
+    let page = d.join("out/review");
+    page_is_whole(&page).unwrap();
+    let first = media_folder(&page, "a");
+
+    // The item's span changes and the run makes it again; a review is then killed after its
+    // previews are made, when its page is about to go in place (and, in a second copy, at
+    // each step of that page's commit).
+    manifest(
+        d,
+        "m.jsonl",
+        &[r#"{"id": "a", "source": "g2.mp4", "start": 2, "end": 40, "decision": "75%", "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#.to_string()],
+    );
+    vidprep()
+        .current_dir(d)
+        .args(["run", "m.jsonl", "--out-dir", "out", "--resume"])
+        .assert()
+        .success();
+    let probe = super::fleet::copy_of(d);
+    let steps = super::fleet::steps(probe.path(), &review, &[]);
+    let page_steps: Vec<usize> = steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.contains("review/index.html") || s.contains("review/data"))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert!(!page_steps.is_empty(), "{steps:?}");
+    for step in page_steps.iter().copied().chain([page_steps[0] - 1]) {
+        let copy = super::fleet::copy_of(d);
+        let c = copy.path();
+        let paused = super::fleet::Paused::start(c, &review, step, &[], None, &[]);
+        paused.kill();
+        let page = c.join("out/review");
+        if let Err(e) = page_is_whole(&page) {
+            panic!("killed at step {step} ({}): {e}", steps[step - 1]);
+        }
+    }
+    // Uninterrupted, the new page shows the new span, and the earlier preview is gone.
+    vidprep().current_dir(d).args(review).assert().success();
+    page_is_whole(&page).unwrap();
+    let second = media_folder(&page, "a");
+    assert_ne!(first, second);
+    assert!(!first.exists());
+    let items = page_items(&page);
+    assert_eq!(items[0]["preview"]["frames"], 38, "{}", items[0]);
 }
