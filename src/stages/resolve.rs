@@ -204,8 +204,14 @@ pub(crate) fn resolve_clip(
             (table.first_at_or_after(clip_start + t).clamp(start, end), t)
         }
         TimeSpec::Percent(p) => {
-            let t = percent_of(clip_duration, p);
-            (table.first_at_or_after(clip_start + t).clamp(start, end), t)
+            // A percentage is of the clip from its first frame, as truncate's and insert's
+            // are: time before the first frame (a source whose first frame is late, a
+            // `--start` in seconds before a frame) does not count.
+            let at = start_time + percent_of(cut_end_time - start_time, p);
+            (
+                table.first_at_or_after(at).clamp(start, end),
+                at - clip_start,
+            )
         }
     };
     if kept_end <= start {
