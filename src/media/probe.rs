@@ -224,10 +224,14 @@ pub fn probe_source_in(
         (listed.clone(), None, listed.damage.clone(), None)
     };
     let step = table.typical_frame_duration();
+    // A tick of slack for rounding where the time base is much finer than a frame (29.97 fps
+    // in milliseconds: 33 and 34); in a time base of a frame or a few ticks (AVI's 1/fps), a
+    // tick is a frame skipped, never rounding.
+    let slack = if step >= 10 { step / 100 + 1 } else { 0 };
     let variable_frame_rate = table
         .entries()
         .windows(2)
-        .any(|w| (w[1].pts - w[0].pts - step).abs() > step / 100 + 1);
+        .any(|w| (w[1].pts - w[0].pts - step).abs() > slack);
     let (width, height) = v.displayed_size();
     let tb = v.time_base;
     Ok(MediaInfo {
