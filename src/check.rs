@@ -416,8 +416,11 @@ pub fn check_sources(
                     c
                 });
                 check.seconds = started.elapsed().as_secs_f64();
-                if thread_token.is_cancelled() && check.error.is_some() {
+                // Stopped by its limit, wherever it was (a read cut short looks like a
+                // difference, and must never be called one): the check did not finish.
+                if thread_token.is_cancelled() {
                     check.verdict = Verdict::TimedOut;
+                    check.error.get_or_insert_with(String::new);
                 }
                 check.conclude();
                 report(Message::Done(i, Box::new(check)));

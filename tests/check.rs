@@ -300,6 +300,31 @@ fn the_time_limit_answers_for_a_source_it_stops() {
     assert!(took < Duration::from_secs(8), "{took:?}");
 }
 
+/// #52 item 7: a limit that lands in vidprep's own reads (after the reference decode) stopped
+/// them, and what they had not read was taken for a difference: a clean file was `differs`
+/// ("a bug to report"). A check its limit ended is `timed_out`, wherever the limit lands.
+#[test]
+fn a_time_limit_anywhere_in_the_check_of_a_clean_file_is_timed_out_never_differs() {
+    let v = SynthVideo::new(640, 480).frames(600).gop(50).cached();
+    let mut seen = std::collections::BTreeMap::new();
+    for limit in ["0.4", "0.8", "1.2", "1.6", "2", "2.5", "3", "3.5", "4.5"] {
+        let (_, report) = check(&[&p(&v.path), "--time-limit", limit]);
+        let verdict = report["sources"][0]["verdict"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            verdict == "exact" || verdict == "timed_out",
+            "--time-limit {limit}: {report:#}"
+        );
+        seen.insert(limit, verdict);
+    }
+    eprintln!("{seen:?}");
+    // Without a limit it is exact: the verdicts above are the limit's, not the file's.
+    let (code, report) = check(&[&p(&v.path), "--time-limit", "600"]);
+    assert_eq!(code, 0, "{report:#}");
+}
+
 #[test]
 fn many_sources_and_a_manifests_sources() {
     let a = SynthVideo::new(160, 120).frames(30).cached();
