@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::context::CallContext;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{execute_normal, Destination, ExecOptions, ItemRecord};
-use crate::manifest::{BadItem, ManifestItem};
+use crate::manifest::{BadItem, Manifest, ManifestItem};
 use crate::output::group::canonical;
 use crate::pipeline::Progress;
 
@@ -204,6 +204,48 @@ pub fn run_batch(
     options: &BatchOptions,
     observer: &dyn Observer,
 ) -> Result<(Summary, Vec<ItemReport>)> {
+    run_batch_beside(items, bad, &|_| false, options, observer)
+}
+
+/// Runs a manifest read with [`read_manifest_shard_in`](crate::manifest::read_manifest_shard_in)
+/// as [`run_batch`] runs the whole manifest's items: the same items, report and checks (the
+/// other shards' items count as writing their folders,
+/// [`Elsewhere::writes`](crate::manifest::Elsewhere::writes)). A manifest read
+/// for one shard runs as that shard only (`options.shard` must be it or `None`).
+pub fn run_manifest(
+    manifest: &Manifest,
+    options: &BatchOptions,
+    observer: &dyn Observer,
+) -> Result<(Summary, Vec<ItemReport>)> {
+    let mut options = options.clone();
+    match (manifest.shard, options.shard) {
+        (Some(read), Some(run)) if read != run => {
+            return Err(Error::internal(format!(
+                "the manifest was read for shard {}/{} but is run as shard {}/{}",
+                read.0, read.1, run.0, run.1
+            )))
+        }
+        (Some(read), _) => options.shard = Some(read),
+        (None, _) => {}
+    }
+    run_batch_beside(
+        &manifest.items,
+        &manifest.bad,
+        &|id| manifest.elsewhere.writes(id),
+        &options,
+        observer,
+    )
+}
+
+/// [`run_batch`] with the items of other shards, read as ids only: `elsewhere(id)` says
+/// whether such an item writes `OUT_DIR/<id>/`.
+fn run_batch_beside(
+    items: &[ManifestItem],
+    bad: &[BadItem],
+    elsewhere: &dyn Fn(&str) -> bool,
+    options: &BatchOptions,
+    observer: &dyn Observer,
+) -> Result<(Summary, Vec<ItemReport>)> {
     let started = Instant::now();
     options.exec.defaults.validate()?;
     crate::error::require_utf8(&options.out_dir, "the output folder (--out-dir)")?;
@@ -220,7 +262,8 @@ pub fn run_batch(
         .map(bad_report)
         .collect();
     // Every item of the manifest writes its folder, this shard's or another's.
-    let written: HashSet<&str> = items.iter().map(|i| i.plan.id.as_str()).collect();
+    let ids: HashSet<&str> = items.iter().map(|i| i.plan.id.as_str()).collect();
+    let written = |id: &str| ids.contains(id) || elsewhere(id);
     let items: Vec<&ManifestItem> = items
         .iter()
         .filter(|i| in_shard(Some(&i.plan.id), i.line))
@@ -673,7 +716,7 @@ pub fn run_item(
     options.exec.defaults.validate()?;
     crate::error::require_utf8(&options.out_dir, "the output folder (--out-dir)")?;
     let mut call = options.exec.context();
-    check_layout(&[item], &HashSet::from([item.plan.id.as_str()]), options)?;
+    check_layout(&[item], &|id| id == item.plan.id, options)?;
     make_out_dir(&options.out_dir, observer)?;
     let lock = OutDirLock::acquire_item(
         &options.out_dir,
@@ -749,11 +792,11 @@ fn inject_fault(id: &str, settings: &crate::Settings) {
 
 /// Refuses a layout where writing the items would touch their inputs or the batch's files:
 /// an item folder that holds (or is) an input, the manifest, or the report; an input inside
-/// the folder of an item in `written` (the manifest's items: another item's output, replaced
+/// the folder of an item that `written` names (the manifest's items: another item's output, replaced
 /// while it is read); an item folder that is a symbolic link.
 fn check_layout(
     items: &[&ManifestItem],
-    written: &HashSet<&str>,
+    written: &dyn Fn(&str) -> bool,
     options: &BatchOptions,
 ) -> Result<()> {
     let out = canonical(&options.out_dir);
@@ -801,7 +844,7 @@ fn check_layout(
                 .ok()
                 .and_then(|rel| rel.components().next())
                 .and_then(|c| c.as_os_str().to_str())
-                .filter(|id| written.contains(id));
+                .filter(|id| written(id));
             if let Some(other) = other {
                 return Err(Error::Usage(format!(
                     "item {:?} reads {}, inside the folder {} that item {other:?} of this run \

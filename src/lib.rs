@@ -100,8 +100,8 @@ pub(crate) mod tracking;
 pub(crate) mod vocab;
 
 pub use batch::{
-    bad_reports, clean_item, merge_report, parse_shard, run_batch, run_item, shard_of,
-    write_report, BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
+    bad_reports, clean_item, merge_report, parse_shard, run_batch, run_item, run_manifest,
+    shard_of, write_report, BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
 };
 pub use cancel::CancelToken;
 pub use check::{
@@ -115,7 +115,7 @@ pub use exec::{
     DEFAULT_MEMORY_BUDGET,
 };
 pub use exports::{ExportReport, ExportTarget};
-pub use manifest::{read_manifest, read_manifest_in};
+pub use manifest::{read_manifest, read_manifest_in, read_manifest_shard_in};
 pub use media::ffi::{build_facts, BuildFacts};
 pub use media::input::set_ffmpeg_log;
 pub use media::probe::{probe, probe_source, probe_source_in, AudioInfo, MediaInfo, VideoInfo};

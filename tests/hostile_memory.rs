@@ -14,7 +14,7 @@ use std::path::Path;
 use common::synth::SynthVideo;
 
 /// Peak resident memory of a finished command run under `/usr/bin/time -v`, in KiB.
-fn peak_rss_kib(stderr: &str) -> Option<u64> {
+pub(crate) fn peak_rss_kib(stderr: &str) -> Option<u64> {
     stderr
         .lines()
         .find_map(|l| {
@@ -25,7 +25,7 @@ fn peak_rss_kib(stderr: &str) -> Option<u64> {
 }
 
 /// `vidprep args` in `dir`, under `/usr/bin/time -v` where it exists.
-fn timed(dir: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn timed(dir: &Path, args: &[&str]) -> std::process::Output {
     let time = Path::new("/usr/bin/time");
     let mut cmd = if time.exists() {
         let mut c = std::process::Command::new(time);

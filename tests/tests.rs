@@ -44,6 +44,7 @@ mod field_decode;
 mod field_detect;
 mod field_review;
 mod field_time;
+mod fleet_memory;
 mod format_matrix;
 mod frames_given;
 mod fuzz_replay;

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use vidprep::manifest::{BadItem, ManifestItem};
-use vidprep::{run_batch, BatchOptions, ItemReport, Observer, Status};
+use vidprep::manifest::Manifest;
+use vidprep::{run_manifest, BatchOptions, ItemReport, Observer, Status};
 
 use crate::args::{BatchArgs, EncodeArgs};
 
@@ -170,15 +170,15 @@ impl Observer for Display {
 }
 
 pub fn run(args: RunArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
-    let mut manifest = vidprep::read_manifest_in(&args.manifest, ctx)?;
+    // A shard's run reads its own entries only (and the others' ids).
+    let mut manifest = vidprep::read_manifest_shard_in(&args.manifest, args.batch.shard, ctx)?;
     if args.strict {
         for item in &mut manifest.items {
             item.plan.set_strict(true);
         }
     }
     run_items(
-        &manifest.items,
-        &manifest.bad,
+        &manifest,
         &args.out_dir,
         &args.batch,
         &args.encode,
@@ -187,11 +187,10 @@ pub fn run(args: RunArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     )
 }
 
-/// Runs plans as a batch into `out_dir`, drawing progress; the exit code says whether every
-/// item succeeded.
+/// Runs a manifest's items (or plans a door made, as a [`Manifest`] of every item) as a batch
+/// into `out_dir`, drawing progress; the exit code says whether every item succeeded.
 pub fn run_items(
-    items: &[ManifestItem],
-    bad: &[BadItem],
+    manifest: &Manifest,
     out_dir: &Path,
     batch: &BatchArgs,
     encode: &EncodeArgs,
@@ -207,7 +206,7 @@ pub fn run_items(
     options.exec = encode.exec(ctx);
     options.origin = origin.map(Path::to_path_buf);
     let display = Display::new("run");
-    let (summary, _) = run_batch(items, bad, &options, &display)?;
+    let (summary, _) = run_manifest(manifest, &options, &display)?;
     display.finish();
     eprintln!(
         "{} items: {} ok, {} done earlier, {} failed, {} not run; {} frames in {:.1}s ({:.0} frames/s); report {}",

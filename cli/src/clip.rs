@@ -131,15 +131,18 @@ pub fn run_cut(args: CutArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> 
             .into());
         }
         let out_dir = args.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-        let mut m = vidprep::read_manifest(manifest)?;
+        let mut m = vidprep::read_manifest_shard_in(
+            manifest,
+            args.batch.shard,
+            &vidprep::CallContext::new(),
+        )?;
         if args.strict {
             for item in &mut m.items {
                 item.plan.set_strict(true);
             }
         }
         return crate::batch::run_items(
-            &m.items,
-            &m.bad,
+            &m,
             &out_dir,
             &args.batch,
             &args.encode,

@@ -116,15 +116,12 @@ pub fn run(args: InsertArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
                 plan.strict = args.strict;
                 (0, plan)
             }));
-        return crate::batch::run_items(
-            &items,
-            &bad,
-            &out_dir,
-            &args.batch,
-            &args.encode,
-            None,
-            ctx,
-        );
+        let manifest = vidprep::manifest::Manifest {
+            items,
+            bad,
+            ..Default::default()
+        };
+        return crate::batch::run_items(&manifest, &out_dir, &args.batch, &args.encode, None, ctx);
     }
     let (at, seed) = match (args.at, args.seed) {
         (Some(at), None) => (Some(at), None),

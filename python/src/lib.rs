@@ -32,7 +32,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
 use vidprep::plan::CheckedPlan;
-use vidprep::{run_batch, BatchOptions, ItemReport, Observer};
+use vidprep::{BatchOptions, ItemReport, Observer};
 use vidprep::{
     CallContext, CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan, Settings,
 };
@@ -522,7 +522,8 @@ fn run_manifest(
         if let Some((i, n)) = shard {
             vidprep::parse_shard(&format!("{i}/{n}")).map_err(PyErrText::Usage)?;
         }
-        let mut read = vidprep::read_manifest(&manifest)?;
+        // A shard's run reads its own entries only (and the others' ids).
+        let mut read = vidprep::read_manifest_shard_in(&manifest, shard, &CallContext::new())?;
         if strict {
             for item in &mut read.items {
                 item.plan.set_strict(true);
@@ -535,7 +536,7 @@ fn run_manifest(
         options.fail_fast = fail_fast;
         options.origin = Some(manifest);
         let notices = Notices::default();
-        let (summary, reports) = run_batch(&read.items, &read.bad, &options, &notices)?;
+        let (summary, reports) = vidprep::run_manifest(&read, &options, &notices)?;
         Ok((
             serde_json::to_string(&summary).expect("a summary serialises"),
             reports

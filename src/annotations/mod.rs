@@ -47,7 +47,7 @@ pub use vstar::{vstar_item, VstarItem};
 #[cfg(test)]
 pub use model::TimeOrigin;
 
-use text::{read_text, split_numeric_line, Table};
+use text::{split_numeric_line, Table};
 
 /// One annotation file format in the registry: its names, how to recognise its files, and
 /// its reader. Each format implements this in its own file (a unit struct beside its reader).
@@ -411,15 +411,26 @@ pub fn read(
     match format.0 {
         Some(f) => f.read(path, options),
         None => {
-            let (format, text) = detect(path)?;
+            let (format, opened) = detect(path)?;
             let format = format.0.expect("detection answers a registered format");
-            match text {
-                // The text detection read: the file is read once.
-                Some(text) => format.read_text(path, &text, options),
-                None => format.read(path, options),
+            // What detection opened or read: the file is opened once.
+            match opened {
+                Opened::Text(text) => format.read_text(path, &text, options),
+                Opened::VstarList(reader) => vstar::read_vstar_stream(path, reader, options),
+                Opened::Nothing => format.read(path, options),
             }
         }
     }
+}
+
+/// What auto-detection left of the file for its reader.
+enum Opened {
+    /// Nothing (a folder).
+    Nothing,
+    /// The file's text, read whole.
+    Text(String),
+    /// A list of V-STaR items, opened (at its start) and not read: its reader streams it.
+    VstarList(std::io::BufReader<std::fs::File>),
 }
 
 /// Tells the format of an annotation file or folder from its path and content: each
@@ -429,16 +440,34 @@ pub fn detect_format(path: &Path) -> Result<Format, AnnotationError> {
     detect(path).map(|(format, _)| format)
 }
 
-/// [`detect_format`], and the file's text when it read it (`None` for a folder).
-fn detect(path: &Path) -> Result<(Format, Option<String>), AnnotationError> {
+/// [`detect_format`], and what it opened or read of the file, for its reader.
+fn detect(path: &Path) -> Result<(Format, Opened), AnnotationError> {
+    use std::io::Seek as _;
     let metadata = std::fs::metadata(path).map_err(|e| AnnotationError::read(path, e))?;
     let mut text = String::new();
+    let mut reader = None;
+    if !metadata.is_dir() {
+        let mut opened = text::open_text(path)?;
+        // A list of V-STaR items (a whole benchmark file, read by every item of a manifest)
+        // is told from its first item, and not read here: its reader streams it, keeping only
+        // the item asked for. (GOT-10k takes any file named groundtruth.txt, before V-STaR.)
+        let vstar_list = path.file_name().is_none_or(|n| n != "groundtruth.txt")
+            && vstar::is_item_list(&mut opened);
+        opened
+            .rewind()
+            .map_err(|e| AnnotationError::read(path, e))?;
+        if vstar_list {
+            return Ok((Format::Vstar, Opened::VstarList(opened)));
+        }
+        reader = Some(opened);
+    }
     let value;
     let table;
     let shape = if metadata.is_dir() {
         Shape::Folder
     } else {
-        text = read_text(path)?;
+        let opened = reader.expect("a file was opened");
+        text = text::read_text_from(path, opened)?;
         let start = text.trim_start();
         if start.starts_with('[') || start.starts_with('{') {
             value = serde_json::from_str::<serde_json::Value>(&text)
@@ -483,7 +512,12 @@ fn detect(path: &Path) -> Result<(Format, Option<String>), AnnotationError> {
     let empty = matches!(file.shape, Shape::Empty);
     drop(file);
     if let Some(format) = found {
-        return Ok((format, metadata.is_file().then_some(text)));
+        let opened = if metadata.is_dir() {
+            Opened::Nothing
+        } else {
+            Opened::Text(text)
+        };
+        return Ok((format, opened));
     }
     if empty {
         tried = vec![("any".to_string(), "the file is empty".to_string())];

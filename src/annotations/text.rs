@@ -12,8 +12,16 @@ use crate::time::Time;
 
 /// The whole file as text (a leading UTF-8 byte-order mark is dropped).
 pub(crate) fn read_text(path: &Path) -> Result<String, AnnotationError> {
+    read_text_from(path, open_text(path)?)
+}
+
+/// [`read_text`] of the file `path` opened as `reader` ([`open_text`]).
+pub(crate) fn read_text_from(
+    path: &Path,
+    mut reader: impl Read,
+) -> Result<String, AnnotationError> {
     let mut text = String::new();
-    open_text(path)?
+    reader
         .read_to_string(&mut text)
         .map_err(|e| AnnotationError::read(path, e))?;
     Ok(match text.strip_prefix('\u{feff}') {
@@ -51,12 +59,6 @@ pub(crate) fn open_text(path: &Path) -> Result<std::io::BufReader<std::fs::File>
 
 /// The largest annotation file read.
 const MAX_ANNOTATION_BYTES: u64 = 1 << 30;
-
-/// Parses the whole file as JSON, reporting syntax errors at their line and column.
-pub(crate) fn read_json(path: &Path) -> Result<Value, AnnotationError> {
-    let text = read_text(path)?;
-    serde_json::from_str(&text).map_err(|e| AnnotationError::json(path, &e))
-}
 
 /// Fields of a numeric line: split on commas when there is one, else on tabs/spaces.
 pub(crate) fn split_numeric_line(line: &str) -> Vec<&str> {

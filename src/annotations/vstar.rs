@@ -29,67 +29,128 @@ use super::model::{
     READ_WARNINGS,
 };
 use super::resolve::Fill;
-use super::text::{json_time, parse_integer, parse_time, read_json, show_json, snap_fps};
+use super::text::{json_time, open_text, parse_integer, parse_time, show_json, snap_fps};
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed};
 use crate::time::Time;
 
 /// Fields that name an item, tried in order when selecting with `ReadOptions::item`.
 const ID_FIELDS: [&str; 4] = ["vid", "id", "video_id", "qid"];
 
-/// Reads one V-STaR item's boxes.
+/// Reads one V-STaR item's boxes. The file is read as a stream: of a list of items (a whole
+/// benchmark file), only the item asked for is kept (and each item's id, for the errors), so
+/// memory follows that item's boxes, not the file.
 pub fn read_vstar(path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
-    read_vstar_value(path, read_json(path)?, options)
+    read_vstar_stream(path, open_text(path)?, options)
 }
 
-/// [`read_vstar`] of the file's JSON.
-fn read_vstar_value(
+/// [`read_vstar`] of the file `path` opened as `reader`, from its start.
+pub(crate) fn read_vstar_stream(
     path: &Path,
-    value: Value,
+    mut reader: impl std::io::BufRead,
     options: &ReadOptions,
 ) -> Result<Annotations, AnnotationError> {
-    let items: Vec<&Map<String, Value>> = match &value {
-        Value::Object(map) => vec![map],
-        Value::Array(list) => {
-            let mut items = Vec::with_capacity(list.len());
-            for (i, v) in list.iter().enumerate() {
-                match v {
-                    Value::Object(map) => items.push(map),
-                    other => {
-                        return Err(AnnotationError::at_item(
-                            path,
-                            format!("item {i}"),
-                            format!(
-                                "expected a V-STaR item (a JSON object), found {}",
-                                show_json(other)
-                            ),
-                        ))
-                    }
-                }
-            }
-            items
+    skip_byte_order_mark(&mut reader).map_err(|e| AnnotationError::read(path, e))?;
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    read_vstar_from(path, &mut de, options)
+}
+
+/// [`read_vstar`] of the JSON that `de` reads (a file's stream, or its text).
+fn read_vstar_from<'de, R: serde_json::de::Read<'de>>(
+    path: &Path,
+    de: &mut serde_json::Deserializer<R>,
+    options: &ReadOptions,
+) -> Result<Annotations, AnnotationError> {
+    let wanted = options.item.as_deref();
+    let top = serde::Deserializer::deserialize_any(&mut *de, TopVisitor { wanted })
+        .map_err(|e| AnnotationError::json(path, &e))?;
+    de.end().map_err(|e| AnnotationError::json(path, &e))?;
+    let (item, prefix) = match top {
+        Top::Item(map) => (map, String::new()),
+        Top::List(pick) => {
+            let (index, item) = pick.select(path)?;
+            let prefix = match item_id(&item) {
+                Some(id) => format!("item {index} (vid {id:?}) "),
+                None => format!("item {index} "),
+            };
+            (item, prefix)
         }
-        other => {
+        Top::Other(other) => {
             return Err(AnnotationError::file(
                 path,
                 format!(
                     "expected a V-STaR item or a list of items, found {}",
-                    show_json(other)
+                    show_json(&other)
                 ),
             ))
         }
     };
-    let listed = matches!(value, Value::Array(_));
-    let index = select_item(path, &items, options.item.as_deref())?;
-    let item = items[index];
-    let prefix = if listed {
-        match item_id(item) {
-            Some(id) => format!("item {index} (vid {id:?}) "),
-            None => format!("item {index} "),
+    read_item(path, &item, &prefix, options)
+}
+
+/// Skips a byte-order mark at the start of `reader` (Windows editors write one; it is not
+/// part of the JSON).
+fn skip_byte_order_mark(reader: &mut impl std::io::BufRead) -> std::io::Result<()> {
+    const BOM: &[u8] = "\u{feff}".as_bytes();
+    let mut start = Vec::with_capacity(BOM.len());
+    while start.len() < BOM.len() {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
         }
-    } else {
-        String::new()
-    };
-    read_item(path, item, &prefix, options)
+        let take = (BOM.len() - start.len()).min(buf.len());
+        if buf[..take] != BOM[start.len()..start.len() + take] {
+            // Not a mark: nothing consumed yet but a prefix of one, which cannot be JSON.
+            return Ok(());
+        }
+        start.extend_from_slice(&buf[..take]);
+        reader.consume(take);
+    }
+    Ok(())
+}
+
+/// Whether the file `reader` reads from its start is a JSON list whose first element is an
+/// object with a `"bboxes"` list (what auto-detection takes for V-STaR), told from that
+/// element alone, without reading the rest of the file (the reader reads it, and reports its
+/// errors). `false` also when it cannot tell: detection then reads the file as before. Leaves
+/// `reader` anywhere.
+pub(crate) fn is_item_list(mut reader: impl std::io::BufRead) -> bool {
+    if skip_byte_order_mark(&mut reader).is_err() {
+        return false;
+    }
+    // The first character that is not white space must open a list.
+    loop {
+        let Ok(buf) = std::io::BufRead::fill_buf(&mut reader) else {
+            return false;
+        };
+        let Some(&first) = buf.first() else {
+            return false;
+        };
+        if first.is_ascii_whitespace() {
+            std::io::BufRead::consume(&mut reader, 1);
+            continue;
+        }
+        if first != b'[' {
+            return false;
+        }
+        break;
+    }
+    struct First<'a>(&'a mut bool);
+    impl<'de> serde::de::Visitor<'de> for First<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let first: Option<Value> = seq.next_element()?;
+            *self.0 = first.is_some_and(|v| v.get("bboxes").is_some_and(Value::is_array));
+            // The rest is left unread: the error this gives is not looked at.
+            Err(serde::de::Error::custom("only the first element is read"))
+        }
+    }
+    let mut found = false;
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let _ = serde::Deserializer::deserialize_seq(&mut de, First(&mut found));
+    found
 }
 
 fn item_id(item: &Map<String, Value>) -> Option<String> {
@@ -100,81 +161,257 @@ fn item_id(item: &Map<String, Value>) -> Option<String> {
     })
 }
 
-fn select_item(
-    path: &Path,
-    items: &[&Map<String, Value>],
-    wanted: Option<&str>,
-) -> Result<usize, AnnotationError> {
-    let some_ids = || {
-        let ids: Vec<String> = items
-            .iter()
-            .take(5)
-            .enumerate()
-            .map(|(i, m)| item_id(m).unwrap_or(format!("#{i}")))
-            .collect();
-        let more = if items.len() > 5 { ", ..." } else { "" };
-        format!("{}{more}", ids.join(", "))
-    };
-    match wanted {
-        None => match items.len() {
-            0 => Err(AnnotationError::file(
-                path,
-                "is an empty list; expected at least one V-STaR item",
-            )),
-            1 => Ok(0),
-            n => Err(AnnotationError::file(
-                path,
-                format!(
-                    "holds {n} items; choose one by its vid (or #index), e.g. {}",
-                    some_ids()
-                ),
-            )),
-        },
-        Some(wanted) => {
-            let matches: Vec<usize> = (0..items.len())
-                .filter(|&i| item_id(items[i]).as_deref() == Some(wanted))
-                .collect();
-            match matches.len() {
-                1 => Ok(matches[0]),
-                0 => {
-                    if let Some(i) = wanted
-                        .strip_prefix('#')
-                        .and_then(|s| s.parse::<usize>().ok())
-                    {
-                        if i < items.len() {
-                            return Ok(i);
-                        }
-                        return Err(AnnotationError::file(
-                            path,
-                            format!(
-                                "has no item #{i}; it holds {} items (#0 to #{})",
-                                items.len(),
-                                items.len().saturating_sub(1)
-                            ),
-                        ));
-                    }
-                    Err(AnnotationError::file(
-                        path,
-                        format!(
-                            "has no item with vid {wanted:?}; its items include {}",
-                            some_ids()
-                        ),
-                    ))
+/// A V-STaR file's top-level JSON: one item, a list of items (read as [`Pick`]), or neither.
+enum Top {
+    Item(Map<String, Value>),
+    List(Pick),
+    Other(Value),
+}
+
+/// What is kept of a list of items while it streams past: how many there are, the names of
+/// the first few, where the item asked for is, and that item (or the candidates for it).
+struct Pick {
+    /// `ReadOptions::item`.
+    wanted: Option<String>,
+    /// The index `#<i>` of `wanted`, tried when no item has it as its vid.
+    wanted_index: Option<usize>,
+    count: usize,
+    /// The first five items' ids (`#<i>` for an item without one), for the errors.
+    first_ids: Vec<String>,
+    /// The indexes of the items whose id is `wanted`.
+    matches: Vec<usize>,
+    /// The first item whose id is `wanted`.
+    by_id: Option<Map<String, Value>>,
+    /// The item at `wanted_index`, or the first item when nothing is wanted.
+    by_index: Option<Map<String, Value>>,
+    /// The first element that is not an object, and what it is.
+    not_object: Option<(usize, String)>,
+}
+
+impl Pick {
+    fn new(wanted: Option<&str>) -> Pick {
+        Pick {
+            wanted: wanted.map(str::to_string),
+            wanted_index: wanted
+                .and_then(|w| w.strip_prefix('#'))
+                .and_then(|s| s.parse::<usize>().ok()),
+            count: 0,
+            first_ids: Vec::new(),
+            matches: Vec::new(),
+            by_id: None,
+            by_index: None,
+            not_object: None,
+        }
+    }
+
+    /// Takes the next element of the list.
+    fn take<E: serde::de::Error>(&mut self, element: Element) -> Result<(), E> {
+        let index = self.count;
+        self.count += 1;
+        let (mut fields, bboxes) = match element {
+            Element::Item(fields, bboxes) => (fields, bboxes),
+            Element::Other(other) => {
+                if self.not_object.is_none() {
+                    self.not_object = Some((index, show_json(&other)));
                 }
-                _ => Err(AnnotationError::file(
+                if self.first_ids.len() < 5 {
+                    self.first_ids.push(format!("#{index}"));
+                }
+                return Ok(());
+            }
+        };
+        let id = item_id(&fields);
+        if self.first_ids.len() < 5 {
+            self.first_ids
+                .push(id.clone().unwrap_or_else(|| format!("#{index}")));
+        }
+        let is_wanted = self.wanted.is_some() && id.is_some() && id == self.wanted;
+        if is_wanted {
+            self.matches.push(index);
+        }
+        let keep_by_id = is_wanted && self.by_id.is_none();
+        let keep_by_index = match self.wanted {
+            None => index == 0,
+            Some(_) => self.wanted_index == Some(index),
+        };
+        if !(keep_by_id || keep_by_index) || self.not_object.is_some() {
+            return Ok(());
+        }
+        // The kept item's boxes, read now (each other item's were let go as text).
+        if let Some(raw) = bboxes {
+            let value: Value = serde_json::from_str(raw.get()).map_err(E::custom)?;
+            fields.insert("bboxes".into(), value);
+        }
+        if keep_by_id && keep_by_index {
+            self.by_index = Some(fields.clone());
+        } else if keep_by_index {
+            self.by_index = Some(fields);
+            return Ok(());
+        }
+        self.by_id = Some(fields);
+        Ok(())
+    }
+
+    /// The item asked for and its index, or an error saying why there is none.
+    fn select(self, path: &Path) -> Result<(usize, Map<String, Value>), AnnotationError> {
+        if let Some((i, found)) = self.not_object {
+            return Err(AnnotationError::at_item(
+                path,
+                format!("item {i}"),
+                format!("expected a V-STaR item (a JSON object), found {found}"),
+            ));
+        }
+        let some_ids = || {
+            let more = if self.count > 5 { ", ..." } else { "" };
+            format!("{}{more}", self.first_ids.join(", "))
+        };
+        let Some(wanted) = self.wanted.as_deref() else {
+            return match (self.count, self.by_index) {
+                (0, _) => Err(AnnotationError::file(
+                    path,
+                    "is an empty list; expected at least one V-STaR item",
+                )),
+                (1, Some(item)) => Ok((0, item)),
+                (n, _) => Err(AnnotationError::file(
                     path,
                     format!(
-                        "has {} items with vid {wanted:?} ({}); choose one by index",
-                        matches.len(),
-                        matches
-                            .iter()
-                            .map(|i| format!("#{i}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        "holds {n} items; choose one by its vid (or #index), e.g. {}",
+                        some_ids()
                     ),
                 )),
+            };
+        };
+        match (self.matches.len(), self.by_id) {
+            (1, Some(item)) => Ok((self.matches[0], item)),
+            (0, _) => {
+                if let Some(i) = self.wanted_index {
+                    if let Some(item) = self.by_index {
+                        return Ok((i, item));
+                    }
+                    return Err(AnnotationError::file(
+                        path,
+                        format!(
+                            "has no item #{i}; it holds {} items (#0 to #{})",
+                            self.count,
+                            self.count.saturating_sub(1)
+                        ),
+                    ));
+                }
+                Err(AnnotationError::file(
+                    path,
+                    format!(
+                        "has no item with vid {wanted:?}; its items include {}",
+                        some_ids()
+                    ),
+                ))
+            }
+            (n, _) => Err(AnnotationError::file(
+                path,
+                format!(
+                    "has {n} items with vid {wanted:?} ({}); choose one by index",
+                    self.matches
+                        .iter()
+                        .map(|i| format!("#{i}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
+    }
+}
+
+/// One element of a list of items: an object's fields but its `"bboxes"` (left as text until
+/// the item is known to be the one asked for), or something else.
+enum Element {
+    Item(Map<String, Value>, Option<Box<serde_json::value::RawValue>>),
+    Other(Value),
+}
+
+/// The visits of a JSON value that is not an object or a list, as a [`Value`] (for the
+/// errors that show what was found).
+macro_rules! visit_other_values {
+    ($wrap:expr) => {
+        fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+            Ok($wrap(Value::Bool(v)))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            Ok($wrap(Value::from(v)))
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            Ok($wrap(Value::from(v)))
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+            Ok($wrap(Value::from(v)))
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok($wrap(Value::from(v)))
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok($wrap(Value::Null))
+        }
+    };
+}
+
+/// Reads a V-STaR file's top level, streaming a list's elements into a [`Pick`].
+struct TopVisitor<'w> {
+    wanted: Option<&'w str>,
+}
+
+impl<'de> serde::de::Visitor<'de> for TopVisitor<'_> {
+    type Value = Top;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a V-STaR item or a list of items")
+    }
+    visit_other_values!(Top::Other);
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Top, A::Error> {
+        let item = Map::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+        Ok(Top::Item(item))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Top, A::Error> {
+        let mut pick = Pick::new(self.wanted);
+        while let Some(element) = seq.next_element_seed(ElementVisitor)? {
+            pick.take(element)?;
+        }
+        Ok(Top::List(pick))
+    }
+}
+
+/// Reads one element of a list of items ([`Element`]).
+#[derive(Clone, Copy)]
+struct ElementVisitor;
+
+impl<'de> serde::de::DeserializeSeed<'de> for ElementVisitor {
+    type Value = Element;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Element, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ElementVisitor {
+    type Value = Element;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a V-STaR item")
+    }
+    visit_other_values!(Element::Other);
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Element, A::Error> {
+        let value = Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))?;
+        Ok(Element::Other(value))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Element, A::Error> {
+        let mut fields = Map::new();
+        let mut bboxes = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "bboxes" {
+                // Kept as text (the last of the same name, as for any key); a place holder
+                // keeps the field's place.
+                bboxes = Some(map.next_value::<Box<serde_json::value::RawValue>>()?);
+                fields.insert(key, Value::Null);
+            } else {
+                let value: Value = map.next_value()?;
+                fields.insert(key, value);
             }
         }
+        Ok(Element::Item(fields, bboxes))
     }
 }
 
@@ -635,8 +872,7 @@ impl super::AnnotationFormat for VstarFormat {
         text: &str,
         options: &ReadOptions,
     ) -> Result<Annotations, AnnotationError> {
-        let value = serde_json::from_str(text).map_err(|e| AnnotationError::json(path, &e))?;
-        read_vstar_value(path, value, options)
+        read_vstar_from(path, &mut serde_json::Deserializer::from_str(text), options)
     }
 }
 
@@ -764,6 +1000,77 @@ mod tests {
             err.starts_with(&format!("{} line 2 column 14: invalid JSON: ", p.display())),
             "{err}"
         );
+    }
+
+    /// A list is read as a stream, keeping only the item asked for: the errors are those of
+    /// the whole list (its JSON anywhere, an element that is not an item, several items of
+    /// one vid, an index past its end), and the item is found wherever its vid is.
+    #[test]
+    fn a_streamed_list_is_checked_whole_and_keeps_its_item() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("v.json");
+        let b = r#""bboxes": [{"timestamp": 0.5, "frame_index": 5, "xmin": 1, "ymin": 2, "xmax": 3, "ymax": 4}]"#;
+        let pick = |item: &str| ReadOptions {
+            item: Some(item.to_string()),
+            ..Default::default()
+        };
+        let err = |text: &str, item: &str| {
+            std::fs::write(&p, text).unwrap();
+            let e = read(&p, Format::Auto, &pick(item)).unwrap_err().to_string();
+            let named = read_vstar(&p, &pick(item)).unwrap_err().to_string();
+            assert_eq!(e, named);
+            let rest = e.strip_prefix(&p.display().to_string()).unwrap_or(&e);
+            rest.trim_start_matches(':').trim_start().to_string()
+        };
+        assert_eq!(
+            err(&format!("[{{\"vid\": \"a\", {b}}},\n  {{oops}}]"), "a"),
+            "line 2 column 4: invalid JSON: key must be a string"
+        );
+        assert_eq!(
+            err(
+                &format!("[{{\"vid\": \"a\", {b}}}, 3, {{\"vid\": \"b\", {b}}}]"),
+                "a"
+            ),
+            "item 1: expected a V-STaR item (a JSON object), found 3"
+        );
+        assert_eq!(
+            err(
+                &format!(
+                    "[{{\"vid\": \"a\", {b}}}, {{\"vid\": \"b\", {b}}}, {{\"vid\": \"a\", {b}}}]"
+                ),
+                "a"
+            ),
+            "has 2 items with vid \"a\" (#0, #2); choose one by index"
+        );
+        assert_eq!(
+            err(
+                &format!("[{{\"vid\": \"a\", {b}}}, {{\"vid\": \"b\", {b}}}]"),
+                "#5"
+            ),
+            "has no item #5; it holds 2 items (#0 to #1)"
+        );
+        assert_eq!(
+            err(
+                &format!("[{{\"vid\": \"a\", {b}}}, {{\"vid\": \"b\", {b}, \"bboxes\": 7}}]"),
+                "b"
+            ),
+            "item 1 (vid \"b\") bboxes: expected a list of boxes, found 7"
+        );
+        assert_eq!(
+            err(&format!("[{{\"vid\": \"a\", {b}}}] x"), "a"),
+            "line 1 column 110: invalid JSON: trailing characters"
+        );
+        // The vid after the boxes, a byte-order mark, the item by index.
+        let text = format!("[{{\"vid\": \"a\", {b}}}, {{{b}, \"vid\": \"b\"}}]");
+        std::fs::write(&p, format!("\u{feff}{text}")).unwrap();
+        for item in ["b", "#1"] {
+            let a = read(&p, Format::Auto, &pick(item)).unwrap();
+            assert_eq!(a.meta.fields["vid"], "b");
+            assert_eq!(
+                a.tracks[0].keys[&Key::Time(Time::new(1, 2))],
+                Entry::Present(BBox::new(1.0, 2.0, 3.0, 4.0))
+            );
+        }
     }
 
     #[test]

@@ -2,9 +2,14 @@
 //! `//` skipped) or a JSON array of plans. Every entry is read and checked before any work
 //! starts; a bad entry is reported with its line number and what was expected, and never
 //! stops the others. Relative paths are taken from the manifest's folder.
-
+//!
+//! A JSONL manifest is read line by line. Read for one shard of a cluster job array
+//! ([`read_manifest_shard_in`]), only that shard's entries are checked and kept; another
+//! shard's entry is parsed as JSON for its id and let go, the id kept as a 16-byte key, so a
+//! shard's memory follows its own items (a JSON-array manifest's text is read whole).
 use std::collections::HashSet;
-use std::path::Path;
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
 
 mod paths;
 
@@ -85,13 +90,83 @@ pub struct BadItem {
     pub error: Error,
 }
 
-/// A read manifest: the valid items and the bad ones, both in file order.
+/// A read manifest: the valid items and the bad ones, both in file order. Read for one shard
+/// ([`read_manifest_shard_in`]), it holds that shard's entries only, and the ids of the other
+/// shards' entries as compact keys ([`Elsewhere`]).
 #[derive(Debug, Default)]
 pub struct Manifest {
     /// The entries that can run.
     pub items: Vec<ManifestItem>,
     /// The entries that cannot (bad JSON, a bad plan, a missing input, a duplicate id).
     pub bad: Vec<BadItem>,
+    /// The shard read (`I` of `N`, 0-based): `items` and `bad` are its entries only (an entry
+    /// belongs to the shard of its id, [`shard_of`](crate::shard_of); one without an id to
+    /// the shard of its line, line modulo `N`). `None`: every entry.
+    pub shard: Option<(usize, usize)>,
+    /// The other shards' entries that name an id: the item folders they may write, which
+    /// this shard's items must not read from (empty when every entry was read).
+    pub elsewhere: Elsewhere,
+}
+
+/// The ids of a manifest's entries in other shards, as 128-bit keys (16 bytes an entry, not
+/// the entry): what the layout check of a shard's run needs to refuse an item that reads
+/// inside another item's output folder ([`Elsewhere::writes`]).
+#[derive(Debug, Default)]
+pub struct Elsewhere {
+    /// Sorted keys of the ids ([`id_key`]).
+    keys: Vec<u128>,
+    /// The manifest they were read from, read again to confirm a match.
+    manifest: Option<PathBuf>,
+}
+
+impl Elsewhere {
+    /// How many entries of other shards name an id.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether no entry of another shard names an id.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Whether an entry of another shard is an item with id `id` (an item whose checks pass,
+    /// as a whole run reads it): one that writes `OUT_DIR/<id>/`. A key that matches is
+    /// confirmed by reading the manifest again and checking that id's entries in full (a
+    /// rare case: the run is refused when it is so), so neither a hash collision nor an
+    /// entry that cannot run counts; when the manifest cannot be read again, it counts.
+    pub fn writes(&self, id: &str) -> bool {
+        if self.keys.binary_search(&id_key(id)).is_err() {
+            return false;
+        }
+        let Some(manifest) = &self.manifest else {
+            return true;
+        };
+        let base = manifest.parent().unwrap_or(Path::new("."));
+        let ctx = CallContext::new();
+        let mut found = false;
+        let read = visit_entries(manifest, |line, entry, column| {
+            if found {
+                return;
+            }
+            let place = EntryPlace { line, column };
+            let Ok(value) = entry_value(entry, place) else {
+                return;
+            };
+            if value.get("id").and_then(|v| v.as_str()) == Some(id) {
+                found = parse_plan(entry, &value, base, place, &ctx).is_ok();
+            }
+        });
+        found || read.is_err()
+    }
+}
+
+/// The 128-bit key of an item id kept for the other shards' entries (the first 16 bytes of
+/// its MD5, as a number): two ids of a manifest sharing a key is a chance of about 1 in
+/// 10^26 for a million ids, and a match is confirmed anyway ([`Elsewhere::writes`]).
+fn id_key(id: &str) -> u128 {
+    use md5::{Digest, Md5};
+    u128::from_le_bytes(Md5::digest(id.as_bytes()).into())
 }
 
 /// Largest manifest read (a guard against being pointed at a video or a device).
@@ -105,6 +180,21 @@ pub fn read_manifest(path: &Path) -> Result<Manifest> {
 
 /// [`read_manifest`], counting the checks of its entries on `ctx`'s tally.
 pub fn read_manifest_in(path: &Path, ctx: &CallContext) -> Result<Manifest> {
+    read_manifest_shard_in(path, None, ctx)
+}
+
+/// Reads and checks the entries of shard `shard` (`I` of `N`, 0-based; `None`: every entry)
+/// of the manifest at `path`, as [`read_manifest_in`] reads them, with the same errors and
+/// the same duplicate ids (an id's entries are all in its shard), counting the checks on
+/// `ctx`'s tally. A JSONL manifest is read line by line: an entry of another shard is
+/// parsed as JSON for its id and let go, its id kept as a 16-byte key ([`Elsewhere`]), so
+/// memory follows the shard's items, not the manifest. A JSON-array manifest is read whole
+/// (its text, not the other shards' plans).
+pub fn read_manifest_shard_in(
+    path: &Path,
+    shard: Option<(usize, usize)>,
+    ctx: &CallContext,
+) -> Result<Manifest> {
     crate::media::input::check_input_file(path).map_err(|e| match e {
         Error::Request { path, message } => {
             Error::bad_file(&path, None, message.replace("video file", "manifest"))
@@ -121,43 +211,133 @@ pub fn read_manifest_in(path: &Path, ctx: &CallContext) -> Result<Manifest> {
             format!("is {size} bytes; a manifest of more than 1 GiB is refused"),
         ));
     }
+    let base = path.parent().unwrap_or(Path::new("."));
+    // An entry without an id belongs to the shard of its line (as the batch places it).
+    let in_shard = |id: Option<&str>, line: usize| match shard {
+        None => true,
+        Some((i, n)) => match id {
+            Some(id) => crate::batch::shard_of(id, n) == i,
+            None => line % n == i,
+        },
+    };
+    let mut manifest = Manifest {
+        shard,
+        ..Manifest::default()
+    };
+    let mut seen = HashSet::new();
+    let mut keys = Vec::new();
+    visit_entries(path, |line, entry, column| {
+        let place = EntryPlace { line, column };
+        let bad = |id: Option<String>, message: String| BadItem {
+            line,
+            id,
+            error: Error::bad_file(path, Some(line), message),
+        };
+        let value = match entry_value(entry, place) {
+            Ok(value) => value,
+            Err(message) => {
+                if in_shard(None, line) {
+                    manifest.bad.push(bad(None, message));
+                }
+                return;
+            }
+        };
+        let id = value.get("id").and_then(|v| v.as_str());
+        if !in_shard(id, line) {
+            // Another shard's: its id is all this shard's run needs of it.
+            keys.extend(id.map(id_key));
+            return;
+        }
+        match parse_plan(entry, &value, base, place, ctx) {
+            Ok(plan) => {
+                if !seen.insert(plan.id.clone()) {
+                    let id = plan.id.clone();
+                    manifest
+                        .bad
+                        .push(bad(Some(id.clone()), format!("duplicate id {id:?}")));
+                    return;
+                }
+                manifest.items.push(ManifestItem { line, plan });
+            }
+            Err((id, message)) => manifest.bad.push(bad(id, message)),
+        }
+    })?;
+    keys.sort_unstable();
+    keys.dedup();
+    keys.shrink_to_fit();
+    manifest.elsewhere = Elsewhere {
+        keys,
+        manifest: Some(path.to_path_buf()),
+    };
+    Ok(manifest)
+}
+
+/// Calls `visit` with each entry of the manifest at `path` (its 1-based line, its text, and
+/// the bytes before it on its line), in file order. A JSONL manifest is read line by line (a
+/// line at a time in memory); one whose first non-blank character is `[` is a JSON array,
+/// read whole. Fails as a whole when the file cannot be read, is not UTF-8 (naming the first
+/// line that is not) or is not a JSON array of items.
+fn visit_entries(path: &Path, mut visit: impl FnMut(usize, &str, usize)) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(|e| Error::read(path, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut bytes = Vec::new();
+    let mut line = 0usize;
+    let mut started = false;
+    loop {
+        bytes.clear();
+        let n = reader
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| Error::read(path, e))?;
+        if n == 0 {
+            return Ok(());
+        }
+        line += 1;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| Error::bad_file(path, Some(line), "is not UTF-8 text"))?;
+        // A byte-order mark (Windows editors write one) is not part of the JSON.
+        let text = if line == 1 {
+            text.strip_prefix('\u{feff}').unwrap_or(text)
+        } else {
+            text
+        };
+        // As `str::lines` ends a line: at `\n`, or `\r\n`.
+        let text = match text.strip_suffix('\n') {
+            Some(t) => t.strip_suffix('\r').unwrap_or(t),
+            None => text,
+        };
+        let t = text.trim();
+        if !started {
+            if t.is_empty() {
+                continue;
+            }
+            started = true;
+            if t.starts_with('[') {
+                return visit_array(path, visit);
+            }
+        }
+        if !t.is_empty() && !t.starts_with('#') && !t.starts_with("//") {
+            visit(line, text, 0);
+        }
+    }
+}
+
+/// [`visit_entries`] of a JSON-array manifest: read whole, each element with its line and
+/// column.
+fn visit_array(path: &Path, mut visit: impl FnMut(usize, &str, usize)) -> Result<()> {
     let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let line = bytes_line(e.as_bytes(), e.utf8_error().valid_up_to());
         Error::bad_file(path, Some(line), "is not UTF-8 text")
     })?;
-    // A byte-order mark (Windows editors write one) is not part of the JSON.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let base = path.parent().unwrap_or(Path::new("."));
-    let mut manifest = Manifest::default();
-    let mut seen = HashSet::new();
     for (line, entry) in split_entries(path, text)? {
-        // Where the entry begins on its line (0 for a JSONL line; an element of a JSON array
-        // may begin after `[` or indentation): JSON errors give columns in that line.
+        // Where the entry begins on its line (an element of a JSON array may begin after `[`
+        // or indentation): JSON errors give columns in that line.
         let offset = entry.as_ptr() as usize - text.as_ptr() as usize;
         let column = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1);
-        let place = EntryPlace { line, column };
-        match parse_entry(entry, base, place, ctx) {
-            Ok(plan) => {
-                if !seen.insert(plan.id.clone()) {
-                    let id = plan.id.clone();
-                    manifest.bad.push(BadItem {
-                        line,
-                        id: Some(id.clone()),
-                        error: Error::bad_file(path, Some(line), format!("duplicate id {id:?}")),
-                    });
-                    continue;
-                }
-                manifest.items.push(ManifestItem { line, plan });
-            }
-            Err((id, message)) => manifest.bad.push(BadItem {
-                line,
-                id,
-                error: Error::bad_file(path, Some(line), message),
-            }),
-        }
+        visit(line, entry, column);
     }
-    Ok(manifest)
+    Ok(())
 }
 
 fn bytes_line(bytes: &[u8], offset: usize) -> usize {
@@ -199,22 +379,28 @@ impl EntryPlace {
     }
 }
 
-/// One entry: JSON, a plan, checked, paths resolved, inputs present.
-fn parse_entry(
+/// An entry's JSON, which must be an object; the message says what is wrong when it is not.
+fn entry_value(entry: &str, place: EntryPlace) -> std::result::Result<serde_json::Value, String> {
+    let value: serde_json::Value = serde_json::from_str(entry)
+        .map_err(|e| format!("not valid JSON: {}", place.json_error(&e)))?;
+    if !value.is_object() {
+        return Err(
+            "expected a JSON object like {\"id\": ..., \"source\": ..., \"exports\": [...]}"
+                .to_string(),
+        );
+    }
+    Ok(value)
+}
+
+/// One entry whose JSON is `value` (an object, [`entry_value`]): a plan, checked, paths
+/// resolved, inputs present.
+fn parse_plan(
     entry: &str,
+    value: &serde_json::Value,
     base: &Path,
     place: EntryPlace,
     ctx: &CallContext,
 ) -> std::result::Result<CheckedPlan, (Option<String>, String)> {
-    let value: serde_json::Value = serde_json::from_str(entry)
-        .map_err(|e| (None, format!("not valid JSON: {}", place.json_error(&e))))?;
-    if !value.is_object() {
-        return Err((
-            None,
-            "expected a JSON object like {\"id\": ..., \"source\": ..., \"exports\": [...]}"
-                .to_string(),
-        ));
-    }
     let id = value.get("id").and_then(|v| v.as_str()).map(str::to_string);
     let fail = |m: String| (id.clone(), m);
     // Read from the text (not the value) so errors say where in the line they are.
@@ -353,6 +539,69 @@ mod tests {
         ));
         assert_eq!(parsed.bad[0].line, 4);
         assert!(parsed.bad[0].error.to_string().contains("non-empty list"));
+    }
+
+    /// Each shard's read holds exactly the whole read's entries of that shard (items, bad
+    /// lines and their errors, duplicate ids), and the ids of the others' entries.
+    #[test]
+    fn a_shard_reads_its_own_entries_as_the_whole_read_has_them() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "v.mp4", "x");
+        let mut text = String::new();
+        for i in 0..40 {
+            text.push_str(&match i % 8 {
+                0 => format!("{{\"id\": \"ok-{i}\", \"source\": \"v.mp4\"}}\n"),
+                1 => format!("{{\"id\": \"gone-{i}\", \"source\": \"missing.mp4\"}}\n"),
+                2 => "not json\n".to_string(),
+                3 => "[1, 2]\n".to_string(),
+                4 => format!("{{\"id\": \"ok-{}\", \"source\": \"v.mp4\"}}\n", i - 4),
+                5 => "# a comment\n\n".to_string(),
+                6 => format!("{{\"id\": {i}, \"source\": \"v.mp4\"}}\n"),
+                _ => format!("{{\"id\": \"bad-{i}\", \"source\": \"v.mp4\", \"colour\": 1}}\n"),
+            });
+        }
+        let m = write(dir.path(), "m.jsonl", &text);
+        let whole = read_manifest(&m).unwrap();
+        assert_eq!(whole.items.len(), 5);
+        assert_eq!(whole.bad.len(), 30);
+        assert!(whole.elsewhere.is_empty());
+        let shown = |b: &BadItem| (b.line, b.id.clone(), b.error.to_string());
+        for n in 1..=4 {
+            let in_shard = |i: usize, id: Option<&str>, line: usize| match id {
+                Some(id) => crate::batch::shard_of(id, n) == i,
+                None => line % n == i,
+            };
+            let mut elsewhere = 0;
+            for i in 0..n {
+                let shard = read_manifest_shard_in(&m, Some((i, n)), &CallContext::new()).unwrap();
+                let want: Vec<&ManifestItem> = whole
+                    .items
+                    .iter()
+                    .filter(|it| in_shard(i, Some(&it.plan.id), it.line))
+                    .collect();
+                assert_eq!(shard.items.iter().collect::<Vec<_>>(), want, "{i}/{n}");
+                let want: Vec<_> = whole
+                    .bad
+                    .iter()
+                    .filter(|b| in_shard(i, b.id.as_deref(), b.line))
+                    .map(shown)
+                    .collect();
+                assert_eq!(shard.bad.iter().map(shown).collect::<Vec<_>>(), want);
+                elsewhere += shard.elsewhere.len();
+                // Another shard's item writes its folder; its entry that cannot run does not.
+                if crate::batch::shard_of("ok-0", n) != i {
+                    assert!(shard.elsewhere.writes("ok-0"));
+                }
+                if crate::batch::shard_of("gone-1", n) != i {
+                    assert!(!shard.elsewhere.writes("gone-1"));
+                }
+                assert!(!shard.elsewhere.writes("never-named"));
+            }
+            // Each entry with an id is another shard's in n - 1 of the n reads (the
+            // duplicates of an id share one key).
+            let named = whole.items.len() + 5 + 5;
+            assert_eq!(elsewhere, named * (n - 1), "{n} shards");
+        }
     }
 
     proptest::proptest! {
