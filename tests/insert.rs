@@ -583,3 +583,97 @@ fn a_ten_minute_host_streams() {
     let d = oracle::num(&oracle::stream(&probe, "video").unwrap()["duration"]).unwrap();
     assert!((d - 601.0).abs() < 0.01, "duration {d}");
 }
+
+/// #52 item 3: a host with a skipped frame (a 2-frame gap after frame 0, at 25 fps) and with
+/// others (a gap later, none): the V-STaR file gives each box's time as `frame_index / fps`,
+/// V-STaR's definition, at the rate the file names; V-STaR's reading (`round(timestamp *
+/// fps)`) finds the box's own frame, vidprep's reader warns of nothing on its own file, and
+/// the sidecar says where the output's frame times part from `frame_index / fps`. Before, a
+/// box's time was its frame's own (0.84 s for frame 20), one frame late by V-STaR's reading.
+#[test]
+fn vstar_times_are_frame_index_over_fps_in_a_host_with_a_skipped_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let seq = make_sequence(&d.join("seq"), 12, 160, 120, 25, None);
+    for (name, skipped, parts) in [
+        ("gap_after_0", Some(1), true),
+        ("gap_at_30", Some(30), true),
+        ("no_gap", None, false),
+    ] {
+        let host = d.join(format!("{name}.mp4"));
+        let select = match skipped {
+            Some(n) => format!("select='not(eq(n\\,{n}))'"),
+            None => "null".into(),
+        };
+        let pass = common::cmd::passthrough();
+        ffmpeg(&[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=320x240:rate=25",
+            "-frames:v",
+            "59",
+            "-vf",
+            &select,
+            pass[0],
+            pass[1],
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-bf",
+            "0",
+            "-video_track_timescale",
+            "25",
+            &host.display().to_string(),
+        ]);
+        let out = d.join(format!("{name}.out.mp4"));
+        vidprep()
+            .arg("insert")
+            .arg("--host")
+            .arg(&host)
+            .arg("--sequence")
+            .arg(&seq)
+            .args(["--at", "20", "-o"])
+            .arg(&out)
+            .assert()
+            .success();
+        let text = std::fs::read_to_string(d.join(format!("{name}.out.vstar.json"))).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let item = if v.is_array() { &v[0] } else { &v };
+        let fps = item["fps"].as_f64().unwrap();
+        assert!((fps - 25.0).abs() < 1e-9, "{name}: fps {fps}");
+        let boxes = item["bboxes"].as_array().unwrap();
+        assert_eq!(boxes.len(), 12, "{name}");
+        for b in boxes {
+            let f = b["frame_index"].as_u64().unwrap() as f64;
+            let t = b["timestamp"].as_f64().unwrap();
+            assert!((t - f / fps).abs() < 1e-9, "{name}: {b}");
+            assert_eq!((t * fps).round(), f, "{name}: V-STaR's reading of {b}");
+        }
+        let span = item["timestamps"].as_array().unwrap();
+        assert!(
+            (span[0].as_f64().unwrap() - 20.0 / 25.0).abs() < 1e-9,
+            "{name}: {span:?}"
+        );
+        assert!(
+            (span[1].as_f64().unwrap() - 32.0 / 25.0).abs() < 1e-9,
+            "{name}: {span:?}"
+        );
+        // The sidecar says where frame times part from frame_index / fps.
+        let sc = json(&out.with_extension("json"));
+        assert_eq!(!sc["vstar_times"].is_null(), parts, "{name}: {sc:#}");
+        // vidprep reads its own file back without a word of disagreement.
+        let back = vidprep()
+            .arg("overlay")
+            .arg(&out)
+            .arg("--boxes")
+            .arg(d.join(format!("{name}.out.vstar.json")))
+            .arg("-o")
+            .arg(d.join(format!("{name}.back.mp4")))
+            .assert()
+            .success();
+        let err = String::from_utf8_lossy(&back.get_output().stderr).into_owned();
+        assert!(!err.contains("disagree"), "{name}: {err}");
+    }
+}

@@ -42,6 +42,7 @@ pub use got10k::open_sequence;
 pub use model::{Annotations, Coords, Detection, Entry, Key, Meta, Track, READ_WARNINGS};
 pub use native::{from_native_str, read_native, to_native_string};
 pub use resolve::{BoxSource, DrawBox, Fill, ResolvedBoxes, TrackerKind};
+pub(crate) use vstar::index_time_parting;
 pub use vstar::{vstar_item, VstarItem};
 // Only the unit tests name it by this path.
 #[cfg(test)]

@@ -775,13 +775,22 @@ pub fn vstar_item(
     };
     let resolved = single.resolve(clock, fill)?;
     let (w, h) = clock.frame_size();
-    // V-STaR times count from the first frame.
+    // V-STaR defines a box's time as `frame_index / fps` (seconds from the first frame);
+    // where the video's own frame times part from that (a skipped frame, a variable rate),
+    // the sidecar says so ([`index_time_parting`]). Without a rate, the frame's own time.
     let origin = if clock.frame_count() > 0 {
         clock.frame_time(0)
     } else {
         Time::ZERO
     };
-    let since_first = |t: Time| (t - origin).as_secs_f64();
+    let fps = clock.nominal_fps();
+    let index_time = |frame: usize| match fps {
+        Some(fps) => Time::from_secs(frame as i64)
+            .scale(fps.denom(), fps.numer())
+            .as_secs_f64(),
+        None if frame < clock.frame_count() => (clock.frame_time(frame) - origin).as_secs_f64(),
+        None => (clock.end_time() - origin).as_secs_f64(),
+    };
     let mut bboxes = Vec::new();
     let mut last_frame = 0;
     for (frame, boxes) in resolved.frames_with_boxes() {
@@ -789,7 +798,7 @@ pub fn vstar_item(
             if let Some(b) = d.bbox.clamped(w as f64, h as f64) {
                 last_frame = frame;
                 bboxes.push(VstarBox {
-                    timestamp: since_first(clock.frame_time(frame)),
+                    timestamp: index_time(frame),
                     frame_index: frame,
                     xmin: b.x1,
                     ymin: b.y1,
@@ -807,13 +816,8 @@ pub fn vstar_item(
         )));
     };
     // Half-open, as V-STaR's evaluation reads it: from the first boxed frame's time to the
-    // end of the last boxed frame (the next frame's time, or the video's end).
-    let end = if last_frame + 1 < clock.frame_count() {
-        clock.frame_time(last_frame + 1)
-    } else {
-        clock.end_time()
-    };
-    let timestamps = [first_box.timestamp, since_first(end)];
+    // end of the last boxed frame (the next frame's time), both `frame_index / fps`.
+    let timestamps = [first_box.timestamp, index_time(last_frame + 1)];
     Ok(VstarItem {
         vid: vid.to_string(),
         fps: clock.nominal_fps().map_or(0.0, Time::as_secs_f64),
@@ -825,6 +829,66 @@ pub fn vstar_item(
         bboxes,
         extra: Map::new(),
     })
+}
+
+/// Where a video's own frame times part from V-STaR's `frame_index / fps`: the frames whose
+/// time differs from it by half a frame or more (a skipped frame, a variable rate).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct IndexTimeParting {
+    /// The rate the V-STaR times use (the video's typical frame spacing).
+    pub fps: f64,
+    /// The first such frame (0-based), its own time and `frame_index / fps`, seconds from
+    /// the first frame.
+    pub first_frame: usize,
+    pub frame_time_s: f64,
+    pub index_time_s: f64,
+    /// How many frames differ so.
+    pub frames: usize,
+    /// The largest difference, seconds.
+    pub largest_difference_s: f64,
+}
+
+/// [`IndexTimeParting`] of a video with this clock; `None` where every frame is within half
+/// a frame of `frame_index / fps` (or the rate is unknown).
+pub(crate) fn index_time_parting(clock: &dyn FrameClock) -> Option<IndexTimeParting> {
+    let fps = clock.nominal_fps()?;
+    let n = clock.frame_count();
+    if n == 0 {
+        return None;
+    }
+    let origin = clock.frame_time(0);
+    let mut parting: Option<IndexTimeParting> = None;
+    for frame in 0..n {
+        let own = clock.frame_time(frame) - origin;
+        let index = Time::from_secs(frame as i64).scale(fps.denom(), fps.numer());
+        let diff = if own > index {
+            own - index
+        } else {
+            index - own
+        };
+        // Half a frame or more: diff * fps * 2 >= 1.
+        if diff.scale(2 * fps.numer(), fps.denom()) < Time::from_secs(1) {
+            continue;
+        }
+        let d = diff.as_secs_f64();
+        match parting.as_mut() {
+            None => {
+                parting = Some(IndexTimeParting {
+                    fps: fps.as_secs_f64(),
+                    first_frame: frame,
+                    frame_time_s: own.as_secs_f64(),
+                    index_time_s: index.as_secs_f64(),
+                    frames: 1,
+                    largest_difference_s: d,
+                })
+            }
+            Some(p) => {
+                p.frames += 1;
+                p.largest_difference_s = p.largest_difference_s.max(d);
+            }
+        }
+    }
+    parting
 }
 
 /// Writes items as a pretty-printed JSON list (the layout of a V-STaR benchmark file).

@@ -146,6 +146,27 @@ pub(crate) fn video_sidecar(
         }
         None => None,
     };
+    let mut extra = extra;
+    if let (Some((_, clock)), Some((BoxesOut::Vstar, path, _))) = (&out.boxes, &claimed.boxes) {
+        if let Some(p) = annotations::index_time_parting(clock) {
+            all.push(format!(
+                "{}: V-STaR gives a box's time as frame_index / fps ({} fps), and so does this \
+                 file; {} frame(s) of this output are shown half a frame or more from that \
+                 time (first: frame {} at {}s, frame_index / fps {}s): use frame_index to \
+                 find a box's frame",
+                path.display(),
+                p.fps,
+                p.frames,
+                p.first_frame,
+                p.frame_time_s,
+                p.index_time_s
+            ));
+            extra.insert(
+                "vstar_times".into(),
+                serde_json::to_value(&p).expect("a parting serialises"),
+            );
+        }
+    }
     if !out.damaged_frames.is_empty() {
         all.push(format!(
             "{} output frame(s) come from source pictures the decoder marked as damaged (first: output frame {})",

@@ -408,11 +408,26 @@ pub(crate) fn needle_vstar_text(
     };
     let prepared = &needle.prepared;
     item.object = prepared.object.clone().unwrap_or(item.object);
-    item.fps = (Time::from_secs(1) / prepared.step).as_secs_f64();
-    item.timestamps = [
-        needle.time.as_secs_f64(),
-        (needle.time + prepared.duration).as_secs_f64(),
-    ];
+    // The needle's span in V-STaR's own terms, `frame_index / fps` at the output's rate (as
+    // its boxes' times are), where the output has a rate; else its own times.
+    item.timestamps = match clock.nominal_fps() {
+        Some(fps) => {
+            let at = |frame: usize| {
+                Time::from_secs(frame as i64)
+                    .scale(fps.denom(), fps.numer())
+                    .as_secs_f64()
+            };
+            item.fps = fps.as_secs_f64();
+            [at(needle.at), at(needle.at + prepared.frames)]
+        }
+        None => {
+            item.fps = (Time::from_secs(1) / prepared.step).as_secs_f64();
+            [
+                needle.time.as_secs_f64(),
+                (needle.time + prepared.duration).as_secs_f64(),
+            ]
+        }
+    };
     item.extra.insert("provenance".into(), provenance);
     Ok(serde_json::to_string_pretty(&item).expect("V-STaR item serializes") + "\n")
 }
