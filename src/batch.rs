@@ -161,10 +161,7 @@ pub struct Quiet;
 
 impl Observer for Quiet {}
 
-/// The shard (0..count) of an item id.
-pub fn shard_of(id: &str, count: usize) -> usize {
-    (crate::hash::fnv1a(id.as_bytes()) % count.max(1) as u64) as usize
-}
+pub use crate::manifest::shard_of;
 
 /// Parses `I/N` (0-based shard `I` of `N`).
 pub fn parse_shard(text: &str) -> std::result::Result<(usize, usize), String> {

@@ -259,6 +259,9 @@ pub struct OutputRecord {
     pub duration: String,
     pub duration_s: f64,
     pub audio: Option<crate::media::audio::AudioFormat>,
+    /// The video's colour description as the file carries it (its source's matrix,
+    /// primaries and transfer; the range of the pictures written).
+    pub colour: crate::media::encode::ColourRecord,
 }
 
 impl OutputRecord {
@@ -273,6 +276,7 @@ impl OutputRecord {
             duration: decimal_text(report.duration),
             duration_s: report.duration.as_secs_f64(),
             audio: report.audio,
+            colour: report.colour.clone(),
         }
     }
 }

@@ -185,6 +185,7 @@ impl FrameSink for VideoSink {
                 time_base,
                 frame_rate: self.timing.frame_rate,
                 sample_aspect_ratio: self.timing.sample_aspect_ratio,
+                colour: crate::media::encode::Colour::of(&frame.image),
             };
             self.writer = Some(Mp4Writer::create(
                 &self.write_to,

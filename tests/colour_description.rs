@@ -182,3 +182,188 @@ fn a_lossless_cut_holds_ffmpegs_limited_range_frames() {
         assert_eq!(got, want[2..8].to_vec(), "{}", src.display());
     }
 }
+
+/// The colour description ffprobe reads from a file's video stream: matrix, primaries,
+/// transfer and range.
+fn stream_description(path: &Path) -> [String; 4] {
+    let out = cmd::ffprobe(&[
+        "-v",
+        "error",
+        "-select_streams",
+        "v:0",
+        "-show_entries",
+        "stream=color_space,color_primaries,color_transfer,color_range",
+        "-of",
+        "json",
+        &p(path),
+    ])
+    .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["streams"][0];
+    let get = |k: &str| s[k].as_str().unwrap_or("unknown").to_string();
+    [
+        get("color_space"),
+        get("color_primaries"),
+        get("color_transfer"),
+        get("color_range"),
+    ]
+}
+
+/// #52 item 8: a re-encoded output carries its source's matrix, primaries and transfer (and
+/// says its range), whichever path makes it: a plain cut, a lossless cut, `export video`,
+/// `cut --smart`; its sidecar says the same. Before, a plain cut and `export video` wrote
+/// none, and every reader took a BT.709, DNxHR or PQ clip for BT.601 (RGB 9 levels off on
+/// BT.709). The oracle is ffprobe's reading of the stream and ffmpeg's RGB of both files.
+#[test]
+fn encoded_outputs_carry_the_sources_colour_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bt709 = [
+        "-colorspace",
+        "bt709",
+        "-color_primaries",
+        "bt709",
+        "-color_trc",
+        "bt709",
+    ];
+    let make = |name: &str, codec: &[&str], tags: &[&str]| {
+        let mut a: Vec<&str> = codec.to_vec();
+        a.extend_from_slice(tags);
+        source(d, name, &a)
+    };
+    let cases = [
+        make(
+            "bt709.mp4",
+            &[
+                "-c:v",
+                "libx264",
+                "-preset",
+                "ultrafast",
+                "-pix_fmt",
+                "yuv420p",
+            ],
+            &bt709,
+        ),
+        make(
+            "pq.mkv",
+            &[
+                "-c:v",
+                "libx265",
+                "-preset",
+                "ultrafast",
+                "-x265-params",
+                "log-level=error",
+                "-pix_fmt",
+                "yuv420p10le",
+            ],
+            &[
+                "-colorspace",
+                "bt2020nc",
+                "-color_primaries",
+                "bt2020",
+                "-color_trc",
+                "smpte2084",
+            ],
+        ),
+        make(
+            "dnxhr.mov",
+            &[
+                // (DNxHR takes 256x120 and larger.)
+                "-vf",
+                "scale=256:144",
+                "-c:v",
+                "dnxhd",
+                "-profile:v",
+                "dnxhr_hq",
+                "-pix_fmt",
+                "yuv422p",
+            ],
+            &bt709,
+        ),
+    ];
+    for src in &cases {
+        let name = src.file_name().unwrap().to_string_lossy().into_owned();
+        let want = stream_description(src);
+        assert_ne!(want[0], "unknown", "{name}: the source says its matrix");
+        let outputs: Vec<(&str, Vec<String>)> = vec![
+            (
+                "cut",
+                vec!["cut".into(), p(src), "--end".into(), "6".into()],
+            ),
+            (
+                "lossless cut",
+                vec![
+                    "cut".into(),
+                    p(src),
+                    "--end".into(),
+                    "6".into(),
+                    "--crf".into(),
+                    "0".into(),
+                ],
+            ),
+            (
+                "export video",
+                vec!["export".into(), "video".into(), p(src)],
+            ),
+            (
+                "smart cut",
+                vec![
+                    "cut".into(),
+                    p(src),
+                    "--end".into(),
+                    "6".into(),
+                    "--smart".into(),
+                ],
+            ),
+        ];
+        for (what, args) in outputs {
+            let out = d.join(format!("{name}.{}.mp4", what.replace(' ', "_")));
+            vidprep()
+                .args(&args)
+                .args(["--preset", "ultrafast", "-o"])
+                .arg(&out)
+                .assert()
+                .success();
+            let got = stream_description(&out);
+            assert_eq!(
+                got[..3],
+                want[..3],
+                "{name} {what}: matrix, primaries, transfer"
+            );
+            assert_eq!(
+                got[3], "tv",
+                "{name} {what}: vidprep's 4:2:0 is limited range"
+            );
+            let sidecar: Value =
+                serde_json::from_str(&std::fs::read_to_string(out.with_extension("json")).unwrap())
+                    .unwrap();
+            let colour = &sidecar["output"]["colour"];
+            assert_eq!(
+                colour["matrix"],
+                want[0].as_str(),
+                "{name} {what}: {colour}"
+            );
+            assert_eq!(
+                colour["transfer"],
+                want[2].as_str(),
+                "{name} {what}: {colour}"
+            );
+            if what == "lossless cut" {
+                // Read with its tags, the clip's RGB is the source's through vidprep's 4:2:0
+                // (ffmpeg's conversion, read with the source's matrix): a few levels at most.
+                for i in [0usize, 3, 5] {
+                    let a = oracle::pipeline_rgb_at(src, i);
+                    let b = oracle::decode_frame_at(&out, i as u64, PixFmt::Rgb24);
+                    let worst = a
+                        .data
+                        .iter()
+                        .zip(&b.data)
+                        .map(|(x, y)| x.abs_diff(*y))
+                        .max()
+                        .unwrap();
+                    assert!(worst <= 3, "{name} frame {i}: RGB {worst} levels off");
+                }
+            }
+        }
+    }
+}

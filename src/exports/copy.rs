@@ -129,6 +129,8 @@ pub(crate) fn copy_export(
             duration: crate::time::decimal_text(duration),
             duration_s: duration.as_secs_f64(),
             audio: audio_format,
+            // A copy keeps the source's description: read from what was written.
+            colour: crate::media::encode::file_colour(&claimed.main_temp),
         },
         sources: stream.source_records(),
         request: serde_json::to_value(&stream.plan).expect("a plan serialises"),

@@ -169,6 +169,12 @@ fn id_key(id: &str) -> u128 {
     u128::from_le_bytes(Md5::digest(id.as_bytes()).into())
 }
 
+/// The shard (0..count) of an item id (`vidprep run --shard I/N` runs the items whose id
+/// falls in shard `I`).
+pub fn shard_of(id: &str, count: usize) -> usize {
+    (crate::hash::fnv1a(id.as_bytes()) % count.max(1) as u64) as usize
+}
+
 /// Largest manifest read (a guard against being pointed at a video or a device).
 const MAX_MANIFEST_BYTES: u64 = 1 << 30;
 
@@ -216,7 +222,7 @@ pub fn read_manifest_shard_in(
     let in_shard = |id: Option<&str>, line: usize| match shard {
         None => true,
         Some((i, n)) => match id {
-            Some(id) => crate::batch::shard_of(id, n) == i,
+            Some(id) => shard_of(id, n) == i,
             None => line % n == i,
         },
     };
@@ -568,7 +574,7 @@ mod tests {
         let shown = |b: &BadItem| (b.line, b.id.clone(), b.error.to_string());
         for n in 1..=4 {
             let in_shard = |i: usize, id: Option<&str>, line: usize| match id {
-                Some(id) => crate::batch::shard_of(id, n) == i,
+                Some(id) => shard_of(id, n) == i,
                 None => line % n == i,
             };
             let mut elsewhere = 0;
@@ -589,10 +595,10 @@ mod tests {
                 assert_eq!(shard.bad.iter().map(shown).collect::<Vec<_>>(), want);
                 elsewhere += shard.elsewhere.len();
                 // Another shard's item writes its folder; its entry that cannot run does not.
-                if crate::batch::shard_of("ok-0", n) != i {
+                if shard_of("ok-0", n) != i {
                     assert!(shard.elsewhere.writes("ok-0"));
                 }
-                if crate::batch::shard_of("gone-1", n) != i {
+                if shard_of("gone-1", n) != i {
                     assert!(!shard.elsewhere.writes("gone-1"));
                 }
                 assert!(!shard.elsewhere.writes("never-named"));

@@ -118,6 +118,88 @@ pub struct VideoFormat {
     /// Typical frame rate (a hint for rate control and the container).
     pub frame_rate: Option<Ratio>,
     pub sample_aspect_ratio: Ratio,
+    /// The pictures' colour description (the encoder tags the stream with it).
+    pub colour: Colour,
+}
+
+/// A picture's colour description: YCbCr matrix, primaries, transfer and range, as FFmpeg
+/// names them. An encoded output carries its source's (every reader then converts its pixels
+/// as the source's: a BT.709 or PQ source's clip is not read as BT.601), with the range of
+/// the pictures written (vidprep's 4:2:0 pipeline is limited range).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Colour {
+    pub matrix: ffmpeg::color::Space,
+    pub primaries: ffmpeg::color::Primaries,
+    pub transfer: ffmpeg::color::TransferCharacteristic,
+    pub range: ffmpeg::color::Range,
+}
+
+/// The colour description of the video stream of the file at `path` as its parameters say
+/// it (what a reader will use); the default (nothing said) where it cannot be read.
+pub fn file_colour(path: &Path) -> ColourRecord {
+    let Ok(input) = ffmpeg::format::input(&path) else {
+        return ColourRecord::default();
+    };
+    let Some(stream) = input.streams().best(ffmpeg::media::Type::Video) else {
+        return ColourRecord::default();
+    };
+    let Ok(video) = ffmpeg::codec::context::Context::from_parameters(stream.parameters())
+        .and_then(|c| c.decoder().video())
+    else {
+        return ColourRecord::default();
+    };
+    Colour {
+        matrix: video.color_space(),
+        primaries: video.color_primaries(),
+        transfer: video.color_transfer_characteristic(),
+        range: video.color_range(),
+    }
+    .record()
+}
+
+impl Colour {
+    /// The description `picture` carries.
+    pub fn of(picture: &VideoFrame) -> Colour {
+        Colour {
+            matrix: picture.color_space(),
+            primaries: picture.color_primaries(),
+            transfer: picture.color_transfer_characteristic(),
+            range: picture.color_range(),
+        }
+    }
+
+    /// The record of it in a sidecar: each part FFmpeg's name, absent where unspecified.
+    pub fn record(&self) -> ColourRecord {
+        let name = |n: Option<&'static str>| n.map(str::to_string);
+        ColourRecord {
+            matrix: name(self.matrix.name())
+                .filter(|_| self.matrix != ffmpeg::color::Space::Unspecified),
+            primaries: name(self.primaries.name())
+                .filter(|_| self.primaries != ffmpeg::color::Primaries::Unspecified),
+            transfer: name(self.transfer.name())
+                .filter(|_| self.transfer != ffmpeg::color::TransferCharacteristic::Unspecified),
+            range: name(self.range.name())
+                .filter(|_| self.range != ffmpeg::color::Range::Unspecified),
+        }
+    }
+}
+
+/// An output's colour description as its sidecar records it (FFmpeg's names: `bt709`,
+/// `smpte2084`, `tv`...; a part the source does not say is absent).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ColourRecord {
+    /// YCbCr matrix (`colorspace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<String>,
+    /// Colour primaries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub primaries: Option<String>,
+    /// Transfer characteristic (`smpte2084` is PQ, `arib-std-b67` HLG: HDR).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transfer: Option<String>,
+    /// `tv` (limited) or `pc` (full).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<String>,
 }
 
 /// What a finished [`Mp4Writer`] wrote.
@@ -132,6 +214,8 @@ pub struct WriteReport {
     pub duration: Time,
     pub audio: Option<AudioFormat>,
     pub video_bytes: u64,
+    /// The colour description the video stream carries.
+    pub colour: ColourRecord,
 }
 
 /// An H.264/AAC MP4 file being written.
@@ -153,6 +237,7 @@ pub struct Mp4Writer {
     end_time: Time,
     video_bytes: u64,
     finished: bool,
+    colour: Colour,
 }
 
 impl Mp4Writer {
@@ -201,6 +286,11 @@ impl Mp4Writer {
         if video.sample_aspect_ratio.is_valid() {
             enc.set_aspect_ratio(ffmpeg::Rational::from(video.sample_aspect_ratio));
         }
+        // The stream says how its pixels are to be read (x264 writes it in the VUI).
+        enc.set_colorspace(video.colour.matrix);
+        enc.set_color_primaries(video.colour.primaries);
+        enc.set_color_transfer_characteristic(video.colour.transfer);
+        enc.set_color_range(video.colour.range);
         if global_header {
             add_codec_flags(&mut enc, ffmpeg::ffi::AV_CODEC_FLAG_GLOBAL_HEADER);
         }
@@ -292,6 +382,7 @@ impl Mp4Writer {
             end_time: Time::ZERO,
             video_bytes: 0,
             finished: false,
+            colour: video.colour,
         })
     }
 
@@ -395,6 +486,7 @@ impl Mp4Writer {
             duration: self.end_time,
             audio: self.audio.as_ref().map(|a| a.format()),
             video_bytes: self.video_bytes,
+            colour: self.colour.record(),
         })
     }
 

@@ -269,6 +269,8 @@ pub(crate) fn write(
             duration: stream.duration(),
             audio,
             video_bytes,
+            // Copied GOPs keep the source's description, re-encoded parts are given it.
+            colour: crate::media::encode::file_colour(&claimed.main_temp),
         },
         frames: runs,
         damaged_frames,
