@@ -321,6 +321,18 @@ impl Error {
         context: impl Into<String>,
         source: ffmpeg_next::Error,
     ) -> Error {
+        // The file system refused the write (a full disk, a quota, a read-only mount, an I/O
+        // error): an output error, not the encoder's.
+        if let ffmpeg_next::Error::Other { errno } = source {
+            const FILE_SYSTEM: [i32; 6] = [28, 122, 30, 5, 13, 27]; // ENOSPC EDQUOT EROFS EIO EACCES EFBIG
+            if FILE_SYSTEM.contains(&errno) {
+                let os = std::io::Error::from_raw_os_error(errno);
+                return Error::Io {
+                    path: path.to_path_buf(),
+                    source: std::io::Error::new(os.kind(), format!("{}: {os}", context.into())),
+                };
+            }
+        }
         Error::Encode {
             path: path.to_path_buf(),
             context: context.into(),
@@ -450,6 +462,28 @@ impl From<ffmpeg_next::Error> for FfmpegError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_disk_while_writing_is_an_output_error_naming_the_step() {
+        for errno in [28, 122, 30] {
+            let e = Error::encode(
+                Path::new("o.mp4"),
+                "finishing the MP4 file",
+                ffmpeg_next::Error::Other { errno },
+            );
+            assert_eq!(e.kind(), ErrorKind::Output, "{e}");
+            assert!(
+                e.to_string().starts_with("o.mp4: finishing the MP4 file: "),
+                "{e}"
+            );
+        }
+        let e = Error::encode(
+            Path::new("o.mp4"),
+            "encoding frame 3",
+            ffmpeg_next::Error::InvalidData,
+        );
+        assert_eq!(e.kind(), ErrorKind::Encode);
+    }
 
     #[test]
     fn a_tracker_failure_is_a_runtime_failure_naming_the_tracker_and_frame() {

@@ -191,3 +191,57 @@ fn damaged_input_is_decoded_as_far_as_ffmpeg_goes_and_strict_refuses_it() {
     );
     assert!(files_in(&strict).is_empty(), "left {:?}", files_in(&strict));
 }
+
+/// #52: a disk that fills while vidprep writes an MP4 is an output error (`error_kind`
+/// `output`, exit 1), never the encoder's, and leaves nothing (the same failure at the MP4's
+/// last write, "finishing the MP4 file", was `encode`: `error.rs`'s unit test holds it). The disk is a 300 kB tmpfs
+/// mounted in a mount namespace of the test's own (root; skipped where `unshare` cannot).
+#[test]
+fn a_full_disk_while_writing_is_an_output_error_and_leaves_nothing() {
+    let v = SynthVideo::new(320, 240).frames(120).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(&v.path, d.join("in.mp4")).unwrap();
+    std::fs::create_dir(d.join("small")).unwrap();
+    std::fs::write(
+        d.join("m.jsonl"),
+        "{\"id\": \"a\", \"source\": \"../in.mp4\", \"exports\": [{\"kind\": \"clip\", \"crf\": 0, \"preset\": \"ultrafast\"}]}\n",
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("vidprep");
+    let script = format!(
+        "mount -t tmpfs -o size=300k none small && cp m.jsonl small/ && \
+         {bin} cut in.mp4 --crf 0 --preset ultrafast -o small/c.mp4; echo \"cut=$?\"; \
+         ls -A small; \
+         (cd small && {bin} run m.jsonl --out-dir out); echo \"run=$?\"; \
+         cat small/out/report.jsonl; \
+         echo left=$(find small -name 'c.mp4*' -o -name '.vidprep-tmp*' -o -name a | wc -l)",
+        bin = bin.display()
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if text.contains("mount:") || text.contains("unshare:") {
+        if std::env::var_os("VIDPREP_REQUIRE_FLEET").is_some() {
+            panic!("cannot mount a small tmpfs here, but VIDPREP_REQUIRE_FLEET is set: {text}");
+        }
+        eprintln!("skipping: cannot mount a small tmpfs in a mount namespace here: {text}");
+        return;
+    }
+    assert!(text.contains("cut=1"), "{text}");
+    assert!(text.contains("No space left on device"), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    // The batch reports the item as an output failure.
+    assert!(text.contains("run=1"), "{text}");
+    assert!(text.contains("\"error_kind\":\"output\""), "{text}");
+    assert!(!text.contains("\"error_kind\":\"encode\""), "{text}");
+    // Nothing half-written: no clip, no item folder, no temporary.
+    assert!(text.contains("left=0"), "{text}");
+}

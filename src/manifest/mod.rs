@@ -410,7 +410,8 @@ fn parse_plan(
     let id = value.get("id").and_then(|v| v.as_str()).map(str::to_string);
     let fail = |m: String| (id.clone(), m);
     // Read from the text (not the value) so errors say where in the line they are.
-    let plan: Plan = serde_json::from_str(entry).map_err(|e| fail(place.json_error(&e)))?;
+    let plan: Plan = serde_json::from_str(entry)
+        .map_err(|e| fail(crate::plan::without_retired_fields(&place.json_error(&e))))?;
     let mut plan = CheckedPlan::new_in(plan, ctx).map_err(fail)?;
     plan.resolve_paths(base).map_err(fail)?;
     if let Err(e) = crate::media::source::check_source(&plan.source, plan.source_fps) {

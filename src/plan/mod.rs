@@ -28,6 +28,7 @@ pub use crate::vocab::Rgb;
 pub use check::validate_id;
 pub use checked::CheckedPlan;
 pub(crate) use checked::NormalPlan;
+pub(crate) use schema::without_retired_fields;
 pub use schema::{
     BoxOptions, BoxesSpec, ClipExport, ExportSpec, FramesExport, InsertSpec, Plan, Position,
     PreviewExport, VideoExport,

@@ -84,6 +84,16 @@ pub struct Plan {
     retired_annotations: retired::Field,
 }
 
+/// serde's message for an unknown plan field without the retired spellings among the fields
+/// it lists as expected (they are read only to be refused: a misspelt field must not be told
+/// to use `span` or `annotations`).
+pub(crate) fn without_retired_fields(message: &str) -> String {
+    message
+        .replace(", `span`, `annotations`", "")
+        .replace(", `span`", "")
+        .replace(", `annotations`", "")
+}
+
 /// The plan fields that had a second spelling: each is read only to refuse it with the
 /// rewrite, so that a manifest written for an older vidprep fails with what to change.
 mod retired {
@@ -816,6 +826,19 @@ mod tests {
             !text.contains("span") && !text.contains("annotations"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_misspelt_field_is_not_told_of_the_retired_ones() {
+        let e = serde_json::from_str::<Plan>(r#"{"id": "a", "source": "v.mp4", "exprots": []}"#)
+            .unwrap_err()
+            .to_string();
+        let e = without_retired_fields(&e);
+        assert!(
+            e.contains("unknown field `exprots`") && e.contains("`exports`"),
+            "{e}"
+        );
+        assert!(!e.contains("`span`") && !e.contains("`annotations`"), "{e}");
     }
 
     #[test]

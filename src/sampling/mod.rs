@@ -505,8 +505,8 @@ pub enum SampleError {
         max: usize,
     },
     #[error(
-        "the request would take {0} samples, more than vidprep handles (10000000); ask for fewer \
-         frames or a lower fps"
+        "the request would take {0} samples, more than vidprep handles ({MAX_SAMPLES}, a 24-hour \
+         video at 240 fps); ask for fewer frames or a lower fps"
     )]
     /// More samples than vidprep materialises (a guard against absurd requests).
     TooManySamples(u128),
@@ -556,8 +556,10 @@ pub enum SampleError {
     },
 }
 
-/// Upper bound on materialised fps samples (a guard against absurd rates, not a toolkit rule).
-const MAX_SAMPLES: u128 = 10_000_000;
+/// Upper bound on materialised samples (a guard against absurd rates, not a toolkit rule):
+/// the most frames a plan may ask for ([`crate::vocab::MAX_FRAMES`], what a plan's check
+/// allows), so a request that passed its check is never refused here.
+const MAX_SAMPLES: u128 = crate::vocab::MAX_FRAMES as u128;
 
 /// Samples frame indices from `video` with `sampler`'s formula.
 ///

@@ -1014,6 +1014,23 @@ fn fps_fraction_is_exact_for_decimal_rates() {
         true,
     );
     assert!(matches!(e, Err(SampleError::TooManySamples(_))), "{e:?}");
+    // A count a plan's check lets through is sampled (#52: 10,000,001 to 20,736,000 passed
+    // the check and failed here), one past it is not.
+    let most = crate::vocab::MAX_FRAMES;
+    let got = sample(
+        &cfr(40, 25, 1),
+        named("uniform"),
+        Request::Count(10_000_001),
+        true,
+    );
+    assert_eq!(got.map(|s| s.indices.len()).ok(), Some(10_000_001));
+    let e = sample(
+        &cfr(40, 25, 1),
+        named("uniform"),
+        Request::Count(most + 1),
+        true,
+    );
+    assert!(matches!(e, Err(SampleError::TooManySamples(_))), "{e:?}");
 }
 
 #[test]
