@@ -47,8 +47,13 @@ pub(crate) fn check_names(mut files: Vec<String>) {
 }
 use names::{conversion, extension_of};
 
-/// File extensions read as images (any case).
-pub const IMAGE_EXTENSIONS: [&str; 7] = ["jpg", "jpeg", "png", "bmp", "tif", "tiff", "webp"];
+/// File extensions read as images (any case): those FFmpeg's `image2` reader names a decoder
+/// for that cameras, datasets and tools write frames as (JPEG, PNG, BMP, TIFF, WebP, the
+/// Netpbm family, JPEG 2000, TGA).
+pub const IMAGE_EXTENSIONS: [&str; 14] = [
+    "jpg", "jpeg", "png", "bmp", "tif", "tiff", "webp", "pgm", "ppm", "pbm", "pam", "jp2", "j2k",
+    "tga",
+];
 
 /// The folder a path lies in (`.` for a bare name).
 pub(crate) fn folder_of(path: &Path) -> PathBuf {
