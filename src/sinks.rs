@@ -107,6 +107,8 @@ pub struct VideoSink {
     provenance: ProvenanceRecorder,
     boxes: Option<BoxRecorder>,
     report: Option<WriteReport>,
+    /// The source its frames come from (errors about the frames name it).
+    source: Option<PathBuf>,
 }
 
 impl VideoSink {
@@ -132,7 +134,14 @@ impl VideoSink {
             provenance,
             boxes: None,
             report: None,
+            source: None,
         })
+    }
+
+    /// The source the frames come from, for errors about them.
+    pub fn with_source(mut self, source: &Path) -> VideoSink {
+        self.source = Some(source.to_path_buf());
+        self
     }
 
     /// End the last frame no later than this output time.
@@ -200,6 +209,25 @@ impl FrameSink for VideoSink {
             None => frame.duration,
         };
         let writer = self.writer.as_mut().expect("created above");
+        let (w, h) = writer.size();
+        let (fw, fh) = (frame.image.width() & !1, frame.image.height() & !1);
+        if (fw, fh) != (w, h) {
+            // Recordings joined together (a screen or WebRTC recording): one output keeps one
+            // picture size.
+            let at = frame.origin.index;
+            return Err(Error::request(
+                self.source.as_deref().unwrap_or(&self.final_path),
+                format!(
+                    "its picture size changes mid-stream: source frame {at} is {}x{} where the \
+                     output began at {w}x{h} (recordings joined together?); an output keeps one \
+                     size: cut the parts apart at source frame {at} (--end {at}, and --start \
+                     {at} for the rest), or scale the source to one size first (ffmpeg -i SRC \
+                     -vf scale={w}:{h} OUT.mp4)",
+                    frame.image.width(),
+                    frame.image.height(),
+                ),
+            ));
+        }
         writer.write(&frame.image, frame.time, duration)?;
         self.provenance.record(frame);
         if let Some(boxes) = self.boxes.as_mut() {

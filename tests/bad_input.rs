@@ -245,3 +245,64 @@ fn a_full_disk_while_writing_is_an_output_error_and_leaves_nothing() {
     // Nothing half-written: no clip, no item folder, no temporary.
     assert!(text.contains("left=0"), "{text}");
 }
+
+/// #52 item 6: two MPEG-TS recordings joined (320x240, then 480x360 from frame 25), as screen
+/// and WebRTC recordings are: the error names the source (not the output), the source frame
+/// where the size changes, both sizes and what to do. Before: "rc.mkv: frame 25 is 480x360,
+/// the output is 320x240". The oracle for the frame is how the file was made.
+#[test]
+fn a_picture_size_that_changes_mid_stream_is_refused_naming_the_source_and_the_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, size, offset) in [("a.ts", "320x240", "0"), ("b.ts", "480x360", "1")] {
+        common::cmd::run_ok(
+            "ffmpeg",
+            &[
+                "-v",
+                "error",
+                "-f",
+                "lavfi",
+                "-i",
+                &format!("testsrc2=size={size}:rate=25"),
+                "-frames:v",
+                "25",
+                "-c:v",
+                "libx264",
+                "-preset",
+                "ultrafast",
+                "-output_ts_offset",
+                offset,
+                &d.join(name).display().to_string(),
+            ],
+        );
+    }
+    let mut joined = std::fs::read(d.join("a.ts")).unwrap();
+    joined.extend(std::fs::read(d.join("b.ts")).unwrap());
+    std::fs::write(d.join("rc.ts"), joined).unwrap();
+    for out in ["rc.mkv", "rc.mp4"] {
+        let err = fails(d, &["cut", "rc.ts", "--preset", "ultrafast", "-o", out], 1);
+        assert!(
+            err.contains("rc.ts: its picture size changes mid-stream")
+                && err.contains("source frame 25 is 480x360")
+                && err.contains("began at 320x240")
+                && err.contains("--end 25"),
+            "{err}"
+        );
+        assert!(!d.join(out).exists());
+    }
+    // The first recording alone is cut as usual.
+    vidprep()
+        .current_dir(d)
+        .args([
+            "cut",
+            "rc.ts",
+            "--end",
+            "25",
+            "--preset",
+            "ultrafast",
+            "-o",
+            "first.mp4",
+        ])
+        .assert()
+        .success();
+}

@@ -1125,10 +1125,8 @@ fn image_folders_of_netpbm_jpeg2000_and_tga_frames_are_read() {
             );
             // An RGB picture is exported as its own RGB (ffmpeg's decode of it); others
             // through the 4:2:0 pipeline (ffmpeg's conversion).
-            let own = crate::common::oracle::decode_image(
-                &image,
-                crate::common::oracle::PixFmt::Rgb24,
-            );
+            let own =
+                crate::common::oracle::decode_image(&image, crate::common::oracle::PixFmt::Rgb24);
             let want = crate::common::oracle::pipeline_rgb_at(&image, 0);
             let psnr = crate::common::oracle::psnr(&got, &want);
             // Grey pictures are full range: vidprep's pipeline squeezes full range into

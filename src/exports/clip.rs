@@ -101,6 +101,7 @@ impl Export for ClipMaker {
             Some(stream.audio()),
             stream.provenance(),
         )?
+        .with_source(&stream.source)
         .with_end_time(stream.duration())
         .with_boxes(stream.box_recorder());
         self.sink = Some(StagedSink::new(stream.draw_stages(), sink));

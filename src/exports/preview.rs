@@ -100,6 +100,7 @@ impl Export for PreviewMaker {
             None,
             stream.provenance(),
         )?
+        .with_source(&stream.source)
         .with_end_time(stream.duration());
         self.sink = Some(StagedSink::new(stages, sink));
         Ok(Wants::All)

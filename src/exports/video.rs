@@ -595,6 +595,7 @@ impl VideoMaker {
             Some(stream.audio()),
             stream.provenance(),
         )?
+        .with_source(&stream.source)
         .with_end_time(stream.duration())
         .with_boxes(stream.box_recorder());
         Ok(StagedSink::new(stages, sink))
