@@ -24,6 +24,7 @@ pub(crate) mod mot;
 pub(crate) mod native;
 pub(crate) mod plain;
 pub(crate) mod resolve;
+mod span;
 pub(crate) mod vstar;
 pub(crate) mod waymo;
 
@@ -103,12 +104,12 @@ pub(crate) enum Shape<'a> {
     /// JSON, with its records as a table when it is a list of flat records.
     Json {
         value: &'a serde_json::Value,
-        records: Option<&'a Table>,
+        records: Option<&'a Table<'a>>,
     },
     /// Text whose first line is `n` numbers.
     NumberLines(usize),
     /// Text with a header row (CSV).
-    Csv(&'a Table),
+    Csv(&'a Table<'a>),
 }
 
 /// A format's answer to [`AnnotationFormat::recognise`].
