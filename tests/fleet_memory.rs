@@ -4,7 +4,9 @@
 //! and the same refusals of items that read another shard's output folder; an overlay of a
 //! few frames from one item of a 95 MB V-STaR benchmark file costs that item, not the file
 //! (1.43 GB and 3.9 s before; 63 MB and 0.6 s now), also when every item of a manifest reads
-//! the same file (2.8 GB before with two items at a time; 63 MB now). Peak memory is the kernel's count (`/usr/bin/time -v`'s maximum resident
+//! the same file (2.8 GB before with two items at a time; 63 MB now); and an overlay with a
+//! 50 MB plain or Waymo CSV box list costs the video's boxes (1.55 GB before; under 100 MB
+//! now). Peak memory is the kernel's count (`/usr/bin/time -v`'s maximum resident
 //! set size), checked against generous bounds; where `/usr/bin/time` is absent the check is
 //! skipped with a message.
 
@@ -355,4 +357,88 @@ fn a_vstar_file_read_by_every_item_of_a_manifest_costs_its_items() {
     let got = report(&dir.path().join("out/report.jsonl"));
     assert_eq!(got.len(), 4);
     assert!(got.iter().all(|r| r["status"] == "ok"), "{got:?}");
+}
+
+/// Rows of the generated box lists: 40,000 frames of 50 tracks (about 50 MB of CSV).
+const BOX_ROWS: usize = 2_000_000;
+/// Tracks of the generated box lists.
+const BOX_TRACKS: usize = 50;
+
+/// The corners of row `i` of a generated box list (track `i % 50` on frame `i / 50`).
+fn list_box(i: usize) -> [f64; 4] {
+    let (x, y) = ((1 + i % 20) as f64, (2 + i % 15) as f64);
+    [x, y, x + 30.0, y + 24.0]
+}
+
+/// Writes a CSV box list of [`BOX_ROWS`] rows: `waymo` in centre and extent columns, else
+/// plain corners.
+fn box_list_csv(path: &Path, waymo: bool) {
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    if waymo {
+        writeln!(w, "frame,id,type,center_x,center_y,length,width").unwrap();
+    } else {
+        writeln!(w, "frame,id,label,x1,y1,x2,y2").unwrap();
+    }
+    for i in 0..BOX_ROWS {
+        let [x1, y1, x2, y2] = list_box(i);
+        let (frame, track) = (i / BOX_TRACKS, i % BOX_TRACKS);
+        if waymo {
+            let (cx, cy) = ((x1 + x2) / 2.0, (y1 + y2) / 2.0);
+            writeln!(w, "{frame},t{track},1,{cx},{cy},30,24").unwrap();
+        } else {
+            writeln!(w, "{frame},t{track},car,{x1},{y1},{x2},{y2}").unwrap();
+        }
+    }
+    w.flush().unwrap();
+}
+
+/// An overlay of the 10 frames of a video with a 50 MB plain or Waymo CSV of 40,000 frames
+/// (50 tracks): peak memory under 150 MB (1.55 GB before, for each), and the sidecar holds
+/// each track's boxes of those 10 frames, in the file's order of tracks.
+#[test]
+fn an_overlay_from_a_large_csv_box_list_costs_the_video_s_boxes() {
+    let dir = tempfile::tempdir().unwrap();
+    video(dir.path());
+    for (name, waymo) in [("plain.csv", false), ("waymo.csv", true)] {
+        box_list_csv(&dir.path().join(name), waymo);
+        let out = timed(
+            dir.path(),
+            &["overlay", "v.mp4", "--boxes", name, "-o", "o.mp4"],
+        );
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{}", tail_lines(&err, 20));
+        check_peak(&err, 150 * 1024, &format!("overlay with {name}"));
+        assert!(
+            err.contains(&format!(
+                "{name}: {} annotation keys fall outside the video",
+                BOX_ROWS - 10 * BOX_TRACKS
+            )),
+            "{}",
+            tail_lines(&err, 20)
+        );
+        let sidecar = support::sidecar(&dir.path().join("o.mp4"));
+        let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
+        let ids: Vec<&str> = tracks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+        let want_ids: Vec<String> = (0..BOX_TRACKS).map(|t| format!("t{t}")).collect();
+        assert_eq!(ids, want_ids, "{name}");
+        for (t, track) in tracks.iter().enumerate() {
+            let got: Vec<(u64, Vec<f64>)> = track["keys"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|key| {
+                    let b = key["box"].as_array().unwrap();
+                    (
+                        key["frame"].as_u64().unwrap(),
+                        b.iter().map(|v| v.as_f64().unwrap()).collect(),
+                    )
+                })
+                .collect();
+            let want: Vec<(u64, Vec<f64>)> = (0..10)
+                .map(|j| (j as u64, list_box(j * BOX_TRACKS + t).to_vec()))
+                .collect();
+            assert_eq!(got, want, "{name} track t{t}");
+        }
+        std::fs::remove_file(dir.path().join(name)).unwrap();
+    }
 }
