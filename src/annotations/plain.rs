@@ -45,10 +45,10 @@ pub(crate) fn table_of_text<'t>(
     let start = text.trim_start();
     if start.starts_with('[') || start.starts_with('{') {
         let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| AnnotationError::json(path, &e))?;
+            serde_json::from_str(text).map_err(|e| AnnotationError::json(path, &e))?;
         Table::from_json(path, &value)
     } else {
-        Table::from_csv(path, &text)
+        Table::from_csv(path, text)
     }
 }
 
