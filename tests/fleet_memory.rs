@@ -442,3 +442,68 @@ fn an_overlay_from_a_large_csv_box_list_costs_the_video_s_boxes() {
         std::fs::remove_file(dir.path().join(name)).unwrap();
     }
 }
+
+/// Lines of the generated GOT-10k groundtruth: 3M frames (about 60 MB).
+const GT_LINES: usize = 3_000_000;
+
+/// An overlay of the 10 frames of a video with a 60 MB GOT-10k groundtruth.txt (3M frames)
+/// costs those frames' boxes (1.48 GB for a 92 MB file before, the file and every box held;
+/// 64 MB now): peak memory under 150 MB, and the sidecar holds exactly the boxes of lines
+/// 1..10 (frames 0..9); the other lines are counted as outside the video.
+#[test]
+fn an_overlay_from_a_large_got10k_groundtruth_costs_the_video_s_boxes() {
+    let dir = tempfile::tempdir().unwrap();
+    video(dir.path());
+    let seq = dir.path().join("seq");
+    std::fs::create_dir(&seq).unwrap();
+    let mut w = std::io::BufWriter::with_capacity(
+        1 << 20,
+        std::fs::File::create(seq.join("groundtruth.txt")).unwrap(),
+    );
+    for i in 0..GT_LINES {
+        let [x1, y1, x2, y2] = list_box(i);
+        writeln!(w, "{x1},{y1},{},{}", x2 - x1, y2 - y1).unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    let out = timed(
+        dir.path(),
+        &[
+            "overlay",
+            "v.mp4",
+            "--boxes",
+            "seq/groundtruth.txt",
+            "-o",
+            "o.mp4",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", tail_lines(&err, 20));
+    check_peak(&err, 150 * 1024, "overlay with a GOT-10k groundtruth.txt");
+    assert!(
+        err.contains(&format!(
+            "groundtruth.txt: {} annotation keys fall outside the video",
+            GT_LINES - 10
+        )),
+        "{}",
+        tail_lines(&err, 20)
+    );
+    let sidecar = support::sidecar(&dir.path().join("o.mp4"));
+    let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
+    assert_eq!(tracks.len(), 1, "{tracks:?}");
+    assert_eq!(tracks[0]["id"], "seq");
+    let got: Vec<(u64, Vec<f64>)> = tracks[0]["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|key| {
+            let b = key["box"].as_array().unwrap();
+            (
+                key["frame"].as_u64().unwrap(),
+                b.iter().map(|v| v.as_f64().unwrap()).collect(),
+            )
+        })
+        .collect();
+    let want: Vec<(u64, Vec<f64>)> = (0..10).map(|j| (j as u64, list_box(j).to_vec())).collect();
+    assert_eq!(got, want);
+}

@@ -104,6 +104,22 @@ impl SpanFilter {
         set.add(id, h.label.as_deref(), key, h.entry, h.extras, h.at)
     }
 
+    /// Counts a row its reader knows the request cannot use, not even as its track's nearest
+    /// outside the span (a reader of consecutive frames drops those without building them).
+    pub(crate) fn count_dropped(&mut self, id: &str, frame: usize) {
+        self.order += 1;
+        if self.frame_count.is_some_and(|n| frame >= n) {
+            self.beyond += 1;
+            return;
+        }
+        if self.span.is_some() && !self.first_row.contains_key(id) {
+            self.first_row.insert(id.to_string(), self.order);
+        }
+        if self.span.as_ref().is_some_and(|s| !s.contains(&frame)) {
+            self.outside += 1;
+        }
+    }
+
     /// Adds the rows held back, in file order, and records the counts in `meta`; `tracks`
     /// (the set's, taken after this) keep the order of their first rows inside the video.
     pub(crate) fn finish(mut self, set: &mut TrackSet) -> Result<FilterCounts, AnnotationError> {

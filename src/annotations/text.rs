@@ -30,6 +30,70 @@ pub(crate) fn read_text_from(
     })
 }
 
+/// The lines of `path` as [`read_text`]`(path).lines()` gives them, up to the last one that is
+/// not blank, one at a time (memory: one line): `each(line_no, line)` (1-based) is called for
+/// each, a blank line only once a later line is not blank. The first error `each` returns is
+/// the answer, unless a later byte is not UTF-8: then, as [`read_text`] would, the file's
+/// read error.
+pub(crate) fn for_each_used_line(
+    path: &Path,
+    mut each: impl FnMut(usize, &str) -> Result<(), AnnotationError>,
+) -> Result<(), AnnotationError> {
+    use std::io::BufRead;
+    let mut reader = open_text(path)?;
+    let mut bytes = Vec::new();
+    let mut line_no = 0usize;
+    // Blank lines not yet passed on: the first one's number and how many.
+    let mut blank: Option<(usize, usize)> = None;
+    let mut failed: Option<AnnotationError> = None;
+    loop {
+        bytes.clear();
+        let n = reader
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| AnnotationError::read(path, e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let Ok(raw) = std::str::from_utf8(&bytes) else {
+            return Err(AnnotationError::read(
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                ),
+            ));
+        };
+        if failed.is_some() {
+            continue;
+        }
+        let raw = if line_no == 1 {
+            raw.strip_prefix('\u{feff}').unwrap_or(raw)
+        } else {
+            raw
+        };
+        let line = raw.strip_suffix('\n').unwrap_or(raw);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.trim().is_empty() {
+            match &mut blank {
+                Some((_, count)) => *count += 1,
+                None => blank = Some((line_no, 1)),
+            }
+            continue;
+        }
+        let mut result = Ok(());
+        if let Some((first, count)) = blank.take() {
+            for k in first..first + count {
+                result = result.and_then(|()| each(k, ""));
+            }
+        }
+        if let Err(e) = result.and_then(|()| each(line_no, line)) {
+            failed = Some(e);
+        }
+    }
+    failed.map_or(Ok(()), Err)
+}
+
 /// The file opened for reading line by line (readers that stream: their memory follows what
 /// they keep, not the file's size), after the same checks as [`read_text`].
 pub(crate) fn open_text(path: &Path) -> Result<std::io::BufReader<std::fs::File>, AnnotationError> {
