@@ -6,7 +6,8 @@
 //! (1.43 GB and 3.9 s before; 63 MB and 0.6 s now), also when every item of a manifest reads
 //! the same file (2.8 GB before with two items at a time; 63 MB now); and an overlay with a
 //! 50 MB plain or Waymo CSV box list costs the video's boxes (1.55 GB before; under 100 MB
-//! now), and so does one with a 60 MB GOT-10k groundtruth.txt (823 MB before; 64 MB now). Peak memory is the kernel's count (`/usr/bin/time -v`'s maximum resident
+//! now), and so do one with a 60 MB GOT-10k groundtruth.txt (823 MB before; 64 MB now) and
+//! one with a 52 MB vidprep JSON file (1.29 GB before; 90 MB now). Peak memory is the kernel's count (`/usr/bin/time -v`'s maximum resident
 //! set size), checked against generous bounds; where `/usr/bin/time` is absent the check is
 //! skipped with a message.
 
@@ -506,4 +507,81 @@ fn an_overlay_from_a_large_got10k_groundtruth_costs_the_video_s_boxes() {
         .collect();
     let want: Vec<(u64, Vec<f64>)> = (0..10).map(|j| (j as u64, list_box(j).to_vec())).collect();
     assert_eq!(got, want);
+}
+
+/// Keys of each of the [`BOX_TRACKS`] tracks of the generated vidprep JSON file (about 52 MB).
+const NATIVE_KEYS: usize = 25_000;
+
+/// An overlay of the 10 frames of a video with a 52 MB vidprep JSON file (50 tracks of 25,000
+/// frame keys) costs those frames' boxes (1.06 GB for a 41 MB file before, parsed into a JSON
+/// value and then every key; 90 MB now): peak memory under 150 MB, and the sidecar holds
+/// exactly each track's keys of frames 0..9.
+#[test]
+fn an_overlay_from_a_large_vidprep_json_file_costs_the_video_s_boxes() {
+    let dir = tempfile::tempdir().unwrap();
+    video(dir.path());
+    let mut w = std::io::BufWriter::with_capacity(
+        1 << 20,
+        std::fs::File::create(dir.path().join("boxes.json")).unwrap(),
+    );
+    write!(
+        w,
+        r#"{{"vidprep_annotations": 1, "coords": "pixels", "tracks": ["#
+    )
+    .unwrap();
+    for t in 0..BOX_TRACKS {
+        let sep = if t == 0 { "" } else { "," };
+        write!(w, "{sep}\n{{\"id\": \"t{t}\", \"keys\": [").unwrap();
+        for j in 0..NATIVE_KEYS {
+            let [x1, y1, x2, y2] = list_box(j * BOX_TRACKS + t);
+            let sep = if j == 0 { "" } else { ", " };
+            write!(
+                w,
+                r#"{sep}{{"frame": {j}, "box": [{x1}, {y1}, {x2}, {y2}]}}"#
+            )
+            .unwrap();
+        }
+        write!(w, "]}}").unwrap();
+    }
+    writeln!(w, "\n]}}").unwrap();
+    w.flush().unwrap();
+    drop(w);
+    let out = timed(
+        dir.path(),
+        &["overlay", "v.mp4", "--boxes", "boxes.json", "-o", "o.mp4"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", tail_lines(&err, 20));
+    check_peak(&err, 150 * 1024, "overlay with a vidprep JSON file");
+    assert!(
+        err.contains(&format!(
+            "boxes.json: {} annotation keys fall outside the video",
+            (NATIVE_KEYS - 10) * BOX_TRACKS
+        )),
+        "{}",
+        tail_lines(&err, 20)
+    );
+    let sidecar = support::sidecar(&dir.path().join("o.mp4"));
+    let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
+    let ids: Vec<&str> = tracks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    let want_ids: Vec<String> = (0..BOX_TRACKS).map(|t| format!("t{t}")).collect();
+    assert_eq!(ids, want_ids);
+    for (t, track) in tracks.iter().enumerate() {
+        let got: Vec<(u64, Vec<f64>)> = track["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|key| {
+                let b = key["box"].as_array().unwrap();
+                (
+                    key["frame"].as_u64().unwrap(),
+                    b.iter().map(|v| v.as_f64().unwrap()).collect(),
+                )
+            })
+            .collect();
+        let want: Vec<(u64, Vec<f64>)> = (0..10)
+            .map(|j| (j as u64, list_box(j * BOX_TRACKS + t).to_vec()))
+            .collect();
+        assert_eq!(got, want, "track t{t}");
+    }
 }

@@ -484,6 +484,11 @@ fn detect(path: &Path) -> Result<(Format, Opened), AnnotationError> {
             .map_err(|e| AnnotationError::read(path, e))?;
         text = text::read_text_from(path, opened)?;
         let start = text.trim_start();
+        // A vidprep file (an object with its marker member; formats before it take no JSON)
+        // is told without building its value.
+        if start.starts_with('{') && matches!(native::native_marker(&text), Ok(Some(_))) {
+            return Ok((Format::Vidprep, Opened::Text(text)));
+        }
         if start.starts_with('[') || start.starts_with('{') {
             value = serde_json::from_str::<serde_json::Value>(&text)
                 .map_err(|e| AnnotationError::json(path, &e))?;
@@ -513,7 +518,6 @@ fn detect(path: &Path) -> Result<(Format, Opened), AnnotationError> {
     };
     let file = Sniffed { path, shape };
     let format = recognise_format(&file)?;
-    drop(file);
     let opened = if metadata.is_dir() {
         Opened::Nothing
     } else {
