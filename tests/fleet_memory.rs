@@ -4,7 +4,10 @@
 //! and the same refusals of items that read another shard's output folder; an overlay of a
 //! few frames from one item of a 95 MB V-STaR benchmark file costs that item, not the file
 //! (1.43 GB and 3.9 s before; 63 MB and 0.6 s now), also when every item of a manifest reads
-//! the same file (2.8 GB before with two items at a time; 63 MB now). Peak memory is the kernel's count (`/usr/bin/time -v`'s maximum resident
+//! the same file (2.8 GB before with two items at a time; 63 MB now); and an overlay with a
+//! 50 MB plain or Waymo CSV box list costs the video's boxes (1.55 GB before; under 100 MB
+//! now), and so do one with a 60 MB GOT-10k groundtruth.txt (823 MB before; 64 MB now) and
+//! one with a 52 MB vidprep JSON file (1.29 GB before; 90 MB now). Peak memory is the kernel's count (`/usr/bin/time -v`'s maximum resident
 //! set size), checked against generous bounds; where `/usr/bin/time` is absent the check is
 //! skipped with a message.
 
@@ -355,4 +358,230 @@ fn a_vstar_file_read_by_every_item_of_a_manifest_costs_its_items() {
     let got = report(&dir.path().join("out/report.jsonl"));
     assert_eq!(got.len(), 4);
     assert!(got.iter().all(|r| r["status"] == "ok"), "{got:?}");
+}
+
+/// Rows of the generated box lists: 40,000 frames of 50 tracks (about 50 MB of CSV).
+const BOX_ROWS: usize = 2_000_000;
+/// Tracks of the generated box lists.
+const BOX_TRACKS: usize = 50;
+
+/// The corners of row `i` of a generated box list (track `i % 50` on frame `i / 50`).
+fn list_box(i: usize) -> [f64; 4] {
+    let (x, y) = ((1 + i % 20) as f64, (2 + i % 15) as f64);
+    [x, y, x + 30.0, y + 24.0]
+}
+
+/// Writes a CSV box list of [`BOX_ROWS`] rows: `waymo` in centre and extent columns, else
+/// plain corners.
+fn box_list_csv(path: &Path, waymo: bool) {
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    if waymo {
+        writeln!(w, "frame,id,type,center_x,center_y,length,width").unwrap();
+    } else {
+        writeln!(w, "frame,id,label,x1,y1,x2,y2").unwrap();
+    }
+    for i in 0..BOX_ROWS {
+        let [x1, y1, x2, y2] = list_box(i);
+        let (frame, track) = (i / BOX_TRACKS, i % BOX_TRACKS);
+        if waymo {
+            let (cx, cy) = ((x1 + x2) / 2.0, (y1 + y2) / 2.0);
+            writeln!(w, "{frame},t{track},1,{cx},{cy},30,24").unwrap();
+        } else {
+            writeln!(w, "{frame},t{track},car,{x1},{y1},{x2},{y2}").unwrap();
+        }
+    }
+    w.flush().unwrap();
+}
+
+/// An overlay of the 10 frames of a video with a 50 MB plain or Waymo CSV of 40,000 frames
+/// (50 tracks): peak memory under 150 MB (1.55 GB before, for each), and the sidecar holds
+/// each track's boxes of those 10 frames, in the file's order of tracks.
+#[test]
+fn an_overlay_from_a_large_csv_box_list_costs_the_video_s_boxes() {
+    let dir = tempfile::tempdir().unwrap();
+    video(dir.path());
+    for (name, waymo) in [("plain.csv", false), ("waymo.csv", true)] {
+        box_list_csv(&dir.path().join(name), waymo);
+        let out = timed(
+            dir.path(),
+            &["overlay", "v.mp4", "--boxes", name, "-o", "o.mp4"],
+        );
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{}", tail_lines(&err, 20));
+        check_peak(&err, 150 * 1024, &format!("overlay with {name}"));
+        assert!(
+            err.contains(&format!(
+                "{name}: {} annotation keys fall outside the video",
+                BOX_ROWS - 10 * BOX_TRACKS
+            )),
+            "{}",
+            tail_lines(&err, 20)
+        );
+        let sidecar = support::sidecar(&dir.path().join("o.mp4"));
+        let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
+        let ids: Vec<&str> = tracks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+        let want_ids: Vec<String> = (0..BOX_TRACKS).map(|t| format!("t{t}")).collect();
+        assert_eq!(ids, want_ids, "{name}");
+        for (t, track) in tracks.iter().enumerate() {
+            let got: Vec<(u64, Vec<f64>)> = track["keys"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|key| {
+                    let b = key["box"].as_array().unwrap();
+                    (
+                        key["frame"].as_u64().unwrap(),
+                        b.iter().map(|v| v.as_f64().unwrap()).collect(),
+                    )
+                })
+                .collect();
+            let want: Vec<(u64, Vec<f64>)> = (0..10)
+                .map(|j| (j as u64, list_box(j * BOX_TRACKS + t).to_vec()))
+                .collect();
+            assert_eq!(got, want, "{name} track t{t}");
+        }
+        std::fs::remove_file(dir.path().join(name)).unwrap();
+    }
+}
+
+/// Lines of the generated GOT-10k groundtruth: 3M frames (about 60 MB).
+const GT_LINES: usize = 3_000_000;
+
+/// An overlay of the 10 frames of a video with a 60 MB GOT-10k groundtruth.txt (3M frames)
+/// costs those frames' boxes (1.48 GB for a 92 MB file before, the file and every box held;
+/// 64 MB now): peak memory under 150 MB, and the sidecar holds exactly the boxes of lines
+/// 1..10 (frames 0..9); the other lines are counted as outside the video.
+#[test]
+fn an_overlay_from_a_large_got10k_groundtruth_costs_the_video_s_boxes() {
+    let dir = tempfile::tempdir().unwrap();
+    video(dir.path());
+    let seq = dir.path().join("seq");
+    std::fs::create_dir(&seq).unwrap();
+    let mut w = std::io::BufWriter::with_capacity(
+        1 << 20,
+        std::fs::File::create(seq.join("groundtruth.txt")).unwrap(),
+    );
+    for i in 0..GT_LINES {
+        let [x1, y1, x2, y2] = list_box(i);
+        writeln!(w, "{x1},{y1},{},{}", x2 - x1, y2 - y1).unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    let out = timed(
+        dir.path(),
+        &[
+            "overlay",
+            "v.mp4",
+            "--boxes",
+            "seq/groundtruth.txt",
+            "-o",
+            "o.mp4",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", tail_lines(&err, 20));
+    check_peak(&err, 150 * 1024, "overlay with a GOT-10k groundtruth.txt");
+    assert!(
+        err.contains(&format!(
+            "groundtruth.txt: {} annotation keys fall outside the video",
+            GT_LINES - 10
+        )),
+        "{}",
+        tail_lines(&err, 20)
+    );
+    let sidecar = support::sidecar(&dir.path().join("o.mp4"));
+    let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
+    assert_eq!(tracks.len(), 1, "{tracks:?}");
+    assert_eq!(tracks[0]["id"], "seq");
+    let got: Vec<(u64, Vec<f64>)> = tracks[0]["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|key| {
+            let b = key["box"].as_array().unwrap();
+            (
+                key["frame"].as_u64().unwrap(),
+                b.iter().map(|v| v.as_f64().unwrap()).collect(),
+            )
+        })
+        .collect();
+    let want: Vec<(u64, Vec<f64>)> = (0..10).map(|j| (j as u64, list_box(j).to_vec())).collect();
+    assert_eq!(got, want);
+}
+
+/// Keys of each of the [`BOX_TRACKS`] tracks of the generated vidprep JSON file (about 52 MB).
+const NATIVE_KEYS: usize = 25_000;
+
+/// An overlay of the 10 frames of a video with a 52 MB vidprep JSON file (50 tracks of 25,000
+/// frame keys) costs those frames' boxes (1.06 GB for a 41 MB file before, parsed into a JSON
+/// value and then every key; 90 MB now): peak memory under 150 MB, and the sidecar holds
+/// exactly each track's keys of frames 0..9.
+#[test]
+fn an_overlay_from_a_large_vidprep_json_file_costs_the_video_s_boxes() {
+    let dir = tempfile::tempdir().unwrap();
+    video(dir.path());
+    let mut w = std::io::BufWriter::with_capacity(
+        1 << 20,
+        std::fs::File::create(dir.path().join("boxes.json")).unwrap(),
+    );
+    write!(
+        w,
+        r#"{{"vidprep_annotations": 1, "coords": "pixels", "tracks": ["#
+    )
+    .unwrap();
+    for t in 0..BOX_TRACKS {
+        let sep = if t == 0 { "" } else { "," };
+        write!(w, "{sep}\n{{\"id\": \"t{t}\", \"keys\": [").unwrap();
+        for j in 0..NATIVE_KEYS {
+            let [x1, y1, x2, y2] = list_box(j * BOX_TRACKS + t);
+            let sep = if j == 0 { "" } else { ", " };
+            write!(
+                w,
+                r#"{sep}{{"frame": {j}, "box": [{x1}, {y1}, {x2}, {y2}]}}"#
+            )
+            .unwrap();
+        }
+        write!(w, "]}}").unwrap();
+    }
+    writeln!(w, "\n]}}").unwrap();
+    w.flush().unwrap();
+    drop(w);
+    let out = timed(
+        dir.path(),
+        &["overlay", "v.mp4", "--boxes", "boxes.json", "-o", "o.mp4"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", tail_lines(&err, 20));
+    check_peak(&err, 150 * 1024, "overlay with a vidprep JSON file");
+    assert!(
+        err.contains(&format!(
+            "boxes.json: {} annotation keys fall outside the video",
+            (NATIVE_KEYS - 10) * BOX_TRACKS
+        )),
+        "{}",
+        tail_lines(&err, 20)
+    );
+    let sidecar = support::sidecar(&dir.path().join("o.mp4"));
+    let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
+    let ids: Vec<&str> = tracks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    let want_ids: Vec<String> = (0..BOX_TRACKS).map(|t| format!("t{t}")).collect();
+    assert_eq!(ids, want_ids);
+    for (t, track) in tracks.iter().enumerate() {
+        let got: Vec<(u64, Vec<f64>)> = track["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|key| {
+                let b = key["box"].as_array().unwrap();
+                (
+                    key["frame"].as_u64().unwrap(),
+                    b.iter().map(|v| v.as_f64().unwrap()).collect(),
+                )
+            })
+            .collect();
+        let want: Vec<(u64, Vec<f64>)> = (0..10)
+            .map(|j| (j as u64, list_box(j * BOX_TRACKS + t).to_vec()))
+            .collect();
+        assert_eq!(got, want, "track t{t}");
+    }
 }

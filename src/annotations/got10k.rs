@@ -7,13 +7,14 @@
 //! [`check_sequence`] / [`open_sequence`] are for jobs that insert a sequence's frames into a
 //! video and need exactly one box line per image.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::bbox::BBox;
 use super::error::{AnnotationError, Location};
 use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, TrackSet};
-use super::text::{parse_f64, parse_integer, read_text, split_numeric_line};
+use super::span::SpanFilter;
+use super::text::{for_each_used_line, parse_f64, parse_integer, read_text, split_numeric_line};
 use super::{Format, ReadOptions, Recognised, Shape, Sniffed};
 use crate::time::Time;
 
@@ -46,6 +47,16 @@ fn locate(path: &Path) -> (Option<PathBuf>, PathBuf) {
 /// Reads a GOT-10k sequence folder or its `groundtruth.txt` (labels and `meta_info.ini` are
 /// read from the same folder when present). One track, id = the folder name, keyed by frame.
 pub fn read_got10k(path: &Path) -> Result<Annotations, AnnotationError> {
+    read_got10k_with(path, &ReadOptions::default())
+}
+
+/// [`read_got10k`] keeping only the boxes `options` can use ([`ReadOptions::frame_count`],
+/// [`ReadOptions::span`]: the rule of [`super::span`]): the lines are read one at a time, so
+/// memory follows the frames kept, not the file.
+pub fn read_got10k_with(
+    path: &Path,
+    options: &ReadOptions,
+) -> Result<Annotations, AnnotationError> {
     let (dir, gt_path) = locate(path);
     if !gt_path.exists() {
         return Err(AnnotationError::file(
@@ -54,13 +65,19 @@ pub fn read_got10k(path: &Path) -> Result<Annotations, AnnotationError> {
              cover.label, meta_info.ini, 00000001.jpg, ...) or its groundtruth.txt",
         ));
     }
-    let boxes = read_groundtruth(&gt_path)?;
+    let may_keep = may_keep(options);
+    let mut boxes = Vec::new();
+    let count = for_each_box(&gt_path, |frame, line, entry| {
+        if may_keep(frame) {
+            boxes.push((frame, line, entry));
+        }
+    })?;
     let absence = match &dir {
-        Some(d) => read_label_file(&d.join("absence.label"), boxes.len(), &gt_path)?,
+        Some(d) => read_label_file(&d.join("absence.label"), count, &gt_path, &may_keep)?,
         None => None,
     };
     let cover = match &dir {
-        Some(d) => read_label_file(&d.join("cover.label"), boxes.len(), &gt_path)?,
+        Some(d) => read_label_file(&d.join("cover.label"), count, &gt_path, &may_keep)?,
         None => None,
     };
     let meta_info = match &dir {
@@ -107,14 +124,21 @@ pub fn read_got10k(path: &Path) -> Result<Annotations, AnnotationError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "1".to_string());
     let mut set = TrackSet::new(&gt_path);
-    for (frame, (line, entry)) in boxes.into_iter().enumerate() {
-        let absent = absence.as_ref().is_some_and(|a| a[frame] != 0);
+    let mut filter = SpanFilter::new(options);
+    let mut boxes = boxes.into_iter().peekable();
+    for frame in 0..count {
+        let Some((_, line, entry)) = boxes.next_if(|(f, _, _)| *f == frame) else {
+            filter.count_dropped(&track_id, frame);
+            continue;
+        };
+        let absent = absence.as_ref().is_some_and(|a| a[&frame] != 0);
         let entry = if absent { Entry::Absent } else { entry };
         let mut extras = Extras::new();
         if let Some(cover) = &cover {
-            extras.insert("cover", cover[frame] as f64);
+            extras.insert("cover", cover[&frame] as f64);
         }
-        set.add(
+        filter.add(
+            &mut set,
             &track_id,
             label.as_deref(),
             Key::Frame(frame),
@@ -123,6 +147,7 @@ pub fn read_got10k(path: &Path) -> Result<Annotations, AnnotationError> {
             Location::Line(line),
         )?;
     }
+    let counts = filter.finish(&mut set)?;
 
     let mut annotations = Annotations::new(Coords::Pixels);
     annotations.tracks = set.into_tracks();
@@ -133,7 +158,24 @@ pub fn read_got10k(path: &Path) -> Result<Annotations, AnnotationError> {
         fields,
         ..Meta::default()
     };
+    counts.apply(&mut annotations.tracks, &mut annotations.meta);
     Ok(annotations)
+}
+
+/// Whether [`SpanFilter`] may keep frame `f` of a track with a box on every frame: the span's
+/// frames inside the video and the nearest frame on either side (past the video's end: its
+/// first frame after it). The frames it cannot keep are only counted.
+fn may_keep(options: &ReadOptions) -> impl Fn(usize) -> bool {
+    let mut end = options.span.as_ref().map(|s| s.end);
+    if let Some(n) = options.frame_count {
+        end = Some(end.map_or(n, |e| e.min(n)));
+    }
+    let start = options
+        .span
+        .as_ref()
+        .map_or(0, |s| end.map_or(s.start, |e| s.start.min(e)))
+        .saturating_sub(1);
+    move |f| f >= start && end.is_none_or(|e| f <= e)
 }
 
 /// `n/a`, empty: values GOT-10k uses for "not given".
@@ -154,101 +196,105 @@ fn parse_rate(value: &str) -> Option<Time> {
     (t > Time::ZERO).then_some(t)
 }
 
-/// The box lines of a groundtruth file, with their line numbers. Trailing empty lines are
-/// ignored; NaN or zero-area boxes become `Absent`. 8 numbers (a VOT polygon) give its bounds.
-pub(crate) fn read_groundtruth(path: &Path) -> Result<Vec<(usize, Entry)>, AnnotationError> {
-    let text = read_text(path)?;
-    let lines: Vec<&str> = text.lines().collect();
-    let used = lines
-        .iter()
-        .rposition(|l| !l.trim().is_empty())
-        .map_or(0, |i| i + 1);
-    let mut out = Vec::with_capacity(used);
-    for (i, line) in lines[..used].iter().enumerate() {
-        let line_no = i + 1;
-        let fields = split_numeric_line(line.trim());
-        let expected =
-            "expected 4 numbers x,y,w,h separated by commas, tabs or spaces (or 8 polygon corner coordinates)";
-        if line.trim().is_empty() {
-            return Err(AnnotationError::at_line(
-                path,
-                line_no,
-                format!("{expected}, found an empty line"),
-            ));
-        }
-        if fields.len() != 4 && fields.len() != 8 {
-            return Err(AnnotationError::at_line(
-                path,
-                line_no,
-                format!("{expected}, found {}", fields.len()),
-            ));
-        }
-        let mut values = Vec::with_capacity(fields.len());
-        for (k, f) in fields.iter().enumerate() {
-            let v = parse_f64(f).ok_or_else(|| {
-                AnnotationError::at_line(
-                    path,
-                    line_no,
-                    format!("value {}: expected a number, found {f:?}", k + 1),
-                )
-            })?;
-            values.push(v);
-        }
-        let bbox = if values.len() == 4 {
-            BBox::from_xywh(values[0], values[1], values[2], values[3])
-        } else {
-            let xs = values.iter().step_by(2);
-            let ys = values.iter().skip(1).step_by(2);
-            let (x1, x2) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-                (a.min(x), b.max(x))
-            });
-            let (y1, y2) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| {
-                (a.min(y), b.max(y))
-            });
-            if values.iter().any(|v| v.is_nan()) {
-                BBox::new(f64::NAN, f64::NAN, f64::NAN, f64::NAN)
-            } else {
-                BBox::new(x1, y1, x2, y2)
-            }
-        };
-        out.push((line_no, Entry::from_box(bbox)));
-    }
-    Ok(out)
+/// The boxes of a groundtruth file, read a line at a time. Trailing empty lines are ignored;
+/// NaN or zero-area boxes become `Absent`. 8 numbers (a VOT polygon) give its bounds.
+/// `each(frame, line_no, entry)` is called for each; returns how many.
+fn for_each_box(
+    path: &Path,
+    mut each: impl FnMut(usize, usize, Entry),
+) -> Result<usize, AnnotationError> {
+    let mut count = 0usize;
+    for_each_used_line(path, |line_no, line| {
+        each(count, line_no, parse_box_line(path, line_no, line)?);
+        count += 1;
+        Ok(())
+    })?;
+    Ok(count)
 }
 
-/// One integer per line (`absence.label`, `cover.label`); `None` when the file does not exist.
-/// Its line count must match the groundtruth's.
-fn read_label_file(
-    path: &Path,
-    expected: usize,
-    gt_path: &Path,
-) -> Result<Option<Vec<i64>>, AnnotationError> {
-    if !path.exists() {
-        return Ok(None);
+/// One groundtruth line's box.
+fn parse_box_line(path: &Path, line_no: usize, line: &str) -> Result<Entry, AnnotationError> {
+    let fields = split_numeric_line(line.trim());
+    let expected =
+        "expected 4 numbers x,y,w,h separated by commas, tabs or spaces (or 8 polygon corner coordinates)";
+    if line.trim().is_empty() {
+        return Err(AnnotationError::at_line(
+            path,
+            line_no,
+            format!("{expected}, found an empty line"),
+        ));
     }
-    let text = read_text(path)?;
-    let lines: Vec<&str> = text.lines().collect();
-    let used = lines
-        .iter()
-        .rposition(|l| !l.trim().is_empty())
-        .map_or(0, |i| i + 1);
-    let mut values = Vec::with_capacity(used);
-    for (i, line) in lines[..used].iter().enumerate() {
-        let v = parse_integer(line).ok_or_else(|| {
+    if fields.len() != 4 && fields.len() != 8 {
+        return Err(AnnotationError::at_line(
+            path,
+            line_no,
+            format!("{expected}, found {}", fields.len()),
+        ));
+    }
+    let mut values = Vec::with_capacity(fields.len());
+    for (k, f) in fields.iter().enumerate() {
+        let v = parse_f64(f).ok_or_else(|| {
             AnnotationError::at_line(
                 path,
-                i + 1,
-                format!("expected one integer per frame, found {:?}", line.trim()),
+                line_no,
+                format!("value {}: expected a number, found {f:?}", k + 1),
             )
         })?;
         values.push(v);
     }
-    if values.len() != expected {
+    let bbox = if values.len() == 4 {
+        BBox::from_xywh(values[0], values[1], values[2], values[3])
+    } else {
+        let xs = values.iter().step_by(2);
+        let ys = values.iter().skip(1).step_by(2);
+        let (x1, x2) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+        let (y1, y2) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| {
+            (a.min(y), b.max(y))
+        });
+        if values.iter().any(|v| v.is_nan()) {
+            BBox::new(f64::NAN, f64::NAN, f64::NAN, f64::NAN)
+        } else {
+            BBox::new(x1, y1, x2, y2)
+        }
+    };
+    Ok(Entry::from_box(bbox))
+}
+
+/// One integer per line (`absence.label`, `cover.label`); `None` when the file does not exist.
+/// Its line count must match the groundtruth's.
+/// Only the values of the frames `keep` names are kept (all are checked).
+fn read_label_file(
+    path: &Path,
+    expected: usize,
+    gt_path: &Path,
+    keep: &dyn Fn(usize) -> bool,
+) -> Result<Option<HashMap<usize, i64>>, AnnotationError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let mut values = HashMap::new();
+    let mut count = 0usize;
+    for_each_used_line(path, |line_no, line| {
+        let v = parse_integer(line).ok_or_else(|| {
+            AnnotationError::at_line(
+                path,
+                line_no,
+                format!("expected one integer per frame, found {:?}", line.trim()),
+            )
+        })?;
+        if keep(count) {
+            values.insert(count, v);
+        }
+        count += 1;
+        Ok(())
+    })?;
+    if count != expected {
         return Err(AnnotationError::file(
             path,
             format!(
-                "has {} lines but {} has {expected}; expected one value per frame",
-                values.len(),
+                "has {count} lines but {} has {expected}; expected one value per frame",
                 gt_path.display()
             ),
         ));
@@ -341,7 +387,7 @@ pub fn check_sequence(dir: &Path) -> Result<Vec<PathBuf>, AnnotationError> {
             "has no groundtruth.txt; expected one x,y,w,h line per image",
         ));
     }
-    let lines = read_groundtruth(&gt_path)?.len();
+    let lines = for_each_box(&gt_path, |_, _, _| {})?;
     if lines != images.len() {
         let relation = if lines < images.len() {
             "fewer"
@@ -405,8 +451,8 @@ impl super::AnnotationFormat for Got10kFormat {
             Shape::Json { .. } | Shape::Empty => Recognised::NotApplicable,
         }
     }
-    fn read(&self, path: &Path, _options: &ReadOptions) -> Result<Annotations, AnnotationError> {
-        read_got10k(path)
+    fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+        read_got10k_with(path, options)
     }
 }
 

@@ -24,6 +24,7 @@ pub(crate) mod mot;
 pub(crate) mod native;
 pub(crate) mod plain;
 pub(crate) mod resolve;
+mod span;
 pub(crate) mod vstar;
 pub(crate) mod waymo;
 
@@ -104,12 +105,12 @@ pub(crate) enum Shape<'a> {
     /// JSON, with its records as a table when it is a list of flat records.
     Json {
         value: &'a serde_json::Value,
-        records: Option<&'a Table>,
+        records: Option<&'a Table<'a>>,
     },
     /// Text whose first line is `n` numbers.
     NumberLines(usize),
     /// Text with a header row (CSV).
-    Csv(&'a Table),
+    Csv(&'a Table<'a>),
 }
 
 /// A format's answer to [`AnnotationFormat::recognise`].
@@ -467,9 +468,28 @@ fn detect(path: &Path) -> Result<(Format, Opened), AnnotationError> {
     let shape = if metadata.is_dir() {
         Shape::Folder
     } else {
-        let opened = reader.expect("a file was opened");
+        let mut opened = reader.expect("a file was opened");
+        // Lines of 4 or 8 numbers (GOT-10k's boxes, one line per frame: a file that may be
+        // large) are told from the first line, and the file is left to its reader, which
+        // reads it a line at a time; anything else is read whole here.
+        if let Some(n) = first_line_of_box_numbers(&mut opened) {
+            let file = Sniffed {
+                path,
+                shape: Shape::NumberLines(n),
+            };
+            let format = recognise_format(&file)?;
+            return Ok((format, Opened::Nothing));
+        }
+        opened
+            .rewind()
+            .map_err(|e| AnnotationError::read(path, e))?;
         text = text::read_text_from(path, opened)?;
         let start = text.trim_start();
+        // A vidprep file (an object with its marker member; formats before it take no JSON)
+        // is told without building its value.
+        if start.starts_with('{') && matches!(native::native_marker(&text), Ok(Some(_))) {
+            return Ok((Format::Vidprep, Opened::Text(text)));
+        }
         if start.starts_with('[') || start.starts_with('{') {
             value = serde_json::from_str::<serde_json::Value>(&text)
                 .map_err(|e| AnnotationError::json(path, &e))?;
@@ -498,35 +518,60 @@ fn detect(path: &Path) -> Result<(Format, Opened), AnnotationError> {
         }
     };
     let file = Sniffed { path, shape };
+    let format = recognise_format(&file)?;
+    let opened = if metadata.is_dir() {
+        Opened::Nothing
+    } else {
+        Opened::Text(text)
+    };
+    Ok((format, opened))
+}
+
+/// The first registered format that recognises `file`; else the error that lists each format
+/// tried and why it did not fit.
+fn recognise_format(file: &Sniffed) -> Result<Format, AnnotationError> {
     let mut tried = Vec::new();
-    let mut found = None;
     for format in FORMATS {
-        match format.recognise(&file) {
-            Recognised::Yes => {
-                found = Some(Format(Some(*format)));
-                break;
-            }
+        match format.recognise(file) {
+            Recognised::Yes => return Ok(Format(Some(*format))),
             Recognised::No(why) => tried.push((format.name().to_string(), why)),
             Recognised::NotApplicable => {}
         }
     }
-    let empty = matches!(file.shape, Shape::Empty);
-    drop(file);
-    if let Some(format) = found {
-        let opened = if metadata.is_dir() {
-            Opened::Nothing
-        } else {
-            Opened::Text(text)
-        };
-        return Ok((format, opened));
-    }
-    if empty {
+    if matches!(file.shape, Shape::Empty) {
         tried = vec![("any".to_string(), "the file is empty".to_string())];
     }
     Err(AnnotationError::UnknownFormat {
-        path: path.to_path_buf(),
+        path: file.path.to_path_buf(),
         tried,
     })
+}
+
+/// The number of values on the file's first line when it is not blank and holds 4 or 8
+/// numbers (GOT-10k's `x,y,w,h` or a polygon), read from `reader`'s start; else `None`
+/// (the caller rewinds).
+fn first_line_of_box_numbers(reader: &mut impl std::io::BufRead) -> Option<usize> {
+    let mut bytes = Vec::new();
+    let mut first = true;
+    loop {
+        bytes.clear();
+        if reader.read_until(b'\n', &mut bytes).ok()? == 0 {
+            return None;
+        }
+        let line = std::str::from_utf8(&bytes).ok()?;
+        let line = match first {
+            true => line.strip_prefix('\u{feff}').unwrap_or(line),
+            false => line,
+        };
+        first = false;
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let fields = split_numeric_line(line);
+        let numbers = fields.iter().all(|f| text::parse_f64(f).is_some());
+        return (numbers && matches!(fields.len(), 4 | 8)).then_some(fields.len());
+    }
 }
 
 #[cfg(test)]

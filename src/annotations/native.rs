@@ -51,9 +51,10 @@ pub const NATIVE_VERSION: u64 = 1;
 /// The member that marks a vidprep annotation file and holds its version.
 pub const NATIVE_MARKER: &str = "vidprep_annotations";
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileWire {
+    #[allow(dead_code)] // checked before, kept in the schema (deny_unknown_fields)
     vidprep_annotations: u64,
     coords: CoordsWire,
     #[serde(default)]
@@ -98,14 +99,110 @@ struct MetaWire {
     fields: BTreeMap<String, Value>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TrackWire {
     id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    label: Option<String>,
     #[serde(default)]
-    keys: Vec<KeyWire>,
+    label: Option<String>,
+    #[serde(default, deserialize_with = "keys_in_span")]
+    keys: KeysRead,
+}
+
+/// What a read keeps of a track's keys: those the request can use (see [`super::span`]),
+/// with their indexes, and the first error of a key not kept.
+#[derive(Default)]
+struct KeysRead {
+    kept: Vec<(usize, KeyWire)>,
+    dropped_error: Option<(usize, &'static str)>,
+    beyond: usize,
+    outside: usize,
+}
+
+thread_local! {
+    /// The frame count and span of the read under way on this thread ([`from_native_str_with`]).
+    static KEY_FILTER: std::cell::RefCell<(Option<usize>, Option<std::ops::Range<usize>>)> =
+        const { std::cell::RefCell::new((None, None)) };
+}
+
+const NO_KEY: &str = "expected exactly one of \"frame\" or \"time\"";
+const NO_ENTRY: &str = "expected either \"box\": [x1, y1, x2, y2] or \"absent\": true";
+
+/// A track's keys, read one at a time: keys keyed by frame past the video's end or outside
+/// the span are counted, not kept, but for the nearest on either side (MOT's rule).
+fn keys_in_span<'de, D: serde::Deserializer<'de>>(d: D) -> Result<KeysRead, D::Error> {
+    struct Keys;
+    impl<'de> serde::de::Visitor<'de> for Keys {
+        type Value = KeysRead;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a sequence")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<KeysRead, A::Error> {
+            let (frame_count, span) = KEY_FILTER.with(|f| f.borrow().clone());
+            let mut out = KeysRead::default();
+            // (index, key) held as the nearest before the span, after it, after the end.
+            let mut before: Option<(usize, KeyWire)> = None;
+            let mut after: Option<(usize, KeyWire)> = None;
+            let mut after_end: Option<(usize, KeyWire)> = None;
+            let mut ki = 0usize;
+            while let Some(kw) = seq.next_element::<KeyWire>()? {
+                let i = ki;
+                ki += 1;
+                let error = match (kw.frame, kw.time, kw.bbox.is_some(), kw.absent) {
+                    (Some(_), Some(_), ..) | (None, None, ..) => Some(NO_KEY),
+                    (_, _, true, false) | (_, _, false, true) => None,
+                    _ => Some(NO_ENTRY),
+                };
+                let frame = match kw.frame {
+                    Some(f) if kw.time.is_none() => f,
+                    _ => {
+                        out.kept.push((i, kw));
+                        continue;
+                    }
+                };
+                let hold =
+                    |slot: &mut Option<(usize, KeyWire)>, kw, nearer: fn(usize, usize) -> bool| {
+                        if slot
+                            .as_ref()
+                            .is_none_or(|(_, k)| nearer(k.frame.unwrap_or(0), frame))
+                        {
+                            *slot = Some((i, kw));
+                        }
+                    };
+                let used = frame_count.is_none_or(|n| frame < n)
+                    && span.as_ref().is_none_or(|s| s.contains(&frame));
+                if let (false, Some(e)) = (used, error) {
+                    out.dropped_error.get_or_insert((i, e));
+                }
+                if frame_count.is_some_and(|n| frame >= n) {
+                    out.beyond += 1;
+                    hold(&mut after_end, kw, |k, f| f < k);
+                } else if let Some(s) = span.as_ref().filter(|s| !s.contains(&frame)) {
+                    out.outside += 1;
+                    if frame < s.start {
+                        hold(&mut before, kw, |k, f| f > k);
+                    } else {
+                        hold(&mut after, kw, |k, f| f < k);
+                    }
+                } else {
+                    out.kept.push((i, kw));
+                }
+            }
+            for (held, past) in [(before, false), (after, false), (after_end, true)] {
+                if let Some(h) = held {
+                    if past {
+                        out.beyond -= 1;
+                    } else {
+                        out.outside -= 1;
+                    }
+                    out.kept.push(h);
+                }
+            }
+            out.kept.sort_by_key(|(i, _)| *i);
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Keys)
 }
 
 #[derive(Serialize, Deserialize)]
@@ -276,8 +373,80 @@ pub fn read_native(path: &Path) -> Result<Annotations, AnnotationError> {
 
 /// Parses vidprep JSON text; `path` is only used in error messages.
 pub fn from_native_str(text: &str, path: &Path) -> Result<Annotations, AnnotationError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| AnnotationError::json(path, &e))?;
-    match value.get(NATIVE_MARKER) {
+    from_native_str_with(text, path, &ReadOptions::default())
+}
+
+/// The value of the top level's [`NATIVE_MARKER`] member (the last when repeated), without
+/// building the rest; `None` when the top level is not an object or has no such member.
+pub(crate) fn native_marker(text: &str) -> Result<Option<Value>, serde_json::Error> {
+    struct Probe(Option<Value>);
+    impl<'de> Deserialize<'de> for Probe {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Probe, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Probe;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("any JSON value")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Probe, A::Error> {
+                    let mut found = None;
+                    while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                        if k == NATIVE_MARKER {
+                            found = Some(map.next_value::<Value>()?);
+                        } else {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                    Ok(Probe(found))
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<Probe, A::Error> {
+                    while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                    Ok(Probe(None))
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Probe, E> {
+                    Ok(Probe(None))
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Probe, E> {
+                    Ok(Probe(None))
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Probe, E> {
+                    Ok(Probe(None))
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Probe, E> {
+                    Ok(Probe(None))
+                }
+                fn visit_str<E>(self, _: &str) -> Result<Probe, E> {
+                    Ok(Probe(None))
+                }
+                fn visit_unit<E>(self) -> Result<Probe, E> {
+                    Ok(Probe(None))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+    serde_json::from_str::<Probe>(text).map(|p| p.0)
+}
+
+/// [`from_native_str`] keeping only the keys `options` can use ([`ReadOptions::frame_count`],
+/// [`ReadOptions::span`], the rule of [`super::span`]): the file is parsed without building a
+/// JSON value, and the keys not kept are checked, counted and let go as they are read.
+pub fn from_native_str_with(
+    text: &str,
+    path: &Path,
+    options: &ReadOptions,
+) -> Result<Annotations, AnnotationError> {
+    // The same syntax errors as parsing a whole value, without building it.
+    serde_json::from_str::<serde::de::IgnoredAny>(text)
+        .map_err(|e| AnnotationError::json(path, &e))?;
+    let marker = native_marker(text).map_err(|e| AnnotationError::json(path, &e))?;
+    match &marker {
         Some(v) if v.as_u64() == Some(NATIVE_VERSION) => {}
         Some(v) => {
             return Err(AnnotationError::file(
@@ -295,7 +464,11 @@ pub fn from_native_str(text: &str, path: &Path) -> Result<Annotations, Annotatio
             ))
         }
     }
-    let file: FileWire = serde_json::from_str(text).map_err(|e| AnnotationError::json(path, &e))?;
+    KEY_FILTER.with(|f| *f.borrow_mut() = (options.frame_count, options.span.clone()));
+    let file = serde_json::from_str::<FileWire>(text);
+    KEY_FILTER.with(|f| *f.borrow_mut() = (None, None));
+    let file = file.map_err(|e| AnnotationError::json(path, &e))?;
+    let (mut beyond, mut outside) = (0usize, 0usize);
 
     let key_of = |frame: Option<usize>, time: Option<Time>, at: &str| match (frame, time) {
         (Some(f), None) => Ok(Key::Frame(f)),
@@ -322,7 +495,17 @@ pub fn from_native_str(text: &str, path: &Path) -> Result<Annotations, Annotatio
             ..Track::default()
         };
         let mut key_at: HashMap<Key, usize> = HashMap::new();
-        for (ki, kw) in tw.keys.into_iter().enumerate() {
+        beyond += tw.keys.beyond;
+        outside += tw.keys.outside;
+        let mut dropped_error = tw.keys.dropped_error;
+        for (ki, kw) in tw.keys.kept {
+            if let Some((di, message)) = dropped_error.filter(|(di, _)| *di < ki) {
+                return Err(AnnotationError::at_item(
+                    path,
+                    format!("tracks[{ti}].keys[{di}]"),
+                    message,
+                ));
+            }
             let at = format!("tracks[{ti}].keys[{ki}]");
             let key = key_of(kw.frame, kw.time, &at)?;
             let entry = match (kw.bbox, kw.absent) {
@@ -350,6 +533,14 @@ pub fn from_native_str(text: &str, path: &Path) -> Result<Annotations, Annotatio
             if !kw.extras.is_empty() {
                 track.extras.insert(key, kw.extras);
             }
+            dropped_error = dropped_error.filter(|(di, _)| *di > ki);
+        }
+        if let Some((di, message)) = dropped_error {
+            return Err(AnnotationError::at_item(
+                path,
+                format!("tracks[{ti}].keys[{di}]"),
+                message,
+            ));
         }
         tracks.push(track);
     }
@@ -374,6 +565,13 @@ pub fn from_native_str(text: &str, path: &Path) -> Result<Annotations, Annotatio
             )
         })?),
     };
+    let mut fields = file.meta.fields;
+    if beyond > 0 {
+        fields.insert(super::mot::ROWS_PAST_THE_VIDEO.into(), beyond.into());
+    }
+    if outside > 0 {
+        fields.insert(super::mot::ROWS_OUTSIDE_THE_SPAN.into(), outside.into());
+    }
     Ok(Annotations {
         tracks,
         detections,
@@ -391,7 +589,7 @@ pub fn from_native_str(text: &str, path: &Path) -> Result<Annotations, Annotatio
             fps: file.meta.fps,
             frame_size: file.meta.frame_size.map(|[w, h]| (w, h)),
             frame_count: file.meta.frame_count,
-            fields: file.meta.fields,
+            fields,
         },
     })
 }
@@ -413,17 +611,18 @@ impl super::AnnotationFormat for NativeFormat {
             _ => Recognised::NotApplicable,
         }
     }
-    fn read(&self, path: &Path, _options: &ReadOptions) -> Result<Annotations, AnnotationError> {
-        read_native(path)
+    fn read(&self, path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
+        let text = read_text(path)?;
+        self.read_text(path, &text, options)
     }
 
     fn read_text(
         &self,
         path: &Path,
         text: &str,
-        _options: &ReadOptions,
+        options: &ReadOptions,
     ) -> Result<Annotations, AnnotationError> {
-        let mut a = from_native_str(text, path)?;
+        let mut a = from_native_str_with(text, path, options)?;
         a.meta.source_path.get_or_insert_with(|| path.to_path_buf());
         Ok(a)
     }

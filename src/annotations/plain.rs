@@ -21,6 +21,7 @@ use super::error::AnnotationError;
 use super::model::{
     push_read_warning, Annotations, Coords, Entry, Extras, Key, Meta, Track, TrackSet,
 };
+use super::span::SpanFilter;
 use super::text::{read_text, Column, Table};
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed, Units};
 
@@ -32,24 +33,22 @@ const SCORE_COLUMNS: &[&str] = &["score", "conf", "confidence"];
 
 /// Reads a CSV or JSON list of boxes (JSON when the text starts with `[` or `{`).
 pub fn read_plain(path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
-    let table = read_table(path)?;
-    read_plain_table(path, &table, options)
+    let text = read_text(path)?;
+    read_plain_table(path, &table_of_text(path, &text)?, options)
 }
 
-/// The file as a [`Table`]: JSON when it starts with `[` or `{`, else CSV with a header.
-pub(crate) fn read_table(path: &Path) -> Result<Table, AnnotationError> {
-    table_of_text(path, &read_text(path)?)
-}
-
-/// [`read_table`] of the file's text.
-pub(crate) fn table_of_text(path: &Path, text: &str) -> Result<Table, AnnotationError> {
+/// The file's text as a [`Table`]: JSON when it starts with `[` or `{`, else CSV with a header.
+pub(crate) fn table_of_text<'t>(
+    path: &'t Path,
+    text: &'t str,
+) -> Result<Table<'t>, AnnotationError> {
     let start = text.trim_start();
     if start.starts_with('[') || start.starts_with('{') {
         let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| AnnotationError::json(path, &e))?;
+            serde_json::from_str(text).map_err(|e| AnnotationError::json(path, &e))?;
         Table::from_json(path, &value)
     } else {
-        Table::from_csv(path, &text)
+        Table::from_csv(path, text)
     }
 }
 
@@ -63,7 +62,7 @@ pub(crate) fn has_box_columns(table: &Table) -> bool {
     box_columns(table).is_some()
 }
 
-fn box_columns(table: &Table) -> Option<BoxColumns<'_>> {
+fn box_columns<'t>(table: &'t Table) -> Option<BoxColumns<'t>> {
     let x2 = table.column(&["x2", "xmax", "right"]);
     let y2 = table.column(&["y2", "ymax", "bottom"]);
     if let (Some(x2), Some(y2)) = (x2, y2) {
@@ -124,7 +123,9 @@ fn read_plain_table(
     let absent_col = table.column(&["absent"]);
 
     let mut set = TrackSet::new(path);
-    for row in &table.rows {
+    let mut filter = SpanFilter::new(options);
+    for row in table.rows() {
+        let row = row?;
         let key = match kind {
             KeyKind::Frame => Key::Frame(row.index(path, key_col)?),
             KeyKind::Time => Key::Time(row.time(path, key_col)?),
@@ -160,8 +161,17 @@ fn read_plain_table(
             }
         }
         let id = row.text(id_col).unwrap_or("1");
-        set.add(id, row.text(label_col), key, entry, extras, row.at.clone())?;
+        filter.add(
+            &mut set,
+            id,
+            row.text(label_col),
+            key,
+            entry,
+            extras,
+            row.at.clone(),
+        )?;
     }
+    let counts = filter.finish(&mut set)?;
 
     let mut annotations = Annotations::new(Coords::Pixels);
     let unusable = set.unusable_warning();
@@ -172,6 +182,7 @@ fn read_plain_table(
         source_path: Some(path.to_path_buf()),
         ..Meta::default()
     };
+    counts.apply(&mut annotations.tracks, &mut annotations.meta);
     push_read_warning(&mut annotations.meta, unusable);
     Ok(annotations)
 }

@@ -30,6 +30,70 @@ pub(crate) fn read_text_from(
     })
 }
 
+/// The lines of `path` as [`read_text`]`(path).lines()` gives them, up to the last one that is
+/// not blank, one at a time (memory: one line): `each(line_no, line)` (1-based) is called for
+/// each, a blank line only once a later line is not blank. The first error `each` returns is
+/// the answer, unless a later byte is not UTF-8: then, as [`read_text`] would, the file's
+/// read error.
+pub(crate) fn for_each_used_line(
+    path: &Path,
+    mut each: impl FnMut(usize, &str) -> Result<(), AnnotationError>,
+) -> Result<(), AnnotationError> {
+    use std::io::BufRead;
+    let mut reader = open_text(path)?;
+    let mut bytes = Vec::new();
+    let mut line_no = 0usize;
+    // Blank lines not yet passed on: the first one's number and how many.
+    let mut blank: Option<(usize, usize)> = None;
+    let mut failed: Option<AnnotationError> = None;
+    loop {
+        bytes.clear();
+        let n = reader
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| AnnotationError::read(path, e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let Ok(raw) = std::str::from_utf8(&bytes) else {
+            return Err(AnnotationError::read(
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                ),
+            ));
+        };
+        if failed.is_some() {
+            continue;
+        }
+        let raw = if line_no == 1 {
+            raw.strip_prefix('\u{feff}').unwrap_or(raw)
+        } else {
+            raw
+        };
+        let line = raw.strip_suffix('\n').unwrap_or(raw);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.trim().is_empty() {
+            match &mut blank {
+                Some((_, count)) => *count += 1,
+                None => blank = Some((line_no, 1)),
+            }
+            continue;
+        }
+        let mut result = Ok(());
+        if let Some((first, count)) = blank.take() {
+            for k in first..first + count {
+                result = result.and_then(|()| each(k, ""));
+            }
+        }
+        if let Err(e) = result.and_then(|()| each(line_no, line)) {
+            failed = Some(e);
+        }
+    }
+    failed.map_or(Ok(()), Err)
+}
+
 /// The file opened for reading line by line (readers that stream: their memory follows what
 /// they keep, not the file's size), after the same checks as [`read_text`].
 pub(crate) fn open_text(path: &Path) -> Result<std::io::BufReader<std::fs::File>, AnnotationError> {
@@ -146,14 +210,30 @@ pub(crate) fn show_json(value: &Value) -> String {
 }
 
 /// Records with named columns, from a CSV file with a header row or a JSON list of objects.
+/// A CSV file's rows are not held: [`Table::rows`] reads them from its text each time (so a
+/// reader's memory follows what it keeps of them, not the file).
 #[derive(Debug)]
-pub(crate) struct Table {
+pub(crate) struct Table<'t> {
     /// Column names as written.
     pub columns: Vec<String>,
-    pub rows: Vec<Row>,
+    rows: Rows<'t>,
 }
 
+/// Where a [`Table`]'s rows are.
 #[derive(Debug)]
+enum Rows<'t> {
+    /// Held (a JSON list).
+    Held(Vec<Row>),
+    /// In CSV text, checked whole when the table was made.
+    Csv {
+        path: &'t Path,
+        text: &'t str,
+        delimiter: char,
+        separator: &'static str,
+    },
+}
+
+#[derive(Clone, Debug)]
 pub(crate) struct Row {
     pub at: Location,
     /// One cell per column; `None` when empty or absent.
@@ -182,7 +262,128 @@ pub(crate) fn normalize_column_name(name: &str) -> String {
     n
 }
 
-impl Table {
+/// The records of CSV text, in file order, each with the line it starts on; the first is the
+/// header (see [`Table::from_csv`]).
+struct CsvRecords<'t> {
+    path: &'t Path,
+    text: &'t str,
+    records: csv::StringRecordsIntoIter<&'t [u8]>,
+    /// (byte, line) counted so far.
+    counted: (usize, usize),
+    columns: Option<Vec<String>>,
+    separator: &'static str,
+    failed: bool,
+}
+
+impl<'t> CsvRecords<'t> {
+    fn new(path: &'t Path, text: &'t str, delimiter: char, separator: &'static str) -> Self {
+        let records = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .delimiter(delimiter as u8)
+            .comment(Some(b'#'))
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(text.as_bytes())
+            .into_records();
+        CsvRecords {
+            path,
+            text,
+            records,
+            counted: (0, 1),
+            columns: None,
+            separator,
+            failed: false,
+        }
+    }
+
+    /// The line of the record the reader left at `byte`. Line numbers come from the records'
+    /// byte offsets (the reader's own line count skips comment lines), counted forward once:
+    /// records come in file order.
+    fn line_at(&mut self, byte: u64) -> usize {
+        let text = self.text;
+        // A record's position is where the reader left the previous one: the blank and
+        // comment lines before it are not part of it.
+        let bytes = text.as_bytes();
+        let mut byte = (byte as usize).min(text.len());
+        loop {
+            match bytes.get(byte) {
+                Some(b'\n' | b'\r') => byte += 1,
+                Some(b'#') => {
+                    byte = bytes[byte..]
+                        .iter()
+                        .position(|&b| b == b'\n')
+                        .map_or(bytes.len(), |at| byte + at + 1)
+                }
+                _ => break,
+            }
+        }
+        let (from, line) = self.counted;
+        let more = bytes[from.min(byte)..byte]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        self.counted = (byte.max(from), line + more);
+        self.counted.1
+    }
+}
+
+impl Iterator for CsvRecords<'_> {
+    type Item = Result<Row, AnnotationError>;
+
+    /// The next row after the header, or the error that stops the file.
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            let record = match self.records.next()? {
+                Ok(record) => record,
+                Err(e) => {
+                    self.failed = true;
+                    let line = e.position().map_or(0, |p| self.line_at(p.byte()));
+                    return Some(Err(AnnotationError::at_line(
+                        self.path,
+                        line,
+                        format!("is not readable as CSV: {e}"),
+                    )));
+                }
+            };
+            let line_no = record.position().map_or(0, |p| self.line_at(p.byte()));
+            let blank = record.len() == 1 && record[0].is_empty();
+            if blank || record.get(0).is_some_and(|f| f.starts_with('#')) {
+                continue;
+            }
+            let Some(columns) = &self.columns else {
+                self.columns = Some(record.iter().map(str::to_string).collect());
+                continue;
+            };
+            if record.len() != columns.len() {
+                self.failed = true;
+                return Some(Err(AnnotationError::at_line(
+                    self.path,
+                    line_no,
+                    format!(
+                        "expected {} {} values ({}) as in the header, found {}",
+                        columns.len(),
+                        self.separator,
+                        columns.join(","),
+                        record.len()
+                    ),
+                )));
+            }
+            let cells = record
+                .iter()
+                .map(|c| (!c.is_empty()).then(|| c.to_string()))
+                .collect();
+            return Some(Ok(Row {
+                at: Location::Line(line_no),
+                cells,
+            }));
+        }
+    }
+}
+
+impl<'t> Table<'t> {
     /// The first column whose normalised name is one of `names` (tried in order).
     pub(crate) fn column(&self, names: &[&str]) -> Option<Column<'_>> {
         let normalized: Vec<String> = self
@@ -201,13 +402,33 @@ impl Table {
         })
     }
 
+    /// The rows, in file order: a CSV file's read again from its text (checked already, so
+    /// they are all `Ok`), a JSON list's as held.
+    pub(crate) fn rows(
+        &self,
+    ) -> Box<dyn Iterator<Item = Result<std::borrow::Cow<'_, Row>, AnnotationError>> + '_> {
+        match &self.rows {
+            Rows::Held(rows) => Box::new(rows.iter().map(|r| Ok(std::borrow::Cow::Borrowed(r)))),
+            Rows::Csv {
+                path,
+                text,
+                delimiter,
+                separator,
+            } => Box::new(
+                CsvRecords::new(path, text, *delimiter, separator)
+                    .map(|r| r.map(std::borrow::Cow::Owned)),
+            ),
+        }
+    }
+
     /// Reads a CSV (or TSV / semicolon) file whose first record is the header, through the
     /// `csv` crate (RFC 4180 quoting: a field in double quotes may hold the delimiter, a
     /// newline and `""`). The delimiter is the one the header line uses most. Blank lines and
     /// comment lines (starting with `#`, after any indentation) are skipped; cells are
     /// trimmed, and an empty cell is `None`. Each row records the line its record starts on,
-    /// and a row with more or fewer cells than the header is refused naming that line.
-    pub(crate) fn from_csv(path: &Path, text: &str) -> Result<Table, AnnotationError> {
+    /// and a row with more or fewer cells than the header is refused naming that line. The
+    /// whole text is checked here; its rows are not kept (see [`Table::rows`]).
+    pub(crate) fn from_csv(path: &'t Path, text: &'t str) -> Result<Table<'t>, AnnotationError> {
         let Some(header) = text
             .lines()
             .map(str::trim)
@@ -219,93 +440,26 @@ impl Table {
             ));
         };
         let (delimiter, separator) = detect_delimiter(header);
-        let mut reader = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .delimiter(delimiter as u8)
-            .comment(Some(b'#'))
-            .flexible(true)
-            .trim(csv::Trim::All)
-            .from_reader(text.as_bytes());
-        // Line numbers from the records' byte offsets (the reader's own line count skips
-        // comment lines), counted forward once: records come in file order.
-        let mut counted = (0usize, 1usize);
-        let mut line_at = |byte: u64| {
-            // A record's position is where the reader left the previous one: the blank and
-            // comment lines before it are not part of it.
-            let bytes = text.as_bytes();
-            let mut byte = (byte as usize).min(text.len());
-            loop {
-                match bytes.get(byte) {
-                    Some(b'\n' | b'\r') => byte += 1,
-                    Some(b'#') => {
-                        byte = bytes[byte..]
-                            .iter()
-                            .position(|&b| b == b'\n')
-                            .map_or(bytes.len(), |at| byte + at + 1)
-                    }
-                    _ => break,
-                }
-            }
-            let (from, line) = counted;
-            let more = text.as_bytes()[from.min(byte)..byte]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            counted = (byte.max(from), line + more);
-            counted.1
-        };
-        let mut columns: Option<Vec<String>> = None;
-        let mut rows = Vec::new();
-        for record in reader.records() {
-            let record = match record {
-                Ok(record) => record,
-                Err(e) => {
-                    let line = e.position().map_or(0, |p| line_at(p.byte()));
-                    return Err(AnnotationError::at_line(
-                        path,
-                        line,
-                        format!("is not readable as CSV: {e}"),
-                    ));
-                }
-            };
-            let line_no = record.position().map_or(0, |p| line_at(p.byte()));
-            let blank = record.len() == 1 && record[0].is_empty();
-            if blank || record.get(0).is_some_and(|f| f.starts_with('#')) {
-                continue;
-            }
-            let Some(columns) = &columns else {
-                columns = Some(record.iter().map(str::to_string).collect());
-                continue;
-            };
-            if record.len() != columns.len() {
-                return Err(AnnotationError::at_line(
-                    path,
-                    line_no,
-                    format!(
-                        "expected {} {separator} values ({}) as in the header, found {}",
-                        columns.len(),
-                        columns.join(","),
-                        record.len()
-                    ),
-                ));
-            }
-            let cells = record
-                .iter()
-                .map(|c| (!c.is_empty()).then(|| c.to_string()))
-                .collect();
-            rows.push(Row {
-                at: Location::Line(line_no),
-                cells,
-            });
+        let mut records = CsvRecords::new(path, text, delimiter, separator);
+        for row in &mut records {
+            row?;
         }
-        let columns = columns.unwrap_or_default();
-        Ok(Table { columns, rows })
+        let columns = records.columns.unwrap_or_default();
+        Ok(Table {
+            columns,
+            rows: Rows::Csv {
+                path,
+                text,
+                delimiter,
+                separator,
+            },
+        })
     }
 
     /// Reads a JSON list of flat or nested records (nested objects become dotted names:
     /// `{"box": {"center_x": 1}}` has a column `box.center_x`). The list may be the whole
     /// document or the `annotations`, `boxes`, `records` or `labels` member of an object.
-    pub(crate) fn from_json(path: &Path, value: &Value) -> Result<Table, AnnotationError> {
+    pub(crate) fn from_json(path: &Path, value: &Value) -> Result<Table<'static>, AnnotationError> {
         let (list, list_name) = match value {
             Value::Array(items) => (items, String::new()),
             Value::Object(map) => {
@@ -372,7 +526,10 @@ impl Table {
                 }
             })
             .collect();
-        Ok(Table { columns, rows })
+        Ok(Table {
+            columns,
+            rows: Rows::Held(rows),
+        })
     }
 }
 
@@ -492,6 +649,11 @@ impl Row {
 mod tests {
     use super::*;
 
+    /// The table's rows, all read.
+    fn rows(t: &Table) -> Vec<Row> {
+        t.rows().map(|r| r.unwrap().into_owned()).collect()
+    }
+
     #[test]
     fn numbers_and_times() {
         assert_eq!(parse_integer("12"), Some(12));
@@ -541,8 +703,8 @@ mod tests {
                     3,van,x\n";
         let t = Table::from_csv(Path::new("q.csv"), text).unwrap();
         assert_eq!(t.columns, ["frame", "label", "note"]);
-        let cells: Vec<Vec<Option<&str>>> = t
-            .rows
+        let all = rows(&t);
+        let cells: Vec<Vec<Option<&str>>> = all
             .iter()
             .map(|r| r.cells.iter().map(|c| c.as_deref()).collect())
             .collect();
@@ -556,7 +718,8 @@ mod tests {
             ]
         );
         // Each row names the line its record starts on (the quoted newline spans lines 3-4).
-        let lines: Vec<&Location> = t.rows.iter().map(|r| &r.at).collect();
+        let all = rows(&t);
+        let lines: Vec<&Location> = all.iter().map(|r| &r.at).collect();
         assert_eq!(
             lines,
             [
@@ -568,9 +731,9 @@ mod tests {
         );
         // Tabs and semicolons, found from the header.
         let t = Table::from_csv(Path::new("t.tsv"), "frame\tlabel\n0\t\"a\tb\"\n").unwrap();
-        assert_eq!(t.rows[0].cells[1].as_deref(), Some("a\tb"));
+        assert_eq!(rows(&t)[0].cells[1].as_deref(), Some("a\tb"));
         let t = Table::from_csv(Path::new("s.csv"), "frame;label\n0;\"a;b\"\n").unwrap();
-        assert_eq!(t.rows[0].cells[1].as_deref(), Some("a;b"));
+        assert_eq!(rows(&t)[0].cells[1].as_deref(), Some("a;b"));
     }
 
     #[test]
@@ -606,9 +769,9 @@ mod tests {
     fn csv_table_checks_row_width() {
         let path = Path::new("t.csv");
         let t = Table::from_csv(path, "# comment\nframe,x1\n\n0,1.5\n1,\n").unwrap();
-        assert_eq!(t.rows.len(), 2);
-        assert_eq!(t.rows[1].cells[1], None);
-        assert_eq!(t.rows[0].at, Location::Line(4));
+        assert_eq!(rows(&t).len(), 2);
+        assert_eq!(rows(&t)[1].cells[1], None);
+        assert_eq!(rows(&t)[0].at, Location::Line(4));
         let err = Table::from_csv(path, "frame,x1\n0\n")
             .unwrap_err()
             .to_string();
@@ -629,10 +792,10 @@ mod tests {
         let t = Table::from_json(Path::new("t.json"), &v).unwrap();
         assert_eq!(t.columns, vec!["box.cx", "id", "label"]);
         assert_eq!(
-            t.rows[0].cells,
+            rows(&t)[0].cells,
             vec![Some("2.5".into()), Some("1".into()), None]
         );
-        assert_eq!(t.rows[1].at, Location::Item("boxes[1]".into()));
+        assert_eq!(rows(&t)[1].at, Location::Item("boxes[1]".into()));
         let err = Table::from_json(Path::new("t.json"), &serde_json::json!([1]))
             .unwrap_err()
             .to_string();

@@ -22,7 +22,8 @@ use std::path::Path;
 use super::bbox::BBox;
 use super::error::AnnotationError;
 use super::model::{push_read_warning, Annotations, Coords, Entry, Extras, Key, Meta, TrackSet};
-use super::plain::{decide_coords, key_column, read_table, FRAME_COLUMNS};
+use super::plain::{decide_coords, key_column, table_of_text, FRAME_COLUMNS};
+use super::span::SpanFilter;
 use super::text::{parse_integer, Table};
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed};
 use crate::time::Time;
@@ -80,8 +81,8 @@ pub fn read_waymo(
     path: &Path,
     options: &crate::annotations::ReadOptions,
 ) -> Result<Annotations, AnnotationError> {
-    let table = read_table(path)?;
-    read_waymo_table(path, &table, options)
+    let text = super::text::read_text(path)?;
+    read_waymo_table(path, &table_of_text(path, &text)?, options)
 }
 
 fn read_waymo_table(
@@ -126,12 +127,12 @@ fn read_waymo_table(
     // Camera selection.
     let wanted_camera = options.camera.as_deref().map(canonical_camera);
     if let Some(col) = camera_col {
-        let cameras: BTreeSet<String> = table
-            .rows
-            .iter()
-            .filter_map(|r| r.text(Some(col)))
-            .map(canonical_camera)
-            .collect();
+        let mut cameras = BTreeSet::new();
+        for row in table.rows() {
+            if let Some(text) = row?.text(Some(col)) {
+                cameras.insert(canonical_camera(text));
+            }
+        }
         if cameras.len() > 1 && wanted_camera.is_none() {
             return Err(AnnotationError::file(
                 path,
@@ -165,7 +166,8 @@ fn read_waymo_table(
     let mut origin: Option<i64> = None;
     if use_micros {
         if let Some(col) = micros {
-            for row in &table.rows {
+            for row in table.rows() {
+                let row = row?;
                 if !camera_matches(row.text(camera_col), wanted_camera.as_deref()) {
                     continue;
                 }
@@ -186,7 +188,9 @@ fn read_waymo_table(
     }
 
     let mut set = TrackSet::new(path);
-    for row in &table.rows {
+    let mut filter = SpanFilter::new(options);
+    for row in table.rows() {
+        let row = row?;
         if !camera_matches(row.text(camera_col), wanted_camera.as_deref()) {
             continue;
         }
@@ -216,7 +220,8 @@ fn read_waymo_table(
                 None => t.to_string(),
             });
         set.note_box(&bbox, &row.at);
-        set.add(
+        filter.add(
+            &mut set,
             id,
             label.as_deref(),
             k,
@@ -226,6 +231,7 @@ fn read_waymo_table(
         )?;
     }
 
+    let counts = filter.finish(&mut set)?;
     let mut annotations = Annotations::new(Coords::Pixels);
     let unusable = set.unusable_warning();
     annotations.tracks = set.into_tracks();
@@ -244,6 +250,7 @@ fn read_waymo_table(
         meta.fields.insert("camera".into(), c.into());
     }
     annotations.meta = meta;
+    counts.apply(&mut annotations.tracks, &mut annotations.meta);
     push_read_warning(&mut annotations.meta, unusable);
     Ok(annotations)
 }
@@ -292,7 +299,7 @@ impl super::AnnotationFormat for WaymoFormat {
         text: &str,
         options: &ReadOptions,
     ) -> Result<Annotations, AnnotationError> {
-        let table = crate::annotations::plain::table_of_text(path, text)?;
+        let table = table_of_text(path, text)?;
         read_waymo_table(path, &table, options)
     }
 }
