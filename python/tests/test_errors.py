@@ -84,3 +84,25 @@ def test_memory_refuses_file_only_options(street):
     with pytest.raises(vidprep.UsageError) as e:
         plan.sample()
     assert "only frames exports" in str(e.value)
+
+
+def test_a_bytes_path_is_a_path_and_values_json_cannot_say_are_named(street, tmp_path):
+    # #52: a bytes path failed with "Object of type bytes is not JSON serializable"; NaN and
+    # infinity with "bad plan: expected value at line 1 column 117".
+    frames, facts = vidprep.sample(os.fsencode(street), n=2)
+    want, _ = vidprep.sample(street, n=2)
+    assert (frames == want).all() and facts["total_frames"] == 300
+    plan = vidprep.Plan("a", os.fsencode(street), exports=[vidprep.frames_export(count=2)])
+    assert plan.source == str(street)
+    for kw, name, value in [
+        ({"fps": float("nan")}, "fps", "nan"),
+        ({"n": 4, "start": float("inf")}, "start", "inf"),
+        ({"n": 4, "end": float("-inf")}, "end", "-inf"),
+    ]:
+        with pytest.raises(vidprep.UsageError) as e:
+            vidprep.sample(street, **kw)
+        text = str(e.value)
+        assert name in text and value in text and "finite" in text, text
+    with pytest.raises(vidprep.UsageError) as e:
+        vidprep.Plan("a", b"/tmp/\xff.mp4", exports=[vidprep.frames_export(count=2)])
+    assert "not valid UTF-8" in str(e.value) and "source" in str(e.value)

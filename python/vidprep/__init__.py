@@ -18,6 +18,7 @@ whose message names the file; no Rust panic ever reaches Python (it becomes
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -150,6 +151,35 @@ def video_export(**options: Any) -> Dict[str, Any]:
     return {"kind": "video", **options}
 
 
+def _plan_text(data: Any, where: str = "the plan") -> str:
+    """A plan's JSON, refusing what JSON cannot say with the argument and value named: a
+    path given as bytes is read as UTF-8 (vidprep records every path in JSON), a NaN or an
+    infinity is refused (before: "Object of type bytes is not JSON serializable", "bad plan:
+    expected value at line 1 column 117")."""
+
+    def clean(v: Any, at: str) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise UsageError(f"{at} is {v!r}: expected a finite number")
+        if isinstance(v, os.PathLike):
+            v = os.fspath(v)
+        if isinstance(v, (bytes, bytearray)):
+            try:
+                return bytes(v).decode("utf-8")
+            except UnicodeDecodeError:
+                raise UsageError(
+                    f"{at} is {bytes(v)!r}: the name is not valid UTF-8; vidprep records every "
+                    "path in its JSON sidecars, which hold only UTF-8: rename it or give a UTF-8 "
+                    "symbolic link to it"
+                ) from None
+        if isinstance(v, dict):
+            return {k: clean(x, f"{at}[{k!r}]" if at != where else repr(k)) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x, f"{at}[{i}]") for i, x in enumerate(v)]
+        return v
+
+    return json.dumps(clean(data, where), allow_nan=False)
+
+
 class Plan:
     """One item: a source and what to make of it; a manifest line is its JSON.
 
@@ -163,18 +193,18 @@ class Plan:
     __slots__ = ("_data",)
 
     def __init__(self, id: str, source: PathLike, exports: Optional[Sequence[Dict[str, Any]]] = None, **fields: Any) -> None:
-        data: Dict[str, Any] = {"id": id, "source": os.fspath(source)}
+        data: Dict[str, Any] = {"id": id, "source": source}
         data.update({k: v for k, v in fields.items() if v is not None})
         if exports is not None:
             data["exports"] = list(exports)
-        self._data = json.loads(_native.check_plan(json.dumps(data)))
+        self._data = json.loads(_native.check_plan(_plan_text(data)))
 
     @classmethod
     def from_json(cls, text: Union[str, Dict[str, Any]]) -> "Plan":
         """A plan from a manifest line (JSON text) or its dict."""
         data = json.loads(text) if isinstance(text, str) else dict(text)
         plan = cls.__new__(cls)
-        plan._data = json.loads(_native.check_plan(json.dumps(data)))
+        plan._data = json.loads(_native.check_plan(_plan_text(data)))
         return plan
 
     def to_json(self) -> str:
@@ -301,7 +331,7 @@ def sample(
         export["count"] = n
     if follow_package is not None:
         # As given (frames.json records it so, as the command line's --follow-package does).
-        export["follow_package"] = os.fspath(follow_package)
+        export["follow_package"] = follow_package
     if max_frames is not None:
         export["max_frames"] = max_frames
     if seed:
@@ -314,17 +344,17 @@ def sample(
         export["label"] = label
     if subtitles is not None:
         # As given (frames.json records it so, as the command line's --subtitles does).
-        export["subtitles"] = os.fspath(subtitles)
-    plan: Dict[str, Any] = {"id": "sample", "source": os.fspath(path), "exports": [export]}
+        export["subtitles"] = subtitles
+    plan: Dict[str, Any] = {"id": "sample", "source": path, "exports": [export]}
     for key, value in (("start", start), ("end", end), ("decision", decision)):
         if value is not None:
             plan[key] = _time_value(value)
     if source_fps is not None:
         plan["source_fps"] = source_fps
     if boxes is not None:
-        plan["boxes"] = os.fspath(boxes)
+        plan["boxes"] = boxes
     [(_name, pixels, (count, h, w), facts)] = _native.sample_plan(
-        json.dumps(plan), workers, 0, memory_budget)
+        _plan_text(plan), workers, 0, memory_budget)
     return pixels.reshape(count, h, w, 3), json.loads(facts)
 
 
@@ -348,7 +378,7 @@ def run(
     """
     if isinstance(manifest, (str, os.PathLike)):
         return _run_file(os.fspath(manifest), out_dir, jobs, resume, fail_fast, shard, strict)
-    lines = [(p.to_json() if isinstance(p, Plan) else json.dumps(p)) for p in manifest]
+    lines = [(p.to_json() if isinstance(p, Plan) else _plan_text(p)) for p in manifest]
     # The library reads manifests from files; relative paths resolve against the file's
     # folder, so the file goes in the current directory, named without a folder: the paths
     # stay as given (the sidecars record them so, as they do for a command or a manifest
