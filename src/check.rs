@@ -499,8 +499,8 @@ fn time_limit_text(source: &Source, limit: Duration) -> String {
     )
 }
 
-/// The sources of a manifest's items (each once, in order; with its `source_fps`), and its
-/// bad lines.
+/// The sources of a manifest's items (each once, in order; with its `source_fps`), an item's
+/// GOT-10k needle sequence among them (its frames are read too), and its bad lines.
 pub fn manifest_sources(
     manifest: &std::path::Path,
 ) -> Result<(Vec<Source>, Vec<crate::manifest::BadItem>)> {
@@ -512,6 +512,12 @@ pub fn manifest_sources(
         let source = Source::new(plan.source.clone(), plan.source_fps);
         if seen.insert((plan.source.clone(), plan.source_fps.map(|r| r.to_string()))) {
             sources.push(source);
+        }
+        // The needle's frames are read as well (a sequence brings its own rate).
+        if let Some(insert) = &plan.insert {
+            if seen.insert((insert.sequence.clone(), None)) {
+                sources.push(Source::new(insert.sequence.clone(), None));
+            }
         }
     }
     Ok((sources, read.bad))

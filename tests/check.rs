@@ -325,6 +325,22 @@ fn a_time_limit_anywhere_in_the_check_of_a_clean_file_is_timed_out_never_differs
     assert_eq!(code, 0, "{report:#}");
 }
 
+/// #52: `check --manifest` checks an item's GOT-10k needle sequence too (it was skipped: only
+/// the items' sources were read).
+#[test]
+fn a_manifests_needle_sequences_are_checked_too() {
+    let root = crate::repo_root().join("fixtures/example");
+    let (code, report) = check(&["--manifest", &p(&root.join("benchmark.jsonl"))]);
+    let checked: Vec<String> = report["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["source"].as_str().unwrap().to_string())
+        .collect();
+    assert!(checked.iter().any(|c| c.ends_with("needle")), "{checked:?}");
+    assert_eq!(code, 0, "{report:#}");
+}
+
 #[test]
 fn many_sources_and_a_manifests_sources() {
     let a = SynthVideo::new(160, 120).frames(30).cached();
