@@ -212,6 +212,31 @@ fn a_smart_cut_copies_whole_gops_and_reencodes_the_partial_ones() {
         ]
     );
     check_smart_output(&out, &src, &(13..112).collect::<Vec<u32>>());
+    // #52: the worst re-encoded frame's luma PSNR, beside the pooled figure, as ffmpeg's
+    // decodes of the output and of the source give it.
+    let v = &sidecar(&out)["smart"]["verify"];
+    let got = oracle::decode_frames(&out, oracle::PixFmt::Yuv420p, None);
+    let want = oracle::decode_frames(&src, oracle::PixFmt::Yuv420p, None);
+    let luma = |a: &oracle::Frame, b: &oracle::Frame| {
+        let n = a.width * a.height;
+        let sse: u64 = a.data[..n]
+            .iter()
+            .zip(&b.data[..n])
+            .map(|(x, y)| (*x as i64 - *y as i64).pow(2) as u64)
+            .sum();
+        10.0 * (255.0f64 * 255.0 / (sse as f64 / n as f64)).log10()
+    };
+    let (worst, frame) = (0..12)
+        .chain(87..99)
+        .map(|o| (luma(&got[o], &want[o + 13]), o))
+        .filter(|(p, _)| p.is_finite())
+        .fold((f64::INFINITY, 0), |m, x| if x.0 < m.0 { x } else { m });
+    assert_eq!(v["encoded_worst_luma_frame"], frame, "{v}");
+    let reported = v["encoded_min_luma_psnr_db"].as_f64().unwrap();
+    assert!(
+        (reported - worst).abs() < 0.01,
+        "{reported} reported, {worst} by ffmpeg's decodes"
+    );
     // The audio is cut exactly as a full encode cuts it.
     let full = dir.path().join("full.mp4");
     vidprep()

@@ -258,7 +258,7 @@ pub struct SmartArgs {
     #[arg(long)]
     pub smart: bool,
     /// With --smart: decode the output and check every frame against the source (copied
-    /// frames bit-identical, re-encoded ones at least 40 dB PSNR).
+    /// frames bit-identical, re-encoded ones at least 40 dB PSNR pooled over Y, U and V; the sidecar gives the worst frame's luma PSNR too).
     #[arg(long, requires = "smart")]
     pub verify: bool,
 }

@@ -1,17 +1,34 @@
 //! How far a decoded picture is from the one it should be: the squared error over all planes
-//! of two YUV 4:2:0 pictures, and the PSNR it gives (smart encoding's `verify`).
+//! of two YUV 4:2:0 pictures and over luma alone, and the PSNR each gives (smart encoding's
+//! `verify`).
 
 use crate::media::frame::VideoFrame;
 
-/// Squared error and sample count of two YUV 4:2:0 pictures (all planes), and whether they
-/// are identical; `None` when their sizes differ.
-pub(crate) fn compare(a: &VideoFrame, b: &VideoFrame) -> Option<(u64, u64, bool)> {
+/// How two YUV 4:2:0 pictures differ: the squared error and sample count over all planes
+/// (pooled Y, U and V samples) and over the luma plane alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Difference {
+    pub sse: u64,
+    pub count: u64,
+    pub luma_sse: u64,
+    pub luma_count: u64,
+}
+
+impl Difference {
+    pub(crate) fn identical(&self) -> bool {
+        self.sse == 0
+    }
+}
+
+/// [`Difference`] of two YUV 4:2:0 pictures; `None` when their sizes differ.
+pub(crate) fn compare(a: &VideoFrame, b: &VideoFrame) -> Option<Difference> {
     if a.width() != b.width() || a.height() != b.height() {
         return None;
     }
     let (w, h) = (a.width() as usize, a.height() as usize);
     let mut sse = 0u64;
     let mut count = 0u64;
+    let mut luma = (0u64, 0u64);
     for plane in 0..3 {
         let (pw, ph) = if plane == 0 {
             (w, h)
@@ -29,8 +46,16 @@ pub(crate) fn compare(a: &VideoFrame, b: &VideoFrame) -> Option<(u64, u64, bool)
             }
         }
         count += (pw * ph) as u64;
+        if plane == 0 {
+            luma = (sse, count);
+        }
     }
-    Some((sse, count, sse == 0))
+    Some(Difference {
+        sse,
+        count,
+        luma_sse: luma.0,
+        luma_count: luma.1,
+    })
 }
 
 /// The PSNR (dB, 8-bit samples) of a squared error over `count` samples (infinite for none).
