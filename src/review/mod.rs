@@ -566,11 +566,13 @@ fn make_previews(
         preview.id = folder;
         plans.push((f.line, preview));
     }
-    let mut previews = Previews::default();
-    previews.folders = by_folder
-        .iter()
-        .map(|(folder, id)| (id.clone(), folder.clone()))
-        .collect();
+    let mut previews = Previews {
+        folders: by_folder
+            .iter()
+            .map(|(folder, id)| (id.clone(), folder.clone()))
+            .collect(),
+        ..Previews::default()
+    };
     if plans.is_empty() {
         return Ok(previews);
     }
