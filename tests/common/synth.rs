@@ -639,8 +639,15 @@ impl SynthVideo {
         if !path.exists() {
             let tmp = sibling_tmp(&path, &ext);
             let info = self.clone().container(&ext).write(&tmp);
-            std::fs::rename(&tmp, &path)
-                .unwrap_or_else(|e| panic!("rename {tmp:?} -> {path:?}: {e}"));
+            // Linked, never renamed over: a test generating the same file meanwhile must not
+            // replace the one another test is reading (vidprep fails a request whose source
+            // was replaced while it read it). The first made stays; a later copy is dropped.
+            match std::fs::hard_link(&tmp, &path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => panic!("link {tmp:?} -> {path:?}: {e}"),
+            }
+            let _ = std::fs::remove_file(&tmp);
             return SynthInfo { path, ..info };
         }
         SynthInfo {
