@@ -7,7 +7,9 @@
 //! the same file (2.8 GB before with two items at a time; 63 MB now); and an overlay with a
 //! 50 MB plain or Waymo CSV box list costs the video's boxes (1.55 GB before; under 100 MB
 //! now), and so do one with a 60 MB GOT-10k groundtruth.txt (823 MB before; 64 MB now) and
-//! one with a 52 MB vidprep JSON file (1.29 GB before; 90 MB now). Peak memory is the kernel's count (`/usr/bin/time -v`'s maximum resident
+//! one with a 52 MB vidprep JSON file (1.29 GB before; 90 MB now), a 52 MB plain or 147 MB
+//! Waymo JSON list (1.37 and 1.54 GB before; 66 and 63 MB now) and a one-item V-STaR file of 200,000
+//! boxes (344 MB before; 106 MB now). Peak memory is the kernel's count (`/usr/bin/time -v`'s maximum resident
 //! set size), checked against generous bounds; where `/usr/bin/time` is absent the check is
 //! skipped with a message.
 
@@ -442,6 +444,157 @@ fn an_overlay_from_a_large_csv_box_list_costs_the_video_s_boxes() {
         }
         std::fs::remove_file(dir.path().join(name)).unwrap();
     }
+}
+
+/// Rows of the generated JSON box lists: 12,000 frames of 50 tracks (about 60 MB).
+const JSON_ROWS: usize = 600_000;
+
+/// Writes a JSON box list of [`JSON_ROWS`] records: `waymo` as Waymo v2 camera boxes (a
+/// list of flat records with decorated column names), else plain corners in an object's
+/// `"boxes"` list.
+fn box_list_json(path: &Path, waymo: bool) {
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    w.write_all(if waymo {
+        b"[\n"
+    } else {
+        b"{\"source\": \"made by the test\", \"boxes\": [\n"
+    })
+    .unwrap();
+    for i in 0..JSON_ROWS {
+        let [x1, y1, x2, y2] = list_box(i);
+        let (frame, track) = (i / BOX_TRACKS, i % BOX_TRACKS);
+        let sep = if i + 1 == JSON_ROWS { "" } else { "," };
+        if waymo {
+            let (cx, cy) = ((x1 + x2) / 2.0, (y1 + y2) / 2.0);
+            writeln!(
+                w,
+                r#" {{"key.frame": {frame}, "key.camera_object_id": "t{track}", "[CameraBoxComponent].type": 1, "[CameraBoxComponent].box.center.x": {cx}, "[CameraBoxComponent].box.center.y": {cy}, "[CameraBoxComponent].box.size.x": 30, "[CameraBoxComponent].box.size.y": 24}}{sep}"#
+            )
+            .unwrap();
+        } else {
+            writeln!(
+                w,
+                r#" {{"frame": {frame}, "id": "t{track}", "label": "car", "x1": {x1}, "y1": {y1}, "x2": {x2}, "y2": {y2}}}{sep}"#
+            )
+            .unwrap();
+        }
+    }
+    w.write_all(if waymo { b"]\n" } else { b"]}\n" }).unwrap();
+    w.flush().unwrap();
+}
+
+/// An overlay of the 10 frames of a video with a plain (52 MB) or Waymo v2 (147 MB) JSON box
+/// list of 12,000 frames (50 tracks): peak memory under 150 MB (the file was built as one JSON
+/// value, then a table of every record: 1.37 and 1.54 GB before for the same lists; 66 and 63
+/// MB now, the records read from the file one at a time), and the sidecar holds each track's
+/// boxes of those 10 frames, in the file's order of tracks.
+#[test]
+fn an_overlay_from_a_large_json_box_list_costs_the_video_s_boxes() {
+    let dir = tempfile::tempdir().unwrap();
+    video(dir.path());
+    for (name, waymo) in [("plain.json", false), ("waymo.json", true)] {
+        box_list_json(&dir.path().join(name), waymo);
+        let size = std::fs::metadata(dir.path().join(name)).unwrap().len();
+        assert!(size > 45_000_000, "{name}: {size} bytes");
+        let out = timed(
+            dir.path(),
+            &["overlay", "v.mp4", "--boxes", name, "-o", "o.mp4"],
+        );
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{}", tail_lines(&err, 20));
+        check_peak(&err, 150 * 1024, &format!("overlay with {name}"));
+        assert!(
+            err.contains(&format!(
+                "{name}: {} annotation keys fall outside the video",
+                JSON_ROWS - 10 * BOX_TRACKS
+            )),
+            "{}",
+            tail_lines(&err, 20)
+        );
+        let sidecar = support::sidecar(&dir.path().join("o.mp4"));
+        let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
+        let ids: Vec<&str> = tracks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+        let want_ids: Vec<String> = (0..BOX_TRACKS).map(|t| format!("t{t}")).collect();
+        assert_eq!(ids, want_ids, "{name}");
+        for (t, track) in tracks.iter().enumerate() {
+            let got: Vec<(u64, Vec<f64>)> = track["keys"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|key| {
+                    let b = key["box"].as_array().unwrap();
+                    (
+                        key["frame"].as_u64().unwrap(),
+                        b.iter().map(|v| v.as_f64().unwrap()).collect(),
+                    )
+                })
+                .collect();
+            let want: Vec<(u64, Vec<f64>)> = (0..10)
+                .map(|j| (j as u64, list_box(j * BOX_TRACKS + t).to_vec()))
+                .collect();
+            assert_eq!(got, want, "{name} track t{t}");
+        }
+        std::fs::remove_file(dir.path().join(name)).unwrap();
+    }
+}
+
+/// Boxes of the generated one-item V-STaR file: 200,000 (about 20 MB).
+const VSTAR_ITEM_BOXES: usize = 200_000;
+
+/// An overlay of the 10 frames of a video with a V-STaR file of one item (not a list) of
+/// 200,000 boxes (20 MB): the file is read as a stream and its boxes built one at a time (it
+/// was built as one JSON value twice, detection's and the reader's: 344 MB before, 106 MB
+/// now), and the sidecar holds the boxes of those frames. A V-STaR item's boxes are keyed by
+/// time, so every box of the item is kept (about 300 bytes each; 400,000 took 171 MB, 647 MB
+/// before): memory follows the item's boxes, not the file.
+#[test]
+fn an_overlay_from_a_large_one_item_vstar_file_reads_one_box_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    video(dir.path());
+    let path = dir.path().join("item.json");
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).unwrap());
+    write!(
+        w,
+        r#"{{"vid": "long", "fps": 10, "width": 160, "height": 120, "object": "car", "bboxes": ["#
+    )
+    .unwrap();
+    for j in 0..VSTAR_ITEM_BOXES {
+        let [x1, y1, x2, y2] = list_box(j);
+        let sep = if j == 0 { "" } else { "," };
+        write!(
+            w,
+            "{sep}\n {{\"timestamp\": {}, \"frame_index\": {j}, \"xmin\": {x1}, \"ymin\": {y1}, \"xmax\": {x2}, \"ymax\": {y2}}}",
+            j as f64 / 10.0
+        )
+        .unwrap();
+    }
+    writeln!(w, "]}}").unwrap();
+    w.flush().unwrap();
+    drop(w);
+    let out = timed(
+        dir.path(),
+        &["overlay", "v.mp4", "--boxes", "item.json", "-o", "o.mp4"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", tail_lines(&err, 20));
+    check_peak(&err, 150 * 1024, "overlay with a one-item V-STaR file");
+    let sidecar = support::sidecar(&dir.path().join("o.mp4"));
+    let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
+    assert_eq!(tracks.len(), 1);
+    let got: Vec<(u64, Vec<f64>)> = tracks[0]["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|key| {
+            let b = key["box"].as_array().unwrap();
+            (
+                key["frame"].as_u64().unwrap(),
+                b.iter().map(|v| v.as_f64().unwrap()).collect(),
+            )
+        })
+        .collect();
+    let want: Vec<(u64, Vec<f64>)> = (0..10).map(|j| (j as u64, list_box(j).to_vec())).collect();
+    assert_eq!(got, want);
 }
 
 /// Lines of the generated GOT-10k groundtruth: 3M frames (about 60 MB).

@@ -19,6 +19,7 @@ pub(crate) mod clock;
 pub(crate) mod error;
 pub(crate) mod got10k;
 pub(crate) mod ini;
+pub(crate) mod json_list;
 pub(crate) mod model;
 pub(crate) mod mot;
 pub(crate) mod native;
@@ -102,9 +103,9 @@ pub(crate) enum Shape<'a> {
     Folder,
     /// A file with no content but blank and comment lines.
     Empty,
-    /// JSON, with its records as a table when it is a list of flat records.
+    /// JSON: its outline, and its records as a table when it is a list of records.
     Json {
-        value: &'a serde_json::Value,
+        outline: &'a json_list::JsonOutline,
         records: Option<&'a Table<'a>>,
     },
     /// Text whose first line is `n` numbers.
@@ -463,7 +464,7 @@ fn detect(path: &Path) -> Result<(Format, Opened), AnnotationError> {
         }
         reader = Some(opened);
     }
-    let value;
+    let outline;
     let table;
     let shape = if metadata.is_dir() {
         Shape::Folder
@@ -480,25 +481,31 @@ fn detect(path: &Path) -> Result<(Format, Opened), AnnotationError> {
             let format = recognise_format(&file)?;
             return Ok((format, Opened::Nothing));
         }
+        // JSON is outlined from the file and its records' columns gathered one record at a
+        // time: neither the text nor the value is held (each reader reads the file again).
+        if matches!(text::first_byte(path), Some(b'[' | b'{')) {
+            drop(opened);
+            outline = json_list::JsonOutline::read(path)?;
+            // A vidprep file (an object with its marker member; formats before it take no
+            // JSON) is told without its records.
+            if !outline.list && outline.member(native::NATIVE_MARKER).is_some() {
+                return Ok((Format::Vidprep, Opened::Nothing));
+            }
+            table = Table::from_json_outline(path, &outline).ok();
+            let file = Sniffed {
+                path,
+                shape: Shape::Json {
+                    outline: &outline,
+                    records: table.as_ref(),
+                },
+            };
+            return Ok((recognise_format(&file)?, Opened::Nothing));
+        }
         opened
             .rewind()
             .map_err(|e| AnnotationError::read(path, e))?;
         text = text::read_text_from(path, opened)?;
-        let start = text.trim_start();
-        // A vidprep file (an object with its marker member; formats before it take no JSON)
-        // is told without building its value.
-        if start.starts_with('{') && matches!(native::native_marker(&text), Ok(Some(_))) {
-            return Ok((Format::Vidprep, Opened::Text(text)));
-        }
-        if start.starts_with('[') || start.starts_with('{') {
-            value = serde_json::from_str::<serde_json::Value>(&text)
-                .map_err(|e| AnnotationError::json(path, &e))?;
-            table = Table::from_json(path, &value).ok();
-            Shape::Json {
-                value: &value,
-                records: table.as_ref(),
-            }
-        } else {
+        {
             let first = text
                 .lines()
                 .map(str::trim)

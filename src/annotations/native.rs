@@ -606,7 +606,11 @@ impl super::AnnotationFormat for NativeFormat {
     }
     fn recognise(&self, file: &Sniffed) -> Recognised {
         match file.shape {
-            Shape::Json { value, .. } if value.get(NATIVE_MARKER).is_some() => Recognised::Yes,
+            Shape::Json { outline, .. }
+                if !outline.list && outline.member(NATIVE_MARKER).is_some() =>
+            {
+                Recognised::Yes
+            }
             Shape::Json { .. } => Recognised::No(format!("no \"{NATIVE_MARKER}\" member")),
             _ => Recognised::NotApplicable,
         }

@@ -33,8 +33,23 @@ const SCORE_COLUMNS: &[&str] = &["score", "conf", "confidence"];
 
 /// Reads a CSV or JSON list of boxes (JSON when the text starts with `[` or `{`).
 pub fn read_plain(path: &Path, options: &ReadOptions) -> Result<Annotations, AnnotationError> {
-    let text = read_text(path)?;
-    read_plain_table(path, &table_of_text(path, &text)?, options)
+    let mut text = String::new();
+    read_plain_table(path, &table_of_file(path, &mut text)?, options)
+}
+
+/// The file as a [`Table`] (as [`table_of_text`] would make it): a JSON file's records are
+/// read from the file one at a time; a CSV file's text is read into `text`, which the table
+/// reads its rows from.
+pub(crate) fn table_of_file<'t>(
+    path: &'t Path,
+    text: &'t mut String,
+) -> Result<Table<'t>, AnnotationError> {
+    if matches!(super::text::first_byte(path), Some(b'[' | b'{')) {
+        return Table::from_json(path);
+    }
+    *text = read_text(path)?;
+    let text: &'t String = text;
+    Table::from_csv(path, text)
 }
 
 /// The file's text as a [`Table`]: JSON when it starts with `[` or `{`, else CSV with a header.
@@ -44,9 +59,7 @@ pub(crate) fn table_of_text<'t>(
 ) -> Result<Table<'t>, AnnotationError> {
     let start = text.trim_start();
     if start.starts_with('[') || start.starts_with('{') {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| AnnotationError::json(path, &e))?;
-        Table::from_json(path, &value)
+        Table::from_json(path)
     } else {
         Table::from_csv(path, text)
     }

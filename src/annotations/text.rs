@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::error::{AnnotationError, Location};
+use super::json_list;
 use crate::time::Time;
 
 /// The whole file as text (a leading UTF-8 byte-order mark is dropped).
@@ -92,6 +93,27 @@ pub(crate) fn for_each_used_line(
         }
     }
     failed.map_or(Ok(()), Err)
+}
+
+/// Skips a byte-order mark at the start of `reader` (Windows editors write one; it is not
+/// part of the JSON).
+pub(crate) fn skip_byte_order_mark(reader: &mut impl std::io::BufRead) -> std::io::Result<()> {
+    const BOM: &[u8] = "\u{feff}".as_bytes();
+    let mut start = Vec::with_capacity(BOM.len());
+    while start.len() < BOM.len() {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let take = (BOM.len() - start.len()).min(buf.len());
+        if buf[..take] != BOM[start.len()..start.len() + take] {
+            // Not a mark: nothing consumed yet but a prefix of one, which cannot be JSON.
+            return Ok(());
+        }
+        start.extend_from_slice(&buf[..take]);
+        reader.consume(take);
+    }
+    Ok(())
 }
 
 /// The file opened for reading line by line (readers that stream: their memory follows what
@@ -210,8 +232,8 @@ pub(crate) fn show_json(value: &Value) -> String {
 }
 
 /// Records with named columns, from a CSV file with a header row or a JSON list of objects.
-/// A CSV file's rows are not held: [`Table::rows`] reads them from its text each time (so a
-/// reader's memory follows what it keeps of them, not the file).
+/// The rows are not held: [`Table::rows`] reads them from the text each time (so a reader's
+/// memory follows what it keeps of them, not the file).
 #[derive(Debug)]
 pub(crate) struct Table<'t> {
     /// Column names as written.
@@ -222,8 +244,11 @@ pub(crate) struct Table<'t> {
 /// Where a [`Table`]'s rows are.
 #[derive(Debug)]
 enum Rows<'t> {
-    /// Held (a JSON list).
-    Held(Vec<Row>),
+    /// In a JSON list's text, checked whole when the table was made.
+    Json {
+        path: &'t Path,
+        list: json_list::RecordList,
+    },
     /// In CSV text, checked whole when the table was made.
     Csv {
         path: &'t Path,
@@ -402,13 +427,20 @@ impl<'t> Table<'t> {
         })
     }
 
-    /// The rows, in file order: a CSV file's read again from its text (checked already, so
-    /// they are all `Ok`), a JSON list's as held.
+    /// The rows, in file order, read again from the text or the file each time (checked
+    /// already, so they are all `Ok` unless the file changed).
     pub(crate) fn rows(
         &self,
     ) -> Box<dyn Iterator<Item = Result<std::borrow::Cow<'_, Row>, AnnotationError>> + '_> {
         match &self.rows {
-            Rows::Held(rows) => Box::new(rows.iter().map(|r| Ok(std::borrow::Cow::Borrowed(r)))),
+            Rows::Json { path, list } => match json_list::Records::open(path, list) {
+                Ok(records) => Box::new(
+                    records
+                        .map(|element| json_row(path, &list.name, &self.columns, element))
+                        .map(|r| r.map(std::borrow::Cow::Owned)),
+                ),
+                Err(e) => Box::new(std::iter::once(Err(e))),
+            },
             Rows::Csv {
                 path,
                 text,
@@ -456,81 +488,120 @@ impl<'t> Table<'t> {
         })
     }
 
-    /// Reads a JSON list of flat or nested records (nested objects become dotted names:
-    /// `{"box": {"center_x": 1}}` has a column `box.center_x`). The list may be the whole
-    /// document or the `annotations`, `boxes`, `records` or `labels` member of an object.
-    pub(crate) fn from_json(path: &Path, value: &Value) -> Result<Table<'static>, AnnotationError> {
-        let (list, list_name) = match value {
-            Value::Array(items) => (items, String::new()),
-            Value::Object(map) => {
-                let found = ["annotations", "boxes", "records", "labels"]
-                    .iter()
-                    .find_map(|k| {
-                        map.get(*k)
-                            .and_then(Value::as_array)
-                            .map(|a| (a, k.to_string()))
-                    });
-                found.ok_or_else(|| {
-                    AnnotationError::file(
-                        path,
-                        "expected a JSON list of records, or an object with an \"annotations\", \
-                         \"boxes\", \"records\" or \"labels\" list",
-                    )
-                })?
-            }
-            other => {
-                return Err(AnnotationError::file(
-                    path,
+    /// Reads a JSON file's list of flat or nested records (nested objects become dotted
+    /// names: `{"box": {"center_x": 1}}` has a column `box.center_x`). The list may be the
+    /// whole document or the `annotations`, `boxes`, `records` or `labels` member of an
+    /// object ([`json_list::JsonOutline`]). The file is checked whole and each record read
+    /// once, for the columns (every name any record has, in the order first seen); the rows
+    /// are not kept (see [`Table::rows`]).
+    pub(crate) fn from_json(path: &'t Path) -> Result<Table<'t>, AnnotationError> {
+        Table::from_json_outline(path, &json_list::JsonOutline::read(path)?)
+    }
+
+    /// [`Table::from_json`] of a file whose outline has been read.
+    pub(crate) fn from_json_outline(
+        path: &'t Path,
+        outline: &json_list::JsonOutline,
+    ) -> Result<Table<'t>, AnnotationError> {
+        let Some(list) = outline.records.clone() else {
+            let message =
+                if outline.list || !outline.members.is_empty() || first_byte(path) == Some(b'{') {
+                    "expected a JSON list of records, or an object with an \"annotations\", \
+                 \"boxes\", \"records\" or \"labels\" list"
+                        .to_string()
+                } else {
+                    let value: Value =
+                        serde_json::from_reader(open_text(path)?).unwrap_or(Value::Null);
                     format!(
                         "expected a JSON list of records, found {}",
-                        show_json(other)
-                    ),
-                ))
-            }
+                        show_json(&value)
+                    )
+                };
+            return Err(AnnotationError::file(path, message));
         };
         let mut columns: Vec<String> = Vec::new();
-        let mut flat_rows = Vec::new();
-        for (i, item) in list.iter().enumerate() {
-            let at = format!("{list_name}[{i}]");
-            let Value::Object(_) = item else {
-                return Err(AnnotationError::at_item(
-                    path,
-                    at,
-                    format!(
-                        "expected a record (a JSON object), found {}",
-                        show_json(item)
-                    ),
-                ));
-            };
-            let mut flat = Vec::new();
-            flatten("", item, &mut flat);
-            for (name, _) in &flat {
-                if !columns.contains(name) {
-                    columns.push(name.clone());
+        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut flat = Vec::new();
+        for element in json_list::Records::open(path, &list)? {
+            let (i, value) = element.map_err(|e| AnnotationError::read(path, e))?;
+            let record = json_record(path, &list.name, i, value)?;
+            flat.clear();
+            flatten("", &record, &mut flat);
+            for (name, _) in flat.drain(..) {
+                if !seen.contains(&name) {
+                    seen.insert(name.clone());
+                    columns.push(name);
                 }
             }
-            flat_rows.push((at, flat));
         }
-        let rows = flat_rows
-            .into_iter()
-            .map(|(at, flat)| {
-                let mut cells = vec![None; columns.len()];
-                for (name, value) in flat {
-                    if let Some(i) = columns.iter().position(|c| *c == name) {
-                        cells[i] = value;
-                    }
-                }
-                Row {
-                    at: Location::Item(at),
-                    cells,
-                }
-            })
-            .collect();
         Ok(Table {
             columns,
-            rows: Rows::Held(rows),
+            rows: Rows::Json { path, list },
         })
     }
+}
+
+/// The file's first byte that is not white space (after a byte-order mark): `{` or `[` for a
+/// JSON object or list. `None` when the file is empty or cannot be read (its reader says why).
+pub(crate) fn first_byte(path: &Path) -> Option<u8> {
+    use std::io::BufRead as _;
+    let mut reader = open_text(path).ok()?;
+    skip_byte_order_mark(&mut reader).ok()?;
+    loop {
+        let buf = reader.fill_buf().ok()?;
+        if buf.is_empty() {
+            return None;
+        }
+        if let Some(at) = buf.iter().position(|b| !b.is_ascii_whitespace()) {
+            return Some(buf[at]);
+        }
+        let n = buf.len();
+        reader.consume(n);
+    }
+}
+
+/// Element `i` of the JSON list `list_name` as a record: a JSON object, else the error naming
+/// it.
+fn json_record(
+    path: &Path,
+    list_name: &str,
+    i: usize,
+    record: Value,
+) -> Result<Value, AnnotationError> {
+    if !record.is_object() {
+        return Err(AnnotationError::at_item(
+            path,
+            format!("{list_name}[{i}]"),
+            format!(
+                "expected a record (a JSON object), found {}",
+                show_json(&record)
+            ),
+        ));
+    }
+    Ok(record)
+}
+
+/// The row of element `i` of a JSON list of records, its cells in `columns`' order.
+fn json_row(
+    path: &Path,
+    list_name: &str,
+    columns: &[String],
+    element: std::io::Result<(usize, Value)>,
+) -> Result<Row, AnnotationError> {
+    let (i, value) = element.map_err(|e| AnnotationError::read(path, e))?;
+    let record = json_record(path, list_name, i, value)?;
+    let mut flat = Vec::new();
+    flatten("", &record, &mut flat);
+    let mut cells = vec![None; columns.len()];
+    for (name, value) in flat {
+        if let Some(c) = columns.iter().position(|c| *c == name) {
+            cells[c] = value;
+        }
+    }
+    Ok(Row {
+        at: Location::Item(format!("{list_name}[{i}]")),
+        cells,
+    })
 }
 
 fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Option<String>)>) {
@@ -785,23 +856,39 @@ mod tests {
     fn json_table_flattens_records() {
         // Members in sorted order, so the column order is the same with or without serde_json's
         // preserve_order feature.
-        let v: Value = serde_json::from_str(
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        std::fs::write(
+            &path,
             r#"{"boxes": [{"box": {"cx": 2.5}, "id": 1}, {"id": "b", "label": null}]}"#,
         )
         .unwrap();
-        let t = Table::from_json(Path::new("t.json"), &v).unwrap();
+        let t = Table::from_json(&path).unwrap();
         assert_eq!(t.columns, vec!["box.cx", "id", "label"]);
         assert_eq!(
             rows(&t)[0].cells,
             vec![Some("2.5".into()), Some("1".into()), None]
         );
         assert_eq!(rows(&t)[1].at, Location::Item("boxes[1]".into()));
-        let err = Table::from_json(Path::new("t.json"), &serde_json::json!([1]))
-            .unwrap_err()
-            .to_string();
+        std::fs::write(&path, "\u{feff}[1]").unwrap();
+        let err = Table::from_json(&path).unwrap_err().to_string();
         assert_eq!(
             err,
-            "t.json [0]: expected a record (a JSON object), found 1"
+            format!(
+                "{} [0]: expected a record (a JSON object), found 1",
+                path.display()
+            )
         );
+        for (text, found) in [
+            (
+                "{\"boxes\": 1}",
+                "or an object with an \"annotations\", \"boxes\", \"records\" or \"labels\" list",
+            ),
+            (" 12", "found 12"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = Table::from_json(&path).unwrap_err().to_string();
+            assert!(err.ends_with(found), "{err}");
+        }
     }
 }

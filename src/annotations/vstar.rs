@@ -19,17 +19,21 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::bbox::BBox;
 use super::clock::FrameClock;
 use super::error::{AnnotationError, Location};
+use super::json_list::{JsonKind, Records};
 use super::model::{
     push_read_warning, Annotations, Coords, Entry, Extras, Key, Meta, TimeOrigin, TrackSet,
     READ_WARNINGS,
 };
 use super::resolve::Fill;
-use super::text::{json_time, open_text, parse_integer, parse_time, show_json, snap_fps};
+use super::text::{
+    json_time, open_text, parse_integer, parse_time, show_json, skip_byte_order_mark, snap_fps,
+};
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed};
 use crate::time::Time;
 
@@ -64,15 +68,15 @@ fn read_vstar_from<'de, R: serde_json::de::Read<'de>>(
     let top = serde::Deserializer::deserialize_any(&mut *de, TopVisitor { wanted })
         .map_err(|e| AnnotationError::json(path, &e))?;
     de.end().map_err(|e| AnnotationError::json(path, &e))?;
-    let (item, prefix) = match top {
-        Top::Item(map) => (map, String::new()),
+    let ((item, bboxes), prefix) = match top {
+        Top::Item(kept) => (kept, String::new()),
         Top::List(pick) => {
-            let (index, item) = pick.select(path)?;
+            let (index, (item, bboxes)) = pick.select(path)?;
             let prefix = match item_id(&item) {
                 Some(id) => format!("item {index} (vid {id:?}) "),
                 None => format!("item {index} "),
             };
-            (item, prefix)
+            ((item, bboxes), prefix)
         }
         Top::Other(other) => {
             return Err(AnnotationError::file(
@@ -84,28 +88,7 @@ fn read_vstar_from<'de, R: serde_json::de::Read<'de>>(
             ))
         }
     };
-    read_item(path, &item, &prefix, options)
-}
-
-/// Skips a byte-order mark at the start of `reader` (Windows editors write one; it is not
-/// part of the JSON).
-fn skip_byte_order_mark(reader: &mut impl std::io::BufRead) -> std::io::Result<()> {
-    const BOM: &[u8] = "\u{feff}".as_bytes();
-    let mut start = Vec::with_capacity(BOM.len());
-    while start.len() < BOM.len() {
-        let buf = reader.fill_buf()?;
-        if buf.is_empty() {
-            break;
-        }
-        let take = (BOM.len() - start.len()).min(buf.len());
-        if buf[..take] != BOM[start.len()..start.len() + take] {
-            // Not a mark: nothing consumed yet but a prefix of one, which cannot be JSON.
-            return Ok(());
-        }
-        start.extend_from_slice(&buf[..take]);
-        reader.consume(take);
-    }
-    Ok(())
+    read_item(path, &item, bboxes.as_deref(), &prefix, options)
 }
 
 /// Whether the file `reader` reads from its start is a JSON list whose first element is an
@@ -163,7 +146,7 @@ fn item_id(item: &Map<String, Value>) -> Option<String> {
 
 /// A V-STaR file's top-level JSON: one item, a list of items (read as [`Pick`]), or neither.
 enum Top {
-    Item(Map<String, Value>),
+    Item(Item),
     List(Pick),
     Other(Value),
 }
@@ -181,9 +164,9 @@ struct Pick {
     /// The indexes of the items whose id is `wanted`.
     matches: Vec<usize>,
     /// The first item whose id is `wanted`.
-    by_id: Option<Map<String, Value>>,
+    by_id: Option<Item>,
     /// The item at `wanted_index`, or the first item when nothing is wanted.
-    by_index: Option<Map<String, Value>>,
+    by_index: Option<Item>,
     /// The first element that is not an object, and what it is.
     not_object: Option<(usize, String)>,
 }
@@ -208,7 +191,7 @@ impl Pick {
     fn take<E: serde::de::Error>(&mut self, element: Element) -> Result<(), E> {
         let index = self.count;
         self.count += 1;
-        let (mut fields, bboxes) = match element {
+        let (fields, bboxes) = match element {
             Element::Item(fields, bboxes) => (fields, bboxes),
             Element::Other(other) => {
                 if self.not_object.is_none() {
@@ -237,23 +220,20 @@ impl Pick {
         if !(keep_by_id || keep_by_index) || self.not_object.is_some() {
             return Ok(());
         }
-        // The kept item's boxes, read now (each other item's were let go as text).
-        if let Some(raw) = bboxes {
-            let value: Value = serde_json::from_str(raw.get()).map_err(E::custom)?;
-            fields.insert("bboxes".into(), value);
-        }
+        // The kept item's boxes stay text until they are read, one box at a time (each other
+        // item's are let go).
         if keep_by_id && keep_by_index {
-            self.by_index = Some(fields.clone());
+            self.by_index = Some((fields.clone(), bboxes.clone()));
         } else if keep_by_index {
-            self.by_index = Some(fields);
+            self.by_index = Some((fields, bboxes));
             return Ok(());
         }
-        self.by_id = Some(fields);
+        self.by_id = Some((fields, bboxes));
         Ok(())
     }
 
     /// The item asked for and its index, or an error saying why there is none.
-    fn select(self, path: &Path) -> Result<(usize, Map<String, Value>), AnnotationError> {
+    fn select(self, path: &Path) -> Result<(usize, Item), AnnotationError> {
         if let Some((i, found)) = self.not_object {
             return Err(AnnotationError::at_item(
                 path,
@@ -323,8 +303,30 @@ impl Pick {
 /// One element of a list of items: an object's fields but its `"bboxes"` (left as text until
 /// the item is known to be the one asked for), or something else.
 enum Element {
-    Item(Map<String, Value>, Option<Box<serde_json::value::RawValue>>),
+    Item(Map<String, Value>, Option<Box<RawValue>>),
     Other(Value),
+}
+
+/// An item: its fields but `"bboxes"` (a place holder `null` keeps that field's place), and
+/// the text of its `"bboxes"` (the last of the name), read one box at a time.
+type Item = (Map<String, Value>, Option<Box<RawValue>>);
+
+/// The fields of an item (an object) that `map` reads, its `"bboxes"` as text.
+fn item_fields<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Item, A::Error> {
+    let mut fields = Map::new();
+    let mut bboxes = None;
+    while let Some(key) = map.next_key::<String>()? {
+        if key == "bboxes" {
+            // Kept as text (the last of the same name, as for any key); a place holder
+            // keeps the field's place.
+            bboxes = Some(map.next_value::<Box<RawValue>>()?);
+            fields.insert(key, Value::Null);
+        } else {
+            let value: Value = map.next_value()?;
+            fields.insert(key, value);
+        }
+    }
+    Ok((fields, bboxes))
 }
 
 /// The visits of a JSON value that is not an object or a list, as a [`Value`] (for the
@@ -364,8 +366,8 @@ impl<'de> serde::de::Visitor<'de> for TopVisitor<'_> {
     }
     visit_other_values!(Top::Other);
     fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Top, A::Error> {
-        let item = Map::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-        Ok(Top::Item(item))
+        // One item: its boxes are read one at a time, as a list's kept item's are.
+        Ok(Top::Item(item_fields(map)?))
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Top, A::Error> {
         let mut pick = Pick::new(self.wanted);
@@ -397,20 +399,8 @@ impl<'de> serde::de::Visitor<'de> for ElementVisitor {
         let value = Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))?;
         Ok(Element::Other(value))
     }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Element, A::Error> {
-        let mut fields = Map::new();
-        let mut bboxes = None;
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "bboxes" {
-                // Kept as text (the last of the same name, as for any key); a place holder
-                // keeps the field's place.
-                bboxes = Some(map.next_value::<Box<serde_json::value::RawValue>>()?);
-                fields.insert(key, Value::Null);
-            } else {
-                let value: Value = map.next_value()?;
-                fields.insert(key, value);
-            }
-        }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Element, A::Error> {
+        let (fields, bboxes) = item_fields(map)?;
         Ok(Element::Item(fields, bboxes))
     }
 }
@@ -422,21 +412,24 @@ struct RawBox {
     bbox: BBox,
 }
 
+/// Reads an item's boxes (`bboxes`, the text of its `"bboxes"`, one box built at a time).
 fn read_item(
     path: &Path,
     item: &Map<String, Value>,
+    bboxes: Option<&RawValue>,
     prefix: &str,
     options: &ReadOptions,
 ) -> Result<Annotations, AnnotationError> {
     let here = |rest: &str| format!("{prefix}{rest}").trim_end().to_string();
-    let bboxes = match item.get("bboxes") {
-        Some(Value::Array(list)) => list,
-        Some(other) => {
+    let bboxes = match bboxes {
+        Some(raw) if JsonKind::of(raw.get()) == JsonKind::List => raw.get(),
+        Some(raw) => {
+            let other: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
             return Err(AnnotationError::at_item(
                 path,
                 here("bboxes"),
-                format!("expected a list of boxes, found {}", show_json(other)),
-            ))
+                format!("expected a list of boxes, found {}", show_json(&other)),
+            ));
         }
         None => {
             let at = if prefix.is_empty() {
@@ -491,95 +484,14 @@ fn read_item(
     let height = dimension("height")?;
     let frame_count = dimension("frame_count")?;
 
-    let mut raw = Vec::new();
-    for (j, entry) in bboxes.iter().enumerate() {
-        let at = here(&format!("bboxes[{j}]"));
-        let Value::Object(map) = entry else {
-            return Err(AnnotationError::at_item(
-                path,
-                at,
-                format!("expected a box object, found {}", show_json(entry)),
-            ));
-        };
-        if map.contains_key("xmin") {
-            let timestamp = match map.get("timestamp") {
-                None | Some(Value::Null) => None,
-                Some(v) => Some(json_time(v).ok_or_else(|| {
-                    AnnotationError::at_item(
-                        path,
-                        &at,
-                        format!("\"timestamp\": expected seconds, found {}", show_json(v)),
-                    )
-                })?),
-            };
-            let frame_index = match map.get("frame_index") {
-                None | Some(Value::Null) => None,
-                Some(v) => Some(json_index(v).ok_or_else(|| {
-                    AnnotationError::at_item(
-                        path,
-                        &at,
-                        format!(
-                            "\"frame_index\": expected a frame index 0, 1, ..., found {}",
-                            show_json(v)
-                        ),
-                    )
-                })?),
-            };
-            let bbox = box_of(path, &at, map)?;
-            raw.push(RawBox {
-                at,
-                timestamp,
-                frame_index,
-                bbox,
-            });
-        } else {
-            if map.is_empty() {
-                return Err(AnnotationError::at_item(
-                    path,
-                    at,
-                    "is empty; expected {\"timestamp\", \"frame_index\", \"xmin\", ...} or {\"<timestamp>_<frame_index>\": {\"xmin\", ...}}",
-                ));
-            }
-            for (k, v) in map {
-                let at = format!("{at} {k:?}");
-                let parsed = k
-                    .rsplit_once('_')
-                    .and_then(|(t, f)| Some((parse_time(t)?, parse_integer(f)?)));
-                let Some((timestamp, frame)) = parsed.filter(|(_, f)| *f >= 0) else {
-                    return Err(AnnotationError::at_item(
-                        path,
-                        at,
-                        "expected a key \"<timestamp>_<frame_index>\" (e.g. \"3.5_105\") or a box with \"xmin\"",
-                    ));
-                };
-                let Value::Object(inner) = v else {
-                    return Err(AnnotationError::at_item(
-                        path,
-                        at,
-                        format!(
-                            "expected {{\"xmin\", \"ymin\", \"xmax\", \"ymax\"}}, found {}",
-                            show_json(v)
-                        ),
-                    ));
-                };
-                let bbox = box_of(path, &at, inner)?;
-                raw.push(RawBox {
-                    at,
-                    timestamp: Some(timestamp),
-                    frame_index: Some(frame as usize),
-                    bbox,
-                });
-            }
-        }
-    }
-
     let label = item
         .get("object")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty());
     let mut set = TrackSet::new(path);
     let mut disagreeing: Vec<Value> = Vec::new();
-    for b in raw {
+    // Each box is keyed and added as it is read (none is held but in the set).
+    let mut add_box = |b: RawBox| -> Result<(), AnnotationError> {
         let exact_time = match (b.timestamp, b.frame_index, fps) {
             (Some(t), Some(f), Some(fps)) => {
                 let frame_time = Time::from_secs(f as i64).scale(fps.denom(), fps.numer());
@@ -636,6 +548,89 @@ fn read_item(
             Extras::new(),
             Location::Item(b.at),
         )?;
+        Ok(())
+    };
+    for element in Records::of_list(bboxes) {
+        let (j, entry) = element.map_err(|e| AnnotationError::read(path, e))?;
+        let entry = &entry;
+        let at = here(&format!("bboxes[{j}]"));
+        let Value::Object(map) = entry else {
+            return Err(AnnotationError::at_item(
+                path,
+                at,
+                format!("expected a box object, found {}", show_json(entry)),
+            ));
+        };
+        if map.contains_key("xmin") {
+            let timestamp = match map.get("timestamp") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(json_time(v).ok_or_else(|| {
+                    AnnotationError::at_item(
+                        path,
+                        &at,
+                        format!("\"timestamp\": expected seconds, found {}", show_json(v)),
+                    )
+                })?),
+            };
+            let frame_index = match map.get("frame_index") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(json_index(v).ok_or_else(|| {
+                    AnnotationError::at_item(
+                        path,
+                        &at,
+                        format!(
+                            "\"frame_index\": expected a frame index 0, 1, ..., found {}",
+                            show_json(v)
+                        ),
+                    )
+                })?),
+            };
+            let bbox = box_of(path, &at, map)?;
+            add_box(RawBox {
+                at,
+                timestamp,
+                frame_index,
+                bbox,
+            })?;
+        } else {
+            if map.is_empty() {
+                return Err(AnnotationError::at_item(
+                    path,
+                    at,
+                    "is empty; expected {\"timestamp\", \"frame_index\", \"xmin\", ...} or {\"<timestamp>_<frame_index>\": {\"xmin\", ...}}",
+                ));
+            }
+            for (k, v) in map {
+                let at = format!("{at} {k:?}");
+                let parsed = k
+                    .rsplit_once('_')
+                    .and_then(|(t, f)| Some((parse_time(t)?, parse_integer(f)?)));
+                let Some((timestamp, frame)) = parsed.filter(|(_, f)| *f >= 0) else {
+                    return Err(AnnotationError::at_item(
+                        path,
+                        at,
+                        "expected a key \"<timestamp>_<frame_index>\" (e.g. \"3.5_105\") or a box with \"xmin\"",
+                    ));
+                };
+                let Value::Object(inner) = v else {
+                    return Err(AnnotationError::at_item(
+                        path,
+                        at,
+                        format!(
+                            "expected {{\"xmin\", \"ymin\", \"xmax\", \"ymax\"}}, found {}",
+                            show_json(v)
+                        ),
+                    ));
+                };
+                let bbox = box_of(path, &at, inner)?;
+                add_box(RawBox {
+                    at,
+                    timestamp: Some(timestamp),
+                    frame_index: Some(frame as usize),
+                    bbox,
+                })?;
+            }
+        }
     }
 
     let mut annotations = Annotations::new(Coords::Pixels);
@@ -911,15 +906,11 @@ impl super::AnnotationFormat for VstarFormat {
         &["v-star"]
     }
     fn recognise(&self, file: &Sniffed) -> Recognised {
-        let Shape::Json { value, .. } = file.shape else {
+        let Shape::Json { outline, .. } = file.shape else {
             return Recognised::NotApplicable;
         };
-        let has_bboxes = |v: &Value| v.get("bboxes").is_some_and(|b| b.is_array());
-        let is_vstar = match value {
-            Value::Object(_) => has_bboxes(value),
-            Value::Array(items) => items.first().is_some_and(has_bboxes),
-            _ => false,
-        };
+        // The top-level object, or a list's first item, has a "bboxes" list.
+        let is_vstar = outline.member("bboxes") == Some(JsonKind::List);
         if is_vstar {
             Recognised::Yes
         } else {

@@ -22,7 +22,7 @@ use std::path::Path;
 use super::bbox::BBox;
 use super::error::AnnotationError;
 use super::model::{push_read_warning, Annotations, Coords, Entry, Extras, Key, Meta, TrackSet};
-use super::plain::{decide_coords, key_column, table_of_text, FRAME_COLUMNS};
+use super::plain::{decide_coords, key_column, table_of_file, table_of_text, FRAME_COLUMNS};
 use super::span::SpanFilter;
 use super::text::{parse_integer, Table};
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed};
@@ -81,8 +81,8 @@ pub fn read_waymo(
     path: &Path,
     options: &crate::annotations::ReadOptions,
 ) -> Result<Annotations, AnnotationError> {
-    let text = super::text::read_text(path)?;
-    read_waymo_table(path, &table_of_text(path, &text)?, options)
+    let mut text = String::new();
+    read_waymo_table(path, &table_of_file(path, &mut text)?, options)
 }
 
 fn read_waymo_table(
