@@ -86,7 +86,7 @@ pub struct PipelineFrame {
     pub damaged: bool,
     /// The same picture in its source's RGB coding (see [`crate::media::frame::Frame::rgb`]),
     /// at `image`'s size, while no stage has changed its pixels other than by scaling; RGB
-    /// outputs are made from it. `None` for 8-bit 4:2:0 sources.
+    /// outputs are made from it. `None` for limited-range 8-bit 4:2:0 sources.
     pub rgb: Option<VideoFrame>,
 }
 

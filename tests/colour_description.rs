@@ -1,10 +1,11 @@
 //! A source's colour description (its YCbCr matrix and range) reaches swscale as the ffmpeg
-//! CLI's scale filter passes it: a BT.709-tagged H.264, a full-range VP9 (`yuv420p` tagged
-//! full range, not `yuvj420p`) and a full-range MJPEG export the same RGB pixels as
+//! CLI's scale filter passes it: a BT.709-tagged H.264 exports the same RGB pixels as
 //! `ffmpeg -vf scale=out_range=tv,format=yuv420p,format=rgb24` (vidprep's 4:2:0 pipeline, as
-//! ffmpeg converts), and a lossless cut holds ffmpeg's limited-range 4:2:0 of each frame, bit
-//! for bit. Before, swscale assumed BT.601 and, for `yuv*` formats, limited range (29 dB and
-//! 26 dB against ffmpeg).
+//! ffmpeg converts), a full-range VP9 (`yuv420p` tagged full range, not `yuvj420p`) and a
+//! full-range MJPEG the same as `ffmpeg -pix_fmt rgb24` (their own pictures, #52 item 1:
+//! `oracle::to_export_rgb`), and a lossless cut holds ffmpeg's limited-range 4:2:0 of each
+//! frame, bit for bit. Before, swscale assumed BT.601 and, for `yuv*` formats, limited range
+//! (29 dB and 26 dB against ffmpeg).
 
 use crate::common;
 use crate::support;

@@ -52,21 +52,29 @@ fn matrix() -> &'static (PathBuf, Vec<String>) {
 
 /// Every frame of `path` as ffmpeg decodes it, through yuv420p (vidprep's pipeline format),
 /// optionally scaled to `size` like vidprep's scaler, as `fmt`. RGB of a source that is not
-/// 8-bit 4:2:0 YUV comes from the source's own layout, in one conversion and scale (as the
-/// CLI's `-pix_fmt rgb24` gives it, and vidprep's images do).
+/// limited-range 8-bit 4:2:0 YUV comes from the source's own layout, in one conversion and
+/// scale (as the CLI's `-pix_fmt rgb24` gives it, and vidprep's images do).
 fn ffmpeg_frames(path: &Path, size: Option<(u32, u32)>, fmt: PixFmt) -> Vec<Frame> {
     let pix_fmt = oracle::video_stream(path)["pix_fmt"]
         .as_str()
         .unwrap_or("")
         .to_string();
-    let own_rgb = fmt == PixFmt::Rgb24 && !matches!(pix_fmt.as_str(), "yuv420p" | "yuvj420p");
-    let mut filter = if own_rgb {
+    // A full-range source's RGB comes from its own picture too (#52 item 1), its range said
+    // outright (FFmpeg 4.3's scale filter reads it only from `yuvj*` formats).
+    let full = fmt == PixFmt::Rgb24 && oracle::source_is_full_range(path);
+    let own_rgb =
+        fmt == PixFmt::Rgb24 && (full || !matches!(pix_fmt.as_str(), "yuv420p" | "yuvj420p"));
+    let mut filter = if full {
+        "scale=in_range=pc".to_string()
+    } else if own_rgb {
         "null".to_string()
     } else {
         oracle::to_pipeline_yuv(path)
     };
     if let Some((w, h)) = size {
-        if own_rgb {
+        if full {
+            filter = format!("scale={w}:{h}:flags=bicubic:in_range=pc");
+        } else if own_rgb {
             filter.push_str(&format!(",scale={w}:{h}:flags=bicubic"));
         } else {
             // Scaled in YUV, then converted, as vidprep does (two passes, not one).

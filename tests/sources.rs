@@ -129,8 +129,9 @@ fn ffprobe_pattern(pattern: &Path, rate: &str) -> (u64, u64, u64, String) {
     )
 }
 
-/// ffmpeg's pixels of an image as the pipeline holds them (4:2:0), shown as RGB: the file
-/// converted to yuv420p and back with ffmpeg's default (bicubic) scaler.
+/// ffmpeg's pixels of an image as vidprep's RGB outputs hold them ([`oracle::to_export_rgb`]):
+/// a full-range picture (a JPEG) converted to RGB as `ffmpeg -pix_fmt rgb24` converts it, any
+/// other through the pipeline's 4:2:0, with ffmpeg's default (bicubic) scaler.
 fn through_420(image: &Path) -> Frame {
     let out = cmd::ffmpeg(&[
         "-v",
@@ -138,7 +139,7 @@ fn through_420(image: &Path) -> Frame {
         "-i",
         &p(image),
         "-vf",
-        &format!("{},format=rgb24", oracle::to_pipeline_yuv(image)),
+        &oracle::to_export_rgb(image),
         "-f",
         "rawvideo",
         "-",
@@ -291,9 +292,8 @@ fn sampled_frames_are_the_files_they_name() {
             let img = oracle::decode_image(&out.join(f["file"].as_str().unwrap()), PixFmt::Rgb24);
             assert_eq!(img.code(), Some(i as u32), "{file}");
             let src = folder.join(file);
-            // A PNG (RGB-coded) is exported as its own pixels; a JPEG (YUV) as the file's
-            // pixels as the 4:2:0 pipeline carries them (ffmpeg's own conversion); both close
-            // to the file as ffmpeg decodes it.
+            // A PNG (RGB-coded) is exported as its own pixels, and so is a JPEG (full-range
+            // YUV, converted as ffmpeg converts it).
             let want = if ext == "png" {
                 oracle::decode_image(&src, PixFmt::Rgb24)
             } else {
@@ -306,7 +306,7 @@ fn sampled_frames_are_the_files_they_name() {
                 if ext == "png" {
                     "rgb24"
                 } else {
-                    "-> yuv420p -> rgb24"
+                    "as vidprep's RGB outputs make it"
                 },
                 oracle::psnr(&img, &want)
             );
@@ -1129,12 +1129,9 @@ fn image_folders_of_netpbm_jpeg2000_and_tga_frames_are_read() {
                 crate::common::oracle::decode_image(&image, crate::common::oracle::PixFmt::Rgb24);
             let want = crate::common::oracle::pipeline_rgb_at(&image, 0);
             let psnr = crate::common::oracle::psnr(&got, &want);
-            // Grey pictures are full range: vidprep's pipeline squeezes full range into
-            // limited (#52 item 1, open), a level off here and there; the frame is the right
-            // one all the same. Colour formats are ffmpeg's to the bit.
-            let grey = matches!(ext, "pgm" | "pbm");
+            // Every format is ffmpeg's to the bit, grey (full range) too.
             assert!(
-                got.data == own.data || got.data == want.data || (grey && psnr >= 45.0),
+                got.data == own.data || got.data == want.data,
                 "{ext} frame {i}: {psnr:.1} dB from ffmpeg's"
             );
         }

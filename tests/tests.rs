@@ -47,6 +47,7 @@ mod field_time;
 mod fleet_memory;
 mod format_matrix;
 mod frames_given;
+mod full_range;
 mod fuzz_replay;
 mod hostile_memory;
 mod insert;

@@ -175,3 +175,40 @@ def test_explicit_frames_refusals(street):
         vidprep.sample(street, frames=[1], n=3)
     with pytest.raises(vidprep.UsageError, match="follow_package"):
         vidprep.sample(street, follow_package="parity.json")
+
+
+def _ffmpeg_full_range_rgb(path, size=None):
+    """Every frame of a full-range `path` as `ffmpeg -pix_fmt rgb24` converts it, its range said
+    outright (`in_range=pc`: FFmpeg 4.3's scale filter reads it only from `yuvj*` formats), scaled
+    in the same pass where `size` is given."""
+    from conftest import passthrough
+    probe = subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height",
+         "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout.strip()
+    w, h = (int(x) for x in probe.split(",")[:2])
+    scale = "scale=in_range=pc"
+    if size is not None:
+        w, h = size
+        scale = f"scale={w}:{h}:flags=bicubic:in_range=pc"
+    raw = subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(path), "-vf", scale, *passthrough(), "-pix_fmt", "rgb24",
+         "-f", "rawvideo", "-"], check=True, capture_output=True).stdout
+    return np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
+
+
+@pytest.mark.parametrize("name,codec", [
+    ("j.mp4", ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuvj420p"]),
+    ("t.webm", ["-c:v", "libvpx-vp9", "-b:v", "0", "-crf", "30", "-pix_fmt", "yuv420p", "-color_range", "pc"]),
+    ("m.avi", ["-c:v", "mjpeg", "-q:v", "3", "-pix_fmt", "yuvj420p"]),
+])
+def test_full_range_frames_are_ffmpegs_rgb(tmp_path, name, codec):
+    # #52 item 1: a full-range source (webcam, phone, MJPEG) gives ffmpeg's RGB to the bit; vidprep
+    # made it from its limited-range pipeline before (up to 3 levels off in 41% of values).
+    src = make_video(tmp_path / name, "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25", "-frames:v", "12",
+                     *codec)
+    ref = _ffmpeg_full_range_rgb(src)
+    frames, facts = vidprep.sample(src, n=5)
+    np.testing.assert_array_equal(frames, ref[facts["sampled"]["indices"]])
+    small, facts = vidprep.sample(src, n=3, size=(48, 48))
+    assert small.shape == (3, 32, 48, 3)
+    np.testing.assert_array_equal(small, _ffmpeg_full_range_rgb(src, size=(48, 32))[facts["sampled"]["indices"]])

@@ -483,7 +483,7 @@ fn detect(path: &Path) -> Result<(Format, Opened), AnnotationError> {
         }
         // JSON is outlined from the file and its records' columns gathered one record at a
         // time: neither the text nor the value is held (each reader reads the file again).
-        if matches!(text::first_byte(path), Some(b'[' | b'{')) {
+        if matches!(text::first_byte_in(&mut opened), Some(b'[' | b'{')) {
             drop(opened);
             outline = json_list::JsonOutline::read(path)?;
             // A vidprep file (an object with its marker member; formats before it take no

@@ -22,7 +22,7 @@ use super::model::{
     push_read_warning, Annotations, Coords, Entry, Extras, Key, Meta, Track, TrackSet,
 };
 use super::span::SpanFilter;
-use super::text::{read_text, Column, Table};
+use super::text::{Column, Table};
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed, Units};
 
 pub(crate) const FRAME_COLUMNS: &[&str] = &["frame", "frame_index", "frame_idx", "frame_id"];
@@ -44,10 +44,11 @@ pub(crate) fn table_of_file<'t>(
     path: &'t Path,
     text: &'t mut String,
 ) -> Result<Table<'t>, AnnotationError> {
-    if matches!(super::text::first_byte(path), Some(b'[' | b'{')) {
+    let mut reader = super::text::open_text(path)?;
+    if matches!(super::text::first_byte_in(&mut reader), Some(b'[' | b'{')) {
         return Table::from_json(path);
     }
-    *text = read_text(path)?;
+    *text = super::text::read_text_from(path, reader)?;
     let text: &'t String = text;
     Table::from_csv(path, text)
 }

@@ -544,20 +544,27 @@ impl<'t> Table<'t> {
 /// The file's first byte that is not white space (after a byte-order mark): `{` or `[` for a
 /// JSON object or list. `None` when the file is empty or cannot be read (its reader says why).
 pub(crate) fn first_byte(path: &Path) -> Option<u8> {
-    use std::io::BufRead as _;
-    let mut reader = open_text(path).ok()?;
-    skip_byte_order_mark(&mut reader).ok()?;
-    loop {
+    first_byte_in(&mut open_text(path).ok()?)
+}
+
+/// [`first_byte`] of the file `reader` reads, which is left at its start.
+pub(crate) fn first_byte_in(reader: &mut std::io::BufReader<std::fs::File>) -> Option<u8> {
+    use std::io::{BufRead as _, Seek as _};
+    reader.rewind().ok()?;
+    skip_byte_order_mark(reader).ok()?;
+    let first = loop {
         let buf = reader.fill_buf().ok()?;
         if buf.is_empty() {
-            return None;
+            break None;
         }
         if let Some(at) = buf.iter().position(|b| !b.is_ascii_whitespace()) {
-            return Some(buf[at]);
+            break Some(buf[at]);
         }
         let n = buf.len();
         reader.consume(n);
-    }
+    };
+    reader.rewind().ok()?;
+    first
 }
 
 /// Element `i` of the JSON list `list_name` as a record: a JSON object, else the error naming

@@ -31,7 +31,8 @@ use crate::error::{Error, Result};
 use crate::media::demux::SharedDemuxer;
 use crate::media::ffi;
 use crate::media::frame::{
-    keeps_own_rgb, rotate_rgb24, rotate_yuv420, share, Converter, Frame, PIPELINE_FORMAT,
+    is_full_range_yuv, keeps_own_rgb, rotate_rgb24, rotate_yuv420, share, Converter, Frame,
+    PIPELINE_FORMAT,
 };
 use crate::media::input::{VideoInput, VideoStreamInfo};
 use crate::media::pool::InputPool;
@@ -982,13 +983,21 @@ impl FrameReader {
         self.restart_and_count_to(index)
     }
 
-    /// An RGB-coded picture as it came out of the decoder (no pixels copied), upright: kept
-    /// beside its YUV 4:2:0 conversion for exact RGB outputs. `None` for YUV pictures.
+    /// A picture whose RGB must come from itself ([`keeps_own_rgb`], or full-range YUV) as it
+    /// came out of the decoder (no pixels copied), upright: kept beside its limited-range YUV
+    /// 4:2:0 conversion for exact RGB outputs. `None` for limited-range 8-bit 4:2:0 pictures.
     fn rgb_of(&mut self, raw: &VideoFrame) -> Result<Option<VideoFrame>> {
-        if !keeps_own_rgb(raw.format()) {
+        let full_range = is_full_range_yuv(raw);
+        if !keeps_own_rgb(raw.format()) && !full_range {
             return Ok(None);
         }
         Ok(Some(match self.applied_rotation() {
+            // A damaged source's picture is copied, as its pipeline picture is (see
+            // pipeline_image_of): what the decoder did not write must not depend on how long
+            // a door keeps its frames.
+            Rotation::None if full_range && self.table.damage.first_affected_frame().is_some() => {
+                raw.clone()
+            }
             Rotation::None => share(raw),
             r => {
                 let rgb = self.rgb_converter.convert(raw).map_err(|e| {

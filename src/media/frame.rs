@@ -31,9 +31,10 @@ pub struct Frame {
     /// The decoder marked the picture as damaged (errors concealed).
     pub damaged: bool,
     /// For a source whose RGB must come from its own picture (`keeps_own_rgb`: RGB-coded,
-    /// grey, YUV other than 8-bit 4:2:0): the decoder's own picture, upright, in its own
-    /// pixel format (or RGB24 where it was rotated), for exact RGB outputs. `None` for 8-bit
-    /// 4:2:0 sources, whose RGB is made from `image`.
+    /// grey, YUV other than 8-bit 4:2:0; and full-range YUV, `is_full_range_yuv`): the
+    /// decoder's own picture, upright, in its own pixel format (or RGB24 where it was
+    /// rotated), for exact RGB outputs. `None` for limited-range 8-bit 4:2:0 sources, whose
+    /// RGB is made from `image`.
     pub(crate) rgb: Option<VideoFrame>,
 }
 
@@ -281,6 +282,20 @@ pub fn keeps_own_rgb(format: Pixel) -> bool {
     // More than 8 bits: FFmpeg's names end in the depth and the byte order (`yuv420p10le`).
     let deep = name.ends_with("le") || name.ends_with("be");
     desc.nb_components() >= 3 && (!subsampled_420 || deep)
+}
+
+/// Whether `picture` is full-range YUV: a `yuvj*` format (FFmpeg's H.264, HEVC and JPEG
+/// decoders name full range so) or a YUV format tagged full range (VP9, AV1, MPEG-4 with
+/// `color_range pc`). The pipeline's limited-range 4:2:0 would move its levels (values off by
+/// up to 3 from `ffmpeg -pix_fmt rgb24`, issue 52), so its RGB comes from the picture itself.
+pub fn is_full_range_yuv(picture: &VideoFrame) -> bool {
+    let Some(desc) = picture.format().descriptor() else {
+        return false;
+    };
+    if desc.nb_components() < 3 || is_rgb_coded(picture.format()) {
+        return false;
+    }
+    desc.name().starts_with("yuvj") || picture.color_range() == ColorRange::JPEG
 }
 
 /// Rotates a packed RGB24 picture clockwise by `rotation` into a new picture.

@@ -274,9 +274,24 @@ pub fn frame_pts(path: &Path) -> Vec<f64> {
 /// range in filter graphs) keep it full range; `out_range=tv` gives 4.3's and 5.1's bytes.
 pub const TO_PIPELINE_YUV: &str = "scale=out_range=tv,format=yuv420p";
 
-/// Frame `index` of `path` as the ffmpeg CLI decodes it, brought into vidprep's pipeline
-/// layout (4:2:0, limited range: [`to_pipeline_yuv`]) and shown as RGB: what vidprep's PNG of
-/// that frame holds.
+/// The filter (ending in `format=rgb24`) that gives `path`'s pictures as vidprep's RGB
+/// outputs hold them: a full-range source's own picture converted as `ffmpeg -pix_fmt rgb24`
+/// converts it (its range said outright, `in_range=pc`, which FFmpeg 4.3's scale filter needs
+/// for a tagged `yuv420p`; #52 item 1: vidprep made these from its limited-range pipeline
+/// before, up to 3 levels off), any other through vidprep's 4:2:0 pipeline
+/// ([`to_pipeline_yuv`]).
+pub fn to_export_rgb(path: &Path) -> String {
+    if source_is_full_range(path) {
+        "scale=in_range=pc,format=rgb24".to_string()
+    } else {
+        format!("{},format=rgb24", to_pipeline_yuv(path))
+    }
+}
+
+/// Frame `index` of `path` as the ffmpeg CLI decodes it, shown as RGB as vidprep's RGB
+/// outputs make it ([`to_export_rgb`]: a full-range source's own picture, any other brought
+/// into vidprep's pipeline layout, 4:2:0 at limited range): what vidprep's PNG of that frame
+/// holds.
 pub fn pipeline_rgb_at(path: &Path, index: usize) -> Frame {
     let out = ok(cmd::ffmpeg(&[
         "-v",
@@ -284,10 +299,7 @@ pub fn pipeline_rgb_at(path: &Path, index: usize) -> Frame {
         "-i",
         &p(path),
         "-vf",
-        &format!(
-            "select=eq(n\\,{index}),{},format=rgb24",
-            to_pipeline_yuv(path)
-        ),
+        &format!("select=eq(n\\,{index}),{}", to_export_rgb(path)),
         "-frames:v",
         "1",
         "-f",

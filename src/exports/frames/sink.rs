@@ -388,7 +388,9 @@ impl FrameSink for FramesSink {
                     Error::internal(format!("cannot encode frame {number} as JPEG: {e}"))
                 })?
             }
-            (ImageFormat::Jpg, _) => self.jpeg.encode(&frame.image).map_err(|e| {
+            // A full-range 4:2:0 source's own picture is already JPEG's levels (ffmpeg encodes
+            // it as it is); the pipeline's limited-range picture would move them.
+            (ImageFormat::Jpg, _) => self.jpeg.encode(jpeg_source(frame)).map_err(|e| {
                 frame_failure(
                     &self.source,
                     number,
@@ -470,4 +472,19 @@ fn encode_image(
         ImageFormat::Png => img.write_to(&mut buf, image::ImageFormat::Png)?,
     }
     Ok(buf.into_inner())
+}
+
+/// The picture a JPEG is encoded from: a full-range 8-bit 4:2:0 source's own picture
+/// (upright, of the pipeline's size), else the pipeline's.
+fn jpeg_source(frame: &crate::pipeline::PipelineFrame) -> &ffmpeg_next::frame::Video {
+    use ffmpeg_next::format::Pixel;
+    frame
+        .rgb
+        .as_ref()
+        .filter(|own| {
+            (own.width(), own.height()) == (frame.image.width(), frame.image.height())
+                && matches!(own.format(), Pixel::YUVJ420P | Pixel::YUV420P)
+                && crate::media::frame::is_full_range_yuv(own)
+        })
+        .unwrap_or(&frame.image)
 }
