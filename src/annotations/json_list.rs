@@ -17,7 +17,7 @@ use serde::de::{Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::error::AnnotationError;
-use super::text::open_text;
+use super::file::{open_text, skip_byte_order_mark};
 
 /// The kind of a JSON value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +94,7 @@ impl JsonOutline {
 /// The file opened for reading as JSON: [`open_text`]'s checks, a byte-order mark skipped.
 fn open_json(path: &Path) -> Result<std::io::BufReader<std::fs::File>, AnnotationError> {
     let mut reader = open_text(path)?;
-    super::text::skip_byte_order_mark(&mut reader).map_err(|e| AnnotationError::read(path, e))?;
+    skip_byte_order_mark(&mut reader).map_err(|e| AnnotationError::read(path, e))?;
     Ok(reader)
 }
 

@@ -17,6 +17,7 @@
 pub(crate) mod bbox;
 pub(crate) mod clock;
 pub(crate) mod error;
+mod file;
 pub(crate) mod got10k;
 pub(crate) mod ini;
 pub(crate) mod json_list;
