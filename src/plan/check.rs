@@ -362,6 +362,11 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
             if !(1..=100).contains(&f.quality) {
                 return Err(format!("\"quality\" must be 1..100, found {}", f.quality));
             }
+            if f.payload == Some(crate::plan::Payload::Vllm)
+                && f.format != crate::plan::ImageFormat::Jpg
+            {
+                return Err("the vllm payload sends the frames as vLLM's video/jpeg list: use \"format\": \"jpg\" (--format jpg)".into());
+            }
             if f.audio && f.payload == Some(crate::plan::Payload::Anthropic) {
                 return Err("Anthropic's Messages API takes no audio: drop \"audio\" or use the openai or gemini payload".into());
             }

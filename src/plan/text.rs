@@ -174,6 +174,10 @@ pub enum Payload {
     Anthropic,
     /// A `contents` entry with `inline_data` parts.
     Gemini,
+    /// An OpenAI-compatible chat body for a vLLM server: the frames as one `video/jpeg`
+    /// list (`video_url`), and `media_io_kwargs` saying their source frame indices, the
+    /// source's rate, frame count and duration (vLLM's pre-extracted frame sequences).
+    Vllm,
 }
 
 impl std::fmt::Display for Payload {
@@ -182,6 +186,7 @@ impl std::fmt::Display for Payload {
             Payload::OpenAi => "openai",
             Payload::Anthropic => "anthropic",
             Payload::Gemini => "gemini",
+            Payload::Vllm => "vllm",
         })
     }
 }
@@ -193,8 +198,9 @@ impl std::str::FromStr for Payload {
             "openai" => Ok(Payload::OpenAi),
             "anthropic" => Ok(Payload::Anthropic),
             "gemini" => Ok(Payload::Gemini),
+            "vllm" => Ok(Payload::Vllm),
             other => Err(format!(
-                "unknown payload {other:?}; expected openai, anthropic or gemini"
+                "unknown payload {other:?}; expected openai, anthropic, gemini or vllm"
             )),
         }
     }
@@ -206,7 +212,7 @@ crate::textual::json_schema_as!(
     "Payload",
     crate::textual::names(
         "The API whose request format the payload follows.",
-        &["openai", "anthropic", "gemini"]
+        &["openai", "anthropic", "gemini", "vllm"]
     )
 );
 

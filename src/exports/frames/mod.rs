@@ -569,6 +569,20 @@ impl Export for FramesMaker {
                 .as_ref()
                 .map(|j| j["text"].as_str().unwrap_or_default().to_string()),
             audio: None,
+            video: (self.frames.payload == Some(crate::plan::Payload::Vllm)).then(|| {
+                let source = &stream.source_records()[0];
+                let rate = source.avg_frame_rate;
+                payload::VideoFacts {
+                    frames_indices: Vec::new(),
+                    fps: if rate.den > 0 {
+                        rate.num as f64 / rate.den as f64
+                    } else {
+                        0.0
+                    },
+                    total_num_frames: source.frames,
+                    duration: source.duration_s,
+                }
+            }),
         };
         if self.frames.audio {
             let temp = temp.as_ref().expect("audio is refused in memory");

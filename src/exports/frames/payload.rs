@@ -1,6 +1,7 @@
 //! The API payload of a frames export (`payload.json`): a request-body fragment for
 //! OpenAI's, Anthropic's or Gemini's API with the images as Base64, and the text and audio
-//! parts that may follow them.
+//! parts that may follow them; or, for a vLLM server, a chat body whose frames are one
+//! `video/jpeg` list with the metadata its video processor writes time markers from.
 
 use std::path::PathBuf;
 
@@ -15,6 +16,20 @@ pub struct PayloadExtras {
     pub text: Option<String>,
     /// The WAV file to add as an audio part.
     pub audio: Option<PathBuf>,
+    /// The video the frames come from (the vllm payload says it).
+    pub video: Option<VideoFacts>,
+}
+
+/// What a vLLM server's video processor needs to know of the frames' video: their source
+/// frame indices (in position order), the source's average rate, frame count and duration.
+/// (vLLM's `VideoMediaIO.load_base64` for `video/jpeg`, `frames_indices`, `fps`,
+/// `total_num_frames` and `duration`: the model's time markers come from indices / fps.)
+#[derive(Clone, Debug, Default)]
+pub struct VideoFacts {
+    pub frames_indices: Vec<usize>,
+    pub fps: f64,
+    pub total_num_frames: usize,
+    pub duration: f64,
 }
 
 /// The payload fragment for `api` with the images (in position order) as base64 and, after
@@ -27,9 +42,40 @@ pub fn payload_with(
     images: &[Vec<u8>],
     text: Option<&str>,
     wav: Option<&[u8]>,
+    video: Option<&VideoFacts>,
 ) -> serde_json::Value {
     let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
     match api {
+        Payload::Vllm => {
+            // One data URL: `data:video/jpeg;base64,` and each JPEG's Base64, comma-separated
+            // (vLLM splits the data at the commas: Base64 holds none).
+            let list: Vec<String> = images.iter().map(|b| b64(b)).collect();
+            let mut parts = vec![serde_json::json!({
+                "type": "video_url",
+                "video_url": {"url": format!("data:video/jpeg;base64,{}", list.join(","))}
+            })];
+            if let Some(t) = text {
+                parts.push(serde_json::json!({"type": "text", "text": t}));
+            }
+            if let Some(w) = wav {
+                parts.push(serde_json::json!({
+                    "type": "input_audio",
+                    "input_audio": {"data": b64(w), "format": "wav"}
+                }));
+            }
+            let facts = video.cloned().unwrap_or_default();
+            serde_json::json!({
+                "messages": [{"role": "user", "content": parts}],
+                "media_io_kwargs": {"video": {
+                    // Every frame sent is read (the server's default keeps 32).
+                    "num_frames": images.len(),
+                    "fps": facts.fps,
+                    "frames_indices": facts.frames_indices,
+                    "total_num_frames": facts.total_num_frames,
+                    "duration": facts.duration,
+                }}
+            })
+        }
         Payload::OpenAi => {
             let mut parts: Vec<_> = images
                 .iter()

@@ -249,6 +249,20 @@ impl FramesSink {
             files.strip = Some(name);
         }
         if let Some(api) = self.spec.payload {
+            // vLLM is told each frame's index in the source (its time marker is index / fps).
+            let mut video = self.extras.video.clone();
+            if let Some(v) = video.as_mut() {
+                if let Some(r) = records.iter().find(|r| r.source != 0) {
+                    return Err(Error::request(
+                        &self.source,
+                        format!(
+                            "frame {} (position {}) is from the inserted sequence, which the vllm payload cannot index in the source: use the openai payload for an insertion",
+                            r.source_frame, r.position
+                        ),
+                    ));
+                }
+                v.frames_indices = records.iter().map(|r| r.source_frame).collect();
+            }
             let audio = match &self.extras.audio {
                 Some(p) => Some(std::fs::read(p).map_err(|e| Error::io(p, e))?),
                 None => None,
@@ -259,16 +273,19 @@ impl FramesSink {
                 &read_all()?,
                 self.extras.text.as_deref(),
                 audio.as_deref(),
+                video.as_ref(),
             );
             write_json(&out_dir.join("payload.json"), &body)?;
             files.payload = Some("payload.json".into());
             let sizes: Vec<(u32, u32)> = records.iter().map(|r| (r.width, r.height)).collect();
             let to = match api {
-                Payload::OpenAi => crate::profiles::api::Api::OpenAi,
-                Payload::Anthropic => crate::profiles::api::Api::Anthropic,
-                Payload::Gemini => crate::profiles::api::Api::Gemini,
+                Payload::OpenAi => Some(crate::profiles::api::Api::OpenAi),
+                Payload::Anthropic => Some(crate::profiles::api::Api::Anthropic),
+                Payload::Gemini => Some(crate::profiles::api::Api::Gemini),
+                // A vLLM server's tokens are its model's processor's.
+                Payload::Vllm => None,
             };
-            files.request_tokens = Some(crate::profiles::api::request_tokens(to, &sizes));
+            files.request_tokens = to.map(|to| crate::profiles::api::request_tokens(to, &sizes));
         }
         if self.spec.jsonl {
             let mut text = String::new();
