@@ -245,6 +245,10 @@ pub struct SourceCheck {
     pub timestamps: Option<MendedTimestamps>,
     /// Why the source cannot be read (a `failed` or `timed_out` verdict).
     pub error: Option<String>,
+    /// Where the picture size changes mid-stream (recordings joined together), the first
+    /// few: an output keeps one size, so vidprep refuses one made across such a frame.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub size_changes: Vec<SizeChange>,
     /// The reference's frames, with [`CheckOptions::list_frames`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frames: Option<Vec<ReferenceFrame>>,
@@ -265,6 +269,7 @@ impl SourceCheck {
             differences_total: 0,
             timestamps: None,
             error: None,
+            size_changes: Vec::new(),
             frames: None,
         }
     }
@@ -335,6 +340,18 @@ impl SourceCheck {
             self.action = "vidprep reads this source exactly".into();
         }
     }
+}
+
+/// A frame where the picture size changes (the decoder's order, as the reference decodes).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[non_exhaustive]
+pub struct SizeChange {
+    /// The first frame of the new size.
+    pub frame: usize,
+    /// The size before it, `WxH`.
+    pub from: String,
+    /// Its size, `WxH`.
+    pub to: String,
 }
 
 /// All sources' checks.
@@ -620,6 +637,15 @@ fn check_into(
     check.damage.reference_frames = (0..n).filter(|&i| reference.frames[i].damaged).collect();
     check.damage.rejected_packets = reference.rejected_packets;
     check.damage.read_error = reference.read_error.clone();
+    check.size_changes = reference
+        .size_changes
+        .iter()
+        .map(|&(frame, (fw, fh), (tw, th))| SizeChange {
+            frame,
+            from: format!("{fw}x{fh}"),
+            to: format!("{tw}x{th}"),
+        })
+        .collect();
     // The reference's time 0: the container's start (ffmpeg's `-ss 0`), or its first frame.
     let tb = reference.time_base;
     let first_pts = reference.frames.iter().find_map(|f| f.pts);

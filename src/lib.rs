@@ -106,7 +106,7 @@ pub use batch::{
 pub use cancel::CancelToken;
 pub use check::{
     check_sources, manifest_sources, CheckOptions, CheckReport, Compared, DamageFacts, Difference,
-    ReferenceFrame, SourceCheck, TableFacts, Verdict, DEFAULT_CHECK_TIME_LIMIT,
+    ReferenceFrame, SizeChange, SourceCheck, TableFacts, Verdict, DEFAULT_CHECK_TIME_LIMIT,
 };
 pub use context::CallContext;
 pub use error::{require_utf8, Error, ErrorKind, FfmpegError, Result};

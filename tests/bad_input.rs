@@ -290,6 +290,52 @@ fn a_picture_size_that_changes_mid_stream_is_refused_naming_the_source_and_the_f
         );
         assert!(!d.join(out).exists());
     }
+    // `vidprep check` says where the size changes: where ffprobe's frames change size.
+    let out = vidprep()
+        .current_dir(d)
+        .args(["check", "rc.ts", "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let frames = common::cmd::run_ok(
+        "ffprobe",
+        &[
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "frame=width,height",
+            "-of",
+            "csv=p=0",
+            &d.join("rc.ts").display().to_string(),
+        ],
+    );
+    let sizes: Vec<String> = String::from_utf8_lossy(&frames.stdout)
+        .lines()
+        .map(|l| l.trim_end_matches(',').replace(',', "x"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let want: Vec<serde_json::Value> = (1..sizes.len())
+        .filter(|&i| sizes[i] != sizes[i - 1])
+        .map(|i| serde_json::json!({"frame": i, "from": sizes[i - 1], "to": sizes[i]}))
+        .collect();
+    assert_eq!(want.len(), 1, "{sizes:?}");
+    assert_eq!(
+        report["sources"][0]["size_changes"],
+        serde_json::Value::Array(want),
+        "{report}"
+    );
+    let text = vidprep()
+        .current_dir(d)
+        .args(["check", "rc.ts"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("the picture size changes at frame 25 (320x240 to 480x360"),
+        "{text}"
+    );
     // The first recording alone is cut as usual.
     vidprep()
         .current_dir(d)

@@ -168,6 +168,12 @@ fn text_of(s: &SourceCheck) -> String {
     if let Some(t) = &dmg.table {
         out.push_str(&format!("  damage: {t}\n"));
     }
+    for c in &s.size_changes {
+        out.push_str(&format!(
+            "  the picture size changes at frame {} ({} to {}; recordings joined?): an output keeps one size, so one made across it is refused: cut the parts apart there (--end {}, --start {})\n",
+            c.frame, c.from, c.to, c.frame, c.frame
+        ));
+    }
     if let Some(e) = &s.error {
         out.push_str(&format!("  error: {e}\n"));
     }

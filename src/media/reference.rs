@@ -53,7 +53,13 @@ pub(crate) struct Reference {
     /// Where the demuxer stopped on damaged data it could not read past (as ffmpeg ends the
     /// input there), as its words.
     pub read_error: Option<String>,
+    /// Where the picture size changes (recordings joined together): the frame (in the
+    /// decoder's order) and the sizes before and after it, the first few.
+    pub size_changes: Vec<(usize, (u32, u32), (u32, u32))>,
 }
+
+/// The size changes a reference lists at most.
+const MAX_SIZE_CHANGES: usize = 16;
 
 /// MD5 of a YUV 4:2:0 picture's planes, packed.
 pub(crate) fn yuv420_md5(image: &VideoFrame) -> [u8; 16] {
@@ -172,7 +178,9 @@ fn decode_with(
         rejected_packets: 0,
         demuxer_errors: 0,
         read_error: None,
+        size_changes: Vec::new(),
     };
+    let mut size: Option<(u32, u32)> = None;
     let mut frame = VideoFrame::empty();
     let mut take = |decoder: &mut ffmpeg::decoder::Video,
                     reference: &mut Reference,
@@ -196,6 +204,15 @@ fn decode_with(
                         })?;
                         yuv420_md5(&converted)
                     };
+                    let here = (frame.width(), frame.height());
+                    if let Some(before) = size.filter(|before| *before != here) {
+                        if reference.size_changes.len() < MAX_SIZE_CHANGES {
+                            reference
+                                .size_changes
+                                .push((reference.frames.len(), before, here));
+                        }
+                    }
+                    size = Some(here);
                     visit(reference.frames.len(), &frame)?;
                     reference.frames.push(RefFrame {
                         pts: frame.timestamp(),
