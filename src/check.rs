@@ -1118,6 +1118,7 @@ mod tests {
             rejected_packets: 0,
             demuxer_errors: 0,
             read_error: None,
+            size_changes: Vec::new(),
         }
     }
 
