@@ -246,6 +246,80 @@ fn a_full_disk_while_writing_is_an_output_error_and_leaves_nothing() {
     assert!(text.contains("left=0"), "{text}");
 }
 
+/// #52 friction: a VP8 keyframe whose size field is damaged (frames 20-29 of a 320x240 WebM
+/// read 320x8944; libvpx flags nothing) is refused naming the source, the frame and the
+/// likely damage, not "recordings joined together"; `vidprep check` lists the size changes
+/// there and back. The oracle for the frames and sizes is ffprobe's decode.
+#[test]
+fn a_damaged_vp8_size_field_is_named_as_likely_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    common::cmd::run_ok(
+        "ffmpeg",
+        &[
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=320x240:rate=25",
+            "-frames:v",
+            "50",
+            "-c:v",
+            "libvpx",
+            "-g",
+            "10",
+            "-b:v",
+            "500k",
+            &d.join("ok.webm").display().to_string(),
+        ],
+    );
+    // The third keyframe's height field (after the start code 9d 01 2a and the width).
+    let mut bytes = std::fs::read(d.join("ok.webm")).unwrap();
+    let starts: Vec<usize> = bytes
+        .windows(3)
+        .enumerate()
+        .filter(|(_, w)| *w == [0x9d, 0x01, 0x2a])
+        .map(|(i, _)| i)
+        .collect();
+    assert!(starts.len() >= 3, "{} keyframes", starts.len());
+    let k = starts[2];
+    bytes[k + 5] = 0xf0;
+    bytes[k + 6] = 0x22;
+    std::fs::write(d.join("vp8.webm"), &bytes).unwrap();
+    let probe = common::cmd::run_ok(
+        "ffprobe",
+        &[
+            "-v",
+            "error",
+            "-show_entries",
+            "frame=width,height",
+            "-of",
+            "csv=p=0",
+            &d.join("vp8.webm").display().to_string(),
+        ],
+    );
+    let sizes: Vec<String> = String::from_utf8_lossy(&probe.stdout)
+        .lines()
+        .map(|l| l.trim_end_matches(',').replace(',', "x"))
+        .collect();
+    let first_odd = sizes.iter().position(|s| s != "320x240").unwrap();
+    let odd = sizes[first_odd].clone();
+    let err = fails(
+        d,
+        &["cut", "vp8.webm", "--preset", "ultrafast", "-o", "o.mp4"],
+        1,
+    );
+    assert!(
+        err.contains("vp8.webm: its picture size changes mid-stream")
+            && err.contains(&format!("source frame {first_odd} is {odd}"))
+            && err.contains("a damaged frame header?")
+            && !err.contains("recordings joined"),
+        "{err}"
+    );
+    assert!(!d.join("o.mp4").exists());
+}
+
 /// #52 item 6: two MPEG-TS recordings joined (320x240, then 480x360 from frame 25), as screen
 /// and WebRTC recordings are: the error names the source (not the output), the source frame
 /// where the size changes, both sizes and what to do. Before: "rc.mkv: frame 25 is 480x360,
