@@ -246,6 +246,29 @@ fn a_full_disk_while_writing_is_an_output_error_and_leaves_nothing() {
     assert!(text.contains("left=0"), "{text}");
 }
 
+/// The size (`WxH`) of each frame of `path`, as ffprobe's decode gives them.
+fn ffprobe_frame_sizes(path: &Path) -> Vec<String> {
+    let probe = common::cmd::run_ok(
+        "ffprobe",
+        &[
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "frame=width,height",
+            "-of",
+            "csv=p=0",
+            &path.display().to_string(),
+        ],
+    );
+    String::from_utf8_lossy(&probe.stdout)
+        .lines()
+        .map(|l| l.trim_end_matches(',').replace(',', "x"))
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
 /// #52 friction: a VP8 keyframe whose size field is damaged (frames 20-29 of a 320x240 WebM
 /// read 320x8944; libvpx flags nothing) is refused naming the source, the frame and the
 /// likely damage, not "recordings joined together"; `vidprep check` lists the size changes
@@ -287,22 +310,7 @@ fn a_damaged_vp8_size_field_is_named_as_likely_damage() {
     bytes[k + 5] = 0xf0;
     bytes[k + 6] = 0x22;
     std::fs::write(d.join("vp8.webm"), &bytes).unwrap();
-    let probe = common::cmd::run_ok(
-        "ffprobe",
-        &[
-            "-v",
-            "error",
-            "-show_entries",
-            "frame=width,height",
-            "-of",
-            "csv=p=0",
-            &d.join("vp8.webm").display().to_string(),
-        ],
-    );
-    let sizes: Vec<String> = String::from_utf8_lossy(&probe.stdout)
-        .lines()
-        .map(|l| l.trim_end_matches(',').replace(',', "x"))
-        .collect();
+    let sizes = ffprobe_frame_sizes(&d.join("vp8.webm"));
     let first_odd = sizes.iter().position(|s| s != "320x240").unwrap();
     let odd = sizes[first_odd].clone();
     let err = fails(
@@ -371,25 +379,7 @@ fn a_picture_size_that_changes_mid_stream_is_refused_naming_the_source_and_the_f
         .output()
         .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let frames = common::cmd::run_ok(
-        "ffprobe",
-        &[
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            "frame=width,height",
-            "-of",
-            "csv=p=0",
-            &d.join("rc.ts").display().to_string(),
-        ],
-    );
-    let sizes: Vec<String> = String::from_utf8_lossy(&frames.stdout)
-        .lines()
-        .map(|l| l.trim_end_matches(',').replace(',', "x"))
-        .filter(|l| !l.is_empty())
-        .collect();
+    let sizes = ffprobe_frame_sizes(&d.join("rc.ts"));
     let want: Vec<serde_json::Value> = (1..sizes.len())
         .filter(|&i| sizes[i] != sizes[i - 1])
         .map(|i| serde_json::json!({"frame": i, "from": sizes[i - 1], "to": sizes[i]}))
