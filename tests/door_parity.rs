@@ -537,6 +537,27 @@ fn sampled_frames_with_strip_payload_and_boxes() {
         r#"{"id": "a", "source": "street.mp4", "boxes": "track.csv", "exports": [{"kind": "frames", "count": 8, "strip": true, "payload": "openai", "jsonl": true, "max_size": "160x120"}]}"#,
         false,
     );
+    // #53: the vllm payload (one video/jpeg list, the source's indices and rate).
+    check(
+        "export frames vllm",
+        &[
+            "export",
+            "frames",
+            "street.mp4",
+            "--count",
+            "6",
+            "--start",
+            "2s",
+            "--format",
+            "jpg",
+            "--payload",
+            "vllm",
+            "--out-dir",
+            "cli/frames",
+        ],
+        r#"{"id": "a", "source": "street.mp4", "start": "2s", "exports": [{"kind": "frames", "count": 6, "format": "jpg", "payload": "vllm"}]}"#,
+        false,
+    );
     check(
         "export frames fps",
         &[
