@@ -352,6 +352,9 @@ pub struct SizeChange {
     pub from: String,
     /// Its size, `WxH`.
     pub to: String,
+    /// A change no recording makes (the shape changing more than 4 times, the area more than
+    /// 16 times): likely a damaged frame header, not recordings joined together.
+    pub likely_damage: bool,
 }
 
 /// All sources' checks.
@@ -644,6 +647,7 @@ fn check_into(
             frame,
             from: format!("{fw}x{fh}"),
             to: format!("{tw}x{th}"),
+            likely_damage: crate::media::frame::implausible_size_change((fw, fh), (tw, th)),
         })
         .collect();
     // The reference's time 0: the container's start (ffmpeg's `-ss 0`), or its first frame.

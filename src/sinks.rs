@@ -216,7 +216,7 @@ impl FrameSink for VideoSink {
             // picture size.
             let at = frame.origin.index;
             let (nw, nh) = (frame.image.width(), frame.image.height());
-            let why = if implausible_size_change((w, h), (nw, nh)) {
+            let why = if crate::media::frame::implausible_size_change((w, h), (nw, nh)) {
                 // A VP8 keyframe whose size field was damaged read 320x8944 in a 320x240
                 // stream: no recording changes its shape so.
                 "a damaged frame header? no recording changes its shape so much; `vidprep \
@@ -250,30 +250,5 @@ impl FrameSink for VideoSink {
         })?;
         self.report = Some(writer.finish()?);
         Ok(())
-    }
-}
-
-/// Whether a picture size change from `from` to `to` is one no recording makes: the shape
-/// (width / height) changing by more than 4 times, or the area by more than 16 times.
-fn implausible_size_change(from: (u32, u32), to: (u32, u32)) -> bool {
-    let aspect = |(w, h): (u32, u32)| w.max(1) as f64 / h.max(1) as f64;
-    let area = |(w, h): (u32, u32)| w.max(1) as f64 * h.max(1) as f64;
-    let shape = aspect(to) / aspect(from);
-    let scale = area(to) / area(from);
-    !(0.25..=4.0).contains(&shape) || !(1.0 / 16.0..=16.0).contains(&scale)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_size_change_no_recording_makes_is_told_apart() {
-        // Recordings joined: another size of a like shape.
-        assert!(!super::implausible_size_change((320, 240), (480, 360)));
-        assert!(!super::implausible_size_change((1920, 1080), (1280, 720)));
-        assert!(!super::implausible_size_change((640, 480), (1920, 1080)));
-        // A damaged VP8 size field, and other shapes no recording takes.
-        assert!(super::implausible_size_change((320, 240), (320, 8944)));
-        assert!(super::implausible_size_change((320, 240), (16, 240)));
-        assert!(super::implausible_size_change((160, 120), (3840, 2160)));
     }
 }

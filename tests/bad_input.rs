@@ -326,6 +326,19 @@ fn a_damaged_vp8_size_field_is_named_as_likely_damage() {
         "{err}"
     );
     assert!(!d.join("o.mp4").exists());
+    // `vidprep check` names it the same way, at the frame ffprobe's decode changes size.
+    let out = vidprep()
+        .current_dir(d)
+        .args(["check", "vp8.webm", "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &report["sources"][0]["size_changes"][0];
+    assert_eq!(
+        first,
+        &serde_json::json!({"frame": first_odd, "from": "320x240", "to": odd, "likely_damage": true}),
+        "{report}"
+    );
 }
 
 /// #52 item 6: two MPEG-TS recordings joined (320x240, then 480x360 from frame 25), as screen
@@ -382,7 +395,10 @@ fn a_picture_size_that_changes_mid_stream_is_refused_naming_the_source_and_the_f
     let sizes = ffprobe_frame_sizes(&d.join("rc.ts"));
     let want: Vec<serde_json::Value> = (1..sizes.len())
         .filter(|&i| sizes[i] != sizes[i - 1])
-        .map(|i| serde_json::json!({"frame": i, "from": sizes[i - 1], "to": sizes[i]}))
+        .map(|i| {
+            // Two recordings of the same shape: not damage.
+            serde_json::json!({"frame": i, "from": sizes[i - 1], "to": sizes[i], "likely_damage": false})
+        })
         .collect();
     assert_eq!(want.len(), 1, "{sizes:?}");
     assert_eq!(

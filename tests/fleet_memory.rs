@@ -395,27 +395,13 @@ fn box_list_csv(path: &Path, waymo: bool) {
     w.flush().unwrap();
 }
 
-/// An overlay of `v.mp4`'s 10 frames with the generated box list `name` of `rows` rows (in
-/// `dir`): it succeeds under 150 MB, counts the rows past the video, and its sidecar holds each
-/// track's boxes of those 10 frames, in the file's order of tracks.
-fn overlay_and_check_boxes(dir: &Path, name: &str, rows: usize) {
-    let out = timed(dir, &["overlay", "v.mp4", "--boxes", name, "-o", "o.mp4"]);
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{}", tail_lines(&err, 20));
-    check_peak(&err, 150 * 1024, &format!("overlay with {name}"));
-    assert!(
-        err.contains(&format!(
-            "{name}: {} annotation keys fall outside the video",
-            rows - 10 * BOX_TRACKS
-        )),
-        "{}",
-        tail_lines(&err, 20)
-    );
-    let sidecar = support::sidecar(&dir.join("o.mp4"));
+/// The sidecar holds each of the [`BOX_TRACKS`] tracks' boxes of the video's 10 frames, in the
+/// generated lists' order of tracks (`what` names the case).
+fn check_track_boxes(sidecar: &Value, what: &str) {
     let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
     let ids: Vec<&str> = tracks.iter().map(|t| t["id"].as_str().unwrap()).collect();
     let want_ids: Vec<String> = (0..BOX_TRACKS).map(|t| format!("t{t}")).collect();
-    assert_eq!(ids, want_ids, "{name}");
+    assert_eq!(ids, want_ids, "{what}");
     for (t, track) in tracks.iter().enumerate() {
         let got: Vec<(u64, Vec<f64>)> = track["keys"]
             .as_array()
@@ -432,8 +418,27 @@ fn overlay_and_check_boxes(dir: &Path, name: &str, rows: usize) {
         let want: Vec<(u64, Vec<f64>)> = (0..10)
             .map(|j| (j as u64, list_box(j * BOX_TRACKS + t).to_vec()))
             .collect();
-        assert_eq!(got, want, "{name} track t{t}");
+        assert_eq!(got, want, "{what} track t{t}");
     }
+}
+
+/// An overlay of `v.mp4`'s 10 frames with the generated box list `name` of `rows` rows (in
+/// `dir`): it succeeds under 150 MB, counts the rows past the video, and its sidecar holds each
+/// track's boxes of those 10 frames, in the file's order of tracks.
+fn overlay_and_check_boxes(dir: &Path, name: &str, rows: usize) {
+    let out = timed(dir, &["overlay", "v.mp4", "--boxes", name, "-o", "o.mp4"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", tail_lines(&err, 20));
+    check_peak(&err, 150 * 1024, &format!("overlay with {name}"));
+    assert!(
+        err.contains(&format!(
+            "{name}: {} annotation keys fall outside the video",
+            rows - 10 * BOX_TRACKS
+        )),
+        "{}",
+        tail_lines(&err, 20)
+    );
+    check_track_boxes(&support::sidecar(&dir.join("o.mp4")), name);
 }
 
 /// An overlay of the 10 frames of a video with a 50 MB plain or Waymo CSV of 40,000 frames
@@ -681,27 +686,5 @@ fn an_overlay_from_a_large_vidprep_json_file_costs_the_video_s_boxes() {
         "{}",
         tail_lines(&err, 20)
     );
-    let sidecar = support::sidecar(&dir.path().join("o.mp4"));
-    let tracks = sidecar["annotations"]["tracks"].as_array().unwrap();
-    let ids: Vec<&str> = tracks.iter().map(|t| t["id"].as_str().unwrap()).collect();
-    let want_ids: Vec<String> = (0..BOX_TRACKS).map(|t| format!("t{t}")).collect();
-    assert_eq!(ids, want_ids);
-    for (t, track) in tracks.iter().enumerate() {
-        let got: Vec<(u64, Vec<f64>)> = track["keys"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|key| {
-                let b = key["box"].as_array().unwrap();
-                (
-                    key["frame"].as_u64().unwrap(),
-                    b.iter().map(|v| v.as_f64().unwrap()).collect(),
-                )
-            })
-            .collect();
-        let want: Vec<(u64, Vec<f64>)> = (0..10)
-            .map(|j| (j as u64, list_box(j * BOX_TRACKS + t).to_vec()))
-            .collect();
-        assert_eq!(got, want, "track t{t}");
-    }
+    check_track_boxes(&support::sidecar(&dir.path().join("o.mp4")), "vidprep JSON");
 }

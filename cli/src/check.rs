@@ -169,8 +169,13 @@ fn text_of(s: &SourceCheck) -> String {
         out.push_str(&format!("  damage: {t}\n"));
     }
     for c in &s.size_changes {
+        let why = if c.likely_damage {
+            "a damaged frame header? no recording changes its shape so much"
+        } else {
+            "recordings joined?"
+        };
         out.push_str(&format!(
-            "  the picture size changes at frame {} ({} to {}; recordings joined?): an output keeps one size, so one made across it is refused: cut the parts apart there (--end {}, --start {})\n",
+            "  the picture size changes at frame {} ({} to {}; {why}): an output keeps one size, so one made across it is refused: cut the parts apart there (--end {}, --start {})\n",
             c.frame, c.from, c.to, c.frame, c.frame
         ));
     }

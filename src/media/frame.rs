@@ -298,6 +298,16 @@ pub fn is_full_range_yuv(picture: &VideoFrame) -> bool {
     desc.name().starts_with("yuvj") || picture.color_range() == ColorRange::JPEG
 }
 
+/// Whether a picture size change from `from` to `to` is one no recording makes: the shape
+/// (width / height) changing by more than 4 times, or the area by more than 16 times.
+pub(crate) fn implausible_size_change(from: (u32, u32), to: (u32, u32)) -> bool {
+    let aspect = |(w, h): (u32, u32)| w.max(1) as f64 / h.max(1) as f64;
+    let area = |(w, h): (u32, u32)| w.max(1) as f64 * h.max(1) as f64;
+    let shape = aspect(to) / aspect(from);
+    let scale = area(to) / area(from);
+    !(0.25..=4.0).contains(&shape) || !(1.0 / 16.0..=16.0).contains(&scale)
+}
+
 /// Rotates a packed RGB24 picture clockwise by `rotation` into a new picture.
 pub fn rotate_rgb24(src: &VideoFrame, rotation: Rotation) -> Result<VideoFrame, ffmpeg::Error> {
     if rotation == Rotation::None {
@@ -439,6 +449,18 @@ pub fn to_rgb_image(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_size_change_no_recording_makes_is_told_apart() {
+        // Recordings joined: another size of a like shape.
+        assert!(!super::implausible_size_change((320, 240), (480, 360)));
+        assert!(!super::implausible_size_change((1920, 1080), (1280, 720)));
+        assert!(!super::implausible_size_change((640, 480), (1920, 1080)));
+        // A damaged VP8 size field, and other shapes no recording takes.
+        assert!(super::implausible_size_change((320, 240), (320, 8944)));
+        assert!(super::implausible_size_change((320, 240), (16, 240)));
+        assert!(super::implausible_size_change((160, 120), (3840, 2160)));
+    }
+
     use super::*;
 
     fn numbered(w: u32, h: u32) -> VideoFrame {
