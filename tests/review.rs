@@ -486,3 +486,63 @@ fn the_page_works_from_a_static_server() {
     let errors = b.js_errors();
     assert!(errors.is_empty(), "JavaScript errors: {errors:?}");
 }
+
+/// The frame view says ready only when the browser has presented the wanted frame: a
+/// compositor that has shown nothing since the seek (a loaded machine; CI saw the page say
+/// "frame 20" over frame 21 after the old 10 s fallback) leaves the page not ready, and the
+/// page seeks again inside the frame until a presentation proves it. Presentations are held
+/// back here by wrapping the element's `requestVideoFrameCallback`.
+#[test]
+fn the_frame_view_is_not_ready_until_its_frame_is_presented() {
+    let lines = [
+        r#"{"id": "a", "source": "src.mp4", "start": 10, "end": 70, "decision": 30, "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#,
+    ];
+    let Some((dir, browser)) = reviewed_run((320, 180), 80, &lines, &["--manifest", "m.jsonl"])
+    else {
+        return;
+    };
+    let b = &browser;
+    b.goto_file(&dir.path().join("out/review/index.html"));
+    select_item(b, "a");
+    assert_eq!(decision_frame_shown(b, 30), Some(40));
+    b.execute(
+        "const v = document.getElementById('frame-view');
+         const orig = HTMLVideoElement.prototype.requestVideoFrameCallback;
+         window.__held = [];
+         const wrap = (cb) => (now, md) => {
+           if (window.__hold) { window.__held.push(md.mediaTime); orig.call(v, wrap(cb)); return; }
+           cb(now, md);
+         };
+         v.requestVideoFrameCallback = function (cb) { return orig.call(this, wrap(cb)); };",
+        vec![],
+    );
+    // The callback registered before the wrapper is used up by this seek; the page registers
+    // its next one through the wrapper.
+    b.press("ArrowRight");
+    assert_eq!(decision_frame_shown(b, 31), Some(41));
+    b.execute("window.__hold = true;", vec![]);
+    b.press("ArrowRight");
+    std::thread::sleep(Duration::from_secs(12));
+    let state = b.execute(
+        "const l = document.getElementById('frame-label');
+         return {frame: l.dataset.frame, ready: l.dataset.ready, held: window.__held.length};",
+        vec![],
+    );
+    assert_eq!(state["frame"], json!("32"), "{state}");
+    assert!(
+        state["held"].as_u64().unwrap() >= 1,
+        "the browser presented the frame: {state}"
+    );
+    assert_eq!(
+        state["ready"],
+        json!("false"),
+        "no presentation proved the frame, yet the page says ready: {state}"
+    );
+    // Presentations come through again: the page's next seek inside the frame proves it.
+    b.execute("window.__hold = false;", vec![]);
+    b.wait_until(
+        "const l = document.getElementById('frame-label'); return l.dataset.ready === 'true';",
+        Duration::from_secs(30),
+    );
+    assert_eq!(decision_frame_shown(b, 32), Some(42));
+}

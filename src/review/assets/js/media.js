@@ -21,7 +21,7 @@
   }
 
   // frame view: serialised, frame-exact seeking of preview.mp4
-  function newSeekState() { return { wantT: null, wantLo: null, wantHi: null, wantSeq: 0, issuedSeq: -1, seeking: false, presentedT: null }; }
+  function newSeekState() { return { wantT: null, wantLo: null, wantHi: null, wantSeq: 0, issuedSeq: -1, seeking: false, presentedT: null, framesSinceSeeked: 0, nudges: 0 }; }
   S.fv = newSeekState();
   function pumpSeek() {
     if (S.fv.wantT == null || S.fv.seeking || !frameV.getAttribute('src')) return;
@@ -51,15 +51,26 @@
     // the preview's) gets a fallback long enough for a loaded machine's compositor.
     if (typeof frameV.requestVideoFrameCallback !== 'function') { markReady(); return; }
     var seq = S.fv.issuedSeq, state0 = S.fv;
-    var fallback = function (ms, onlyIfNothingPresented) {
-      setTimeout(function () {
-        if (S.fv !== state0 || S.fv.issuedSeq !== seq) return;
-        if (onlyIfNothingPresented && S.fv.presentedT != null) return;
-        markReady();
-      }, ms);
-    };
-    fallback(5000, true);
-    fallback(10000, false);
+    S.fv.framesSinceSeeked = 0;
+    // Nothing presented yet from this source: a browser that presents no frame for a paused
+    // seek; ready after a while.
+    setTimeout(function () {
+      if (S.fv === state0 && S.fv.issuedSeq === seq && S.fv.presentedT == null) markReady();
+    }, 5000);
+    // Frames presented since the seek but none of them the wanted one: the preview's frame
+    // times are not the ones the browser reports; ready. No frame presented since the seek:
+    // the compositor has not shown it yet (a loaded machine), and the screen still holds an
+    // earlier frame, so the page must not say ready; the seek is issued again instead.
+    setTimeout(function () {
+      if (S.fv !== state0 || S.fv.issuedSeq !== seq || S.fv.seeking) return;
+      if (S.fv.framesSinceSeeked > 0) { markReady(); return; }
+      if (S.fv.presentedT == null) return;   // the 5 s rule above
+      // (A seek to the same time presents nothing: another time inside the wanted frame.)
+      S.fv.nudges++;
+      S.fv.wantT = S.fv.wantLo + (S.fv.wantHi - S.fv.wantLo) * (S.fv.nudges % 2 ? 0.3 : 0.5);
+      S.fv.wantSeq++;
+      pumpSeek();
+    }, 10000);
   }
   // The frame view is ready when the seek asked for is done and the frame on screen is the
   // wanted one: `seeked` can come before the compositor presents the new frame, and a frame of an
@@ -90,6 +101,7 @@
       trackHandle = null;
       if (S.fv === state0 && md && typeof md.mediaTime === 'number') {
         S.fv.presentedT = md.mediaTime;
+        S.fv.framesSinceSeeked++;
         refreshReady();
       }
       trackHandle = frameV.requestVideoFrameCallback(onFrame);
@@ -139,6 +151,7 @@
     S.fv.wantLo = lo == null ? t : lo;
     S.fv.wantHi = hi == null ? t + 0.001 : hi;
     S.fv.wantSeq++;
+    S.fv.nudges = 0;
     $('frame-label').dataset.ready = 'false';
     pumpSeek();
   }
