@@ -25,6 +25,8 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+pub use crate::media::frame::SizeChange;
+
 use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
@@ -342,21 +344,6 @@ impl SourceCheck {
     }
 }
 
-/// A frame where the picture size changes (the decoder's order, as the reference decodes).
-#[derive(Clone, Debug, Serialize, JsonSchema)]
-#[non_exhaustive]
-pub struct SizeChange {
-    /// The first frame of the new size.
-    pub frame: usize,
-    /// The size before it, `WxH`.
-    pub from: String,
-    /// Its size, `WxH`.
-    pub to: String,
-    /// A change no recording makes (the shape changing more than 4 times, the area more than
-    /// 16 times): likely a damaged frame header, not recordings joined together.
-    pub likely_damage: bool,
-}
-
 /// All sources' checks.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[non_exhaustive]
@@ -643,12 +630,7 @@ fn check_into(
     check.size_changes = reference
         .size_changes
         .iter()
-        .map(|&(frame, (fw, fh), (tw, th))| SizeChange {
-            frame,
-            from: format!("{fw}x{fh}"),
-            to: format!("{tw}x{th}"),
-            likely_damage: crate::media::frame::implausible_size_change((fw, fh), (tw, th)),
-        })
+        .map(|&(frame, from, to)| SizeChange::new(frame, from, to))
         .collect();
     // The reference's time 0: the container's start (ffmpeg's `-ss 0`), or its first frame.
     let tb = reference.time_base;

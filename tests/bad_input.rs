@@ -339,6 +339,30 @@ fn a_damaged_vp8_size_field_is_named_as_likely_damage() {
         &serde_json::json!({"frame": first_odd, "from": "320x240", "to": odd, "likely_damage": true}),
         "{report}"
     );
+    assert_eq!(
+        probe_size_changes(d, "vp8.webm"),
+        report["sources"][0]["size_changes"]
+    );
+}
+
+/// `vidprep probe --count-frames --json`'s `video.size_changes` for `name` in `d` (`[]` when
+/// it lists none).
+fn probe_size_changes(d: &Path, name: &str) -> serde_json::Value {
+    let out = vidprep()
+        .current_dir(d)
+        .args(["probe", name, "--count-frames", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    info["video"]
+        .get("size_changes")
+        .cloned()
+        .unwrap_or(serde_json::json!([]))
 }
 
 /// #52 item 6: two MPEG-TS recordings joined (320x240, then 480x360 from frame 25), as screen
@@ -405,6 +429,23 @@ fn a_picture_size_that_changes_mid_stream_is_refused_naming_the_source_and_the_f
         report["sources"][0]["size_changes"],
         serde_json::Value::Array(want),
         "{report}"
+    );
+    // `vidprep probe --count-frames` says it too (its decode sees every frame).
+    assert_eq!(
+        probe_size_changes(d, "rc.ts"),
+        report["sources"][0]["size_changes"]
+    );
+    let text = vidprep()
+        .current_dir(d)
+        .args(["probe", "rc.ts", "--count-frames"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(
+            "size change: frame 25 is 480x360, frame 24 was 320x240 (recordings joined together?)"
+        ),
+        "{text}"
     );
     let text = vidprep()
         .current_dir(d)

@@ -298,6 +298,36 @@ pub fn is_full_range_yuv(picture: &VideoFrame) -> bool {
     desc.name().starts_with("yuvj") || picture.color_range() == ColorRange::JPEG
 }
 
+/// How many size changes a decode records (a damaged stream may change at every frame).
+pub(crate) const MAX_SIZE_CHANGES: usize = 16;
+
+/// A frame where the picture size changes (the decoder's order).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[non_exhaustive]
+pub struct SizeChange {
+    /// The first frame of the new size.
+    pub frame: usize,
+    /// The size before it, `WxH`.
+    pub from: String,
+    /// Its size, `WxH`.
+    pub to: String,
+    /// A change no recording makes (the shape changing more than 4 times, the area more than
+    /// 16 times): likely a damaged frame header, not recordings joined together.
+    pub likely_damage: bool,
+}
+
+impl SizeChange {
+    /// The change at `frame` from the size `from` to `to` (width, height).
+    pub(crate) fn new(frame: usize, from: (u32, u32), to: (u32, u32)) -> Self {
+        Self {
+            frame,
+            from: format!("{}x{}", from.0, from.1),
+            to: format!("{}x{}", to.0, to.1),
+            likely_damage: implausible_size_change(from, to),
+        }
+    }
+}
+
 /// Whether a picture size change from `from` to `to` is one no recording makes: the shape
 /// (width / height) changing by more than 4 times, or the area by more than 16 times.
 pub(crate) fn implausible_size_change(from: (u32, u32), to: (u32, u32)) -> bool {

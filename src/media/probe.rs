@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::context::CallContext;
 use crate::error::Result;
+use crate::media::frame::SizeChange;
 use crate::media::images::ImagesRecord;
 use crate::media::input::VideoInput;
 use crate::media::source::{Source, SourceKind};
@@ -113,6 +114,11 @@ pub struct VideoInfo {
     /// Damage found (packets that do not decode, frames decoded with errors concealed):
     /// known after a full decode (`count_frames`, or a table built by decoding).
     pub damage: Damage,
+    /// Frames where the picture size changes (recordings joined together, or a damaged frame
+    /// header where `likely_damage`), in the decoder's order; known after a full decode, as
+    /// `damage` is. An output keeps one size: commands refuse to read across a change.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub size_changes: Vec<SizeChange>,
 }
 
 /// One audio stream of a [`MediaInfo`].
@@ -185,6 +191,7 @@ pub fn probe_source_in(
         });
     }
     let listed = crate::media::table::TableCache::new().table_in(source, ctx)?;
+    let mut size_changes = listed.size_changes.clone();
     let (table, frames_decoded, damage, frames_listed_by_packets) = if count_frames {
         let decoded = if listed.times_from == TimesFrom::Decoder {
             listed.clone()
@@ -195,6 +202,7 @@ pub fn probe_source_in(
                 "counting frames".into(),
             )?)
         };
+        size_changes = decoded.size_changes.clone();
         // Frame i is the i-th picture a full decode returns: where the decode returns another
         // number of frames than the packets list, the packets' table is wrong (every command
         // rebuilds it by decoding) and the decoded one is described.
@@ -269,6 +277,7 @@ pub fn probe_source_in(
             keyframes: table.keyframe_count(),
             variable_frame_rate,
             damage,
+            size_changes,
         },
         audio,
     })
@@ -335,6 +344,22 @@ impl MediaInfo {
         }
         if !v.damage.is_empty() {
             s.push_str(&format!("  damage: {}\n", v.damage.summary()));
+        }
+        for c in &v.size_changes {
+            let why = if c.likely_damage {
+                "a damaged frame header? no recording changes its shape so much"
+            } else {
+                "recordings joined together?"
+            };
+            s.push_str(&format!(
+                "  size change: frame {} is {}, frame {} was {} ({why}); an output keeps one \
+                 size: cut the parts apart at frame {}\n",
+                c.frame,
+                c.to,
+                c.frame - 1,
+                c.from,
+                c.frame
+            ));
         }
         if self.audio.is_empty() {
             s.push_str("  audio: none\n");

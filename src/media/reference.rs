@@ -58,9 +58,6 @@ pub(crate) struct Reference {
     pub size_changes: Vec<(usize, (u32, u32), (u32, u32))>,
 }
 
-/// The size changes a reference lists at most.
-const MAX_SIZE_CHANGES: usize = 16;
-
 /// MD5 of a YUV 4:2:0 picture's planes, packed.
 pub(crate) fn yuv420_md5(image: &VideoFrame) -> [u8; 16] {
     let mut hasher = Md5::new();
@@ -206,7 +203,7 @@ fn decode_with(
                     };
                     let here = (frame.width(), frame.height());
                     if let Some(before) = size.filter(|before| *before != here) {
-                        if reference.size_changes.len() < MAX_SIZE_CHANGES {
+                        if reference.size_changes.len() < crate::media::frame::MAX_SIZE_CHANGES {
                             reference
                                 .size_changes
                                 .push((reference.frames.len(), before, here));

@@ -11,6 +11,7 @@ use super::scan::{ticks_per_frame, too_many_frames, MAX_FRAMES};
 use super::{Damage, DamagedPacket, FrameEntry, FrameTable, Identity, TimesFrom, UnreadableTail};
 use crate::error::{Error, Result};
 use crate::media::ffi;
+use crate::media::frame::{SizeChange, MAX_SIZE_CHANGES};
 use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 
 impl FrameTable {
@@ -65,7 +66,9 @@ impl FrameTable {
                             return Err(too_many_frames(&path));
                         }
                         let props = frame.packet();
+                        let size = (frame.width(), frame.height());
                         raw_frames.push(RawFrame {
+                            size,
                             timestamp: frame.timestamp(),
                             duration: props.duration,
                             pos: crate::media::compat::frame_packet_position(&frame),
@@ -246,6 +249,13 @@ impl FrameTable {
             demuxer_errors: Vec::new(),
             truncated_images,
         };
+        table.size_changes = raw_frames
+            .windows(2)
+            .enumerate()
+            .filter(|(_, w)| w[0].size != w[1].size)
+            .take(MAX_SIZE_CHANGES)
+            .map(|(i, w)| SizeChange::new(i + 1, w[0].size, w[1].size))
+            .collect();
         table.damage.corrupt_packets = table.corrupt_packets(&corrupt);
         table.damage.demuxer_errors = table.demuxer_errors(&after_errors.marks);
         if input.video.codec == "theora" {
@@ -281,4 +291,6 @@ struct RawFrame {
     pos: i64,
     key: bool,
     damaged: bool,
+    /// The picture's width and height.
+    size: (u32, u32),
 }

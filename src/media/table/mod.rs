@@ -105,6 +105,9 @@ pub struct FrameTable {
     pub damage: Damage,
     /// Why the table was built by decoding, if it was.
     pub decoded_because: Option<String>,
+    /// Where the picture size changes (only a table built by decoding knows; at most
+    /// [`MAX_SIZE_CHANGES`]).
+    pub size_changes: Vec<crate::media::frame::SizeChange>,
     fallback_frame_duration: i64,
     /// (pos, index) sorted by pos, for [`Identity::Position`] look-ups.
     by_position: Vec<(i64, usize)>,

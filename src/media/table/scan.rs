@@ -449,6 +449,7 @@ impl FrameTable {
             discarded_packets: discarded,
             damage: Damage::default(),
             decoded_because: None,
+            size_changes: Vec::new(),
             fallback_frame_duration,
             by_position,
             coded: None,
