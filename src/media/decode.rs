@@ -732,6 +732,15 @@ impl FrameReader {
         }
     }
 
+    /// Whether `raw`'s size is damage in this stream (see
+    /// [`size_is_damage`](crate::media::frame::size_is_damage)).
+    fn size_is_damage(&self, raw: &ffmpeg::frame::Video) -> bool {
+        crate::media::frame::size_is_damage(
+            (self.video.stored_width, self.video.stored_height),
+            (raw.width(), raw.height()),
+        )
+    }
+
     /// The next frame in presentation order, or `None` at the end of the video.
     pub fn next_frame(&mut self) -> Result<Option<Frame>> {
         if self.unpositioned {
@@ -743,7 +752,10 @@ impl FrameReader {
             // (FFmpeg 4 may conceal errors without flagging the picture: media::compat.)
             let concealed = raw.is_some() && self.conceal.concealed_since_last();
             if let Some(raw) = &raw {
-                let damaged = raw.is_corrupt() || raw.has_decode_errors() || concealed;
+                let damaged = raw.is_corrupt()
+                    || raw.has_decode_errors()
+                    || concealed
+                    || self.size_is_damage(raw);
                 // (Every picture decoded counts, those dropped on the way to a target too.)
                 self.tainted = damaged || (self.tainted && !raw.is_key());
                 // (An image sequence's pictures are independent: no history to differ.)
@@ -882,6 +894,7 @@ impl FrameReader {
             let damaged = raw.is_corrupt()
                 || raw.has_decode_errors()
                 || concealed
+                || self.size_is_damage(&raw)
                 || self.tainted
                 || self.table.damage.suspect(index);
             if damaged {

@@ -328,6 +328,15 @@ impl SizeChange {
     }
 }
 
+/// Whether a decoded picture of `picture` size is damage in a stream whose parameters give
+/// `stream`: a size no recording changes to ([`implausible_size_change`]) is a damaged frame
+/// header (a VP8 keyframe's size field read 320x8944 in a 320x240 stream, libvpx flagging
+/// nothing), and the pictures decoded at that size are whatever the decoder made of too little
+/// data, differing with its threads: damage, as a concealed picture is.
+pub(crate) fn size_is_damage(stream: (u32, u32), picture: (u32, u32)) -> bool {
+    stream.0 > 0 && stream.1 > 0 && implausible_size_change(stream, picture)
+}
+
 /// Whether a picture size change from `from` to `to` is one no recording makes: the shape
 /// (width / height) changing by more than 4 times, or the area by more than 16 times.
 pub(crate) fn implausible_size_change(from: (u32, u32), to: (u32, u32)) -> bool {

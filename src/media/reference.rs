@@ -19,7 +19,9 @@ use md5::{Digest, Md5};
 use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::open_decoder;
-use crate::media::frame::{yuv420_plane_sizes, Converter, VideoFrame, PIPELINE_FORMAT};
+use crate::media::frame::{
+    size_is_damage, yuv420_plane_sizes, Converter, VideoFrame, PIPELINE_FORMAT,
+};
 use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 use crate::media::source::Source;
 use crate::time::Time;
@@ -163,6 +165,7 @@ fn decode_with(
     let stream = input.video.index;
     input.keep_only_streams(&[stream]);
     let time_base = input.video.time_base;
+    let stream_size = (input.video.stored_width, input.video.stored_height);
     let start = input.start_time();
     // Declared before the decoder, which points at it: dropped after it.
     let mut conceal = crate::media::compat::ConcealWatch::default();
@@ -214,7 +217,10 @@ fn decode_with(
                     reference.frames.push(RefFrame {
                         pts: frame.timestamp(),
                         md5,
-                        damaged: frame.is_corrupt() || frame.has_decode_errors() || concealed,
+                        damaged: frame.is_corrupt()
+                            || frame.has_decode_errors()
+                            || concealed
+                            || size_is_damage(stream_size, here),
                     });
                     each(reference.frames.len())?;
                 }

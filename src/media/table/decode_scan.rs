@@ -11,7 +11,7 @@ use super::scan::{ticks_per_frame, too_many_frames, MAX_FRAMES};
 use super::{Damage, DamagedPacket, FrameEntry, FrameTable, Identity, TimesFrom, UnreadableTail};
 use crate::error::{Error, Result};
 use crate::media::ffi;
-use crate::media::frame::{SizeChange, MAX_SIZE_CHANGES};
+use crate::media::frame::{size_is_damage, SizeChange, MAX_SIZE_CHANGES};
 use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 
 impl FrameTable {
@@ -44,6 +44,7 @@ impl FrameTable {
         input.call.count(crate::tally::Event::DecodeScan);
         let tb = input.video.time_base;
         let rate = input.video.best_frame_rate();
+        let stream_size = (input.video.stored_width, input.video.stored_height);
         // (Declared before the decoder, which points at it: dropped after it.)
         let mut conceal = crate::media::compat::ConcealWatch::default();
         let mut decoder = crate::media::decode::open_decoder(input, threads, true, &conceal)?;
@@ -76,7 +77,8 @@ impl FrameTable {
                             // (FFmpeg 4 may conceal without flagging: media::compat.)
                             damaged: frame.is_corrupt()
                                 || frame.has_decode_errors()
-                                || conceal.concealed_since_last(),
+                                || conceal.concealed_since_last()
+                                || size_is_damage(stream_size, size),
                         });
                     }
                     Err(ffmpeg::Error::Eof) => return Ok(()),
