@@ -325,7 +325,8 @@ fn subtitles_are_vlmevalkits_video_mme_rule_by_pysubs2() {
                 serde_json::from_str(&std::fs::read_to_string(out.join("payload.json")).unwrap())
                     .unwrap();
             let parts = p["content"].as_array().unwrap();
-            assert_eq!(parts.len(), frames.len() + 1);
+            // Each image after its time marker (#53), then the text.
+            assert_eq!(parts.len(), 2 * frames.len() + 1);
             assert_eq!(parts.last().unwrap()["type"], "text");
             assert_eq!(parts.last().unwrap()["text"], want["text"]);
         }
@@ -519,13 +520,14 @@ fn the_command_and_a_manifest_line_give_the_same_bytes() {
     }
     // The payload carries the audio after the images and the subtitle text.
     let p: Value = serde_json::from_slice(&std::fs::read(a.join("payload.json")).unwrap()).unwrap();
+    // Six images, each after its time marker (#53), then the text and the audio.
     let parts = p["parts"].as_array().unwrap();
-    assert_eq!(parts.len(), 6 + 2);
-    assert!(parts[6]["text"].is_string());
-    assert_eq!(parts[7]["inline_data"]["mime_type"], "audio/wav");
+    assert_eq!(parts.len(), 12 + 2);
+    assert!(parts[12]["text"].is_string());
+    assert_eq!(parts[13]["inline_data"]["mime_type"], "audio/wav");
     use base64::Engine as _;
     let wav = base64::engine::general_purpose::STANDARD
-        .decode(parts[7]["inline_data"]["data"].as_str().unwrap())
+        .decode(parts[13]["inline_data"]["data"].as_str().unwrap())
         .unwrap();
     assert_eq!(wav, std::fs::read(a.join("audio.wav")).unwrap());
 }

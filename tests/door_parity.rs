@@ -513,6 +513,56 @@ fn capped_video_with_audio_and_two_encodes_is_the_same_bytes_through_every_door(
     }
 }
 
+/// #53: a video request body (`--payload gemini-video` under the gemini limits, and
+/// `openai-video` under vllm's) is the same bytes from the command and from two manifest
+/// items at `--jobs 2`, with the same sidecars.
+#[test]
+fn video_payloads_are_the_same_bytes_through_every_door() {
+    for (payload, limits) in [("gemini-video", "gemini"), ("openai-video", "vllm")] {
+        let ws = workspace();
+        let d = ws.path();
+        vidprep()
+            .current_dir(d)
+            .args(["export", "video", "street.mp4", "--max-size", "160x120"])
+            .args(["--payload", payload, "--limits", limits])
+            .args(["--preset", "ultrafast", "-o", "cli/video.mp4"])
+            .assert()
+            .success();
+        let line = |id: &str| {
+            format!(
+                r#"{{"id": "{id}", "source": "street.mp4", "exports": [{{"kind": "video", "max_size": "160x120", "payload": "{payload}", "limits": "{limits}"}}]}}"#
+            )
+        };
+        std::fs::write(d.join("m.jsonl"), format!("{}\n{}\n", line("a"), line("b"))).unwrap();
+        vidprep()
+            .current_dir(d)
+            .args([
+                "run",
+                "m.jsonl",
+                "--out-dir",
+                "run",
+                "--preset",
+                "ultrafast",
+            ])
+            .args(["--jobs", "2", "--codec-threads", "1"])
+            .assert()
+            .success();
+        let want = std::fs::read(d.join("cli/video.payload.json")).unwrap();
+        for id in ["a", "b"] {
+            assert_same_outputs(
+                &format!("{payload}: command vs run, item {id}"),
+                (&d.join("cli"), "cli/", "video"),
+                (&d.join("run").join(id), &format!("run/{id}/"), id),
+            );
+            let got = std::fs::read(d.join("run").join(id).join("video.payload.json")).unwrap();
+            assert!(
+                got == want,
+                "{payload}: item {id}'s body differs from the command's"
+            );
+        }
+    }
+}
+
 #[test]
 fn sampled_frames_with_strip_payload_and_boxes() {
     check(

@@ -205,9 +205,12 @@ fn orders_payloads_and_strips() {
     let payload: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("payload.json")).unwrap())
             .unwrap();
+    // Each image after a text block with its time (#53).
     let blocks = payload["content"].as_array().unwrap();
-    assert_eq!(blocks.len(), 6);
-    for (b, f) in blocks.iter().zip(j["frames"].as_array().unwrap()) {
+    assert_eq!(blocks.len(), 12);
+    let (texts, images): (Vec<_>, Vec<_>) = blocks.iter().partition(|b| b["type"] == "text");
+    assert_eq!(texts.len(), 6);
+    for (b, f) in images.into_iter().zip(j["frames"].as_array().unwrap()) {
         assert_eq!(b["type"], "image");
         assert_eq!(b["source"]["media_type"], "image/jpeg");
         let data = base64::engine::general_purpose::STANDARD
@@ -260,7 +263,11 @@ fn orders_payloads_and_strips() {
     let g: Value =
         serde_json::from_str(&std::fs::read_to_string(d.path().join("payload.json")).unwrap())
             .unwrap();
-    assert_eq!(g["parts"][0]["inline_data"]["mime_type"], "image/png");
+    assert!(g["parts"][0]["text"]
+        .as_str()
+        .unwrap()
+        .ends_with(" seconds>"));
+    assert_eq!(g["parts"][1]["inline_data"]["mime_type"], "image/png");
     let d = tempfile::tempdir().unwrap();
     export_frames(&v.path, d.path(), &["--count", "2", "--payload", "openai"]);
     let o: Value =

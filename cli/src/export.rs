@@ -42,9 +42,19 @@ pub struct VideoArgs {
     /// Largest width x height; the picture is fitted inside, aspect kept, never upscaled.
     #[arg(long, default_value = "1920x1280", value_parser = parse_size)]
     max_size: Size,
-    /// Largest size of the Base64-encoded output, in bytes.
-    #[arg(long, default_value_t = 10_000_000)]
-    max_base64_bytes: u64,
+    /// Largest size of the Base64-encoded output, in bytes (default: the --limits preset's;
+    /// vistr: 10000000).
+    #[arg(long)]
+    max_base64_bytes: Option<u64>,
+    /// The provider's limits the output must meet: vistr (the paper's 10 MB of Base64, the
+    /// default), gemini (whole request under 100 MB), vllm, seed (512 MB) or mimo.
+    #[arg(long, value_parser = |s: &str| s.parse::<vidprep::plan::Limits>())]
+    limits: Option<vidprep::plan::Limits>,
+    /// Also write NAME.payload.json, a request body holding the clip: gemini-video (Gemini's
+    /// inlineData and videoMetadata) or openai-video (a video_url data URL); its whole size is
+    /// held within the preset's request limit.
+    #[arg(long, value_parser = |s: &str| s.parse::<vidprep::plan::VideoPayload>())]
+    payload: Option<vidprep::plan::VideoPayload>,
     /// Also write the Base64 text of the output here.
     #[arg(long)]
     base64: Option<PathBuf>,
@@ -131,6 +141,10 @@ pub struct FramesArgs {
     /// Also write payload.json: a request-body fragment with the images as base64 for this API.
     #[arg(long, value_parser = |s: &str| s.parse::<vidprep::plan::Payload>())]
     payload: Option<vidprep::plan::Payload>,
+    /// Leave out the text part with each frame's time that the openai, anthropic and gemini
+    /// payloads put before its image (`<1.5 seconds>`, or the profile's markers).
+    #[arg(long)]
+    no_time_markers: bool,
     /// Also write frames.jsonl: one line per frame with its base64 data.
     #[arg(long)]
     jsonl: bool,
@@ -183,6 +197,8 @@ fn run_video(args: VideoArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> 
     let spec = VideoExport {
         max_size: args.max_size,
         max_base64_bytes: args.max_base64_bytes,
+        limits: args.limits,
+        payload: args.payload,
         base64: args.base64.is_some(),
         reencode: args.reencode,
         boxes_out: args.boxes.boxes_out,
@@ -232,6 +248,7 @@ fn run_frames(args: FramesArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8
             .then(|| args.strip_columns.map_or(0, |c| c as usize)),
     );
     spec.payload = args.payload;
+    spec.time_markers = !args.no_time_markers;
     spec.jsonl = args.jsonl;
     spec.profile = args.profile;
     spec.profile_options = args.profile_options.into_iter().collect();

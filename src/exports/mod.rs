@@ -14,6 +14,7 @@ pub(crate) mod copy;
 pub(crate) mod follow;
 pub(crate) mod frames;
 pub(crate) mod preview;
+pub(crate) mod request;
 pub(crate) mod smart;
 pub(crate) mod subtitles;
 pub(crate) mod video;

@@ -545,6 +545,12 @@ pub(crate) struct VideoMaker {
     video: VideoExport,
     claimed: Option<Claimed>,
     base64: Option<(PathBuf, PathBuf)>,
+    /// The request body beside the clip (path, temporary file) and its envelope.
+    request: Option<(PathBuf, PathBuf)>,
+    envelope: Option<super::request::Envelope>,
+    /// The largest Base64 text of the clip: asked, or the preset's, less the request's
+    /// envelope and prompt where the preset limits the whole request.
+    cap: u64,
     encode: EncodeSettings,
     passthrough: Option<(u64, (u32, u32))>,
     solver: Option<RateSolver>,
@@ -559,6 +565,9 @@ impl VideoMaker {
             video: video.clone(),
             claimed: None,
             base64: None,
+            request: None,
+            envelope: None,
+            cap: 0,
             encode: EncodeSettings::default(),
             passthrough: None,
             solver: None,
@@ -621,6 +630,11 @@ impl Export for VideoMaker {
             let temp = group.file(&path)?;
             self.base64 = Some((path, temp));
         }
+        if self.video.payload.is_some() {
+            let path = target.main.with_extension("payload.json");
+            let temp = group.file(&path)?;
+            self.request = Some((path, temp));
+        }
         Ok(())
     }
 
@@ -636,7 +650,34 @@ impl Export for VideoMaker {
         self.encode.validate()?;
         let (width, height) = stream.display_size();
         let max = (self.video.max_size.0, self.video.max_size.1);
-        let budget = budget_bytes(self.video.max_base64_bytes);
+        // The budget counts the whole request: its envelope, and room for the prompt.
+        let preset = self.preset();
+        if let Some(payload) = self.video.payload {
+            let ext = claimed
+                .main
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("");
+            if !ext.eq_ignore_ascii_case("mp4") {
+                return Err(Error::request(
+                    &claimed.main,
+                    format!(
+                        "the {payload} payload sends the clip as video/mp4: name the output .mp4"
+                    ),
+                ));
+            }
+            let envelope = super::request::Envelope::new(
+                payload,
+                &preset,
+                preset.sampling_for(Some(payload)).as_ref(),
+                stream.duration().as_secs_f64(),
+            );
+            self.cap = preset.base64_cap(self.video.max_base64_bytes, envelope.len());
+            self.envelope = Some(envelope);
+        } else {
+            self.cap = preset.base64_cap(self.video.max_base64_bytes, 0);
+        }
+        let budget = budget_bytes(self.cap);
         let plan = &stream.plan;
         let whole = plan.span() == (None, None)
             && plan.decision.is_none()
@@ -657,7 +698,7 @@ impl Export for VideoMaker {
             && whole
             && width <= max.0
             && height <= max.1
-            && base64_len(input_bytes) <= self.video.max_base64_bytes
+            && base64_len(input_bytes) <= self.cap
         {
             match passthrough_blocker(
                 stream.inputs.call(),
@@ -690,7 +731,7 @@ impl Export for VideoMaker {
             max,
             budget,
         )
-        .map_err(|m| Error::request(&stream.source, m))?;
+        .map_err(|m| Error::request(&stream.source, format!("{m}{}", self.limits_note())))?;
         self.pass_warnings.extend(lowered(
             &rate_plan,
             (width, height),
@@ -700,7 +741,7 @@ impl Export for VideoMaker {
         ));
         self.solver = Some(RateSolver::new(
             rate_plan,
-            self.video.max_base64_bytes,
+            self.cap,
             stream.frame_count(),
             duration,
             self.encode.crf,
@@ -763,7 +804,12 @@ impl Export for VideoMaker {
         let Some(n) = solver.chosen() else {
             return Err(Error::request(
                 &stream.source,
-                format!("export {:?}: {}", self.spec.name(), solver.failure(why)),
+                format!(
+                    "export {:?}: {}{}",
+                    self.spec.name(),
+                    solver.failure(why),
+                    self.limits_note()
+                ),
             ));
         };
         let (chosen_path, out) = files.swap_remove(n);
@@ -774,12 +820,22 @@ impl Export for VideoMaker {
             write_base64(&claimed.main_temp, path, temp)?;
         }
         let mut extra = serde_json::Map::new();
+        let (limits, payload) = self.provider_blocks(
+            &claimed.main_temp,
+            out.report.frames,
+            stream.duration().as_secs_f64(),
+            out.report.audio.is_some(),
+        )?;
+        extra.insert("limits".into(), limits);
+        if let Some(p) = payload {
+            extra.insert("payload".into(), p);
+        }
         extra.insert(
             "budget".into(),
             serde_json::json!({
                 "max_size": self.video.max_size.to_string(),
-                "max_base64_bytes": self.video.max_base64_bytes,
-                "budget_bytes": budget_bytes(self.video.max_base64_bytes),
+                "max_base64_bytes": self.cap,
+                "budget_bytes": budget_bytes(self.cap),
                 "passthrough": false,
                 "bytes": attempt.bytes,
                 "base64_bytes": attempt.base64_bytes,
@@ -809,6 +865,7 @@ impl Export for VideoMaker {
         write_boxes_file(claimed, &out, stream)?;
         let mut files = claimed.files();
         files.extend(self.base64.as_ref().map(|(p, _)| p.clone()));
+        files.extend(self.request.as_ref().map(|(p, _)| p.clone()));
         Ok(ExportReport {
             name: self.spec.name().to_string(),
             kind: "video",
@@ -843,6 +900,13 @@ impl VideoMaker {
             write_base64(&claimed.main_temp, path, temp)?;
         }
         let table = &stream.table;
+        let has_audio = audio_stream_format(&stream.input, stream.inputs.call())?.is_some();
+        let (limits, payload) = self.provider_blocks(
+            &claimed.main_temp,
+            table.len(),
+            (table.end_time() - table.time(0)).as_secs_f64(),
+            has_audio,
+        )?;
         let mut frames = stream.provenance();
         for i in 0..table.len() {
             frames.record_parts(
@@ -868,14 +932,16 @@ impl VideoMaker {
             "export": self.spec,
             "resolved": stream.resolved_json(),
             "frames": frames.into_runs(),
+            "limits": limits,
+            "payload": payload,
             "budget": {
                 "max_size": self.video.max_size.to_string(),
-                "max_base64_bytes": self.video.max_base64_bytes,
-                "budget_bytes": budget_bytes(self.video.max_base64_bytes),
+                "max_base64_bytes": self.cap,
+                "budget_bytes": budget_bytes(self.cap),
                 "passthrough": true,
                 "bytes": bytes,
                 "base64_bytes": base64_len(bytes),
-                "budget_used": base64_len(bytes) as f64 / self.video.max_base64_bytes as f64,
+                "budget_used": base64_len(bytes) as f64 / self.cap as f64,
                 "encodes": 0,
                 "base64": self.base64.as_ref().map(|(p, _)| p.display().to_string()),
             },
@@ -883,6 +949,7 @@ impl VideoMaker {
         write_json(&claimed.sidecar_temp, &sidecar)?;
         let mut files = vec![claimed.main.clone(), claimed.sidecar.clone()];
         files.extend(self.base64.as_ref().map(|(p, _)| p.clone()));
+        files.extend(self.request.as_ref().map(|(p, _)| p.clone()));
         Ok(ExportReport {
             name: self.spec.name().to_string(),
             kind: "video",
@@ -891,11 +958,102 @@ impl VideoMaker {
                 "{}: passed through unchanged ({} bytes, {:.1}% of the Base64 budget)",
                 claimed.main.display(),
                 bytes,
-                base64_len(bytes) as f64 / self.video.max_base64_bytes as f64 * 100.0
+                base64_len(bytes) as f64 / self.cap as f64 * 100.0
             ),
             frames: table.len(),
             warnings: Vec::new(),
         })
+    }
+}
+
+impl VideoMaker {
+    /// The limits the export meets (`limits`, `vistr` by default).
+    fn preset(&self) -> crate::plan::Preset {
+        self.video.limits.unwrap_or_default().preset()
+    }
+
+    /// What a refusal adds: the preset's limit, and how the request's envelope counts.
+    fn limits_note(&self) -> String {
+        let preset = self.preset();
+        match (preset.max_request_bytes, &self.envelope) {
+            (Some(request), Some(e)) => format!(
+                " (the {} limits hold the whole request to {request} bytes: the Base64 may have {} after the request's {} bytes of JSON and {} kept for the prompt; a shorter span, --no-audio or the Files API for a longer clip)",
+                preset.name,
+                self.cap,
+                e.len(),
+                crate::plan::PROMPT_RESERVE_BYTES
+            ),
+            (Some(request), None) => format!(
+                " (the {} limits hold the whole request to {request} bytes, {} kept for the prompt)",
+                preset.name,
+                crate::plan::PROMPT_RESERVE_BYTES
+            ),
+            _ => String::new(),
+        }
+    }
+
+    /// The sidecar's `limits` block (the preset, the cap, the server's sampling of the clip
+    /// and a token estimate) and, with a payload, writes the request body and returns its
+    /// `payload` block. A body over the request limit is refused (the budget prevents it).
+    fn provider_blocks(
+        &self,
+        clip: &Path,
+        frames: usize,
+        duration: f64,
+        audio: bool,
+    ) -> Result<(serde_json::Value, Option<serde_json::Value>)> {
+        let preset = self.preset();
+        let sampling = preset.sampling_for(self.video.payload);
+        let limits = serde_json::json!({
+            "preset": preset.name,
+            "max_base64_bytes": preset.max_base64_bytes,
+            "max_request_bytes": preset.max_request_bytes,
+            "source": preset.source,
+            "server_sampling": sampling.map(|s| serde_json::json!({
+                "fps": s.fps,
+                "frames": s.frames,
+                "max_frames": s.max_frames,
+                "max_fps": s.max_fps,
+                "frames_seen": s.frames_seen(frames, duration),
+                "source": s.source,
+            })),
+            "tokens": sampling.and_then(|s| s.tokens(frames, duration, audio)),
+        });
+        let (Some(api), Some((path, temp)), Some(envelope)) =
+            (self.video.payload, &self.request, &self.envelope)
+        else {
+            return Ok((limits, None));
+        };
+        let bytes = envelope.write(clip, path, temp)?;
+        if let Some(request) = preset.max_request_bytes {
+            if bytes + crate::plan::PROMPT_RESERVE_BYTES > request {
+                return Err(Error::request(
+                    path,
+                    format!(
+                        "the {api} request is {bytes} bytes, more than the {} limits allow with {} bytes for the prompt ({request}): lower --max-base64-bytes",
+                        preset.name,
+                        crate::plan::PROMPT_RESERVE_BYTES
+                    ),
+                ));
+            }
+        }
+        let b64 = base64_len(
+            std::fs::metadata(clip)
+                .map_err(|e| Error::io(path, e))?
+                .len(),
+        );
+        Ok((
+            limits,
+            Some(serde_json::json!({
+                "api": api,
+                "file": path.display().to_string(),
+                "bytes": bytes,
+                "envelope_bytes": envelope.len(),
+                "base64_bytes": b64,
+                "prompt_reserve_bytes": crate::plan::PROMPT_RESERVE_BYTES,
+                "max_request_bytes": preset.max_request_bytes,
+            })),
+        ))
     }
 }
 

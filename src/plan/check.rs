@@ -277,11 +277,19 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
         }
         ExportSpec::Video(v) => {
             check_preset(&v.preset)?;
-            if v.max_base64_bytes < 64 {
+            if let Some(m) = v.max_base64_bytes.filter(|&m| m < 64) {
                 return Err(format!(
-                    "\"max_base64_bytes\" {} is too small to hold any video",
-                    v.max_base64_bytes
+                    "\"max_base64_bytes\" {m} is too small to hold any video"
                 ));
+            }
+            let preset = v.limits.unwrap_or_default().preset();
+            if let (Some(asked), Some(request)) = (v.max_base64_bytes, preset.max_request_bytes) {
+                if asked > request {
+                    return Err(format!(
+                        "\"max_base64_bytes\" {asked} is more than the {} limits allow a whole request ({request} bytes): drop it or lower it",
+                        preset.name
+                    ));
+                }
             }
             Ok(())
         }

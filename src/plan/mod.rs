@@ -16,6 +16,7 @@
 
 mod check;
 mod checked;
+mod limits;
 mod normalise;
 mod schema;
 mod text;
@@ -28,9 +29,10 @@ pub use crate::vocab::Rgb;
 pub use check::validate_id;
 pub use checked::CheckedPlan;
 pub(crate) use checked::NormalPlan;
+pub use limits::{Preset, ServerSampling, PROMPT_RESERVE_BYTES};
 pub(crate) use schema::without_retired_fields;
 pub use schema::{
     BoxOptions, BoxesSpec, ClipExport, ExportSpec, FramesExport, InsertSpec, Plan, Position,
     PreviewExport, VideoExport,
 };
-pub use text::{BoxesOut, FrameLabel, ImageFormat, Payload, Size, Strip};
+pub use text::{BoxesOut, FrameLabel, ImageFormat, Limits, Payload, Size, Strip, VideoPayload};

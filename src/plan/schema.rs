@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::text::{BoxesOut, FrameLabel, ImageFormat, Payload, Size, Strip};
+use super::text::{BoxesOut, FrameLabel, ImageFormat, Limits, Payload, Size, Strip, VideoPayload};
 use crate::annotations::{Fill, Format, Grid, KeyKind, Units};
 use crate::sampling::{Order, Request, Sampler};
 use crate::time::TimeSpec;
@@ -483,9 +483,19 @@ pub struct VideoExport {
     /// Largest width x height (aspect kept, never upscaled).
     #[serde(default = "default_max_video")]
     pub max_size: Size,
-    /// Largest Base64 text of the file.
-    #[serde(default = "default_budget")]
-    pub max_base64_bytes: u64,
+    /// Largest Base64 text of the file (default: the `limits` preset's; `vistr`: 10 MB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_base64_bytes: Option<u64>,
+    /// The provider's limits the output must meet: `vistr` (the paper's 10 MB of Base64,
+    /// the default), `gemini`, `vllm`, `seed` or `mimo` (`docs/export.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    /// Also write `NAME.payload.json`, a request body holding the clip: `gemini-video`
+    /// (a Gemini `generateContent` body, `inlineData` and `videoMetadata`) or
+    /// `openai-video` (an OpenAI-compatible chat body with a `video_url` data URL). Its whole
+    /// size is held within the preset's request limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<VideoPayload>,
     /// Also write `NAME.b64`.
     #[serde(default, skip_serializing_if = "is_false")]
     #[schemars(extend("default" = false))]
@@ -510,7 +520,9 @@ impl Default for VideoExport {
         VideoExport {
             name: None,
             max_size: default_max_video(),
-            max_base64_bytes: default_budget(),
+            max_base64_bytes: None,
+            limits: None,
+            payload: None,
             base64: false,
             preset: None,
             audio: None,
@@ -564,10 +576,6 @@ fn default_preview_gop() -> u32 {
 
 fn default_max_video() -> Size {
     Size(1920, 1280)
-}
-
-fn default_budget() -> u64 {
-    10_000_000
 }
 
 /// Sampled frames for image-only models.
@@ -627,9 +635,16 @@ pub struct FramesExport {
     #[serde(default, skip_serializing_if = "is_default")]
     #[schemars(extend("default" = false))]
     pub strip: Strip,
-    /// An API payload fragment with the images as Base64: `openai`, `anthropic`, `gemini`.
+    /// An API payload fragment with the images as Base64: `openai`, `anthropic`, `gemini`,
+    /// or a vLLM chat body (`vllm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<Payload>,
+    /// The openai, anthropic and gemini payloads put a text part with each frame's time
+    /// before its image (`<1.5 seconds>`, or the profile's own markers); `false` leaves them
+    /// out.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    #[schemars(extend("default" = true))]
+    pub time_markers: bool,
     /// `frames.jsonl`: one line per image with its Base64 data.
     #[serde(default, skip_serializing_if = "is_false")]
     #[schemars(extend("default" = false))]
@@ -680,6 +695,7 @@ impl Default for FramesExport {
             max_size: None,
             strip: Strip::default(),
             payload: None,
+            time_markers: true,
             jsonl: false,
             profile: None,
             profile_options: Default::default(),

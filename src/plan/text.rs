@@ -216,6 +216,110 @@ crate::textual::json_schema_as!(
     )
 );
 
+/// The request body a video export writes beside the clip (`NAME.payload.json`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VideoPayload {
+    /// A Gemini `generateContent` body: one `contents` entry whose part holds the clip as
+    /// `inlineData` (`video/mp4`, Base64) with its `videoMetadata` (`fps`, offsets).
+    GeminiVideo,
+    /// An OpenAI-compatible chat body (vLLM, Qwen, GLM, Seed, MiMo endpoints): one user
+    /// message whose `video_url` part holds a `data:video/mp4;base64,` URL.
+    OpenAiVideo,
+}
+
+impl std::fmt::Display for VideoPayload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            VideoPayload::GeminiVideo => "gemini-video",
+            VideoPayload::OpenAiVideo => "openai-video",
+        })
+    }
+}
+
+impl std::str::FromStr for VideoPayload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "gemini-video" => Ok(VideoPayload::GeminiVideo),
+            "openai-video" => Ok(VideoPayload::OpenAiVideo),
+            other => Err(format!(
+                "unknown video payload {other:?}; expected gemini-video or openai-video"
+            )),
+        }
+    }
+}
+
+crate::textual::serde_as_text!(VideoPayload);
+crate::textual::json_schema_as!(
+    VideoPayload,
+    "VideoPayload",
+    crate::textual::names(
+        "The API whose request body a video export writes beside the clip.",
+        &["gemini-video", "openai-video"]
+    )
+);
+
+/// A named preset of a provider's limits on a video request (`super::limits`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Limits {
+    /// ViSTR-Bench's protocol: at most 10 MB of Base64 (the default).
+    #[default]
+    Vistr,
+    /// Gemini API inline data: the whole request under 100 MB; 1 fps sampled server-side.
+    Gemini,
+    /// An OpenAI-compatible vLLM server: the paper's 10 MB; the server's loader picks the frames.
+    Vllm,
+    /// Seed 2.0 (Volcano Ark / BytePlus ModelArk): files up to 512 MB.
+    Seed,
+    /// Xiaomi MiMo's API: `fps` 2 by default.
+    Mimo,
+}
+
+impl Limits {
+    /// Every preset, in the order the docs list them.
+    pub const ALL: [Limits; 5] = [
+        Limits::Vistr,
+        Limits::Gemini,
+        Limits::Vllm,
+        Limits::Seed,
+        Limits::Mimo,
+    ];
+}
+
+impl std::fmt::Display for Limits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Limits::Vistr => "vistr",
+            Limits::Gemini => "gemini",
+            Limits::Vllm => "vllm",
+            Limits::Seed => "seed",
+            Limits::Mimo => "mimo",
+        })
+    }
+}
+
+impl std::str::FromStr for Limits {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Limits::ALL
+            .into_iter()
+            .find(|l| l.to_string() == s)
+            .ok_or_else(|| {
+                format!("unknown limits {s:?}; expected vistr, gemini, vllm, seed or mimo")
+            })
+    }
+}
+
+crate::textual::serde_as_text!(Limits);
+crate::textual::json_schema_as!(
+    Limits,
+    "Limits",
+    crate::textual::names(
+        "A named preset of a provider's limits on a video request.",
+        &["vistr", "gemini", "vllm", "seed", "mimo"]
+    )
+);
+
 /// What a frames export draws on each frame, as NumPro does (`src/draw/numpro.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameLabel {

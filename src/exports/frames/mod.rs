@@ -583,6 +583,19 @@ impl Export for FramesMaker {
                     duration: source.duration_s,
                 }
             }),
+            // The image payloads' time markers: the profile's own when it defines them (and
+            // the frames are in their order), else each frame's time.
+            markers: (self.frames.time_markers
+                && self.frames.payload.is_some()
+                && self.frames.payload != Some(crate::plan::Payload::Vllm))
+            .then(
+                || match self.applied.as_ref().and_then(|a| a.timestamps.clone()) {
+                    Some(stamps) if self.frames.order == crate::plan::Order::Ordered => {
+                        payload::Markers::Given(stamps)
+                    }
+                    _ => payload::Markers::Times,
+                },
+            ),
         };
         if self.frames.audio {
             let temp = temp.as_ref().expect("audio is refused in memory");

@@ -271,6 +271,9 @@ impl FramesSink {
                 api,
                 self.spec.format.mime(),
                 &read_all()?,
+                &self.extras.markers.as_ref().map_or_else(Vec::new, |m| {
+                    m.before_each(&records.iter().map(|r| r.time_s).collect::<Vec<_>>())
+                }),
                 self.extras.text.as_deref(),
                 audio.as_deref(),
                 video.as_ref(),
