@@ -521,6 +521,83 @@ fn a_60s_1080p_clip_far_above_the_cap_is_fitted() {
     assert!(oracle::stream(&oracle::probe(&out), "audio").is_some());
 }
 
+/// #52 friction: a static screen recording (a still picture with a small moving cursor)
+/// takes no more bits at any rate: x264's average-bit-rate control spends what the picture
+/// needs. Before, the solver raised the rate four times (4 encodes, 25% of the budget, the
+/// size unchanged after the second); now it stops at the quality ceiling after the second
+/// encode and says so. A moving picture of the same size still fills the budget.
+#[test]
+fn a_static_screen_recording_stops_at_the_quality_ceiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let make = |name: &str, picture: &str| {
+        let src = d.join(name);
+        common::cmd::ffmpeg(&[
+            "-f",
+            "lavfi",
+            "-i",
+            &format!("{picture},drawbox=x='mod(t*120,600)':y=200:w=8:h=8:color=black:t=fill"),
+            "-t",
+            "10",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-crf",
+            "18",
+            &src.display().to_string(),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        src
+    };
+    let still = make(
+        "screen.mp4",
+        "testsrc2=size=640x360:rate=30,trim=end_frame=1,loop=loop=-1:size=1,setpts=N/30/TB",
+    );
+    let moving = make(
+        "moving.mp4",
+        "testsrc2=size=640x360:rate=30,noise=alls=20:allf=t",
+    );
+    for (src, static_picture) in [(&still, true), (&moving, false)] {
+        let out = src.with_extension("capped.mp4");
+        let run = vidprep()
+            .args(["export", "video"])
+            .arg(src)
+            .arg("-o")
+            .arg(&out)
+            .args([
+                "--reencode",
+                "--preset",
+                "ultrafast",
+                "--max-base64-bytes",
+                "1000000",
+            ])
+            .assert()
+            .success();
+        let stderr = String::from_utf8_lossy(&run.get_output().stderr).to_string();
+        let sc = sidecar(&out);
+        let encodes = sc["budget"]["encodes"].as_u64().unwrap();
+        let used = sc["budget"]["budget_used"].as_f64().unwrap();
+        let b64 = std::fs::metadata(&out).unwrap().len().div_ceil(3) * 4;
+        assert!(b64 <= 1_000_000, "{b64}");
+        assert_eq!(oracle::count_frames(&out), 300);
+        if static_picture {
+            assert!(encodes <= 2, "{encodes} encodes: {sc}");
+            assert!(used < 0.85, "{used}");
+            assert!(stderr.contains("at its quality ceiling"), "{stderr}");
+            assert!(
+                sc["warnings"]
+                    .to_string()
+                    .contains("at its quality ceiling"),
+                "{sc}"
+            );
+        } else {
+            assert!(used >= 0.85, "{used}: {sc}");
+            assert!(!stderr.contains("quality ceiling"), "{stderr}");
+        }
+    }
+}
+
 #[test]
 fn resized_exports_carry_boxes_in_output_pixels() {
     let v = SynthVideo::new(640, 480).frames(20).cached();

@@ -54,6 +54,12 @@ const MIN_BITS_PER_PIXEL: f64 = 0.006;
 /// No video is encoded below this rate.
 const MIN_VIDEO_RATE: f64 = 16_000.0;
 const MAX_ATTEMPTS: usize = 4;
+/// A rate raised at least this many times over the last attempt's ...
+const CEILING_RATE_RISE: f64 = 1.25;
+/// ... that grew the video by less than this power of the rise (in the logarithm: a quarter
+/// of it) shows the encoder at its quality ceiling for this picture: a static screen takes
+/// no more bits at any rate (x264's average-bit-rate control spends what the picture needs).
+const CEILING_ELASTICITY: f64 = 0.25;
 /// Above this many bits per pixel per frame the budget exceeds what good quality needs: the
 /// first encode is then a constant-quality one (CRF), kept if it fits.
 const QUALITY_CEILING_BPP: f64 = 0.25;
@@ -313,6 +319,8 @@ pub struct RateSolver {
     pub attempts: Vec<Attempt>,
     pub warnings: Vec<String>,
     accepted: Option<usize>,
+    /// The last average-bit-rate attempt's rate and video bytes.
+    last_rate_attempt: Option<(f64, f64)>,
 }
 
 impl RateSolver {
@@ -339,6 +347,7 @@ impl RateSolver {
             attempts: Vec::new(),
             warnings: Vec::new(),
             accepted: None,
+            last_rate_attempt: None,
         }
     }
 
@@ -392,6 +401,39 @@ impl RateSolver {
             }
             self.accepted = Some(self.attempts.len() - 1);
             return Verdict::Accept;
+        }
+        // At the quality ceiling: the rate was raised well above the last attempt's and the
+        // video barely grew. More rate would not change the picture: keep this attempt.
+        if let (true, false, Some((last_rate, last_video))) =
+            (fits, constant_quality, self.last_rate_attempt)
+        {
+            let rise = self.rate / last_rate;
+            let growth = video / last_video;
+            if rise >= CEILING_RATE_RISE && growth.ln() < CEILING_ELASTICITY * rise.ln() {
+                // (The fuller of the fitting attempts: at the ceiling they show the same.)
+                let (kept, fullest) = self
+                    .attempts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, a)| a.fits)
+                    .max_by_key(|(_, a)| a.bytes)
+                    .map(|(n, a)| (n, a.budget_used))
+                    .unwrap_or((self.attempts.len() - 1, used));
+                self.warnings.push(format!(
+                    "the picture takes no more bits: raising the video rate {rise:.1}x (to \
+                     {:.0} bit/s) changed its size by {:+.0}%, so the encoder is at its quality \
+                     ceiling; kept at {:.1}% of the budget after {} encodes",
+                    self.rate,
+                    (growth - 1.0) * 100.0,
+                    fullest * 100.0,
+                    self.attempts.len()
+                ));
+                self.accepted = Some(kept);
+                return Verdict::Accept;
+            }
+        }
+        if !constant_quality {
+            self.last_rate_attempt = Some((self.rate, video));
         }
         if constant_quality {
             // Too big even at constant quality: solve for the rate from what it produced.
