@@ -171,6 +171,22 @@ fn a_reviewer_moves_a_decision_point_rejects_an_item_and_the_run_redoes_exactly_
 
     // Item a: its clip plays.
     select_item(b, "a");
+    // Frame ranges and positions in the command line's notation (#52 friction): half-open
+    // and 0-based, as the sidecars and the strip write them (the page said "10–54" and
+    // numbered the sampled images from #1).
+    let detail = b.text(&b.find("#detail"));
+    assert!(
+        detail.contains("[10, 55) (10 to 54) of [10, 70) (10 to 69)"),
+        "the kept frames:\n{detail}"
+    );
+    assert!(
+        detail.contains("#0 frame"),
+        "the first sampled image:\n{detail}"
+    );
+    assert!(
+        !detail.contains("#4 frame"),
+        "four sampled images, #0 to #3:\n{detail}"
+    );
     b.wait_until(
         "return document.getElementById('clip').readyState >= 1;",
         WAIT,

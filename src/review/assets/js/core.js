@@ -44,6 +44,11 @@
   function clear(e) { while (e.firstChild) e.removeChild(e.firstChild); return e; }
   function num(x) { return typeof x === 'number' && isFinite(x); }
   function fmtS(x, d) { return num(x) ? x.toFixed(d == null ? 3 : d) : '?'; }
+  // A frame range as the command line writes it: half-open, 0-based ([10, 70) holds frames
+  // 10 to 69), the last frame said beside it.
+  function frameRange(start, end) {
+    return '[' + start + ', ' + end + ')' + (num(start) && num(end) && end - start > 1 ? ' (' + start + ' to ' + (end - 1) + ')' : '');
+  }
   function fmtInt(x) { return num(x) ? Math.round(x).toLocaleString('en-US') : '?'; }
   function basename(p) {
     if (!p) return '';
@@ -94,6 +99,7 @@
   R.clear = clear;
   R.num = num;
   R.fmtS = fmtS;
+  R.frameRange = frameRange;
   R.fmtInt = fmtInt;
   R.basename = basename;
   R.plural = plural;

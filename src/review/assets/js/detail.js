@@ -128,7 +128,7 @@
     }
     var needle = S.D && S.D.needle;
     if (i === 0 && needle && num(needle.start)) {
-      info.appendChild(el('div', { cls: 'needle-note', text: 'needle inserted at output frames ' + needle.start + '–' + (needle.end - 1) +
+      info.appendChild(el('div', { cls: 'needle-note', text: 'needle inserted at output frames ' + R.frameRange(needle.start, needle.end) +
         (num(v.duration_s) && num(v.frames) && v.frames ? ' (' + fmtS(needle.start * v.duration_s / v.frames, 2) + '–' + fmtS(needle.end * v.duration_s / v.frames, 2) + ' s)' : '') }));
     }
   }

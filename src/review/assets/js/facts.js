@@ -22,7 +22,7 @@
     }
     if (d && d.kept && d.span && num(d.kept.start_frame)) {
       tb.appendChild(el('tr', null, [el('th', { text: 'Kept (source frames)' }), el('td', {
-        text: d.kept.start_frame + '–' + (d.kept.end_frame - 1) + ' of ' + d.span.start_frame + '–' + (d.span.end_frame - 1)
+        text: R.frameRange(d.kept.start_frame, d.kept.end_frame) + ' of ' + R.frameRange(d.span.start_frame, d.span.end_frame)
       })]));
     }
     if (it.status === 'failed') tb.appendChild(el('tr', { cls: 'bad' }, [el('th', { text: 'Error' }), el('td', { text: it.error || '?' })]));

@@ -32,7 +32,7 @@
         var w = num(im.width) ? im.width : p.width, h = num(im.height) ? im.height : p.height;
         seq.appendChild(el('figure', { cls: 'model-frame', 'data-position': i }, [
           el('img', { src: im.path, width: w, height: h, loading: 'lazy', decoding: 'async', alt: 'model frame ' + (i + 1) }),
-          el('figcaption', { text: '#' + (i + 1) + ' · source frame ' + im.source_frame + ' · ' + fmtS(im.time_s) + ' s · ' + w + '×' + h })
+          el('figcaption', { text: '#' + i + ' · source frame ' + im.source_frame + ' · ' + fmtS(im.time_s) + ' s · ' + w + '×' + h })
         ]));
       });
       box.appendChild(seq);

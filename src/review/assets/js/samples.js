@@ -29,8 +29,8 @@
       box.appendChild(head);
       var grid = el('div', { cls: 'samples-grid' });
       imgs.forEach(function (im, i) {
-        var cap = '#' + (i + 1) + ' frame ' + (num(im.stream_frame) ? im.stream_frame : '?') + ' · ' + fmtS(im.time_s) + ' s';
-        var title = 'position ' + (i + 1) + ' · stream frame ' + im.stream_frame + ' · source ' + im.source +
+        var cap = '#' + i + ' frame ' + (num(im.stream_frame) ? im.stream_frame : '?') + ' · ' + fmtS(im.time_s) + ' s';
+        var title = 'position ' + i + ' · stream frame ' + im.stream_frame + ' · source ' + im.source +
           ' frame ' + im.source_frame + ' · ' + fmtS(im.time_s) + ' s\n' + im.path;
         var fig = el('figure', { cls: 'sample', 'data-span-frame': R.spanFrameOf(im) }, [
           el('img', { src: im.path, loading: 'lazy', decoding: 'async', alt: cap }),

@@ -42,7 +42,7 @@
     var N = S.P.N;
     var info = [N + ' span frames'];
     var span = d && d.span;
-    if (span && num(span.start_frame)) info.push('source frames ' + span.start_frame + '–' + (span.end_frame - 1));
+    if (span && num(span.start_frame)) info.push('source frames ' + R.frameRange(span.start_frame, span.end_frame));
     if (span && num(span.start_s)) info.push('source ' + fmtS(span.start_s, 2) + '–' + fmtS(span.end_s, 2) + ' s');
     if (S.P.error) info.push('preview: ' + S.P.error);
     $('timeline-info').textContent = info.join(' · ');
@@ -86,7 +86,7 @@
         var sf = spanFrameOf(im);
         if (sf == null) return;
         tf.appendChild(el('span', { cls: 'tl-sample', style: 'left:' + ((sf + 0.5) / N * 100) + '%',
-          title: 'sampled image ' + (i + 1) + ' · stream frame ' + im.stream_frame + ' · span frame ' + sf }));
+          title: 'sampled image #' + i + ' · stream frame ' + im.stream_frame + ' · span frame ' + sf }));
       });
       ticks.appendChild(tf);
     }
