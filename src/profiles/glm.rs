@@ -87,7 +87,8 @@ fn sample_frames(
     if extract_t == 0 {
         return Err(format!(
             "the package samples no frames from a video of {duration} s (extract_t = \
-             int({duration} * {rate} * 2) = 0), and its processor then fails"
+             int({duration} * {rate} * 2) = 0), and its processor then fails: t:0 must be \
+             larger than temporal_factor:2"
         ));
     }
     let per_frame = 1.0 / fps;
