@@ -24,9 +24,9 @@
 
 use serde_json::json;
 
-use super::qwen::smart_resize_video;
-use super::{Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, Rule};
-use crate::sampling::{numpy_linspace, Sampler};
+use super::qwen::{processor_applied, rule, smart_resize_video, ProcessorOutcome};
+use super::{Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Rule};
+use crate::sampling::numpy_linspace;
 
 /// `DYNAMIC_FPS_THRES`, `MAX_FRAME_COUNT_DYNAMIC`, `MAX_DURATION`.
 const RATES: [(f64, f64); 3] = [(30.0, 3.0), (300.0, 1.0), (2400.0, 0.5)];
@@ -38,14 +38,6 @@ const SHORTEST_EDGE: f64 = 112.0 * 112.0;
 const LONGEST_EDGE: f64 = 28.0 * 28.0 * 2.0 * 30000.0;
 /// `patch_size * merge_size`.
 const FACTOR: f64 = 28.0;
-
-fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
-    Rule {
-        rule: rule.into(),
-        formula,
-        value,
-    }
-}
 
 /// `np.linspace(start, end, n, dtype=int)` (numpy floors the values for an integer dtype).
 fn linspace_int(start: usize, end: usize, n: usize) -> Vec<usize> {
@@ -251,37 +243,21 @@ impl Profile for Glm46v {
             ),
             json!({"height": h, "width": w}),
         ));
-        rules.push(rule(
-            "resize",
-            "tvF.resize(video, (h, w), interpolation=BICUBIC, antialias=True) (torchvision's \
-             v2 functional on the uint8 frames: torch's uint8 fixed-point kernel on CPU)"
-                .into(),
-            json!("torch-bicubic-antialias-uint8"),
-        ));
         let grid_t = n.div_ceil(TEMPORAL_PATCH) as u64;
         let tokens = grid_t * (h as u64 / 28) * (w as u64 / 28);
-        rules.push(rule(
-            "tokens",
-            format!("grid_t {grid_t} frames of ({h} / 14) * ({w} / 14) // 2^2 image tokens each"),
-            json!(tokens),
-        ));
-        let timestamps = Some(glm_timestamps(&indices, fps));
-        Ok(Applied {
+        Ok(processor_applied(ProcessorOutcome {
             profile: name,
             mirrors: self.mirrors(),
+            timestamps: glm_timestamps(&indices, fps),
             indices,
-            sampler: "uniform".parse::<Sampler>().expect("a registered sampler"),
             formula,
-            width: w,
-            height: h,
-            resample: Resample::TorchBicubicAntialiasUint8,
-            timestamps,
-            tokens: Some(tokens),
-            files: None,
-            rgb: None,
-            encoding: None,
+            size: (h, w),
+            tokens,
+            tokens_formula: format!(
+                "grid_t {grid_t} frames of ({h} / 14) * ({w} / 14) // 2^2 image tokens each"
+            ),
             rules,
-        })
+        }))
     }
 }
 

@@ -35,8 +35,8 @@ mod vlmevalkit;
 const PROFILES: &[&dyn Profile] = &[
     &qwen::Qwen25Vl,
     &qwen::Qwen3Vl,
-    &qwen::Qwen3VlHf,
-    &qwen::Qwen35,
+    &qwen::QWEN3_VL_HF,
+    &qwen::QWEN35,
     &glm::Glm46v,
     &lmms_eval::LmmsEvalReadVideo,
     &llava::LlavaOnevision,

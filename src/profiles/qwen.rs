@@ -120,7 +120,7 @@ pub fn smart_resize_video(
     Ok((h as u32, w as u32))
 }
 
-fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
+pub(super) fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
     Rule {
         rule: rule.into(),
         formula,
@@ -442,48 +442,19 @@ const QWEN3_VL_PROCESSOR_OPTIONS: &[&str] = &[
     "transformers",
 ];
 
-/// The transformers mirror of a `Qwen3VLVideoProcessor` profile, for the release asked.
-fn qwen3_vl_processor_mirror(version: &'static str, model: &'static str) -> Mirror {
-    Mirror {
-        package: "transformers",
-        version,
-        function: model,
-    }
+/// A profile of transformers' `Qwen3VLVideoProcessor` with `do_sample_frames=True`, under a
+/// model's name.
+pub struct Qwen3VlProcessor {
+    name: &'static str,
+    /// What the mirror names: the classes, as transformers reaches them for this model.
+    function: &'static str,
 }
 
-/// `qwen3-vl-hf`: transformers' `Qwen3VLVideoProcessor` with `do_sample_frames=True`.
-pub struct Qwen3VlHf;
-
-const QWEN3_VL_HF_FUNCTION: &str =
-    "Qwen3VLVideoProcessor (sample_frames, resize) + Qwen3VLProcessor timestamps";
-
-impl Profile for Qwen3VlHf {
-    fn name(&self) -> &'static str {
-        "qwen3-vl-hf"
-    }
-    fn mirrors(&self) -> Mirror {
-        qwen3_vl_processor_mirror("5.25", QWEN3_VL_HF_FUNCTION)
-    }
-    fn options(&self) -> &'static [&'static str] {
-        QWEN3_VL_PROCESSOR_OPTIONS
-    }
-    fn timestamps_of(&self, indices: &[usize], input: &ProfileInput) -> Option<Vec<String>> {
-        (!indices.is_empty()).then(|| qwen3_timestamps(indices, input.frames.nominal_fps()))
-    }
-    fn apply(
-        &self,
-        input: &ProfileInput,
-        request: &ProfileRequest,
-    ) -> Result<Applied, ProfileError> {
-        let (_, version) = transformers_release(request);
-        qwen3_vl_video_processor(
-            self.name(),
-            qwen3_vl_processor_mirror(version, QWEN3_VL_HF_FUNCTION),
-            input,
-            request,
-        )
-    }
-}
+/// `qwen3-vl-hf`: Qwen3-VL's processor.
+pub const QWEN3_VL_HF: Qwen3VlProcessor = Qwen3VlProcessor {
+    name: "qwen3-vl-hf",
+    function: "Qwen3VLVideoProcessor (sample_frames, resize) + Qwen3VLProcessor timestamps",
+};
 
 /// `qwen3.5`: Qwen3.5 (and Qwen3.5-MoE) in transformers: `AutoVideoProcessor` maps the model
 /// type `qwen3_5` to `Qwen3VLVideoProcessor` and `AutoProcessor` to `Qwen3VLProcessor`
@@ -491,17 +462,28 @@ impl Profile for Qwen3VlHf {
 /// video processing of its own, so this is `qwen3-vl-hf`'s code with Qwen3.5's name: the
 /// same class defaults (patch 16, merge 2, temporal patch 2, `size` `[128·32², 768·32²]`,
 /// fps 2, `[4, 768]` frames, `cap_pixels_per_frame` unset).
-pub struct Qwen35;
+pub const QWEN35: Qwen3VlProcessor = Qwen3VlProcessor {
+    name: "qwen3.5",
+    function: "Qwen3VLVideoProcessor as AutoVideoProcessor maps model type qwen3_5 \
+               (sample_frames, resize) + Qwen3VLProcessor timestamps",
+};
 
-const QWEN35_FUNCTION: &str = "Qwen3VLVideoProcessor as AutoVideoProcessor maps model type \
-     qwen3_5 (sample_frames, resize) + Qwen3VLProcessor timestamps";
+impl Qwen3VlProcessor {
+    fn mirror(&self, version: &'static str) -> Mirror {
+        Mirror {
+            package: "transformers",
+            version,
+            function: self.function,
+        }
+    }
+}
 
-impl Profile for Qwen35 {
+impl Profile for Qwen3VlProcessor {
     fn name(&self) -> &'static str {
-        "qwen3.5"
+        self.name
     }
     fn mirrors(&self) -> Mirror {
-        qwen3_vl_processor_mirror("5.25", QWEN35_FUNCTION)
+        self.mirror("5.25")
     }
     fn options(&self) -> &'static [&'static str] {
         QWEN3_VL_PROCESSOR_OPTIONS
@@ -515,12 +497,7 @@ impl Profile for Qwen35 {
         request: &ProfileRequest,
     ) -> Result<Applied, ProfileError> {
         let (_, version) = transformers_release(request);
-        qwen3_vl_video_processor(
-            self.name(),
-            qwen3_vl_processor_mirror(version, QWEN35_FUNCTION),
-            input,
-            request,
-        )
+        qwen3_vl_video_processor(self.name, self.mirror(version), input, request)
     }
 }
 
@@ -635,6 +612,41 @@ fn qwen3_vl_video_processor(
         ),
         json!({"height": h, "width": w}),
     ));
+    let tokens = (n as u64).div_ceil(2) * (h as u64 / 32) * (w as u64 / 32);
+    Ok(processor_applied(ProcessorOutcome {
+        profile: name,
+        mirrors,
+        timestamps: qwen3_timestamps(&indices, video_fps),
+        indices,
+        formula,
+        size: (h, w),
+        tokens,
+        tokens_formula: format!("ceil({n} / 2) * ({h} / 32) * ({w} / 32)"),
+        rules,
+    }))
+}
+
+/// What a transformers video processor profile decided, up to its size.
+pub(super) struct ProcessorOutcome {
+    pub profile: &'static str,
+    pub mirrors: Mirror,
+    pub indices: Vec<usize>,
+    pub formula: String,
+    /// `(height, width)`.
+    pub size: (u32, u32),
+    pub tokens: u64,
+    pub tokens_formula: String,
+    /// The processor's per-group text (time strings).
+    pub timestamps: Vec<String>,
+    /// The rules applied so far (up to `smart_resize`).
+    pub rules: Vec<Rule>,
+}
+
+/// The profile outcome of a transformers video processor (`BaseVideoProcessor.resize`:
+/// torchvision's v2 `resize` of the uint8 frames, torch's uint8 kernel on CPU), with its
+/// `resize` and `tokens` rules.
+pub(super) fn processor_applied(o: ProcessorOutcome) -> Applied {
+    let mut rules = o.rules;
     rules.push(rule(
         "resize",
         "tvF.resize(video, (h, w), interpolation=BICUBIC, antialias=True) (torchvision's \
@@ -642,29 +654,23 @@ fn qwen3_vl_video_processor(
             .into(),
         json!("torch-bicubic-antialias-uint8"),
     ));
-    let tokens = (n as u64).div_ceil(2) * (h as u64 / 32) * (w as u64 / 32);
-    rules.push(rule(
-        "tokens",
-        format!("ceil({n} / 2) * ({h} / 32) * ({w} / 32)"),
-        json!(tokens),
-    ));
-    let timestamps = Some(qwen3_timestamps(&indices, video_fps));
-    Ok(Applied {
-        profile: name,
-        mirrors,
-        indices,
+    rules.push(rule("tokens", o.tokens_formula, json!(o.tokens)));
+    Applied {
+        profile: o.profile,
+        mirrors: o.mirrors,
+        indices: o.indices,
         sampler: "uniform".parse::<Sampler>().expect("a registered sampler"),
-        formula,
-        width: w,
-        height: h,
+        formula: o.formula,
+        width: o.size.1,
+        height: o.size.0,
         resample: Resample::TorchBicubicAntialiasUint8,
-        timestamps,
-        tokens: Some(tokens),
+        timestamps: Some(o.timestamps),
+        tokens: Some(o.tokens),
         files: None,
         rgb: None,
         encoding: None,
         rules,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -718,7 +724,7 @@ mod tests {
             count: Some(2),
             ..ProfileRequest::default()
         };
-        let e = Qwen3VlHf.apply(&input, &request).unwrap_err();
+        let e = QWEN3_VL_HF.apply(&input, &request).unwrap_err();
         assert!(e.to_string().contains("no frames"), "{e}");
     }
 
