@@ -187,14 +187,46 @@ def run_llava_onevision(video, options):
     }, frames
 
 
-def run_qwen3_vl_hf(video, options):
+# The model types of the profiles that run a transformers processor: each runs the classes
+# transformers' Auto mappings name for it (`AutoVideoProcessor`, `AutoProcessor`), so a
+# profile that shares another's code is checked against the mapping too.
+TRANSFORMERS_MODELS = {"qwen3-vl-hf": "qwen3_vl", "qwen3.5": "qwen3_5", "glm-4.6v": "glm46v"}
+
+
+def run_transformers_video(profile, video, options):
+    """The video processor and processor transformers maps `profile`'s model type to, with
+    `do_sample_frames=True` (torchcodec decoding): the sampled indices, the uint8 frames its
+    `resize` returns (patchify's rescale and normalisation are float maths after it), and the
+    prompt text its processor's `replace_video_token` writes for them (the time strings and
+    the visual tokens are read off that text)."""
     try:
-        import torch
-        from transformers import Qwen3VLVideoProcessor
-        from transformers.models.qwen3_vl.processing_qwen3_vl import Qwen3VLProcessor
+        import re
+        import types
+
+        import torch  # noqa: F401
+        import transformers
+        from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+        from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
     except ImportError as e:
-        missing(f"transformers' Qwen3VLVideoProcessor ({e})")
+        missing(f"transformers' video processors ({e})")
     from importlib.metadata import version
+
+    model_type = TRANSFORMERS_MODELS[profile]
+    names = VIDEO_PROCESSOR_MAPPING_NAMES.get(model_type)
+    if names is None or model_type not in PROCESSOR_MAPPING_NAMES:
+        missing(f"transformers {transformers.__version__} with the model type {model_type!r}")
+    name = names.get("torchvision") if isinstance(names, dict) else names
+    processor_cls = getattr(transformers, name)
+    text_cls = getattr(transformers, PROCESSOR_MAPPING_NAMES[model_type])
+    installed = version("transformers")
+    asked = options.get("transformers")
+    if asked is not None and not installed.startswith(f"{asked:.2f}."):
+        print(
+            f"parity: the profile follows transformers {asked:.2f} (--profile-option transformers), "
+            f"but {sys.executable} has transformers {installed} ({transformers.__file__})",
+            file=sys.stderr,
+        )
+        sys.exit(4)
 
     kwargs = {}
     if "nframes" in options:
@@ -203,18 +235,18 @@ def run_qwen3_vl_hf(video, options):
         kwargs["fps"] = None
     if "fps" in options:
         kwargs["fps"] = options["fps"]
-    for k in ("min_frames", "max_frames"):
+    for k in ("min_frames", "max_frames", "max_video_tokens"):
         if k in options:
             kwargs[k] = int(options[k])
+    if "cap_pixels_per_frame" in options:
+        kwargs["cap_pixels_per_frame"] = bool(options["cap_pixels_per_frame"])
+    processor = processor_cls()
     if "shortest_edge" in options or "longest_edge" in options:
         kwargs["size"] = {
-            "shortest_edge": int(options.get("shortest_edge", 128 * 32 * 32)),
-            "longest_edge": int(options.get("longest_edge", 768 * 32 * 32)),
+            "shortest_edge": int(options.get("shortest_edge", processor.size["shortest_edge"])),
+            "longest_edge": int(options.get("longest_edge", processor.size["longest_edge"])),
         }
-    processor = Qwen3VLVideoProcessor()
     t0 = time.perf_counter()
-    # Up to the uint8 resize: patchify's rescale and normalisation are float maths after it,
-    # so the frames are taken from the processor's own resize of the frames it sampled.
     captured = []
     resize = processor.resize
 
@@ -229,19 +261,44 @@ def run_qwen3_vl_hf(video, options):
     )
     seconds = time.perf_counter() - t0
     meta = out["video_metadata"][0]
-    v = captured[0][0]
-    frames = v.permute(0, 2, 3, 1).contiguous().numpy()
-    ts = Qwen3VLProcessor._calculate_timestamps(None, list(meta.frames_indices), meta.fps, 2)
+    frames = captured[0][0].permute(0, 2, 3, 1).contiguous().numpy()
+    # The processor's own prompt text for this video, from its replace_video_token (needs
+    # only the video processor and the special tokens; no tokenizer).
+    stub = types.SimpleNamespace(
+        video_processor=processor,
+        image_token="<|image|>",
+        video_token="<|video_pad|>",
+        vision_start_token="<|vision_start|>",
+        vision_end_token="<|vision_end|>",
+    )
+    for method in ("_calculate_timestamps", "replace_frame_token_id"):
+        if hasattr(text_cls, method):
+            setattr(stub, method, types.MethodType(getattr(text_cls, method), stub))
+    text = text_cls.replace_video_token(stub, out, 0)
+    if model_type == "glm46v":
+        stamps = re.findall(r"<\|end_of_image\|>([^<]*)", text)
+        tokens = text.count("<|image|>")
+    else:
+        stamps = re.findall(r"<[^<>|]* seconds>", text)
+        tokens = text.count("<|video_pad|>")
     return {
         "package": "transformers",
-        "version": version("transformers"),
+        "version": installed,
+        "classes": [processor_cls.__name__, text_cls.__name__],
         "backend": meta.video_backend,
         "indices": [int(i) for i in meta.frames_indices],
         "fps": float(meta.fps),
         "total_frames": int(meta.total_num_frames),
-        "timestamps": [f"<{t:.1f} seconds>" for t in ts],
+        "duration": float(meta.duration) if meta.duration is not None else None,
+        "timestamps": stamps,
+        "tokens": tokens,
+        "video_grid_thw": [int(v) for v in out["video_grid_thw"][0]],
         "seconds": seconds,
     }, frames
+
+
+def run_qwen3_vl_hf(video, options):
+    return run_transformers_video("qwen3-vl-hf", video, options)
 
 
 # InternVL's video loader, copied from the model cards (InternVL2.5 / InternVL3 on Hugging
@@ -397,8 +454,8 @@ def main():
     options = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
     if profile in ("qwen2.5-vl", "qwen3-vl"):
         result, frames = run_qwen_vl_utils(video, options, 14 if profile == "qwen2.5-vl" else 16)
-    elif profile == "qwen3-vl-hf":
-        result, frames = run_qwen3_vl_hf(video, options)
+    elif profile in TRANSFORMERS_MODELS:
+        result, frames = run_transformers_video(profile, video, options)
     elif profile == "llava-onevision":
         result, frames = run_llava_onevision(video, options)
     elif profile == "internvl":

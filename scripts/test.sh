@@ -8,6 +8,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # With OpenCV's trackers (the `tracking` feature) where OpenCV 4.6+ is installed.
 source scripts/tracking-features.sh
+# The transformers profiles' `transformers=5.21` option against that release's own code
+# (tests/profiles_transformers.rs): transformers 5.21.1 without its dependencies beside the
+# parity venv, put first on PYTHONPATH by the test (scripts/transformers-release.sh).
+if [ -n "${VIDPREP_PYTHON:-}" ] && [ -z "${VIDPREP_TRANSFORMERS_OLD:-}" ] \
+    && "$VIDPREP_PYTHON" -c "import transformers" 2>/dev/null; then
+    VIDPREP_TRANSFORMERS_OLD=$(bash scripts/transformers-release.sh 5.21.1)
+    export VIDPREP_TRANSFORMERS_OLD
+fi
 cargo test "${features[@]}"
 python3 -m venv target/test-venv
 # VIDPREP_TEST_EXTRAS: more packages for optional tests (.ci/run: Ray for python/tests/test_ray.py).

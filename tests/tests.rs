@@ -67,6 +67,7 @@ mod profiles_more;
 mod profiles_odd_size;
 mod profiles_papercuts;
 mod profiles_resize;
+mod profiles_transformers;
 mod profiles_vlmeval;
 mod real_footage;
 mod report_drivers;

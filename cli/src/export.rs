@@ -148,8 +148,8 @@ pub struct FramesArgs {
     /// Also write frames.jsonl: one line per frame with its base64 data.
     #[arg(long)]
     jsonl: bool,
-    /// A model profile (qwen2.5-vl, qwen3-vl, qwen3-vl-hf, lmms-eval, llava-onevision,
-    /// internvl, vlmevalkit; docs/profiles.md): the frames, sizes and pixels that model's
+    /// A model profile (qwen2.5-vl, qwen3-vl, qwen3-vl-hf, qwen3.5, glm-4.6v, lmms-eval,
+    /// llava-onevision, internvl, vlmevalkit; docs/profiles.md): the frames, sizes and pixels that model's
     /// preprocessing gives it (replaces --sampler, --max-size); vlmevalkit writes VLMEvalKit's
     /// frame cache (its file names, Pillow's JPEG bytes).
     #[arg(long)]

@@ -368,6 +368,12 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     }
     let timestamps_equal =
         (!result["timestamps"].is_null()).then(|| result["timestamps"] == our_stamps);
+    // The visual tokens, where the runner reads them off the processor's own prompt text.
+    let our_tokens = facts
+        .profile
+        .as_ref()
+        .map_or(Value::Null, |p| p["tokens"].clone());
+    let tokens_equal = (!result["tokens"].is_null()).then(|| result["tokens"] == our_tokens);
     let mut frames = Vec::new();
     let mut worst: Option<f64> = None;
     let mut bit_exact = sizes_equal;
@@ -410,6 +416,7 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     let pass = sizes_equal
         && indices_equal != Some(false)
         && timestamps_equal != Some(false)
+        && tokens_equal != Some(false)
         && worst.is_none_or(|w| w >= args.min_psnr);
     let record = json!({
         "vidprep_version": vidprep::VERSION,
@@ -429,6 +436,7 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         "sizes_equal": sizes_equal,
         "vidprep_shape": ours_shape,
         "timestamps_equal": timestamps_equal,
+        "tokens_equal": tokens_equal,
         "bit_exact": bit_exact,
         "min_psnr_db": worst,
         "psnr_threshold_db": args.min_psnr,
@@ -441,7 +449,7 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         write_json(out, &record).with_context(|| format!("cannot write {}", out.display()))?;
     }
     crate::print_out(&format!(
-        "{}: {} vs {} {} ({}): indices {}, size {}, timestamps {}, pixels {} ({} frames); vidprep {:.2} s, package {:.2} s\n",
+        "{}: {} vs {} {} ({}): indices {}, size {}, timestamps {}, tokens {}, pixels {} ({} frames); vidprep {:.2} s, package {:.2} s\n",
         source.display(),
         args.profile,
         record["package"]["package"].as_str().unwrap_or("?"),
@@ -450,6 +458,7 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         match indices_equal { Some(true) => "equal", Some(false) => "DIFFER", None => "not reported" },
         if sizes_equal { "equal".to_string() } else { format!("DIFFERS ({ours_shape:?} vs {shape:?})") },
         match timestamps_equal { Some(true) => "equal", Some(false) => "DIFFER", None => "-" },
+        match tokens_equal { Some(true) => "equal", Some(false) => "DIFFER", None => "-" },
         if bit_exact { "bit-exact".to_string() } else { worst.map_or("-".into(), |w| format!("min PSNR {w:.2} dB")) },
         ours.count,
         ours_s,

@@ -80,6 +80,10 @@ def _cases():
             yield ("qwen3-vl", (w, h), options)
         yield ("qwen3-vl-hf", (w, h), {})
         yield ("qwen3-vl-hf", (w, h), {"longest_edge": 96 * 32 * 32})
+        yield ("qwen3.5", (w, h), {"longest_edge": 64 * 32 * 32})
+        # GLM-4.6V picks its own frames (its rate table: the four frames of these 1-s clips).
+        yield ("glm-4.6v", (w, h), {})
+        yield ("glm-4.6v", (w, h), {"longest_edge": 4 * 64 * 28 * 28})
         yield ("llava-onevision", (w, h), {})
         yield ("llava-onevision", (w, h), {"height": 336, "width": 672})
         yield ("internvl", (w, h), {})
@@ -92,6 +96,8 @@ CASES = list(_cases())
 def _package(runner, profile, path, options):
     if profile in ("qwen2.5-vl", "qwen3-vl"):
         return runner.run_qwen_vl_utils(str(path), options, 14 if profile == "qwen2.5-vl" else 16)
+    if profile in ("qwen3.5", "glm-4.6v"):
+        return runner.run_transformers_video(profile, str(path), options)
     return {
         "qwen3-vl-hf": runner.run_qwen3_vl_hf,
         "llava-onevision": runner.run_llava_onevision,
@@ -115,8 +121,10 @@ def test_profile_pixels_equal_the_package(runner, sources, profile, size, option
             # which the model card's Image.fromarray(...).convert("RGB") reads as RGBA.
             pytest.xfail(f"decord reads this PNG-coded source as {channels} channels (a decord quirk, not the resize)")
     # InternVL's get_index picks segment middles, which repeat on 4 frames when asked for 4.
-    n = 3 if profile == "internvl" else 4
-    options = dict(options, nframes=n)
+    # GLM-4.6V takes no frame count (its sample_frames ignores one).
+    n = {"internvl": 3, "glm-4.6v": None}.get(profile, 4)
+    if n is not None:
+        options = dict(options, nframes=n)
     record, theirs = _package(runner, profile, path, options)
     ours, facts = vidprep.sample(
         path, n=n, profile=profile,

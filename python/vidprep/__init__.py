@@ -291,7 +291,7 @@ def sample(
       request for more (``N * H * W * 3``) raises ``MemoryError``, naming the size needed,
       before a frame is decoded.
 
-    - ``profile``: a model profile (``qwen2.5-vl``, ``qwen3-vl``, ``qwen3-vl-hf``, ``lmms-eval``,
+    - ``profile``: a model profile (``qwen2.5-vl``, ``qwen3-vl``, ``qwen3-vl-hf``, ``qwen3.5``, ``glm-4.6v``, ``lmms-eval``,
       ``llava-onevision``, ``internvl``, ``vlmevalkit``; see ``docs/profiles.md``): the frames, size and pixels that model's own preprocessing
       gives it (``n`` / ``fps`` are the package's ``nframes`` / ``fps``, its default rule when
       neither is given; ``sampler`` and ``size`` must be left out); ``profile_options`` the

@@ -21,6 +21,7 @@ use serde::Serialize;
 use crate::sampling::{FrameTimes, Sampler};
 
 pub mod api;
+mod glm;
 mod internvl;
 mod llava;
 mod lmms_eval;
@@ -34,7 +35,9 @@ mod vlmevalkit;
 const PROFILES: &[&dyn Profile] = &[
     &qwen::Qwen25Vl,
     &qwen::Qwen3Vl,
-    &qwen::Qwen3VlHf,
+    &qwen::QWEN3_VL_HF,
+    &qwen::QWEN35,
+    &glm::Glm46v,
     &lmms_eval::LmmsEvalReadVideo,
     &llava::LlavaOnevision,
     &internvl::InternVl,
@@ -448,6 +451,14 @@ fn out_of_range(key: &str, value: f64) -> Option<&'static str> {
             Some("a whole number of frames from 1 to 20736000")
         }
         "int_fps" if !(value == 0.0 || value == 1.0) => Some("0 or 1"),
+        // The transformers release a transformers-processor profile follows.
+        "transformers"
+            if !qwen::TRANSFORMERS_RELEASES
+                .iter()
+                .any(|(v, _)| (v - value).abs() < 1e-9) =>
+        {
+            Some("a transformers release from 5.21 to 5.25 (5.21, 5.22, 5.23, 5.24 or 5.25)")
+        }
         _ => None,
     }
 }

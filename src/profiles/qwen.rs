@@ -4,9 +4,10 @@
 //! `torch.linspace(start, end, nframes).round()`, the per-frame pixel budget and
 //! `smart_resize` (factor `image_patch_size * 2`: 28 for Qwen2.5-VL's patch 14, 32 for
 //! Qwen3-VL's 16), then torchvision's antialiased bicubic resize. `qwen3-vl-hf` is
-//! transformers 5.24's `Qwen3VLVideoProcessor` (`video_processing_qwen3_vl.py`) sampling the
-//! frames itself (`sample_frames`, its own `smart_resize` over the whole clip). Both Qwen3-VL
-//! profiles record the `<t seconds>` strings `Qwen3VLProcessor.replace_video_token`
+//! transformers 5.25's `Qwen3VLVideoProcessor` (`video_processing_qwen3_vl.py`) sampling the
+//! frames itself (`sample_frames`, its own `smart_resize` over the whole clip); `qwen3.5` is
+//! the same code under Qwen3.5's name (transformers maps the model type `qwen3_5` to that
+//! processor). The Qwen3-VL profiles record the `<t seconds>` strings `Qwen3VLProcessor.replace_video_token`
 //! (`processing_qwen3_vl.py`) puts before each pair of frames.
 
 use serde_json::json;
@@ -119,7 +120,7 @@ pub fn smart_resize_video(
     Ok((h as u32, w as u32))
 }
 
-fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
+pub(super) fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
     Rule {
         rule: rule.into(),
         formula,
@@ -404,29 +405,88 @@ impl Profile for Qwen3Vl {
     }
 }
 
-/// `qwen3-vl-hf`: transformers' `Qwen3VLVideoProcessor` with `do_sample_frames=True`.
-pub struct Qwen3VlHf;
+/// The transformers releases the transformers-processor profiles follow (the `transformers`
+/// option; the newest, 5.25, by default), as `(option value, version)`. Their video paths
+/// for Qwen3-VL / Qwen3.5 and GLM-4.6V differ in one switch only (the diffs of the released
+/// wheels): from 5.25 a `max_video_tokens` given with the call is honoured by the per-frame
+/// cap, before it the processor's own (768) is used. `cap_pixels_per_frame` stays unset
+/// (uncapped) by default in every one of them: the change to `True` that its warning
+/// announces for 5.22 was not released (5.21.1, 5.22.0, 5.23.0, 5.24.0, 5.25.0 all keep
+/// `cap_pixels_per_frame = None`, read as `False`).
+pub(super) const TRANSFORMERS_RELEASES: &[(f64, &str)] = &[
+    (5.21, "5.21"),
+    (5.22, "5.22"),
+    (5.23, "5.23"),
+    (5.24, "5.24"),
+    (5.25, "5.25"),
+];
 
-impl Profile for Qwen3VlHf {
-    fn name(&self) -> &'static str {
-        "qwen3-vl-hf"
-    }
-    fn mirrors(&self) -> Mirror {
+/// The transformers release a request asks to follow: `(minor version, version text)`.
+pub(super) fn transformers_release(request: &ProfileRequest) -> (u32, &'static str) {
+    let v = request.options.get("transformers").copied().unwrap_or(5.25);
+    TRANSFORMERS_RELEASES
+        .iter()
+        .find(|(x, _)| (x - v).abs() < 1e-9)
+        .map(|(x, name)| (((x - 5.0) * 100.0).round() as u32, *name))
+        .unwrap_or((25, "5.25"))
+}
+
+/// The options of transformers' `Qwen3VLVideoProcessor` the profiles take.
+const QWEN3_VL_PROCESSOR_OPTIONS: &[&str] = &[
+    "min_frames",
+    "max_frames",
+    "shortest_edge",
+    "longest_edge",
+    "cap_pixels_per_frame",
+    "max_video_tokens",
+    "transformers",
+];
+
+/// A profile of transformers' `Qwen3VLVideoProcessor` with `do_sample_frames=True`, under a
+/// model's name.
+pub struct Qwen3VlProcessor {
+    name: &'static str,
+    /// What the mirror names: the classes, as transformers reaches them for this model.
+    function: &'static str,
+}
+
+/// `qwen3-vl-hf`: Qwen3-VL's processor.
+pub const QWEN3_VL_HF: Qwen3VlProcessor = Qwen3VlProcessor {
+    name: "qwen3-vl-hf",
+    function: "Qwen3VLVideoProcessor (sample_frames, resize) + Qwen3VLProcessor timestamps",
+};
+
+/// `qwen3.5`: Qwen3.5 (and Qwen3.5-MoE) in transformers: `AutoVideoProcessor` maps the model
+/// type `qwen3_5` to `Qwen3VLVideoProcessor` and `AutoProcessor` to `Qwen3VLProcessor`
+/// (`models/auto/video_processing_auto.py`, `processing_auto.py`), and the model has no
+/// video processing of its own, so this is `qwen3-vl-hf`'s code with Qwen3.5's name: the
+/// same class defaults (patch 16, merge 2, temporal patch 2, `size` `[128·32², 768·32²]`,
+/// fps 2, `[4, 768]` frames, `cap_pixels_per_frame` unset).
+pub const QWEN35: Qwen3VlProcessor = Qwen3VlProcessor {
+    name: "qwen3.5",
+    function: "Qwen3VLVideoProcessor as AutoVideoProcessor maps model type qwen3_5 \
+               (sample_frames, resize) + Qwen3VLProcessor timestamps",
+};
+
+impl Qwen3VlProcessor {
+    fn mirror(&self, version: &'static str) -> Mirror {
         Mirror {
             package: "transformers",
-            version: "5.24",
-            function: "Qwen3VLVideoProcessor (sample_frames, resize) + Qwen3VLProcessor timestamps",
+            version,
+            function: self.function,
         }
     }
+}
+
+impl Profile for Qwen3VlProcessor {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn mirrors(&self) -> Mirror {
+        self.mirror("5.25")
+    }
     fn options(&self) -> &'static [&'static str] {
-        &[
-            "min_frames",
-            "max_frames",
-            "shortest_edge",
-            "longest_edge",
-            "cap_pixels_per_frame",
-            "max_video_tokens",
-        ]
+        QWEN3_VL_PROCESSOR_OPTIONS
     }
     fn timestamps_of(&self, indices: &[usize], input: &ProfileInput) -> Option<Vec<String>> {
         (!indices.is_empty()).then(|| qwen3_timestamps(indices, input.frames.nominal_fps()))
@@ -436,120 +496,180 @@ impl Profile for Qwen3VlHf {
         input: &ProfileInput,
         request: &ProfileRequest,
     ) -> Result<Applied, ProfileError> {
-        let name = self.name();
-        let fail = |reason: String| ProfileError {
-            profile: name,
-            reason,
-        };
-        let opt = |k: &str| request.options.get(k).copied();
-        let mut rules = Vec::new();
-        let total = input.frames.total();
-        if total == 0 {
-            // (transformers' np.linspace(0, -1, n) indexes past it: an IndexError.)
-            return Err(fail("the video has no frames".into()));
-        }
-        let video_fps = input.frames.nominal_fps();
-        let (min_frames, max_frames) = (
-            opt("min_frames").unwrap_or(4.0),
-            opt("max_frames").unwrap_or(768.0),
-        );
-        let n = match request.count {
-            Some(n) => n,
-            None => {
-                let fps = request.fps.unwrap_or(2.0);
-                if !(video_fps.is_finite() && video_fps > 0.0) {
-                    return Err(fail(format!("the video's fps is {video_fps}")));
-                }
-                let n = (total as f64 / video_fps * fps).trunc();
-                let n = n.max(min_frames).min(max_frames).min(total as f64) as usize;
-                rules.push(rule(
-                    "sample_frames",
-                    format!(
-                        "min(max(int({total} / {video_fps} * {fps}), {min_frames}), {max_frames}, {total})"
-                    ),
-                    json!(n),
-                ));
-                n
+        let (_, version) = transformers_release(request);
+        qwen3_vl_video_processor(self.name, self.mirror(version), input, request)
+    }
+}
+
+/// transformers' `Qwen3VLVideoProcessor` with `do_sample_frames=True` (`sample_frames`, its
+/// `resize` with the optional per-frame cap, `smart_resize` over the whole clip), and the
+/// `<t seconds>` strings of `Qwen3VLProcessor.replace_video_token`, for the release the
+/// `transformers` option names.
+fn qwen3_vl_video_processor(
+    name: &'static str,
+    mirrors: Mirror,
+    input: &ProfileInput,
+    request: &ProfileRequest,
+) -> Result<Applied, ProfileError> {
+    let fail = |reason: String| ProfileError {
+        profile: name,
+        reason,
+    };
+    let opt = |k: &str| request.options.get(k).copied();
+    let (minor, version) = transformers_release(request);
+    let mut rules = Vec::new();
+    let total = input.frames.total();
+    if total == 0 {
+        // (transformers' np.linspace(0, -1, n) indexes past it: an IndexError.)
+        return Err(fail("the video has no frames".into()));
+    }
+    let video_fps = input.frames.nominal_fps();
+    let (min_frames, max_frames) = (
+        opt("min_frames").unwrap_or(4.0),
+        opt("max_frames").unwrap_or(768.0),
+    );
+    let n = match request.count {
+        Some(n) => n,
+        None => {
+            let fps = request.fps.unwrap_or(2.0);
+            if !(video_fps.is_finite() && video_fps > 0.0) {
+                return Err(fail(format!("the video's fps is {video_fps}")));
             }
-        };
-        if n == 0 {
-            return Err(fail("asked for 0 frames".into()));
+            let n = (total as f64 / video_fps * fps).trunc();
+            let n = n.max(min_frames).min(max_frames).min(total as f64) as usize;
+            rules.push(rule(
+                "sample_frames",
+                format!(
+                    "min(max(int({total} / {video_fps} * {fps}), {min_frames}), {max_frames}, {total})"
+                ),
+                json!(n),
+            ));
+            n
         }
-        let indices: Vec<usize> = numpy_linspace(0.0, total as f64 - 1.0, n)
-            .into_iter()
-            .map(|v| v.round_ties_even() as usize)
-            .collect();
-        let formula = format!("np.linspace(0, {}, {n}).round().astype(int)", total - 1);
-        let factor = 32.0;
-        let shortest = opt("shortest_edge").unwrap_or(128.0 * 32.0 * 32.0);
-        let longest = opt("longest_edge").unwrap_or(32.0 * 32.0 * 768.0);
-        let capped = opt("cap_pixels_per_frame").is_some_and(|v| v != 0.0);
-        let max_pixels = if capped {
-            let frame_cap = opt("max_video_tokens").unwrap_or(768.0) * factor * factor;
-            let per = frame_cap
-                .min((longest / n as f64).floor())
-                .max((shortest * 1.05).trunc());
-            per * n as f64
-        } else {
-            longest
-        };
-        rules.push(rule(
-            "max_pixels",
-            if capped {
-                format!("cap_pixels_per_frame: max(min(max_video_tokens * 32^2, {longest} // {n}), int({shortest} * 1.05)) * {n}")
-            } else {
-                "size.longest_edge (cap_pixels_per_frame unset: transformers 5.24's uncapped default)".into()
-            },
-            json!(max_pixels),
-        ));
-        let (h, w) = smart_resize_video(
-            n as f64,
-            input.height as f64,
-            input.width as f64,
-            factor,
-            shortest,
-            max_pixels,
-        )
-        .map_err(fail)?;
-        rules.push(rule(
-            "smart_resize",
+    };
+    if n == 0 {
+        return Err(fail("asked for 0 frames".into()));
+    }
+    let indices: Vec<usize> = numpy_linspace(0.0, total as f64 - 1.0, n)
+        .into_iter()
+        .map(|v| v.round_ties_even() as usize)
+        .collect();
+    let formula = format!("np.linspace(0, {}, {n}).round().astype(int)", total - 1);
+    let factor = 32.0;
+    let shortest = opt("shortest_edge").unwrap_or(128.0 * 32.0 * 32.0);
+    let longest = opt("longest_edge").unwrap_or(32.0 * 32.0 * 768.0);
+    let capped = opt("cap_pixels_per_frame").is_some_and(|v| v != 0.0);
+    // A max_video_tokens given with the call: honoured from 5.25, the class's 768 before.
+    let tokens_cap = match opt("max_video_tokens") {
+        Some(t) if minor >= 25 => t,
+        _ => 768.0,
+    };
+    let max_pixels = if capped {
+        let frame_cap = tokens_cap * factor * factor;
+        let per = frame_cap
+            .min((longest / n as f64).floor())
+            .max((shortest * 1.05).trunc());
+        per * n as f64
+    } else {
+        longest
+    };
+    rules.push(rule(
+        "max_pixels",
+        if capped {
             format!(
-                "smart_resize(num_frames={n}, {}, {}, temporal_factor=2, factor=32, \
-                 min_pixels={shortest}, max_pixels={max_pixels})",
-                input.height, input.width
-            ),
-            json!({"height": h, "width": w}),
-        ));
-        rules.push(rule(
-            "resize",
-            "tvF.resize(video, (h, w), interpolation=BICUBIC, antialias=True) (torchvision's \
-             v2 functional on the uint8 frames: torch's uint8 fixed-point kernel on CPU)"
-                .into(),
-            json!("torch-bicubic-antialias-uint8"),
-        ));
-        let tokens = (n as u64).div_ceil(2) * (h as u64 / 32) * (w as u64 / 32);
-        rules.push(rule(
-            "tokens",
-            format!("ceil({n} / 2) * ({h} / 32) * ({w} / 32)"),
-            json!(tokens),
-        ));
-        let timestamps = Some(qwen3_timestamps(&indices, video_fps));
-        Ok(Applied {
-            profile: name,
-            mirrors: self.mirrors(),
-            indices,
-            sampler: "uniform".parse::<Sampler>().expect("a registered sampler"),
-            formula,
-            width: w,
-            height: h,
-            resample: Resample::TorchBicubicAntialiasUint8,
-            timestamps,
-            tokens: Some(tokens),
-            files: None,
-            rgb: None,
-            encoding: None,
-            rules,
-        })
+                "cap_pixels_per_frame: max(min(max_video_tokens ({}) * 32^2, {longest} // {n}), \
+                 int({shortest} * 1.05)) * {n}",
+                if opt("max_video_tokens").is_some() && minor < 25 {
+                    format!("768: transformers {version} ignores a max_video_tokens given with the call")
+                } else {
+                    format!("{tokens_cap}")
+                }
+            )
+        } else {
+            format!(
+                "size.longest_edge (cap_pixels_per_frame unset: uncapped, the default of \
+                 transformers {version}; the change to capped its warning announces for 5.22 \
+                 is in no release up to 5.25)"
+            )
+        },
+        json!(max_pixels),
+    ));
+    let (h, w) = smart_resize_video(
+        n as f64,
+        input.height as f64,
+        input.width as f64,
+        factor,
+        shortest,
+        max_pixels,
+    )
+    .map_err(fail)?;
+    rules.push(rule(
+        "smart_resize",
+        format!(
+            "smart_resize(num_frames={n}, {}, {}, temporal_factor=2, factor=32, \
+             min_pixels={shortest}, max_pixels={max_pixels})",
+            input.height, input.width
+        ),
+        json!({"height": h, "width": w}),
+    ));
+    let tokens = (n as u64).div_ceil(2) * (h as u64 / 32) * (w as u64 / 32);
+    Ok(processor_applied(ProcessorOutcome {
+        profile: name,
+        mirrors,
+        timestamps: qwen3_timestamps(&indices, video_fps),
+        indices,
+        formula,
+        size: (h, w),
+        tokens,
+        tokens_formula: format!("ceil({n} / 2) * ({h} / 32) * ({w} / 32)"),
+        rules,
+    }))
+}
+
+/// What a transformers video processor profile decided, up to its size.
+pub(super) struct ProcessorOutcome {
+    pub profile: &'static str,
+    pub mirrors: Mirror,
+    pub indices: Vec<usize>,
+    pub formula: String,
+    /// `(height, width)`.
+    pub size: (u32, u32),
+    pub tokens: u64,
+    pub tokens_formula: String,
+    /// The processor's per-group text (time strings).
+    pub timestamps: Vec<String>,
+    /// The rules applied so far (up to `smart_resize`).
+    pub rules: Vec<Rule>,
+}
+
+/// The profile outcome of a transformers video processor (`BaseVideoProcessor.resize`:
+/// torchvision's v2 `resize` of the uint8 frames, torch's uint8 kernel on CPU), with its
+/// `resize` and `tokens` rules.
+pub(super) fn processor_applied(o: ProcessorOutcome) -> Applied {
+    let mut rules = o.rules;
+    rules.push(rule(
+        "resize",
+        "tvF.resize(video, (h, w), interpolation=BICUBIC, antialias=True) (torchvision's \
+         v2 functional on the uint8 frames: torch's uint8 fixed-point kernel on CPU)"
+            .into(),
+        json!("torch-bicubic-antialias-uint8"),
+    ));
+    rules.push(rule("tokens", o.tokens_formula, json!(o.tokens)));
+    Applied {
+        profile: o.profile,
+        mirrors: o.mirrors,
+        indices: o.indices,
+        sampler: "uniform".parse::<Sampler>().expect("a registered sampler"),
+        formula: o.formula,
+        width: o.size.1,
+        height: o.size.0,
+        resample: Resample::TorchBicubicAntialiasUint8,
+        timestamps: Some(o.timestamps),
+        tokens: Some(o.tokens),
+        files: None,
+        rgb: None,
+        encoding: None,
+        rules,
     }
 }
 
@@ -604,7 +724,7 @@ mod tests {
             count: Some(2),
             ..ProfileRequest::default()
         };
-        let e = Qwen3VlHf.apply(&input, &request).unwrap_err();
+        let e = QWEN3_VL_HF.apply(&input, &request).unwrap_err();
         assert!(e.to_string().contains("no frames"), "{e}");
     }
 
