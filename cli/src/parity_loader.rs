@@ -101,9 +101,14 @@ pub(crate) fn run(
     let rate = src.avg_frame_rate;
     let source_fps = (rate.den != 0).then(|| rate.num as f64 / rate.den as f64);
     // The times a frames request (`--payload vllm`) gives the model: index / the source's fps.
+    // Without a known rate (Ogg), each frame's own time.
     let bench_times: Vec<Option<f64>> = bench
         .iter()
-        .map(|&i| source_fps.filter(|f| *f > 0.0).map(|f| i as f64 / f))
+        .enumerate()
+        .map(|(p, &i)| match source_fps.filter(|f| *f > 0.0) {
+            Some(f) => Some(i as f64 / f),
+            None => facts.frames.get(p).map(|r| r.time_s),
+        })
         .collect();
 
     // The server's side.
@@ -304,6 +309,14 @@ pub(crate) fn run(
             names.len()
         ));
     }
+    if src.rotation_cw != 0 && shows_all.iter().any(Option::is_none) {
+        reasons.push(format!(
+            "the source is shown turned {} degrees clockwise (its rotation metadata) and the \
+             loader's pictures match none of the frames as shown: it gives the stored picture, \
+             unturned",
+            src.rotation_cw
+        ));
+    }
     if !indices_equal {
         let differ = names.iter().zip(&bench).filter(|(a, b)| a != b).count()
             + names.len().abs_diff(bench.len());
@@ -314,7 +327,7 @@ pub(crate) fn run(
             bench.len()
         ));
     }
-    if !fps_equal {
+    if !fps_equal && source_fps.is_some_and(|f| f > 0.0) {
         reasons.push(format!(
             "it reports {} fps where the source's rate is {} fps",
             loader_fps.map_or("no".into(), |f| format!("{f}")),
