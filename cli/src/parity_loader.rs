@@ -312,8 +312,8 @@ pub(crate) fn run(
     if src.rotation_cw != 0 && shows_all.iter().any(Option::is_none) {
         reasons.push(format!(
             "the source is shown turned {} degrees clockwise (its rotation metadata) and the \
-             loader's pictures match none of the frames as shown: it gives the stored picture, \
-             unturned",
+             loader's pictures match none of the frames as shown: it turns them otherwise, or \
+             not at all",
             src.rotation_cw
         ));
     }
