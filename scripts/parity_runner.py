@@ -449,9 +449,97 @@ def run_internvl(video, options):
     }, np.ascontiguousarray(np.stack(grids))
 
 
+# vLLM's video loaders (`vidprep parity --loader vllm-CODEC`): what a vLLM server does with a
+# video file sent to it (lmms-eval's `pass_video_url`): `MediaConnector.fetch_video` builds a
+# `VideoMediaIO` from the server's `--media-io-kwargs` (here the codec, `backend`) merged with
+# the request's `media_io_kwargs` (`num_frames` or `fps`), and its loader (`video_backend`,
+# else `VLLM_VIDEO_LOADER_BACKEND`, default `opencv`: uniform sampling) picks and decodes the
+# frames. Reports the indices the loader's sampler computed, the ones it returned
+# (`frames_indices`), the metadata it hands the model's processor (fps, total frames,
+# duration) and the pictures, as they come (source size).
+def run_vllm_loader(video, codec, options):
+    try:
+        import numpy as np
+        import vllm
+        from vllm.multimodal.media.image import ImageMediaIO
+        from vllm.multimodal.media.video import VideoMediaIO
+        from vllm.multimodal.video import VIDEO_LOADER_REGISTRY
+        from vllm.multimodal import video_decoders
+    except ImportError as e:
+        missing(f"vllm's video loaders (pip install --no-deps vllm; scripts/parity-venv.sh) ({e})")
+    codecs = list(getattr(video_decoders, "_BACKEND_OPTION_DEFAULTS", {}))
+    if codecs and codec not in codecs:
+        missing(f"a vLLM video codec {codec!r} (vllm {vllm.__version__} has {', '.join(codecs)})")
+    loader_name = options.get("video_backend") or "opencv"
+    if loader_name not in VIDEO_LOADER_REGISTRY.name2class:
+        missing(f"a vLLM video loader {loader_name!r} (vllm {vllm.__version__} has "
+                f"{', '.join(sorted(VIDEO_LOADER_REGISTRY.name2class))})")
+    server = {"backend": codec, "video_backend": loader_name}
+    request = {k: options[k] for k in ("num_frames", "fps") if k in options}
+    merged = VideoMediaIO.merge_kwargs(server, request)
+    io = VideoMediaIO(ImageMediaIO(), **merged)
+    # The indices the loader's sampler computed (the loader returns only those it could read).
+    cls = io.video_loader if isinstance(io.video_loader, type) else type(io.video_loader)
+    sampled, sources = [], []
+    compute = cls.compute_frames_index_to_sample
+
+    def record(*a, **k):
+        out = compute(*a, **k)
+        sampled.append([int(i) for i in out])
+        if "source" in k:
+            sources.append(k["source"])
+        return out
+
+    cls.compute_frames_index_to_sample = staticmethod(record)
+    with open(video, "rb") as f:
+        data = f.read()
+    t0 = time.perf_counter()
+    loaded = io.load_bytes(data)
+    seconds = time.perf_counter() - t0
+    frames, meta = loaded.media if hasattr(loaded, "media") else loaded
+    if hasattr(frames, "numpy"):
+        frames = frames.cpu().numpy()
+    frames = np.ascontiguousarray(np.asarray(frames, dtype=np.uint8))
+    if codec == "torchcodec":
+        import torchcodec
+
+        decoder = f"torchcodec {torchcodec.__version__}"
+    elif codec == "opencv":
+        import cv2
+
+        decoder = f"opencv {cv2.__version__}"
+    else:
+        decoder = codec
+    from importlib.metadata import version
+
+    src = sources[0] if sources else None
+    return {
+        "package": "vllm",
+        "version": version("vllm"),
+        "backend": decoder,
+        "loader": loader_name,
+        "codec": codec,
+        "media_io_kwargs": {k: v for k, v in merged.items()},
+        "num_frames": io.num_frames,
+        "sampled_indices": sampled[0] if sampled else None,
+        "indices": [int(i) for i in meta["frames_indices"]],
+        "fps": float(meta["fps"]) if meta.get("fps") is not None else None,
+        "total_frames": int(meta["total_num_frames"]),
+        "duration": float(meta["duration"]) if meta.get("duration") is not None else None,
+        "video_backend": meta.get("video_backend"),
+        "do_sample_frames": meta.get("do_sample_frames"),
+        "source_metadata": list(src) if src is not None else None,
+        "seconds": seconds,
+    }, frames
+
+
 def main():
     profile, video, out_dir = sys.argv[1:4]
     options = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
+    if profile.startswith("vllm-"):
+        # A server's video loader (`--loader vllm-CODEC`), not a profile's package.
+        finish(out_dir, *run_vllm_loader(video, profile[len("vllm-"):], options))
+        return
     if profile in ("qwen2.5-vl", "qwen3-vl"):
         result, frames = run_qwen_vl_utils(video, options, 14 if profile == "qwen2.5-vl" else 16)
     elif profile in TRANSFORMERS_MODELS:
@@ -465,6 +553,11 @@ def main():
     else:
         print(f"parity: no runner for {profile!r}", file=sys.stderr)
         sys.exit(2)
+    finish(out_dir, result, frames)
+
+
+def finish(out_dir, result, frames):
+    """Writes `result.json` and `frames.u8`."""
     result["shape"] = list(frames.shape)
     torch = sys.modules.get("torch")
     if torch is not None:

@@ -58,6 +58,7 @@ mod opens_once;
 mod oracle_selftest;
 mod overlay;
 mod papercuts;
+mod parity_loaders;
 mod payload_requests;
 mod payload_vllm;
 mod pixel_grid;

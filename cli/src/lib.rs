@@ -20,6 +20,7 @@ mod detect;
 mod export;
 mod insert;
 mod parity;
+mod parity_loader;
 mod probe;
 mod progress;
 mod review;

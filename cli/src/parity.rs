@@ -27,37 +27,59 @@ use vidprep::plan::{ExportSpec, FramesExport, Plan};
 use vidprep::{Destination, ExecOptions, NoProgress};
 
 /// The runner, written to a temporary folder for each check.
-const RUNNER: &str = include_str!("../../scripts/parity_runner.py");
+pub(crate) const RUNNER: &str = include_str!("../../scripts/parity_runner.py");
 
 #[derive(Args)]
 pub struct ParityArgs {
     /// The video.
-    input: PathBuf,
+    pub(crate) input: PathBuf,
     /// The profile to check (its package must be installed for --python).
-    #[arg(long)]
-    profile: String,
-    /// The package's nframes.
+    #[arg(long, required_unless_present = "loader")]
+    pub(crate) profile: Option<String>,
+    /// Instead of a profile: a vLLM server's video loader, with its decoding codec
+    /// (vllm-opencv, vLLM's default, or vllm-torchcodec): which frames a server shows the
+    /// model when sent the file, against vidprep's own sampling for the same request
+    /// (docs/profiles.md, "vLLM's video loaders").
+    #[arg(long, value_name = "vllm-CODEC", conflicts_with_all = ["profile", "profile_options"], value_parser = crate::parity_loader::parse_loader)]
+    pub(crate) loader: Option<String>,
+    /// The package's nframes (with --loader: the request's num_frames, and vidprep's
+    /// uniform count).
     #[arg(long, conflicts_with = "fps")]
-    count: Option<usize>,
-    /// The package's fps (its default when neither is given).
+    pub(crate) count: Option<usize>,
+    /// The package's fps (its default when neither is given; with --loader: the request's
+    /// fps, and vidprep's fps rule).
     #[arg(long)]
-    fps: Option<f64>,
+    pub(crate) fps: Option<f64>,
     /// One of the profile's options: KEY=NUMBER; repeatable.
     #[arg(long = "profile-option", value_name = "KEY=NUMBER", value_parser = crate::export::parse_profile_option)]
     profile_options: Vec<(String, f64)>,
     /// The Python interpreter with the package (default: $VIDPREP_PYTHON, else python3).
     #[arg(long)]
-    python: Option<PathBuf>,
+    pub(crate) python: Option<PathBuf>,
     /// Write the record here (JSON) as well as a summary on stdout.
     #[arg(long)]
-    out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Seconds the package's runner may take before it (and every process it started) is
     /// killed and the check fails (default: $VIDPREP_PARITY_TIMEOUT, else 600).
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
-    timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// Lowest PSNR (dB) a frame may have to agree.
     #[arg(long, default_value_t = 45.0)]
     min_psnr: f64,
+}
+
+/// The arguments of a profile's check: the profile named (`--profile`, required without
+/// `--loader`) beside the rest.
+struct ProfileArgs {
+    profile: String,
+    args: ParityArgs,
+}
+
+impl std::ops::Deref for ProfileArgs {
+    type Target = ParityArgs;
+    fn deref(&self) -> &ParityArgs {
+        &self.args
+    }
 }
 
 /// `--timeout`: seconds, more than 0, at most a day.
@@ -74,13 +96,13 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 const STDERR_TAIL: usize = 64 << 10;
 
 /// What the runner left: its exit status and its stderr.
-struct Finished {
-    status: ExitStatus,
-    stderr: Tail,
+pub(crate) struct Finished {
+    pub(crate) status: ExitStatus,
+    pub(crate) stderr: Tail,
 }
 
 /// How the runner's run ended.
-enum Ended {
+pub(crate) enum Ended {
     /// It exited.
     Finished(Finished),
     /// It ran past the limit; its group was killed.
@@ -90,7 +112,7 @@ enum Ended {
 }
 
 /// The last `keep` bytes of a stream, and how many it had in all.
-struct Tail {
+pub(crate) struct Tail {
     kept: Vec<u8>,
     total: u64,
 }
@@ -122,7 +144,7 @@ impl Tail {
     }
 
     /// The kept text, trimmed, after a line saying how much was cut (when some was).
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let text = String::from_utf8_lossy(&self.kept);
         let text = text.trim();
         let cut = self.total - self.kept.len() as u64;
@@ -140,7 +162,7 @@ impl Tail {
 /// Runs `command` in a process group of its own and waits at most `limit` for it. Past the
 /// limit, or once `cancel` (the call's token) is cancelled, the whole group is killed
 /// (SIGKILL).
-fn run_with_limit(
+pub(crate) fn run_with_limit(
     mut command: Command,
     limit: Duration,
     cancel: &vidprep::CancelToken,
@@ -206,7 +228,7 @@ fn kill_group(child: &mut std::process::Child) {
 }
 
 /// PSNR of two 8-bit buffers (`None`: identical).
-fn psnr(a: &[u8], b: &[u8]) -> (Option<f64>, u8, usize) {
+pub(crate) fn psnr(a: &[u8], b: &[u8]) -> (Option<f64>, u8, usize) {
     let mut se = 0f64;
     let mut max = 0u8;
     let mut differing = 0usize;
@@ -229,6 +251,14 @@ fn package_of(profile: &str) -> &'static str {
 }
 
 pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+    if let Some(loader) = args.loader.clone() {
+        return crate::parity_loader::run(&args, &loader, ctx);
+    }
+    let profile = args
+        .profile
+        .clone()
+        .expect("clap requires --profile without --loader");
+    let args = ProfileArgs { profile, args };
     let source = &args.input;
     let python = args
         .python
@@ -478,7 +508,7 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
 
 /// Writes `value` as pretty-printed JSON with a final newline (the record of `--out`), with
 /// the library's messages for a failed write.
-fn write_json(path: &std::path::Path, value: &Value) -> vidprep::Result<()> {
+pub(crate) fn write_json(path: &std::path::Path, value: &Value) -> vidprep::Result<()> {
     use std::io::Write as _;
     let io = |source: std::io::Error| vidprep::Error::Io {
         path: path.to_path_buf(),
@@ -497,12 +527,12 @@ fn write_json(path: &std::path::Path, value: &Value) -> vidprep::Result<()> {
 }
 
 /// How far from the frame it names a side's picture may be looked for.
-const NEIGHBOURS: usize = 2;
+pub(crate) const NEIGHBOURS: usize = 2;
 
 /// Below this PSNR against every frame looked at, a picture shows none of them. (The same
 /// frame, scaled by FFmpeg's bicubic here and the profile's resampler there, measured 30-32
 /// dB on the format matrix; a neighbouring frame of it 11-15 dB.)
-const SAME_FRAME_DB: f64 = 20.0;
+pub(crate) const SAME_FRAME_DB: f64 = 20.0;
 
 /// Each compared position's picture on both sides matched against the plain sequential
 /// decode's frames (`media::reference`, FFmpeg's loop as the CLI runs it) at the index named
