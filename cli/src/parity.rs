@@ -27,7 +27,7 @@ use vidprep::plan::{ExportSpec, FramesExport, Plan};
 use vidprep::{Destination, ExecOptions, NoProgress};
 
 /// The runner, written to a temporary folder for each check.
-pub(crate) const RUNNER: &str = include_str!("../../scripts/parity_runner.py");
+const RUNNER: &str = include_str!("../../scripts/parity_runner.py");
 
 #[derive(Args)]
 pub struct ParityArgs {
@@ -102,7 +102,7 @@ pub(crate) struct Finished {
 }
 
 /// How the runner's run ended.
-pub(crate) enum Ended {
+enum Ended {
     /// It exited.
     Finished(Finished),
     /// It ran past the limit; its group was killed.
@@ -162,7 +162,7 @@ impl Tail {
 /// Runs `command` in a process group of its own and waits at most `limit` for it. Past the
 /// limit, or once `cancel` (the call's token) is cancelled, the whole group is killed
 /// (SIGKILL).
-pub(crate) fn run_with_limit(
+fn run_with_limit(
     mut command: Command,
     limit: Duration,
     cancel: &vidprep::CancelToken,
@@ -212,6 +212,138 @@ pub(crate) fn run_with_limit(
         total: 0,
     });
     Ok(Ended::Finished(Finished { status, stderr }))
+}
+
+/// One run of the parity runner: `target` (a profile, or `vllm:LOADER`) on `source` with the
+/// request `options` (JSON), by `python`, within `limit`; `side` names what is run in the
+/// messages ("profile qwen3-vl (qwen-vl-utils package", "loader vllm-opencv (vllm"), `who` what
+/// fails when the runner does ("the package", "vLLM's loader vllm-opencv") and `needs` what
+/// the interpreter must have ("the package", "vllm").
+pub(crate) struct RunnerCall<'a> {
+    pub python: &'a std::path::Path,
+    pub source: &'a std::path::Path,
+    pub target: &'a str,
+    pub options: Value,
+    pub limit: Duration,
+    pub side: String,
+    pub who: String,
+    pub needs: &'a str,
+}
+
+/// What the runner wrote: its result record, its pictures (`shape`: N x H x W x 3, checked
+/// against the bytes) and how long it took.
+pub(crate) struct RunnerOutput {
+    pub result: Value,
+    pub pixels: Vec<u8>,
+    pub shape: Vec<usize>,
+    pub seconds: f64,
+}
+
+/// Runs the parity runner (its temporary folder removed after), with the command line's
+/// errors for an interpreter that cannot run it, a runner that times out or fails, and a
+/// result that is not what it must be.
+pub(crate) fn run_runner(
+    call: RunnerCall<'_>,
+    cancel: &vidprep::CancelToken,
+) -> anyhow::Result<RunnerOutput> {
+    let RunnerCall {
+        python,
+        source,
+        target,
+        options,
+        limit,
+        side,
+        who,
+        needs,
+    } = call;
+    let dir = tempfile::tempdir().context("cannot make a temporary folder for the runner")?;
+    let runner = dir.path().join("parity_runner.py");
+    std::fs::write(&runner, RUNNER)
+        .with_context(|| format!("cannot write {}", runner.display()))?;
+    let out_dir = dir.path().join("out");
+    let mut command = Command::new(python);
+    command
+        .arg(&runner)
+        .arg(target)
+        .arg(source)
+        .arg(&out_dir)
+        .arg(options.to_string());
+    let started = Instant::now();
+    let run = run_with_limit(command, limit, cancel).with_context(|| {
+        format!(
+            "cannot run the Python interpreter {} (install Python 3 with {needs}, or name one \
+             with --python or VIDPREP_PYTHON)",
+            python.display()
+        )
+    })?;
+    let seconds = started.elapsed().as_secs_f64();
+    let run = match run {
+        Ended::Finished(run) => run,
+        // `main` sees the cancelled token and exits 130; the runner's folder goes with `dir`.
+        Ended::Cancelled => return Err(vidprep::Error::Cancelled.into()),
+        Ended::TimedOut => anyhow::bail!(
+            "{}: the parity runner for {side}, run by {} parity_runner.py) did not finish \
+             within the limit of {} s, so it and every process it started were killed; give it \
+             longer with --timeout SECONDS or VIDPREP_PARITY_TIMEOUT, or check that the \
+             interpreter does not hang",
+            source.display(),
+            python.display(),
+            limit.as_secs_f64(),
+        ),
+    };
+    let stderr = run.stderr.text();
+    match run.status.code() {
+        Some(0) => {}
+        Some(3) => anyhow::bail!(
+            "{}: {} (install it there, or name another interpreter with --python / VIDPREP_PYTHON)",
+            source.display(),
+            stderr.trim()
+        ),
+        _ => anyhow::bail!(
+            "{}: {who} failed on this video ({}):\n{}",
+            source.display(),
+            run.status,
+            stderr.trim()
+        ),
+    }
+    let broken = |what: &str| {
+        format!(
+            "{}: {what}: is {} a working Python 3 with {needs}? (name another with --python \
+             or VIDPREP_PYTHON)",
+            source.display(),
+            python.display()
+        )
+    };
+    let result: Value = serde_json::from_slice(
+        &std::fs::read(out_dir.join("result.json"))
+            .with_context(|| broken("the parity runner wrote no result.json"))?,
+    )
+    .with_context(|| broken("the parity runner's result.json is not JSON"))?;
+    let pixels = std::fs::read(out_dir.join("frames.u8"))
+        .with_context(|| broken("the parity runner wrote no frames.u8"))?;
+    let shape: Vec<usize> = result["shape"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_u64)
+                .map(|v| v as usize)
+                .collect()
+        })
+        .unwrap_or_default();
+    let needed = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    if shape.len() != 4 || shape[3] != 3 || needed != Some(pixels.len()) {
+        anyhow::bail!(broken(&format!(
+            "the parity runner's frames.u8 has {} bytes, but its result.json gives the shape \
+             {shape:?} (N x H x W x 3)",
+            pixels.len()
+        )));
+    }
+    Ok(RunnerOutput {
+        result,
+        pixels,
+        shape,
+        seconds,
+    })
 }
 
 /// Kills `child`'s process group (the child is its leader), or the child where there are no
@@ -295,10 +427,6 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         .as_ref()
         .map_or(Value::Null, |p| p["timestamps"].clone());
     // The package's side.
-    let dir = tempfile::tempdir().context("cannot make a temporary folder for the runner")?;
-    let runner = dir.path().join("parity_runner.py");
-    std::fs::write(&runner, RUNNER)
-        .with_context(|| format!("cannot write {}", runner.display()))?;
     let mut options = serde_json::Map::new();
     for (k, v) in &args.profile_options {
         options.insert(k.clone(), json!(v));
@@ -309,93 +437,35 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     if let Some(f) = args.fps {
         options.insert("fps".into(), json!(f));
     }
-    let out_dir = dir.path().join("out");
-    let t1 = Instant::now();
     let limit = args.timeout.unwrap_or(ctx.settings.parity_timeout);
-    let mut command = Command::new(&python);
-    command
-        .arg(&runner)
-        .arg(&args.profile)
-        .arg(source)
-        .arg(&out_dir)
-        .arg(Value::Object(options).to_string());
-    let run = run_with_limit(command, limit, &ctx.cancel).with_context(|| {
-        format!(
-            "cannot run the Python interpreter {} (install Python 3 with the package, or \
-             name one with --python or VIDPREP_PYTHON)",
-            python.display()
-        )
-    })?;
-    let theirs_s = t1.elapsed().as_secs_f64();
-    let run = match run {
-        Ended::Finished(run) => run,
-        // `main` sees the cancelled token and exits 130; the runner's folder goes with `dir`.
-        Ended::Cancelled => return Err(vidprep::Error::Cancelled.into()),
-        Ended::TimedOut => anyhow::bail!(
-            "{}: the parity runner for profile {} ({} package, run by {} parity_runner.py) did not finish \
-             within the limit of {} s, so it and every process it started were killed; give it \
-             longer with --timeout SECONDS or VIDPREP_PARITY_TIMEOUT, or check that the \
-             interpreter does not hang",
-            source.display(),
-            args.profile,
-            package_of(&args.profile),
-            python.display(),
-            limit.as_secs_f64(),
-        ),
-    };
-    let stderr = run.stderr.text();
-    match run.status.code() {
-        Some(0) => {}
-        Some(3) => anyhow::bail!(
-            "{}: {} (install it there, or name another interpreter with --python / VIDPREP_PYTHON)",
-            source.display(),
-            stderr.trim()
-        ),
-        _ => anyhow::bail!(
-            "{}: the package failed on this video ({}):\n{}",
-            source.display(),
-            run.status,
-            stderr.trim()
-        ),
-    }
-    let broken = |what: &str| {
-        format!(
-            "{}: {what}: is {} a working Python 3 with the package? (name another with --python \
-             or VIDPREP_PYTHON)",
-            source.display(),
-            python.display()
-        )
-    };
-    let result: Value = serde_json::from_slice(
-        &std::fs::read(out_dir.join("result.json"))
-            .with_context(|| broken("the parity runner wrote no result.json"))?,
-    )
-    .with_context(|| broken("the parity runner's result.json is not JSON"))?;
-    let pixels = std::fs::read(out_dir.join("frames.u8"))
-        .with_context(|| broken("the parity runner wrote no frames.u8"))?;
-    let shape: Vec<usize> = result["shape"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_u64)
-                .map(|v| v as usize)
-                .collect()
-        })
-        .unwrap_or_default();
+    let RunnerOutput {
+        result,
+        pixels,
+        shape,
+        seconds: theirs_s,
+    } = run_runner(
+        RunnerCall {
+            python: &python,
+            source,
+            target: &args.profile,
+            options: Value::Object(options),
+            limit,
+            side: format!(
+                "profile {} ({} package",
+                args.profile,
+                package_of(&args.profile)
+            ),
+            who: "the package".into(),
+            needs: "the package",
+        },
+        &ctx.cancel,
+    )?;
     let their_indices: Option<Vec<u64>> = result["indices"]
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_u64).collect());
     let indices_equal = their_indices.as_ref().map(|t| *t == our_indices);
     let ours_shape = [ours.count, ours.height as usize, ours.width as usize, 3];
     let sizes_equal = shape == ours_shape;
-    let needed = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
-    if shape.len() != 4 || needed != Some(pixels.len()) {
-        anyhow::bail!(broken(&format!(
-            "the parity runner's frames.u8 has {} bytes, but its result.json gives the shape \
-             {shape:?} (N x H x W x 3)",
-            pixels.len()
-        )));
-    }
     let timestamps_equal =
         (!result["timestamps"].is_null()).then(|| result["timestamps"] == our_stamps);
     // The visual tokens, where the runner reads them off the processor's own prompt text.

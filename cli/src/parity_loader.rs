@@ -18,7 +18,6 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::Context as _;
@@ -27,7 +26,7 @@ use serde_json::{json, Value};
 use vidprep::plan::{ExportSpec, FramesExport, Plan};
 use vidprep::{Destination, ExecOptions, NoProgress};
 
-use crate::parity::{self, Ended, ParityArgs};
+use crate::parity::{self, ParityArgs};
 
 /// The codecs vLLM's loaders decode with on a CPU (vLLM 0.34: `opencv`, its default, and
 /// `torchcodec`; `pynvvideocodec` and `deepstream` need a GPU, and there is no PyAV codec).
@@ -112,10 +111,6 @@ pub(crate) fn run(
         .collect();
 
     // The server's side.
-    let dir = tempfile::tempdir().context("cannot make a temporary folder for the runner")?;
-    let runner = dir.path().join("parity_runner.py");
-    std::fs::write(&runner, parity::RUNNER)
-        .with_context(|| format!("cannot write {}", runner.display()))?;
     let mut request = serde_json::Map::new();
     if let Some(n) = args.count {
         request.insert("num_frames".into(), json!(n));
@@ -123,83 +118,41 @@ pub(crate) fn run(
     if let Some(f) = args.fps {
         request.insert("fps".into(), json!(f));
     }
-    let out_dir = dir.path().join("out");
     let limit = args.timeout.unwrap_or(ctx.settings.parity_timeout);
-    let mut command = Command::new(&python);
-    command
-        .arg(&runner)
-        .arg(loader)
-        .arg(source)
-        .arg(&out_dir)
-        .arg(Value::Object(request.clone()).to_string());
-    let t1 = Instant::now();
-    let run = parity::run_with_limit(command, limit, &ctx.cancel).with_context(|| {
-        format!(
-            "cannot run the Python interpreter {} (install Python 3 with vllm, or name one \
-             with --python or VIDPREP_PYTHON)",
-            python.display()
-        )
-    })?;
-    let theirs_s = t1.elapsed().as_secs_f64();
-    let run = match run {
-        Ended::Finished(run) => run,
-        Ended::Cancelled => return Err(vidprep::Error::Cancelled.into()),
-        Ended::TimedOut => anyhow::bail!(
-            "{}: the parity runner for loader {loader} (vllm, run by {} parity_runner.py) did \
-             not finish within the limit of {} s, so it and every process it started were \
-             killed; give it longer with --timeout SECONDS or VIDPREP_PARITY_TIMEOUT",
-            source.display(),
-            python.display(),
-            limit.as_secs_f64(),
-        ),
-    };
-    let stderr = run.stderr.text();
-    match run.status.code() {
-        Some(0) => {}
-        Some(3) => anyhow::bail!(
-            "{}: {} (install it there, or name another interpreter with --python / VIDPREP_PYTHON)",
-            source.display(),
-            stderr.trim()
-        ),
-        _ => anyhow::bail!(
-            "{}: vLLM's loader {loader} failed on this video ({}):\n{}",
-            source.display(),
-            run.status,
-            stderr.trim()
-        ),
-    }
-    let broken = |what: &str| {
-        format!(
-            "{}: {what}: is {} a working Python 3 with vllm? (name another with --python or \
-             VIDPREP_PYTHON)",
-            source.display(),
-            python.display()
-        )
-    };
-    let result: Value = serde_json::from_slice(
-        &std::fs::read(out_dir.join("result.json"))
-            .with_context(|| broken("the parity runner wrote no result.json"))?,
-    )
-    .with_context(|| broken("the parity runner's result.json is not JSON"))?;
-    let pixels = std::fs::read(out_dir.join("frames.u8"))
-        .with_context(|| broken("the parity runner wrote no frames.u8"))?;
+    let parity::RunnerOutput {
+        result,
+        pixels,
+        shape,
+        seconds: theirs_s,
+    } = parity::run_runner(
+        parity::RunnerCall {
+            python: &python,
+            source,
+            target: loader,
+            options: Value::Object(request.clone()),
+            limit,
+            side: format!("loader {loader} (vllm"),
+            who: format!("vLLM's loader {loader}"),
+            needs: "vllm",
+        },
+        &ctx.cancel,
+    )?;
     let list = |v: &Value| -> Vec<u64> {
         v.as_array()
             .map(|a| a.iter().filter_map(Value::as_u64).collect())
             .unwrap_or_default()
     };
-    let shape: Vec<usize> = list(&result["shape"]).iter().map(|&v| v as usize).collect();
     let names = list(&result["indices"]);
     let sampled = list(&result["sampled_indices"]);
-    let needed = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
-    if shape.len() != 4 || shape[3] != 3 || needed != Some(pixels.len()) || shape[0] != names.len()
-    {
-        anyhow::bail!(broken(&format!(
-            "the parity runner's frames.u8 has {} bytes and {} indices, but its result.json \
-             gives the shape {shape:?} (N x H x W x 3)",
-            pixels.len(),
-            names.len()
-        )));
+    if shape[0] != names.len() {
+        anyhow::bail!(
+            "{}: the parity runner's result.json gives {} pictures but {} indices: is {} a \
+             working Python 3 with vllm? (name another with --python or VIDPREP_PYTHON)",
+            source.display(),
+            shape[0],
+            names.len(),
+            python.display()
+        );
     }
     let (h, w) = (shape[1], shape[2]);
     let per = w * h * 3;
