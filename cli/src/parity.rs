@@ -214,6 +214,34 @@ fn run_with_limit(
     Ok(Ended::Finished(Finished { status, stderr }))
 }
 
+/// vidprep's side of a check: the frames export `spec` of `source`, kept in memory, and the
+/// seconds it took.
+pub(crate) fn our_frames(
+    spec: FramesExport,
+    source: &std::path::Path,
+    ctx: &vidprep::CallContext,
+) -> anyhow::Result<(vidprep::MemoryFrames, f64)> {
+    let plan = Plan::new(
+        "parity",
+        source.to_path_buf(),
+        vec![ExportSpec::Frames(spec)],
+    );
+    let started = Instant::now();
+    let outcome = vidprep::execute(
+        &plan,
+        &Destination::Memory,
+        &ExecOptions::default().in_context(ctx),
+        &mut NoProgress,
+    )?;
+    let seconds = started.elapsed().as_secs_f64();
+    let ours = outcome
+        .memory
+        .into_iter()
+        .next()
+        .context("the frames export kept nothing in memory")?;
+    Ok((ours, seconds))
+}
+
 /// One run of the parity runner: `target` (a profile, or `vllm:LOADER`) on `source` with the
 /// request `options` (JSON), by `python`, within `limit`; `side` names what is run in the
 /// messages ("profile qwen3-vl (qwen-vl-utils package", "loader vllm-opencv (vllm"), `who` what
@@ -406,20 +434,7 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     // The check compares with what the package gives, repeats and all (internvl's segments on
     // a video shorter than the count pick frames twice, as decord does).
     spec.allow_repeats = true;
-    let plan = Plan::new("parity", source.clone(), vec![ExportSpec::Frames(spec)]);
-    let t0 = Instant::now();
-    let outcome = vidprep::execute(
-        &plan,
-        &Destination::Memory,
-        &ExecOptions::default().in_context(ctx),
-        &mut NoProgress,
-    )?;
-    let ours_s = t0.elapsed().as_secs_f64();
-    let ours = outcome
-        .memory
-        .into_iter()
-        .next()
-        .context("the frames export kept nothing in memory")?;
+    let (ours, ours_s) = our_frames(spec, source, ctx)?;
     let facts = &ours.frames_json;
     let our_indices: Vec<u64> = facts.sampled.indices.iter().map(|&i| i as u64).collect();
     let our_stamps = facts

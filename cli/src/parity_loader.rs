@@ -18,13 +18,11 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use anyhow::Context as _;
 use serde_json::{json, Value};
 
-use vidprep::plan::{ExportSpec, FramesExport, Plan};
-use vidprep::{Destination, ExecOptions, NoProgress};
+use vidprep::plan::FramesExport;
 
 use crate::parity::{self, ParityArgs};
 
@@ -77,20 +75,7 @@ pub(crate) fn run(
     let mut spec = FramesExport::default();
     spec.count = count;
     spec.fps = args.fps;
-    let plan = Plan::new("parity", source.clone(), vec![ExportSpec::Frames(spec)]);
-    let t0 = Instant::now();
-    let outcome = vidprep::execute(
-        &plan,
-        &Destination::Memory,
-        &ExecOptions::default().in_context(ctx),
-        &mut NoProgress,
-    )?;
-    let ours_s = t0.elapsed().as_secs_f64();
-    let ours = outcome
-        .memory
-        .into_iter()
-        .next()
-        .context("the frames export kept nothing in memory")?;
+    let (ours, ours_s) = parity::our_frames(spec, source, ctx)?;
     let facts = &ours.frames_json;
     let bench: Vec<u64> = facts.sampled.indices.iter().map(|&i| i as u64).collect();
     let src = facts
