@@ -386,3 +386,55 @@ fn the_vllm_frames_payload_is_accepted_by_the_chat_schema() {
         .success();
     assert_accepted("vllm", &read_json(&out.join("payload.json")));
 }
+
+/// A request body is written beside the clip (`NAME.payload.json`): a file already there that
+/// vidprep did not write (its sidecar does not record it) is refused before anything is
+/// written and left as it was, as a sidecar in the way is; vidprep's own body is replaced on
+/// a rerun.
+#[test]
+fn a_persons_file_in_the_way_of_the_request_body_is_never_replaced() {
+    let v = SynthVideo::new(160, 120).frames(30).cached();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let body = d.join("c.payload.json");
+    std::fs::write(&body, "my notes\n").unwrap();
+    let export = || {
+        vidprep()
+            .current_dir(d)
+            .args(["export", "video"])
+            .arg(&v.path)
+            .args([
+                "-o",
+                "c.mp4",
+                "--payload",
+                "openai-video",
+                "--preset",
+                "ultrafast",
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = export();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("c.payload.json: is in the way of c.mp4's request body"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&body).unwrap(), "my notes\n");
+    assert!(!d.join("c.mp4").exists() && !d.join("c.json").exists());
+    std::fs::remove_file(&body).unwrap();
+    for _ in 0..2 {
+        let out = export();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let body = read_json(&d.join("c.payload.json"));
+        assert!(body["messages"][0]["content"][0]["video_url"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:video/mp4;base64,"));
+    }
+}
