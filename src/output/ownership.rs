@@ -71,6 +71,11 @@ fn listed_by(marker: &str, content: &str) -> Option<Vec<PathBuf>> {
                     Some(_) => return None,
                 }
             }
+            // `audio.wav` (`--audio`): its record names its file.
+            match v.get("audio") {
+                None | Some(Value::Null) => {}
+                Some(a) => files.push(PathBuf::from(text(a, "file")?)),
+            }
         }
         "item.json" => {
             text(&v, "id")?;
@@ -321,6 +326,18 @@ mod tests {
         );
         std::fs::remove_file(d.join("README.txt")).unwrap();
         std::fs::remove_dir_all(d.join("annotations")).unwrap();
+        // `--audio`'s file is named in its record (a rerun into the folder was refused,
+        // naming vidprep's own audio.wav).
+        std::fs::write(d.join("audio.wav"), "x").unwrap();
+        assert_eq!(foreign_files(d), vec![PathBuf::from("audio.wav")]);
+        std::fs::write(
+            d.join("frames.json"),
+            r#"{"vidprep_version": "0.1.0", "sources": [], "total_frames": 3,
+                "frames": [{"file": "00.jpg"}], "strip": "strip.jpg", "payload": null,
+                "audio": {"file": "audio.wav", "samples": 16000}}"#,
+        )
+        .unwrap();
+        assert!(foreign_files(d).is_empty());
         std::fs::write(d.join(format!("{TEMP_PREFIX}1-2.tmp")), "x").unwrap();
         assert!(foreign_files(d).is_empty());
         // An item record lists the item's files, folders below included.
