@@ -12,6 +12,7 @@ use ffmpeg_next as ffmpeg;
 
 use crate::context::CallContext;
 use crate::error::{Error, Result};
+use crate::media::audio_clock::{time_base_is_coarse, AudioClock};
 use crate::media::demux::{AudioRead, SharedDemuxer};
 use crate::media::input::{best_audio_stream, open_media};
 use crate::media::pool::InputPool;
@@ -156,6 +157,11 @@ fn describe_stream(
         .audio()
         .map_err(|e| audio_failure(path, format!("opening the audio decoder: {e}")))?;
     let ts = preroll.to_pts(time_base.num, time_base.den, Rounding::Down);
+    // Timestamps coarser than a sample place a frame by the frames before it
+    // (media::audio_clock): read from the start.
+    if time_base_is_coarse(time_base, decoder.rate()) {
+        return Ok((time_base, decoder, None));
+    }
     let base = if stream_start == ffi::AV_NOPTS_VALUE {
         0
     } else {
@@ -280,6 +286,14 @@ pub(crate) struct SegmentReader {
     end: Time,
     /// Time of the first sample fed to the resampler, once known.
     first_time: Option<Time>,
+    /// Where each decoded frame sits (the ffmpeg CLI's clock), once the first frame is seen.
+    clock: Option<AudioClock>,
+    /// The time of the stream's first decoded sample, where every resampler run over the
+    /// stream (the ffmpeg CLI's) starts: the output's samples lie on a grid from there.
+    stream_first: Option<Time>,
+    /// Samples decoded so far when the reader started at the file's start (`None` after a
+    /// seek): a frame's place in the stream's sample count.
+    decoded_from_start: Option<i64>,
     /// Samples the resampler produced so far (at the output rate).
     produced: i64,
     packets_done: bool,
@@ -339,12 +353,17 @@ impl SegmentReader {
         for i in 0..input.nb_streams() as usize {
             crate::media::ffi::set_stream_discard(&mut input, i, i != stream);
         }
-        let (time_base, decoder, seek) = describe_stream(path, &input, stream, preroll)?;
+        let (time_base, mut decoder, seek) = describe_stream(path, &input, stream, preroll)?;
+        let mut stream_first = None;
         if let Some(ts) = seek {
-            // A file that cannot seek is read from its start (slower, same samples).
+            // The grid the output's samples lie on starts at the stream's first sample: find
+            // it (a few packets), then seek. A file that cannot seek is read from its start
+            // (slower, same samples).
+            stream_first = first_sample_time(&mut input, stream, &mut decoder, time_base);
+            decoder.flush();
             let _ = crate::media::ffi::seek_to_timestamp(&mut input, stream, ts);
         }
-        Ok(Some(SegmentReader::new(
+        let mut reader = SegmentReader::new(
             source,
             pool.call(),
             AudioInput::Own(input),
@@ -354,7 +373,12 @@ impl SegmentReader {
             format,
             start,
             end,
-        )))
+        );
+        if seek.is_some() {
+            reader.decoded_from_start = None;
+            reader.stream_first = stream_first;
+        }
+        Ok(Some(reader))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -382,6 +406,9 @@ impl SegmentReader {
             start,
             end,
             first_time: None,
+            clock: None,
+            stream_first: None,
+            decoded_from_start: Some(0),
             produced: 0,
             packets_done: false,
             flushed: false,
@@ -521,11 +548,29 @@ impl SegmentReader {
         if frame.samples() == 0 {
             return Ok(None);
         }
+        let rate = frame.rate().max(1) as i64;
+        // Where the frame sits: the ffmpeg CLI's clock, carried from the stream's first frame
+        // (where the time base is coarser than a sample the stream is read from its start).
+        let pts = crate::media::compat::audio_frame_pts(frame);
+        let place = self
+            .clock
+            .get_or_insert_with(|| AudioClock::new(rate as u32))
+            .place(pts, self.time_base, frame.samples() as i64);
+        let t = Time::new(place, rate);
+        // This frame's first sample in the stream's sample count.
+        let count = match self.decoded_from_start.as_mut() {
+            Some(decoded) => {
+                let c = *decoded;
+                *decoded += frame.samples() as i64;
+                Some(c)
+            }
+            None => None,
+        };
+        if self.decoded_from_start.is_some() && self.stream_first.is_none() {
+            self.stream_first = Some(t);
+        }
         if self.first_time.is_none() {
-            let pts = crate::media::compat::audio_frame_pts(frame).unwrap_or(0);
-            let t = Time::from_pts(pts, self.time_base.num, self.time_base.den);
             // A frame wholly before the segment does not start the clock yet.
-            let rate = frame.rate().max(1) as i64;
             let frame_end = t + Time::new(frame.samples() as i64, rate);
             // PCM keeps a little before the segment to settle the resampler's filter.
             let keep_from = if self.normalise_mix {
@@ -537,21 +582,21 @@ impl SegmentReader {
                 return Ok(None);
             }
             if self.normalise_mix {
-                // PCM: start resampling where the source's and the output's sample grids
-                // meet (a multiple of 1/gcd(rates) seconds), the first such point of the
-                // first frame, so the output samples are those of a resampler run from time
-                // 0 (the ffmpeg CLI's, with -ss after -i), not shifted by a fraction of a
+                // PCM: start resampling at a sample where the source's and the output's sample
+                // grids meet (every rate/gcd(rates) samples counted from the stream's first
+                // sample), so the output samples are those of a resampler run over the whole
+                // stream (the ffmpeg CLI's, with -ss after -i), not shifted by a fraction of a
                 // sample to wherever the decoder began; the preroll before the segment
                 // settles the filter.
                 let grid = gcd(rate, self.format.sample_rate as i64);
-                let meet = Time::new(t.scale(grid, 1).to_pts(1, 1, Rounding::Up), grid);
-                let skip = (meet - t)
-                    .scale(rate, 1)
-                    .to_pts(1, 1, Rounding::Nearest)
-                    .max(0) as usize;
-                if skip > 0 && skip < frame.samples() {
-                    if let Some(mut tail) = tail_of(frame, skip) {
-                        let t_tail = t + Time::new(skip as i64, rate);
+                let step = rate / grid;
+                let first = self.stream_first.unwrap_or(Time::ZERO);
+                let count = count
+                    .unwrap_or_else(|| (t - first).scale(rate, 1).to_pts(1, 1, Rounding::Nearest));
+                let skip = (step - count.rem_euclid(step)) % step;
+                if skip > 0 && (skip as usize) < frame.samples() {
+                    if let Some(mut tail) = tail_of(frame, skip as usize) {
+                        let t_tail = t + Time::new(skip, rate);
                         tail.set_pts(Some(t_tail.to_pts(
                             self.time_base.num,
                             self.time_base.den,
@@ -620,18 +665,19 @@ impl SegmentReader {
         self.produced += n;
         let first = self.first_time.unwrap_or(self.start);
         let rate = self.format.sample_rate as i64;
-        // PCM cut its first frame at the start already: what is left is a rounding.
-        let lo_rounding = if self.normalise_mix {
-            Rounding::Nearest
+        let lo_abs = if self.start <= first {
+            0
+        } else if self.normalise_mix {
+            // As the ffmpeg CLI's trim counts: each output sample's time rounded to the
+            // output rate (the resampler's frames carry the first one's), kept from the
+            // start's rounded time on. The first sample is rarely on that grid (the stream's
+            // first sample need not be at a multiple of 1/rate).
+            self.start.scale(rate, 1).to_pts(1, 1, Rounding::Nearest)
+                - first.scale(rate, 1).to_pts(1, 1, Rounding::Nearest)
         } else {
-            Rounding::Up
-        };
-        let lo_abs = if self.start > first {
             (self.start - first)
                 .scale(rate, 1)
-                .to_pts(1, 1, lo_rounding)
-        } else {
-            0
+                .to_pts(1, 1, Rounding::Up)
         };
         let hi_abs = (self.end - first).scale(rate, 1).to_pts(1, 1, Rounding::Up);
         if k0 + n >= hi_abs {
@@ -649,6 +695,43 @@ impl SegmentReader {
         }
         chunk
     }
+}
+
+/// The time of the first sample `decoder` makes of `input`'s audio stream `stream`, read from
+/// where `input` stands (its start); `None` when none decodes. The caller flushes the decoder.
+fn first_sample_time(
+    input: &mut ffmpeg::format::context::Input,
+    stream: usize,
+    decoder: &mut ffmpeg::decoder::Audio,
+    time_base: Ratio,
+) -> Option<Time> {
+    // Enough packets for any decoder's delay; a stream that gives nothing by then is placed
+    // from zero, as before.
+    for _ in 0..64 {
+        let mut packet = ffmpeg::Packet::empty();
+        if packet.read(input).is_err() {
+            return None;
+        }
+        if packet.stream() != stream {
+            continue;
+        }
+        if decoder.send_packet(&packet).is_err() {
+            continue;
+        }
+        let mut frame = ffmpeg::frame::Audio::empty();
+        while decoder.receive_frame(&mut frame).is_ok() {
+            if frame.samples() > 0 {
+                let pts = crate::media::compat::audio_frame_pts(&frame);
+                let place = AudioClock::new(frame.rate().max(1)).place(
+                    pts,
+                    time_base,
+                    frame.samples() as i64,
+                );
+                return Some(Time::new(place, frame.rate().max(1) as i64));
+            }
+        }
+    }
+    None
 }
 
 fn gcd(a: i64, b: i64) -> i64 {

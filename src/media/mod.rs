@@ -2,6 +2,7 @@
 //! encoding H.264/AAC MP4, and probing. Jobs never touch ffmpeg directly; they go through here.
 
 pub(crate) mod audio;
+pub(crate) mod audio_clock;
 pub(crate) mod compat;
 pub(crate) mod decode;
 pub(crate) mod demux;

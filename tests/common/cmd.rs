@@ -159,3 +159,17 @@ pub fn p(path: &Path) -> String {
         .unwrap_or_else(|| panic!("non-UTF-8 path {path:?}"))
         .to_string()
 }
+
+/// The ffmpeg CLI's version as (major, minor), from `ffmpeg -version`'s first line
+/// ("ffmpeg version 5.1.6-0+deb12u1 ..." or "n7.1"); `None` for a build named otherwise (a git
+/// snapshot).
+pub fn ffmpeg_cli_version() -> Option<(u32, u32)> {
+    let out = ffmpeg(&["-version"]).ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let word = text.lines().next()?.split_whitespace().nth(2)?;
+    let word = word.trim_start_matches('n');
+    let mut parts = word.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    Some((major, minor))
+}
