@@ -44,13 +44,7 @@ impl Claimed {
         let sidecar_temp = group.file(&sidecar)?;
         // Written in place (not inside an item folder replaced as a whole): the sidecar must
         // not be another output's or a file vidprep did not write.
-        let folder = |p: &Path| {
-            p.parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
-                .to_path_buf()
-        };
-        if folder(&sidecar_temp) == folder(&sidecar) {
+        if written_in_place(&sidecar_temp, &sidecar) {
             crate::sidecar::check_sidecar_owner(&sidecar, &main)?;
         }
         let boxes = match boxes_out {
@@ -63,6 +57,11 @@ impl Claimed {
                     })
                 });
                 let temp = group.file(&path)?;
+                // The boxes file beside a clip (`NAME.vstar.json` may well be a person's own
+                // annotations): only the one this output's sidecar records is replaced.
+                if written_in_place(&temp, &path) {
+                    check_side_file_owner(&path, &sidecar, &main, SideFile::Boxes)?;
+                }
                 Some((format, path, temp))
             }
         };
@@ -120,6 +119,85 @@ pub(crate) fn clip_summary(
     line
 }
 
+/// Whether `temp`, the temporary of the output file `path`, is written in `path`'s own
+/// folder (a single command's output, replaced file by file) rather than inside an item folder
+/// replaced as a whole (whose record proves what vidprep wrote).
+pub(crate) fn written_in_place(temp: &Path, path: &Path) -> bool {
+    let folder = |p: &Path| {
+        p.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf()
+    };
+    folder(temp) == folder(path)
+}
+
+/// A file vidprep writes beside a video output, named in the output's sidecar.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SideFile {
+    /// `--base64 PATH` (`budget.base64`).
+    Base64,
+    /// The request body of `--payload` (`payload.file`).
+    Payload,
+    /// The boxes file (`boxes_file`).
+    Boxes,
+}
+
+impl SideFile {
+    fn what(self) -> &'static str {
+        match self {
+            SideFile::Base64 => "Base64 text",
+            SideFile::Payload => "request body",
+            SideFile::Boxes => "boxes file",
+        }
+    }
+
+    /// Where a sidecar records this file.
+    fn recorded(self, sidecar: &serde_json::Value) -> Option<&str> {
+        match self {
+            SideFile::Base64 => sidecar["budget"]["base64"].as_str(),
+            SideFile::Payload => sidecar["payload"]["file"].as_str(),
+            SideFile::Boxes => sidecar["boxes_file"].as_str(),
+        }
+    }
+}
+
+/// Refuses to replace `path`, a file written beside the video `main`, unless it is the file
+/// of that kind that `sidecar`, the output's vidprep sidecar, records: vidprep never replaces
+/// a file it did not write.
+pub(crate) fn check_side_file_owner(
+    path: &Path,
+    sidecar: &Path,
+    main: &Path,
+    kind: SideFile,
+) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    let record = std::fs::read_to_string(sidecar)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .filter(|v| v.get("vidprep_version").is_some());
+    let recorded = record
+        .as_ref()
+        .and_then(|v| kind.recorded(v))
+        .map(PathBuf::from);
+    if recorded.as_deref().and_then(Path::file_name) == path.file_name() {
+        return Ok(());
+    }
+    Err(crate::error::Error::request(
+        path,
+        format!(
+            "is in the way of {}'s {} and is not one vidprep wrote (its sidecar {} does not \
+             record it); vidprep does not replace files it did not write: move it, or name \
+             the output differently",
+            main.display(),
+            kind.what(),
+            sidecar.display()
+        ),
+    ))
+}
+
 /// Writes the sidecar of a video output made from `stream`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn video_sidecar(
@@ -147,6 +225,12 @@ pub(crate) fn video_sidecar(
         None => None,
     };
     let mut extra = extra;
+    if let Some((_, path, _)) = &claimed.boxes {
+        extra.insert(
+            "boxes_file".into(),
+            serde_json::Value::String(path.display().to_string()),
+        );
+    }
     if let (Some((_, clock)), Some((BoxesOut::Vstar, path, _))) = (&out.boxes, &claimed.boxes) {
         if let Some(p) = annotations::index_time_parting(clock) {
             all.push(format!(

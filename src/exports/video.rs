@@ -19,7 +19,10 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::exports::claimed::{clip_summary, video_sidecar, write_boxes_file, Claimed};
+use crate::exports::claimed::{
+    check_side_file_owner, clip_summary, video_sidecar, write_boxes_file, written_in_place,
+    Claimed, SideFile,
+};
 use crate::exports::{encode_settings, Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::fit::fit_within;
 use crate::media::audio::audio_stream_format;
@@ -506,33 +509,6 @@ impl RateSolver {
     }
 }
 
-/// Refuses to replace `payload` (beside the video `main`) unless it is the request body that
-/// `sidecar`, a vidprep sidecar, records as its payload: vidprep never replaces a file it did
-/// not write.
-fn check_payload_owner(payload: &Path, sidecar: &Path, main: &Path) -> Result<()> {
-    if !payload.exists() {
-        return Ok(());
-    }
-    let recorded = std::fs::read_to_string(sidecar)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .filter(|v| v.get("vidprep_version").is_some())
-        .and_then(|v| v["payload"]["file"].as_str().map(PathBuf::from));
-    if recorded.as_deref().and_then(Path::file_name) == payload.file_name() {
-        return Ok(());
-    }
-    Err(Error::request(
-        payload,
-        format!(
-            "is in the way of {}'s request body and is not one vidprep wrote (its sidecar {} \
-             does not record it); vidprep does not replace files it did not write: move it, or \
-             name the output differently",
-            main.display(),
-            sidecar.display()
-        ),
-    ))
-}
-
 /// Why `input` cannot be handed to a model byte for byte as `output`, or `None` when it can:
 /// it must already be the standard model input, H.264 4:2:0 (with AAC audio or none) in an
 /// MP4 written to an MP4 name, stored upright with no rotation flag (loaders that ignore the
@@ -697,6 +673,16 @@ impl Export for VideoMaker {
                 .clone()
                 .unwrap_or_else(|| target.main.with_extension("b64"));
             let temp = group.file(&path)?;
+            // Written in place (not inside an item folder replaced as a whole): a file there
+            // must be the Base64 this output's sidecar records, never a person's file.
+            if written_in_place(&temp, &path) {
+                check_side_file_owner(
+                    &path,
+                    &target.sidecar_path(),
+                    &target.main,
+                    SideFile::Base64,
+                )?;
+            }
             self.base64 = Some((path, temp));
         }
         if self.video.payload.is_some() {
@@ -704,14 +690,13 @@ impl Export for VideoMaker {
             let temp = group.file(&path)?;
             // Written in place (not inside an item folder replaced as a whole): a file there
             // must be the payload this output's sidecar records, never a person's file.
-            let folder = |p: &Path| {
-                p.parent()
-                    .filter(|d| !d.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."))
-                    .to_path_buf()
-            };
-            if folder(&temp) == folder(&path) {
-                check_payload_owner(&path, &target.sidecar_path(), &target.main)?;
+            if written_in_place(&temp, &path) {
+                check_side_file_owner(
+                    &path,
+                    &target.sidecar_path(),
+                    &target.main,
+                    SideFile::Payload,
+                )?;
             }
             self.request = Some((path, temp));
         }

@@ -172,3 +172,115 @@ fn a_review_page_folder_holding_user_files() {
         }),
     );
 }
+
+#[test]
+fn a_persons_file_where_the_base64_or_the_boxes_go_is_never_replaced() {
+    // `--base64 PATH` and the boxes file beside a clip (`NAME.vstar.json` may well be the
+    // person's own V-STaR annotations) replaced whatever was there, exit 0. Now a file there
+    // is replaced only when the output's sidecar records it as its own.
+    let v = common::synth::SynthVideo::new(320, 240).frames(30).cached();
+    let boxes = crate::repo_root().join("fixtures/annotations/plain/boxes.csv");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases: [(&str, Vec<String>, &str); 3] = [
+        (
+            "c.b64",
+            [
+                "export",
+                "video",
+                "SRC",
+                "-o",
+                "c.mp4",
+                "--base64",
+                "c.b64",
+                "--preset",
+                "ultrafast",
+            ]
+            .map(String::from)
+            .to_vec(),
+            "c.mp4's Base64 text",
+        ),
+        (
+            "k.vstar.json",
+            [
+                "cut",
+                "SRC",
+                "-o",
+                "k.mp4",
+                "--boxes",
+                "BOXES",
+                "--boxes-out",
+                "vstar",
+            ]
+            .map(String::from)
+            .to_vec(),
+            "k.mp4's boxes file",
+        ),
+        (
+            "e.boxes.json",
+            [
+                "export",
+                "video",
+                "SRC",
+                "-o",
+                "e.mp4",
+                "--boxes",
+                "BOXES",
+                "--boxes-out",
+                "vidprep",
+                "--preset",
+                "ultrafast",
+            ]
+            .map(String::from)
+            .to_vec(),
+            "e.mp4's boxes file",
+        ),
+    ];
+    for (file, args, what) in &cases {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| match a.as_str() {
+                "SRC" => common::cmd::p(&v.path),
+                "BOXES" => common::cmd::p(&boxes),
+                _ => a.clone(),
+            })
+            .collect();
+        let run = || {
+            crate::support::vidprep()
+                .current_dir(d)
+                .args(&args)
+                .output()
+                .unwrap()
+        };
+        std::fs::write(d.join(file), "my annotations\n").unwrap();
+        let out = run();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{file}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{file}: is in the way of {what}")),
+            "{file}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join(file)).unwrap(),
+            "my annotations\n",
+            "{file}"
+        );
+        // Nothing of the request was written.
+        let main = args[args.iter().position(|a| a == "-o").unwrap() + 1].clone();
+        assert!(!d.join(&main).exists(), "{file}: {main} was written");
+        // Moved away, the command writes it, and a rerun replaces its own.
+        std::fs::remove_file(d.join(file)).unwrap();
+        for _ in 0..2 {
+            let out = run();
+            assert!(
+                out.status.success(),
+                "{file}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_ne!(
+                std::fs::read_to_string(d.join(file)).unwrap(),
+                "my annotations\n"
+            );
+        }
+    }
+}
