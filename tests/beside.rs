@@ -686,7 +686,9 @@ fn audio_spans_follow_ffmpegs_sample_clock_in_every_codec_and_container() {
             twin: false,
         },
     ];
-    let cli_clock = common::cmd::ffmpeg_cli_version().is_some_and(|v| v >= (6, 1));
+    let version = common::cmd::ffmpeg_cli_version().expect("ffmpeg -version names a version");
+    let cli_clock = version >= (6, 1);
+    eprintln!("the ffmpeg CLI is {version:?}: millisecond containers checked exactly: {cli_clock}");
     let dir = tempfile::tempdir().unwrap();
     let mut report = Vec::new();
     for v in &variants {
