@@ -223,3 +223,58 @@ fn a_box_drawn_on_the_page_is_drawn_by_overlay_on_that_source_frame_at_those_pix
         );
     }
 }
+
+#[test]
+fn the_box_view_is_not_ready_until_its_frame_is_presented() {
+    // The box view said ready on `seeked` whatever the screen held (the frame view's CI
+    // failure: "ready" over the previous frame on a loaded machine); it now shares the frame
+    // view's seeker, ready only once a presented frame proves the wanted one.
+    let line = r#"{"id": "a", "source": "src.mp4", "start": 10, "end": 30, "exports": [{"kind": "clip", "preset": "ultrafast"}]}"#;
+    let Some((dir, browser)) = reviewed_run((320, 180), 40, &[line], &["--manifest", "m.jsonl"])
+    else {
+        return;
+    };
+    let b = &browser;
+    b.goto_file(&dir.path().join("out/review/index.html"));
+    select_item(b, "a");
+    // Presentations of the box view are held back while window.__hold is set.
+    b.execute(
+        "const v = document.getElementById('box-view');
+         const orig = HTMLVideoElement.prototype.requestVideoFrameCallback;
+         window.__held = [];
+         const wrap = (cb) => (now, md) => {
+           if (window.__hold) { window.__held.push(md.mediaTime); orig.call(v, wrap(cb)); return; }
+           cb(now, md);
+         };
+         v.requestVideoFrameCallback = function (cb) { return orig.call(this, wrap(cb)); };",
+        vec![],
+    );
+    b.click(&b.find("#boxes-panel > summary"));
+    b.wait_until(
+        "const l = document.getElementById('box-label');
+         return l.dataset.frame === '0' && l.dataset.ready === 'true';",
+        WAIT,
+    );
+    b.execute("window.__hold = true;", vec![]);
+    b.click(&b.find("#box-next"));
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let state = b.execute(
+        "const l = document.getElementById('box-label'), v = document.getElementById('box-view');
+         return {frame: l.dataset.frame, ready: l.dataset.ready, held: window.__held.length,
+                 seeking: v.seeking};",
+        vec![],
+    );
+    assert_eq!(state["frame"], json!("1"), "{state}");
+    assert_eq!(state["seeking"], json!(false), "the seek is done: {state}");
+    assert_eq!(
+        state["ready"],
+        json!("false"),
+        "no presentation proved the frame, yet the box view says ready: {state}"
+    );
+    b.execute("window.__hold = false;", vec![]);
+    b.wait_until(
+        "const l = document.getElementById('box-label'); return l.dataset.ready === 'true';",
+        WAIT,
+    );
+    assert_eq!(shown_code(b, &b.find("#box-view")), Some(11));
+}

@@ -18,8 +18,9 @@
   var HANDLES = ['nw', 'n', 'ne', 'e', 'se', 's', 'sw', 'w'];
   // the panel's view of the shown item: span frame k on screen, the selected box, a drag in
   // progress, the track id and label new boxes get, and the serialised seek of the preview
-  var bx = { k: 0, sel: -1, drag: null, track: '1', label: '', seek: newSeek() };
-  function newSeek() { return { want: null, target: null, busy: false }; }
+  var bx = { k: 0, sel: -1, drag: null, track: '1', label: '', seek: R.newSeekState() };
+  // the box view's frame-exact seeker (media.js): ready only once the wanted frame is shown
+  var seeker = null;
 
   // {sw, sh: the source's displayed size (box coordinates); pw, ph: the preview's}, or null
   function geometry() {
@@ -57,11 +58,11 @@
   }
   function load() {
     if (!boxV.getAttribute('src') && S.P && S.P.path) {
-      bx.seek = newSeek();
+      bx.seek = R.newSeekState();
       boxV.setAttribute('src', S.P.path);
     }
   }
-  function unload() { R.unsetSrc(boxV); bx.seek = newSeek(); }
+  function unload() { R.unsetSrc(boxV); bx.seek = R.newSeekState(); }
 
   function showFrame(k) {
     var g = geometry();
@@ -75,32 +76,9 @@
     lab.textContent = 'span frame ' + k + ' · source frame ' + srcFrame(k) + (num(t) ? ' · ' + R.fmtS(t) + ' s' : '') +
       ' · boxes in source pixels of ' + g.sw + '×' + g.sh;
     drawBoxes();
-    if (panel.open && S.P.times) seekBox(R.frameMid(k));
-    else lab.dataset.ready = 'false';
-  }
-
-  // serialised, frame-exact seeks of the box view (as media.js does the frame view's)
-  function seekBox(t) {
-    bx.seek.want = t;
-    $('box-label').dataset.ready = 'false';
-    pump();
-  }
-  function pump() {
-    var q = bx.seek;
-    if (q.want == null || q.busy || !boxV.getAttribute('src') || boxV.readyState < 1) return;
-    q.busy = true;
-    q.target = q.want;
-    boxV.currentTime = q.target;
-    setTimeout(function () {   // a browser that fires no `seeked` for a no-op seek
-      if (bx.seek === q && q.busy && q.target === q.want && !boxV.seeking && boxV.readyState >= 2) onSeeked();
-    }, 1500);
-  }
-  function onSeeked() {
-    var q = bx.seek;
-    if (!q.busy) return;
-    q.busy = false;
-    if (q.want !== q.target) { pump(); return; }
-    $('box-label').dataset.ready = Math.abs(boxV.currentTime - q.target) <= 0.001 ? 'true' : 'false';
+    if (panel.open && S.P.times && seeker) {
+      seeker.seek(R.frameMid(k), S.P.times[k], k + 1 < S.P.N ? S.P.times[k + 1] : S.P.end);
+    } else lab.dataset.ready = 'false';
   }
 
   function drawBoxes() {
@@ -274,8 +252,9 @@
   }
 
   function wireBoxes() {
-    boxV.addEventListener('seeked', onSeeked);
-    boxV.addEventListener('loadedmetadata', pump);
+    seeker = R.frameSeeker(boxV, 'box-label', function () { return bx.seek; }, function () {
+      $('box-label').dataset.ready = 'false';
+    });
     layer.addEventListener('pointerdown', onDown);
     layer.addEventListener('pointermove', onMove);
     layer.addEventListener('pointerup', onUp);
