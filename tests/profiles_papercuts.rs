@@ -118,3 +118,39 @@ fn options_wrong_for_any_video_are_refused_before_opening_it() {
     }
     assert!(!out.path().join("x").exists());
 }
+
+#[test]
+fn a_profile_that_repeats_by_its_own_rule_is_not_told_to_ask_for_fewer_frames() {
+    // GLM-4.6V pads an odd number of sampled frames with its last one: on a 2.32 s clip at
+    // 25 fps it picks 14 frames, one a repeat. No count was asked, so "ask for fewer frames
+    // (`count`)", the refusal's advice, was no advice at all.
+    let src = SynthVideo::new(160, 120).frames(58).cached().path;
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("g");
+    let run = |extra: &[&str]| {
+        vidprep()
+            .args(["export", "frames"])
+            .arg(&src)
+            .arg("--out-dir")
+            .arg(&dir)
+            .args(["--profile", "glm-4.6v"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("picks 14 frames of a video of 58, 1 of them repeats"), "{err}");
+    assert!(err.contains("the profile's own rule repeats them"), "{err}");
+    assert!(err.contains("--allow-repeats") && !err.contains("fewer frames"), "{err}");
+    let o = run(&["--allow-repeats"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let frames = frames_json(&dir)["frames"].as_array().unwrap().len();
+    assert_eq!(frames, 14);
+    // The last two images show the same frame (the painted code, not vidprep's record).
+    let j = frames_json(&dir);
+    let f = j["frames"].as_array().unwrap();
+    let code = |i: usize| code_of(&dir.join(f[i]["file"].as_str().unwrap())).unwrap();
+    assert_eq!(code(12), code(13));
+}

@@ -126,6 +126,16 @@ impl ParityRecord {
                  --profile P --out RECORD.json` writes"
             ))
         })?;
+        // `vidprep parity --loader`'s record: what a server's loader shows of a sent file,
+        // which says whether to send the file or the frames, not which frames to follow.
+        if let Some(loader) = v["loader"].as_str() {
+            return Err(bad(format!(
+                "is the record of `vidprep parity --loader {loader}` (what a vLLM server's loader \
+                 shows of a sent file: its verdict says whether to send the file or the frames, \
+                 `--payload vllm`), not of a profile's check; follow_package takes the record \
+                 `vidprep parity SRC --profile P --out RECORD.json` writes"
+            )));
+        }
         let not_a_record = |what: &str| {
             bad(format!(
                 "is not a vidprep parity record ({what}); follow_package takes the record \
@@ -375,6 +385,15 @@ mod tests {
         none["reference"] = Value::Null;
         let e = ParityRecord::load(&record(dir.path(), &none)).unwrap_err();
         assert!(e.to_string().contains("compares no frames"), "{e}");
+        // A loader check's record (it has a source and a request too) is named as such.
+        let loader = serde_json::json!({"loader": "vllm-opencv", "source": "a.avi",
+            "request": {"num_frames": 8}, "verdict": "send the file"});
+        let e = ParityRecord::load(&record(dir.path(), &loader)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`vidprep parity --loader vllm-opencv`"),
+            "{e}"
+        );
         std::fs::write(dir.path().join("x.json"), "not json").unwrap();
         let e = ParityRecord::load(&dir.path().join("x.json")).unwrap_err();
         assert!(e.to_string().contains("is not JSON"), "{e}");

@@ -361,12 +361,21 @@ impl Export for FramesMaker {
                 ));
             }
             if distinct < a.indices.len() {
+                // Asked for a number of frames, fewer may do; with none asked the profile's
+                // own rule repeats them (GLM-4.6V pads an odd count with its last frame).
+                let advice = if self.frames.count.is_some() || self.frames.fps.is_some() {
+                    "ask for fewer frames (`count`), or set `allow_repeats` to keep the \
+                     repeats as the package would"
+                } else {
+                    "the profile's own rule repeats them on this video, as the package does: \
+                     set `allow_repeats` to keep the repeats as the package \
+                     feeds them"
+                };
                 return Err(Error::request(
                     &stream.source,
                     format!(
                         "export {:?}: profile {} picks {} frames of a video of {}, {} of \
-                         them repeats of frames already picked; ask for fewer frames (`count`), \
-                         or set `allow_repeats` to keep the repeats as the package would",
+                         them repeats of frames already picked; {advice}",
                         self.spec.name(),
                         a.profile,
                         a.indices.len(),
