@@ -93,8 +93,10 @@ const MIN_SHAPE_SHARE: f32 = 0.3;
 /// A dissolve replaces the whole picture: the change above motion that most of the picture
 /// has ([`FrameStats::wide`], the 30th percentile of a grid's cells) must be at least this
 /// share of the mean change ([`FrameStats::far`]). A caption, logo or inset fading in over
-/// a part of the picture raises the mean only.
-const MIN_WIDE_SHARE: f32 = 0.6;
+/// a part of the picture raises the mean only (over a calm shot the share is about 0; a
+/// dissolve reads 0.6-1.2, the middle of a 60-frame one between moving shots read at lag 24
+/// about a third).
+const MIN_WIDE_SHARE: f32 = 0.3;
 
 /// A dissolve's mixed frames: at its lag `k`, frame `i`'s change from frame `i - k` is the
 /// whole change from the old shot to the new one (within this share of it, above motion)
