@@ -1,7 +1,8 @@
 //! `vidprep detect` on edits as they come in the field: hard cuts in letterboxed and
 //! pillarboxed footage (the black bars must not dilute the change), a cut two frames
 //! before damaged frames (whose changes must not hide it), a slow camera move opening a
-//! video, a dissolve into a dark shot that then brightens, and an animated title card. Each
+//! video, a dissolve into a dark shot that then brightens, an animated title card, and a
+//! caption (or banner, or exposure ramp) fading in 20 frames after a dissolve. Each
 //! video is made with the ffmpeg CLI from shots joined at known frames: those frames are the
 //! oracle.
 
