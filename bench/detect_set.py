@@ -222,6 +222,18 @@ def damage(at, frames):
 # A dark shot that brightens (a light coming on, an exposure change): dark for its first 30
 # frames (over which the dissolve into it runs), brightening over the next 40.
 BRIGHTEN = "eq=brightness='-0.25*(1-clip((n-30)/40,0,1))':eval=frame"
+# Issue 52 (a trailer): something fading in over a part of the picture 20 frames after a
+# dissolve into the shot, over its frames 50..61 (a 30-frame dissolve mixes frames 0..29):
+# a white caption over a tenth of the picture, a lower-third banner over a quarter, or the
+# whole shot brightening (an exposure ramp). None is a boundary.
+def fading_in(colour, w, h, x, y):
+    return (f"split[m][o];[o]crop=iw*{w}:ih*{h},drawbox=x=0:y=0:w=iw:h=ih:color={colour}:t=fill,format=yuva444p,"
+            f"fade=in:s=50:n=12:alpha=1[c];[m][c]overlay=x=W*{x}:y=H*{y}")
+
+
+CAPTION = fading_in("white", 0.32, 0.31, 0.63, 0.63)
+BANNER = fading_in("0x203050", 1, 0.255, 0, 0.745)
+RAMP = "eq=brightness='0.2*clip((n-50)/11,0,1)':eval=frame"
 DAMAGE_AFTER_CUT = damage(2, 4)  # damaged frames 2..5 of the new shot: a cut two frames before them
 DAMAGE_MID = damage(40, 5)  # damaged frames inside a shot (no boundary)
 EFFECT_NAMES = {FLASH: "flashes", DARK: "darkened", GRAIN: "grain", PILLAR_PHONE: "9:16 pillarbox",
@@ -229,7 +241,8 @@ EFFECT_NAMES = {FLASH: "flashes", DARK: "darkened", GRAIN: "grain", PILLAR_PHONE
                 DAMAGE_MID: "damaged frames 40-44", f"{PILLAR_43},{FLASH}": "4:3 pillarbox, flashes",
                 f"{LETTER_239},{FLASH}": "2.39:1 letterbox, flashes",
                 f"{PILLAR_PHONE},{DAMAGE_AFTER_CUT}": "9:16 pillarbox, damaged frames 2-5",
-                BRIGHTEN: "dark, brightening over frames 30-70"}
+                BRIGHTEN: "dark, brightening over frames 30-70", CAPTION: "caption fading in over frames 50-61",
+                BANNER: "lower-third banner fading in over frames 50-61", RAMP: "brightening over frames 50-61"}
 
 
 def seg(source, start, n, effect="", negative=None):
@@ -355,6 +368,18 @@ VIDEOS = [
         seg("slow_pan_bag", 0, 90, negative="slow camera move at the video's start"), dissolve(20),
         seg("title_card", 0, 100, negative="animated title card (text appearing, a moving mark)"), fade(10, 5, 10),
         seg("chaplin", 100, 100), cut(), seg("vtest", 300, 80)]),
+    # Issue 52 (item 9): in a trailer a cross-fade was followed 20 frames later by a false
+    # 11-frame dissolve where a caption faded in. Cross-fades into a shot on which something
+    # fades in over part of the picture (or the whole shot brightens) 20 frames after the mix,
+    # and two cross-fades 20 frames apart.
+    ("trailer_360p25", 640, 360, 25, "x264", [
+        seg("chaplin", 0, 100), dissolve(30),
+        seg("bag", 0, 120, CAPTION, negative="caption fading in over a tenth of the picture after a dissolve"), cut(),
+        seg("chaplin", 100, 100), dissolve(30),
+        seg("vtest", 0, 120, BANNER, negative="banner fading in over a quarter of the picture after a dissolve"), cut(),
+        seg("vot_bag", 0, 100), dissolve(30),
+        seg("bag", 120, 76, RAMP, negative="brightening ramp after a dissolve"), cut(),
+        seg("otb_crossing", 0, 100), dissolve(30), seg("vtest", 200, 80), dissolve(12), seg("vot_bag", 100, 90)]),
 ]
 
 
@@ -577,7 +602,7 @@ def available():
 
 
 FIELD = ["real_360p25", "pillarbox_360p25", "letterbox_360p25", "damaged_360p25", "real_dissolves_360p25",
-         "pans_flashes_360p25", "edges_ramps_360p25", "slow_start_360p25"]  # the real-footage videos (`--only field`): quick to build
+         "pans_flashes_360p25", "edges_ramps_360p25", "slow_start_360p25", "trailer_360p25"]  # the real-footage videos (`--only field`): quick to build
 
 
 def build(force=False, only=None):

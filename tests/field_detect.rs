@@ -1,7 +1,8 @@
 //! `vidprep detect` on edits as they come in the field: hard cuts in letterboxed and
 //! pillarboxed footage (the black bars must not dilute the change), a cut two frames
 //! before damaged frames (whose changes must not hide it), a slow camera move opening a
-//! video, a dissolve into a dark shot that then brightens, and an animated title card. Each
+//! video, a dissolve into a dark shot that then brightens, an animated title card, and a
+//! caption (or banner, or exposure ramp) fading in 20 frames after a dissolve. Each
 //! video is made with the ffmpeg CLI from shots joined at known frames: those frames are the
 //! oracle.
 
@@ -264,4 +265,120 @@ fn a_cut_two_frames_before_damaged_frames_is_found() {
     );
     let video = two_shots(dir.path(), "damaged", (640, 360), &damage);
     assert_one_cut(&video);
+}
+
+/// Chaplin (real footage) cross-fading into `second` (bag, or vtest) as in the trailer of
+/// issue 52: xfade over 1.2 s (30 frames) from offset 70, so frames 71..99 are mixed and the
+/// new shot is clean from 100, then `after` (a filter chain, or a second cross-fade, over
+/// the joined video `[x]`, ending in `[v]`). `inputs` after the first two are given to
+/// ffmpeg too.
+fn after_cross_fade(
+    dir: &Path,
+    name: &str,
+    inputs: &[&Path],
+    second_frames: u64,
+    after: &str,
+    frames: u64,
+) -> PathBuf {
+    let graph = format!(
+        "[0]trim=end_frame=100,setpts=N/25/TB,scale=640:360,setsar=1,format=yuv444p,fps=25[a];\
+         [1]trim=end_frame={second_frames},setpts=N/25/TB,scale=640:360,setsar=1,format=yuv444p,\
+         fps=25[b];[a]tpad=stop=2:stop_mode=clone[ap];\
+         [ap][b]xfade=transition=fade:duration=1.2:offset=2.8[x];{after}"
+    );
+    encode(dir, name, inputs, &graph, frames)
+}
+
+/// An overlay of `w x h` in `colour` at `x, y` fading in (alpha) over 0.44 s from 4.8 s:
+/// frames 121..131 of the video change, it stands from 131 on. Over `[x]`, out as `[v]`.
+fn overlay_fading_in(colour: &str, (w, h): (u32, u32), (x, y): (u32, u32), frames: u64) -> String {
+    format!(
+        "color={colour}:s={w}x{h}:r=25,format=yuva444p,fade=in:st=4.8:d=0.44:alpha=1[o];\
+         [x][o]overlay=x={x}:y={y}:eof_action=pass,trim=end_frame={frames},format=yuv420p[v]"
+    )
+}
+
+/// `found` is a dissolve whose truth is mixed frames `start..end`, its start and end each
+/// within `tolerance` frames of the truth's.
+fn assert_dissolve(
+    found: &(String, u64, u64),
+    (start, end): (u64, u64),
+    tolerance: u64,
+    all: &[(String, u64, u64)],
+) {
+    let (kind, s, e) = found;
+    assert_eq!(kind, "dissolve", "{all:?}");
+    assert!(
+        s.abs_diff(start) <= tolerance && e.abs_diff(end) <= tolerance,
+        "want the dissolve [{start}, {end}) within {tolerance} frames at both ends: {all:?}"
+    );
+}
+
+#[test]
+fn a_caption_fading_in_after_a_dissolve_is_not_a_second_dissolve() {
+    // Issue 52 (item 9): in a trailer a cross-fade (ending at frame 1134) was followed by a
+    // false 11-frame dissolve (frames 1154-1165) where a caption faded in. Here chaplin
+    // cross-fades into bag (mixed frames 71..99, bag clean from 100; the camera tilts down
+    // fast over its first 50 frames) and 20 frames later a white caption over a tenth of the
+    // picture fades in over frames 121..131. Before, the dissolve's stretch at lag 48 kept
+    // bag's motion steps (it ended at 115), the tilt with the caption on it read as a
+    // dissolve [105, 152) and the two merged into that one: the true dissolve was lost. The
+    // truth is the construction: one dissolve [71, 100) and nothing else (no cut, no fade);
+    // the dissolve found within 3 frames of it at both ends.
+    // Neighbours: the caption over a calm shot (vtest), a lower-third banner over a quarter
+    // of the picture fading in, the new shot brightening over the same frames (an exposure
+    // ramp), and a second true cross-fade (bag into vtest, mixed frames 121..131).
+    let (Some(chaplin), Some(bag), Some(vtest)) = (
+        support::shared("host/chaplin.mp4"),
+        support::shared("host/bag.avi"),
+        support::shared("pets09/vtest.avi"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let two = [chaplin.as_path(), bag.as_path()];
+    let calm = [chaplin.as_path(), vtest.as_path()];
+    // 266 frames: chaplin's first 70, then bag's 196.
+    let caption = overlay_fading_in("white", (204, 112), (404, 228), 266);
+    let banner = overlay_fading_in("0x203050", (640, 92), (0, 268), 266);
+    let ramp = "[x]eq=brightness='0.2*clip((t-4.8)/0.44,0,1)':eval=frame,format=yuv420p[v]";
+    let cases: [(&str, &[&Path], &str); 4] = [
+        ("caption", &two, &caption),
+        ("caption_calm", &calm, &caption),
+        ("banner_calm", &calm, &banner),
+        ("ramp", &two, ramp),
+    ];
+    for (name, inputs, after) in cases {
+        let video = after_cross_fade(dir.path(), name, inputs, 200, after, 266);
+        let (b, p) = detected(&video);
+        assert_eq!(
+            b.len(),
+            1,
+            "{name}: want only the dissolve [71, 100): {b:?}"
+        );
+        assert_dissolve(&b[0], (71, 100), 3, &b);
+        assert_eq!(p, vec![(0, b[0].1), (b[0].2, 266)], "{name}");
+    }
+    // Bag (80 frames: clean 100..149) cross-fades into vtest over 0.48 s (12 frames) from
+    // 4.8 s: mixed frames 121..131, vtest clean from 132; 220 frames.
+    let second = "[x]tpad=stop=2:stop_mode=clone[xp];\
+                  [2]trim=end_frame=100,setpts=N/25/TB,scale=640:360,setsar=1,format=yuv444p,fps=25[c];\
+                  [xp][c]xfade=transition=fade:duration=0.48:offset=4.8,format=yuv420p[v]";
+    let video = after_cross_fade(
+        dir.path(),
+        "second",
+        &[chaplin.as_path(), bag.as_path(), vtest.as_path()],
+        80,
+        second,
+        220,
+    );
+    let (b, _) = detected(&video);
+    assert_eq!(
+        b.len(),
+        2,
+        "want the dissolves [71, 100) and [121, 132): {b:?}"
+    );
+    assert_dissolve(&b[0], (71, 100), 3, &b);
+    // Out of a shot whose camera tilts fast, the mix's edges are less sharp: 5 frames.
+    assert_dissolve(&b[1], (121, 132), 5, &b);
 }

@@ -410,6 +410,9 @@ impl Detection {
         for lag in scan::LAGS {
             let _ = write!(text, ",shape_{lag}");
         }
+        for lag in scan::LAGS {
+            let _ = write!(text, ",wide_{lag}");
+        }
         text.push_str(",boundary\n");
         for s in &self.stats {
             let boundary = self
@@ -436,7 +439,7 @@ impl Detection {
             for v in s.far.iter().chain(&s.blend) {
                 let _ = write!(text, ",{v:.3}");
             }
-            for v in &s.shape {
+            for v in s.shape.iter().chain(&s.wide) {
                 let _ = write!(text, ",{v:.3}");
             }
             let _ = writeln!(text, ",{boundary}");

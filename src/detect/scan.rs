@@ -68,6 +68,13 @@ pub struct FrameStats {
     /// the same picture at another brightness (a brightening or darkening of one shot),
     /// about `far` for a change of picture at the same brightness.
     pub shape: [f32; LAGS.len()],
+    /// For each lag `k`: the change from the frame `k` back that most of the picture has:
+    /// the active picture (the union of both frames' boxes inside black bars) is cut into an
+    /// 8 x 8 grid of cells, each cell's mean absolute luma difference is taken, and this is
+    /// the 30th percentile of those (70% of the cells changed at least this much). About
+    /// `far` when the whole picture is replaced (a cross-fade); near what motion gives when
+    /// only a part changes (a caption or logo fading in over a tenth of the picture).
+    pub wide: [f32; LAGS.len()],
     /// Share of the active picture (inside black bars) whose luma or colour changed by more
     /// than `MOTION_NOISE` since the previous frame, 0-1 (whole frame, whatever the
     /// region).
@@ -87,6 +94,7 @@ impl Default for FrameStats {
             far: [0.0; LAGS.len()],
             blend: [0.0; LAGS.len()],
             shape: [0.0; LAGS.len()],
+            wide: [0.0; LAGS.len()],
             changed: 0.0,
         }
     }
@@ -208,6 +216,51 @@ fn active_share(thumbs: &[&Thumb]) -> f32 {
         }
         _ => 1.0,
     }
+}
+
+/// Cells per side of the grid that [`FrameStats::wide`] reads.
+const WIDE_GRID: usize = 8;
+
+/// [`FrameStats::wide`]: the 30th percentile of the mean absolute luma differences of the
+/// cells of an 8 x 8 grid over the union of the two frames' active pictures.
+fn wide_diff(a: &Thumb, b: &Thumb) -> f32 {
+    if a.y.is_empty() || a.y.len() != b.y.len() || a.w == 0 {
+        return 0.0;
+    }
+    let [x0, y0, x1, y1] = match (a.active, b.active) {
+        (Some(p), Some(q)) => [
+            p[0].min(q[0]),
+            p[1].min(q[1]),
+            p[2].max(q[2]),
+            p[3].max(q[3]),
+        ],
+        (Some(p), None) | (None, Some(p)) => p,
+        (None, None) => [0, 0, a.w, a.h],
+    };
+    let (cw, ch) = (x1.saturating_sub(x0), y1.saturating_sub(y0));
+    if cw == 0 || ch == 0 {
+        return 0.0;
+    }
+    let (gx, gy) = (WIDE_GRID.min(cw), WIDE_GRID.min(ch));
+    let mut cells = Vec::with_capacity(gx * gy);
+    for r in 0..gy {
+        let (ra, rb) = (y0 + r * ch / gy, y0 + (r + 1) * ch / gy);
+        for c in 0..gx {
+            let (ca, cb) = (x0 + c * cw / gx, x0 + (c + 1) * cw / gx);
+            let mut sum = 0u64;
+            for row in ra..rb {
+                let k = row * a.w;
+                sum += a.y[k + ca..k + cb]
+                    .iter()
+                    .zip(&b.y[k + ca..k + cb])
+                    .map(|(&p, &q)| u64::from(p.abs_diff(q)))
+                    .sum::<u64>();
+            }
+            cells.push(sum as f32 / ((rb - ra) * (cb - ca)).max(1) as f32);
+        }
+    }
+    cells.sort_by(f32::total_cmp);
+    cells[cells.len() * 3 / 10]
 }
 
 /// Options of the pass.
@@ -615,6 +668,7 @@ fn stats_of(
             .sum();
         s.blend[li] = sum as f32 / (2.0 * thumb.y.len().max(1) as f32) / share;
         s.shape[li] = shape_diff(thumb, far);
+        s.wide[li] = wide_diff(thumb, far);
     }
     s
 }
@@ -730,6 +784,35 @@ mod tests {
         }
         (t.mean, t.spread) = spread_of(&t.y);
         t
+    }
+
+    #[test]
+    fn a_change_over_a_part_of_the_picture_is_not_wide() {
+        // 32 x 16: a 8 x 8 grid of 4 x 2 cells. A white box over a tenth of the picture (10 x 5
+        // in a corner) appears: the mean change is a tenth of the box's, the change most of
+        // the picture has is none. The whole picture replaced: both are the change.
+        let history = std::collections::VecDeque::from(vec![thumb(40, 32, 16); 6]);
+        let mut caption = thumb(40, 32, 16);
+        for row in 11..16 {
+            for x in 22..32 {
+                caption.y[row * 32 + x] = 240;
+            }
+        }
+        let s = stats_of(6, Time::ZERO, &caption, &history, None, (32.0, 16.0), 26.0);
+        assert!(s.far[0] > 15.0 && s.wide[0] == 0.0, "{s:?}");
+        let s = stats_of(
+            6,
+            Time::ZERO,
+            &thumb(140, 32, 16),
+            &history,
+            None,
+            (32.0, 16.0),
+            26.0,
+        );
+        assert!(
+            (s.far[0] - 100.0).abs() < 1e-3 && (s.wide[0] - 100.0).abs() < 1e-3,
+            "{s:?}"
+        );
     }
 
     #[test]
