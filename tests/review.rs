@@ -71,6 +71,24 @@ fn decision_frame_shown(b: &Browser, k: usize) -> Option<u32> {
     shown_code(b, &b.find("#frame-view"))
 }
 
+/// Wraps the `requestVideoFrameCallback` of the video with id `video` so that while
+/// `window.__hold` is true the page hears of no presented frame (each one's media time goes
+/// to `window.__held`): the screen is updated, the page is not told, as on a loaded machine
+/// whose compositor lags.
+pub(crate) fn hold_presentations(b: &Browser, video: &str) {
+    b.execute(
+        "const v = document.getElementById(arguments[0]);
+         const orig = HTMLVideoElement.prototype.requestVideoFrameCallback;
+         window.__held = [];
+         const wrap = (cb) => (now, md) => {
+           if (window.__hold) { window.__held.push(md.mediaTime); orig.call(v, wrap(cb)); return; }
+           cb(now, md);
+         };
+         v.requestVideoFrameCallback = function (cb) { return orig.call(this, wrap(cb)); };",
+        vec![serde_json::json!(video)],
+    );
+}
+
 pub(crate) fn select_item(b: &Browser, id: &str) {
     let row = b.find(&format!(".item-row[data-id='{id}']"));
     b.click(&row);
@@ -521,17 +539,7 @@ fn the_frame_view_is_not_ready_until_its_frame_is_presented() {
     b.goto_file(&dir.path().join("out/review/index.html"));
     select_item(b, "a");
     assert_eq!(decision_frame_shown(b, 30), Some(40));
-    b.execute(
-        "const v = document.getElementById('frame-view');
-         const orig = HTMLVideoElement.prototype.requestVideoFrameCallback;
-         window.__held = [];
-         const wrap = (cb) => (now, md) => {
-           if (window.__hold) { window.__held.push(md.mediaTime); orig.call(v, wrap(cb)); return; }
-           cb(now, md);
-         };
-         v.requestVideoFrameCallback = function (cb) { return orig.call(this, wrap(cb)); };",
-        vec![],
-    );
+    hold_presentations(b, "frame-view");
     // The callback registered before the wrapper is used up by this seek; the page registers
     // its next one through the wrapper.
     b.press("ArrowRight");

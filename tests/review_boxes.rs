@@ -18,7 +18,7 @@ use common::oracle::{self, PixFmt};
 use serde_json::{json, Value};
 use support::vidprep;
 
-use crate::review::{reviewed_run, select_item, shown_code, WAIT};
+use crate::review::{hold_presentations, reviewed_run, select_item, shown_code, WAIT};
 
 /// A pointer drag from one viewport point to another, in steps (as a hand moves).
 fn drag(b: &support::webdriver::Browser, from: (i64, i64), to: (i64, i64)) {
@@ -238,17 +238,7 @@ fn the_box_view_is_not_ready_until_its_frame_is_presented() {
     b.goto_file(&dir.path().join("out/review/index.html"));
     select_item(b, "a");
     // Presentations of the box view are held back while window.__hold is set.
-    b.execute(
-        "const v = document.getElementById('box-view');
-         const orig = HTMLVideoElement.prototype.requestVideoFrameCallback;
-         window.__held = [];
-         const wrap = (cb) => (now, md) => {
-           if (window.__hold) { window.__held.push(md.mediaTime); orig.call(v, wrap(cb)); return; }
-           cb(now, md);
-         };
-         v.requestVideoFrameCallback = function (cb) { return orig.call(this, wrap(cb)); };",
-        vec![],
-    );
+    hold_presentations(b, "box-view");
     b.click(&b.find("#boxes-panel > summary"));
     b.wait_until(
         "const l = document.getElementById('box-label');
