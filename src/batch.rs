@@ -20,7 +20,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{execute_normal, Destination, ExecOptions, ItemRecord};
 use crate::manifest::{BadItem, Manifest, ManifestItem};
 use crate::output::group::canonical;
-use crate::pipeline::Progress;
+use crate::frames::pipeline::Progress;
 
 mod lock;
 pub(crate) use lock::OutDirLock;

@@ -33,7 +33,7 @@ use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::reference::{self, yuv420_md5, Reference};
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, TableCache, TimesFrom};
-use crate::pipeline::{FrameSource, Progress};
+use crate::frames::pipeline::{FrameSource, Progress};
 use crate::time::Time;
 
 /// The default time limit of one source.
@@ -1012,7 +1012,7 @@ fn read_all(
         .filter(|&i| i < common)
         .collect();
     if !targets.is_empty() {
-        let mut sparse = crate::sparse::SparseSource::start_with(
+        let mut sparse = crate::frames::sparse::SparseSource::start_with(
             source,
             table.clone(),
             &targets,

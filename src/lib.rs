@@ -68,11 +68,10 @@ pub(crate) mod cancel;
 pub(crate) mod check;
 pub(crate) mod context;
 pub mod detect;
-pub(crate) mod draw;
 mod error;
 pub(crate) mod exec;
 pub(crate) mod exports;
-pub(crate) mod fit;
+pub(crate) mod frames;
 // One entry per parser of untrusted input, for `fuzz/` and `tests/fuzz_replay.rs`.
 #[doc(hidden)]
 pub mod fuzzing;
@@ -81,8 +80,6 @@ pub(crate) mod host;
 pub mod manifest;
 pub(crate) mod media;
 pub(crate) mod output;
-pub(crate) mod overlay;
-pub(crate) mod pipeline;
 pub mod plan;
 pub(crate) mod profiles;
 pub mod review;
@@ -90,8 +87,6 @@ pub(crate) mod sampling;
 pub(crate) mod schemas;
 pub(crate) mod settings;
 pub(crate) mod sidecar;
-pub(crate) mod sinks;
-pub(crate) mod sparse;
 pub(crate) mod stages;
 pub(crate) mod tally;
 mod textual;
@@ -123,7 +118,7 @@ pub use media::reference::rgb_frames_at as reference_rgb_frames;
 pub use media::source::input_paths;
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
 pub use output::group::{Committed, OutputGroup};
-pub use pipeline::{NoProgress, Progress};
+pub use frames::pipeline::{NoProgress, Progress};
 pub use plan::Plan;
 pub use profiles::mirrored_package;
 pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
@@ -148,7 +143,7 @@ pub mod records {
         CorruptPacket, Damage, DamagedPacket, DemuxerErrors, LostPackets, TimesFrom,
         TruncatedImage, UnreadableTail,
     };
-    pub use crate::overlay::ImageBox;
+    pub use crate::frames::overlay::ImageBox;
     pub use crate::profiles::api::Estimate as TokenEstimate;
     pub use crate::sampling::Arranged;
     pub use crate::sidecar::SourceRecord;

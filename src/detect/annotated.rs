@@ -14,7 +14,7 @@ use crate::annotations::{Fill, Format, ReadOptions};
 use crate::error::{Error, Result};
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
-use crate::overlay::{BoxesRequest, SourceBoxes};
+use crate::frames::overlay::{BoxesRequest, SourceBoxes};
 use crate::time::Time;
 
 /// Which annotations to read and what to take from them.

@@ -37,7 +37,7 @@ use crate::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
-use crate::pipeline::Progress;
+use crate::frames::pipeline::Progress;
 use crate::plan::Plan;
 use crate::time::{Time, TimeSpec};
 

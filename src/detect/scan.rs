@@ -18,7 +18,7 @@ use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::frame::Converter;
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, Identity};
-use crate::pipeline::Progress;
+use crate::frames::pipeline::Progress;
 use crate::time::Time;
 
 /// The lags (in frames) at which a frame is compared with an earlier one to find dissolves:

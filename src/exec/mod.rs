@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::exports::{self, ExportContext, ExportReport, ExportTarget, Wants};
-use crate::pipeline::{self, FrameSink, Progress};
+use crate::frames::pipeline::{self, FrameSink, Progress};
 use crate::plan::{CheckedPlan, NormalPlan, Plan};
 use crate::sidecar::VERSION;
 use crate::vocab::EncodeSettings;

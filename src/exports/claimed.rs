@@ -11,7 +11,7 @@ use crate::exports::ExportTarget;
 use crate::output::group::OutputGroup;
 use crate::plan::{BoxesOut, ExportSpec, Plan};
 use crate::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
-use crate::sinks::EncodedOutput;
+use crate::frames::sinks::EncodedOutput;
 use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
 

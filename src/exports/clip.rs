@@ -11,9 +11,9 @@ use crate::exports::claimed::{
 };
 use crate::exports::{encode_settings, Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::output::group::OutputGroup;
-use crate::pipeline::{FrameSink, Progress};
+use crate::frames::pipeline::{FrameSink, Progress};
 use crate::plan::{ClipExport, ExportSpec, Plan};
-use crate::sinks::{StagedSink, VideoSink};
+use crate::frames::sinks::{StagedSink, VideoSink};
 use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::exports::claimed::Claimed;
 use crate::exports::ExportReport;
-use crate::pipeline::FrameOrigin;
+use crate::frames::pipeline::FrameOrigin;
 use crate::plan::ExportSpec;
 use crate::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
 use crate::stages::resolve::ResolvedClip;

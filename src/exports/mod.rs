@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 use crate::output::group::OutputGroup;
-use crate::pipeline::{FrameSink, Progress};
+use crate::frames::pipeline::{FrameSink, Progress};
 use crate::plan::{ExportSpec, Plan};
 use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;

@@ -21,15 +21,15 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::exports::claimed::{clip_summary, video_sidecar, write_boxes_file, Claimed};
 use crate::exports::{encode_settings, Export, ExportContext, ExportReport, ExportTarget, Wants};
-use crate::fit::fit_within;
+use crate::frames::fit::fit_within;
 use crate::media::audio::audio_stream_format;
 use crate::media::input::VideoInput;
 use crate::media::table::FrameTable;
 use crate::output::group::OutputGroup;
-use crate::pipeline::{self, FrameSink, FrameStage, Progress};
+use crate::frames::pipeline::{self, FrameSink, FrameStage, Progress};
 use crate::plan::{ExportSpec, Plan, VideoExport};
 use crate::sidecar::{write_json, SourceRecord, VERSION};
-use crate::sinks::{EncodedOutput, StagedSink, VideoSink};
+use crate::frames::sinks::{EncodedOutput, StagedSink, VideoSink};
 use crate::stages::resize::{DecimateStage, ScaleStage};
 use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
@@ -992,7 +992,7 @@ impl VideoMaker {
             frames.record_parts(
                 i,
                 table.time(i) - table.time(0),
-                crate::pipeline::FrameOrigin {
+                crate::frames::pipeline::FrameOrigin {
                     source: 0,
                     index: i,
                     pts: table.pts(i),

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::media::input::VideoStreamInfo;
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
-use crate::overlay::{SourceBoxes, Style};
+use crate::frames::overlay::{SourceBoxes, Style};
 use crate::stages::needle::PreparedNeedle;
 use crate::stages::resolve::ResolvedClip;
 use crate::time::Time;

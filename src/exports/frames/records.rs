@@ -108,7 +108,7 @@ pub struct FrameRecord {
     pub height: u32,
     /// The boxes on this image, in its pixels (when the item has boxes).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub boxes: Option<Vec<crate::overlay::ImageBox>>,
+    pub boxes: Option<Vec<crate::frames::overlay::ImageBox>>,
     /// The text drawn on it (with `label`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,

@@ -15,8 +15,8 @@ use super::records::FrameRecord;
 use super::strip::{render_strip, thumbnail};
 use crate::error::{Error, Result};
 use crate::media::frame::{to_rgb_image, Converter};
-use crate::overlay::{boxes_on, SourceBoxes};
-use crate::pipeline::{FrameSink, PipelineFrame};
+use crate::frames::overlay::{boxes_on, SourceBoxes};
+use crate::frames::pipeline::{FrameSink, PipelineFrame};
 use crate::plan::{FrameLabel, ImageFormat, Payload};
 use crate::sidecar::write_json;
 use crate::time::{decimal_text, Time};
@@ -496,7 +496,7 @@ fn encode_image(
 
 /// The picture a JPEG is encoded from: a full-range 8-bit 4:2:0 source's own picture
 /// (upright, of the pipeline's size), else the pipeline's.
-fn jpeg_source(frame: &crate::pipeline::PipelineFrame) -> &ffmpeg_next::frame::Video {
+fn jpeg_source(frame: &crate::frames::pipeline::PipelineFrame) -> &ffmpeg_next::frame::Video {
     use ffmpeg_next::format::Pixel;
     frame
         .rgb

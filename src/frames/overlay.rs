@@ -12,10 +12,10 @@ use crate::annotations::{
     self, Annotations, BBox, BoxSource, Coords, Detection, Entry, Fill, FrameClock, Key,
     ReadOptions, ResolvedBoxes, TimestampClock, Track,
 };
-use crate::draw::{make_writable, rgb_to_yuv, Canvas, Matrix, TextRenderer, PALETTE};
+use crate::frames::draw::{make_writable, rgb_to_yuv, Canvas, Matrix, TextRenderer, PALETTE};
 use crate::error::{Error, Result};
 use crate::media::table::FrameTable;
-use crate::pipeline::{FrameStage, PipelineFrame};
+use crate::frames::pipeline::{FrameStage, PipelineFrame};
 use crate::plan::Plan;
 use crate::time::Time;
 use crate::vocab::Rgb;
@@ -470,8 +470,8 @@ impl BoxRecorder {
         index: usize,
         time: Time,
         duration: Time,
-        origin: crate::pipeline::FrameOrigin,
-        geometry: crate::pipeline::Geometry,
+        origin: crate::frames::pipeline::FrameOrigin,
+        geometry: crate::frames::pipeline::Geometry,
         (width, height): (u32, u32),
     ) -> Result<()> {
         self.times.push(time);

@@ -9,7 +9,7 @@ use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
 use crate::media::frame::{copy_color_props, yuv420_plane_sizes, Converter, PIPELINE_FORMAT};
-use crate::pipeline::Geometry;
+use crate::frames::pipeline::Geometry;
 use crate::vocab::Fit;
 
 /// Where a `src` picture goes in a `frame`: scaled to `scaled`, its top-left at `offset` in the
