@@ -27,7 +27,7 @@ use serde::Serialize;
 
 pub use crate::media::frame::SizeChange;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::reference::{self, yuv420_md5, Reference};
@@ -377,7 +377,7 @@ pub fn check_sources(
     // batch of as many jobs). The count matters: a damaged stream's concealment depends on it.
     let threads = match (options.threads, jobs) {
         (0, 1) => 0,
-        (0, _) => (crate::host::worker_count(0) / jobs).max(1),
+        (0, _) => (crate::call::host::worker_count(0) / jobs).max(1),
         (t, _) => t,
     };
     let (tx, rx) = mpsc::channel::<Message>();

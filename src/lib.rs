@@ -64,9 +64,8 @@
 pub(crate) mod annotations;
 pub(crate) mod batch;
 pub(crate) mod bitstream;
-pub(crate) mod cancel;
+pub(crate) mod call;
 pub(crate) mod check;
-pub(crate) mod context;
 pub mod detect;
 mod error;
 pub(crate) mod exec;
@@ -75,8 +74,6 @@ pub(crate) mod frames;
 // One entry per parser of untrusted input, for `fuzz/` and `tests/fuzz_replay.rs`.
 #[doc(hidden)]
 pub mod fuzzing;
-pub(crate) mod hash;
-pub(crate) mod host;
 pub mod manifest;
 pub(crate) mod media;
 pub(crate) mod output;
@@ -85,10 +82,8 @@ pub(crate) mod profiles;
 pub mod review;
 pub(crate) mod sampling;
 pub(crate) mod schemas;
-pub(crate) mod settings;
 pub(crate) mod sidecar;
 pub(crate) mod stages;
-pub(crate) mod tally;
 mod textual;
 pub mod time;
 pub(crate) mod tracking;
@@ -98,12 +93,12 @@ pub use batch::{
     bad_reports, clean_item, merge_report, parse_shard, run_batch, run_item, run_manifest,
     shard_of, write_report, BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
 };
-pub use cancel::CancelToken;
+pub use call::cancel::CancelToken;
 pub use check::{
     check_sources, manifest_sources, CheckOptions, CheckReport, Compared, DamageFacts, Difference,
     ReferenceFrame, SizeChange, SourceCheck, TableFacts, Verdict, DEFAULT_CHECK_TIME_LIMIT,
 };
-pub use context::CallContext;
+pub use call::context::CallContext;
 pub use error::{require_utf8, Error, ErrorKind, FfmpegError, Result};
 pub use exec::{
     execute, execute_checked, Destination, ExecOptions, MemoryFrames, Outcome,
@@ -123,13 +118,13 @@ pub use plan::Plan;
 pub use profiles::mirrored_package;
 pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
 pub use schemas::{json_schema, json_schema_text, SchemaKind};
-pub use settings::{
+pub use call::settings::{
     FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
     DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,
 };
 pub use sidecar::VERSION;
 pub use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
-pub use tally::{Counts, Tally};
+pub use call::tally::{Counts, Tally};
 pub use vocab::{EncodeSettings, X264_PRESETS};
 
 /// The records vidprep writes, typed: what `frames.json` holds ([`records::FramesJson`], also

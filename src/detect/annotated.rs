@@ -55,7 +55,7 @@ pub fn spans(
     source: &Source,
     table: &FrameTable,
     request: &AnnotationSpans,
-    ctx: &crate::context::CallContext,
+    ctx: &crate::call::context::CallContext,
 ) -> Result<Vec<Span>> {
     let info = crate::media::input::VideoInput::open(source.clone(), ctx)?.video;
     // Boxes on the stored grid, as every reader takes them (only where they are matters).

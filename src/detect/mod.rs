@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::source::Source;
 use crate::media::table::FrameTable;

@@ -16,11 +16,11 @@
 //! safe. It runs again rather than carrying on because every export planned its frames,
 //! times and sizes from the table that turned out wrong.
 
-pub use crate::cancel::CancelToken;
-use crate::context::CallContext;
+pub use crate::call::cancel::CancelToken;
+use crate::call::context::CallContext;
 pub use crate::exports::frames::memory::MemoryFrames;
-pub(crate) use crate::hash::fnv1a;
-pub(crate) use crate::host::worker_count;
+pub(crate) use crate::call::hash::fnv1a;
+pub(crate) use crate::call::host::worker_count;
 use crate::output::group;
 use crate::stages::stream;
 
@@ -51,7 +51,7 @@ pub struct ExecOptions {
     /// Parallel decoders when only sampled frames are read (0: as many as the thread budget
     /// allows, one thread each at least). More than the budget runs more threads than it.
     pub workers: usize,
-    /// What stops this call (see `crate::cancel`). The default is a fresh token: a caller
+    /// What stops this call (see `crate::call::cancel`). The default is a fresh token: a caller
     /// that cancels (the CLI's Ctrl-C) sets its own.
     pub cancel: CancelToken,
     /// The most bytes the frames of one export kept in memory ([`Destination::Memory`]) may
@@ -63,8 +63,8 @@ pub struct ExecOptions {
     /// share the batch's (see [`TableCache`](crate::media::table::TableCache)); the default is
     /// an empty one of the call's own.
     pub tables: crate::media::table::TableCache,
-    /// Counts the work the call does (see `crate::tally`); `None` counts nothing.
-    pub tally: Option<crate::tally::Tally>,
+    /// Counts the work the call does (see `crate::call::tally`); `None` counts nothing.
+    pub tally: Option<crate::call::tally::Tally>,
     /// Network timeouts, the download limit, the lock lease (see [`crate::Settings`]). The
     /// default is the documented defaults: a door sets the ones it read
     /// ([`Settings::from_vars`](crate::Settings::from_vars)).
@@ -448,7 +448,7 @@ impl FileFingerprint {
     /// A side input: size and content hash.
     fn of_content(path: &Path) -> Option<FileFingerprint> {
         let meta = std::fs::metadata(path).ok()?;
-        let hash = crate::hash::fnv1a_file(path).ok()?;
+        let hash = crate::call::hash::fnv1a_file(path).ok()?;
         Some(FileFingerprint {
             path: path.to_path_buf(),
             bytes: meta.len(),

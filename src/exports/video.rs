@@ -540,7 +540,7 @@ fn check_payload_owner(payload: &Path, sidecar: &Path, main: &Path) -> Result<()
 /// What the source's open read in its header is used (`v`: the stream's description, the
 /// container's name and audio codecs from the source); a source never opened is opened now.
 fn passthrough_blocker(
-    ctx: &crate::context::CallContext,
+    ctx: &crate::call::context::CallContext,
     source: &crate::media::source::Source,
     v: &crate::media::input::VideoStreamInfo,
     output: &Path,

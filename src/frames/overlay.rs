@@ -165,7 +165,7 @@ impl SourceBoxes {
         (width, height): (u32, u32),
         display: (u32, u32),
         span: Option<std::ops::Range<usize>>,
-        ctx: &crate::context::CallContext,
+        ctx: &crate::call::context::CallContext,
     ) -> Result<SourceBoxes> {
         // Rows past the video's end, and outside the span, are not even kept (a MOT file far
         // longer than the span costs what the span's part of it costs).
@@ -175,7 +175,7 @@ impl SourceBoxes {
             boxes_only: true,
             ..request.read.clone()
         };
-        ctx.count(crate::tally::Event::AnnotationRead);
+        ctx.count(crate::call::tally::Event::AnnotationRead);
         let mut annotations = annotations::read(&request.path, request.format, &read)?;
         let (sx, sy) = request.grid.to_stored((width, height), display);
         annotations.rescale_pixels(sx, sy);

@@ -8,7 +8,7 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::source::Source;
@@ -114,7 +114,7 @@ impl SparseSource {
         // A damaged stream decodes as ffmpeg does (its default threads): concealment
         // depends on them.
         let threads_each = if table.damage.is_empty() {
-            (crate::host::worker_count(options.threads) / plans.len().max(1)).max(1)
+            (crate::call::host::worker_count(options.threads) / plans.len().max(1)).max(1)
         } else {
             0
         };

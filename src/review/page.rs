@@ -207,7 +207,7 @@ pub(crate) fn assemble(
         }
         identity.push(0);
     }
-    let review_id = format!("{:016x}", crate::hash::fnv1a(&identity));
+    let review_id = format!("{:016x}", crate::call::hash::fnv1a(&identity));
     let index = json!({
         "vidprep_review": 1,
         "vidprep_version": crate::sidecar::VERSION,

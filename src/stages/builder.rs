@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::Result;
 use crate::media::input::VideoStreamInfo;
 use crate::media::source::Source;

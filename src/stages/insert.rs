@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use ffmpeg_next::frame::Video as VideoFrame;
 
 use crate::annotations::{self, Fill, FrameClock};
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::frames::fit::Placer;
 use crate::media::audio::{AudioPlan, AudioSegment};

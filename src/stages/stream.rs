@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};

@@ -79,7 +79,7 @@ pub struct FramesSink {
     /// A profile's own image encoding (VLMEvalKit's cache: Pillow's JPEG).
     encoding: Option<crate::profiles::ImageEncoding>,
     /// The token of the call the images are written for: an interrupt stops between files.
-    cancel: crate::cancel::CancelToken,
+    cancel: crate::call::cancel::CancelToken,
 }
 
 impl FramesSink {
@@ -176,7 +176,7 @@ impl FramesSink {
     }
 
     /// Stops writing once `cancel` (the call's token) is cancelled.
-    pub fn stopped_by(mut self, cancel: &crate::cancel::CancelToken) -> FramesSink {
+    pub fn stopped_by(mut self, cancel: &crate::call::cancel::CancelToken) -> FramesSink {
         self.cancel = cancel.clone();
         self
     }

@@ -98,7 +98,7 @@ pub(crate) fn write(
     // same packets in the same order: each part is its own x264 run). The tail's decoder then
     // has one of the budget's threads (it reads from the tail's keyframe on: at most a GOP),
     // the others the rest (FFmpeg's automatic count where the budget is automatic).
-    let budget = crate::host::worker_count(stream.threads);
+    let budget = crate::call::host::worker_count(stream.threads);
     let beside =
         beside_part(&plan.parts).filter(|_| budget >= 2 && draw.is_empty() && recorder.is_none());
     let (threads, tail_threads) = match (beside, stream.threads) {
