@@ -56,9 +56,10 @@
 #![warn(missing_docs)]
 
 // Everything below the facade is crate-private: a library user sees the plan types (`plan`,
-// `time`), the event proposals (`detect`), the review page (`review`) and the items
-// re-exported here. The command line (`cli/`, package `vidprep-cli`) is a client of this
-// facade like any other, so the compiler holds it. `tests/architecture.rs` checks the layers.
+// `time`), the event proposals (`detect`), the review page (`review`), the typed records
+// (`records`, whose own files are crate-private) and the items re-exported here. The command
+// line (`cli/`, package `vidprep-cli`) is a client of this facade like any other, so the
+// compiler holds it. `tests/architecture.rs` checks the layers.
 // Items that only unit tests use are `#[cfg(test)]`, so the compiler's dead-code check covers
 // every module.
 pub(crate) mod annotations;
@@ -79,10 +80,10 @@ pub(crate) mod media;
 pub(crate) mod output;
 pub mod plan;
 pub(crate) mod profiles;
+pub mod records;
 pub mod review;
 pub(crate) mod sampling;
 pub(crate) mod schemas;
-pub(crate) mod sidecar;
 pub(crate) mod stages;
 mod textual;
 pub mod time;
@@ -122,28 +123,10 @@ pub use call::settings::{
     FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
     DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,
 };
-pub use sidecar::VERSION;
+pub use records::sidecar::VERSION;
 pub use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
 pub use call::tally::{Counts, Tally};
 pub use vocab::{EncodeSettings, X264_PRESETS};
-
-/// The records vidprep writes, typed: what `frames.json` holds ([`records::FramesJson`], also
-/// [`MemoryFrames::frames_json`] of a run kept in memory) and the records inside it. Their JSON
-/// Schema is `vidprep schema frames` (`docs/schema/frames.schema.json`). They are read-only
-/// (`#[non_exhaustive]`): later versions may add fields.
-pub mod records {
-    pub use crate::exports::frames::records::{FrameRecord, FramesJson};
-    pub use crate::media::images::{ImagesRecord, Layout};
-    pub use crate::media::table::{
-        CorruptPacket, Damage, DamagedPacket, DemuxerErrors, LostPackets, TimesFrom,
-        TruncatedImage, UnreadableTail,
-    };
-    pub use crate::frames::overlay::ImageBox;
-    pub use crate::profiles::api::Estimate as TokenEstimate;
-    pub use crate::sampling::Arranged;
-    pub use crate::sidecar::SourceRecord;
-    pub use crate::vocab::Ratio;
-}
 
 /// The boxes vidprep reads and writes: the native annotation format (`docs/annotations.md`) of
 /// boxes files and of the `annotations` a sidecar carries, any dataset format read with the

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::exports::ExportTarget;
 use crate::output::group::OutputGroup;
 use crate::plan::{BoxesOut, ExportSpec, Plan};
-use crate::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
+use crate::records::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
 use crate::frames::sinks::EncodedOutput;
 use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
@@ -51,7 +51,7 @@ impl Claimed {
                 .to_path_buf()
         };
         if folder(&sidecar_temp) == folder(&sidecar) {
-            crate::sidecar::check_sidecar_owner(&sidecar, &main)?;
+            crate::records::sidecar::check_sidecar_owner(&sidecar, &main)?;
         }
         let boxes = match boxes_out {
             None => None,

@@ -28,7 +28,7 @@ use crate::media::table::FrameTable;
 use crate::output::group::OutputGroup;
 use crate::frames::pipeline::{self, FrameSink, FrameStage, Progress};
 use crate::plan::{ExportSpec, Plan, VideoExport};
-use crate::sidecar::{write_json, SourceRecord, VERSION};
+use crate::records::sidecar::{write_json, SourceRecord, VERSION};
 use crate::frames::sinks::{EncodedOutput, StagedSink, VideoSink};
 use crate::stages::resize::{DecimateStage, ScaleStage};
 use crate::stages::stream::ProcessedStream;

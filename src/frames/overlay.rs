@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::media::table::FrameTable;
 use crate::frames::pipeline::{FrameStage, PipelineFrame};
 use crate::plan::Plan;
+use crate::records::frames_json::ImageBox;
 use crate::time::Time;
 use crate::vocab::Rgb;
 
@@ -338,28 +339,6 @@ impl FrameStage for OverlayStage {
         }
         Ok(())
     }
-}
-
-/// A box on one exported image, in the image's pixels.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-#[non_exhaustive]
-pub struct ImageBox {
-    /// Which input the box comes from (0: the video; 1: an inserted sequence).
-    pub source: usize,
-    /// The track id (absent for untracked detections).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub track: Option<String>,
-    /// The track's or detection's label, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// Left edge, in pixels from the image's left.
-    pub x1: f64,
-    /// Top edge, in pixels from the image's top.
-    pub y1: f64,
-    /// Right edge (excluded).
-    pub x2: f64,
-    /// Bottom edge (excluded).
-    pub y2: f64,
 }
 
 /// The boxes of `frame` from `sources`, mapped into its pixels (`width x height`) and clipped

@@ -1,9 +1,9 @@
 //! Provenance: the [`FrameRun`]s of an output, recorded from the pipeline's frames as they
 //! arrive (their source, index and timestamp), and the damaged frames among them, for the
-//! output's sidecar (`crate::sidecar`).
+//! output's sidecar (`crate::records::sidecar`).
 
 use crate::frames::pipeline::{FrameOrigin, PipelineFrame};
-use crate::sidecar::{DamagedOutputFrame, FrameRun};
+use crate::records::sidecar::{DamagedOutputFrame, FrameRun};
 use crate::time::{decimal_text, Time};
 use crate::vocab::Ratio;
 

@@ -13,7 +13,7 @@ use crate::media::encode::{Mp4Writer, VideoFormat, WriteReport};
 use crate::frames::overlay::BoxRecorder;
 use crate::frames::pipeline::{FrameSink, FrameStage, PipelineFrame};
 use crate::frames::provenance::ProvenanceRecorder;
-use crate::sidecar::{DamagedOutputFrame, FrameRun};
+use crate::records::sidecar::{DamagedOutputFrame, FrameRun};
 use crate::time::Time;
 use crate::vocab::EncodeSettings;
 use crate::vocab::Ratio;

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::frames::fit::Placement;
 use crate::media::still::still_size;
 use crate::frames::overlay::{BoxesRequest, SourceBoxes};
-use crate::sidecar::SourceRecord;
+use crate::records::sidecar::SourceRecord;
 use crate::time::{Rounding, Time};
 use crate::vocab::Fit;
 use crate::vocab::Ratio;

@@ -19,7 +19,7 @@ use crate::frames::overlay::{BoxRecorder, OverlayStage, SourceBoxes, Style};
 use crate::frames::pipeline::{ClipSource, FrameSource, FrameStage, PipelineFrame};
 use crate::plan::Plan;
 use crate::frames::provenance::ProvenanceRecorder;
-use crate::sidecar::SourceRecord;
+use crate::records::sidecar::SourceRecord;
 use crate::frames::sinks::StreamTiming;
 use crate::frames::sparse::SparseSource;
 use crate::stages::builder::{NeedleSegment, StreamBuilder};

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::records::FramesJson;
+use crate::records::frames_json::FramesJson;
 use crate::error::{Error, Result};
 
 /// The frames of one `frames` export run with [`Destination::Memory`](crate::Destination::Memory).

@@ -12,12 +12,12 @@
 //! mono PCM ([`crate::media::wav`]); each in `frames.json` and the payload.
 //! The folder is written whole under a temporary name and replaces any earlier one.
 //!
-//! One file per job: [`records`] (`frames.json`), [`sink`] (the image files), [`strip`],
-//! [`payload`] (API payloads), [`memory`] (`MemoryFrames`); this file is the export itself.
+//! One file per job: [`sink`] (the image files), [`strip`], [`payload`] (API payloads),
+//! [`memory`] (`MemoryFrames`); this file is the export itself. Its record, `frames.json`, is
+//! `crate::records::frames_json`.
 
 pub(crate) mod memory;
 mod payload;
-pub(crate) mod records;
 mod sink;
 mod strip;
 
@@ -30,14 +30,14 @@ use crate::output::group::OutputGroup;
 use crate::frames::pipeline::{FrameSink, FrameStage, PipelineFrame, Progress};
 use crate::plan::{ExportSpec, FrameLabel, FramesExport, Plan};
 use crate::sampling::{self, Arranged, FrameList, Sampled};
-use crate::sidecar::{write_json, VERSION};
+use crate::records::sidecar::{write_json, VERSION};
 use crate::frames::sinks::StagedSink;
 use crate::stages::resize::ScaleStage;
 use crate::stages::stream::ProcessedStream;
 use crate::time::{decimal_text, Time};
 use memory::MemoryFrames;
 use payload::PayloadExtras;
-use records::FramesJson;
+use crate::records::frames_json::FramesJson;
 use sink::{FramesOutputSpec, FramesSink};
 
 /// The `frames` export.

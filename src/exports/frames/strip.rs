@@ -3,7 +3,7 @@
 
 use image::RgbImage;
 
-use super::records::FrameRecord;
+use crate::records::frames_json::FrameRecord;
 
 /// The strip's tile of one frame: `rgb` resized to `tile_w` pixels wide, aspect kept.
 pub(super) fn thumbnail(rgb: &RgbImage, tile_w: u32) -> RgbImage {

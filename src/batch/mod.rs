@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::call::context::CallContext;
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::{execute_normal, Destination, ExecOptions, ItemRecord};
+use crate::exec::{execute_normal, Destination, ExecOptions};
+use crate::records::item_json::ItemRecord;
 use crate::manifest::{BadItem, Manifest, ManifestItem};
 use crate::output::group::canonical;
 use crate::frames::pipeline::Progress;
