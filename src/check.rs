@@ -29,11 +29,11 @@ pub use crate::media::frame::SizeChange;
 
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
+use crate::frames::pipeline::{FrameSource, Progress};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::reference::{self, yuv420_md5, Reference};
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, TableCache, TimesFrom};
-use crate::frames::pipeline::{FrameSource, Progress};
 use crate::time::Time;
 
 /// The default time limit of one source.

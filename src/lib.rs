@@ -95,17 +95,23 @@ pub use batch::{
     shard_of, write_report, BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
 };
 pub use call::cancel::CancelToken;
+pub use call::context::CallContext;
+pub use call::settings::{
+    FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
+    DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,
+};
+pub use call::tally::{Counts, Tally};
 pub use check::{
     check_sources, manifest_sources, CheckOptions, CheckReport, Compared, DamageFacts, Difference,
     ReferenceFrame, SizeChange, SourceCheck, TableFacts, Verdict, DEFAULT_CHECK_TIME_LIMIT,
 };
-pub use call::context::CallContext;
 pub use error::{require_utf8, Error, ErrorKind, FfmpegError, Result};
 pub use exec::{
     execute, execute_checked, Destination, ExecOptions, MemoryFrames, Outcome,
     DEFAULT_MEMORY_BUDGET,
 };
 pub use exports::{ExportReport, ExportTarget};
+pub use frames::pipeline::{NoProgress, Progress};
 pub use manifest::{read_manifest, read_manifest_in, read_manifest_shard_in};
 pub use media::ffi::{build_facts, BuildFacts};
 pub use media::input::set_ffmpeg_log;
@@ -114,18 +120,12 @@ pub use media::reference::rgb_frames_at as reference_rgb_frames;
 pub use media::source::input_paths;
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
 pub use output::group::{Committed, OutputGroup};
-pub use frames::pipeline::{NoProgress, Progress};
 pub use plan::Plan;
 pub use profiles::mirrored_package;
+pub use records::sidecar::VERSION;
 pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
 pub use schemas::{json_schema, json_schema_text, SchemaKind};
-pub use call::settings::{
-    FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
-    DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,
-};
-pub use records::sidecar::VERSION;
 pub use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
-pub use call::tally::{Counts, Tally};
 pub use vocab::{EncodeSettings, X264_PRESETS};
 
 /// The boxes vidprep reads and writes: the native annotation format (`docs/annotations.md`) of

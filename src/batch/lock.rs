@@ -41,8 +41,8 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::call::context::{CallContext, HeldLock};
-use crate::error::{Error, Result};
 use crate::call::host;
+use crate::error::{Error, Result};
 use crate::output::group::canonical;
 use crate::output::temporaries::{remove_temporaries_of, temp_name};
 

@@ -18,10 +18,10 @@ use serde::{Deserialize, Serialize};
 use crate::call::context::CallContext;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{execute_normal, Destination, ExecOptions};
-use crate::records::item_json::ItemRecord;
+use crate::frames::pipeline::Progress;
 use crate::manifest::{BadItem, Manifest, ManifestItem};
 use crate::output::group::canonical;
-use crate::frames::pipeline::Progress;
+use crate::records::item_json::ItemRecord;
 
 mod lock;
 pub(crate) use lock::OutDirLock;

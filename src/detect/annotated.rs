@@ -12,9 +12,9 @@ use serde::Serialize;
 use super::spans::Span;
 use crate::annotations::{Fill, Format, ReadOptions};
 use crate::error::{Error, Result};
+use crate::frames::overlay::{BoxesRequest, SourceBoxes};
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
-use crate::frames::overlay::{BoxesRequest, SourceBoxes};
 use crate::time::Time;
 
 /// Which annotations to read and what to take from them.

@@ -35,9 +35,9 @@ use serde::Serialize;
 
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
+use crate::frames::pipeline::Progress;
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
-use crate::frames::pipeline::Progress;
 use crate::plan::Plan;
 use crate::time::{Time, TimeSpec};
 

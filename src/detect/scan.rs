@@ -14,11 +14,11 @@ use ffmpeg_next as ffmpeg;
 
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
+use crate::frames::pipeline::Progress;
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::frame::Converter;
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, Identity};
-use crate::frames::pipeline::Progress;
 use crate::time::Time;
 
 /// The lags (in frames) at which a frame is compared with an earlier one to find dissolves:

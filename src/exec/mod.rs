@@ -18,8 +18,8 @@
 
 pub use crate::call::cancel::CancelToken;
 use crate::call::context::CallContext;
-pub use crate::exports::frames::memory::MemoryFrames;
 pub(crate) use crate::call::host::worker_count;
+pub use crate::exports::frames::memory::MemoryFrames;
 use crate::output::group;
 use crate::stages::stream;
 

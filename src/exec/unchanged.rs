@@ -12,9 +12,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::records::item_json::FileFingerprint;
 use crate::error::{Error, Result};
 use crate::plan::Plan;
+use crate::records::item_json::FileFingerprint;
 
 /// One input file as seen at one moment.
 #[derive(Clone, Debug, PartialEq, Eq)]

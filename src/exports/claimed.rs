@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use crate::annotations::{self, Fill, FrameClock};
 use crate::error::Result;
 use crate::exports::ExportTarget;
+use crate::frames::sinks::EncodedOutput;
 use crate::output::group::OutputGroup;
 use crate::plan::{BoxesOut, ExportSpec, Plan};
 use crate::records::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
-use crate::frames::sinks::EncodedOutput;
 use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
 

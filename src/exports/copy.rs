@@ -186,7 +186,8 @@ fn held_resolution(
     resolved["cut"] = serde_json::to_value(held).expect("a range serialises");
     resolved["kept"] = resolved["cut"].clone();
     resolved["start"] =
-        serde_json::to_value(crate::records::sidecar::TimeRecord::from(table.time(first))).expect("time");
+        serde_json::to_value(crate::records::sidecar::TimeRecord::from(table.time(first)))
+            .expect("time");
     let end_time = if last + 1 < table.len() {
         table.time(last + 1)
     } else {

@@ -12,10 +12,10 @@ use crate::annotations::{
     self, Annotations, BBox, BoxSource, Coords, Detection, Entry, Fill, FrameClock, Key,
     ReadOptions, ResolvedBoxes, TimestampClock, Track,
 };
-use crate::frames::draw::{make_writable, rgb_to_yuv, Canvas, Matrix, TextRenderer, PALETTE};
 use crate::error::{Error, Result};
-use crate::media::table::FrameTable;
+use crate::frames::draw::{make_writable, rgb_to_yuv, Canvas, Matrix, TextRenderer, PALETTE};
 use crate::frames::pipeline::{FrameStage, PipelineFrame};
+use crate::media::table::FrameTable;
 use crate::plan::Plan;
 use crate::records::frames_json::ImageBox;
 use crate::time::Time;

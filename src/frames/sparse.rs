@@ -10,10 +10,10 @@ use std::thread::JoinHandle;
 
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
+use crate::frames::pipeline::{FrameOrigin, FrameSource, Geometry, PipelineFrame};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, UsedInput};
-use crate::frames::pipeline::{FrameOrigin, FrameSource, Geometry, PipelineFrame};
 
 /// Targets that share a keyframe are decoded in one forward run.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -26,18 +26,18 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::exports::{Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::frames::fit::fit_within;
-use crate::output::group::OutputGroup;
 use crate::frames::pipeline::{FrameSink, FrameStage, PipelineFrame, Progress};
-use crate::plan::{ExportSpec, FrameLabel, FramesExport, Plan};
-use crate::sampling::{self, Arranged, FrameList, Sampled};
-use crate::records::sidecar::{write_json, VERSION};
 use crate::frames::sinks::StagedSink;
+use crate::output::group::OutputGroup;
+use crate::plan::{ExportSpec, FrameLabel, FramesExport, Plan};
+use crate::records::frames_json::FramesJson;
+use crate::records::sidecar::{write_json, VERSION};
+use crate::sampling::{self, Arranged, FrameList, Sampled};
 use crate::stages::resize::ScaleStage;
 use crate::stages::stream::ProcessedStream;
 use crate::time::{decimal_text, Time};
 use memory::MemoryFrames;
 use payload::PayloadExtras;
-use crate::records::frames_json::FramesJson;
 use sink::{FramesOutputSpec, FramesSink};
 
 /// The `frames` export.

@@ -11,13 +11,13 @@ use image::RgbImage;
 use serde::Serialize;
 
 use super::payload::{payload_with, PayloadExtras};
-use crate::records::frames_json::FrameRecord;
 use super::strip::{render_strip, thumbnail};
 use crate::error::{Error, Result};
-use crate::media::frame::{to_rgb_image, Converter};
 use crate::frames::overlay::{boxes_on, SourceBoxes};
 use crate::frames::pipeline::{FrameSink, PipelineFrame};
+use crate::media::frame::{to_rgb_image, Converter};
 use crate::plan::{FrameLabel, ImageFormat, Payload};
+use crate::records::frames_json::FrameRecord;
 use crate::records::sidecar::write_json;
 use crate::time::{decimal_text, Time};
 
