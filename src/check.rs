@@ -27,13 +27,13 @@ use serde::Serialize;
 
 pub use crate::media::frame::SizeChange;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
+use crate::frames::pipeline::{FrameSource, Progress};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::reference::{self, yuv420_md5, Reference};
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, TableCache, TimesFrom};
-use crate::pipeline::{FrameSource, Progress};
 use crate::time::Time;
 
 /// The default time limit of one source.
@@ -377,7 +377,7 @@ pub fn check_sources(
     // batch of as many jobs). The count matters: a damaged stream's concealment depends on it.
     let threads = match (options.threads, jobs) {
         (0, 1) => 0,
-        (0, _) => (crate::host::worker_count(0) / jobs).max(1),
+        (0, _) => (crate::call::host::worker_count(0) / jobs).max(1),
         (t, _) => t,
     };
     let (tx, rx) = mpsc::channel::<Message>();
@@ -1012,7 +1012,7 @@ fn read_all(
         .filter(|&i| i < common)
         .collect();
     if !targets.is_empty() {
-        let mut sparse = crate::sparse::SparseSource::start_with(
+        let mut sparse = crate::frames::sparse::SparseSource::start_with(
             source,
             table.clone(),
             &targets,

@@ -56,44 +56,35 @@
 #![warn(missing_docs)]
 
 // Everything below the facade is crate-private: a library user sees the plan types (`plan`,
-// `time`), the event proposals (`detect`), the review page (`review`) and the items
-// re-exported here. The command line (`cli/`, package `vidprep-cli`) is a client of this
-// facade like any other, so the compiler holds it. `tests/architecture.rs` checks the layers.
+// `time`), the event proposals (`detect`), the review page (`review`), the typed records
+// (`records`, whose own files are crate-private) and the items re-exported here. The command
+// line (`cli/`, package `vidprep-cli`) is a client of this facade like any other, so the
+// compiler holds it. `tests/architecture.rs` checks the layers.
 // Items that only unit tests use are `#[cfg(test)]`, so the compiler's dead-code check covers
 // every module.
 pub(crate) mod annotations;
 pub(crate) mod batch;
 pub(crate) mod bitstream;
-pub(crate) mod cancel;
+pub(crate) mod call;
 pub(crate) mod check;
-pub(crate) mod context;
 pub mod detect;
-pub(crate) mod draw;
 mod error;
 pub(crate) mod exec;
 pub(crate) mod exports;
-pub(crate) mod fit;
+pub(crate) mod frames;
 // One entry per parser of untrusted input, for `fuzz/` and `tests/fuzz_replay.rs`.
 #[doc(hidden)]
 pub mod fuzzing;
-pub(crate) mod hash;
-pub(crate) mod host;
 pub mod manifest;
 pub(crate) mod media;
 pub(crate) mod output;
-pub(crate) mod overlay;
-pub(crate) mod pipeline;
 pub mod plan;
 pub(crate) mod profiles;
+pub mod records;
 pub mod review;
 pub(crate) mod sampling;
 pub(crate) mod schemas;
-pub(crate) mod settings;
-pub(crate) mod sidecar;
-pub(crate) mod sinks;
-pub(crate) mod sparse;
 pub(crate) mod stages;
-pub(crate) mod tally;
 mod textual;
 pub mod time;
 pub(crate) mod tracking;
@@ -103,18 +94,24 @@ pub use batch::{
     bad_reports, clean_item, merge_report, parse_shard, run_batch, run_item, run_manifest,
     shard_of, write_report, BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
 };
-pub use cancel::CancelToken;
+pub use call::cancel::CancelToken;
+pub use call::context::CallContext;
+pub use call::settings::{
+    FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
+    DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,
+};
+pub use call::tally::{Counts, Tally};
 pub use check::{
     check_sources, manifest_sources, CheckOptions, CheckReport, Compared, DamageFacts, Difference,
     ReferenceFrame, SizeChange, SourceCheck, TableFacts, Verdict, DEFAULT_CHECK_TIME_LIMIT,
 };
-pub use context::CallContext;
 pub use error::{require_utf8, Error, ErrorKind, FfmpegError, Result};
 pub use exec::{
     execute, execute_checked, Destination, ExecOptions, MemoryFrames, Outcome,
     DEFAULT_MEMORY_BUDGET,
 };
 pub use exports::{ExportReport, ExportTarget};
+pub use frames::pipeline::{NoProgress, Progress};
 pub use manifest::{read_manifest, read_manifest_in, read_manifest_shard_in};
 pub use media::ffi::{build_facts, BuildFacts};
 pub use media::input::set_ffmpeg_log;
@@ -123,37 +120,13 @@ pub use media::reference::rgb_frames_at as reference_rgb_frames;
 pub use media::source::input_paths;
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
 pub use output::group::{Committed, OutputGroup};
-pub use pipeline::{NoProgress, Progress};
 pub use plan::Plan;
 pub use profiles::mirrored_package;
+pub use records::sidecar::VERSION;
 pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
 pub use schemas::{json_schema, json_schema_text, SchemaKind};
-pub use settings::{
-    FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
-    DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,
-};
-pub use sidecar::VERSION;
 pub use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
-pub use tally::{Counts, Tally};
 pub use vocab::{EncodeSettings, X264_PRESETS};
-
-/// The records vidprep writes, typed: what `frames.json` holds ([`records::FramesJson`], also
-/// [`MemoryFrames::frames_json`] of a run kept in memory) and the records inside it. Their JSON
-/// Schema is `vidprep schema frames` (`docs/schema/frames.schema.json`). They are read-only
-/// (`#[non_exhaustive]`): later versions may add fields.
-pub mod records {
-    pub use crate::exports::frames::records::{FrameRecord, FramesJson};
-    pub use crate::media::images::{ImagesRecord, Layout};
-    pub use crate::media::table::{
-        CorruptPacket, Damage, DamagedPacket, DemuxerErrors, LostPackets, TimesFrom,
-        TruncatedImage, UnreadableTail,
-    };
-    pub use crate::overlay::ImageBox;
-    pub use crate::profiles::api::Estimate as TokenEstimate;
-    pub use crate::sampling::Arranged;
-    pub use crate::sidecar::SourceRecord;
-    pub use crate::vocab::Ratio;
-}
 
 /// The boxes vidprep reads and writes: the native annotation format (`docs/annotations.md`) of
 /// boxes files and of the `annotations` a sidecar carries, any dataset format read with the

@@ -98,15 +98,15 @@ pub fn json_schema(kind: SchemaKind) -> serde_json::Value {
         ),
         SchemaKind::Sidecar => (
             "vidprep sidecar of a video output",
-            root::<crate::sidecar::Sidecar>(generator),
+            root::<crate::records::sidecar::Sidecar>(generator),
         ),
         SchemaKind::Frames => (
             "vidprep frames.json",
-            root::<crate::exports::frames::records::FramesJson>(generator),
+            root::<crate::records::frames_json::FramesJson>(generator),
         ),
         SchemaKind::Item => (
             "vidprep item.json",
-            root::<crate::exec::ItemRecord>(generator),
+            root::<crate::records::item_json::ItemRecord>(generator),
         ),
         SchemaKind::Report => (
             "vidprep report.jsonl line",

@@ -861,14 +861,13 @@ fn the_library_reads_no_environment() {
 
 /// The plan (the public schema) is spelt in the vocabulary below it (`vocab`, `time`,
 /// `annotations`, ...) and checks itself without opening media: nothing in `plan/` names
-/// `media`, `draw`, `fit`, `overlay` or anything above them. (`crate::manifest` reads manifests
+/// `media`, `frames` (the pipeline, drawing, placement) or anything above them. (`crate::manifest` reads manifests
 /// and checks the sources they name; it sits above `media`.)
 #[test]
 fn the_plan_names_nothing_that_opens_media_or_draws() {
     let g = graph();
     let forbidden = [
-        "media", "draw", "fit", "overlay", "pipeline", "sinks", "sparse", "tracking", "stages",
-        "exports", "exec", "batch", "manifest",
+        "media", "frames", "tracking", "stages", "exports", "exec", "batch", "manifest",
     ];
     let mut found = Vec::new();
     for e in &g.edges {

@@ -3,7 +3,7 @@
 //! each shard at most once.
 //!
 //! - **Who.** A lock (`.vidprep-lock`, `.vidprep-lock.shard-I-of-N`) records its holder:
-//!   pid, host name, boot id, PID namespace ([`crate::host`]), a random token, the
+//!   pid, host name, boot id, PID namespace ([`crate::call::host`]), a random token, the
 //!   manifest, the shard (with its count) and its lease.
 //! - **Atomic.** It is written whole under a temporary name and then hard-linked to its name,
 //!   which fails if the name exists: a crash or a full disk leaves at most a temporary (removed
@@ -40,9 +40,9 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::context::{CallContext, HeldLock};
+use crate::call::context::{CallContext, HeldLock};
+use crate::call::host;
 use crate::error::{Error, Result};
-use crate::host;
 use crate::output::group::canonical;
 use crate::output::temporaries::{remove_temporaries_of, temp_name};
 
@@ -685,7 +685,7 @@ fn in_use(dir: &Path, found: &Found, me: &LockHolder) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::DEFAULT_LEASE;
+    use crate::call::settings::DEFAULT_LEASE;
 
     fn quiet(_: &str) {}
 

@@ -12,9 +12,9 @@ use serde::Serialize;
 use super::spans::Span;
 use crate::annotations::{Fill, Format, ReadOptions};
 use crate::error::{Error, Result};
+use crate::frames::overlay::{BoxesRequest, SourceBoxes};
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
-use crate::overlay::{BoxesRequest, SourceBoxes};
 use crate::time::Time;
 
 /// Which annotations to read and what to take from them.
@@ -55,7 +55,7 @@ pub fn spans(
     source: &Source,
     table: &FrameTable,
     request: &AnnotationSpans,
-    ctx: &crate::context::CallContext,
+    ctx: &crate::call::context::CallContext,
 ) -> Result<Vec<Span>> {
     let info = crate::media::input::VideoInput::open(source.clone(), ctx)?.video;
     // Boxes on the stored grid, as every reader takes them (only where they are matters).

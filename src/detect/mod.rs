@@ -33,11 +33,11 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
+use crate::frames::pipeline::Progress;
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
-use crate::pipeline::Progress;
 use crate::plan::Plan;
 use crate::time::{Time, TimeSpec};
 

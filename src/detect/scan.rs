@@ -12,13 +12,13 @@ use ffmpeg::format::Pixel;
 use ffmpeg::software::scaling::Flags;
 use ffmpeg_next as ffmpeg;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
+use crate::frames::pipeline::Progress;
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::frame::Converter;
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, Identity};
-use crate::pipeline::Progress;
 use crate::time::Time;
 
 /// The lags (in frames) at which a frame is compared with an earlier one to find dissolves:
@@ -289,7 +289,7 @@ pub fn scan(
     if n == 0 {
         return Ok(Vec::new());
     }
-    let workers = crate::host::worker_count(options.workers);
+    let workers = crate::call::host::worker_count(options.workers);
     let chunks = plan_chunks(&table, workers);
     let single = chunks.len() == 1;
     let stop = Arc::new(AtomicBool::new(false));
@@ -719,7 +719,7 @@ mod tests {
         let source = Source::from(path.as_path());
         let table = FrameTable::for_file(&path).unwrap();
         let n = table.len();
-        let tally = crate::tally::Tally::new();
+        let tally = crate::call::tally::Tally::new();
         let counted = {
             let options = ScanOptions {
                 workers: 2,

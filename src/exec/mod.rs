@@ -8,7 +8,7 @@
 //!    order, or only the sampled ones by seeking) and every export is fed from that pass.
 //! 4. Each export writes its files at temporary paths; then the group puts them all in place.
 //!    In a batch the item's folder is replaced as a whole, with `item.json` (what was made
-//!    from what) written last inside it.
+//!    from what, `crate::records::item_json`) written last inside it.
 //!
 //! If a decoder disagrees with the frame table built from packets (damage, lying timestamps),
 //! the executor tells the call's table cache ([`ExecOptions::tables`]) and runs the plan once
@@ -16,25 +16,24 @@
 //! safe. It runs again rather than carrying on because every export planned its frames,
 //! times and sizes from the table that turned out wrong.
 
-pub use crate::cancel::CancelToken;
-use crate::context::CallContext;
+pub use crate::call::cancel::CancelToken;
+use crate::call::context::CallContext;
+pub(crate) use crate::call::host::worker_count;
 pub use crate::exports::frames::memory::MemoryFrames;
-pub(crate) use crate::hash::fnv1a;
-pub(crate) use crate::host::worker_count;
 use crate::output::group;
 use crate::stages::stream;
 
 mod unchanged;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::exports::{self, ExportContext, ExportReport, ExportTarget, Wants};
-use crate::pipeline::{self, FrameSink, Progress};
+use crate::frames::pipeline::{self, FrameSink, Progress};
 use crate::plan::{CheckedPlan, NormalPlan, Plan};
-use crate::sidecar::VERSION;
+use crate::records::item_json::{ItemRecord, RemoteFingerprint};
 use crate::vocab::EncodeSettings;
 
 /// How plans run: encoding defaults and resources.
@@ -51,7 +50,7 @@ pub struct ExecOptions {
     /// Parallel decoders when only sampled frames are read (0: as many as the thread budget
     /// allows, one thread each at least). More than the budget runs more threads than it.
     pub workers: usize,
-    /// What stops this call (see `crate::cancel`). The default is a fresh token: a caller
+    /// What stops this call (see `crate::call::cancel`). The default is a fresh token: a caller
     /// that cancels (the CLI's Ctrl-C) sets its own.
     pub cancel: CancelToken,
     /// The most bytes the frames of one export kept in memory ([`Destination::Memory`]) may
@@ -63,8 +62,8 @@ pub struct ExecOptions {
     /// share the batch's (see [`TableCache`](crate::media::table::TableCache)); the default is
     /// an empty one of the call's own.
     pub tables: crate::media::table::TableCache,
-    /// Counts the work the call does (see `crate::tally`); `None` counts nothing.
-    pub tally: Option<crate::tally::Tally>,
+    /// Counts the work the call does (see `crate::call::tally`); `None` counts nothing.
+    pub tally: Option<crate::call::tally::Tally>,
     /// Network timeouts, the download limit, the lock lease (see [`crate::Settings`]). The
     /// default is the documented defaults: a door sets the ones it read
     /// ([`Settings::from_vars`](crate::Settings::from_vars)).
@@ -333,7 +332,7 @@ fn execute_once(
             .into_iter()
             .collect();
         let record = ItemRecord::new(plan, &options.defaults, temp, remote, inputs_seen.record());
-        crate::sidecar::write_json(&temp.join("item.json"), &record)?;
+        crate::records::sidecar::write_json(&temp.join("item.json"), &record)?;
         files.push(dir.join("item.json"));
     }
     // A URL read in several requests must still be the file the first one saw; a local
@@ -372,229 +371,4 @@ fn read_gate(ctx: &CallContext) {
     }
     #[cfg(not(feature = "fault-injection"))]
     let _ = ctx;
-}
-
-/// `item.json`: what a batch item made and from what, so a resumed run redoes exactly the
-/// items whose plan, inputs or outputs changed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub(crate) struct ItemRecord {
-    /// The item's id (the folder's name).
-    pub id: String,
-    /// Hash of the plan (as run, paths resolved) and the encoding defaults: 16 hex digits
-    /// of FNV-1a.
-    pub plan_hash: String,
-    /// The vidprep version that made the item; another version redoes it on resume.
-    pub vidprep_version: String,
-    /// Every output file below the item folder, with its size; paths relative to the item
-    /// folder, sorted, `item.json` itself left out.
-    pub outputs: Vec<FileFingerprint>,
-    /// Every input file (a sequence folder's files too): the source's with size and
-    /// modification time, every side input's (boxes, subtitles, a needle sequence, the label
-    /// and info files read beside a `groundtruth.txt`) with size and content hash.
-    pub inputs: Vec<FileFingerprint>,
-    /// A URL source as its first request saw it (ETag, Last-Modified, size): a resumed run
-    /// asks the server again and redoes the item when they differ, when the server cannot
-    /// be asked, or when they do not identify a version (a size alone).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub remote: Vec<RemoteFingerprint>,
-}
-
-/// A URL input as seen at one moment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub(crate) struct RemoteFingerprint {
-    /// The URL as the plan gives it.
-    pub url: String,
-    #[serde(flatten)]
-    pub validators: crate::media::remote::Validators,
-}
-
-/// A file as seen at one moment: path, size and, for inputs, modification time.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub(crate) struct FileFingerprint {
-    /// The file: relative to the item folder for outputs, as the plan resolved it for inputs.
-    pub path: PathBuf,
-    /// Its size in bytes.
-    pub bytes: u64,
-    /// Last modification, nanoseconds since the Unix epoch; absent for outputs (only their
-    /// size is checked) and when the file system does not say.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub modified_ns: Option<u128>,
-    /// FNV-1a of its bytes, 16 hex digits: side inputs only (a changed subtitle or boxes
-    /// file redoes the item even with its size and time kept; a copy of the same bytes does
-    /// not).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<String>,
-}
-
-impl FileFingerprint {
-    fn of(path: &Path, with_time: bool) -> Option<FileFingerprint> {
-        let meta = std::fs::metadata(path).ok()?;
-        Some(FileFingerprint {
-            path: path.to_path_buf(),
-            bytes: meta.len(),
-            modified_ns: with_time
-                .then(|| {
-                    meta.modified()
-                        .ok()?
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .ok()
-                        .map(|d| d.as_nanos())
-                })
-                .flatten(),
-            content: None,
-        })
-    }
-
-    /// A side input: size and content hash.
-    fn of_content(path: &Path) -> Option<FileFingerprint> {
-        let meta = std::fs::metadata(path).ok()?;
-        let hash = crate::hash::fnv1a_file(path).ok()?;
-        Some(FileFingerprint {
-            path: path.to_path_buf(),
-            bytes: meta.len(),
-            modified_ns: None,
-            content: Some(format!("{hash:016x}")),
-        })
-    }
-}
-
-/// The hash that says whether an item must be redone: its plan, normalised with `defaults`,
-/// and the run's defaults.
-fn normalized_plan_hash(mut normalized: Plan, defaults: &EncodeSettings) -> String {
-    // The evidence is carried, not acted on: new scores for the same span redo nothing.
-    normalized.evidence = None;
-    let text = format!(
-        "{}\n{}|{}|{}\n{VERSION}",
-        serde_json::to_string(&normalized).expect("a plan serialises"),
-        defaults.crf,
-        defaults.preset,
-        defaults.audio
-    );
-    format!("{:016x}", fnv1a(text.as_bytes()))
-}
-
-/// The fingerprints of a plan's inputs (a folder's files one level down): the source's by
-/// size and time (a video is not read whole to be checked), the side inputs' by size and
-/// content.
-fn input_fingerprints(plan: &Plan) -> Vec<FileFingerprint> {
-    input_fingerprints_with(plan, true)
-}
-
-/// [`input_fingerprints`]; with `side_by_content` false, every input by size and time (no
-/// file is read: what `unchanged` compares within one request).
-fn input_fingerprints_with(plan: &Plan, side_by_content: bool) -> Vec<FileFingerprint> {
-    let source = crate::media::source::input_paths(&plan.source);
-    let mut out = Vec::new();
-    for input in plan.inputs() {
-        let side = side_by_content && !source.contains(&input);
-        let of = |p: &Path| {
-            if side {
-                FileFingerprint::of_content(p)
-            } else {
-                FileFingerprint::of(p, true)
-            }
-        };
-        if input.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&input)
-                .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-                .unwrap_or_default();
-            files.sort();
-            out.extend(files.iter().filter(|p| p.is_file()).filter_map(|p| of(p)));
-        } else {
-            out.extend(of(&input));
-            // A GOT-10k groundtruth.txt brings the files read beside it.
-            if side && input.file_name().is_some_and(|n| n == "groundtruth.txt") {
-                for beside in ["absence.label", "cover.label", "meta_info.ini"] {
-                    out.extend(input.parent().and_then(|d| of(&d.join(beside))));
-                }
-            }
-        }
-    }
-    out
-}
-
-impl ItemRecord {
-    /// The record of an item whose files are in `folder` (its temporary folder, about to be
-    /// renamed to the item folder): every file below it with its size, and the inputs as
-    /// they were when the item started (`inputs`). `plan` is normalised with `defaults` (as
-    /// [`execute`] runs it).
-    fn new(
-        plan: &Plan,
-        defaults: &EncodeSettings,
-        folder: &Path,
-        remote: Vec<RemoteFingerprint>,
-        inputs: Vec<FileFingerprint>,
-    ) -> ItemRecord {
-        let mut outputs: Vec<FileFingerprint> = walkdir::WalkDir::new(folder)
-            .min_depth(1)
-            .into_iter()
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_type().is_file())
-            .filter_map(|e| {
-                let rel = e.path().strip_prefix(folder).ok()?.to_path_buf();
-                // vidprep's own temporaries (an attempt's scratch file) are never outputs.
-                let temporary = e
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(crate::output::temporaries::TEMP_PREFIX);
-                (rel != Path::new("item.json") && !temporary).then(|| FileFingerprint {
-                    path: rel,
-                    bytes: e.metadata().map(|m| m.len()).unwrap_or(0),
-                    modified_ns: None,
-                    content: None,
-                })
-            })
-            .collect();
-        outputs.sort_by(|a, b| a.path.cmp(&b.path));
-        ItemRecord {
-            id: plan.id.clone(),
-            plan_hash: normalized_plan_hash(plan.clone(), defaults),
-            vidprep_version: VERSION.to_string(),
-            outputs,
-            inputs,
-            remote,
-        }
-    }
-
-    /// Whether the item in `dir`, made from `plan` (normalised with `defaults`), is complete
-    /// and current: the same plan, every output present with its recorded size, every input
-    /// unchanged (a URL source asked with the call's settings).
-    pub(crate) fn is_current(
-        dir: &Path,
-        plan: &NormalPlan,
-        defaults: &EncodeSettings,
-        ctx: &CallContext,
-    ) -> Option<ItemRecord> {
-        let text = std::fs::read_to_string(dir.join("item.json")).ok()?;
-        let record: ItemRecord = serde_json::from_str(&text).ok()?;
-        if record.id != plan.id
-            || record.plan_hash != normalized_plan_hash(Plan::clone(plan), defaults)
-            || record.vidprep_version != VERSION
-        {
-            return None;
-        }
-        for o in &record.outputs {
-            let meta = std::fs::metadata(dir.join(&o.path)).ok()?;
-            if !meta.is_file() || meta.len() != o.bytes {
-                return None;
-            }
-        }
-        if input_fingerprints(plan) != record.inputs {
-            return None;
-        }
-        if crate::media::source::is_url(&plan.source) {
-            // Asked last: the checks above cost no request.
-            let [seen] = record.remote.as_slice() else {
-                return None;
-            };
-            if seen.url != plan.source.to_string_lossy() || !seen.validators.identify_a_version() {
-                return None;
-            }
-            let now = crate::media::remote::current_validators(&plan.source, ctx).ok()?;
-            if now != seen.validators {
-                return None;
-            }
-        }
-        Some(record)
-    }
 }

@@ -12,9 +12,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::FileFingerprint;
 use crate::error::{Error, Result};
 use crate::plan::Plan;
+use crate::records::item_json::FileFingerprint;
 
 /// One input file as seen at one moment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,7 +39,7 @@ impl InputsSeen {
     pub(crate) fn take(plan: &Plan, for_record: bool) -> InputsSeen {
         let seen = Self::look(plan);
         let record = if for_record {
-            super::input_fingerprints(plan)
+            crate::records::item_json::input_fingerprints(plan)
         } else {
             Vec::new()
         };
@@ -48,7 +48,7 @@ impl InputsSeen {
 
     /// Every input by identity, size and time (no file is read).
     fn look(plan: &Plan) -> Vec<Seen> {
-        super::input_fingerprints_with(plan, false)
+        crate::records::item_json::input_fingerprints_with(plan, false)
             .into_iter()
             .map(|fingerprint| Seen {
                 identity: identity(&fingerprint.path),

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use crate::annotations::{self, Fill, FrameClock};
 use crate::error::Result;
 use crate::exports::ExportTarget;
+use crate::frames::sinks::EncodedOutput;
 use crate::output::group::OutputGroup;
 use crate::plan::{BoxesOut, ExportSpec, Plan};
-use crate::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
-use crate::sinks::EncodedOutput;
+use crate::records::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
 use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
 
@@ -45,7 +45,7 @@ impl Claimed {
         // Written in place (not inside an item folder replaced as a whole): the sidecar must
         // not be another output's or a file vidprep did not write.
         if written_in_place(&sidecar_temp, &sidecar) {
-            crate::sidecar::check_sidecar_owner(&sidecar, &main)?;
+            crate::records::sidecar::check_sidecar_owner(&sidecar, &main)?;
         }
         let boxes = match boxes_out {
             None => None,

@@ -10,10 +10,10 @@ use crate::exports::claimed::{
     boxes_out_of, clip_summary, video_sidecar, write_boxes_file, Claimed,
 };
 use crate::exports::{encode_settings, Export, ExportContext, ExportReport, ExportTarget, Wants};
+use crate::frames::pipeline::{FrameSink, Progress};
+use crate::frames::sinks::{StagedSink, VideoSink};
 use crate::output::group::OutputGroup;
-use crate::pipeline::{FrameSink, Progress};
 use crate::plan::{ClipExport, ExportSpec, Plan};
-use crate::sinks::{StagedSink, VideoSink};
 use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
 

@@ -11,9 +11,9 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::exports::claimed::Claimed;
 use crate::exports::ExportReport;
-use crate::pipeline::FrameOrigin;
+use crate::frames::pipeline::FrameOrigin;
 use crate::plan::ExportSpec;
-use crate::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
+use crate::records::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
 use crate::stages::resolve::ResolvedClip;
 use crate::stages::stream::ProcessedStream;
 use crate::time::FrameRange;
@@ -23,8 +23,8 @@ use crate::time::FrameRange;
 pub struct CopyResolution {
     /// The source frames really copied (whole GOPs).
     pub copied: FrameRange,
-    pub copied_start: crate::sidecar::TimeRecord,
-    pub copied_end: crate::sidecar::TimeRecord,
+    pub copied_start: crate::records::sidecar::TimeRecord,
+    pub copied_end: crate::records::sidecar::TimeRecord,
     pub audio: String,
 }
 
@@ -186,14 +186,15 @@ fn held_resolution(
     resolved["cut"] = serde_json::to_value(held).expect("a range serialises");
     resolved["kept"] = resolved["cut"].clone();
     resolved["start"] =
-        serde_json::to_value(crate::sidecar::TimeRecord::from(table.time(first))).expect("time");
+        serde_json::to_value(crate::records::sidecar::TimeRecord::from(table.time(first)))
+            .expect("time");
     let end_time = if last + 1 < table.len() {
         table.time(last + 1)
     } else {
         table.end_time()
     };
     resolved["end"] =
-        serde_json::to_value(crate::sidecar::TimeRecord::from(end_time)).expect("time");
+        serde_json::to_value(crate::records::sidecar::TimeRecord::from(end_time)).expect("time");
     resolved["frames"] = copied.len().into();
     if resolved["decision"].is_object() {
         resolved["decision"]["last_kept_frame"] = last.into();

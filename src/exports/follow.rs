@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::profiles::Applied;
-use crate::sidecar::SourceRecord;
+use crate::records::sidecar::SourceRecord;
 
 /// The largest parity record read (a record of 20 million positions is far below it).
 const MAX_RECORD_BYTES: u64 = 1 << 30;

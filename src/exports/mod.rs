@@ -22,8 +22,8 @@ pub(crate) mod video;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
+use crate::frames::pipeline::{FrameSink, Progress};
 use crate::output::group::OutputGroup;
-use crate::pipeline::{FrameSink, Progress};
 use crate::plan::{ExportSpec, Plan};
 use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;

@@ -24,15 +24,15 @@ use crate::exports::claimed::{
     Claimed, SideFile,
 };
 use crate::exports::{encode_settings, Export, ExportContext, ExportReport, ExportTarget, Wants};
-use crate::fit::fit_within;
+use crate::frames::fit::fit_within;
+use crate::frames::pipeline::{self, FrameSink, FrameStage, Progress};
+use crate::frames::sinks::{EncodedOutput, StagedSink, VideoSink};
 use crate::media::audio::audio_stream_format;
 use crate::media::input::VideoInput;
 use crate::media::table::FrameTable;
 use crate::output::group::OutputGroup;
-use crate::pipeline::{self, FrameSink, FrameStage, Progress};
 use crate::plan::{ExportSpec, Plan, VideoExport};
-use crate::sidecar::{write_json, SourceRecord, VERSION};
-use crate::sinks::{EncodedOutput, StagedSink, VideoSink};
+use crate::records::sidecar::{write_json, SourceRecord, VERSION};
 use crate::stages::resize::{DecimateStage, ScaleStage};
 use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
@@ -516,7 +516,7 @@ impl RateSolver {
 /// What the source's open read in its header is used (`v`: the stream's description, the
 /// container's name and audio codecs from the source); a source never opened is opened now.
 fn passthrough_blocker(
-    ctx: &crate::context::CallContext,
+    ctx: &crate::call::context::CallContext,
     source: &crate::media::source::Source,
     v: &crate::media::input::VideoStreamInfo,
     output: &Path,
@@ -977,7 +977,7 @@ impl VideoMaker {
             frames.record_parts(
                 i,
                 table.time(i) - table.time(0),
-                crate::pipeline::FrameOrigin {
+                crate::frames::pipeline::FrameOrigin {
                     source: 0,
                     index: i,
                     pts: table.pts(i),

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 mod paths;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::plan::{CheckedPlan, Plan};
 
@@ -172,7 +172,7 @@ fn id_key(id: &str) -> u128 {
 /// The shard (0..count) of an item id (`vidprep run --shard I/N` runs the items whose id
 /// falls in shard `I`).
 pub fn shard_of(id: &str, count: usize) -> usize {
-    (crate::hash::fnv1a(id.as_bytes()) % count.max(1) as u64) as usize
+    (crate::call::hash::fnv1a(id.as_bytes()) % count.max(1) as u64) as usize
 }
 
 /// Largest manifest read (a guard against being pointed at a video or a device).

@@ -10,7 +10,7 @@ use ffmpeg::format::context::Output;
 use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::audio_clock::{time_base_is_coarse, AudioClock};
 use crate::media::demux::{AudioRead, SharedDemuxer};
@@ -134,7 +134,7 @@ fn open_for_audio(
     if crate::media::source::is_image_sequence(source.path()) {
         return Ok(None);
     }
-    call.count(crate::tally::Event::AudioOpen);
+    call.count(crate::call::tally::Event::AudioOpen);
     open_media(source, call).map(Some)
 }
 

@@ -26,7 +26,7 @@ use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::demux::SharedDemuxer;
 use crate::media::ffi;
@@ -158,7 +158,7 @@ pub struct FrameReader {
     /// instead: every read loop makes progress or stops ([`FrameReader::no_progress`]).
     positioned_since_frame: Vec<Option<(usize, bool)>>,
     /// Counts the decoder and its threads on the call's tally while it is open.
-    _held: crate::tally::DecoderHeld,
+    _held: crate::call::tally::DecoderHeld,
     /// Pictures the decoder concealed without saying so (FFmpeg 4); declared after the
     /// decoder, which points at it, so that it is dropped after it.
     conceal: crate::media::compat::ConcealWatch,
@@ -1068,7 +1068,7 @@ impl FrameReader {
             match self.decoder.receive_frame(&mut frame) {
                 Ok(()) => {
                     self.decoded += 1;
-                    self.call.count(crate::tally::Event::FrameDecoded);
+                    self.call.count(crate::call::tally::Event::FrameDecoded);
                     return Ok(Some(frame));
                 }
                 Err(ffmpeg::Error::Eof) => return Ok(None),
@@ -1151,7 +1151,7 @@ impl FrameReader {
                     if let (Some(out), Some(k)) = (&self.left_out, pts) {
                         if out.contains(&k) {
                             self.packets_left_out += 1;
-                            self.call.count(crate::tally::Event::PacketLeftOut);
+                            self.call.count(crate::call::tally::Event::PacketLeftOut);
                             continue;
                         }
                     }

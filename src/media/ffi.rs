@@ -355,7 +355,7 @@ pub(crate) enum NetworkVerdict {
 /// network input its [`Watch`]. Owned by the [`OpenedInput`] (dropped after the input it
 /// watches).
 pub(crate) struct Interrupt {
-    cancel: crate::cancel::CancelToken,
+    cancel: crate::call::cancel::CancelToken,
     watch: Option<Watch>,
 }
 
@@ -382,7 +382,7 @@ pub(crate) struct Watch {
     deadline_ms: u64,
     /// The watched input (set before it is opened; FFmpeg frees it only with the input).
     context: std::sync::atomic::AtomicPtr<ffi::AVFormatContext>,
-    network: crate::settings::NetworkSettings,
+    network: crate::call::settings::NetworkSettings,
     /// When the callback was last called (ms since the epoch; 0: never).
     last_call_ms: std::sync::atomic::AtomicU64,
     /// Time spent waiting in this window: the gaps between calls of one wait (FFmpeg calls
@@ -537,8 +537,8 @@ pub(crate) fn open_input(
     url: &std::ffi::CStr,
     format: Option<&str>,
     options: ffmpeg::Dictionary,
-    cancel: &crate::cancel::CancelToken,
-    network: Option<(std::time::Duration, crate::settings::NetworkSettings)>,
+    cancel: &crate::call::cancel::CancelToken,
+    network: Option<(std::time::Duration, crate::call::settings::NetworkSettings)>,
 ) -> Result<OpenedInput, OpenFailed> {
     let failed = |error| OpenFailed {
         error,

@@ -12,7 +12,7 @@ pub use crate::media::ffi::OpenedInput;
 use ffmpeg::media::Type as MediaType;
 use ffmpeg_next as ffmpeg;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::source::{ImageSequence, Resolved, Source, SourceKind};
 use crate::time::Time;
@@ -143,8 +143,8 @@ pub fn init() {
 
 /// Sets FFmpeg's log level for the whole process (FFmpeg keeps it globally; a door calls this
 /// once, at its start: the command line and the Python package from `VIDPREP_FFMPEG_LOG`).
-pub fn set_ffmpeg_log(level: crate::settings::FfmpegLog) {
-    use crate::settings::FfmpegLog;
+pub fn set_ffmpeg_log(level: crate::call::settings::FfmpegLog) {
+    use crate::call::settings::FfmpegLog;
     init();
     ffmpeg::log::set_level(match level {
         FfmpegLog::Debug => ffmpeg::log::Level::Debug,
@@ -257,7 +257,7 @@ pub(crate) fn open_source(source: &Source, ctx: &CallContext) -> Result<(OpenedI
             check_frame_size(&first, width, height)?;
         }
     }
-    ctx.count(crate::tally::Event::Open);
+    ctx.count(crate::call::tally::Event::Open);
     let recipe = &resolved.recipe;
     let network = (resolved.kind == SourceKind::Url && !resolved.downloaded)
         .then_some((ctx.settings.network.deadline, ctx.settings.network));

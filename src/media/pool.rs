@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::media::demux::SharedDemuxer;
 use crate::media::source::Source;
 

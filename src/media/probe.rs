@@ -6,7 +6,7 @@ use ffmpeg::media::Type as MediaType;
 use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::Result;
 use crate::media::frame::SizeChange;
 use crate::media::images::ImagesRecord;

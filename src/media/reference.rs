@@ -16,7 +16,7 @@ use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 use md5::{Digest, Md5};
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::open_decoder;
 use crate::media::frame::{

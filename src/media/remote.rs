@@ -27,7 +27,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{bytes_text, Error, Result};
 
 /// What identifies one version of a remote resource (as `item.json` records it for a URL

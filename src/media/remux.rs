@@ -40,7 +40,7 @@ fn codec_fits(output: &ffmpeg::format::context::Output, id: ffmpeg::codec::Id) -
 /// source and the final file in errors. The source is read for the call `ctx`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn copy_gops(
-    ctx: &crate::context::CallContext,
+    ctx: &crate::call::context::CallContext,
     source: &Source,
     input: &Path,
     table: &FrameTable,

@@ -19,13 +19,13 @@ use std::path::{Path, PathBuf};
 use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
+use crate::call::settings::NetworkSettings;
 use crate::error::{Error, Result};
 use crate::media::ffi::NetworkVerdict;
 pub use crate::media::images::ImageSequence;
 use crate::media::images::{folder_of, mot_parent_of, path_bytes, printf_pattern, read_seqinfo};
 use crate::media::remote::Remote;
-use crate::settings::NetworkSettings;
 use crate::vocab::FrameRate;
 
 /// URL schemes vidprep opens.
@@ -383,7 +383,10 @@ pub(crate) fn file_recipe(path: &Path) -> Result<OpenRecipe> {
 
 /// The recipe for an http(s) URL: network protocols only, every socket operation bounded by
 /// the call's network timeout.
-pub(crate) fn url_recipe(path: &Path, settings: &crate::settings::Settings) -> Result<OpenRecipe> {
+pub(crate) fn url_recipe(
+    path: &Path,
+    settings: &crate::call::settings::Settings,
+) -> Result<OpenRecipe> {
     let text = path.to_str().unwrap_or_default();
     let scheme = text.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     if let Some(scheme) = scheme.filter(|s| s == "http" || s == "https") {

@@ -14,7 +14,7 @@ use crate::media::input::{read_packet, VideoInput};
 
 /// Decodes the single picture in `path` (JPEG, PNG, ...) in its own pixel format, for the
 /// call `ctx` (its open counts on the call's tally).
-pub fn decode_still(path: &Path, ctx: &crate::context::CallContext) -> Result<VideoFrame> {
+pub fn decode_still(path: &Path, ctx: &crate::call::context::CallContext) -> Result<VideoFrame> {
     let mut input = VideoInput::open(path, ctx)?;
     let index = input.video.index;
     let stream = input.context.stream(index).expect("video stream");

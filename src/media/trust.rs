@@ -43,7 +43,7 @@ pub(crate) struct Trust {
 impl Trust {
     /// The trust of a call with `settings`: their `SSL_CERT_FILE` and `SSL_CERT_DIR` (a door
     /// fills them from its environment), and the system's files.
-    pub fn of(settings: &crate::settings::Settings) -> Trust {
+    pub fn of(settings: &crate::call::settings::Settings) -> Trust {
         Trust::from_parts(
             settings.ssl_cert_file.clone(),
             settings.ssl_cert_dir.clone().map(Into::into),

@@ -13,16 +13,16 @@
 //! command line's signal handler before it exits; it waits for a commit under way, which
 //! holds the token's commit lock, so a signal never leaves half a group), and a later run recognises leftovers of a killed one by their prefix ([`TEMP_PREFIX`](super::temporaries::TEMP_PREFIX)). A
 //! temporary's name carries its writer's host tag and process id
-//! (`.vidprep-tmp-<tag>-<pid>-<n>.<what>`, [`crate::host`]): a run removes another's
+//! (`.vidprep-tmp-<tag>-<pid>-<n>.<what>`, [`crate::call::host`]): a run removes another's
 //! temporaries only when they are provably dead (its own host and a dead process), or
-//! untouched for [`crate::host::STALE_TEMPORARY`].
+//! untouched for [`crate::call::host::STALE_TEMPORARY`].
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 #[cfg(doc)]
-use crate::cancel::CancelToken;
-use crate::context::CallContext;
+use crate::call::cancel::CancelToken;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::output::temporaries::{remove_dead_temporaries, remove_path, temp_name};
 
@@ -769,7 +769,7 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8], ctx: &CallContext) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cancel::CancelToken;
+    use crate::call::cancel::CancelToken;
 
     #[test]
     fn a_calls_temporaries_are_its_own() {

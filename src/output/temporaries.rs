@@ -29,7 +29,7 @@ pub(crate) fn temp_name(dir: &Path, what: &str) -> PathBuf {
     let n = SERIAL.fetch_add(1, Ordering::Relaxed);
     dir.join(format!(
         "{TEMP_PREFIX}{}-{}-{n}.{what}",
-        crate::host::tag(),
+        crate::call::host::tag(),
         std::process::id()
     ))
 }
@@ -46,7 +46,7 @@ fn newest_change(p: &Path) -> Option<std::time::SystemTime> {
 /// Removes what dead processes left under temporary names in `dir`: a temporary of this
 /// host (and PID namespace) whose writer is gone (`kill -9`, a crash), and a temporary of
 /// another host, or of an older vidprep that named no host, untouched (itself and
-/// everything in it) for [`crate::host::STALE_TEMPORARY`]. A live writer's temporaries,
+/// everything in it) for [`crate::call::host::STALE_TEMPORARY`]. A live writer's temporaries,
 /// here or elsewhere, are never touched.
 pub(crate) fn remove_dead_temporaries(dir: &Path) {
     if !cfg!(target_os = "linux") {
@@ -55,21 +55,21 @@ pub(crate) fn remove_dead_temporaries(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let mine = crate::host::tag();
+    let mine = crate::call::host::tag();
     for e in entries.filter_map(|e| e.ok()) {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
             continue;
         };
-        let Some((tag, pid)) = crate::host::temp_owner(rest) else {
+        let Some((tag, pid)) = crate::call::host::temp_owner(rest) else {
             continue;
         };
         let dead = if tag == Some(mine) {
-            !crate::host::process_alive(pid)
+            !crate::call::host::process_alive(pid)
         } else {
             newest_change(&e.path())
                 .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > crate::host::STALE_TEMPORARY)
+                .is_some_and(|age| age > crate::call::host::STALE_TEMPORARY)
         };
         if dead {
             remove_path(&e.path());
@@ -88,8 +88,8 @@ pub(crate) fn remove_temporaries_of(dir: &Path, tag: &str, pid: u32) -> usize {
         let name = e.file_name().to_string_lossy().into_owned();
         let owner = name
             .strip_prefix(TEMP_PREFIX)
-            .and_then(crate::host::temp_owner);
-        let me = tag == crate::host::tag() && pid == std::process::id();
+            .and_then(crate::call::host::temp_owner);
+        let me = tag == crate::call::host::tag() && pid == std::process::id();
         if owner == Some((Some(tag), pid)) && !me {
             remove_path(&e.path());
             n += 1;

@@ -6,8 +6,8 @@
 //! afterwards (only `strict`, which no check looks at).
 
 use super::schema::Plan;
-use crate::context::CallContext;
-use crate::tally::Event;
+use crate::call::context::CallContext;
+use crate::call::tally::Event;
 use crate::vocab::EncodeSettings;
 
 /// A plan that passed [`Plan::check`]. Only [`CheckedPlan::new`] makes one; it reads as a

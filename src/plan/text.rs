@@ -320,7 +320,7 @@ crate::textual::json_schema_as!(
     )
 );
 
-/// What a frames export draws on each frame, as NumPro does (`src/draw/numpro.rs`).
+/// What a frames export draws on each frame, as NumPro does (`src/frames/draw/numpro.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameLabel {
     /// The frame's index in the processed stream (NumPro's number: 0 at the span's start).

@@ -334,7 +334,7 @@ pub fn apply_decisions(
     decisions_path: &Path,
     manifest: &Path,
     output: Option<&Path>,
-    ctx: &crate::context::CallContext,
+    ctx: &crate::call::context::CallContext,
 ) -> Result<Applied> {
     let decisions = Decisions::read(decisions_path)?;
     let output = output
@@ -514,7 +514,7 @@ pub fn apply_decisions(
 fn span_frames(
     item: &crate::manifest::ManifestItem,
     tables: &crate::media::table::TableCache,
-    ctx: &crate::context::CallContext,
+    ctx: &crate::call::context::CallContext,
 ) -> Result<u64> {
     let mut plan = crate::plan::Plan::clone(&item.plan);
     plan.decision = None;

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::batch::{run_batch, BatchOptions, Observer, Status};
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::exec::ExecOptions;
 use crate::manifest::ManifestItem;
@@ -479,7 +479,7 @@ impl Previews {
 /// point leaves the earlier page whole, with its own previews and thumbnails.
 pub(crate) fn media_folder(id: &str, preview: &Plan) -> String {
     let text = serde_json::to_string(preview).expect("a plan serialises");
-    let hash = crate::hash::fnv1a(text.as_bytes());
+    let hash = crate::call::hash::fnv1a(text.as_bytes());
     // An id may be 200 bytes; the folder's name keeps room for the hash.
     let mut end = id.len().min(160);
     while !id.is_char_boundary(end) {

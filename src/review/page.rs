@@ -207,10 +207,10 @@ pub(crate) fn assemble(
         }
         identity.push(0);
     }
-    let review_id = format!("{:016x}", crate::hash::fnv1a(&identity));
+    let review_id = format!("{:016x}", crate::call::hash::fnv1a(&identity));
     let index = json!({
         "vidprep_review": 1,
-        "vidprep_version": crate::sidecar::VERSION,
+        "vidprep_version": crate::records::sidecar::VERSION,
         "review_id": review_id,
         "run_dir": run_dir.display().to_string(),
         "manifest": manifest.map(|m| m.display().to_string()),

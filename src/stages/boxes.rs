@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::annotations::Fill;
 use crate::error::Result;
-use crate::overlay::{BoxesRequest, SourceBoxes};
+use crate::frames::overlay::{BoxesRequest, SourceBoxes};
 use crate::stages::builder::{Stage, StreamBuilder};
 use crate::tracking::{fill_gaps, TrackOptions};
 

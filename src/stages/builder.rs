@@ -7,12 +7,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::Result;
+use crate::frames::overlay::{SourceBoxes, Style};
 use crate::media::input::VideoStreamInfo;
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
-use crate::overlay::{SourceBoxes, Style};
 use crate::stages::needle::PreparedNeedle;
 use crate::stages::resolve::ResolvedClip;
 use crate::time::Time;

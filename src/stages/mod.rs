@@ -40,7 +40,7 @@ pub(crate) fn stages_of(plan: &Plan) -> Vec<Box<dyn Stage>> {
     if let Some(spec) = &plan.insert {
         stages.push(Box::new(insert::InsertStage { spec: spec.clone() }));
     }
-    if let Some(request) = crate::overlay::BoxesRequest::of_plan(plan) {
+    if let Some(request) = crate::frames::overlay::BoxesRequest::of_plan(plan) {
         stages.push(Box::new(boxes::BoxesStage { request }));
     }
     stages

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use crate::annotations::{self, ConstantRateClock, Fill};
 use crate::error::{Error, Result};
-use crate::fit::Placement;
+use crate::frames::fit::Placement;
+use crate::frames::overlay::{BoxesRequest, SourceBoxes};
 use crate::media::still::still_size;
-use crate::overlay::{BoxesRequest, SourceBoxes};
-use crate::sidecar::SourceRecord;
+use crate::records::sidecar::SourceRecord;
 use crate::time::{Rounding, Time};
 use crate::vocab::Fit;
 use crate::vocab::Ratio;

@@ -6,8 +6,8 @@ use ffmpeg_next::format::Pixel;
 use ffmpeg_next::software::scaling::Flags;
 
 use crate::error::{Error, Result};
+use crate::frames::pipeline::{FrameStage, Geometry, PipelineFrame};
 use crate::media::frame::{Converter, PIPELINE_FORMAT};
-use crate::pipeline::{FrameStage, Geometry, PipelineFrame};
 
 /// Resizes every frame to `size` (bicubic, like the ffmpeg CLI's scale filter).
 pub struct ScaleStage {

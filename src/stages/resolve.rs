@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::media::table::FrameTable;
-use crate::sidecar::TimeRecord;
+use crate::records::sidecar::TimeRecord;
 use crate::time::{FrameRange, Time, TimeSpec};
 
 /// What a user asks of one clip.

@@ -7,20 +7,21 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
+use crate::frames::overlay::{BoxRecorder, OverlayStage, SourceBoxes, Style};
+use crate::frames::pipeline::{ClipSource, FrameSource, FrameStage, PipelineFrame};
+use crate::frames::provenance::ProvenanceRecorder;
+use crate::frames::sinks::StreamTiming;
+use crate::frames::sparse::SparseSource;
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::input::{VideoInput, VideoStreamInfo};
 use crate::media::pool::InputPool;
 use crate::media::source::{ImageSequence, Source, SourceKind};
 use crate::media::table::{FrameTable, TableCache, UsedInput};
-use crate::overlay::{BoxRecorder, OverlayStage, SourceBoxes, Style};
-use crate::pipeline::{ClipSource, FrameSource, FrameStage, PipelineFrame};
 use crate::plan::Plan;
-use crate::sidecar::{ProvenanceRecorder, SourceRecord};
-use crate::sinks::StreamTiming;
-use crate::sparse::SparseSource;
+use crate::records::sidecar::SourceRecord;
 use crate::stages::builder::{NeedleSegment, StreamBuilder};
 use crate::stages::insert::{common_time_base, splice_audio, NeedleRenderer, SpliceSource};
 use crate::stages::resolve::{resolve_clip, ClipSpec, ResolvedClip};

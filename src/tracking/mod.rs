@@ -32,7 +32,7 @@ use ffmpeg_next::format::Pixel;
 use serde::Serialize;
 
 use crate::annotations::{BBox, BoxSource, DrawBox, ResolvedBoxes, TrackerKind};
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::frame::Converter;

@@ -1,5 +1,5 @@
 //! [`Fit`]: how a picture fits a frame of another size (letterbox, stretch or crop), and the
-//! size syntax `WxH` ([`parse_size`]). The placement itself is `crate::fit`.
+//! size syntax `WxH` ([`parse_size`]). The placement itself is `crate::frames::fit`.
 
 /// How a picture is fitted into a frame of another size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use super::records::FramesJson;
 use crate::error::{Error, Result};
+use crate::records::frames_json::FramesJson;
 
 /// The frames of one `frames` export run with [`Destination::Memory`](crate::Destination::Memory).
 #[derive(Clone, Debug)]

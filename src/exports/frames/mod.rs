@@ -7,17 +7,17 @@
 //! their position and time, with `frames.json` (each image's stream frame, source frame, time
 //! and boxes) and optionally a captioned strip, an API payload with Base64 images, or JSONL.
 //! Beside the frames, on request: each frame's number or time drawn on it as NumPro does
-//! (`crate::draw::numpro`), each frame's subtitle text from an SRT/WebVTT file by VLMEvalKit's
+//! (`crate::frames::draw::numpro`), each frame's subtitle text from an SRT/WebVTT file by VLMEvalKit's
 //! Video-MME rule ([`crate::exports::subtitles`]), and `audio.wav`, the span's audio as 16 kHz
 //! mono PCM ([`crate::media::wav`]); each in `frames.json` and the payload.
 //! The folder is written whole under a temporary name and replaces any earlier one.
 //!
-//! One file per job: [`records`] (`frames.json`), [`sink`] (the image files), [`strip`],
-//! [`payload`] (API payloads), [`memory`] (`MemoryFrames`); this file is the export itself.
+//! One file per job: [`sink`] (the image files), [`strip`], [`payload`] (API payloads),
+//! [`memory`] (`MemoryFrames`); this file is the export itself. Its record, `frames.json`, is
+//! `crate::records::frames_json`.
 
 pub(crate) mod memory;
 mod payload;
-pub(crate) mod records;
 mod sink;
 mod strip;
 
@@ -25,19 +25,19 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::exports::{Export, ExportContext, ExportReport, ExportTarget, Wants};
-use crate::fit::fit_within;
+use crate::frames::fit::fit_within;
+use crate::frames::pipeline::{FrameSink, FrameStage, PipelineFrame, Progress};
+use crate::frames::sinks::StagedSink;
 use crate::output::group::OutputGroup;
-use crate::pipeline::{FrameSink, FrameStage, PipelineFrame, Progress};
 use crate::plan::{ExportSpec, FrameLabel, FramesExport, Plan};
+use crate::records::frames_json::FramesJson;
+use crate::records::sidecar::{write_json, VERSION};
 use crate::sampling::{self, Arranged, FrameList, Sampled};
-use crate::sidecar::{write_json, VERSION};
-use crate::sinks::StagedSink;
 use crate::stages::resize::ScaleStage;
 use crate::stages::stream::ProcessedStream;
 use crate::time::{decimal_text, Time};
 use memory::MemoryFrames;
 use payload::PayloadExtras;
-use records::FramesJson;
 use sink::{FramesOutputSpec, FramesSink};
 
 /// The `frames` export.
@@ -68,13 +68,13 @@ struct LabelStage {
 
 impl FrameStage for LabelStage {
     fn apply(&mut self, frame: &mut PipelineFrame) -> Result<()> {
-        crate::draw::make_writable(&mut frame.image)
+        crate::frames::draw::make_writable(&mut frame.image)
             .map_err(|e| Error::internal(format!("cannot draw on frame {}: {e}", frame.index)))?;
         // Drawn in YUV: this frame's RGB outputs are made from the drawn picture.
         frame.rgb = None;
         let time = self.times.get(frame.index).copied().unwrap_or(frame.time);
         let text = self.kind.text(frame.index, time);
-        crate::draw::numpro::draw(&mut frame.image, &text);
+        crate::frames::draw::numpro::draw(&mut frame.image, &text);
         Ok(())
     }
 }
@@ -650,8 +650,8 @@ impl Export for FramesMaker {
                          x = W - tw, y = H - th - th/3 (PIL textbbox ink box, anchor la), no \
                          margin, no background, drawn on the frame as decoded before any resize",
                 "font": "DejaVu Sans Bold",
-                "em_px": crate::draw::numpro::EM_PX,
-                "colour": crate::draw::numpro::COLOUR.to_string(),
+                "em_px": crate::frames::draw::numpro::EM_PX,
+                "colour": crate::frames::draw::numpro::COLOUR.to_string(),
                 "position": "bottom_right",
             })
         });

@@ -11,14 +11,14 @@ use image::RgbImage;
 use serde::Serialize;
 
 use super::payload::{payload_with, PayloadExtras};
-use super::records::FrameRecord;
 use super::strip::{render_strip, thumbnail};
 use crate::error::{Error, Result};
+use crate::frames::overlay::{boxes_on, SourceBoxes};
+use crate::frames::pipeline::{FrameSink, PipelineFrame};
 use crate::media::frame::{to_rgb_image, Converter};
-use crate::overlay::{boxes_on, SourceBoxes};
-use crate::pipeline::{FrameSink, PipelineFrame};
 use crate::plan::{FrameLabel, ImageFormat, Payload};
-use crate::sidecar::write_json;
+use crate::records::frames_json::FrameRecord;
+use crate::records::sidecar::write_json;
 use crate::time::{decimal_text, Time};
 
 /// What a [`FramesSink`] wrote besides the images.
@@ -79,7 +79,7 @@ pub struct FramesSink {
     /// A profile's own image encoding (VLMEvalKit's cache: Pillow's JPEG).
     encoding: Option<crate::profiles::ImageEncoding>,
     /// The token of the call the images are written for: an interrupt stops between files.
-    cancel: crate::cancel::CancelToken,
+    cancel: crate::call::cancel::CancelToken,
 }
 
 impl FramesSink {
@@ -176,7 +176,7 @@ impl FramesSink {
     }
 
     /// Stops writing once `cancel` (the call's token) is cancelled.
-    pub fn stopped_by(mut self, cancel: &crate::cancel::CancelToken) -> FramesSink {
+    pub fn stopped_by(mut self, cancel: &crate::call::cancel::CancelToken) -> FramesSink {
         self.cancel = cancel.clone();
         self
     }
@@ -496,7 +496,7 @@ fn encode_image(
 
 /// The picture a JPEG is encoded from: a full-range 8-bit 4:2:0 source's own picture
 /// (upright, of the pipeline's size), else the pipeline's.
-fn jpeg_source(frame: &crate::pipeline::PipelineFrame) -> &ffmpeg_next::frame::Video {
+fn jpeg_source(frame: &crate::frames::pipeline::PipelineFrame) -> &ffmpeg_next::frame::Video {
     use ffmpeg_next::format::Pixel;
     frame
         .rgb

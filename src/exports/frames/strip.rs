@@ -3,7 +3,7 @@
 
 use image::RgbImage;
 
-use super::records::FrameRecord;
+use crate::records::frames_json::FrameRecord;
 
 /// The strip's tile of one frame: `rgb` resized to `tile_w` pixels wide, aspect kept.
 pub(super) fn thumbnail(rgb: &RgbImage, tile_w: u32) -> RgbImage {
@@ -44,7 +44,7 @@ pub(super) fn render_strip(
     let width = cols as u32 * tile_w + (cols as u32 + 1) * gap;
     let height = rows as u32 * (tile_h + band) + (rows as u32 + 1) * gap;
     let mut strip = RgbImage::from_pixel(width, height, image::Rgb([255, 255, 255]));
-    let font = crate::draw::font();
+    let font = crate::frames::draw::font();
     for (i, (thumb, rec)) in thumbs.iter().zip(records).enumerate() {
         let (c, r) = ((i % cols) as u32, (i / cols) as u32);
         let x = gap + c * (tile_w + gap);

@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::exports::smart::parts::Part;
+use crate::frames::pipeline::{FrameStage, PipelineFrame};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::smart_parts::compare::{compare, psnr};
-use crate::pipeline::{FrameStage, PipelineFrame};
 use crate::stages::stream::ProcessedStream;
 
 /// Re-encoded frames must be at least this close to the frames they stand for (`verify`).

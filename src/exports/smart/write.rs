@@ -16,16 +16,16 @@ use crate::exports::smart::parts::Part;
 use crate::exports::smart::verify::verify_output;
 use crate::exports::smart::SmartPlan;
 use crate::exports::ExportReport;
+use crate::frames::pipeline::FrameSource;
+use crate::frames::pipeline::{FrameOrigin, Geometry, PipelineFrame, Progress};
+use crate::frames::provenance::FrameNote;
+use crate::frames::sinks::EncodedOutput;
 use crate::media::encode::{Container, WriteReport};
 use crate::media::smart_parts::mux::{SpliceMuxer, SpliceTiming};
 use crate::media::smart_parts::sink::{PacketBuffer, PacketSink};
 use crate::media::smart_parts::x264::{Matched, PartEncoder};
 use crate::media::table::UsedInput;
-use crate::pipeline::FrameSource;
-use crate::pipeline::{FrameOrigin, Geometry, PipelineFrame, Progress};
 use crate::plan::ExportSpec;
-use crate::sidecar::FrameNote;
-use crate::sinks::EncodedOutput;
 use crate::stages::stream::ProcessedStream;
 use crate::time::{Rounding, Time};
 use crate::vocab::EncodeSettings;
@@ -98,7 +98,7 @@ pub(crate) fn write(
     // same packets in the same order: each part is its own x264 run). The tail's decoder then
     // has one of the budget's threads (it reads from the tail's keyframe on: at most a GOP),
     // the others the rest (FFmpeg's automatic count where the budget is automatic).
-    let budget = crate::host::worker_count(stream.threads);
+    let budget = crate::call::host::worker_count(stream.threads);
     let beside =
         beside_part(&plan.parts).filter(|_| budget >= 2 && draw.is_empty() && recorder.is_none());
     let (threads, tail_threads) = match (beside, stream.threads) {

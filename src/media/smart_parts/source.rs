@@ -8,7 +8,7 @@
 use ffmpeg_next as ffmpeg;
 
 use crate::bitstream::h264::{AvcC, Sps};
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 use crate::media::source::Source;
@@ -169,7 +169,7 @@ fn read_packets(
     frames: usize,
 ) -> Result<std::result::Result<Vec<CodedPacket>, String>> {
     let vindex = input.video.index;
-    input.call.count(crate::tally::Event::PacketScan);
+    input.call.count(crate::call::tally::Event::PacketScan);
     let mut packets = Vec::with_capacity(frames);
     loop {
         let packet = match read_packet(&mut input.context) {

@@ -41,7 +41,7 @@ impl FrameTable {
         let path = input.path.clone();
         let index = input.video.index;
         input.keep_only_streams(&[index]);
-        input.call.count(crate::tally::Event::DecodeScan);
+        input.call.count(crate::call::tally::Event::DecodeScan);
         let tb = input.video.time_base;
         let rate = input.video.best_frame_rate();
         let stream_size = (input.video.stored_width, input.video.stored_height);

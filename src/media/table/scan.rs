@@ -13,7 +13,7 @@ use super::{
     CodedPacket, CodedPackets, CorruptPacket, Damage, DemuxerErrors, FirstPacket, FrameEntry,
     FrameTable, Identity, LostPackets, TableCache, TimesFrom, TruncatedImage, UnreadableTail,
 };
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::ffi;
 use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
@@ -124,7 +124,7 @@ impl FrameTable {
             .chain(audio_to_record.iter().copied())
             .collect();
         input.keep_only_streams(&keep);
-        input.call.count(crate::tally::Event::PacketScan);
+        input.call.count(crate::call::tally::Event::PacketScan);
         // H.264 in avcC form: its packets in decoding order with their IDR flags, for smart
         // encoding.
         let avcc = if input.video.codec == "h264" {

@@ -8,8 +8,8 @@ use ffmpeg::software::scaling::Flags;
 use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
+use crate::frames::pipeline::Geometry;
 use crate::media::frame::{copy_color_props, yuv420_plane_sizes, Converter, PIPELINE_FORMAT};
-use crate::pipeline::Geometry;
 use crate::vocab::Fit;
 
 /// Where a `src` picture goes in a `frame`: scaled to `scaled`, its top-left at `offset` in the

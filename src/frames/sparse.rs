@@ -8,12 +8,12 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, Result};
+use crate::frames::pipeline::{FrameOrigin, FrameSource, Geometry, PipelineFrame};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, UsedInput};
-use crate::pipeline::{FrameOrigin, FrameSource, Geometry, PipelineFrame};
 
 /// Targets that share a keyframe are decoded in one forward run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,7 +114,7 @@ impl SparseSource {
         // A damaged stream decodes as ffmpeg does (its default threads): concealment
         // depends on them.
         let threads_each = if table.damage.is_empty() {
-            (crate::host::worker_count(options.threads) / plans.len().max(1)).max(1)
+            (crate::call::host::worker_count(options.threads) / plans.len().max(1)).max(1)
         } else {
             0
         };

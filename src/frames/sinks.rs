@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 
 use crate::annotations::{Annotations, TimestampClock};
 use crate::error::{Error, Result};
+use crate::frames::overlay::BoxRecorder;
+use crate::frames::pipeline::{FrameSink, FrameStage, PipelineFrame};
+use crate::frames::provenance::ProvenanceRecorder;
 use crate::media::audio::AudioPlan;
 use crate::media::encode::{Mp4Writer, VideoFormat, WriteReport};
-use crate::overlay::BoxRecorder;
-use crate::pipeline::{FrameSink, FrameStage, PipelineFrame};
-use crate::sidecar::{DamagedOutputFrame, FrameRun, ProvenanceRecorder};
+use crate::records::sidecar::{DamagedOutputFrame, FrameRun};
 use crate::time::Time;
 use crate::vocab::EncodeSettings;
 use crate::vocab::Ratio;

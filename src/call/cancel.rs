@@ -4,7 +4,7 @@
 //!
 //! A call's token travels in [`ExecOptions::cancel`](crate::ExecOptions) (and so in
 //! [`BatchOptions::exec`](crate::BatchOptions)). While the work runs, the call hands it down
-//! in its [`CallContext`](crate::context::CallContext), cloned into every thread the call
+//! in its [`CallContext`](crate::call::context::CallContext), cloned into every thread the call
 //! spawns: a frame loop asks its context, FFmpeg's interrupt callback the token its input
 //! was opened with.
 //!
@@ -119,7 +119,7 @@ impl CancelToken {
 
     /// Test-only fault injection: the filesystem step `what` (of a commit, of a lock's
     /// creation or take-over) is about to happen. With `VIDPREP_FAULT_COMMIT_STEP` set (the
-    /// call's settings, [`crate::settings::FaultSteps`]), each step is numbered from 1 and
+    /// call's settings, [`crate::call::settings::FaultSteps`]), each step is numbered from 1 and
     /// said on stderr, and at the step with that number the process first pauses: for
     /// `VIDPREP_FAULT_COMMIT_PAUSE_MS` (default 3000), or, with `VIDPREP_FAULT_STEP_DIR`, until
     /// a test that saw the file `paused` appear there (it holds the step) writes `go` (an
@@ -128,7 +128,7 @@ impl CancelToken {
     #[cfg(feature = "fault-injection")]
     pub(crate) fn fault_step(
         &self,
-        settings: &crate::settings::Settings,
+        settings: &crate::call::settings::Settings,
         what: &str,
         path: &Path,
     ) -> Option<std::io::Error> {
@@ -164,7 +164,7 @@ impl CancelToken {
     /// pause or failure first ([`CancelToken::fault_step`]) in a build that has it.
     pub(crate) fn fs_step<T>(
         &self,
-        settings: &crate::settings::Settings,
+        settings: &crate::call::settings::Settings,
         what: &str,
         path: &Path,
         op: impl FnOnce() -> std::io::Result<T>,

@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::plan::ImageFormat;
+use crate::records::sidecar::SourceRecord;
 use crate::sampling::{Arranged, Sampled};
-use crate::sidecar::SourceRecord;
 
 /// `frames.json`: where each image came from and how it was chosen.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
@@ -108,7 +108,7 @@ pub struct FrameRecord {
     pub height: u32,
     /// The boxes on this image, in its pixels (when the item has boxes).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub boxes: Option<Vec<crate::overlay::ImageBox>>,
+    pub boxes: Option<Vec<ImageBox>>,
     /// The text drawn on it (with `label`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
@@ -119,4 +119,26 @@ pub struct FrameRecord {
     /// Its subtitle text ("" when no cue covers it; with `subtitles`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subtitle: Option<String>,
+}
+
+/// A box on one exported image, in the image's pixels.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[non_exhaustive]
+pub struct ImageBox {
+    /// Which input the box comes from (0: the video; 1: an inserted sequence).
+    pub source: usize,
+    /// The track id (absent for untracked detections).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub track: Option<String>,
+    /// The track's or detection's label, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Left edge, in pixels from the image's left.
+    pub x1: f64,
+    /// Top edge, in pixels from the image's top.
+    pub y1: f64,
+    /// Right edge (excluded).
+    pub x2: f64,
+    /// Bottom edge (excluded).
+    pub y2: f64,
 }

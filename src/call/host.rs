@@ -50,7 +50,7 @@ impl Identity {
     /// The tag temporaries carry: `h` and 8 hex digits of a hash of the identity.
     pub(crate) fn tag(&self) -> String {
         let text = format!("{}\0{}\0{}", self.host, self.boot_id, self.pid_ns);
-        format!("h{:08x}", crate::hash::fnv1a(text.as_bytes()) as u32)
+        format!("h{:08x}", crate::call::hash::fnv1a(text.as_bytes()) as u32)
     }
 }
 
@@ -152,7 +152,7 @@ pub(crate) fn random_token() -> String {
             .map(|d| d.as_nanos())
             .unwrap_or(0);
         let text = format!("{now}-{}-{:p}", std::process::id(), &bytes);
-        bytes = crate::hash::fnv1a(text.as_bytes()).to_le_bytes();
+        bytes = crate::call::hash::fnv1a(text.as_bytes()).to_le_bytes();
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -12,7 +12,7 @@ use crate::vocab::Rgb;
 
 pub mod numpro;
 
-/// The embedded label font (licence in `src/draw/DejaVu-LICENSE.txt`).
+/// The embedded label font (licence in `src/frames/draw/DejaVu-LICENSE.txt`).
 const FONT_BYTES: &[u8] = include_bytes!("DejaVuSans-Bold.ttf");
 
 /// The embedded label font, for callers that draw text themselves (e.g. on RGB images).

@@ -164,7 +164,7 @@ pub fn run(
     source: &mut dyn FrameSource,
     sinks: &mut [&mut dyn FrameSink],
     progress: &mut dyn Progress,
-    cancel: &crate::cancel::CancelToken,
+    cancel: &crate::call::cancel::CancelToken,
 ) -> Result<usize> {
     if let Some(n) = source.len_hint() {
         progress.set_length(n as u64);

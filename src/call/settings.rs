@@ -8,7 +8,7 @@
 //! environment (`VIDPREP_NETWORK_TIMEOUT`, `VIDPREP_NETWORK_DEADLINE`,
 //! `VIDPREP_DOWNLOAD_LIMIT`, `VIDPREP_NETWORK_MIN_RATE`, `VIDPREP_NETWORK_MIN_RATE_SECONDS`, `VIDPREP_LOCK_LEASE_SECONDS`, `VIDPREP_PARITY_TIMEOUT`; see
 //! [`Settings::VARS`]), and a library user sets the fields. The call hands its settings
-//! down in its [`CallContext`](crate::context::CallContext), so code deep in the stack
+//! down in its [`CallContext`](crate::call::context::CallContext), so code deep in the stack
 //! (FFmpeg's network options, the lock's renewal) reads the settings of the call it works
 //! for. Never process-wide: two calls with two settings run apart.
 //!

@@ -15,12 +15,13 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::context::CallContext;
+use crate::call::context::CallContext;
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::{execute_normal, Destination, ExecOptions, ItemRecord};
+use crate::exec::{execute_normal, Destination, ExecOptions};
+use crate::frames::pipeline::Progress;
 use crate::manifest::{BadItem, Manifest, ManifestItem};
 use crate::output::group::canonical;
-use crate::pipeline::Progress;
+use crate::records::item_json::ItemRecord;
 
 mod lock;
 pub(crate) use lock::OutDirLock;
@@ -875,7 +876,7 @@ fn check_layout(
 
 /// Removes temporary files and folders left by killed runs: at the top of the output folder
 /// only what is provably dead (a dead process of this host, or untouched for
-/// [`crate::host::STALE_TEMPORARY`]; a dead lock holder's were removed as its lock was
+/// [`crate::call::host::STALE_TEMPORARY`]; a dead lock holder's were removed as its lock was
 /// taken over), never a live run's on another host; inside this run's item folders, every
 /// temporary (only this run writes there).
 fn clean_stale_temporaries(out_dir: &Path, items: &[&ManifestItem]) {
@@ -923,7 +924,7 @@ mod tests {
         }
         assert_eq!(seen.len(), 500);
         // Stable across runs and machines: FNV-1a test vector.
-        assert_eq!(crate::hash::fnv1a(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(crate::call::hash::fnv1a(b"a"), 0xaf63dc4c8601ec8c);
         assert_eq!(parse_shard("2/8"), Ok((2, 8)));
         assert!(parse_shard("8/8").is_err() && parse_shard("1").is_err());
     }

@@ -1,10 +1,10 @@
 //! The call context: what one call carries through every function that needs it, passed by
 //! reference (`&CallContext`) down the calls and cloned into every thread the call spawns.
 //!
-//! - [`CallContext::cancel`]: what stops the call ([`crate::cancel`]);
+//! - [`CallContext::cancel`]: what stops the call ([`crate::call::cancel`]);
 //! - [`CallContext::settings`]: its network timeouts, download limit, lock lease
-//!   ([`crate::settings`]);
-//! - [`CallContext::tally`]: what counts its work, if anything does ([`crate::tally`]).
+//!   ([`crate::call::settings`]);
+//! - [`CallContext::tally`]: what counts its work, if anything does ([`crate::call::tally`]).
 //!
 //! [`execute`](crate::execute), [`run_batch`](crate::run_batch) and the other entries build
 //! theirs from [`ExecOptions`](crate::ExecOptions) (its `cancel`, `settings` and `tally`),
@@ -14,9 +14,9 @@
 //! their `*_in` form. Nothing is read from the calling thread: which token stops a call and
 //! which tally counts it can be read from the signatures.
 
-use crate::cancel::CancelToken;
-use crate::settings::Settings;
-use crate::tally::{DecoderHeld, Event, Tally};
+use crate::call::cancel::CancelToken;
+use crate::call::settings::Settings;
+use crate::call::tally::{DecoderHeld, Event, Tally};
 
 /// What one call carries (see the module doc). Clones share the token and the tally.
 #[derive(Clone, Debug, Default)]

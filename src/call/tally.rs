@@ -5,7 +5,7 @@
 //!
 //! A [`Tally`] is carried by the caller in [`ExecOptions::tally`](crate::ExecOptions) (and so
 //! in [`BatchOptions::exec`](crate::BatchOptions)); nothing is counted without one. The call
-//! hands it down in its [`CallContext`](crate::context::CallContext): code deep in the stack
+//! hands it down in its [`CallContext`](crate::call::context::CallContext): code deep in the stack
 //! (opening a file in `media/input.rs`) counts on the context it was given. Never
 //! process-wide: two calls with two tallies count apart.
 
@@ -140,7 +140,7 @@ pub(crate) fn ffmpeg_decoder_threads(threads: usize) -> usize {
 }
 
 /// An open decoder counted on a tally (with its threads) until the guard is dropped
-/// ([`CallContext::decoder_opened`](crate::context::CallContext::decoder_opened)).
+/// ([`CallContext::decoder_opened`](crate::call::context::CallContext::decoder_opened)).
 #[derive(Debug)]
 pub(crate) struct DecoderHeld {
     tally: Option<Tally>,

@@ -12,11 +12,12 @@ use crate::annotations::{
     self, Annotations, BBox, BoxSource, Coords, Detection, Entry, Fill, FrameClock, Key,
     ReadOptions, ResolvedBoxes, TimestampClock, Track,
 };
-use crate::draw::{make_writable, rgb_to_yuv, Canvas, Matrix, TextRenderer, PALETTE};
 use crate::error::{Error, Result};
+use crate::frames::draw::{make_writable, rgb_to_yuv, Canvas, Matrix, TextRenderer, PALETTE};
+use crate::frames::pipeline::{FrameStage, PipelineFrame};
 use crate::media::table::FrameTable;
-use crate::pipeline::{FrameStage, PipelineFrame};
 use crate::plan::Plan;
+use crate::records::frames_json::ImageBox;
 use crate::time::Time;
 use crate::vocab::Rgb;
 
@@ -165,7 +166,7 @@ impl SourceBoxes {
         (width, height): (u32, u32),
         display: (u32, u32),
         span: Option<std::ops::Range<usize>>,
-        ctx: &crate::context::CallContext,
+        ctx: &crate::call::context::CallContext,
     ) -> Result<SourceBoxes> {
         // Rows past the video's end, and outside the span, are not even kept (a MOT file far
         // longer than the span costs what the span's part of it costs).
@@ -175,7 +176,7 @@ impl SourceBoxes {
             boxes_only: true,
             ..request.read.clone()
         };
-        ctx.count(crate::tally::Event::AnnotationRead);
+        ctx.count(crate::call::tally::Event::AnnotationRead);
         let mut annotations = annotations::read(&request.path, request.format, &read)?;
         let (sx, sy) = request.grid.to_stored((width, height), display);
         annotations.rescale_pixels(sx, sy);
@@ -340,28 +341,6 @@ impl FrameStage for OverlayStage {
     }
 }
 
-/// A box on one exported image, in the image's pixels.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-#[non_exhaustive]
-pub struct ImageBox {
-    /// Which input the box comes from (0: the video; 1: an inserted sequence).
-    pub source: usize,
-    /// The track id (absent for untracked detections).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub track: Option<String>,
-    /// The track's or detection's label, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// Left edge, in pixels from the image's left.
-    pub x1: f64,
-    /// Top edge, in pixels from the image's top.
-    pub y1: f64,
-    /// Right edge (excluded).
-    pub x2: f64,
-    /// Bottom edge (excluded).
-    pub y2: f64,
-}
-
 /// The boxes of `frame` from `sources`, mapped into its pixels (`width x height`) and clipped
 /// to them; boxes entirely outside are left out.
 pub fn boxes_on(
@@ -470,8 +449,8 @@ impl BoxRecorder {
         index: usize,
         time: Time,
         duration: Time,
-        origin: crate::pipeline::FrameOrigin,
-        geometry: crate::pipeline::Geometry,
+        origin: crate::frames::pipeline::FrameOrigin,
+        geometry: crate::frames::pipeline::Geometry,
         (width, height): (u32, u32),
     ) -> Result<()> {
         self.times.push(time);
