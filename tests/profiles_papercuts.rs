@@ -141,9 +141,15 @@ fn a_profile_that_repeats_by_its_own_rule_is_not_told_to_ask_for_fewer_frames() 
     let o = run(&[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("picks 14 frames of a video of 58, 1 of them repeats"), "{err}");
+    assert!(
+        err.contains("picks 14 frames of a video of 58, 1 of them repeats"),
+        "{err}"
+    );
     assert!(err.contains("the profile's own rule repeats them"), "{err}");
-    assert!(err.contains("--allow-repeats") && !err.contains("fewer frames"), "{err}");
+    assert!(
+        err.contains("--allow-repeats") && !err.contains("fewer frames"),
+        "{err}"
+    );
     let o = run(&["--allow-repeats"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let frames = frames_json(&dir)["frames"].as_array().unwrap().len();
