@@ -102,7 +102,7 @@ pub struct Settings {
     /// `VIDPREP_PARITY_TIMEOUT` (seconds, more than 0, at most a day).
     pub parity_timeout: Duration,
     /// The PEM bundle of certificate authorities https trusts instead of the system's
-    /// (`SSL_CERT_FILE`, as Python's `ssl` and curl read it; `media::trust`).
+    /// (`SSL_CERT_FILE`, as Python's `ssl` and curl read it; `net::trust`).
     pub ssl_cert_file: Option<std::path::PathBuf>,
     /// Folders of PEM certificates https trusts too (`SSL_CERT_DIR`, `:`-separated).
     pub ssl_cert_dir: Option<String>,

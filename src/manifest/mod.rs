@@ -201,7 +201,7 @@ pub fn read_manifest_shard_in(
     shard: Option<(usize, usize)>,
     ctx: &CallContext,
 ) -> Result<Manifest> {
-    crate::media::input::check_input_file(path).map_err(|e| match e {
+    crate::media::source::check_input_file(path).map_err(|e| match e {
         Error::Request { path, message } => {
             Error::bad_file(&path, None, message.replace("video file", "manifest"))
         }

@@ -111,18 +111,7 @@ pub(crate) fn audio_stream_format(
     let Some(ctx) = open_for_audio(source, call)? else {
         return Ok(None);
     };
-    Ok(audio_format_of(&ctx))
-}
-
-/// Sample rate and channels of the best audio stream of an input just opened (before any
-/// packet is read), if it has a usable one.
-pub(crate) fn audio_format_of(ctx: &ffmpeg::format::context::Input) -> Option<(u32, u16)> {
-    let index = best_audio_stream(ctx)?;
-    let p = crate::media::ffi::stream_parameters(ctx, index);
-    if p.sample_rate <= 0 || p.channels <= 0 || p.sample_rate > 1_000_000 || p.channels > 64 {
-        return None;
-    }
-    Some((p.sample_rate as u32, p.channels as u16))
+    Ok(crate::media::input::audio_format_of(&ctx))
 }
 
 /// Opens `source` for its audio; `None` for an image sequence, which has none (and may need a
@@ -813,7 +802,7 @@ impl AudioTrack {
         enc.set_bit_rate(bit_rate * format.channels as usize / 2);
         enc.set_time_base(ffmpeg::Rational::new(1, format.sample_rate as i32));
         if global_header {
-            crate::media::encode::add_codec_flags(&mut enc, ffi::AV_CODEC_FLAG_GLOBAL_HEADER);
+            crate::media::ffi::add_codec_flags(&mut enc, ffi::AV_CODEC_FLAG_GLOBAL_HEADER);
         }
         let encoder = enc
             .open_as(codec)
@@ -1005,5 +994,210 @@ mod tests {
         assert!(text.contains("audio stream"), "{text}");
         assert!(text.contains("resampling audio: Input changed"), "{text}");
         assert!(text.ends_with("add --no-audio to write the video without its soundtrack"));
+    }
+
+    /// The soundtrack's reader sharing the video's input (`media::demux`): its tests live here,
+    /// above both, so that the demuxer's file names no reader.
+    mod shared_demuxer {
+        use crate::media::audio::{AudioFormat, SegmentReader};
+        use crate::media::demux::*;
+        use crate::media::input::{read_packet, VideoInput};
+        use crate::media::source::Source;
+        use crate::time::Time;
+        use ffmpeg_next as ffmpeg;
+        use std::sync::Arc;
+
+        /// A 2 s MP4: H.264 with B-frames and AAC of noise (its decoding depends on the packets
+        /// decoded before), made by the ffmpeg CLI; `None` without it.
+        fn media(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+            let path = dir.join("av.mp4");
+            let made = std::process::Command::new("ffmpeg")
+                .args([
+                    "-v",
+                    "error",
+                    "-f",
+                    "lavfi",
+                    "-i",
+                    "testsrc2=size=64x48:rate=25",
+                ])
+                .args([
+                    "-f",
+                    "lavfi",
+                    "-i",
+                    "anoisesrc=sample_rate=48000:amplitude=0.3",
+                ])
+                .args([
+                    "-t", "2", "-map", "0:v", "-map", "1:a", "-c:v", "libx264", "-g", "10",
+                ])
+                .args(["-bf", "2", "-c:a", "aac", "-b:a", "32k"])
+                .arg(&path)
+                .status()
+                .ok()?;
+            made.success().then_some(path)
+        }
+
+        fn samples(mut reader: SegmentReader, mut between: impl FnMut()) -> Vec<f32> {
+            let mut all = Vec::new();
+            while let Some(chunk) = reader.next_chunk().unwrap() {
+                all.extend(chunk.concat());
+                between();
+            }
+            all
+        }
+
+        fn video_packets(
+            mut next: impl FnMut() -> Option<ffmpeg::Packet>,
+        ) -> Vec<(Option<i64>, Vec<u8>)> {
+            std::iter::from_fn(|| next().map(|p| (p.pts(), p.data().unwrap_or(&[]).to_vec())))
+                .collect()
+        }
+
+        /// Whatever the two sides' pace, queue limit or a seek of the video side, the soundtrack
+        /// read from the shared input is, sample for sample, the one read from an input of its
+        /// own, and the video side gets every packet of its stream an input of its own gives.
+        #[test]
+        fn each_side_gets_what_an_input_of_its_own_gives() {
+            let dir = tempfile::tempdir().unwrap();
+            let Some(path) = media(dir.path()) else {
+                eprintln!("skipped: no ffmpeg CLI to make the test media");
+                return;
+            };
+            let format = AudioFormat {
+                sample_rate: 48000,
+                channels: 1,
+            };
+            let (start, end) = (Time::new(1, 5), Time::new(19, 10));
+            let pool = crate::media::pool::InputPool::new(Default::default());
+            let alone = samples(
+                SegmentReader::open(&Source::from(&path), start, end, format, &pool)
+                    .unwrap()
+                    .unwrap(),
+                || {},
+            );
+            assert!(alone.len() > 40_000, "{}", alone.len());
+            let mut own = VideoInput::open(&path, pool.call()).unwrap();
+            let index = own.video.index;
+            own.keep_only_streams(&[index]);
+            let own_video = video_packets(|| loop {
+                match read_packet(&mut own.context).unwrap() {
+                    Some(p) if p.stream() == index => return Some(p),
+                    Some(_) => {}
+                    None => return None,
+                }
+            });
+            // (limit, video packets read between audio chunks, seek the video after a chunk)
+            for (limit, pace, seek) in [
+                (MAX_QUEUED_BYTES, 1, false),
+                (MAX_QUEUED_BYTES, 7, false),
+                (MAX_QUEUED_BYTES, 0, false),
+                (2000, 3, false),
+                (0, 1, false),
+                (MAX_QUEUED_BYTES, 2, true),
+            ] {
+                let source = Source::from(&path);
+                let input = VideoInput::open(&source, pool.call()).unwrap();
+                let audio = crate::media::input::best_audio_stream(&input.context).unwrap();
+                let shared = Arc::new(SharedDemuxer::with_limit(input, audio, limit));
+                pool.offer(&source, shared.clone());
+                // An offer is for its source only.
+                assert!(pool.take(&Source::from("elsewhere.mp4")).is_none());
+                let reader = SegmentReader::open(&source, start, end, format, &pool)
+                    .unwrap()
+                    .unwrap();
+                assert!(pool.take(&source).is_none(), "the reader took the input");
+                let mut got_video = Vec::new();
+                let mut chunks = 0;
+                let shared_audio = samples(reader, || {
+                    chunks += 1;
+                    if seek && chunks == 3 {
+                        shared.position_video(|_| ());
+                    }
+                    for _ in 0..pace {
+                        if let Ok(Some(p)) = shared.read_video() {
+                            got_video.push((p.pts(), p.data().unwrap_or(&[]).to_vec()));
+                        }
+                    }
+                });
+                assert!(
+                    shared_audio == alone,
+                    "limit {limit}, pace {pace}, seek {seek}: the samples differ"
+                );
+                if !seek {
+                    got_video.extend(video_packets(|| shared.read_video().unwrap()));
+                    assert!(
+                        got_video == own_video,
+                        "limit {limit}, pace {pace}: the video packets differ"
+                    );
+                }
+            }
+        }
+
+        /// An input a table's scan read to its end, rewound to its start (`media::rewind`),
+        /// shared with the soundtrack: the samples are, bit for bit, those of a reader of its
+        /// own, and the video side gets every packet of its stream from the first.
+        #[test]
+        fn a_rewound_input_gives_what_an_input_of_its_own_gives() {
+            let dir = tempfile::tempdir().unwrap();
+            let Some(path) = media(dir.path()) else {
+                eprintln!("skipped: no ffmpeg CLI to make the test media");
+                return;
+            };
+            let format = AudioFormat {
+                sample_rate: 48000,
+                channels: 1,
+            };
+            let (start, end) = (Time::ZERO, Time::new(19, 10));
+            let pool = crate::media::pool::InputPool::new(Default::default());
+            let alone = samples(
+                SegmentReader::open(&Source::from(&path), start, end, format, &pool)
+                    .unwrap()
+                    .unwrap(),
+                || {},
+            );
+            let mut own = VideoInput::open(&path, pool.call()).unwrap();
+            let index = own.video.index;
+            own.keep_only_streams(&[index]);
+            let own_video = video_packets(|| loop {
+                match read_packet(&mut own.context).unwrap() {
+                    Some(p) if p.stream() == index => return Some(p),
+                    Some(_) => {}
+                    None => return None,
+                }
+            });
+            for pace in [0, 1, 5] {
+                let source = Source::from(&path);
+                let mut input = VideoInput::open(&source, pool.call()).unwrap();
+                let table = crate::media::table::FrameTable::scan_input(&mut input).unwrap();
+                let audio = crate::media::input::best_audio_stream(&input.context).unwrap();
+                let rewound = crate::media::rewind::rewind(input, &table, Some(audio))
+                    .expect("an MP4 is rewound");
+                assert!(!rewound.video.is_empty() && !rewound.audio.is_empty());
+                let shared = Arc::new(SharedDemuxer::with_queued(
+                    rewound.input,
+                    audio,
+                    rewound.video,
+                    rewound.audio,
+                ));
+                pool.offer(&source, shared.clone());
+                let reader = SegmentReader::open(&source, start, end, format, &pool)
+                    .unwrap()
+                    .unwrap();
+                assert!(pool.take(&source).is_none(), "the reader took the input");
+                let mut got_video = Vec::new();
+                let shared_audio = samples(reader, || {
+                    for _ in 0..pace {
+                        if let Ok(Some(p)) = shared.read_video() {
+                            got_video.push((p.pts(), p.data().unwrap_or(&[]).to_vec()));
+                        }
+                    }
+                });
+                assert!(shared_audio == alone, "pace {pace}: the samples differ");
+                got_video.extend(video_packets(|| shared.read_video().unwrap()));
+                assert!(
+                    got_video == own_video,
+                    "pace {pace}: the video packets differ"
+                );
+            }
+        }
     }
 }

@@ -251,7 +251,7 @@ impl Mp4Writer {
         settings: &EncodeSettings,
         audio: Option<&AudioPlan>,
     ) -> Result<Mp4Writer> {
-        crate::media::input::init();
+        crate::media::init::init();
         let container = Container::for_output(final_path)?;
         let path = final_path;
         settings.validate()?;

@@ -503,7 +503,7 @@ mod tests {
     use super::*;
 
     fn numbered(w: u32, h: u32) -> VideoFrame {
-        crate::media::input::init();
+        crate::media::init::init();
         let mut f = VideoFrame::new(PIPELINE_FORMAT, w, h);
         for (plane, &(pw, ph)) in yuv420_plane_sizes(w, h).iter().enumerate() {
             let stride = f.stride(plane);

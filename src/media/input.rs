@@ -130,51 +130,6 @@ pub struct VideoInput {
     pub call: CallContext,
 }
 
-/// Starts ffmpeg once per process and keeps its logging quiet (errors are reported through
-/// our own messages; a door may raise FFmpeg's level with [`crate::set_ffmpeg_log`]).
-pub fn init() {
-    static INIT: std::sync::Once = std::sync::Once::new();
-    INIT.call_once(|| {
-        let _ = ffmpeg::init();
-        ffmpeg::log::set_level(ffmpeg::log::Level::Fatal);
-        crate::media::compat::init_logging();
-    });
-}
-
-/// Sets FFmpeg's log level for the whole process (FFmpeg keeps it globally; a door calls this
-/// once, at its start: the command line and the Python package from `VIDPREP_FFMPEG_LOG`).
-pub fn set_ffmpeg_log(level: crate::call::settings::FfmpegLog) {
-    use crate::call::settings::FfmpegLog;
-    init();
-    ffmpeg::log::set_level(match level {
-        FfmpegLog::Debug => ffmpeg::log::Level::Debug,
-        FfmpegLog::Info => ffmpeg::log::Level::Info,
-        FfmpegLog::Warning => ffmpeg::log::Level::Warning,
-        FfmpegLog::Error => ffmpeg::log::Level::Error,
-        FfmpegLog::Quiet => ffmpeg::log::Level::Fatal,
-    });
-}
-
-/// Checks that `path` names a regular file we can read, before anything opens it: a folder,
-/// a FIFO or a device would block or mislead the demuxer.
-pub fn check_input_file(path: &Path) -> Result<()> {
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
-            path: path.to_path_buf(),
-        }),
-        Err(e) => Err(Error::read(path, e)),
-        Ok(m) if m.is_dir() => Err(Error::request(
-            path,
-            "is a directory, expected a video file",
-        )),
-        Ok(m) if !m.is_file() => Err(Error::request(
-            path,
-            "is not a regular file (a FIFO, socket or device); expected a video file",
-        )),
-        Ok(_) => Ok(()),
-    }
-}
-
 /// The largest frame side vidprep accepts (H.264 level 6.2 tops out at 8192 x 4320; some
 /// codecs allow 16384).
 pub const MAX_FRAME_SIDE: u32 = 16384;
@@ -244,7 +199,7 @@ fn check_frame_claim(path: &Path, claimed: Option<u64>, size: Option<u64>) -> Re
 /// The open is counted on the call's tally, and the input stops waiting on the network once
 /// the call is cancelled.
 pub(crate) fn open_source(source: &Source, ctx: &CallContext) -> Result<(OpenedInput, Resolved)> {
-    init();
+    crate::media::init::init();
     let path = source.path();
     let resolved = crate::media::source::resolve(source, ctx)?;
     if let Some(seq) = &resolved.sequence {
@@ -306,7 +261,7 @@ pub(crate) fn open_source(source: &Source, ctx: &CallContext) -> Result<(OpenedI
         // format, the pass-through check), before a packet is read.
         source.learn_header(|| crate::media::source::Header {
             format_name: context.format().name().to_string(),
-            audio: crate::media::audio::audio_format_of(&context),
+            audio: audio_format_of(&context),
             audio_codecs: context
                 .streams()
                 .filter(|s| s.parameters().medium() == MediaType::Audio)
@@ -495,6 +450,17 @@ pub fn display_rotation_degrees(bytes: &[u8]) -> Option<f64> {
     let rotation = (m(1) / scale1).atan2(m(0) / scale0).to_degrees();
     let angle = -rotation;
     angle.is_finite().then_some(angle)
+}
+
+/// Sample rate and channels of the best audio stream of an input just opened (before any
+/// packet is read), if it has a usable one.
+pub(crate) fn audio_format_of(ctx: &ffmpeg::format::context::Input) -> Option<(u32, u16)> {
+    let index = best_audio_stream(ctx)?;
+    let p = crate::media::ffi::stream_parameters(ctx, index);
+    if p.sample_rate <= 0 || p.channels <= 0 || p.sample_rate > 1_000_000 || p.channels > 64 {
+        return None;
+    }
+    Some((p.sample_rate as u32, p.channels as u16))
 }
 
 #[cfg(test)]

@@ -98,7 +98,7 @@ pub(crate) fn copy_gops(
             let acodec = src.context.stream(a).expect("audio").parameters().id();
             if codec_fits(&out, acodec) {
                 audio_note = "copied".into();
-                audio_format = crate::media::audio::audio_format_of(&src.context).map(
+                audio_format = crate::media::input::audio_format_of(&src.context).map(
                     |(sample_rate, channels)| crate::media::audio::AudioFormat {
                         sample_rate,
                         channels,

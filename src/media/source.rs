@@ -8,7 +8,7 @@
 //! - **An http(s) URL**: opened through FFmpeg's network protocols (only `http`, `https`, `tls`
 //!   and `tcp` are allowed), seeking with range requests, every socket operation bounded by a
 //!   timeout ([`NetworkSettings::timeout`](crate::NetworkSettings::timeout)), checked against the validators of its first open, or
-//!   downloaded whole when its server ignores ranges ([`crate::media::remote`]). Other
+//!   downloaded whole when its server ignores ranges ([`crate::net::remote`]). Other
 //!   schemes are refused.
 //!
 //! See `docs/sources.md`.
@@ -24,8 +24,9 @@ use crate::call::settings::NetworkSettings;
 use crate::error::{Error, Result};
 use crate::media::ffi::NetworkVerdict;
 pub use crate::media::images::ImageSequence;
-use crate::media::images::{folder_of, mot_parent_of, path_bytes, printf_pattern, read_seqinfo};
-use crate::media::remote::Remote;
+use crate::media::images::{folder_of, mot_parent_of, printf_pattern, read_seqinfo};
+use crate::media::recipe::{file_recipe, OpenRecipe};
+use crate::net::remote::Remote;
 use crate::vocab::FrameRate;
 
 /// URL schemes vidprep opens.
@@ -39,7 +40,7 @@ const NETWORK_PROTOCOLS: &str = "http,https,tls,tcp";
 /// that have none of their own).
 ///
 /// A URL source carries what vidprep learnt when it was first opened (its validators, the
-/// download of a file whose server ignores ranges: `crate::media::remote`), and every
+/// download of a file whose server ignores ranges: `crate::net::remote`), and every
 /// source what its first open saw of its container header (`Learnt`), shared by its clones;
 /// two sources are equal when they name the same thing at the same rate. (The inputs its
 /// readers share are their stream's: `crate::media::pool`.)
@@ -116,7 +117,7 @@ impl Source {
     }
 
     /// For a URL that was opened: its validators (ETag, Last-Modified, size) as first seen.
-    pub(crate) fn seen_validators(&self) -> Option<crate::media::remote::Validators> {
+    pub(crate) fn seen_validators(&self) -> Option<crate::net::remote::Validators> {
         self.remote.as_ref()?.seen()
     }
 
@@ -330,7 +331,7 @@ pub fn input_paths(path: &Path) -> Vec<PathBuf> {
 pub fn check_source(path: &Path, fps: Option<FrameRate>) -> Result<()> {
     match classify(path)? {
         SourceKind::File => {
-            crate::media::input::check_input_file(path)?;
+            check_input_file(path)?;
             Ok(())
         }
         SourceKind::Url => refuse_rate(path, fps, "a URL"),
@@ -348,37 +349,6 @@ fn refuse_rate(path: &Path, fps: Option<FrameRate>, what: &str) -> Result<()> {
         )),
         None => Ok(()),
     }
-}
-
-/// How FFmpeg opens a source: the URL or path it is given, a forced demuxer and options.
-pub(crate) struct OpenRecipe {
-    pub url: CString,
-    pub format: Option<&'static str>,
-    pub options: Vec<(String, String)>,
-}
-
-impl OpenRecipe {
-    /// The options as an FFmpeg dictionary.
-    pub fn dictionary(&self) -> ffmpeg::Dictionary<'static> {
-        let mut d = ffmpeg::Dictionary::new();
-        for (k, v) in &self.options {
-            d.set(k, v);
-        }
-        d
-    }
-}
-
-/// The recipe for a local file: its absolute path (a name with a colon is never a protocol),
-/// local files only.
-pub(crate) fn file_recipe(path: &Path) -> Result<OpenRecipe> {
-    let abs = std::path::absolute(path).map_err(|e| Error::read(path, e))?;
-    Ok(OpenRecipe {
-        url: CString::new(path_bytes(&abs)).map_err(|_| {
-            Error::request(path, "has a NUL byte in its path, which FFmpeg cannot open")
-        })?,
-        format: None,
-        options: vec![("protocol_whitelist".into(), "file".into())],
-    })
 }
 
 /// The recipe for an http(s) URL: network protocols only, every socket operation bounded by
@@ -427,7 +397,7 @@ pub(crate) fn url_recipe(
             ),
             // The bytes as they are: FFmpeg's http unpacks a gzip body without bound (a 1 MB
             // body can unpack to 1 GiB), and the first contact refuses a server that encodes
-            // anyway (`media::remote`).
+            // anyway (`net::remote`).
             ("headers".into(), "Accept-Encoding: identity\r\n".into()),
         ]
         .into_iter()
@@ -435,7 +405,7 @@ pub(crate) fn url_recipe(
         .chain(
             text.get(..8)
                 .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-                .then(|| crate::media::trust::Trust::of(settings).ffmpeg_options())
+                .then(|| crate::net::trust::Trust::of(settings).ffmpeg_options())
                 .unwrap_or_default(),
         )
         .collect(),
@@ -456,7 +426,7 @@ pub(crate) fn resolve(source: &Source, ctx: &CallContext) -> Result<Resolved> {
     let path = source.path();
     match classify(path)? {
         SourceKind::File => {
-            crate::media::input::check_input_file(path)?;
+            check_input_file(path)?;
             refuse_rate(path, source.fps(), "a media file")?;
             Ok(Resolved {
                 recipe: file_recipe(path)?,
@@ -521,25 +491,6 @@ fn deadline_text(n: &NetworkSettings) -> String {
     )
 }
 
-/// What a server that sent `bytes` over `waited` of waiting, below the minimum rate `n`, is
-/// told.
-pub(crate) fn too_slow_text(
-    bytes: u64,
-    waited: std::time::Duration,
-    n: &NetworkSettings,
-) -> String {
-    format!(
-        "the server sent {bytes} bytes in {:.1} s of waiting ({:.1} bytes/s), below the \
-         minimum transfer rate of {} bytes/s over {} s (a server sending too slowly?); \
-         VIDPREP_NETWORK_MIN_RATE (bytes per second, 0 turns the check off) and \
-         VIDPREP_NETWORK_MIN_RATE_SECONDS set it",
-        waited.as_secs_f64(),
-        bytes as f64 / waited.as_secs_f64().max(1e-3),
-        n.min_rate,
-        n.min_rate_window.as_secs_f64()
-    )
-}
-
 /// The error for a URL that FFmpeg could not open or read: the server's answer, a refused
 /// connection, a timeout, or data that is not a video. `verdict`: why the input's interrupt
 /// callback gave up, if it did.
@@ -555,7 +506,9 @@ pub(crate) fn network_error(
     // FFmpeg made of the failed read (a demuxer may report it as bad data).
     let verdict = verdict.filter(|_| !ctx.cancelled());
     let detail = match verdict {
-        Some(NetworkVerdict::TooSlow { bytes, waited }) => too_slow_text(bytes, waited, n),
+        Some(NetworkVerdict::TooSlow { bytes, waited }) => {
+            crate::net::remote::too_slow_text(bytes, waited, n)
+        }
         Some(NetworkVerdict::Deadline) => deadline_text(n),
         None => match e {
             ffmpeg::Error::Exit if !ctx.cancelled() => deadline_text(n),
@@ -587,6 +540,26 @@ pub(crate) fn network_error(
     Error::Network {
         url: path.display().to_string(),
         message: detail,
+    }
+}
+
+/// Checks that `path` names a regular file we can read, before anything opens it: a folder,
+/// a FIFO or a device would block or mislead the demuxer.
+pub fn check_input_file(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
+            path: path.to_path_buf(),
+        }),
+        Err(e) => Err(Error::read(path, e)),
+        Ok(m) if m.is_dir() => Err(Error::request(
+            path,
+            "is a directory, expected a video file",
+        )),
+        Ok(m) if !m.is_file() => Err(Error::request(
+            path,
+            "is not a regular file (a FIFO, socket or device); expected a video file",
+        )),
+        Ok(_) => Ok(()),
     }
 }
 
@@ -627,5 +600,25 @@ mod tests {
         );
         assert_eq!(display_name(Path::new("http://h.org/")), "h.org");
         assert_eq!(display_name(Path::new("a/b/%06d.png")), "b");
+    }
+
+    /// The paths a source's reads touch (a MOT sequence: its folder and its image folder; a
+    /// pattern: its folder), as the images module resolves them.
+    #[test]
+    fn input_paths_of_image_sequences_are_their_folders() {
+        use crate::media::images::tests::touch;
+        let d = tempfile::tempdir().unwrap();
+        let seq = d.path().join("MOT-01");
+        std::fs::create_dir_all(seq.join("img1")).unwrap();
+        std::fs::write(
+            seq.join("seqinfo.ini"),
+            "[Sequence]\nname=MOT-01\nimDir=img1\nframeRate=30\nseqLength=2\nimExt=.jpg\n",
+        )
+        .unwrap();
+        touch(&seq.join("img1"), &["000001.jpg", "000002.jpg"]);
+        assert_eq!(input_paths(&seq), vec![seq.clone(), seq.join("img1")]);
+        touch(d.path(), &["000001.png", "000002.png"]);
+        let p = d.path().join("%06d.png");
+        assert_eq!(input_paths(&p), vec![d.path().to_path_buf()]);
     }
 }

@@ -65,7 +65,7 @@ pub fn decode_still(path: &Path, ctx: &crate::call::context::CallContext) -> Res
 /// Width and height of an image from its header (no decoding). JPEG files must also end with
 /// their end-of-image marker, which catches truncated files before any work starts.
 pub fn still_size(path: &Path) -> Result<(u32, u32)> {
-    crate::media::input::check_input_file(path)?;
+    crate::media::source::check_input_file(path)?;
     let size = image::image_dimensions(path).map_err(|e| match e {
         image::ImageError::IoError(io) if io.kind() == std::io::ErrorKind::NotFound => {
             Error::NotFound {

@@ -43,7 +43,7 @@ pub(crate) struct RemoteFingerprint {
     /// The URL as the plan gives it.
     pub url: String,
     #[serde(flatten)]
-    pub validators: crate::media::remote::Validators,
+    pub validators: crate::net::remote::Validators,
 }
 
 /// A file as seen at one moment: path, size and, for inputs, modification time.
@@ -228,7 +228,7 @@ impl ItemRecord {
             if seen.url != plan.source.to_string_lossy() || !seen.validators.identify_a_version() {
                 return None;
             }
-            let now = crate::media::remote::current_validators(&plan.source, ctx).ok()?;
+            let now = crate::net::remote::current_validators(&plan.source, ctx).ok()?;
             if now != seen.validators {
                 return None;
             }

@@ -125,7 +125,7 @@ pub struct Decisions {
 impl Decisions {
     /// Reads and checks a decisions file.
     pub fn read(path: &Path) -> Result<Decisions> {
-        crate::media::input::check_input_file(path).map_err(|e| match e {
+        crate::media::source::check_input_file(path).map_err(|e| match e {
             Error::Request { path, message } => {
                 Error::bad_file(&path, None, message.replace("video file", "decisions file"))
             }

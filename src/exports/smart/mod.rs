@@ -176,7 +176,7 @@ pub(crate) fn plan(
     let used = stream.take_used_input().filter(|u| {
         u.input.kind == SourceKind::File
             && u.input.sequence.is_none()
-            && crate::media::rewind::seeks_to_keyframes(&u.input)
+            && crate::media::demuxer_kind::seeks_to_keyframes(&u.input)
     });
     let source = match H264Source::open(&stream.input, &stream.table, used, stream.inputs.call())? {
         Ok(s) => s,

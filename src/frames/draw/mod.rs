@@ -294,7 +294,7 @@ mod tests {
     use crate::media::frame::PIPELINE_FORMAT;
 
     fn gray(w: u32, h: u32) -> VideoFrame {
-        crate::media::input::init();
+        crate::media::init::init();
         let mut f = VideoFrame::new(PIPELINE_FORMAT, w, h);
         for plane in 0..3 {
             let v = if plane == 0 { 100 } else { 128 };

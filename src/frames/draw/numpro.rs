@@ -122,7 +122,7 @@ mod tests {
 
     #[test]
     fn the_number_sits_in_the_bottom_right_corner() {
-        crate::media::input::init();
+        crate::media::init::init();
         let mut f = VideoFrame::new(PIPELINE_FORMAT, 320, 240);
         for plane in 0..3 {
             f.data_mut(plane).fill(if plane == 0 { 100 } else { 128 });

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::media::source::OpenRecipe;
+use crate::media::recipe::{path_bytes, OpenRecipe};
 use crate::vocab::FrameRate;
 pub(crate) use header::header_size;
 pub(crate) use layouts::{mot_parent_of, read_seqinfo};
@@ -265,17 +265,6 @@ impl ImageSequence {
             options,
         })
     }
-}
-
-#[cfg(unix)]
-pub(crate) fn path_bytes(p: &Path) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt;
-    p.as_os_str().as_bytes().to_vec()
-}
-
-#[cfg(not(unix))]
-pub(crate) fn path_bytes(p: &Path) -> Vec<u8> {
-    p.to_string_lossy().into_owned().into_bytes()
 }
 
 #[cfg(test)]

@@ -114,7 +114,7 @@ impl FrameTable {
         // Each audio stream is read up to its first packet where a rewind of this input
         // needs that packet as proof (`media::rewind`), then discarded as the others are.
         let mut audio_to_record: Vec<usize> =
-            if crate::media::rewind::needs_first_audio_packets(input) {
+            if crate::media::demuxer_kind::needs_first_audio_packets(input) {
                 audio_streams(input)
             } else {
                 Vec::new()

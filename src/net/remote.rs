@@ -253,10 +253,10 @@ fn network(url: &Path, message: impl Into<String>) -> Error {
 
 /// An agent with vidprep's network bounds: connect and every read or write within the
 /// network timeout, the whole exchange (a download included) within `total`; https trusting
-/// the system's certificate authorities ([`crate::media::trust`]).
+/// the system's certificate authorities ([`crate::net::trust`]).
 fn agent(url: &Path, total: std::time::Duration, ctx: &CallContext) -> Result<ureq::Agent> {
     let t = Some(ctx.settings.network.timeout);
-    let roots = crate::media::trust::Trust::of(&ctx.settings)
+    let roots = crate::net::trust::Trust::of(&ctx.settings)
         .root_certs()
         .map_err(|e| network(url, e))?;
     let mut tls = ureq::tls::TlsConfig::builder();
@@ -460,7 +460,7 @@ fn download(url: &Path, body: ureq::Body, size: u64, ctx: &CallContext) -> Resul
                     url,
                     format!(
                         "{} (the download stopped after {copied} of {size} bytes)",
-                        crate::media::source::too_slow_text(got, waited, &rate)
+                        too_slow_text(got, waited, &rate)
                     ),
                 ));
             }
@@ -513,6 +513,25 @@ fn download(url: &Path, body: ureq::Body, size: u64, ctx: &CallContext) -> Resul
         path,
         _named: named,
     })
+}
+
+/// What a server that sent `bytes` over `waited` of waiting, below the minimum rate `n`, is
+/// told.
+pub(crate) fn too_slow_text(
+    bytes: u64,
+    waited: std::time::Duration,
+    n: &crate::call::settings::NetworkSettings,
+) -> String {
+    format!(
+        "the server sent {bytes} bytes in {:.1} s of waiting ({:.1} bytes/s), below the \
+         minimum transfer rate of {} bytes/s over {} s (a server sending too slowly?); \
+         VIDPREP_NETWORK_MIN_RATE (bytes per second, 0 turns the check off) and \
+         VIDPREP_NETWORK_MIN_RATE_SECONDS set it",
+        waited.as_secs_f64(),
+        bytes as f64 / waited.as_secs_f64().max(1e-3),
+        n.min_rate,
+        n.min_rate_window.as_secs_f64()
+    )
 }
 
 #[cfg(test)]

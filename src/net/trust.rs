@@ -1,5 +1,5 @@
 //! Which certificate authorities vidprep trusts for https, the same for its own requests
-//! (`media::remote`: the first contact, range checks, downloads) and for FFmpeg's reads of a
+//! (`net::remote`: the first contact, range checks, downloads) and for FFmpeg's reads of a
 //! URL (`media::source::url_recipe`): the ones the system trusts, as Python's `ssl` and curl
 //! find them.
 //!
