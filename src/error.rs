@@ -319,11 +319,12 @@ impl Error {
     pub(crate) fn encode(
         path: &Path,
         context: impl Into<String>,
-        source: ffmpeg_next::Error,
+        source: impl Into<FfmpegError>,
     ) -> Error {
+        let source = source.into();
         // The file system refused the write (a full disk, a quota, a read-only mount, an I/O
         // error): an output error, not the encoder's.
-        if let ffmpeg_next::Error::Other { errno } = source {
+        if let Some(errno) = source.errno() {
             const FILE_SYSTEM: [i32; 6] = [28, 122, 30, 5, 13, 27]; // ENOSPC EDQUOT EROFS EIO EACCES EFBIG
             if FILE_SYSTEM.contains(&errno) {
                 let os = std::io::Error::from_raw_os_error(errno);
@@ -336,14 +337,14 @@ impl Error {
         Error::Encode {
             path: path.to_path_buf(),
             context: context.into(),
-            source: source.into(),
+            source,
         }
     }
 
     /// An output that does not hold what it should, found by reading it back (`context`
     /// says what was checked and what was found).
     pub(crate) fn bad_output(path: &Path, context: impl Into<String>) -> Error {
-        Error::encode(path, context, ffmpeg_next::Error::InvalidData)
+        Error::encode(path, context, FfmpegError::invalid_data())
     }
 
     /// A bug in vidprep, with what was going on.
@@ -363,7 +364,7 @@ impl Error {
     pub(crate) fn ffmpeg(
         path: &Path,
         context: impl Into<String>,
-        source: ffmpeg_next::Error,
+        source: impl Into<FfmpegError>,
     ) -> Error {
         Error::Ffmpeg {
             path: path.to_path_buf(),
@@ -433,31 +434,75 @@ impl Error {
         }
     }
 }
-/// An error FFmpeg reported: its message and `AVERROR` code. Wrapped, so that the library's
-/// API does not name the FFmpeg binding's types (they change with its versions).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FfmpegError(ffmpeg_next::Error);
+/// An error FFmpeg reported: its message and `AVERROR` code. Its own type, so that the
+/// library's API does not name the FFmpeg binding's types (they change with its versions);
+/// `media/` makes it from the binding's error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FfmpegError {
+    code: i32,
+    message: String,
+}
+
+/// FFmpeg's `AVERROR_INVALIDDATA` (`FFERRTAG('I','N','D','A')`).
+const AVERROR_INVALIDDATA: i32 = -(i32::from_le_bytes(*b"INDA"));
+
+/// The POSIX error numbers FFmpeg's own codes never reach (`AVERROR(e)` is `-e`; its tagged
+/// codes are four-character tags, far below).
+const MAX_ERRNO: i32 = 4095;
 
 impl FfmpegError {
     /// FFmpeg's error code (a negative `AVERROR` value).
     pub fn code(&self) -> i32 {
-        i32::from(self.0)
+        self.code
+    }
+
+    /// The error FFmpeg reported as `code`, which it describes as `message`.
+    pub(crate) fn new(code: i32, message: impl Into<String>) -> FfmpegError {
+        FfmpegError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// FFmpeg's `AVERROR(errno)`, described as the system describes `errno`.
+    pub(crate) fn from_errno(errno: i32) -> FfmpegError {
+        let text = std::io::Error::from_raw_os_error(errno).to_string();
+        let message = text
+            .strip_suffix(&format!(" (os error {errno})"))
+            .unwrap_or(&text)
+            .to_string();
+        FfmpegError::new(-errno, message)
+    }
+
+    /// FFmpeg's `AVERROR_INVALIDDATA`.
+    pub(crate) fn invalid_data() -> FfmpegError {
+        FfmpegError::new(
+            AVERROR_INVALIDDATA,
+            "Invalid data found when processing input",
+        )
+    }
+
+    /// The system error an `AVERROR(errno)` code carries, if it is one.
+    pub(crate) fn errno(&self) -> Option<i32> {
+        (-MAX_ERRNO..0).contains(&self.code).then_some(-self.code)
+    }
+
+    /// Whether this is FFmpeg's out-of-memory error (`AVERROR(ENOMEM)`).
+    pub(crate) fn is_out_of_memory(&self) -> bool {
+        self.errno() == Some(ENOMEM)
     }
 }
 
+/// POSIX `ENOMEM`, as Linux, the BSDs and macOS number it.
+pub(crate) const ENOMEM: i32 = 12;
+
 impl std::fmt::Display for FfmpegError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
+        f.write_str(&self.message)
     }
 }
 
 impl std::error::Error for FfmpegError {}
-
-impl From<ffmpeg_next::Error> for FfmpegError {
-    fn from(e: ffmpeg_next::Error) -> FfmpegError {
-        FfmpegError(e)
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -469,7 +514,7 @@ mod tests {
             let e = Error::encode(
                 Path::new("o.mp4"),
                 "finishing the MP4 file",
-                ffmpeg_next::Error::Other { errno },
+                FfmpegError::from_errno(errno),
             );
             assert_eq!(e.kind(), ErrorKind::Output, "{e}");
             assert!(
@@ -480,7 +525,7 @@ mod tests {
         let e = Error::encode(
             Path::new("o.mp4"),
             "encoding frame 3",
-            ffmpeg_next::Error::InvalidData,
+            FfmpegError::invalid_data(),
         );
         assert_eq!(e.kind(), ErrorKind::Encode);
     }

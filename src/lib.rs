@@ -114,11 +114,11 @@ pub use exec::{
 pub use exports::{ExportReport, ExportTarget};
 pub use frames::pipeline::{NoProgress, Progress};
 pub use manifest::{read_manifest, read_manifest_in, read_manifest_shard_in};
-pub use media::ffi::{build_facts, BuildFacts};
 pub use media::init::set_ffmpeg_log;
 pub use media::probe::{probe, probe_source, probe_source_in, AudioInfo, MediaInfo, VideoInfo};
 pub use media::reference::rgb_frames_at as reference_rgb_frames;
 pub use media::source::input_paths;
+pub use media::{build_facts, BuildFacts};
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
 pub use output::group::{Committed, OutputGroup};
 pub use plan::Plan;

@@ -930,3 +930,58 @@ fn the_library_does_not_hold_the_command_line() {
         );
     }
 }
+
+/// FFmpeg stays behind one wall (#54): only `src/media/` names the binding (`ffmpeg_next`,
+/// `ffmpeg_sys_next`, or an alias `ffmpeg::` of it) and only it reaches the raw calls
+/// (`media::ffi`, `media::compat`, where every `unsafe` is). The layers above work with media's
+/// own types: `Picture` for a decoded picture, `PixelFormat`, `Scaling`, and
+/// `FfmpegError` for what FFmpeg reported. The command line and the Python package (thin doors)
+/// name none of it either. Tests (`mod tests`) are held to it too.
+#[test]
+fn only_media_names_ffmpeg() {
+    let root = crate::repo_root();
+    let mut files = Vec::new();
+    for dir in ["src", "cli/src", "python/src"] {
+        let dir = root.join(dir);
+        if dir.is_dir() {
+            files.extend(modules(&dir).into_values());
+        }
+    }
+    let media = root.join("src/media");
+    let mut found = Vec::new();
+    let mut outside = 0;
+    for path in files.iter().filter(|p| !p.starts_with(&media)) {
+        outside += 1;
+        let code = code_only(&std::fs::read_to_string(path).unwrap());
+        for (n, line) in code.lines().enumerate() {
+            let squashed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            if [
+                "ffmpeg_next",
+                "ffmpeg_sys_next",
+                "ffmpeg::",
+                "media::ffi",
+                "media::compat",
+            ]
+            .iter()
+            .any(|w| squashed.contains(w))
+            {
+                found.push(format!(
+                    "{}:{}: {}",
+                    path.strip_prefix(&root).unwrap().display(),
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        outside > 100,
+        "only {outside} files outside src/media/ were read"
+    );
+    assert!(
+        found.is_empty(),
+        "FFmpeg named outside src/media/ (use media's own types: Picture, PixelFormat, Scaling, \
+         FfmpegError; or add what is missing to media):\n{}",
+        found.join("\n")
+    );
+}

@@ -8,17 +8,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
-use ffmpeg::format::Pixel;
-use ffmpeg::software::scaling::Flags;
-use ffmpeg_next as ffmpeg;
-
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::frames::pipeline::Progress;
 use crate::media::decode::{DecodeOptions, FrameReader};
-use crate::media::frame::Converter;
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, Identity};
+use crate::media::{Converter, Picture, PixelFormat, Scaling};
 use crate::time::Time;
 
 /// The lags (in frames) at which a frame is compared with an earlier one to find dissolves:
@@ -457,13 +453,13 @@ fn scan_chunk(
             let (w, h) = (frame.width(), frame.height());
             let tw = THUMB_WIDTH.min(w).max(2) & !1;
             let th = ((u64::from(h) * u64::from(tw) / u64::from(w.max(1))) as u32).max(2) & !1;
-            let converter = shrink
-                .get_or_insert_with(|| Converter::new(Pixel::YUV420P, Some((tw, th)), Flags::AREA));
+            let converter = shrink.get_or_insert_with(|| {
+                Converter::new(PixelFormat::YUV420P, Some((tw, th)), Scaling::AREA)
+            });
             let small = converter
                 .convert(&frame.image)
                 .map_err(|e| Error::ffmpeg(path, "shrinking a frame for analysis", e))?;
-            let limited = !matches!(frame.image.color_range(), ffmpeg::color::Range::JPEG)
-                && frame.image.format() != Pixel::YUVJ420P;
+            let limited = !frame.image.has_full_range_levels();
             thumb_of(&small, limited)
         };
         if index >= owns_from {
@@ -501,7 +497,7 @@ fn scan_chunk(
     Ok(())
 }
 
-fn thumb_of(frame: &ffmpeg::frame::Video, limited: bool) -> Thumb {
+fn thumb_of(frame: &Picture, limited: bool) -> Thumb {
     let (w, h) = (frame.width() as usize, frame.height() as usize);
     let plane = |p: usize, pw: usize, ph: usize| {
         let stride = frame.stride(p);

@@ -568,12 +568,8 @@ fn passthrough_blocker(
             v.sample_aspect_ratio
         )));
     }
-    if let Some(id) = header
-        .audio_codecs
-        .iter()
-        .find(|&&id| id != ffmpeg_next::codec::Id::AAC)
-    {
-        return Ok(Some(format!("the audio is {}, not AAC", id.name())));
+    if let Some(codec) = header.audio_other_than_aac() {
+        return Ok(Some(format!("the audio is {codec}, not AAC")));
     }
     if !table.damage.is_empty() {
         return Ok(Some(format!(

@@ -2,14 +2,12 @@
 //! stretch (scale to the frame, aspect ratio lost) or crop (scale to cover, cut the overflow),
 //! as a [`Placement`] that both the pixels and the boxes go through.
 
-use ffmpeg::format::Pixel;
-use ffmpeg::frame::Video as VideoFrame;
-use ffmpeg::software::scaling::Flags;
-use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
+use crate::error::FfmpegError;
 use crate::frames::pipeline::Geometry;
-use crate::media::frame::{copy_color_props, yuv420_plane_sizes, Converter, PIPELINE_FORMAT};
+use crate::media::frame::yuv420_plane_sizes;
+use crate::media::{Converter, Picture, PixelFormat, Scaling};
 use crate::vocab::Fit;
 
 /// Where a `src` picture goes in a `frame`: scaled to `scaled`, its top-left at `offset` in the
@@ -100,7 +98,11 @@ pub struct Placer {
 impl Placer {
     pub fn new(placement: Placement) -> Placer {
         // Bicubic: the ffmpeg CLI's default for its scale filter.
-        let scaler = Converter::new(PIPELINE_FORMAT, Some(placement.scaled), Flags::BICUBIC);
+        let scaler = Converter::new(
+            PixelFormat::PIPELINE,
+            Some(placement.scaled),
+            Scaling::BICUBIC,
+        );
         Placer { placement, scaler }
     }
 
@@ -110,11 +112,11 @@ impl Placer {
 
     /// `src` (any pixel format, size `placement.src`) scaled and placed in a black YUV 4:2:0
     /// frame of size `placement.frame`.
-    pub fn place(&mut self, src: &VideoFrame) -> Result<VideoFrame, ffmpeg::Error> {
+    pub fn place(&mut self, src: &Picture) -> Result<Picture, FfmpegError> {
         let scaled = self.scaler.convert(src)?;
         let (fw, fh) = self.placement.frame;
-        let mut out = crate::media::frame::new_frame(Pixel::YUV420P, fw, fh)?;
-        copy_color_props(&scaled, &mut out);
+        let mut out = Picture::new(PixelFormat::YUV420P, fw, fh)?;
+        out.copy_colour_description_from(&scaled);
         let (ox, oy) = self.placement.offset;
         for (plane, &(pw, ph)) in yuv420_plane_sizes(fw, fh).iter().enumerate() {
             let black = if plane == 0 { 16 } else { 128 };

@@ -5,11 +5,10 @@
 
 use std::sync::Arc;
 
-use ffmpeg_next::frame::Video as VideoFrame;
-
 use crate::error::{Error, Result};
 use crate::media::decode::FrameReader;
 use crate::media::table::FrameTable;
+use crate::media::Picture;
 use crate::time::{FrameRange, Time};
 
 /// Where an output frame came from.
@@ -72,7 +71,7 @@ impl Default for Geometry {
 /// One frame travelling through the pipeline (cloning shares the picture's buffers).
 pub struct PipelineFrame {
     /// YUV 4:2:0, upright.
-    pub image: VideoFrame,
+    pub image: Picture,
     /// 0-based index in the output.
     pub index: usize,
     /// Presentation time in the output, from 0.
@@ -87,20 +86,20 @@ pub struct PipelineFrame {
     /// The same picture in its source's RGB coding (see [`crate::media::frame::Frame::rgb`]),
     /// at `image`'s size, while no stage has changed its pixels other than by scaling; RGB
     /// outputs are made from it. `None` for limited-range 8-bit 4:2:0 sources.
-    pub rgb: Option<VideoFrame>,
+    pub rgb: Option<Picture>,
 }
 
 impl Clone for PipelineFrame {
     fn clone(&self) -> Self {
         PipelineFrame {
-            image: crate::media::frame::share(&self.image),
+            image: self.image.share(),
             index: self.index,
             time: self.time,
             duration: self.duration,
             origin: self.origin,
             geometry: self.geometry,
             damaged: self.damaged,
-            rgb: self.rgb.as_ref().map(crate::media::frame::share),
+            rgb: self.rgb.as_ref().map(Picture::share),
         }
     }
 }

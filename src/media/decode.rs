@@ -925,9 +925,9 @@ impl FrameReader {
                 index,
                 pts: self.table.pts(index),
                 time: self.table.time(index),
-                image,
+                image: crate::media::Picture(image),
                 damaged,
-                rgb,
+                rgb: rgb.map(crate::media::Picture),
             }));
         }
     }
@@ -1013,7 +1013,7 @@ impl FrameReader {
             }
             Rotation::None => share(raw),
             r => {
-                let rgb = self.rgb_converter.convert(raw).map_err(|e| {
+                let rgb = self.rgb_converter.convert_frame(raw).map_err(|e| {
                     Error::ffmpeg(
                         &self.path,
                         format!("converting {:?} to rgb24", raw.format()),
@@ -1045,7 +1045,7 @@ impl FrameReader {
                 raw
             }
         } else {
-            self.converter.convert(&raw).map_err(|e| {
+            self.converter.convert_frame(&raw).map_err(|e| {
                 Error::ffmpeg(
                     &self.path,
                     format!("converting {:?} to yuv420p", raw.format()),

@@ -9,7 +9,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use ffmpeg::format::context::Output;
-use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 use serde::Serialize;
@@ -159,7 +158,8 @@ pub fn file_colour(path: &Path) -> ColourRecord {
 
 impl Colour {
     /// The description `picture` carries.
-    pub fn of(picture: &VideoFrame) -> Colour {
+    pub fn of(picture: &crate::media::Picture) -> Colour {
+        let picture = &picture.0;
         Colour {
             matrix: picture.color_space(),
             primaries: picture.color_primaries(),
@@ -388,7 +388,13 @@ impl Mp4Writer {
 
     /// Encodes one picture shown from `time` (seconds from the start of the output) for
     /// `duration`. Times must increase from frame to frame.
-    pub fn write(&mut self, image: &VideoFrame, time: Time, duration: Time) -> Result<()> {
+    pub fn write(
+        &mut self,
+        image: &crate::media::Picture,
+        time: Time,
+        duration: Time,
+    ) -> Result<()> {
+        let image = &image.0;
         let tb = self.encoder_time_base;
         let pts = time.to_pts(tb.numerator(), tb.denominator(), Rounding::Nearest);
         if self.last_pts.is_some_and(|last| pts <= last) {

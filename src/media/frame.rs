@@ -6,16 +6,166 @@
 //! detour through YUV 4:2:0.
 
 use ffmpeg::format::Pixel;
-pub(crate) use ffmpeg::frame::Video as VideoFrame;
+pub(in crate::media) use ffmpeg::frame::Video as VideoFrame;
 use ffmpeg::software::scaling::{Context as Scaler, Flags};
 use ffmpeg::util::color::{Range as ColorRange, Space as ColorSpace};
 use ffmpeg_next as ffmpeg;
 
+use crate::error::FfmpegError;
 use crate::time::Time;
 use crate::vocab::Rotation;
 
 /// The pixel layout every stage of the pipeline works on.
-pub const PIPELINE_FORMAT: Pixel = Pixel::YUV420P;
+pub(in crate::media) const PIPELINE_FORMAT: Pixel = Pixel::YUV420P;
+
+/// A picture as vidprep's layers hand it on: FFmpeg's frame behind vidprep's own type, so
+/// that no file outside `media/` names the binding. Its planes are read and written in
+/// place ([`Picture::data`], [`Picture::data_mut`], [`Picture::stride`]); a picture may
+/// share its buffers with others ([`Picture::share`]), so a writer calls
+/// [`Picture::make_writable`] first.
+pub struct Picture(pub(in crate::media) VideoFrame);
+
+impl std::fmt::Debug for Picture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Picture({}x{} {:?})",
+            self.width(),
+            self.height(),
+            self.0.format()
+        )
+    }
+}
+
+impl Picture {
+    /// A new picture of `format` and size (its pixels unset), or FFmpeg's `ENOMEM` when its
+    /// buffer cannot be had.
+    pub fn new(format: PixelFormat, width: u32, height: u32) -> Result<Picture, FfmpegError> {
+        crate::media::init::init();
+        Ok(Picture(new_frame(format.0, width, height)?))
+    }
+
+    /// Width in pixels.
+    pub fn width(&self) -> u32 {
+        self.0.width()
+    }
+
+    /// Height in pixels.
+    pub fn height(&self) -> u32 {
+        self.0.height()
+    }
+
+    /// Its pixel format.
+    pub fn format(&self) -> PixelFormat {
+        PixelFormat(self.0.format())
+    }
+
+    /// The bytes from one row of `plane` to the next.
+    pub fn stride(&self, plane: usize) -> usize {
+        self.0.stride(plane)
+    }
+
+    /// The bytes of `plane`, row after row ([`Picture::stride`] apart).
+    pub fn data(&self, plane: usize) -> &[u8] {
+        self.0.data(plane)
+    }
+
+    /// The bytes of `plane`, to write (after [`Picture::make_writable`]).
+    pub fn data_mut(&mut self, plane: usize) -> &mut [u8] {
+        self.0.data_mut(plane)
+    }
+
+    /// Another reference to the same pixels: nothing is copied.
+    pub fn share(&self) -> Picture {
+        Picture(share(&self.0))
+    }
+
+    /// Makes the buffers this picture's own (copying them when shared, e.g. with the decoder).
+    pub fn make_writable(&mut self) -> Result<(), FfmpegError> {
+        Ok(crate::media::ffi::make_writable(&mut self.0)?)
+    }
+
+    /// Takes the colour description (matrix, primaries, transfer, range) of `src`, as a
+    /// conversion does.
+    pub fn copy_colour_description_from(&mut self, src: &Picture) {
+        copy_color_props(&src.0, &mut self.0);
+    }
+
+    /// The RGB -> YUV matrix the picture is tagged with, if it is BT.709 or BT.601.
+    pub fn tagged_matrix(&self) -> TaggedMatrix {
+        match self.0.color_space() {
+            ColorSpace::BT709 => TaggedMatrix::Bt709,
+            ColorSpace::BT470BG | ColorSpace::SMPTE170M | ColorSpace::FCC => TaggedMatrix::Bt601,
+            _ => TaggedMatrix::Other,
+        }
+    }
+
+    /// Whether the picture is tagged full range or is `yuvj420p` (FFmpeg's full-range 4:2:0).
+    pub fn has_full_range_levels(&self) -> bool {
+        self.0.color_range() == ColorRange::JPEG || self.0.format() == Pixel::YUVJ420P
+    }
+
+    /// Whether the picture is full-range YUV (see [`is_full_range_yuv`]).
+    pub fn is_full_range_yuv(&self) -> bool {
+        is_full_range_yuv(&self.0)
+    }
+
+    /// The picture as packed 8-bit RGB through `converter` (see [`to_rgb_image`]).
+    pub fn to_rgb_image(&self, converter: &mut Converter) -> Result<image::RgbImage, FfmpegError> {
+        Ok(to_rgb_image(&self.0, converter)?)
+    }
+}
+
+/// The matrix a picture's colour description names (see [`Picture::tagged_matrix`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaggedMatrix {
+    /// ITU-R BT.709.
+    Bt709,
+    /// ITU-R BT.601 (also BT.470BG, SMPTE 170M, FCC).
+    Bt601,
+    /// Another, or none.
+    Other,
+}
+
+/// A pixel format, by FFmpeg's name for it, as vidprep's layers ask for one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PixelFormat(pub(in crate::media) Pixel);
+
+impl PixelFormat {
+    /// Planar YUV 4:2:0, 8 bits: the layout every stage of the pipeline works on.
+    pub const PIPELINE: PixelFormat = PixelFormat(Pixel::YUV420P);
+    /// Planar YUV 4:2:0, 8 bits, limited range unless tagged.
+    pub const YUV420P: PixelFormat = PixelFormat(Pixel::YUV420P);
+    /// Planar YUV 4:2:0, 8 bits, full range (FFmpeg's `yuvj420p`).
+    pub const YUVJ420P: PixelFormat = PixelFormat(Pixel::YUVJ420P);
+    /// Packed 8-bit RGB.
+    pub const RGB24: PixelFormat = PixelFormat(Pixel::RGB24);
+    /// Packed 8-bit BGR (OpenCV's order).
+    pub const BGR24: PixelFormat = PixelFormat(Pixel::BGR24);
+}
+
+impl From<Pixel> for PixelFormat {
+    fn from(p: Pixel) -> PixelFormat {
+        PixelFormat(p)
+    }
+}
+
+/// How a [`Converter`] resamples when it changes the size: swscale's kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scaling(pub(in crate::media) Flags);
+
+impl Scaling {
+    /// Bicubic: the ffmpeg CLI's default.
+    pub const BICUBIC: Scaling = Scaling(Flags::BICUBIC);
+    /// Area averaging: for shrinking a lot.
+    pub const AREA: Scaling = Scaling(Flags::AREA);
+}
+
+impl From<Flags> for Scaling {
+    fn from(f: Flags) -> Scaling {
+        Scaling(f)
+    }
+}
 
 /// One decoded picture in presentation order.
 pub struct Frame {
@@ -27,7 +177,7 @@ pub struct Frame {
     pub time: Time,
     /// The picture: YUV 4:2:0, upright (unless the reader was asked otherwise). FFmpeg's own
     /// type stays inside the library: a caller reads [`Frame::yuv420p`] or [`Frame::to_rgb`].
-    pub(crate) image: VideoFrame,
+    pub(crate) image: Picture,
     /// The decoder marked the picture as damaged (errors concealed).
     pub damaged: bool,
     /// For a source whose RGB must come from its own picture (`keeps_own_rgb`: RGB-coded,
@@ -35,7 +185,7 @@ pub struct Frame {
     /// decoder's own picture, upright, in its own pixel format (or RGB24 where it was
     /// rotated), for exact RGB outputs. `None` for limited-range 8-bit 4:2:0 sources, whose
     /// RGB is made from `image`.
-    pub(crate) rgb: Option<VideoFrame>,
+    pub(crate) rgb: Option<Picture>,
 }
 
 impl std::fmt::Debug for Frame {
@@ -74,7 +224,7 @@ impl Frame {
             .filter(|r| (r.width(), r.height()) == (self.width(), self.height()))
             .unwrap_or(&self.image);
         let mut converter = Converter::to_format(Pixel::RGB24);
-        to_rgb_image(source, &mut converter).map_err(|e| {
+        to_rgb_image(&source.0, &mut converter).map_err(|e| {
             if is_out_of_memory(&e) {
                 crate::error::Error::OutOfMemory {
                     path: std::path::PathBuf::new(),
@@ -119,7 +269,12 @@ pub struct Converter {
 
 impl Converter {
     /// A converter to `format` at the input's own size (`dst_size == None`) or a fixed size.
-    pub fn new(format: Pixel, dst_size: Option<(u32, u32)>, flags: Flags) -> Converter {
+    pub fn new(
+        format: impl Into<PixelFormat>,
+        dst_size: Option<(u32, u32)>,
+        scaling: impl Into<Scaling>,
+    ) -> Converter {
+        let (format, flags) = (format.into().0, scaling.into().0);
         let (w, h) = dst_size.unwrap_or((0, 0));
         Converter {
             scaler: None,
@@ -137,7 +292,7 @@ impl Converter {
 
     /// Same-size conversion with the ffmpeg CLI's default scaler flags (bicubic), so results
     /// match what `ffmpeg -pix_fmt ...` produces.
-    pub fn to_format(format: Pixel) -> Converter {
+    pub fn to_format(format: impl Into<PixelFormat>) -> Converter {
         Converter::new(format, None, Flags::BICUBIC)
     }
 
@@ -145,11 +300,20 @@ impl Converter {
     /// `scale` filter given no flags, which decord's filter graph is (so VLMEvalKit's frames).
     /// It differs from [`Converter::to_format`] only where swscale has no unscaled path for
     /// the conversion (an odd width or height: every chroma sample is then interpolated).
-    pub fn to_format_bilinear(format: Pixel) -> Converter {
+    pub fn to_format_bilinear(format: impl Into<PixelFormat>) -> Converter {
         Converter::new(format, None, Flags::BILINEAR)
     }
 
-    pub fn convert(&mut self, src: &VideoFrame) -> Result<VideoFrame, ffmpeg::Error> {
+    /// `src` converted (a new picture).
+    pub fn convert(&mut self, src: &Picture) -> Result<Picture, FfmpegError> {
+        Ok(Picture(self.convert_frame(&src.0)?))
+    }
+
+    /// [`Converter::convert`] on FFmpeg's frame, for `media/`'s own readers.
+    pub(in crate::media) fn convert_frame(
+        &mut self,
+        src: &VideoFrame,
+    ) -> Result<VideoFrame, ffmpeg::Error> {
         let key = (
             src.format(),
             src.width(),
@@ -224,12 +388,12 @@ fn swscale_format(format: Pixel, range: ColorRange) -> Pixel {
 
 /// Another reference to the same picture: no pixels are copied (ffmpeg-next's `clone` copies
 /// every pixel). Writers must call `draw::make_writable` first, which copies only when shared.
-pub fn share(frame: &VideoFrame) -> VideoFrame {
+pub(in crate::media) fn share(frame: &VideoFrame) -> VideoFrame {
     crate::media::ffi::share_frame(frame)
 }
 
 /// Carries colour description from one picture to another (the encoder tags its output with it).
-pub fn copy_color_props(src: &VideoFrame, dst: &mut VideoFrame) {
+pub(in crate::media) fn copy_color_props(src: &VideoFrame, dst: &mut VideoFrame) {
     dst.set_color_space(src.color_space());
     dst.set_color_primaries(src.color_primaries());
     dst.set_color_transfer_characteristic(src.color_transfer_characteristic());
@@ -251,7 +415,7 @@ pub fn yuv420_plane_sizes(width: u32, height: u32) -> [(usize, usize); 3] {
 /// levels rather than YUV: their RGB must come from them directly, as the ffmpeg CLI converts,
 /// not through YUV 4:2:0 (which loses colour). Told by FFmpeg's format name, which is stable
 /// across versions (`rgb24`, `bgra`, `0rgb`, `gbrp10le`, `pal8`, `gray16be`, `ya8`, ...).
-pub fn is_rgb_coded(format: Pixel) -> bool {
+pub(in crate::media) fn is_rgb_coded(format: Pixel) -> bool {
     let Some(desc) = format.descriptor() else {
         return false;
     };
@@ -270,7 +434,7 @@ pub fn is_rgb_coded(format: Pixel) -> bool {
 /// 4:2:0 their colour would be resampled twice (a 4:4:4 picture's PNG came out 29.6 dB from
 /// `ffmpeg -pix_fmt rgb24`'s, values off by up to 83; Indeo 3's 4:1:0 37.8 dB, MJPEG's 4:2:2
 /// 44.6 dB).
-pub fn keeps_own_rgb(format: Pixel) -> bool {
+pub(in crate::media) fn keeps_own_rgb(format: Pixel) -> bool {
     if is_rgb_coded(format) {
         return true;
     }
@@ -288,7 +452,7 @@ pub fn keeps_own_rgb(format: Pixel) -> bool {
 /// decoders name full range so) or a YUV format tagged full range (VP9, AV1, MPEG-4 with
 /// `color_range pc`). The pipeline's limited-range 4:2:0 would move its levels (values off by
 /// up to 3 from `ffmpeg -pix_fmt rgb24`, issue 52), so its RGB comes from the picture itself.
-pub fn is_full_range_yuv(picture: &VideoFrame) -> bool {
+pub(in crate::media) fn is_full_range_yuv(picture: &VideoFrame) -> bool {
     let Some(desc) = picture.format().descriptor() else {
         return false;
     };
@@ -348,7 +512,10 @@ pub(crate) fn implausible_size_change(from: (u32, u32), to: (u32, u32)) -> bool 
 }
 
 /// Rotates a packed RGB24 picture clockwise by `rotation` into a new picture.
-pub fn rotate_rgb24(src: &VideoFrame, rotation: Rotation) -> Result<VideoFrame, ffmpeg::Error> {
+pub(in crate::media) fn rotate_rgb24(
+    src: &VideoFrame,
+    rotation: Rotation,
+) -> Result<VideoFrame, ffmpeg::Error> {
     if rotation == Rotation::None {
         return Ok(share(src));
     }
@@ -377,7 +544,10 @@ pub fn rotate_rgb24(src: &VideoFrame, rotation: Rotation) -> Result<VideoFrame, 
 }
 
 /// Rotates a YUV 4:2:0 picture clockwise by `rotation` into a new picture.
-pub fn rotate_yuv420(src: &VideoFrame, rotation: Rotation) -> Result<VideoFrame, ffmpeg::Error> {
+pub(in crate::media) fn rotate_yuv420(
+    src: &VideoFrame,
+    rotation: Rotation,
+) -> Result<VideoFrame, ffmpeg::Error> {
     if rotation == Rotation::None {
         return Ok(share(src));
     }
@@ -429,7 +599,7 @@ pub fn rotate_yuv420(src: &VideoFrame, rotation: Rotation) -> Result<VideoFrame,
 
 /// A view of `src` cropped to an even width and height (dropping the last column/row when
 /// odd), without copying pixels: planes start top-left, so only the size changes.
-pub fn crop_to_even(src: &VideoFrame) -> VideoFrame {
+pub(in crate::media) fn crop_to_even(src: &VideoFrame) -> VideoFrame {
     let (w, h) = (src.width() & !1, src.height() & !1);
     let mut out = share(src);
     if (w, h) != (src.width(), src.height()) {
@@ -449,7 +619,11 @@ pub fn try_buffer(len: usize) -> Option<Vec<u8>> {
 
 /// A new picture of `format` and size, or FFmpeg's `ENOMEM` when its buffer cannot be had
 /// (ffmpeg-next's `Video::new` leaves an empty frame then, which would fault when written).
-pub fn new_frame(format: Pixel, width: u32, height: u32) -> Result<VideoFrame, ffmpeg::Error> {
+pub(in crate::media) fn new_frame(
+    format: Pixel,
+    width: u32,
+    height: u32,
+) -> Result<VideoFrame, ffmpeg::Error> {
     let frame = VideoFrame::new(format, width, height);
     // SAFETY: `frame` owns a valid AVFrame just made by `Video::new`; `is_empty` only reads
     // its first data pointer (null when `av_frame_get_buffer` failed and unset the frame).
@@ -463,17 +637,17 @@ pub fn new_frame(format: Pixel, width: u32, height: u32) -> Result<VideoFrame, f
 }
 
 /// Whether an FFmpeg error is its out-of-memory error (`ENOMEM`).
-pub fn is_out_of_memory(e: &ffmpeg::Error) -> bool {
+pub(in crate::media) fn is_out_of_memory(e: &ffmpeg::Error) -> bool {
     matches!(e, ffmpeg::Error::Other { errno } if *errno == ffmpeg::util::error::ENOMEM)
 }
 
 /// The picture as packed 8-bit RGB (via swscale, ffmpeg's default bicubic flags). A buffer
 /// the system refuses is FFmpeg's `ENOMEM` ([`is_out_of_memory`]).
-pub fn to_rgb_image(
+pub(in crate::media) fn to_rgb_image(
     src: &VideoFrame,
     converter: &mut Converter,
 ) -> Result<image::RgbImage, ffmpeg::Error> {
-    let rgb = converter.convert(src)?;
+    let rgb = converter.convert_frame(src)?;
     let (w, h) = (rgb.width() as usize, rgb.height() as usize);
     let stride = rgb.stride(0);
     let data = rgb.data(0);

@@ -296,6 +296,12 @@ pub(crate) fn open_media(source: &Source, ctx: &CallContext) -> Result<OpenedInp
 }
 
 impl VideoInput {
+    /// The size in bytes of what the input reads (a file, or a URL whose server says), when
+    /// known.
+    pub fn byte_size(&self) -> Option<u64> {
+        crate::media::ffi::input_byte_size(&self.context)
+    }
+
     /// Opens a source (a path, or a [`Source`] with its rate) and picks its best video stream
     /// (ffmpeg's choice, skipping cover art), for the call `ctx`.
     pub fn open(source: impl Into<Source>, ctx: &CallContext) -> Result<VideoInput> {

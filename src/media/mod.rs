@@ -8,6 +8,7 @@ pub(crate) mod decode;
 pub(crate) mod demux;
 pub(crate) mod demuxer_kind;
 pub(crate) mod encode;
+pub(crate) mod errors;
 pub(crate) mod ffi;
 pub(crate) mod frame;
 pub(crate) mod images;
@@ -26,6 +27,7 @@ pub(crate) mod table;
 pub(crate) mod wav;
 
 pub use decode::{DecodeOptions, FrameReader};
-pub use frame::Frame;
+pub use ffi::{build_facts, BuildFacts};
+pub use frame::{Converter, Frame, Picture, PixelFormat, Scaling, TaggedMatrix};
 pub use source::Source;
 pub use table::{FrameTable, TableCache};

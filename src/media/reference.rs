@@ -61,7 +61,12 @@ pub(crate) struct Reference {
 }
 
 /// MD5 of a YUV 4:2:0 picture's planes, packed.
-pub(crate) fn yuv420_md5(image: &VideoFrame) -> [u8; 16] {
+pub(crate) fn yuv420_md5(image: &crate::media::Picture) -> [u8; 16] {
+    frame_md5(&image.0)
+}
+
+/// [`yuv420_md5`] of FFmpeg's frame.
+fn frame_md5(image: &VideoFrame) -> [u8; 16] {
     let mut hasher = Md5::new();
     for (plane, &(w, h)) in yuv420_plane_sizes(image.width(), image.height())
         .iter()
@@ -121,7 +126,7 @@ pub fn rgb_frames_at(
     let mut visit = |position: usize, frame: &VideoFrame| -> Result<()> {
         if positions.contains(&position) {
             let rgb = converter
-                .convert(frame)
+                .convert_frame(frame)
                 .map_err(|e| Error::ffmpeg(&path, "converting a frame to RGB", e))?;
             let stride = rgb.stride(0);
             let row = width as usize * 3;
@@ -193,16 +198,16 @@ fn decode_with(
                     let plain = frame.format() == PIPELINE_FORMAT
                         && frame.color_range() != ffmpeg::util::color::Range::JPEG;
                     let md5 = if plain {
-                        yuv420_md5(&frame)
+                        frame_md5(&frame)
                     } else {
-                        let converted = converter.convert(&frame).map_err(|e| {
+                        let converted = converter.convert_frame(&frame).map_err(|e| {
                             Error::ffmpeg(
                                 &path,
                                 format!("converting {:?} to yuv420p", frame.format()),
                                 e,
                             )
                         })?;
-                        yuv420_md5(&converted)
+                        frame_md5(&converted)
                     };
                     let here = (frame.width(), frame.height());
                     if let Some(before) = size.filter(|before| *before != here) {

@@ -70,6 +70,17 @@ pub(crate) struct Header {
     pub audio_codecs: Vec<ffmpeg_next::codec::Id>,
 }
 
+impl Header {
+    /// FFmpeg's name for the first audio stream's codec that is not AAC (what an MP4 for a
+    /// video model cannot carry by copying), if any.
+    pub(crate) fn audio_other_than_aac(&self) -> Option<&'static str> {
+        self.audio_codecs
+            .iter()
+            .find(|&&id| id != ffmpeg_next::codec::Id::AAC)
+            .map(|id| id.name())
+    }
+}
+
 impl PartialEq for Source {
     fn eq(&self, other: &Source) -> bool {
         self.path == other.path && self.fps == other.fps

@@ -14,7 +14,10 @@ use crate::media::input::{read_packet, VideoInput};
 
 /// Decodes the single picture in `path` (JPEG, PNG, ...) in its own pixel format, for the
 /// call `ctx` (its open counts on the call's tally).
-pub fn decode_still(path: &Path, ctx: &crate::call::context::CallContext) -> Result<VideoFrame> {
+pub fn decode_still(
+    path: &Path,
+    ctx: &crate::call::context::CallContext,
+) -> Result<crate::media::Picture> {
     let mut input = VideoInput::open(path, ctx)?;
     let index = input.video.index;
     let stream = input.context.stream(index).expect("video stream");
@@ -35,7 +38,7 @@ pub fn decode_still(path: &Path, ctx: &crate::call::context::CallContext) -> Res
                 if frame.is_corrupt() || frame.has_decode_errors() {
                     return Err(corrupt("the picture is damaged".into()));
                 }
-                return Ok(frame);
+                return Ok(crate::media::Picture(frame));
             }
             Err(ffmpeg::Error::Other { errno }) if errno == EAGAIN => {}
             Err(ffmpeg::Error::Eof) => return Err(corrupt("no picture could be decoded".into())),
@@ -119,10 +122,17 @@ impl JpegWriter {
         }
     }
 
-    /// The JPEG file of `frame` (any pixel format swscale can read).
-    pub fn encode(&mut self, frame: &VideoFrame) -> std::result::Result<Vec<u8>, ffmpeg::Error> {
+    /// The JPEG file of `picture` (any pixel format swscale can read).
+    pub fn encode(
+        &mut self,
+        picture: &crate::media::Picture,
+    ) -> std::result::Result<Vec<u8>, crate::error::FfmpegError> {
+        Ok(self.encode_frame(&picture.0)?)
+    }
+
+    fn encode_frame(&mut self, frame: &VideoFrame) -> std::result::Result<Vec<u8>, ffmpeg::Error> {
         let (w, h) = (frame.width(), frame.height());
-        let mut yuvj = self.converter.convert(frame)?;
+        let mut yuvj = self.converter.convert_frame(frame)?;
         if self.encoder.as_ref().map(|(ew, eh, _)| (*ew, *eh)) != Some((w, h)) {
             let codec = ffmpeg::encoder::find(ffmpeg::codec::Id::MJPEG)
                 .ok_or(ffmpeg::Error::EncoderNotFound)?;

@@ -11,8 +11,6 @@
 
 use std::path::{Path, PathBuf};
 
-use ffmpeg_next::frame::Video as VideoFrame;
-
 use crate::annotations::{self, Fill, FrameClock};
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
@@ -20,9 +18,9 @@ use crate::frames::fit::Placer;
 use crate::frames::overlay::Style;
 use crate::frames::pipeline::{FrameOrigin, FrameSource, Geometry, PipelineFrame};
 use crate::media::audio::{AudioPlan, AudioSegment};
-use crate::media::frame::share;
 use crate::media::still::decode_still;
 use crate::media::table::FrameTable;
+use crate::media::Picture;
 use crate::plan::{InsertSpec, Plan, Position};
 use crate::sampling::SplitMix64;
 use crate::stages::builder::{NeedleSegment, Stage, StreamBuilder};
@@ -173,7 +171,7 @@ pub(crate) struct NeedleRenderer {
     placer: Placer,
     geometry: Geometry,
     step: Time,
-    cached: Option<(usize, VideoFrame)>,
+    cached: Option<(usize, Picture)>,
     /// The call it renders for (its images' opens count on the call's tally).
     call: CallContext,
 }
@@ -238,7 +236,7 @@ impl NeedleRenderer {
     pub fn frame(&mut self, k: usize) -> Result<PipelineFrame> {
         let s = self.map[k];
         let image = match &self.cached {
-            Some((cached, image)) if *cached == s => share(image),
+            Some((cached, image)) if *cached == s => image.share(),
             _ => {
                 let path = &self.images[s];
                 let raw = decode_still(path, &self.call)?;
@@ -257,7 +255,7 @@ impl NeedleRenderer {
                     .placer
                     .place(&raw)
                     .map_err(|e| Error::ffmpeg(path, "scaling the sequence frame", e))?;
-                self.cached = Some((s, share(&placed)));
+                self.cached = Some((s, placed.share()));
                 placed
             }
         };

@@ -2,12 +2,9 @@
 //! ([`DecimateStage`]). Both keep the frames' geometry and timing true, so boxes and sidecars
 //! follow them.
 
-use ffmpeg_next::format::Pixel;
-use ffmpeg_next::software::scaling::Flags;
-
 use crate::error::{Error, Result};
 use crate::frames::pipeline::{FrameStage, Geometry, PipelineFrame};
-use crate::media::frame::{Converter, PIPELINE_FORMAT};
+use crate::media::{Converter, PixelFormat, Scaling};
 
 /// Resizes every frame to `size` (bicubic, like the ffmpeg CLI's scale filter).
 pub struct ScaleStage {
@@ -22,8 +19,8 @@ impl ScaleStage {
     pub fn new(size: (u32, u32)) -> ScaleStage {
         ScaleStage {
             size,
-            converter: Converter::new(PIPELINE_FORMAT, Some(size), Flags::BICUBIC),
-            rgb: Converter::new(Pixel::RGB24, Some(size), Flags::BICUBIC),
+            converter: Converter::new(PixelFormat::PIPELINE, Some(size), Scaling::BICUBIC),
+            rgb: Converter::new(PixelFormat::RGB24, Some(size), Scaling::BICUBIC),
         }
     }
 }

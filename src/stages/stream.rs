@@ -78,7 +78,7 @@ impl ProcessedStream {
         let describe = |opened: &VideoInput| {
             // A URL's size is what its server says.
             let url_bytes = (opened.kind == SourceKind::Url)
-                .then(|| crate::media::ffi::input_byte_size(&opened.context))
+                .then(|| opened.byte_size())
                 .flatten();
             (
                 opened.video.clone(),

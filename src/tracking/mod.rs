@@ -28,16 +28,15 @@ pub(crate) mod opencv;
 
 use std::sync::Arc;
 
-use ffmpeg_next::format::Pixel;
 use serde::Serialize;
 
 use crate::annotations::{BBox, BoxSource, DrawBox, ResolvedBoxes, TrackerKind};
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::decode::{DecodeOptions, FrameReader};
-use crate::media::frame::Converter;
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
+use crate::media::{Converter, PixelFormat};
 
 /// A picture as trackers take it: packed 8-bit BGR, rows without padding.
 #[derive(Clone, Debug, PartialEq)]
@@ -320,7 +319,7 @@ impl DecodedFrames {
             FrameReader::open_with_table_in(source.clone(), DecodeOptions::default(), table, ctx)?;
         Ok(DecodedFrames {
             reader,
-            converter: Converter::to_format(Pixel::BGR24),
+            converter: Converter::to_format(PixelFormat::BGR24),
         })
     }
 }

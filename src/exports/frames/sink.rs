@@ -12,10 +12,11 @@ use serde::Serialize;
 
 use super::payload::{payload_with, PayloadExtras};
 use super::strip::{render_strip, thumbnail};
+use crate::error::FfmpegError;
 use crate::error::{Error, Result};
 use crate::frames::overlay::{boxes_on, SourceBoxes};
 use crate::frames::pipeline::{FrameSink, PipelineFrame};
-use crate::media::frame::{to_rgb_image, Converter};
+use crate::media::{Converter, Picture, PixelFormat};
 use crate::plan::{FrameLabel, ImageFormat, Payload};
 use crate::records::frames_json::FrameRecord;
 use crate::records::sidecar::write_json;
@@ -114,7 +115,7 @@ impl FramesSink {
             times: times.to_vec(),
             names,
             records: vec![None; n],
-            rgb: Converter::to_format(ffmpeg_next::format::Pixel::RGB24),
+            rgb: Converter::to_format(PixelFormat::RGB24),
             jpeg: crate::media::still::JpegWriter::new(spec.quality),
             thumbs: spec.strip.map(|_| (width.min(480), vec![None; n])),
             box_sources,
@@ -169,7 +170,7 @@ impl FramesSink {
         match rgb {
             None => {}
             Some(crate::profiles::RgbConversion::SwscaleBilinear) => {
-                self.rgb = Converter::to_format_bilinear(ffmpeg_next::format::Pixel::RGB24)
+                self.rgb = Converter::to_format_bilinear(PixelFormat::RGB24)
             }
         }
         self
@@ -314,14 +315,8 @@ impl FramesSink {
 
 /// The error of frame `number` of `source` failing `doing` (`"as JPEG"`): a refused
 /// allocation of about `bytes` is named as such, anything else is FFmpeg's error.
-fn frame_failure(
-    source: &Path,
-    number: usize,
-    doing: &str,
-    bytes: u64,
-    e: ffmpeg_next::Error,
-) -> Error {
-    if crate::media::frame::is_out_of_memory(&e) {
+fn frame_failure(source: &Path, number: usize, doing: &str, bytes: u64, e: FfmpegError) -> Error {
+    if e.is_out_of_memory() {
         Error::OutOfMemory {
             path: source.to_path_buf(),
             what: format!("frame {number} {doing}"),
@@ -379,7 +374,7 @@ impl FrameSink for FramesSink {
                     (width, height) = (w, h);
                     image
                 }
-                _ => to_rgb_image(source, &mut self.rgb).map_err(failure)?,
+                _ => source.to_rgb_image(&mut self.rgb).map_err(failure)?,
             })
         } else {
             None
@@ -440,9 +435,7 @@ impl FrameSink for FramesSink {
             if let (Some(kept), Some(rgb)) = (self.kept.as_mut(), rgb.as_ref()) {
                 let bytes = rgb.as_raw().len();
                 let mut copy = crate::media::frame::try_buffer(bytes).ok_or_else(|| {
-                    let enomem = ffmpeg_next::Error::Other {
-                        errno: ffmpeg_next::util::error::ENOMEM,
-                    };
+                    let enomem = FfmpegError::from_errno(crate::error::ENOMEM);
                     frame_failure(&self.source, number, "kept in memory", bytes as u64, enomem)
                 })?;
                 copy.extend_from_slice(rgb.as_raw());
@@ -496,15 +489,14 @@ fn encode_image(
 
 /// The picture a JPEG is encoded from: a full-range 8-bit 4:2:0 source's own picture
 /// (upright, of the pipeline's size), else the pipeline's.
-fn jpeg_source(frame: &crate::frames::pipeline::PipelineFrame) -> &ffmpeg_next::frame::Video {
-    use ffmpeg_next::format::Pixel;
+fn jpeg_source(frame: &crate::frames::pipeline::PipelineFrame) -> &Picture {
     frame
         .rgb
         .as_ref()
         .filter(|own| {
             (own.width(), own.height()) == (frame.image.width(), frame.image.height())
-                && matches!(own.format(), Pixel::YUVJ420P | Pixel::YUV420P)
-                && crate::media::frame::is_full_range_yuv(own)
+                && matches!(own.format(), PixelFormat::YUVJ420P | PixelFormat::YUV420P)
+                && own.is_full_range_yuv()
         })
         .unwrap_or(&frame.image)
 }

@@ -4,11 +4,10 @@
 
 use std::collections::HashMap;
 
-use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
-use ffmpeg::frame::Video as VideoFrame;
-use ffmpeg_next as ffmpeg;
-
+use crate::error::FfmpegError;
+use crate::media::{Picture, TaggedMatrix};
 use crate::vocab::Rgb;
+use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
 
 pub mod numpro;
 
@@ -49,11 +48,10 @@ pub enum Matrix {
 impl Matrix {
     /// The picture's own matrix; when it does not say, BT.709 from 720 lines up, else BT.601
     /// (what players assume).
-    pub fn of(frame: &VideoFrame) -> Matrix {
-        use ffmpeg::util::color::Space;
-        match frame.color_space() {
-            Space::BT709 => Matrix::Bt709,
-            Space::BT470BG | Space::SMPTE170M | Space::FCC => Matrix::Bt601,
+    pub fn of(frame: &Picture) -> Matrix {
+        match frame.tagged_matrix() {
+            TaggedMatrix::Bt709 => Matrix::Bt709,
+            TaggedMatrix::Bt601 => Matrix::Bt601,
             _ if frame.height() >= 720 || frame.width() >= 1280 => Matrix::Bt709,
             _ => Matrix::Bt601,
         }
@@ -90,8 +88,8 @@ pub fn rgb_to_yuv(c: Rgb, matrix: Matrix) -> Yuv {
 }
 
 /// Makes a picture's buffers writable (copying them when shared, e.g. with the decoder).
-pub fn make_writable(frame: &mut VideoFrame) -> Result<(), ffmpeg::Error> {
-    crate::media::ffi::make_writable(frame)
+pub fn make_writable(frame: &mut Picture) -> Result<(), FfmpegError> {
+    frame.make_writable()
 }
 
 /// An anti-aliased coverage mask (0..=255 per pixel), e.g. a rendered label.
@@ -180,14 +178,14 @@ impl TextRenderer {
 /// A writable YUV 4:2:0 picture to draw on. Coordinates are luma pixels; rectangles are
 /// half-open `[x0, x1) x [y0, y1)` and are clipped to the picture.
 pub struct Canvas<'a> {
-    frame: &'a mut VideoFrame,
+    frame: &'a mut Picture,
     width: i64,
     height: i64,
 }
 
 impl<'a> Canvas<'a> {
     /// The caller must have made the frame writable ([`make_writable`]).
-    pub fn new(frame: &'a mut VideoFrame) -> Canvas<'a> {
+    pub fn new(frame: &'a mut Picture) -> Canvas<'a> {
         let (width, height) = (frame.width() as i64, frame.height() as i64);
         Canvas {
             frame,
@@ -291,11 +289,10 @@ impl<'a> Canvas<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::frame::PIPELINE_FORMAT;
+    use crate::media::PixelFormat;
 
-    fn gray(w: u32, h: u32) -> VideoFrame {
-        crate::media::init::init();
-        let mut f = VideoFrame::new(PIPELINE_FORMAT, w, h);
+    fn gray(w: u32, h: u32) -> Picture {
+        let mut f = Picture::new(PixelFormat::PIPELINE, w, h).unwrap();
         for plane in 0..3 {
             let v = if plane == 0 { 100 } else { 128 };
             f.data_mut(plane).fill(v);
@@ -303,7 +300,7 @@ mod tests {
         f
     }
 
-    fn at(f: &VideoFrame, plane: usize, x: usize, y: usize) -> u8 {
+    fn at(f: &Picture, plane: usize, x: usize, y: usize) -> u8 {
         f.data(plane)[y * f.stride(plane) + x]
     }
 

@@ -10,9 +10,9 @@
 //! frames, then the model's preprocessing resizes them).
 
 use ab_glyph::{Font, PxScale, ScaleFont};
-use ffmpeg_next::frame::Video as VideoFrame;
 
 use super::{rgb_to_yuv, Canvas, Mask, Matrix};
+use crate::media::Picture;
 use crate::vocab::Rgb;
 
 /// NumPro's font size: the em, in pixels.
@@ -25,7 +25,7 @@ pub type InkBox = [i64; 4];
 
 /// Draws `text` on `frame` (writable YUV 4:2:0) by NumPro's rule; returns its ink box (`None`
 /// when nothing of it lands on the frame).
-pub fn draw(frame: &mut VideoFrame, text: &str) -> Option<InkBox> {
+pub fn draw(frame: &mut Picture, text: &str) -> Option<InkBox> {
     let (w, h) = (frame.width() as i64, frame.height() as i64);
     let font = super::font();
     let upem = font.units_per_em().unwrap_or(2048.0);
@@ -118,12 +118,11 @@ pub fn draw(frame: &mut VideoFrame, text: &str) -> Option<InkBox> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::frame::PIPELINE_FORMAT;
+    use crate::media::PixelFormat;
 
     #[test]
     fn the_number_sits_in_the_bottom_right_corner() {
-        crate::media::init::init();
-        let mut f = VideoFrame::new(PIPELINE_FORMAT, 320, 240);
+        let mut f = Picture::new(PixelFormat::PIPELINE, 320, 240).unwrap();
         for plane in 0..3 {
             f.data_mut(plane).fill(if plane == 0 { 100 } else { 128 });
         }

@@ -2,8 +2,6 @@
 //! of two YUV 4:2:0 pictures and over luma alone, and the PSNR each gives (smart encoding's
 //! `verify`).
 
-use crate::media::frame::VideoFrame;
-
 /// How two YUV 4:2:0 pictures differ: the squared error and sample count over all planes
 /// (pooled Y, U and V samples) and over the luma plane alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,7 +19,8 @@ impl Difference {
 }
 
 /// [`Difference`] of two YUV 4:2:0 pictures; `None` when their sizes differ.
-pub(crate) fn compare(a: &VideoFrame, b: &VideoFrame) -> Option<Difference> {
+pub(crate) fn compare(a: &crate::media::Picture, b: &crate::media::Picture) -> Option<Difference> {
+    let (a, b) = (&a.0, &b.0);
     if a.width() != b.width() || a.height() != b.height() {
         return None;
     }

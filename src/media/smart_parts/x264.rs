@@ -12,7 +12,6 @@ use ffmpeg_next as ffmpeg;
 use crate::bitstream::h264::{self, AvcC, Sps};
 use crate::error::{Error, Result};
 use crate::media::encode::ENCODER_THREADS;
-use crate::media::frame::VideoFrame;
 use crate::media::smart_parts::sink::PacketSink;
 use crate::vocab::EncodeSettings;
 use crate::vocab::Ratio;
@@ -164,11 +163,11 @@ impl PartEncoder {
     /// Encodes `image` as output frame `index` and moves what x264 has ready into `sink`.
     pub(crate) fn send(
         &mut self,
-        image: &VideoFrame,
+        image: &crate::media::Picture,
         index: usize,
         sink: &mut dyn PacketSink,
     ) -> Result<()> {
-        let mut image = crate::media::frame::share(image);
+        let mut image = crate::media::frame::share(&image.0);
         image.set_pts(Some(sink.pts(index)));
         image.set_kind(ffmpeg::picture::Type::None);
         self.encoder
