@@ -9,14 +9,22 @@ cd "$(dirname "$0")/.."
 # With OpenCV's trackers (the `tracking` feature) where OpenCV 4.6+ is installed.
 source scripts/tracking-features.sh
 # The transformers profiles' `transformers=5.21` option against that release's own code
-# (tests/profiles_transformers.rs): transformers 5.21.1 without its dependencies beside the
+# (tests/profiles/transformers.rs): transformers 5.21.1 without its dependencies beside the
 # parity venv, put first on PYTHONPATH by the test (scripts/transformers-release.sh).
 if [ -n "${VIDPREP_PYTHON:-}" ] && [ -z "${VIDPREP_TRANSFORMERS_OLD:-}" ] \
     && "$VIDPREP_PYTHON" -c "import transformers" 2>/dev/null; then
     VIDPREP_TRANSFORMERS_OLD=$(bash scripts/transformers-release.sh 5.21.1)
     export VIDPREP_TRANSFORMERS_OLD
 fi
+# Each test that skips (tests/common/skip.rs) appends its `SKIP` line here: listed below, since
+# cargo test shows a passing test's output only with --nocapture.
+export VIDPREP_SKIP_LOG=${VIDPREP_SKIP_LOG:-$PWD/target/skips.txt}
+rm -f "$VIDPREP_SKIP_LOG"
 cargo test "${features[@]}"
+if [ -s "$VIDPREP_SKIP_LOG" ]; then
+    echo "$(wc -l <"$VIDPREP_SKIP_LOG") tests skipped (README.md, \"Testing: what may skip\"):" >&2
+    sort "$VIDPREP_SKIP_LOG" >&2
+fi
 python3 -m venv target/test-venv
 # VIDPREP_TEST_EXTRAS: more packages for optional tests (.ci/run: Ray for python/tests/test_ray.py).
 target/test-venv/bin/pip install --quiet maturin numpy pytest pillow ${VIDPREP_TEST_EXTRAS:-}

@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::skip::{skipped, Needs};
 use base64::Engine as _;
 use serde_json::{json, Value};
 
@@ -265,17 +266,13 @@ pub fn find_chromium() -> Option<PathBuf> {
         })
 }
 
-fn browser_required() -> bool {
-    std::env::var("VIDPREP_REQUIRE_BROWSER").is_ok_and(|v| v == "1")
-}
-
-/// Print "skipping: why" and give `None`, or panic when a browser is required.
+/// Skip (`SKIP ... (browser)`) and give `None`, or panic when a browser is required
+/// (`VIDPREP_REQUIRE_BROWSER`, `VIDPREP_REQUIRE_ALL`).
 fn unavailable<T>(why: String) -> Option<T> {
-    if browser_required() {
-        panic!("VIDPREP_REQUIRE_BROWSER=1 but no browser session: {why}");
-    }
-    eprintln!("skipping: no headless browser (set VIDPREP_REQUIRE_BROWSER=1 to make this an error): {why}");
-    None
+    skipped(
+        Needs::Browser,
+        format!("no headless browser session: {why}"),
+    )
 }
 
 fn free_port() -> std::io::Result<u16> {

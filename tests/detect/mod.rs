@@ -1,0 +1,4 @@
+//! `vidprep detect`: shot boundaries and activity, on generated edits and field footage.
+
+mod end_to_end;
+mod field_cases;
