@@ -40,8 +40,8 @@ target/test-venv/bin/python -m pytest -q python/tests --ignore=python/tests/test
 if [ -n "${VIDPREP_PYTHON:-}" ] && "$VIDPREP_PYTHON" -c "import torch, torchcodec, transformers, decord, qwen_vl_utils, pytest" 2>/dev/null; then
     "$VIDPREP_PYTHON" -m pip install --quiet --force-reinstall --no-deps target/test-wheels/vidprep-*.whl
     "$VIDPREP_PYTHON" -m pytest -q python/tests/test_resize_sweep.py python/tests/test_pipeline_loaders.py
-elif [ -n "${VIDPREP_REQUIRE_PARITY:-}" ]; then
-    echo "VIDPREP_PYTHON (${VIDPREP_PYTHON:-unset}) lacks torch, torchcodec, transformers, decord, qwen-vl-utils or pytest (scripts/parity-venv.sh), but VIDPREP_REQUIRE_PARITY is set" >&2
+elif [ -n "${VIDPREP_REQUIRE_PARITY:-}${VIDPREP_REQUIRE_ALL:-}" ]; then
+    echo "VIDPREP_PYTHON (${VIDPREP_PYTHON:-unset}) lacks torch, torchcodec, transformers, decord, qwen-vl-utils or pytest (scripts/parity-venv.sh), but VIDPREP_REQUIRE_PARITY (or _ALL) is set" >&2
     exit 1
 else
     echo "skipping the profiles' resize sweep: set VIDPREP_PYTHON=\$(bash scripts/parity-venv.sh) to run it" >&2
@@ -63,8 +63,8 @@ if "$py" -c "import torch, torchvision" 2>/dev/null; then
             || target/qwen-venv/bin/pip download --quiet --no-deps "qwen-vl-utils==$v" -d "$wheels"
     done
     VIDPREP_QWEN_WHEELS=$wheels target/qwen-venv/bin/python -m pytest -q python/tests/test_qwen_releases.py
-elif [ -n "${VIDPREP_REQUIRE_PARITY:-}" ]; then
-    echo "Debian's torch and torchvision are not installed, but VIDPREP_REQUIRE_PARITY is set" >&2
+elif [ -n "${VIDPREP_REQUIRE_PARITY:-}${VIDPREP_REQUIRE_ALL:-}" ]; then
+    echo "Debian's torch and torchvision are not installed, but VIDPREP_REQUIRE_PARITY (or _ALL) is set" >&2
     exit 1
 else
     echo "skipping the qwen-vl-utils release tests: Debian's torch and torchvision are not installed (scripts/parity-packages.txt)" >&2

@@ -3,9 +3,9 @@
 //! stderr and, where `VIDPREP_SKIP_LOG` names a file, appends it there (scripts/test.sh lists
 //! that file's lines after `cargo test`, whose output capture hides a passing test's stderr).
 //! Where the requirement's switch ([`Needs::switch`]) or `VIDPREP_REQUIRE_ALL` is set (to
-//! anything but `0` or nothing), it panics with the reason instead: the test fails, so no test
-//! passes by not running where everything it needs is meant to be there. The switches, and
-//! which CI sets: README.md, "Testing".
+//! anything not empty, as scripts/test.sh and the Python tests read them), it panics with the
+//! reason instead: the test fails, so no test passes by not running where everything it needs
+//! is meant to be there. The switches, and which CI sets: README.md, "Testing: what may skip".
 //!
 //! A test returns right after a skip (`let Some(x) = ... else { return };` around a helper that
 //! gives `None` by [`skipped`]); a check inside a test that cannot be made (no `/usr/bin/time`
@@ -60,7 +60,7 @@ impl Needs {
 }
 
 fn set(var: &str) -> bool {
-    std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0")
+    std::env::var_os(var).is_some_and(|v| !v.is_empty())
 }
 
 /// Whether a test lacking `needs` must fail: its switch or `VIDPREP_REQUIRE_ALL` is set.
