@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Generates the format matrix: one frame-coded source (every frame carries its index as the
 # frame code of tests/common/code.rs) written in many codecs and containers with the ffmpeg CLI,
-# for the tests that prove frame identity on every format (tests/format_matrix.rs) and for
+# for the tests that prove frame identity on every format (tests/decode/format_matrix.rs) and for
 # anyone who wants to try vidprep on awkward files.
 #
 #   scripts/format-matrix.sh OUT_DIR [NAME...]     # all variants, or only the named ones

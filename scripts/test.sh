@@ -9,14 +9,22 @@ cd "$(dirname "$0")/.."
 # With OpenCV's trackers (the `tracking` feature) where OpenCV 4.6+ is installed.
 source scripts/tracking-features.sh
 # The transformers profiles' `transformers=5.21` option against that release's own code
-# (tests/profiles_transformers.rs): transformers 5.21.1 without its dependencies beside the
+# (tests/profiles/transformers.rs): transformers 5.21.1 without its dependencies beside the
 # parity venv, put first on PYTHONPATH by the test (scripts/transformers-release.sh).
 if [ -n "${VIDPREP_PYTHON:-}" ] && [ -z "${VIDPREP_TRANSFORMERS_OLD:-}" ] \
     && "$VIDPREP_PYTHON" -c "import transformers" 2>/dev/null; then
     VIDPREP_TRANSFORMERS_OLD=$(bash scripts/transformers-release.sh 5.21.1)
     export VIDPREP_TRANSFORMERS_OLD
 fi
+# Each test that skips (tests/common/skip.rs) appends its `SKIP` line here: listed below, since
+# cargo test shows a passing test's output only with --nocapture.
+export VIDPREP_SKIP_LOG=${VIDPREP_SKIP_LOG:-$PWD/target/skips.txt}
+rm -f "$VIDPREP_SKIP_LOG"
 cargo test "${features[@]}"
+if [ -s "$VIDPREP_SKIP_LOG" ]; then
+    echo "$(wc -l <"$VIDPREP_SKIP_LOG") tests skipped (README.md, \"Testing: what may skip\"):" >&2
+    sort "$VIDPREP_SKIP_LOG" >&2
+fi
 python3 -m venv target/test-venv
 # VIDPREP_TEST_EXTRAS: more packages for optional tests (.ci/run: Ray for python/tests/test_ray.py).
 target/test-venv/bin/pip install --quiet maturin numpy pytest pillow ${VIDPREP_TEST_EXTRAS:-}
@@ -32,8 +40,8 @@ target/test-venv/bin/python -m pytest -q python/tests --ignore=python/tests/test
 if [ -n "${VIDPREP_PYTHON:-}" ] && "$VIDPREP_PYTHON" -c "import torch, torchcodec, transformers, decord, qwen_vl_utils, pytest" 2>/dev/null; then
     "$VIDPREP_PYTHON" -m pip install --quiet --force-reinstall --no-deps target/test-wheels/vidprep-*.whl
     "$VIDPREP_PYTHON" -m pytest -q python/tests/test_resize_sweep.py python/tests/test_pipeline_loaders.py
-elif [ -n "${VIDPREP_REQUIRE_PARITY:-}" ]; then
-    echo "VIDPREP_PYTHON (${VIDPREP_PYTHON:-unset}) lacks torch, torchcodec, transformers, decord, qwen-vl-utils or pytest (scripts/parity-venv.sh), but VIDPREP_REQUIRE_PARITY is set" >&2
+elif [ -n "${VIDPREP_REQUIRE_PARITY:-}${VIDPREP_REQUIRE_ALL:-}" ]; then
+    echo "VIDPREP_PYTHON (${VIDPREP_PYTHON:-unset}) lacks torch, torchcodec, transformers, decord, qwen-vl-utils or pytest (scripts/parity-venv.sh), but VIDPREP_REQUIRE_PARITY (or _ALL) is set" >&2
     exit 1
 else
     echo "skipping the profiles' resize sweep: set VIDPREP_PYTHON=\$(bash scripts/parity-venv.sh) to run it" >&2
@@ -55,8 +63,8 @@ if "$py" -c "import torch, torchvision" 2>/dev/null; then
             || target/qwen-venv/bin/pip download --quiet --no-deps "qwen-vl-utils==$v" -d "$wheels"
     done
     VIDPREP_QWEN_WHEELS=$wheels target/qwen-venv/bin/python -m pytest -q python/tests/test_qwen_releases.py
-elif [ -n "${VIDPREP_REQUIRE_PARITY:-}" ]; then
-    echo "Debian's torch and torchvision are not installed, but VIDPREP_REQUIRE_PARITY is set" >&2
+elif [ -n "${VIDPREP_REQUIRE_PARITY:-}${VIDPREP_REQUIRE_ALL:-}" ]; then
+    echo "Debian's torch and torchvision are not installed, but VIDPREP_REQUIRE_PARITY (or _ALL) is set" >&2
     exit 1
 else
     echo "skipping the qwen-vl-utils release tests: Debian's torch and torchvision are not installed (scripts/parity-packages.txt)" >&2

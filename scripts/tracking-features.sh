@@ -13,8 +13,8 @@ elif pkg-config --atleast-version=4.6 opencv4 2>/dev/null; then
 else
     found=$(pkg-config --modversion opencv4 2>/dev/null || echo "none")
     msg="OpenCV 4.6 or newer is not installed (pkg-config opencv4: $found): building without the tracking feature (--fill track, vidprep track)"
-    if [ -n "${VIDPREP_REQUIRE_TRACKING:-}" ]; then
-        echo "$msg, but VIDPREP_REQUIRE_TRACKING is set" >&2
+    if [ -n "${VIDPREP_REQUIRE_TRACKING:-}${VIDPREP_REQUIRE_ALL:-}" ]; then
+        echo "$msg, but VIDPREP_REQUIRE_TRACKING (or _ALL) is set" >&2
         exit 1
     fi
     echo "$msg" >&2

@@ -2,7 +2,7 @@
 # Installs one older transformers release (its own code only: `pip install --no-deps`) beside
 # the parity venv and prints the folder, to put first on PYTHONPATH with that venv's
 # interpreter, so the transformers profiles' `transformers=5.xx` option is checked against the
-# release it names (tests/profiles_transformers.rs):
+# release it names (tests/profiles/transformers.rs):
 #
 #   export VIDPREP_TRANSFORMERS_OLD=$(bash scripts/transformers-release.sh 5.21.1)
 #

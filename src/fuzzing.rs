@@ -1,5 +1,5 @@
 //! One entry per parser of untrusted input, for fuzzing (`fuzz/`, cargo-fuzz) and for the
-//! corpus replay test that runs in CI (`tests/fuzz_replay.rs`). Not part of the library's API.
+//! corpus replay test that runs in CI (`tests/reliability/fuzz_replay.rs`). Not part of the library's API.
 //!
 //! Each [`Target`] feeds bytes to the parser the way a user's file reaches it: annotation
 //! files, manifests, `decisions.json`, subtitles, `seqinfo.ini` and `meta_info.ini` are written

@@ -72,7 +72,7 @@ mod error;
 pub(crate) mod exec;
 pub(crate) mod exports;
 pub(crate) mod frames;
-// One entry per parser of untrusted input, for `fuzz/` and `tests/fuzz_replay.rs`.
+// One entry per parser of untrusted input, for `fuzz/` and `tests/reliability/fuzz_replay.rs`.
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod manifest;

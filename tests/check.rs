@@ -497,9 +497,12 @@ fn timestamps_out_of_order_are_mended_and_said_so() {
         .unwrap_or_default()
         .join(".cache/vidprep-corpus/debian/golang-github-gabriel-vasile-mimetype-dev/mkv.mkv");
     if !corpus.is_file() {
-        eprintln!(
-            "skipping the restart case: {} is not fetched",
-            corpus.display()
+        crate::common::skip::skip(
+            crate::common::skip::Needs::Corpus,
+            format!(
+                "the restart case: {} is not fetched (scripts/fetch-corpus.py)",
+                corpus.display()
+            ),
         );
         return;
     }

@@ -71,6 +71,6 @@ def need_packages(*names: str) -> None:
             missing.append(f"{name} ({e.__class__.__name__}: {e})")
     if missing:
         why = "needs " + ", ".join(missing) + " (scripts/parity-venv.sh)"
-        if os.environ.get("VIDPREP_REQUIRE_PARITY"):
-            pytest.fail(f"{why}, but VIDPREP_REQUIRE_PARITY is set")
+        if os.environ.get("VIDPREP_REQUIRE_PARITY") or os.environ.get("VIDPREP_REQUIRE_ALL"):
+            pytest.fail(f"{why}, but VIDPREP_REQUIRE_PARITY or VIDPREP_REQUIRE_ALL is set")
         pytest.skip(why)

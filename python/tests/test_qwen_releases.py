@@ -21,8 +21,8 @@ RETURNS = {"0.0.8": 1, "0.0.9": 2, "0.0.10": 2, "0.0.11": 2, "0.0.13": 3, "0.0.1
 
 
 def _missing(why: str):
-    if os.environ.get("VIDPREP_REQUIRE_PARITY"):
-        pytest.fail(f"{why}, but VIDPREP_REQUIRE_PARITY is set")
+    if os.environ.get("VIDPREP_REQUIRE_PARITY") or os.environ.get("VIDPREP_REQUIRE_ALL"):
+        pytest.fail(f"{why}, but VIDPREP_REQUIRE_PARITY or VIDPREP_REQUIRE_ALL is set")
     pytest.skip(why)
 
 

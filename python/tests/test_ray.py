@@ -27,7 +27,7 @@ import pytest
 try:
     import ray
 except ImportError:
-    if os.environ.get("VIDPREP_REQUIRE_RAY"):
+    if os.environ.get("VIDPREP_REQUIRE_RAY") or os.environ.get("VIDPREP_REQUIRE_ALL"):
         raise  # CI (.ci/run) installs Ray: its absence there is a failure, not a skip
     pytest.skip("Ray is not installed (pip install 'vidprep[ray]'): the vidprep.ray tests need it",
                 allow_module_level=True)

@@ -598,7 +598,7 @@ mod tests {
         assert_eq!(s.log2_max_frame_num, 4);
     }
 
-    /// Found by the `h264` fuzz target (fuzz/, tests/fuzz_replay.rs): a crop wider than the
+    /// Found by the `h264` fuzz target (fuzz/, tests/reliability/fuzz_replay.rs): a crop wider than the
     /// picture panicked (attempt to subtract with overflow); a picture of 2^32 macroblock rows
     /// panicked (attempt to multiply with overflow). Both are refused with the reason now.
     #[test]

@@ -1,6 +1,6 @@
 //! Work tallies: how often one call opened its source, scanned its packets, checked and
 //! normalised its plan, read an annotation file, and how many decoder threads it had running
-//! at once. They measure that an item does each piece of work once (`tests/work_once.rs`)
+//! at once. They measure that an item does each piece of work once (`tests/batch/work_once.rs`)
 //! and let a caller see what a call cost.
 //!
 //! A [`Tally`] is carried by the caller in [`ExecOptions::tally`](crate::ExecOptions) (and so

@@ -33,7 +33,7 @@
 //!   python-pillow/Pillow, whose unmerged PR #9549 has another rule, `out_w >= in_w && out_h
 //!   < in_h`, which the wheel does not follow): on 296 random size pairs 3..160, grids over
 //!   60x60, 40x80 and 80x40, and 34 pairs up to 1500 near the boundary, exactly one order
-//!   gives the wheel's pixels and it is the rule's (`tests/profiles_resize.rs` checks it
+//!   gives the wheel's pixels and it is the rule's (`tests/profiles/resize.rs` checks it
 //!   against the installed Pillow).
 //!
 //! An axis whose size does not change is not touched. The width pass before a height pass

@@ -14,7 +14,7 @@
 //! the DC of the block before), `jchuff.c` (byte stuffing, padding with 1 bits) and
 //! `jcmarker.c` (each DQT and DHT in its own marker, in that order). Checked equal to
 //! Pillow 9.4 (Debian's libjpeg-turbo 2.1.5) and Pillow 13.0 (its wheel's libjpeg-turbo
-//! 3.2.0), which agree with each other (`tests/profiles_vlmeval.rs`, `docs/profiles.md`).
+//! 3.2.0), which agree with each other (`tests/profiles/vlmeval.rs`, `docs/profiles.md`).
 
 /// `jpeg_natural_order`: the zigzag position `k` is the natural (row-major) index `ZIGZAG[k]`.
 const ZIGZAG: [usize; 64] = [

@@ -59,6 +59,7 @@ pub mod code;
 pub mod md5;
 pub mod oracle;
 pub mod palette;
+pub mod skip;
 pub mod synth;
 
 pub use code::{read_code, read_code_geom, read_code_scaled, CodeGeom};

@@ -9,6 +9,7 @@ pub mod webdriver;
 use std::path::{Path, PathBuf};
 
 use crate::common::oracle::{Frame as OracleFrame, PixFmt};
+use crate::common::skip::{skipped, Needs};
 
 /// The `vidprep` binary under test.
 pub fn vidprep() -> assert_cmd::Command {
@@ -82,16 +83,13 @@ pub fn shared(rel: &str) -> Option<PathBuf> {
     } else {
         // CI sets VIDPREP_REQUIRE_DATA where the folder is there: a test that cannot find its
         // footage then fails instead of passing quietly.
-        assert!(
-            std::env::var_os("VIDPREP_REQUIRE_DATA").is_none(),
-            "{} is absent, but VIDPREP_REQUIRE_DATA is set",
-            p.display()
-        );
-        eprintln!(
-            "skipping: {} is absent (the shared real-footage folder is not here)",
-            p.display()
-        );
-        None
+        skipped(
+            Needs::Data,
+            format!(
+                "{} is absent (the shared real-footage folder is not here)",
+                p.display()
+            ),
+        )
     }
 }
 

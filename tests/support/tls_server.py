@@ -1,4 +1,4 @@
-"""An https server for tests/net_tls.rs: serves the files of the current folder with range
+"""An https server for tests/sources/tls.rs: serves the files of the current folder with range
 requests (206), over TLS with the certificate and key given, on 127.0.0.1 at a free port,
 which it prints on its first line. Usage: python3 tls_server.py CERT KEY"""
 import http.server

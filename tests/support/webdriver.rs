@@ -3,7 +3,7 @@
 //!
 //! ```ignore
 //! let dl = tempfile::tempdir().unwrap();
-//! let Some(b) = Browser::start(dl.path()) else { return }; // "skipping: ..." printed
+//! let Some(b) = Browser::start(dl.path()) else { return }; // a `SKIP` line printed (common::skip)
 //! b.goto_file(&page);
 //! let play = b.wait_for("#play", Duration::from_secs(5));
 //! b.click(&play);
@@ -13,8 +13,9 @@
 //! let t = b.execute("return document.querySelector('video').currentTime", vec![]);
 //! ```
 //!
-//! Missing chromedriver/Chromium: [`Browser::start`] prints `skipping: ...` and returns `None`,
-//! unless `VIDPREP_REQUIRE_BROWSER=1` (CI), where it panics with the reason.
+//! Missing chromedriver/Chromium: [`Browser::start`] skips (`common::skip`: a `SKIP` line) and
+//! returns `None`, unless `VIDPREP_REQUIRE_BROWSER` or `VIDPREP_REQUIRE_ALL` is set (CI sets the
+//! first), where it panics with the reason.
 //!
 //! Transport: one `ureq` request per command, each with a deadline ([`Browser::timeout`], 30 s by default; async
 //! scripts get the script timeout plus 10 s). Every failure names the WebDriver command and
@@ -38,6 +39,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::skip::{skipped, Needs};
 use base64::Engine as _;
 use serde_json::{json, Value};
 
@@ -265,17 +267,13 @@ pub fn find_chromium() -> Option<PathBuf> {
         })
 }
 
-fn browser_required() -> bool {
-    std::env::var("VIDPREP_REQUIRE_BROWSER").is_ok_and(|v| v == "1")
-}
-
-/// Print "skipping: why" and give `None`, or panic when a browser is required.
+/// Skip (`SKIP ... (browser)`) and give `None`, or panic when a browser is required
+/// (`VIDPREP_REQUIRE_BROWSER`, `VIDPREP_REQUIRE_ALL`).
 fn unavailable<T>(why: String) -> Option<T> {
-    if browser_required() {
-        panic!("VIDPREP_REQUIRE_BROWSER=1 but no browser session: {why}");
-    }
-    eprintln!("skipping: no headless browser (set VIDPREP_REQUIRE_BROWSER=1 to make this an error): {why}");
-    None
+    skipped(
+        Needs::Browser,
+        format!("no headless browser session: {why}"),
+    )
 }
 
 fn free_port() -> std::io::Result<u16> {
@@ -385,8 +383,8 @@ fn wd(
 
 impl Browser {
     /// Start chromedriver and a headless Chromium session downloading into `download_dir`;
-    /// `None` (after printing "skipping: ...") when either is not installed or does not start,
-    /// unless `VIDPREP_REQUIRE_BROWSER=1`, which turns that into a panic.
+    /// `None` (after a `SKIP` line, `common::skip`) when either is not installed or does not
+    /// start, unless `VIDPREP_REQUIRE_BROWSER` (or `_ALL`) is set, which makes that a panic.
     pub fn start(download_dir: &Path) -> Option<Browser> {
         Self::start_with_args(download_dir, &[])
     }
