@@ -1,7 +1,8 @@
 //! JSON Schemas (draft 2020-12) of what vidprep reads and writes, generated from the types
 //! themselves by `schemars`, so they cannot drift from the code: a plan (one manifest line),
 //! the sidecar of a video output (`clip`, `video`, `preview`), `frames.json`, a batch item's
-//! `item.json`, a line of `report.jsonl` and the report of `vidprep check --json`.
+//! `item.json`, a line of `report.jsonl`, the report of `vidprep check --json` and the record
+//! of `vidprep parity --profile P --out`.
 //!
 //! The plan's schema describes what deserialisation accepts (unknown fields refused, the text
 //! forms of times, sizes and names as patterns or lists); the others describe what vidprep
@@ -28,17 +29,21 @@ pub enum SchemaKind {
     Report,
     /// What `vidprep check --json` prints (`docs/check.md`).
     Check,
+    /// The record `vidprep parity --profile P --out` writes, which `--follow-package` reads
+    /// (`docs/profiles.md`).
+    Parity,
 }
 
 impl SchemaKind {
     /// Every kind, in the order `vidprep schema` lists them.
-    pub const ALL: [SchemaKind; 6] = [
+    pub const ALL: [SchemaKind; 7] = [
         SchemaKind::Plan,
         SchemaKind::Sidecar,
         SchemaKind::Frames,
         SchemaKind::Item,
         SchemaKind::Report,
         SchemaKind::Check,
+        SchemaKind::Parity,
     ];
 
     /// The kind's name (`plan`, `sidecar`, `frames`, `item`, `report`).
@@ -50,6 +55,7 @@ impl SchemaKind {
             SchemaKind::Item => "item",
             SchemaKind::Report => "report",
             SchemaKind::Check => "check",
+            SchemaKind::Parity => "parity",
         }
     }
 
@@ -115,6 +121,10 @@ pub fn json_schema(kind: SchemaKind) -> serde_json::Value {
         SchemaKind::Check => (
             "vidprep check report",
             root::<crate::check::CheckReport>(generator),
+        ),
+        SchemaKind::Parity => (
+            "vidprep parity record (of a profile)",
+            root::<crate::records::parity::ParityRecord>(generator),
         ),
     };
     // `$schema`, the title and the description first, as a reader expects them.

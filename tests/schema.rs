@@ -20,7 +20,7 @@ fn repo() -> PathBuf {
     crate::repo_root().to_path_buf()
 }
 
-fn validator(kind: SchemaKind) -> jsonschema::Validator {
+pub(crate) fn validator(kind: SchemaKind) -> jsonschema::Validator {
     let schema = vidprep::json_schema(kind);
     jsonschema::validator_for(&schema)
         .unwrap_or_else(|e| panic!("the {kind} schema is not a valid JSON Schema: {e}"))
@@ -33,7 +33,7 @@ fn errors(v: &jsonschema::Validator, instance: &Value) -> Vec<String> {
         .collect()
 }
 
-fn assert_valid(v: &jsonschema::Validator, instance: &Value, what: &str) {
+pub(crate) fn assert_valid(v: &jsonschema::Validator, instance: &Value, what: &str) {
     let errs = errors(v, instance);
     assert!(
         errs.is_empty(),
@@ -46,7 +46,7 @@ fn assert_valid(v: &jsonschema::Validator, instance: &Value, what: &str) {
 #[test]
 fn committed_schemas_are_what_the_code_generates() {
     let dir = repo().join("docs/schema");
-    let regenerate = "for k in plan sidecar frames item report check; do cargo run -q -- schema $k > docs/schema/$k.schema.json; done";
+    let regenerate = "for k in plan sidecar frames item report check parity; do cargo run -q -- schema $k > docs/schema/$k.schema.json; done";
     for kind in SchemaKind::ALL {
         let path = dir.join(kind.file_name());
         let committed = std::fs::read_to_string(&path).unwrap_or_default();

@@ -24,6 +24,9 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use vidprep::plan::{ExportSpec, FramesExport, Plan};
+use vidprep::records::{
+    FrameComparison, ParityRecord, ParityRequest, ParitySeconds, PositionCheck, ReferenceCheck,
+};
 use vidprep::{Destination, ExecOptions, NoProgress};
 
 /// The runner, written to a temporary folder for each check.
@@ -506,13 +509,13 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
             if let Some(q) = q {
                 worst = Some(worst.map_or(q, |w: f64| w.min(q)));
             }
-            frames.push(json!({
-                "position": p,
-                "index": our_indices.get(p),
-                "psnr_db": q,
-                "max_abs_diff": max,
-                "differing_values": differing,
-            }));
+            frames.push(FrameComparison {
+                position: p,
+                index: our_indices.get(p).copied(),
+                psnr_db: q,
+                max_abs_diff: max,
+                differing_values: differing,
+            });
         }
     }
     // Which side shows other frames than it names: both against the plain sequential decode.
@@ -533,43 +536,54 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         && timestamps_equal != Some(false)
         && tokens_equal != Some(false)
         && worst.is_none_or(|w| w >= args.min_psnr);
-    let record = json!({
-        "vidprep_version": vidprep::VERSION,
-        "source": source,
+    let record = ParityRecord {
+        vidprep_version: vidprep::VERSION.to_string(),
+        source: source.clone(),
         // What `export frames --follow-package` checks a record against: the source as
         // vidprep read it, and the request.
-        "vidprep_source": facts.sources.first(),
-        "request": {
-            "count": args.count,
-            "fps": args.fps,
-            "profile_options": args.profile_options.iter().cloned().collect::<std::collections::BTreeMap<String, f64>>(),
+        vidprep_source: facts
+            .sources
+            .first()
+            .map(|s| serde_json::to_value(s).expect("a source record serialises")),
+        request: ParityRequest {
+            count: args.count,
+            fps: args.fps,
+            profile_options: args.profile_options.iter().cloned().collect(),
         },
-        "profile": facts.profile,
-        "package": result,
-        "python": python,
-        "indices_equal": indices_equal,
-        "sizes_equal": sizes_equal,
-        "vidprep_shape": ours_shape,
-        "timestamps_equal": timestamps_equal,
-        "tokens_equal": tokens_equal,
-        "bit_exact": bit_exact,
-        "min_psnr_db": worst,
-        "psnr_threshold_db": args.min_psnr,
-        "frames": frames,
-        "reference": reference,
-        "seconds": {"vidprep": ours_s, "package_process": theirs_s, "package_call": result["seconds"]},
-        "pass": pass,
-    });
+        profile: facts.profile.clone(),
+        package: result.clone(),
+        python: python.clone(),
+        indices_equal,
+        sizes_equal,
+        vidprep_shape: ours_shape,
+        timestamps_equal,
+        tokens_equal,
+        bit_exact,
+        min_psnr_db: worst,
+        psnr_threshold_db: args.min_psnr,
+        frames,
+        reference,
+        seconds: ParitySeconds {
+            vidprep: ours_s,
+            package_process: theirs_s,
+            package_call: result["seconds"].as_f64(),
+        },
+        pass,
+    };
     if let Some(out) = &args.out {
-        write_json(out, &record).with_context(|| format!("cannot write {}", out.display()))?;
+        write_json(
+            out,
+            &serde_json::to_value(&record).expect("a parity record serialises"),
+        )
+        .with_context(|| format!("cannot write {}", out.display()))?;
     }
     crate::print_out(&format!(
         "{}: {} vs {} {} ({}): indices {}, size {}, timestamps {}, tokens {}, pixels {} ({} frames); vidprep {:.2} s, package {:.2} s\n",
         source.display(),
         args.profile,
-        record["package"]["package"].as_str().unwrap_or("?"),
-        record["package"]["version"].as_str().unwrap_or("?"),
-        record["package"]["backend"].as_str().unwrap_or("?"),
+        record.package["package"].as_str().unwrap_or("?"),
+        record.package["version"].as_str().unwrap_or("?"),
+        record.package["backend"].as_str().unwrap_or("?"),
         match indices_equal { Some(true) => "equal", Some(false) => "DIFFER", None => "not reported" },
         if sizes_equal { "equal".to_string() } else { format!("DIFFERS ({ours_shape:?} vs {shape:?})") },
         match timestamps_equal { Some(true) => "equal", Some(false) => "DIFFER", None => "-" },
@@ -579,7 +593,7 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         ours_s,
         result["seconds"].as_f64().unwrap_or(theirs_s),
     ))?;
-    if let Some(summary) = record["reference"]["summary"].as_str() {
+    if let Some(summary) = record.reference.as_ref().map(|r| r.summary.as_str()) {
         crate::print_out(&format!(
             "  against the plain sequential decode: {summary}\n"
         ))?;
@@ -631,7 +645,7 @@ fn which_side(
     our_indices: &[u64],
     their_indices: Option<&[u64]>,
     ctx: &vidprep::CallContext,
-) -> anyhow::Result<Value> {
+) -> anyhow::Result<ReferenceCheck> {
     let (w, h) = (ours.width, ours.height);
     let per = w as usize * h as usize * 3;
     let named = |p: usize, side: Option<&[u64]>| side.and_then(|s| s.get(p)).map(|&i| i as usize);
@@ -685,15 +699,15 @@ fn which_side(
             }
             _ => {}
         }
-        positions.push(json!({
-            "position": p,
-            "vidprep_names": i,
-            "vidprep_shows": shows(mine).flatten(),
-            "vidprep_psnr_db": mine.map(|c| c.1),
-            "package_names": j,
-            "package_shows": shows(other).flatten(),
-            "package_psnr_db": other.map(|c| c.1),
-        }));
+        positions.push(PositionCheck {
+            position: p,
+            vidprep_names: Some(i),
+            vidprep_shows: shows(mine).flatten(),
+            vidprep_psnr_db: mine.map(|c| c.1),
+            package_names: Some(j),
+            package_shows: shows(other).flatten(),
+            package_psnr_db: other.map(|c| c.1),
+        });
     }
     let n = positions.len();
     let side = |wrong: usize| if wrong == 0 { "right" } else { "wrong" };
@@ -712,11 +726,11 @@ fn which_side(
         (o, 0) => format!("vidprep is wrong at {o} of {n} positions; the package shows the frames it names"),
         (o, t) => format!("both are wrong: vidprep at {o}, the package at {t} of {n} positions ({offsets_text})"),
     };
-    Ok(json!({
-        "decode": "plain sequential FFmpeg decode (read, send, receive; no seek), scaled to the output size",
-        "vidprep": side(ours_wrong),
-        "package": side(theirs_wrong),
-        "summary": summary,
-        "positions": positions,
-    }))
+    Ok(ReferenceCheck {
+        decode: "plain sequential FFmpeg decode (read, send, receive; no seek), scaled to the output size".into(),
+        vidprep: side(ours_wrong).into(),
+        package: side(theirs_wrong).into(),
+        summary,
+        positions,
+    })
 }

@@ -20,7 +20,7 @@ const MAX_RECORD_BYTES: u64 = 1 << 30;
 
 /// What a parity record says, as far as following it needs.
 #[derive(Clone, Debug)]
-pub(crate) struct ParityRecord {
+pub(crate) struct FollowedRecord {
     /// The record's file.
     pub path: PathBuf,
     /// The source as `vidprep parity` was given it.
@@ -93,9 +93,9 @@ fn indices(v: &Value) -> Option<Vec<usize>> {
         .collect()
 }
 
-impl ParityRecord {
+impl FollowedRecord {
     /// Reads the record at `path`: a `vidprep parity --out` JSON that compared frames.
-    pub fn load(path: &Path) -> Result<ParityRecord> {
+    pub fn load(path: &Path) -> Result<FollowedRecord> {
         let bad = |message: String| Error::BadFile {
             path: path.to_path_buf(),
             line: None,
@@ -143,56 +143,67 @@ impl ParityRecord {
                  vidprep recorded the request and the source: run vidprep parity again)"
             ))
         };
-        let source = v["source"]
-            .as_str()
-            .ok_or_else(|| not_a_record("no \"source\""))?
-            .to_string();
-        let profile = v["profile"]["profile"]
-            .as_str()
-            .ok_or_else(|| not_a_record("no \"profile\""))?
-            .to_string();
-        let source_record = v["vidprep_source"].clone();
-        if !source_record.is_object() {
+        // The fields following needs, named when missing (a record from before vidprep
+        // recorded them), before the record is read as its type.
+        if !v["source"].is_string() {
+            return Err(not_a_record("no \"source\""));
+        }
+        if !v["profile"]["profile"].is_string() {
+            return Err(not_a_record("no \"profile\""));
+        }
+        if !v["vidprep_source"].is_object() {
             return Err(not_a_record("no \"vidprep_source\""));
         }
-        let r = &v["request"];
-        if !r.is_object() {
+        if !v["request"].is_object() {
             return Err(not_a_record("no \"request\""));
         }
-        let options: BTreeMap<String, f64> = match &r["profile_options"] {
-            Value::Null => BTreeMap::new(),
-            Value::Object(m) => m
-                .iter()
-                .map(|(k, x)| x.as_f64().map(|x| (k.clone(), x)))
-                .collect::<Option<_>>()
-                .ok_or_else(|| not_a_record("a profile option that is not a number"))?,
+        match &v["request"]["profile_options"] {
+            Value::Null => {}
+            Value::Object(m) => {
+                if m.values().any(|x| !x.is_number()) {
+                    return Err(not_a_record("a profile option that is not a number"));
+                }
+            }
             _ => return Err(not_a_record("\"request.profile_options\" is not an object")),
-        };
+        }
+        if let Some(positions) = v["reference"]["positions"].as_array() {
+            for (p, pos) in positions.iter().enumerate() {
+                if pos["position"].as_u64() != Some(p as u64) {
+                    return Err(bad(format!(
+                        "reference.positions[{p}] is not position {p}: the positions are \
+                         not the record's own"
+                    )));
+                }
+            }
+        }
+        let record: crate::records::ParityRecord = serde_json::from_value(v).map_err(|e| {
+            not_a_record(&format!(
+                "{e}; `vidprep schema parity` gives the record's JSON Schema"
+            ))
+        })?;
+        let source = record.source.display().to_string();
+        let profile = record.profile.as_ref().map_or_else(String::new, |p| {
+            p["profile"].as_str().unwrap_or_default().to_string()
+        });
+        let source_record = record.vidprep_source.clone().unwrap_or_default();
         let request = Request {
-            count: r["count"].as_u64().map(|n| n as usize),
-            fps: r["fps"].as_f64(),
-            options,
+            count: record.request.count,
+            fps: record.request.fps,
+            options: record.request.profile_options.clone(),
         };
         let package = format!(
             "{} {} ({})",
-            v["package"]["package"].as_str().unwrap_or("?"),
-            v["package"]["version"].as_str().unwrap_or("?"),
-            v["package"]["backend"].as_str().unwrap_or("?")
+            record.package["package"].as_str().unwrap_or("?"),
+            record.package["version"].as_str().unwrap_or("?"),
+            record.package["backend"].as_str().unwrap_or("?")
         );
         let (vidprep_names, package_names, package_shows, found_by) =
-            if let Some(positions) = v["reference"]["positions"].as_array() {
-                let mut ours = Vec::with_capacity(positions.len());
-                let mut names = Vec::with_capacity(positions.len());
-                let mut shows = Vec::with_capacity(positions.len());
-                for (p, pos) in positions.iter().enumerate() {
-                    let field = |k: &str| pos[k].as_u64().map(|i| i as usize);
-                    if pos["position"].as_u64() != Some(p as u64) {
-                        return Err(bad(format!(
-                            "reference.positions[{p}] is not position {p}: the positions are \
-                             not the record's own"
-                        )));
-                    }
-                    match (field("vidprep_names"), field("package_names")) {
+            if let Some(reference) = &record.reference {
+                let mut ours = Vec::with_capacity(reference.positions.len());
+                let mut names = Vec::with_capacity(reference.positions.len());
+                let mut shows = Vec::with_capacity(reference.positions.len());
+                for (p, pos) in reference.positions.iter().enumerate() {
+                    match (pos.vidprep_names, pos.package_names) {
                         (Some(a), Some(b)) => {
                             ours.push(a);
                             names.push(b);
@@ -203,20 +214,22 @@ impl ParityRecord {
                             )))
                         }
                     }
-                    shows.push(field("package_shows"));
+                    shows.push(pos.package_shows);
                 }
                 (ours, names, shows, "reference")
-            } else if v["bit_exact"] == Value::Bool(true) {
+            } else if record.bit_exact {
                 // The package's pixels are vidprep's: it showed the frames vidprep names.
-                let ours = v["frames"]
-                    .as_array()
-                    .and_then(|a| {
-                        a.iter()
-                            .map(|f| f["index"].as_u64().map(|i| i as usize))
+                let ours = (!record.frames.is_empty())
+                    .then(|| {
+                        record
+                            .frames
+                            .iter()
+                            .map(|f| f.index.map(|i| i as usize))
                             .collect::<Option<Vec<_>>>()
                     })
+                    .flatten()
                     .ok_or_else(|| not_a_record("no frames compared"))?;
-                let names = indices(&v["package"]["indices"]).unwrap_or_else(|| ours.clone());
+                let names = indices(&record.package["indices"]).unwrap_or_else(|| ours.clone());
                 let shows = ours.iter().map(|&i| Some(i)).collect();
                 (ours, names, shows, "bit-exact")
             } else {
@@ -224,10 +237,10 @@ impl ParityRecord {
                     "compares no frames against the plain sequential decode (sizes equal: {}, \
                      bit-exact: {}), so it does not say which frame the package showed; a \
                      record to follow is one of a check whose sizes agree",
-                    v["sizes_equal"], v["bit_exact"]
+                    record.sizes_equal, record.bit_exact
                 )));
             };
-        Ok(ParityRecord {
+        Ok(FollowedRecord {
             path: path.to_path_buf(),
             source,
             source_record,
@@ -370,35 +383,110 @@ mod tests {
         })
     }
 
+    /// The typed record as `vidprep parity --out` writes it reads back, field for field, and
+    /// following takes what it says the package showed.
+    #[test]
+    fn the_typed_record_round_trips_and_is_followed() {
+        use crate::records::{
+            FrameComparison, ParityRecord, ParityRequest, ParitySeconds, PositionCheck,
+            ReferenceCheck,
+        };
+        let position = |p: usize, named: usize, shows: Option<usize>| PositionCheck {
+            position: p,
+            vidprep_names: Some(named),
+            vidprep_shows: Some(named),
+            vidprep_psnr_db: Some(48.5),
+            package_names: Some(named),
+            package_shows: shows,
+            package_psnr_db: Some(31.25),
+        };
+        let written = ParityRecord {
+            vidprep_version: "0.1.0".into(),
+            source: "a.avi".into(),
+            vidprep_source: Some(good()["vidprep_source"].clone()),
+            request: ParityRequest {
+                count: Some(2),
+                fps: None,
+                profile_options: [("max_pixels".to_string(), 50176.0)].into(),
+            },
+            profile: Some(serde_json::json!({"profile": "qwen2.5-vl", "timestamps": null})),
+            package: good()["package"].clone(),
+            python: "python3".into(),
+            indices_equal: Some(true),
+            sizes_equal: true,
+            vidprep_shape: [2, 48, 64, 3],
+            timestamps_equal: None,
+            tokens_equal: Some(true),
+            bit_exact: false,
+            min_psnr_db: Some(21.0),
+            psnr_threshold_db: 40.0,
+            frames: vec![FrameComparison {
+                position: 0,
+                index: Some(0),
+                psnr_db: None,
+                max_abs_diff: 0,
+                differing_values: 0,
+            }],
+            reference: Some(ReferenceCheck {
+                decode: "plain sequential FFmpeg decode".into(),
+                vidprep: "right".into(),
+                package: "wrong".into(),
+                summary: "the package is wrong".into(),
+                positions: vec![position(0, 0, Some(0)), position(1, 5, None)],
+            }),
+            seconds: ParitySeconds {
+                vidprep: 0.5,
+                package_process: 2.0,
+                package_call: Some(1.5),
+            },
+            pass: false,
+        };
+        let text = serde_json::to_string_pretty(&written).unwrap();
+        let read: ParityRecord = serde_json::from_str(&text).unwrap();
+        assert_eq!(read, written);
+        assert_eq!(serde_json::to_string_pretty(&read).unwrap(), text);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("parity.json");
+        std::fs::write(&path, &text).unwrap();
+        let followed = FollowedRecord::load(&path).unwrap();
+        assert_eq!(followed.package_shows, [Some(0), None]);
+        assert_eq!(followed.found_by, "reference");
+        assert_eq!(followed.package, "qwen-vl-utils 0.0.14 (torchcodec)");
+        assert_eq!(
+            followed.request.options.get("max_pixels").copied(),
+            Some(50176.0)
+        );
+    }
+
     #[test]
     fn a_record_reads_and_refuses_what_it_is_not() {
         let dir = tempfile::tempdir().unwrap();
-        let r = ParityRecord::load(&record(dir.path(), &good())).unwrap();
+        let r = FollowedRecord::load(&record(dir.path(), &good())).unwrap();
         assert_eq!(r.package_shows, [Some(0), Some(4)]);
         assert_eq!(r.package, "qwen-vl-utils 0.0.14 (torchcodec)");
         assert_eq!(r.found_by, "reference");
         let mut old = good();
         old.as_object_mut().unwrap().remove("request");
-        let e = ParityRecord::load(&record(dir.path(), &old)).unwrap_err();
+        let e = FollowedRecord::load(&record(dir.path(), &old)).unwrap_err();
         assert!(e.to_string().contains("run vidprep parity again"), "{e}");
         let mut none = good();
         none["reference"] = Value::Null;
-        let e = ParityRecord::load(&record(dir.path(), &none)).unwrap_err();
+        let e = FollowedRecord::load(&record(dir.path(), &none)).unwrap_err();
         assert!(e.to_string().contains("compares no frames"), "{e}");
         // A loader check's record (it has a source and a request too) is named as such.
         let loader = serde_json::json!({"loader": "vllm-opencv", "source": "a.avi",
             "request": {"num_frames": 8}, "verdict": "send the file"});
-        let e = ParityRecord::load(&record(dir.path(), &loader)).unwrap_err();
+        let e = FollowedRecord::load(&record(dir.path(), &loader)).unwrap_err();
         assert!(
             e.to_string()
                 .contains("`vidprep parity --loader vllm-opencv`"),
             "{e}"
         );
         std::fs::write(dir.path().join("x.json"), "not json").unwrap();
-        let e = ParityRecord::load(&dir.path().join("x.json")).unwrap_err();
+        let e = FollowedRecord::load(&dir.path().join("x.json")).unwrap_err();
         assert!(e.to_string().contains("is not JSON"), "{e}");
         assert!(matches!(
-            ParityRecord::load(&dir.path().join("missing.json")),
+            FollowedRecord::load(&dir.path().join("missing.json")),
             Err(Error::NotFound { .. })
         ));
     }

@@ -1,6 +1,7 @@
 //! The records vidprep writes: each output's sidecar, a batch item's `item.json` (what `--resume`
-//! compares) and `frames.json` ([`FramesJson`]; its JSON Schema: `vidprep schema frames`). Public
-//! are `frames.json`'s types, read-only (`#[non_exhaustive]`: later versions may add fields).
+//! compares), `frames.json` ([`FramesJson`]; its JSON Schema: `vidprep schema frames`) and the
+//! parity record ([`ParityRecord`], `vidprep schema parity`). Public are `frames.json`'s types,
+//! read-only (`#[non_exhaustive]`: later versions may add fields), and the parity record.
 //
 // `frames.json` is also [`MemoryFrames::frames_json`](crate::MemoryFrames::frames_json) of a run
 // kept in memory (`docs/schema/frames.schema.json`). The JSON Schemas of every record are
@@ -8,6 +9,7 @@
 
 pub(crate) mod frames_json;
 pub(crate) mod item_json;
+pub(crate) mod parity;
 pub(crate) mod sidecar;
 
 pub use crate::media::images::{ImagesRecord, Layout};
@@ -19,4 +21,7 @@ pub use crate::profiles::api::Estimate as TokenEstimate;
 pub use crate::sampling::Arranged;
 pub use crate::vocab::Ratio;
 pub use frames_json::{FrameRecord, FramesJson, ImageBox};
+pub use parity::{
+    FrameComparison, ParityRecord, ParityRequest, ParitySeconds, PositionCheck, ReferenceCheck,
+};
 pub use sidecar::SourceRecord;

@@ -211,7 +211,13 @@ pub(crate) fn parity(
         .output()
         .unwrap();
     match std::fs::read_to_string(&rec) {
-        Ok(text) => Ok(serde_json::from_str(&text).unwrap()),
+        Ok(text) => {
+            // Every record a check writes is what `vidprep schema parity` describes.
+            let record: Value = serde_json::from_str(&text).unwrap();
+            let schema = crate::schema::validator(vidprep::SchemaKind::Parity);
+            crate::schema::assert_valid(&schema, &record, "a parity record");
+            Ok(record)
+        }
         Err(_) => Err(String::from_utf8_lossy(&o.stderr).trim().to_string()),
     }
 }

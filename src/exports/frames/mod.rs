@@ -277,7 +277,7 @@ impl Export for FramesMaker {
             None => None,
         };
         let record = match &self.frames.follow_package {
-            Some(path) => Some(crate::exports::follow::ParityRecord::load(path)?),
+            Some(path) => Some(crate::exports::follow::FollowedRecord::load(path)?),
             None => None,
         };
         let applied = match &self.frames.profile {
