@@ -459,6 +459,36 @@ impl ProcessedStream {
         threads: usize,
         input: Option<UsedInput>,
     ) -> Result<StreamRange> {
+        let options = DecodeOptions {
+            threads,
+            ..self.decode_options()
+        };
+        self.range_reader_decoding(range, options, input)
+    }
+
+    /// [`range_reader`](Self::range_reader) for an analysis of the stream's pictures (detect's
+    /// pass): H.264's deblocking filter is skipped ([`DecodeOptions::skip_loop_filter`]), a
+    /// cheaper decode whose pictures differ slightly from the true ones. Never for outputs.
+    pub(crate) fn analysis_reader(
+        &self,
+        range: std::ops::Range<usize>,
+        threads: usize,
+        input: Option<UsedInput>,
+    ) -> Result<StreamRange> {
+        let options = DecodeOptions {
+            threads,
+            skip_loop_filter: true,
+            ..self.decode_options()
+        };
+        self.range_reader_decoding(range, options, input)
+    }
+
+    fn range_reader_decoding(
+        &self,
+        range: std::ops::Range<usize>,
+        options: DecodeOptions,
+        input: Option<UsedInput>,
+    ) -> Result<StreamRange> {
         if range.end > self.frame_count() || range.start > range.end {
             return Err(Error::internal(format!(
                 "stream frames {}..{} asked of a stream of {} frames",
@@ -486,10 +516,7 @@ impl ProcessedStream {
             times: self.times(),
             input: self.input.clone(),
             call: self.inputs.call().clone(),
-            options: DecodeOptions {
-                threads,
-                ..self.decode_options()
-            },
+            options,
             table: self.table.clone(),
             end_time: self.resolved.end_time(),
         })
