@@ -273,9 +273,10 @@ fn detect_options(boxes: &Path) -> Vec<(&'static str, vidprep::detect::DetectOpt
 /// from the input of its last, positioned by a seek). The frame size a region is checked
 /// against and the stream an annotation file is resolved on are the stream's: no open of
 /// their own. Before #54 item 3 detect was an executor of its own (its own table cache and
-/// retry, a `FrameReader` opened per chunk); `strace` counted, on 1,750 frames in 3 chunks
-/// with 2 workers: shots 4 opens (2 with one worker), activity with a region 5, annotations
-/// split at shots 5, a single-chunk video 2 (3 with a region); now 2, 2, 2 and 1.
+/// retry, a `FrameReader` opened per chunk, one more open for the region's frame size or the
+/// annotations' stream): `strace` counted, on this source with 1, 2 and 3 workers, shots 2, 4
+/// and 4 opens, activity in a region and annotations split at shots 3, 5 and 5 each (the
+/// table's scan, one per chunk, one for the size); now 1, 2 and 3 for all three.
 #[test]
 fn a_detect_call_opens_its_source_once_plus_one_per_extra_worker() {
     let dir = tempfile::tempdir().unwrap();
