@@ -322,7 +322,10 @@ fn vidprep_detect_opens_the_source_once_as_strace_counts() {
     let src = long_source();
     for (name, extra) in [
         ("shots", &["--by", "shots"][..]),
-        ("activity", &["--by", "activity", "--region", "20,10,140,100"][..]),
+        (
+            "activity",
+            &["--by", "activity", "--region", "20,10,140,100"][..],
+        ),
     ] {
         let trace = dir.path().join(format!("{name}.txt"));
         let out = dir.path().join(format!("{name}.jsonl"));

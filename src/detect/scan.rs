@@ -14,8 +14,8 @@ use ffmpeg_next as ffmpeg;
 
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
-use crate::frames::pipeline::Progress;
 use crate::frames::pipeline::FrameSource;
+use crate::frames::pipeline::Progress;
 use crate::media::frame::Converter;
 use crate::media::table::{FrameTable, Identity, UsedInput};
 use crate::stages::stream::ProcessedStream;
