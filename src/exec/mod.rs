@@ -23,6 +23,7 @@ pub use crate::exports::frames::memory::MemoryFrames;
 use crate::output::group;
 use crate::stages::stream;
 
+pub(crate) mod track;
 mod unchanged;
 
 use std::path::PathBuf;

@@ -388,6 +388,24 @@ impl ProcessedStream {
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// A reader of the stream's source, positioned by its caller's seeks: it decodes from the
+    /// input the stream was opened with while that is not taken (see
+    /// [`FrameReader::from_used_input`]), else from an input opened now. For a pass that
+    /// seeks on its own over the whole source (the tracker's frames, `crate::exec::track`).
+    pub(crate) fn source_reader(&self) -> Result<FrameReader> {
+        match self.take_used_input() {
+            Some(used) => {
+                FrameReader::from_used_input(used, self.decode_options(), self.table.clone())
+            }
+            None => FrameReader::open_with_table_in(
+                &self.input,
+                self.decode_options(),
+                self.table.clone(),
+                self.inputs.call(),
+            ),
+        }
+    }
+
     /// The whole stream, in order.
     pub fn full_source(&self) -> Result<Box<dyn FrameSource>> {
         // A full decode reads from the start of the file. It reads the input the stream was
