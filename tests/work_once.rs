@@ -342,3 +342,45 @@ fn vidprep_detect_opens_the_source_once_as_strace_counts() {
         assert_eq!(trace.opens_of(&src), 1, "{name}: opens of the source");
     }
 }
+
+/// Tracking reads its source through the executor's stream too (`vidprep::track`): the stream
+/// opens the source once, for its table's scan, and the tracker's frames are decoded from that
+/// input. A caller that read the table first hands its cache on (`track_source_in`, as
+/// `vidprep track` does): one scan for both, and one more open (the stream's description,
+/// read by the tracker). Before #54 item 3 `track_source` scanned the source again in a cache
+/// of its own and opened a reader of its own: `vidprep track` opened its source 3 times
+/// (`strace`), now 2.
+#[test]
+fn tracking_reads_its_source_through_the_executors_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, b) = (source(), boxes(dir.path()));
+    let source = vidprep::Source::from(src.as_path());
+    let keys = vidprep::boxes::read_with_defaults(&b, vidprep::plan::Format::Auto).unwrap();
+    // (A fill without a tracker: the count is the reading's, with or without OpenCV.)
+    let fill = vidprep::plan::Fill::Linear;
+    let tally = Tally::new();
+    let ctx = vidprep::CallContext::new().with_tally(tally.clone());
+    let (tracked, _, _) = vidprep::track::track_source(&source, &keys, None, fill, &ctx).unwrap();
+    assert_eq!(tracked.tracks.len(), 1);
+    let c = tally.counts();
+    eprintln!("track_source: {c:?}");
+    assert_eq!(
+        (c.opens, c.packet_scans, c.decode_scans),
+        (1, 1, 0),
+        "{c:?}"
+    );
+
+    let tally = Tally::new();
+    let ctx = vidprep::CallContext::new().with_tally(tally.clone());
+    let tables = vidprep::TableCache::new();
+    let table = tables.table_in(&source, &ctx).unwrap();
+    assert_eq!(table.len(), 120);
+    vidprep::track::track_source_in(&source, &keys, Some(60), fill, &tables, &ctx).unwrap();
+    let c = tally.counts();
+    eprintln!("table, then track_source_in: {c:?}");
+    assert_eq!(
+        (c.opens, c.packet_scans, c.decode_scans),
+        (2, 1, 0),
+        "{c:?}"
+    );
+}
