@@ -11,6 +11,10 @@
 //! A frame table that the decoder proves wrong is rebuilt by decoding, as every request does
 //! (the executor's rerun), and the check goes on with the rebuilt one, saying so.
 //!
+//! It reads its sources with readers of its own, not through the executor's stream
+//! (`crate::exec::read_stream`) as every other command does, on purpose: it is the
+//! independent oracle of that reading, so it must not share the machinery it checks.
+//!
 //! Each source is checked on a thread of its own under a cancellation token of its own and a
 //! time limit: at the limit its token is cancelled (every frame loop and FFmpeg's I/O stop at
 //! their next check); a source whose work does not stop within [`GRACE`] is reported as timed

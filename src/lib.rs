@@ -187,7 +187,8 @@ pub mod boxes {
 /// filling between them without a tracker. The trackers need the `tracking` feature: without
 /// it, a tracking fill is a usage error that says how to build with it.
 pub mod track {
-    pub use crate::tracking::{track_source, GapRecord, TrackTiming, DEFAULT_MIN_DRIFT_IOU};
+    pub use crate::exec::track::{track_source, track_source_in};
+    pub use crate::tracking::{GapRecord, TrackTiming, DEFAULT_MIN_DRIFT_IOU};
 }
 
 /// The README's examples, compiled by `cargo test` so that they stay true.

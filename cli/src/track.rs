@@ -11,7 +11,7 @@ use clap::Args;
 use vidprep::boxes::{self, Key};
 use vidprep::plan::{BoxesOut, Fill, Format};
 use vidprep::time::TimeSpec;
-use vidprep::track::{track_source, DEFAULT_MIN_DRIFT_IOU};
+use vidprep::track::{track_source_in, DEFAULT_MIN_DRIFT_IOU};
 use vidprep::{FrameTable, OutputGroup, Source};
 
 #[derive(Args)]
@@ -83,7 +83,10 @@ pub fn run(args: TrackArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
                 .into(),
         });
     }
-    let table = vidprep::TableCache::new().table_in(&source, ctx)?;
+    // One table for the keys' check and the tracking (which reads the source through the
+    // executor's stream, from this cache).
+    let tables = vidprep::TableCache::new();
+    let table = tables.table_in(&source, ctx)?;
     let end = args.end.map(|spec| end_frame(&table, spec));
     let mut warnings = Vec::new();
     // Keys on frames the tracking never reaches: all of them is an error naming the file,
@@ -132,7 +135,7 @@ pub fn run(args: TrackArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
             past.len()
         ));
     }
-    let (tracked, records, timing) = track_source(&source, &keys, end, args.fill, ctx)?;
+    let (tracked, records, timing) = track_source_in(&source, &keys, end, args.fill, &tables, ctx)?;
     let text = match args.output_format {
         BoxesOut::Vidprep => boxes::to_native_text(&tracked)?,
         BoxesOut::Vstar => {

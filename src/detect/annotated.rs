@@ -13,7 +13,6 @@ use super::spans::Span;
 use crate::annotations::{Fill, Format, ReadOptions};
 use crate::error::{Error, Result};
 use crate::frames::overlay::{BoxesRequest, SourceBoxes};
-use crate::media::source::Source;
 use crate::media::table::FrameTable;
 use crate::time::Time;
 
@@ -50,14 +49,14 @@ impl AnnotationSpans {
     }
 }
 
-/// The spans of `request` on the frames of `source` (whose table is `table`).
+/// The spans of `request` on the frames of a source whose table is `table` and whose video
+/// stream is `info` (what the stream was opened with: nothing is opened here).
 pub fn spans(
-    source: &Source,
     table: &FrameTable,
+    info: &crate::media::input::VideoStreamInfo,
     request: &AnnotationSpans,
     ctx: &crate::call::context::CallContext,
 ) -> Result<Vec<Span>> {
-    let info = crate::media::input::VideoInput::open(source.clone(), ctx)?.video;
     // Boxes on the stored grid, as every reader takes them (only where they are matters).
     let (w, h) = info.upright_stored_size();
     let mut boxes = BoxesRequest::new(request.path.clone());

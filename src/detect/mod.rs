@@ -39,6 +39,7 @@ use crate::frames::pipeline::Progress;
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
 use crate::plan::Plan;
+use crate::stages::stream::ProcessedStream;
 use crate::time::{Time, TimeSpec};
 
 pub use activity::ActivityOptions;
@@ -170,6 +171,11 @@ pub struct ShortSpan {
 }
 
 /// Detects the events of `source`, for the call `ctx`.
+///
+/// The source is read as the executor reads a plan's ([`crate::exec::read_stream`]): opened
+/// once for its description and its frame table, the analysis pass decoding from that input
+/// (and one more input per further parallel worker), and run again on a table built by
+/// decoding when a decoder disagrees with the table from packets (damaged packets).
 pub fn detect(
     source: &Source,
     options: &DetectOptions,
@@ -177,29 +183,25 @@ pub fn detect(
     ctx: &CallContext,
 ) -> Result<Detection> {
     crate::media::source::check_source(source.path(), source.fps())?;
-    // A decoder that disagrees with a table from packets (damaged packets) has the table
-    // rebuilt by decoding and the detection run again on it, as the executor does.
-    let tables = crate::media::table::TableCache::new();
-    crate::media::table::retry_on_table_mismatch(&tables, source, ctx, || {
-        detect_with(
-            source,
-            tables.table_in(source, ctx)?,
-            options,
-            &mut *progress,
-            ctx,
-        )
+    // The whole source, as a plan with nothing to export: the executor's stream of it.
+    let mut plan = Plan::new("detect", source.path(), Vec::new());
+    plan.source_fps = source.fps();
+    let exec = crate::exec::ExecOptions::default().in_context(ctx);
+    crate::exec::read_stream(&plan, &exec, ctx, |stream| {
+        detect_with(source, stream, options, &mut *progress, ctx)
     })
 }
 
-/// [`detect`] on the frame table `table` of `source`.
+/// [`detect`] on the processed stream `stream` of `source`.
 fn detect_with(
     source: &Source,
-    table: std::sync::Arc<FrameTable>,
+    stream: &ProcessedStream,
     options: &DetectOptions,
     progress: &mut dyn Progress,
     ctx: &CallContext,
 ) -> Result<Detection> {
     let path = source.path();
+    let table = stream.table.clone();
     let n = table.len();
     if n == 0 {
         return Err(Error::corrupt(path, "", "the video holds no frames"));
@@ -207,9 +209,8 @@ fn detect_with(
     let needs_scan = options.by != Detector::Annotations || options.split_at_shots;
     let region = match options.region {
         Some(r) => {
-            let (w, h) = crate::media::input::VideoInput::open(source.clone(), ctx)?
-                .video
-                .displayed_size();
+            // The size players show, from the input the stream was opened with.
+            let (w, h) = stream.display_size();
             let (w, h) = (f64::from(w), f64::from(h));
             if !(r.x1 >= 0.0 && r.y1 >= 0.0 && r.x2 <= w && r.y2 <= h && r.x1 < r.x2 && r.y1 < r.y2)
             {
@@ -233,8 +234,7 @@ fn detect_with(
     };
     let stats = if needs_scan {
         scan::scan(
-            source,
-            table.clone(),
+            stream,
             &scan::ScanOptions {
                 workers: options.workers,
                 black_level: options.shots.black,
@@ -261,7 +261,7 @@ fn detect_with(
                     "the annotations detector needs annotations (`annotations`)",
                 )
             })?;
-            annotated::spans(source, &table, request, ctx)?
+            annotated::spans(&table, &stream.info, request, ctx)?
         }
     };
     let spans::Shaped {

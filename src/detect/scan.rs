@@ -10,11 +10,11 @@ use std::sync::{mpsc, Arc};
 
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
+use crate::frames::pipeline::FrameSource;
 use crate::frames::pipeline::Progress;
-use crate::media::decode::{DecodeOptions, FrameReader};
-use crate::media::source::Source;
-use crate::media::table::{FrameTable, Identity};
+use crate::media::table::{FrameTable, Identity, UsedInput};
 use crate::media::{Converter, Picture, PixelFormat, Scaling};
+use crate::stages::stream::ProcessedStream;
 use crate::time::Time;
 
 /// The lags (in frames) at which a frame is compared with an earlier one to find dissolves:
@@ -271,16 +271,20 @@ pub struct ScanOptions {
     pub region: Option<Region>,
 }
 
-/// Computes the statistics of every frame of `path`, in index order, for the call `ctx`
-/// (each chunk worker gets a clone of it: its reads stop when the call is cancelled and count
-/// on its tally).
-pub fn scan(
-    source: &Source,
-    table: Arc<FrameTable>,
+/// Computes the statistics of every frame of `stream` (the executor's processed stream of the
+/// whole source: see `crate::exec::read_stream`), in index order, for the call `ctx`. Each
+/// chunk is read as the executor reads a range of a stream ([`ProcessedStream::analysis_reader`],
+/// the stream's readers counting on the call's tally): the first chunk a worker reads decodes
+/// from the input the stream was opened with (the table's scan), and each worker reads its next
+/// chunk from the input of its last, positioned by a seek; so the source is opened once, plus at
+/// most once per further worker.
+pub(crate) fn scan(
+    stream: &ProcessedStream,
     options: &ScanOptions,
     progress: &mut dyn Progress,
     ctx: &CallContext,
 ) -> Result<Vec<FrameStats>> {
+    let table = stream.table.clone();
     let n = table.len();
     if n == 0 {
         return Ok(Vec::new());
@@ -302,23 +306,26 @@ pub fn scan(
         ));
         for _ in 0..workers.min(chunks.len()) {
             let queue = queue.clone();
-            let table = table.clone();
             let stop = stop.clone();
             let sender = sender.clone();
             let options = options.clone();
-            // (The whole call: each chunk's decoder and packet reads are the call's work.)
-            let ctx = ctx.clone();
-            scope.spawn(move || loop {
-                let next = queue.lock().ok().and_then(|mut q| q.pop_front());
-                let Some(chunk) = next else { break };
-                let threads = if single { 0 } else { 1 };
-                let result = scan_chunk(
-                    source, &table, chunk, threads, &options, &stop, &sender, &ctx,
-                );
-                if let Err(e) = result {
-                    stop.store(true, Ordering::SeqCst);
-                    let _ = sender.send(Err(e));
-                    break;
+            scope.spawn(move || {
+                // The input this worker read its last chunk from: its next chunk seeks in it.
+                let mut input: Option<UsedInput> = None;
+                loop {
+                    let next = queue.lock().ok().and_then(|mut q| q.pop_front());
+                    let Some(chunk) = next else { break };
+                    let threads = if single { 0 } else { 1 };
+                    // The first chunk read decodes from the stream's own input.
+                    let given = input.take().or_else(|| stream.take_used_input());
+                    match scan_chunk(stream, chunk, threads, given, &options, &stop, &sender) {
+                        Ok(left) => input = left,
+                        Err(e) => {
+                            stop.store(true, Ordering::SeqCst);
+                            let _ = sender.send(Err(e));
+                            break;
+                        }
+                    }
                 }
             });
         }
@@ -350,7 +357,7 @@ pub fn scan(
     if out.len() != n || out.iter().enumerate().any(|(i, s)| s.index != i) {
         return Err(Error::internal(format!(
             "{}: the analysis pass returned {} frames of {n}",
-            source.path().display(),
+            stream.source.display(),
             out.len()
         )));
     }
@@ -393,19 +400,20 @@ fn plan_chunks(table: &FrameTable, workers: usize) -> Vec<Chunk> {
 }
 
 /// Decodes `chunk` (and up to [`HISTORY`] frames past it, for the next chunk's statistics)
-/// and sends the statistics of the frames this chunk owns: `[start + HISTORY, end +
-/// HISTORY)` for every chunk but the first, which owns its frames from 0.
-#[allow(clippy::too_many_arguments)]
+/// from `input` (an input of the source, or `None`: the source is opened) and sends the
+/// statistics of the frames this chunk owns: `[start + HISTORY, end + HISTORY)` for every
+/// chunk but the first, which owns its frames from 0. Gives back the input it read, for the
+/// worker's next chunk.
 fn scan_chunk(
-    source: &Source,
-    table: &Arc<FrameTable>,
+    stream: &ProcessedStream,
     chunk: Chunk,
     threads: usize,
+    input: Option<UsedInput>,
     options: &ScanOptions,
     stop: &AtomicBool,
     sender: &mpsc::Sender<Result<Vec<FrameStats>>>,
-    ctx: &CallContext,
-) -> Result<()> {
+) -> Result<Option<UsedInput>> {
+    let table = &stream.table;
     let n = table.len();
     let owns_from = if chunk.start == 0 {
         0
@@ -418,18 +426,10 @@ fn scan_chunk(
         (chunk.end + HISTORY).min(n)
     };
     if owns_from >= owns_to {
-        return Ok(());
+        return Ok(input);
     }
-    let decode = DecodeOptions {
-        threads,
-        skip_loop_filter: true,
-        ..DecodeOptions::default()
-    };
-    let path = source.path();
-    let mut reader = FrameReader::open_with_table_in(source.clone(), decode, table.clone(), ctx)?;
-    if chunk.start > 0 {
-        reader.seek_to_index(chunk.start)?;
-    }
+    let path = stream.source.as_path();
+    let mut reader = stream.analysis_reader(chunk.start..owns_to, threads, input)?;
     let mut shrink: Option<Converter> = None;
     let mut history: std::collections::VecDeque<Thumb> =
         std::collections::VecDeque::with_capacity(HISTORY + 1);
@@ -437,7 +437,7 @@ fn scan_chunk(
     let mut index = chunk.start;
     while index < owns_to {
         if stop.load(Ordering::Relaxed) {
-            return Ok(());
+            return Ok(None);
         }
         let Some(frame) = reader.next_frame()? else {
             break;
@@ -450,7 +450,7 @@ fn scan_chunk(
             )));
         }
         let thumb = {
-            let (w, h) = (frame.width(), frame.height());
+            let (w, h) = (frame.image.width(), frame.image.height());
             let tw = THUMB_WIDTH.min(w).max(2) & !1;
             let th = ((u64::from(h) * u64::from(tw) / u64::from(w.max(1))) as u32).max(2) & !1;
             let converter = shrink.get_or_insert_with(|| {
@@ -467,7 +467,7 @@ fn scan_chunk(
             let full = (1.0, 1.0);
             batch.push(stats_of(
                 index,
-                frame.time,
+                table.time(index),
                 &thumb,
                 &history,
                 options.region,
@@ -475,7 +475,7 @@ fn scan_chunk(
                 options.black_level,
             ));
             if batch.len() == 64 && sender.send(Ok(std::mem::take(&mut batch))).is_err() {
-                return Ok(());
+                return Ok(None);
             }
         }
         if history.len() == HISTORY {
@@ -494,7 +494,7 @@ fn scan_chunk(
     if !batch.is_empty() {
         let _ = sender.send(Ok(batch));
     }
-    Ok(())
+    Ok(reader.into_input())
 }
 
 fn thumb_of(frame: &Picture, limited: bool) -> Thumb {
@@ -712,9 +712,7 @@ mod tests {
             eprintln!("skipping: the ffmpeg CLI with libx264 is not installed");
             return;
         }
-        let source = Source::from(path.as_path());
-        let table = FrameTable::for_file(&path).unwrap();
-        let n = table.len();
+        let n = FrameTable::for_file(&path).unwrap().len();
         let tally = crate::call::tally::Tally::new();
         let counted = {
             let options = ScanOptions {
@@ -723,7 +721,12 @@ mod tests {
                 region: None,
             };
             let ctx = CallContext::new().with_tally(tally.clone());
-            scan(&source, table, &options, &mut crate::NoProgress, &ctx).unwrap()
+            let plan = crate::plan::Plan::new("t", &path, Vec::new());
+            let exec = crate::exec::ExecOptions::default().in_context(&ctx);
+            crate::exec::read_stream(&plan, &exec, &ctx, |stream| {
+                scan(stream, &options, &mut crate::NoProgress, &ctx)
+            })
+            .unwrap()
         };
         assert_eq!(counted.len(), n);
         let counts = tally.counts();

@@ -23,6 +23,7 @@ pub use crate::exports::frames::memory::MemoryFrames;
 use crate::output::group;
 use crate::stages::stream;
 
+pub(crate) mod track;
 mod unchanged;
 
 use std::path::PathBuf;
@@ -223,9 +224,41 @@ pub(crate) fn execute_normal(
             )));
         }
     }
-    let source = crate::media::source::Source::new(plan.source.clone(), plan.source_fps);
-    crate::media::table::retry_on_table_mismatch(&options.tables, &source, ctx, || {
+    retry_on_table_mismatch(plan, options, ctx, || {
         execute_once(plan, destination, options, progress, ctx)
+    })
+}
+
+/// Runs `job` (a reading of `plan`'s source), and once more when a decoder disagreed with the
+/// source's frame table: the table is distrusted in the call's cache
+/// ([`ExecOptions::tables`]), which then builds it by decoding. The one place that decides
+/// it, for the executor and for the passes that read a stream of their own
+/// ([`read_stream`]).
+fn retry_on_table_mismatch<T>(
+    plan: &Plan,
+    options: &ExecOptions,
+    ctx: &CallContext,
+    job: impl FnMut() -> Result<T>,
+) -> Result<T> {
+    let source = crate::media::source::Source::new(plan.source.clone(), plan.source_fps);
+    crate::media::table::retry_on_table_mismatch(&options.tables, &source, ctx, job)
+}
+
+/// Reads `plan`'s processed stream with a pass of the caller's own (`read`) instead of
+/// exports: detect's analysis pass. The stream is the executor's
+/// ([`stream::ProcessedStream::open`]: the source opened once for its description and its
+/// table, the table from [`ExecOptions::tables`], the plan's stages applied), its readers
+/// count on the call's tally, and a decoder's disagreement with the table runs `read` again on
+/// a table built by decoding, as [`execute`] does. `read` writes nothing (it may run twice).
+pub(crate) fn read_stream<T>(
+    plan: &Plan,
+    options: &ExecOptions,
+    ctx: &CallContext,
+    mut read: impl FnMut(&stream::ProcessedStream) -> Result<T>,
+) -> Result<T> {
+    retry_on_table_mismatch(plan, options, ctx, || {
+        let stream = stream::ProcessedStream::open(plan, options.threads, &options.tables, ctx)?;
+        read(&stream)
     })
 }
 

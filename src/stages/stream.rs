@@ -388,6 +388,24 @@ impl ProcessedStream {
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// A reader of the stream's source, positioned by its caller's seeks: it decodes from the
+    /// input the stream was opened with while that is not taken (see
+    /// [`FrameReader::from_used_input`]), else from an input opened now. For a pass that
+    /// seeks on its own over the whole source (the tracker's frames, `crate::exec::track`).
+    pub(crate) fn source_reader(&self) -> Result<FrameReader> {
+        match self.take_used_input() {
+            Some(used) => {
+                FrameReader::from_used_input(used, self.decode_options(), self.table.clone())
+            }
+            None => FrameReader::open_with_table_in(
+                &self.input,
+                self.decode_options(),
+                self.table.clone(),
+                self.inputs.call(),
+            ),
+        }
+    }
+
     /// The whole stream, in order.
     pub fn full_source(&self) -> Result<Box<dyn FrameSource>> {
         // A full decode reads from the start of the file. It reads the input the stream was
@@ -459,6 +477,36 @@ impl ProcessedStream {
         threads: usize,
         input: Option<UsedInput>,
     ) -> Result<StreamRange> {
+        let options = DecodeOptions {
+            threads,
+            ..self.decode_options()
+        };
+        self.range_reader_decoding(range, options, input)
+    }
+
+    /// [`range_reader`](Self::range_reader) for an analysis of the stream's pictures (detect's
+    /// pass): H.264's deblocking filter is skipped ([`DecodeOptions::skip_loop_filter`]), a
+    /// cheaper decode whose pictures differ slightly from the true ones. Never for outputs.
+    pub(crate) fn analysis_reader(
+        &self,
+        range: std::ops::Range<usize>,
+        threads: usize,
+        input: Option<UsedInput>,
+    ) -> Result<StreamRange> {
+        let options = DecodeOptions {
+            threads,
+            skip_loop_filter: true,
+            ..self.decode_options()
+        };
+        self.range_reader_decoding(range, options, input)
+    }
+
+    fn range_reader_decoding(
+        &self,
+        range: std::ops::Range<usize>,
+        options: DecodeOptions,
+        input: Option<UsedInput>,
+    ) -> Result<StreamRange> {
         if range.end > self.frame_count() || range.start > range.end {
             return Err(Error::internal(format!(
                 "stream frames {}..{} asked of a stream of {} frames",
@@ -486,10 +534,7 @@ impl ProcessedStream {
             times: self.times(),
             input: self.input.clone(),
             call: self.inputs.call().clone(),
-            options: DecodeOptions {
-                threads,
-                ..self.decode_options()
-            },
+            options,
             table: self.table.clone(),
             end_time: self.resolved.end_time(),
         })

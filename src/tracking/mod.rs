@@ -212,23 +212,24 @@ pub fn fill_gaps(
     Ok(fill_gaps_with(&mut frames, resolved, track_ids, options, &factory)?.0)
 }
 
-/// `vidprep track`: the tracks of `annotations` (hand-drawn keys, often one box) filled over
-/// `source`'s frames before `end` (exclusive; `None`: to the end) as `fill` says. With
-/// `Fill::Track`: between keys both ways, after each track's last key forward to `end` (while
-/// the tracker holds the object). The result has a frame key for every frame with a box
-/// (pixels of the upright frame), what was done to each gap, and the time it took.
-pub fn track_source(
+/// `vidprep track` (its entry, which reads the source through the executor's stream, is
+/// `crate::exec::track::track_source`): the tracks of `annotations` (hand-drawn keys, often
+/// one box) filled over `frames`, the frames of `source` (whose frame table is `table`),
+/// before `end` (exclusive; `None`: to the end) as `fill` says. With `Fill::Track`: between
+/// keys both ways, after each track's last key forward to `end` (while the tracker holds the
+/// object). The result has a frame key for every frame with a box (pixels of the upright
+/// frame), what was done to each gap, and the time it took.
+pub(crate) fn track_frames(
     source: &Source,
+    table: &FrameTable,
+    frames: &mut DecodedFrames,
     annotations: &crate::annotations::Annotations,
     end: Option<usize>,
     fill: crate::annotations::Fill,
-    ctx: &CallContext,
 ) -> Result<(crate::annotations::Annotations, Vec<GapRecord>, TrackTiming)> {
     use crate::annotations::{
         Annotations, Coords, Entry, Fill, Format, Key, TimestampClock, Track,
     };
-    let table = crate::media::table::TableCache::new().table_in(source, ctx)?;
-    let mut frames = DecodedFrames::open(source, table.clone(), ctx)?;
     let (w, h) = frames.size();
     let n = table.len();
     let end = end.unwrap_or(n).min(n);
@@ -255,7 +256,7 @@ pub fn track_source(
             let mut options = TrackOptions::new(kind);
             options.forward_limit = end;
             let factory = move || open_tracker(kind);
-            fill_gaps_with(&mut frames, &mut resolved, &ids, &options, &factory)?
+            fill_gaps_with(frames, &mut resolved, &ids, &options, &factory)?
         }
         _ => (Vec::new(), TrackTiming::default()),
     };
@@ -317,10 +318,16 @@ impl DecodedFrames {
     ) -> Result<DecodedFrames> {
         let reader =
             FrameReader::open_with_table_in(source.clone(), DecodeOptions::default(), table, ctx)?;
-        Ok(DecodedFrames {
+        Ok(DecodedFrames::of(reader))
+    }
+
+    /// The frames `reader` reads (a reader of the executor's stream: see
+    /// `crate::exec::track`).
+    pub(crate) fn of(reader: FrameReader) -> DecodedFrames {
+        DecodedFrames {
             reader,
             converter: Converter::to_format(PixelFormat::BGR24),
-        })
+        }
     }
 }
 

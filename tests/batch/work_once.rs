@@ -223,3 +223,164 @@ fn a_smart_cut_reuses_the_frame_tables_packet_scan() {
         assert!(c.peak_decoder_threads <= 2, "{name}: {c:?}");
     }
 }
+
+/// 1,500 frames, keyframes every 50: long enough for detect's analysis pass to split into
+/// three chunks (at least 600 frames each) and read them on several workers.
+fn long_source() -> PathBuf {
+    SynthVideo::new(160, 120)
+        .frames(1500)
+        .gop(50)
+        .bframes(2)
+        .label(false)
+        .cached()
+        .path
+}
+
+/// The detect calls counted: shots; activity inside a region; annotations split at shots.
+fn detect_options(boxes: &Path) -> Vec<(&'static str, vidprep::detect::DetectOptions)> {
+    use vidprep::detect::{AnnotationSpans, DetectOptions, Detector, Region};
+    vec![
+        ("shots", DetectOptions::default()),
+        (
+            "activity in a region",
+            DetectOptions {
+                by: Detector::Activity,
+                region: Some(Region {
+                    x1: 20.0,
+                    y1: 10.0,
+                    x2: 140.0,
+                    y2: 100.0,
+                }),
+                ..DetectOptions::default()
+            },
+        ),
+        (
+            "annotations split at shots",
+            DetectOptions {
+                by: Detector::Annotations,
+                annotations: Some(AnnotationSpans::new(boxes)),
+                split_at_shots: true,
+                ..DetectOptions::default()
+            },
+        ),
+    ]
+}
+
+/// A detect call reads its source as the executor reads a plan's (`exec::read_stream`: the
+/// executor's processed stream, its table cache and mismatch retry): one open for the
+/// stream's description, its table and the analysis pass's first chunk (read from the
+/// table's input), plus at most one per further worker (each worker reads its next chunk
+/// from the input of its last, positioned by a seek). The frame size a region is checked
+/// against and the stream an annotation file is resolved on are the stream's: no open of
+/// their own. Before #54 item 3 detect was an executor of its own (its own table cache and
+/// retry, a `FrameReader` opened per chunk, one more open for the region's frame size or the
+/// annotations' stream): `strace` counted, on this source with 1, 2 and 3 workers, shots 2, 4
+/// and 4 opens, activity in a region and annotations split at shots 3, 5 and 5 each (the
+/// table's scan, one per chunk, one for the size); now 1, 2 and 3 for all three.
+#[test]
+fn a_detect_call_opens_its_source_once_plus_one_per_extra_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, b) = (long_source(), boxes(dir.path()));
+    let source = vidprep::Source::from(src.as_path());
+    for (name, options) in detect_options(&b) {
+        for workers in [1, 2, 3] {
+            let tally = Tally::new();
+            let ctx = vidprep::CallContext::new().with_tally(tally.clone());
+            let options = vidprep::detect::DetectOptions {
+                workers,
+                ..options.clone()
+            };
+            let t0 = std::time::Instant::now();
+            let found = vidprep::detect::detect(&source, &options, &mut NoProgress, &ctx).unwrap();
+            let s = t0.elapsed().as_secs_f64();
+            let c = tally.counts();
+            eprintln!("detect {name}, {workers} workers: {c:?}, {s:.3}s");
+            assert_eq!(found.frames, 1500, "{name}");
+            assert_eq!(found.stats.len(), 1500, "{name}");
+            // One worker: the one open; more: the first open and at most one per extra
+            // worker (a worker that finds the queue empty opens nothing).
+            assert!((1..=workers).contains(&c.opens), "{name}, {workers}: {c:?}");
+            assert_eq!(c.audio_opens, 0, "{name}: {c:?}");
+            assert_eq!((c.packet_scans, c.decode_scans), (1, 0), "{name}: {c:?}");
+            assert!(c.frames_decoded >= 1500, "{name}: {c:?}");
+            assert!(c.peak_decoders <= workers, "{name}, {workers}: {c:?}");
+            let reads = usize::from(options.annotations.is_some());
+            assert_eq!(c.annotation_reads, reads, "{name}: {c:?}");
+        }
+    }
+}
+
+/// `strace -e openat` of `vidprep detect` with one worker: the source is opened once (it was
+/// opened twice for shots, three times with `--region`, before #54 item 3).
+#[test]
+fn vidprep_detect_opens_the_source_once_as_strace_counts() {
+    if let Some(why) = support::strace_unusable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = long_source();
+    for (name, extra) in [
+        ("shots", &["--by", "shots"][..]),
+        (
+            "activity",
+            &["--by", "activity", "--region", "20,10,140,100"][..],
+        ),
+    ] {
+        let trace = dir.path().join(format!("{name}.txt"));
+        let out = dir.path().join(format!("{name}.jsonl"));
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "detect".as_ref(),
+            src.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+            "--workers".as_ref(),
+            "1".as_ref(),
+        ];
+        args.extend(extra.iter().map(|a| std::ffi::OsStr::new(*a)));
+        let trace = support::vidprep_traced(&trace, args).expect("vidprep detect failed");
+        assert_eq!(trace.opens_of(&src), 1, "{name}: opens of the source");
+    }
+}
+
+/// Tracking reads its source through the executor's stream too (`vidprep::track`): the stream
+/// opens the source once, for its table's scan, and the tracker's frames are decoded from that
+/// input. A caller that read the table first hands its cache on (`track_source_in`, as
+/// `vidprep track` does): one scan for both, and one more open (the stream's description,
+/// read by the tracker). Before #54 item 3 `track_source` scanned the source again in a cache
+/// of its own and opened a reader of its own: `vidprep track` opened its source 3 times
+/// (`strace`), now 2.
+#[test]
+fn tracking_reads_its_source_through_the_executors_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, b) = (source(), boxes(dir.path()));
+    let source = vidprep::Source::from(src.as_path());
+    let keys = vidprep::boxes::read_with_defaults(&b, vidprep::plan::Format::Auto).unwrap();
+    // (A fill without a tracker: the count is the reading's, with or without OpenCV.)
+    let fill = vidprep::plan::Fill::Linear;
+    let tally = Tally::new();
+    let ctx = vidprep::CallContext::new().with_tally(tally.clone());
+    let (tracked, _, _) = vidprep::track::track_source(&source, &keys, None, fill, &ctx).unwrap();
+    assert_eq!(tracked.tracks.len(), 1);
+    let c = tally.counts();
+    eprintln!("track_source: {c:?}");
+    assert_eq!(
+        (c.opens, c.packet_scans, c.decode_scans),
+        (1, 1, 0),
+        "{c:?}"
+    );
+
+    let tally = Tally::new();
+    let ctx = vidprep::CallContext::new().with_tally(tally.clone());
+    let tables = vidprep::TableCache::new();
+    let table = tables.table_in(&source, &ctx).unwrap();
+    assert_eq!(table.len(), 120);
+    vidprep::track::track_source_in(&source, &keys, Some(60), fill, &tables, &ctx).unwrap();
+    let c = tally.counts();
+    eprintln!("table, then track_source_in: {c:?}");
+    assert_eq!(
+        (c.opens, c.packet_scans, c.decode_scans),
+        (2, 1, 0),
+        "{c:?}"
+    );
+}
