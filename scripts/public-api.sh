@@ -7,7 +7,8 @@
 #   scripts/public-api.sh --hidden   # also `#[doc(hidden)]` items (the `fuzzing` module)
 #   scripts/public-api.sh --list     # also every counted item's path
 #
-# Needs `rustup toolchain install nightly` and python3. Counted: items whose visibility is
+# Needs python3, and a nightly toolchain or else RUSTC_BOOTSTRAP (set here when there is no
+# nightly). Counted: items whose visibility is
 # public and that a path from the crate root reaches (through public modules and `pub use`
 # re-exports, each item once); methods and associated constants are those of inherent impls
 # of counted types, with trait methods counted apart. Fields and variants are not counted.
@@ -24,13 +25,17 @@ for arg in "$@"; do
     esac
 done
 
+# rustdoc's JSON output is unstable: a nightly toolchain where one is installed, else this
+# toolchain with its unstable options unlocked (RUSTC_BOOTSTRAP=1).
+toolchain=(+nightly)
 if ! cargo +nightly --version >/dev/null 2>&1; then
-    echo "public-api.sh: no nightly toolchain (rustup toolchain install nightly)" >&2
-    exit 1
+    echo "public-api.sh: no nightly toolchain; using $(rustc --version) with RUSTC_BOOTSTRAP=1" >&2
+    toolchain=()
+    export RUSTC_BOOTSTRAP=1
 fi
 
 export CARGO_TARGET_DIR=target/rustdoc-json
-cargo +nightly rustdoc -p vidprep --lib -- "${rustdoc_flags[@]}" >&2
+cargo "${toolchain[@]}" rustdoc -p vidprep --lib -- "${rustdoc_flags[@]}" >&2
 
 python3 - "$CARGO_TARGET_DIR/doc/vidprep.json" "$list" <<'EOF'
 import json

@@ -15,7 +15,7 @@
 //!
 //! `cargo test --test integration architecture:: -- --nocapture` also prints the file-level strongly connected
 //! components: no cycle may cross from one top-level module to another, and inside one, files
-//! may form a cycle only through a folder's `mod.rs` or inside `media/`
+//! may form a cycle only through a folder's `mod.rs`
 //! ([`files_form_no_cycle_but_through_a_mod_rs`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -771,12 +771,11 @@ fn modules_form_no_cycle() {
 
 /// Files may refer to each other in a circle only through a folder's `mod.rs` (the trait its
 /// children implement and the registry that names them, as `tracking/mod.rs` and
-/// `tracking/opencv.rs`), or inside `media/` (`Ratio` and `Rotation` left it for `vocab/`, but
-/// its circle still turns on `source.rs` and `input.rs` naming each other, `audio.rs` and
-/// `input.rs` likewise, and a `Source` carrying the demuxer it lends, `demux.rs`). Elsewhere the files of a folder look one way: a shared piece goes into a
-/// small file below both users (`exports/claimed.rs`, `stages/builder.rs`,
-/// `output/temporaries.rs`), so the circles `exports/clip - copy - smart/write`,
-/// `stages/stream - insert - span` and `output/group - ownership` cannot come back.
+/// `tracking/opencv.rs`); `media/` is no exception since its circle went (#54). Elsewhere the
+/// files of a folder look one way: a shared piece goes into a small file below both users
+/// (`exports/claimed.rs`, `stages/builder.rs`, `output/temporaries.rs`), so the circles
+/// `exports/clip - copy - smart/write`, `stages/stream - insert - span` and
+/// `output/group - ownership` cannot come back.
 #[test]
 fn files_form_no_cycle_but_through_a_mod_rs() {
     let g = graph();
@@ -933,7 +932,8 @@ fn the_library_does_not_hold_the_command_line() {
 
 /// FFmpeg stays behind one wall (#54): only `src/media/` names the binding (`ffmpeg_next`,
 /// `ffmpeg_sys_next`, or an alias `ffmpeg::` of it) and only it reaches the raw calls
-/// (`media::ffi`, `media::compat`, where every `unsafe` is). The layers above work with media's
+/// (`media::ffi`, `media::compat`, where all but five `unsafe` sites are: docs/architecture.md,
+/// "FFmpeg behind one wall"). The layers above work with media's
 /// own types: `Picture` for a decoded picture, `PixelFormat`, `Scaling`, and
 /// `FfmpegError` for what FFmpeg reported. The command line and the Python package (thin doors)
 /// name none of it either. Tests (`mod tests`) are held to it too.

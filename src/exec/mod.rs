@@ -1,4 +1,5 @@
-//! The executor: runs one [`Plan`]. Every command and every manifest line comes here.
+//! The executor: runs one [`Plan`]. Every manifest line and every command that makes files
+//! from a source comes here.
 //!
 //! 1. The plan is checked (no media needed) and every output is claimed in one output group
 //!    (`group::OutputGroup`): nothing may overwrite an input, collide with another output or

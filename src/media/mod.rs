@@ -1,5 +1,8 @@
-//! The media core: opening files, the frame table, decoding with exact seeking, pixel work,
-//! encoding H.264/AAC MP4, and probing. Jobs never touch ffmpeg directly; they go through here.
+//! Everything FFmpeg: opening sources, the frame table, decoding with exact seeking, pixel
+//! work, encoding and probing. The one module that names FFmpeg's binding; the rest of the
+//! crate sees vidprep's own types ([`Source`], [`FrameTable`], [`FrameReader`], [`Frame`],
+//! [`Picture`], [`PixelFormat`], [`Scaling`], `FfmpegError`), held by the architecture test
+//! `only_media_names_ffmpeg`. The raw calls are in `ffi.rs`, FFmpeg versions in `compat.rs`.
 
 pub(crate) mod audio;
 pub(crate) mod audio_clock;

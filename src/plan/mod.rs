@@ -1,8 +1,8 @@
 //! The plan: one declarative, serde-typed description of everything vidprep makes from one
 //! source (its span, decision point, boxes, needle insertion and exports). A manifest line is
-//! a plan in JSON; every command builds a plan (or many) from its flags; one executor
-//! (`crate::exec`) runs any plan. So the same request gives the same files whichever door
-//! it comes in by.
+//! a plan in JSON; every command that makes files from a source builds a plan (or many) from
+//! its flags; one executor (`crate::exec`) runs any plan. So the same request gives the same
+//! files whichever door it comes in by.
 //!
 //! Deserialisation is strict: unknown fields are refused (a misspelt field is never ignored),
 //! enum-like values are checked against their names, and [`Plan::check`] validates what needs
@@ -12,7 +12,8 @@
 //! The files, one job each: `schema.rs` (the types and their defaults), `text.rs` (the values
 //! spelt as text, with hand-written serde), `check.rs` ([`Plan::check`]), `checked.rs` (the
 //! proof of it, [`CheckedPlan`], so that an item is checked once), `normalise.rs`
-//! ([`Plan::normalized`]), `manifest.rs` (JSONL / JSON arrays with line numbers).
+//! ([`Plan::normalized`]), `limits.rs` (the providers' limits on a video request). Manifests
+//! (JSONL / JSON arrays with line numbers) are `crate::manifest`'s.
 
 mod check;
 mod checked;

@@ -1,8 +1,9 @@
 //! The plan's vocabulary: the value types a plan (`crate::plan`, the public schema) spells,
 //! at the bottom of the library so that the schema needs nothing that opens media, decodes or
 //! draws. Each type here parses, prints and serialises itself and checks its own range; what
-//! the engine does with it lives above (`media` opens at a [`FrameRate`], `fit` places by a
-//! [`Fit`], `draw` paints an [`Rgb`], `media::encode` encodes by [`EncodeSettings`]).
+//! the engine does with it lives above (`media` opens at a [`FrameRate`], `frames::fit`
+//! places by a [`Fit`], `frames::draw` paints an [`Rgb`], `media::encode` encodes by
+//! [`EncodeSettings`]).
 
 mod colour;
 mod encode;
