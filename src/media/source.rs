@@ -617,16 +617,9 @@ mod tests {
     /// pattern: its folder), as the images module resolves them.
     #[test]
     fn input_paths_of_image_sequences_are_their_folders() {
-        use crate::media::images::tests::touch;
+        use crate::media::images::tests::{mot_sequence, touch};
         let d = tempfile::tempdir().unwrap();
-        let seq = d.path().join("MOT-01");
-        std::fs::create_dir_all(seq.join("img1")).unwrap();
-        std::fs::write(
-            seq.join("seqinfo.ini"),
-            "[Sequence]\nname=MOT-01\nimDir=img1\nframeRate=30\nseqLength=2\nimExt=.jpg\n",
-        )
-        .unwrap();
-        touch(&seq.join("img1"), &["000001.jpg", "000002.jpg"]);
+        let seq = mot_sequence(d.path());
         assert_eq!(input_paths(&seq), vec![seq.clone(), seq.join("img1")]);
         touch(d.path(), &["000001.png", "000002.png"]);
         let p = d.path().join("%06d.png");

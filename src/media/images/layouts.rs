@@ -329,20 +329,13 @@ fn pattern_sequence(path: &Path, printf: &Printf, fps: Option<FrameRate>) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::images::tests::{rate, touch};
+    use crate::media::images::tests::{mot_sequence, rate, touch};
     use crate::vocab::Ratio;
 
     #[test]
     fn mot_and_got10k_layouts_bring_their_rates() {
         let d = tempfile::tempdir().unwrap();
-        let seq = d.path().join("MOT-01");
-        std::fs::create_dir_all(seq.join("img1")).unwrap();
-        std::fs::write(
-            seq.join("seqinfo.ini"),
-            "[Sequence]\nname=MOT-01\nimDir=img1\nframeRate=30\nseqLength=2\nimExt=.jpg\n",
-        )
-        .unwrap();
-        touch(&seq.join("img1"), &["000001.jpg", "000002.jpg"]);
+        let seq = mot_sequence(d.path());
         for p in [seq.clone(), seq.join("img1")] {
             let s = ImageSequence::resolve(&p, None).unwrap();
             assert_eq!(

@@ -281,6 +281,19 @@ pub(crate) mod tests {
         Some(s.parse().unwrap())
     }
 
+    /// A MOT sequence `MOT-01` in `dir` (30 fps, `seqLength=2`) with its two images.
+    pub(crate) fn mot_sequence(dir: &Path) -> std::path::PathBuf {
+        let seq = dir.join("MOT-01");
+        std::fs::create_dir_all(seq.join("img1")).unwrap();
+        std::fs::write(
+            seq.join("seqinfo.ini"),
+            "[Sequence]\nname=MOT-01\nimDir=img1\nframeRate=30\nseqLength=2\nimExt=.jpg\n",
+        )
+        .unwrap();
+        touch(&seq.join("img1"), &["000001.jpg", "000002.jpg"]);
+        seq
+    }
+
     #[test]
     fn numbered_folders_become_patterns() {
         let d = tempfile::tempdir().unwrap();
