@@ -30,17 +30,20 @@ pub(crate) fn shared_data_root() -> PathBuf {
 }
 
 /// The shared data root when `sub` exists under it; otherwise prints why the test is skipped
-/// and returns `None` (a failure instead where `VIDPREP_REQUIRE_DATA` is set).
+/// and returns `None` (a failure instead where `VIDPREP_REQUIRE_DATA` or `VIDPREP_REQUIRE_ALL`
+/// was set, not empty, when the test was built: as `tests/common/skip.rs` reads them).
 pub(crate) fn shared_data(sub: &str) -> Option<PathBuf> {
     let root = shared_data_root();
     if root.join(sub).exists() {
         Some(root)
     } else {
         // (`cfg(test)` only: the library itself reads no environment.)
-        let required = option_env!("VIDPREP_REQUIRE_DATA").is_some();
+        let set = |v: Option<&str>| v.is_some_and(|v| !v.is_empty());
+        let required =
+            set(option_env!("VIDPREP_REQUIRE_DATA")) || set(option_env!("VIDPREP_REQUIRE_ALL"));
         assert!(
             !required || sub.starts_with("no/such"),
-            "real data {} not found, but VIDPREP_REQUIRE_DATA was set when this test was built",
+            "real data {} not found, but VIDPREP_REQUIRE_DATA (or _ALL) was set when this test was built",
             root.join(sub).display()
         );
         eprintln!("skipping: real data {} not found", root.join(sub).display());
