@@ -288,6 +288,12 @@ pub fn require_utf8(path: &Path, role: &str) -> Result<()> {
     )))
 }
 
+impl From<crate::vocab::InvalidEncodeSettings> for Error {
+    fn from(e: crate::vocab::InvalidEncodeSettings) -> Error {
+        Error::Usage(e.0)
+    }
+}
+
 impl Error {
     /// What kind of fault this is.
     pub fn kind(&self) -> ErrorKind {

@@ -402,7 +402,7 @@ fn got10k(data: &[u8], scratch: &Scratch) -> Result<(), String> {
 }
 
 fn manifest(path: PathBuf) -> Result<(), String> {
-    match crate::manifest::read_manifest(&path) {
+    match crate::batch::manifest::read_manifest(&path) {
         Ok(m) => {
             for bad in &m.bad {
                 let text = bad.error.to_string();
@@ -445,7 +445,7 @@ fn decisions(path: PathBuf) -> Result<(), String> {
 }
 
 fn time(data: &[u8]) -> Result<(), String> {
-    use crate::time::TimeSpec;
+    use crate::vocab::time::TimeSpec;
     let text = String::from_utf8_lossy(data);
     if let Ok(spec) = TimeSpec::parse(&text) {
         let again = TimeSpec::parse(&spec.to_text()).map_err(|e| {
@@ -522,7 +522,7 @@ fn profile_options(data: &[u8]) -> Result<(), String> {
     if crate::profiles::check_request(profile, &request).is_err() {
         return Ok(());
     }
-    let video = crate::sampling::ConstantRate::new(frames, num, den);
+    let video = crate::profiles::sampling::ConstantRate::new(frames, num, den);
     let input = ProfileInput {
         frames: &video,
         width: 1280,
@@ -544,7 +544,7 @@ fn profile_options(data: &[u8]) -> Result<(), String> {
 /// Two bytes (big-endian) give the avcC's length; the avcC; then Annex B NAL units, a packet
 /// ending at each access unit delimiter.
 fn h264(data: &[u8]) -> Result<(), String> {
-    use crate::bitstream::h264::{self, AvcC, Sps};
+    use crate::media::bitstream::h264::{self, AvcC, Sps};
     if data.len() < 2 {
         return Ok(());
     }
@@ -562,7 +562,7 @@ fn h264(data: &[u8]) -> Result<(), String> {
         let _ = h264::split_length_prefixed(rest, size);
     }
     if let Ok(avcc) = AvcC::parse(avcc) {
-        let mut analyser = crate::bitstream::h264_refs::Analyser::new(&avcc);
+        let mut analyser = crate::media::bitstream::h264_refs::Analyser::new(&avcc);
         for (pts, packet) in nals.split(|nal| h264::nal_type(nal) == 9).enumerate() {
             analyser.packet(pts as i64, packet);
         }

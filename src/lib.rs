@@ -64,7 +64,6 @@
 // every module.
 pub(crate) mod annotations;
 pub(crate) mod batch;
-pub(crate) mod bitstream;
 pub(crate) mod call;
 pub(crate) mod check;
 pub mod detect;
@@ -75,28 +74,24 @@ pub(crate) mod frames;
 // One entry per parser of untrusted input, for `fuzz/` and `tests/reliability/fuzz_replay.rs`.
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod manifest;
 pub(crate) mod media;
-pub(crate) mod net;
-pub(crate) mod output;
 pub mod plan;
 pub(crate) mod profiles;
 pub mod records;
 pub mod review;
-pub(crate) mod sampling;
-pub(crate) mod schemas;
-pub(crate) mod stages;
-mod textual;
-pub mod time;
-pub(crate) mod tracking;
 pub(crate) mod vocab;
 
+pub use batch::manifest;
+pub use vocab::time;
+
+pub use batch::manifest::{read_manifest, read_manifest_in, read_manifest_shard_in};
 pub use batch::{
     bad_reports, clean_item, merge_report, parse_shard, run_batch, run_item, run_manifest,
     shard_of, write_report, BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
 };
 pub use call::cancel::CancelToken;
 pub use call::context::CallContext;
+pub use call::output::group::{Committed, OutputGroup};
 pub use call::settings::{
     FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
     DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,
@@ -113,20 +108,20 @@ pub use exec::{
 };
 pub use exports::{ExportReport, ExportTarget};
 pub use frames::pipeline::{NoProgress, Progress};
-pub use manifest::{read_manifest, read_manifest_in, read_manifest_shard_in};
+pub use frames::stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
 pub use media::init::set_ffmpeg_log;
 pub use media::probe::{probe, probe_source, probe_source_in, AudioInfo, MediaInfo, VideoInfo};
 pub use media::reference::rgb_frames_at as reference_rgb_frames;
 pub use media::source::input_paths;
 pub use media::{build_facts, BuildFacts};
 pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
-pub use output::group::{Committed, OutputGroup};
 pub use plan::Plan;
 pub use profiles::mirrored_package;
+pub use profiles::sampling::{
+    sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled,
+};
+pub use records::schema::{json_schema, json_schema_text, SchemaKind};
 pub use records::sidecar::VERSION;
-pub use sampling::{sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled};
-pub use schemas::{json_schema, json_schema_text, SchemaKind};
-pub use stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
 pub use vocab::{EncodeSettings, X264_PRESETS};
 
 /// The boxes vidprep reads and writes: the native annotation format (`docs/annotations.md`) of
@@ -188,7 +183,7 @@ pub mod boxes {
 /// it, a tracking fill is a usage error that says how to build with it.
 pub mod track {
     pub use crate::exec::track::{track_source, track_source_in};
-    pub use crate::tracking::{GapRecord, TrackTiming, DEFAULT_MIN_DRIFT_IOU};
+    pub use crate::frames::tracking::{GapRecord, TrackTiming, DEFAULT_MIN_DRIFT_IOU};
 }
 
 /// The README's examples, compiled by `cargo test` so that they stay true.

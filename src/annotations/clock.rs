@@ -3,7 +3,7 @@
 //! simple implementations: [`ConstantRateClock`] (a frame count and an exact rate) and
 //! [`TimestampClock`] (an explicit list of presentation times, for variable frame rate).
 
-use crate::time::{FrameTimeline, Time};
+use crate::vocab::time::{FrameTimeline, Time};
 
 use super::error::AnnotationError;
 

@@ -16,7 +16,7 @@ use super::model::{Annotations, Coords, Entry, Extras, Key, Meta, TrackSet};
 use super::span::SpanFilter;
 use super::text::{for_each_used_line, parse_f64, parse_integer, read_text, split_numeric_line};
 use super::{Format, ReadOptions, Recognised, Shape, Sniffed};
-use crate::time::Time;
+use crate::vocab::time::Time;
 
 /// The annotation rate GOT-10k uses when `meta_info.ini` gives none.
 pub const DEFAULT_ANNO_FPS: i64 = 10;

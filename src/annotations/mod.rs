@@ -190,7 +190,7 @@ impl fmt::Display for Format {
     }
 }
 
-crate::textual::serde_as_text!(Format);
+crate::vocab::textual::serde_as_text!(Format);
 
 impl schemars::JsonSchema for Format {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -204,9 +204,9 @@ impl schemars::JsonSchema for Format {
             names.push(f.name());
             names.extend(f.aliases());
         }
-        crate::textual::pattern(
+        crate::vocab::textual::pattern(
             "An annotation format: `auto` (detected) or a format's name or alias, in any case.",
-            &crate::textual::caseless(&names),
+            &crate::vocab::textual::caseless(&names),
         )
     }
 }
@@ -279,11 +279,11 @@ impl FromStr for Units {
     }
 }
 
-crate::textual::serde_as_text!(Units);
-crate::textual::json_schema_as!(
+crate::vocab::textual::serde_as_text!(Units);
+crate::vocab::textual::json_schema_as!(
     Units,
     "Units",
-    crate::textual::names(
+    crate::vocab::textual::names(
         "Coordinates of plain and Waymo files: `auto`, `pixels` or `normalized` (`normalised`).",
         &["auto", "pixels", "normalized", "normalised"]
     )
@@ -309,11 +309,11 @@ impl FromStr for KeyKind {
     }
 }
 
-crate::textual::serde_as_text!(KeyKind);
-crate::textual::json_schema_as!(
+crate::vocab::textual::serde_as_text!(KeyKind);
+crate::vocab::textual::json_schema_as!(
     KeyKind,
     "KeyKind",
-    crate::textual::names(
+    crate::vocab::textual::names(
         "Which key a record with both is read by: `time` or `frame`.",
         &["time", "frame"]
     )
@@ -370,11 +370,11 @@ impl FromStr for Grid {
     }
 }
 
-crate::textual::serde_as_text!(Grid);
-crate::textual::json_schema_as!(
+crate::vocab::textual::serde_as_text!(Grid);
+crate::vocab::textual::json_schema_as!(
     Grid,
     "Grid",
-    crate::textual::names(
+    crate::vocab::textual::names(
         "The pixel grid box coordinates are on: `stored` (the upright stored pictures, as `ffmpeg -i SRC f%d.png` writes them; default) or `display` (square pixels, as players show non-square-pixel video).",
         &["stored", "display"]
     )
@@ -785,7 +785,7 @@ mod tests {
                     ] {
                         if let Ok(a) = read(&path, format, &ReadOptions::default()) {
                             // Whatever was read resolves onto a small clock without panicking.
-                            let clock = ConstantRateClock::new(10, crate::time::Time::from_secs(25), 64, 48).unwrap();
+                            let clock = ConstantRateClock::new(10, crate::vocab::time::Time::from_secs(25), 64, 48).unwrap();
                             let _ = a.resolve(&clock, Fill::Linear);
                         }
                     }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::bbox::BBox;
 use super::error::{AnnotationError, Location};
 use super::Format;
-use crate::time::Time;
+use crate::vocab::time::Time;
 
 /// When an annotation applies: a 0-based frame index of the video, or a time in seconds (from
 /// the file's `TimeOrigin`). Frame keys sort before time keys; within a kind they sort by value.

@@ -43,7 +43,7 @@ use super::error::{AnnotationError, Location};
 use super::model::{Annotations, Coords, Detection, Entry, Extras, Key, Meta, TimeOrigin, Track};
 use super::text::{read_text, show_json};
 use super::{Format, ReadOptions, Recognised, Shape, Sniffed};
-use crate::time::Time;
+use crate::vocab::time::Time;
 
 /// The schema version this code writes and reads.
 pub const NATIVE_VERSION: u64 = 1;

@@ -293,7 +293,7 @@ mod tests {
             1
         );
     }
-    use crate::time::Time;
+    use crate::vocab::time::Time;
 
     #[test]
     fn reads_csv_with_corners_ids_and_labels() {

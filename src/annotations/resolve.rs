@@ -36,7 +36,7 @@ use super::bbox::BBox;
 use super::clock::FrameClock;
 use super::error::AnnotationError;
 use super::model::{Annotations, Coords, Entry, Key};
-use crate::time::Time;
+use crate::vocab::time::Time;
 
 /// How frames between a track's keys get boxes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -100,12 +100,12 @@ impl std::fmt::Display for Fill {
     }
 }
 
-crate::textual::serde_as_text!(Fill);
+crate::vocab::textual::serde_as_text!(Fill);
 // `Fill::from_str`: trimmed and lower-cased; `track-KIND` / `track:KIND` parses KIND as
 // `TrackerKind` does (trimmed again, so `track- kcf` is `track-kcf`).
-crate::textual::json_schema_as!(Fill, "Fill", {
-    use crate::textual::caseless_words as words;
-    crate::textual::pattern(
+crate::vocab::textual::json_schema_as!(Fill, "Fill", {
+    use crate::vocab::textual::caseless_words as words;
+    crate::vocab::textual::pattern(
         "Frames between keys: `linear` (`interpolate`), `cubic`, `hold`, `none`, `track` \
          (CSRT), `track-csrt` / `track:csrt` or `track-kcf` / `track:kcf`, in any case.",
         &format!(
@@ -619,7 +619,7 @@ mod tests {
     use super::*;
     use crate::annotations::clock::{ConstantRateClock, TimestampClock};
     use crate::annotations::model::{Detection, Track};
-    use crate::time::FrameTimeline;
+    use crate::vocab::time::FrameTimeline;
     use proptest::prelude::*;
 
     fn bx(x: f64) -> BBox {

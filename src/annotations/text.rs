@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::error::{AnnotationError, Location};
 pub(crate) use super::file::{first_byte, first_byte_in, open_text, skip_byte_order_mark};
 use super::json_list;
-use crate::time::Time;
+use crate::vocab::time::Time;
 
 /// The whole file as text (a leading UTF-8 byte-order mark is dropped).
 pub(crate) fn read_text(path: &Path) -> Result<String, AnnotationError> {

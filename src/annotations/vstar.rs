@@ -35,7 +35,7 @@ use super::text::{
     json_time, open_text, parse_integer, parse_time, show_json, skip_byte_order_mark, snap_fps,
 };
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed};
-use crate::time::Time;
+use crate::vocab::time::Time;
 
 /// Fields that name an item, tried in order when selecting with `ReadOptions::item`.
 const ID_FIELDS: [&str; 4] = ["vid", "id", "video_id", "qid"];
@@ -510,9 +510,9 @@ fn read_item(
                         "{}: \"frame_index\" {f} and \"timestamp\" {} disagree by {:.2} frames \
                          at the item's fps {}; the box is keyed by its {keyed}",
                         b.at,
-                        crate::time::human_secs(t),
+                        crate::vocab::time::human_secs(t),
                         diff.scale(fps.numer(), fps.denom()).as_secs_f64(),
-                        crate::time::human_secs(fps),
+                        crate::vocab::time::human_secs(fps),
                     )));
                 }
                 // within half a frame: diff * fps * 2 <= 1

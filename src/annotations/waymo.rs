@@ -26,7 +26,7 @@ use super::plain::{decide_coords, key_column, table_of_file, table_of_text, FRAM
 use super::span::SpanFilter;
 use super::text::{parse_integer, Table};
 use super::{Format, KeyKind, ReadOptions, Recognised, Shape, Sniffed};
-use crate::time::Time;
+use crate::vocab::time::Time;
 
 const CENTER_X: &[&str] = &["center_x", "box.center_x", "box.center.x", "cx"];
 const CENTER_Y: &[&str] = &["center_y", "box.center_y", "box.center.y", "cy"];

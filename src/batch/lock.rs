@@ -42,9 +42,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::call::context::{CallContext, HeldLock};
 use crate::call::host;
+use crate::call::output::group::canonical;
+use crate::call::output::temporaries::{remove_temporaries_of, temp_name};
 use crate::error::{Error, Result};
-use crate::output::group::canonical;
-use crate::output::temporaries::{remove_temporaries_of, temp_name};
 
 /// The lock file's name (shards add `.shard-I-of-N`).
 pub(crate) const LOCK_NAME: &str = ".vidprep-lock";

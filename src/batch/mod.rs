@@ -13,17 +13,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+use crate::batch::manifest::{BadItem, Manifest, ManifestItem};
 use crate::call::context::CallContext;
-use crate::error::{Error, ErrorKind, Result};
+use crate::call::output::group::canonical;
+use crate::error::{Error, Result};
 use crate::exec::{execute_normal, Destination, ExecOptions};
 use crate::frames::pipeline::Progress;
-use crate::manifest::{BadItem, Manifest, ManifestItem};
-use crate::output::group::canonical;
 use crate::records::item_json::ItemRecord;
 
 mod lock;
+pub mod manifest;
 pub(crate) use lock::OutDirLock;
 
 /// How a batch runs.
@@ -65,54 +66,6 @@ impl BatchOptions {
             origin: None,
         }
     }
-}
-
-/// How an item ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Status {
-    /// Made (`"ok"` in the report).
-    Ok,
-    /// Failed; the report line's `error` says why (`"failed"`).
-    Failed,
-    /// Complete and current from an earlier run (`resume`), not redone.
-    Skipped,
-    /// Not started because `fail_fast` stopped the run.
-    NotRun,
-}
-
-/// One line of the report (the same schema for every batch door).
-#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
-#[non_exhaustive]
-pub struct ItemReport {
-    /// The item's id; `null` for a manifest entry so broken that no id could be read.
-    pub id: Option<String>,
-    /// The 1-based manifest line (0 for items a command generated).
-    pub line: usize,
-    /// How the item ended: `ok`, `failed`, `skipped` or `not_run`.
-    pub status: Status,
-    /// Every file and folder the item has (final paths).
-    pub outputs: Vec<String>,
-    /// The whole error message (manifest, line and id first) when the item failed, or why it
-    /// was not run; `null` otherwise.
-    pub error: Option<String>,
-    /// `usage`, `input`, `output`, `encode`, `internal` or `cancelled` when the item failed;
-    /// absent otherwise (also for `not_run`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_kind: Option<ErrorKind>,
-    /// Wall-clock seconds spent making the item (0 for manifest errors, skipped and
-    /// not-run items).
-    pub seconds: f64,
-    /// Frames of the processed stream decoded for the item (for a failed item, those decoded
-    /// before it failed).
-    pub frames: usize,
-    /// Damage found in the source ("3 damaged packets near 12.4 s").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub damage: Option<String>,
-    /// Things that did not stop the item but deserve a look (absent when none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
 }
 
 /// What a batch did.
@@ -162,7 +115,8 @@ pub struct Quiet;
 
 impl Observer for Quiet {}
 
-pub use crate::manifest::shard_of;
+pub use crate::batch::manifest::shard_of;
+pub use crate::records::report::{ItemReport, Status};
 
 /// Parses `I/N` (0-based shard `I` of `N`).
 pub fn parse_shard(text: &str) -> std::result::Result<(usize, usize), String> {
@@ -205,10 +159,10 @@ pub fn run_batch(
     run_batch_beside(items, bad, &|_| false, options, observer)
 }
 
-/// Runs a manifest read with [`read_manifest_shard_in`](crate::manifest::read_manifest_shard_in)
+/// Runs a manifest read with [`read_manifest_shard_in`](crate::batch::manifest::read_manifest_shard_in)
 /// as [`run_batch`] runs the whole manifest's items: the same items, report and checks (the
 /// other shards' items count as writing their folders,
-/// [`Elsewhere::writes`](crate::manifest::Elsewhere::writes)). A manifest read
+/// [`Elsewhere::writes`](crate::batch::manifest::Elsewhere::writes)). A manifest read
 /// for one shard runs as that shard only (`options.shard` must be it or `None`).
 pub fn run_manifest(
     manifest: &Manifest,
@@ -587,7 +541,7 @@ pub fn bad_reports(bad: &[BadItem]) -> Vec<ItemReport> {
 }
 
 /// The advisory lock file beside a run's report, under which every writer of the report
-/// updates it (see [`crate::output::FileLock`]).
+/// updates it (see [`crate::call::output::FileLock`]).
 fn report_lock_name(shard: Option<(usize, usize)>) -> String {
     format!(".vidprep-{}.lock", report_name(shard))
 }
@@ -611,7 +565,7 @@ fn write_report_in(
     reports: &mut [ItemReport],
     call: &CallContext,
 ) -> Result<PathBuf> {
-    let _lock = crate::output::FileLock::exclusive(&out_dir.join(report_lock_name(shard)))?;
+    let _lock = crate::call::output::FileLock::exclusive(&out_dir.join(report_lock_name(shard)))?;
     reports.sort_by_key(|r| r.line);
     write_report_lines(out_dir, shard, reports.iter(), call)
 }
@@ -628,7 +582,7 @@ fn write_report_lines<'a>(
         text.push_str(&serde_json::to_string(r).expect("report serializes"));
         text.push('\n');
     }
-    crate::output::group::write_file_atomically(&report_path, text.as_bytes(), call)?;
+    crate::call::output::group::write_file_atomically(&report_path, text.as_bytes(), call)?;
     Ok(report_path)
 }
 
@@ -647,7 +601,7 @@ pub fn merge_report(
     reports: &[ItemReport],
     notice: &dyn Fn(&str),
 ) -> Result<PathBuf> {
-    let _lock = crate::output::FileLock::exclusive(&out_dir.join(report_lock_name(shard)))?;
+    let _lock = crate::call::output::FileLock::exclusive(&out_dir.join(report_lock_name(shard)))?;
     let path = out_dir.join(report_name(shard));
     let old = match std::fs::read(&path) {
         Ok(bytes) => bytes,
@@ -727,7 +681,9 @@ pub fn run_item(
     // A dead holder's temporaries at the top were removed as its lock was taken over; only
     // this item's folder is left to clean (reading the whole folder for each item would
     // cost a scan of every item's entry per item).
-    crate::output::temporaries::remove_stale_temporaries(&options.out_dir.join(&item.plan.id));
+    crate::call::output::temporaries::remove_stale_temporaries(
+        &options.out_dir.join(&item.plan.id),
+    );
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -770,8 +726,8 @@ pub fn clean_item(
         ..CallContext::new()
     };
     let lock = OutDirLock::acquire_item(out_dir, id, origin, &|_: &str| {}, &call)?;
-    crate::output::temporaries::remove_dead_temporaries(out_dir);
-    crate::output::temporaries::remove_stale_temporaries(&out_dir.join(id));
+    crate::call::output::temporaries::remove_dead_temporaries(out_dir);
+    crate::call::output::temporaries::remove_stale_temporaries(&out_dir.join(id));
     drop(lock);
     Ok(())
 }
@@ -866,9 +822,9 @@ fn check_layout(
             )));
         }
         // An item folder is replaced as a whole: only when its item.json lists every file.
-        let foreign = crate::output::ownership::foreign_files(&dir);
+        let foreign = crate::call::output::ownership::foreign_files(&dir);
         if !foreign.is_empty() {
-            return Err(crate::output::ownership::refusal(&dir, &foreign));
+            return Err(crate::call::output::ownership::refusal(&dir, &foreign));
         }
     }
     Ok(())
@@ -880,9 +836,9 @@ fn check_layout(
 /// taken over), never a live run's on another host; inside this run's item folders, every
 /// temporary (only this run writes there).
 fn clean_stale_temporaries(out_dir: &Path, items: &[&ManifestItem]) {
-    crate::output::temporaries::remove_dead_temporaries(out_dir);
+    crate::call::output::temporaries::remove_dead_temporaries(out_dir);
     for item in items {
-        crate::output::temporaries::remove_stale_temporaries(&out_dir.join(&item.plan.id));
+        crate::call::output::temporaries::remove_stale_temporaries(&out_dir.join(&item.plan.id));
     }
 }
 

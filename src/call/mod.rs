@@ -6,5 +6,7 @@ pub(crate) mod cancel;
 pub(crate) mod context;
 pub(crate) mod hash;
 pub(crate) mod host;
+pub(crate) mod net;
+pub(crate) mod output;
 pub(crate) mod settings;
 pub(crate) mod tally;

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::scan::FrameStats;
 use super::spans::Span;
 use crate::media::table::FrameTable;
-use crate::time::Time;
+use crate::vocab::time::Time;
 
 /// Thresholds of the activity detector.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -14,7 +14,7 @@ use crate::annotations::{Fill, Format, ReadOptions};
 use crate::error::{Error, Result};
 use crate::frames::overlay::{BoxesRequest, SourceBoxes};
 use crate::media::table::FrameTable;
-use crate::time::Time;
+use crate::vocab::time::Time;
 
 /// Which annotations to read and what to take from them.
 #[derive(Clone, Debug, PartialEq, Serialize)]

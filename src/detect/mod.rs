@@ -36,11 +36,11 @@ use serde::Serialize;
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::frames::pipeline::Progress;
+use crate::frames::stages::stream::ProcessedStream;
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
 use crate::plan::Plan;
-use crate::stages::stream::ProcessedStream;
-use crate::time::{Time, TimeSpec};
+use crate::vocab::time::{Time, TimeSpec};
 
 pub use activity::ActivityOptions;
 pub use annotated::AnnotationSpans;
@@ -59,7 +59,7 @@ pub enum Detector {
     Annotations,
 }
 
-crate::textual::serde_as_text!(Detector);
+crate::vocab::textual::serde_as_text!(Detector);
 
 impl std::str::FromStr for Detector {
     type Err = String;

@@ -12,10 +12,10 @@ use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::frames::pipeline::FrameSource;
 use crate::frames::pipeline::Progress;
+use crate::frames::stages::stream::ProcessedStream;
 use crate::media::table::{FrameTable, Identity, UsedInput};
 use crate::media::{Converter, Picture, PixelFormat, Scaling};
-use crate::stages::stream::ProcessedStream;
-use crate::time::Time;
+use crate::vocab::time::Time;
 
 /// The lags (in frames) at which a frame is compared with an earlier one to find dissolves:
 /// a dissolve of `L` frames shows best at the smallest lag at or above `L`.

@@ -515,7 +515,7 @@ fn dissolves_between(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::Time;
+    use crate::vocab::time::Time;
 
     fn flat(n: usize, content: f32) -> Vec<FrameStats> {
         (0..n)

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::shots::Boundary;
 use crate::media::table::FrameTable;
-use crate::time::{Time, TimeSpec};
+use crate::vocab::time::{Time, TimeSpec};
 
 /// A detected span `[start, end)` of frames, with its evidence (a JSON object).
 #[derive(Clone, Debug, PartialEq, Serialize)]

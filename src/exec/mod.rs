@@ -20,9 +20,9 @@
 pub use crate::call::cancel::CancelToken;
 use crate::call::context::CallContext;
 pub(crate) use crate::call::host::worker_count;
+use crate::call::output::group;
 pub use crate::exports::frames::memory::MemoryFrames;
-use crate::output::group;
-use crate::stages::stream;
+use crate::frames::stages::stream;
 
 pub(crate) mod track;
 mod unchanged;

@@ -1,14 +1,14 @@
 //! `vidprep track`'s reading: the tracker's frames come from the executor's stream of the whole
 //! source ([`super::read_stream`]: the call's table cache, the one mismatch retry), decoded from
-//! the input the stream was opened with. The tracking itself is `crate::tracking`.
+//! the input the stream was opened with. The tracking itself is `crate::frames::tracking`.
 
 use crate::annotations::{Annotations, Fill};
 use crate::call::context::CallContext;
 use crate::error::Result;
+use crate::frames::tracking::{DecodedFrames, GapRecord, TrackTiming};
 use crate::media::source::Source;
 use crate::media::table::TableCache;
 use crate::plan::Plan;
-use crate::tracking::{DecodedFrames, GapRecord, TrackTiming};
 
 use super::ExecOptions;
 
@@ -45,6 +45,13 @@ pub fn track_source_in(
     options.tables = tables.clone();
     super::read_stream(&plan, &options, ctx, |stream| {
         let mut frames = DecodedFrames::of(stream.source_reader()?);
-        crate::tracking::track_frames(source, &stream.table, &mut frames, annotations, end, fill)
+        crate::frames::tracking::track_frames(
+            source,
+            &stream.table,
+            &mut frames,
+            annotations,
+            end,
+            fill,
+        )
     })
 }

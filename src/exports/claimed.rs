@@ -6,13 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::annotations::{self, Fill, FrameClock};
+use crate::call::output::group::OutputGroup;
 use crate::error::Result;
 use crate::exports::ExportTarget;
 use crate::frames::sinks::EncodedOutput;
-use crate::output::group::OutputGroup;
+use crate::frames::stages::stream::ProcessedStream;
 use crate::plan::{BoxesOut, ExportSpec, Plan};
 use crate::records::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
-use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
 
 /// Files claimed for one output video: where it will be and where it is being written.
@@ -104,7 +104,7 @@ pub(crate) fn clip_summary(
             ", needle at output frames {}..{} ({}s)",
             n.at,
             n.at + n.prepared.frames,
-            crate::time::human_secs(n.time)
+            crate::vocab::time::human_secs(n.time)
         ));
     }
     if stream.resolved.decision.is_some() {
@@ -112,8 +112,8 @@ pub(crate) fn clip_summary(
         // that is on the source's (the time `cut --end` would take).
         line.push_str(&format!(
             ", ends at the decision point: {}s into the output (source time {}s)",
-            crate::time::human_secs(stream.duration()),
-            crate::time::human_secs(stream.resolved.end_time())
+            crate::vocab::time::human_secs(stream.duration()),
+            crate::vocab::time::human_secs(stream.resolved.end_time())
         ));
     }
     line
@@ -306,13 +306,13 @@ pub(crate) fn write_boxes_file(
                     "host": stream.source.display().to_string(),
                     "sequence": n.prepared.dir.display().to_string(),
                     "insert_frame": n.at,
-                    "insert_time": crate::time::decimal_text(n.time),
+                    "insert_time": crate::vocab::time::decimal_text(n.time),
                     "needle_frames": [n.at, n.at + n.prepared.frames],
                     "seed": n.seed,
                     "fit": n.fit,
                     "vidprep_version": VERSION,
                 });
-                crate::stages::insert::needle_vstar_text(boxes, clock, n, &vid, provenance)?
+                crate::frames::stages::insert::needle_vstar_text(boxes, clock, n, &vid, provenance)?
             }
             None => {
                 let mut items = Vec::new();

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use crate::call::output::group::OutputGroup;
 use crate::error::Result;
 use crate::exports::claimed::{
     boxes_out_of, clip_summary, video_sidecar, write_boxes_file, Claimed,
@@ -12,9 +13,8 @@ use crate::exports::claimed::{
 use crate::exports::{encode_settings, Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::frames::pipeline::{FrameSink, Progress};
 use crate::frames::sinks::{StagedSink, VideoSink};
-use crate::output::group::OutputGroup;
+use crate::frames::stages::stream::ProcessedStream;
 use crate::plan::{ClipExport, ExportSpec, Plan};
-use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
 
 /// The `clip` export.

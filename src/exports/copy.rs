@@ -12,11 +12,11 @@ use crate::error::{Error, Result};
 use crate::exports::claimed::Claimed;
 use crate::exports::ExportReport;
 use crate::frames::pipeline::FrameOrigin;
+use crate::frames::stages::resolve::ResolvedClip;
+use crate::frames::stages::stream::ProcessedStream;
 use crate::plan::ExportSpec;
 use crate::records::sidecar::{write_json, OutputRecord, Sidecar, VERSION};
-use crate::stages::resolve::ResolvedClip;
-use crate::stages::stream::ProcessedStream;
-use crate::time::FrameRange;
+use crate::vocab::time::FrameRange;
 
 /// What a copy kept, next to what was asked.
 #[derive(Clone, Debug, Serialize)]
@@ -126,7 +126,7 @@ pub(crate) fn copy_export(
             height: h,
             cropped_right: 0,
             cropped_bottom: 0,
-            duration: crate::time::decimal_text(duration),
+            duration: crate::vocab::time::decimal_text(duration),
             duration_s: duration.as_secs_f64(),
             audio: audio_format,
             // A copy keeps the source's description: read from what was written.

@@ -21,11 +21,11 @@ pub(crate) mod video;
 
 use std::path::{Path, PathBuf};
 
+use crate::call::output::group::OutputGroup;
 use crate::error::Result;
 use crate::frames::pipeline::{FrameSink, Progress};
-use crate::output::group::OutputGroup;
+use crate::frames::stages::stream::ProcessedStream;
 use crate::plan::{ExportSpec, Plan};
-use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
 
 /// Where an export's files go.

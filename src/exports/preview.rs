@@ -6,16 +6,16 @@
 
 use std::path::Path;
 
+use crate::call::output::group::OutputGroup;
 use crate::error::Result;
 use crate::exports::claimed::{video_sidecar, Claimed};
 use crate::exports::{Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::frames::fit::fit_within;
 use crate::frames::pipeline::{FrameSink, FrameStage, Progress};
 use crate::frames::sinks::{StagedSink, VideoSink};
-use crate::output::group::OutputGroup;
+use crate::frames::stages::resize::ScaleStage;
+use crate::frames::stages::stream::ProcessedStream;
 use crate::plan::{ExportSpec, Plan, PreviewExport};
-use crate::stages::resize::ScaleStage;
-use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
 use crate::vocab::Ratio;
 
@@ -155,7 +155,7 @@ impl Export for PreviewMaker {
 }
 
 /// Seconds rounded to the microsecond (enough to seek inside any frame's interval).
-fn seconds(t: crate::time::Time) -> f64 {
+fn seconds(t: crate::vocab::time::Time) -> f64 {
     (t.as_secs_f64() * 1e6).round() / 1e6
 }
 

@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::call::output::group::OutputGroup;
 use crate::error::{Error, Result};
 use crate::exports::claimed::{
     check_side_file_owner, clip_summary, video_sidecar, write_boxes_file, written_in_place,
@@ -27,14 +28,13 @@ use crate::exports::{encode_settings, Export, ExportContext, ExportReport, Expor
 use crate::frames::fit::fit_within;
 use crate::frames::pipeline::{self, FrameSink, FrameStage, Progress};
 use crate::frames::sinks::{EncodedOutput, StagedSink, VideoSink};
+use crate::frames::stages::resize::{DecimateStage, ScaleStage};
+use crate::frames::stages::stream::ProcessedStream;
 use crate::media::audio::audio_stream_format;
 use crate::media::input::VideoInput;
 use crate::media::table::FrameTable;
-use crate::output::group::OutputGroup;
 use crate::plan::{ExportSpec, Plan, VideoExport};
 use crate::records::sidecar::{write_json, SourceRecord, VERSION};
-use crate::stages::resize::{DecimateStage, ScaleStage};
-use crate::stages::stream::ProcessedStream;
 use crate::vocab::EncodeSettings;
 use crate::vocab::Ratio;
 
@@ -985,7 +985,7 @@ impl VideoMaker {
             "kind": "video",
             "output": {"path": claimed.main.display().to_string(), "frames": table.len(),
                        "width": size.0, "height": size.1,
-                       "duration": crate::time::decimal_text(table.end_time() - table.time(0)),
+                       "duration": crate::vocab::time::decimal_text(table.end_time() - table.time(0)),
                        "duration_s": (table.end_time() - table.time(0)).as_secs_f64(),
                        "colour": crate::media::encode::file_colour(&claimed.main_temp)},
             "sources": [SourceRecord::new(&stream.source, &stream.info, table, true)],

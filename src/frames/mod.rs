@@ -13,3 +13,5 @@ pub(crate) mod pipeline;
 pub(crate) mod provenance;
 pub(crate) mod sinks;
 pub(crate) mod sparse;
+pub(crate) mod stages;
+pub(crate) mod tracking;

@@ -18,7 +18,7 @@ use crate::frames::pipeline::{FrameStage, PipelineFrame};
 use crate::media::table::FrameTable;
 use crate::plan::Plan;
 use crate::records::frames_json::ImageBox;
-use crate::time::Time;
+use crate::vocab::time::Time;
 use crate::vocab::Rgb;
 
 /// How boxes are drawn.
@@ -151,7 +151,7 @@ pub struct SourceBoxes {
     pub resolved: ResolvedBoxes,
     pub warnings: Vec<String>,
     /// With `fill: track`: what was done to each gap of each track (source frames).
-    pub tracked: Vec<crate::tracking::GapRecord>,
+    pub tracked: Vec<crate::frames::tracking::GapRecord>,
 }
 
 impl SourceBoxes {

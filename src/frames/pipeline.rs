@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::media::decode::FrameReader;
 use crate::media::table::FrameTable;
 use crate::media::Picture;
-use crate::time::{FrameRange, Time};
+use crate::vocab::time::{FrameRange, Time};
 
 /// Where an output frame came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

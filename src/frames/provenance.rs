@@ -4,7 +4,7 @@
 
 use crate::frames::pipeline::{FrameOrigin, PipelineFrame};
 use crate::records::sidecar::{DamagedOutputFrame, FrameRun};
-use crate::time::{decimal_text, Time};
+use crate::vocab::time::{decimal_text, Time};
 use crate::vocab::Ratio;
 
 /// Collects [`FrameRun`]s from the frames an output receives.

@@ -14,7 +14,7 @@ use crate::frames::provenance::ProvenanceRecorder;
 use crate::media::audio::AudioPlan;
 use crate::media::encode::{Mp4Writer, VideoFormat, WriteReport};
 use crate::records::sidecar::{DamagedOutputFrame, FrameRun};
-use crate::time::Time;
+use crate::vocab::time::Time;
 use crate::vocab::EncodeSettings;
 use crate::vocab::Ratio;
 

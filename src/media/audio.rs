@@ -17,7 +17,7 @@ use crate::media::demux::{AudioRead, SharedDemuxer};
 use crate::media::input::{best_audio_stream, open_media};
 use crate::media::pool::InputPool;
 use crate::media::source::Source;
-use crate::time::{Rounding, Time};
+use crate::vocab::time::{Rounding, Time};
 use crate::vocab::Ratio;
 use std::sync::Arc;
 
@@ -1003,7 +1003,7 @@ mod tests {
         use crate::media::demux::*;
         use crate::media::input::{read_packet, VideoInput};
         use crate::media::source::Source;
-        use crate::time::Time;
+        use crate::vocab::time::Time;
         use ffmpeg_next as ffmpeg;
         use std::sync::Arc;
 

@@ -38,7 +38,7 @@ use crate::media::input::{VideoInput, VideoStreamInfo};
 use crate::media::pool::InputPool;
 use crate::media::source::Source;
 use crate::media::table::{FrameTable, Identity};
-use crate::time::Time;
+use crate::vocab::time::Time;
 use crate::vocab::Rotation;
 
 /// How a [`FrameReader`] decodes.

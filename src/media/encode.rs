@@ -3,7 +3,7 @@
 //! frame rate survives), with an optional AAC soundtrack from an [`AudioPlan`].
 //!
 //! The writer writes to the path it is given; callers write to a temporary path and rename it
-//! into place when the writer has finished (see `crate::output`).
+//! into place when the writer has finished (see `crate::call::output`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::media::audio::{AudioFormat, AudioPlan, AudioTrack};
 use crate::media::frame::{crop_to_even, PIPELINE_FORMAT};
-use crate::time::{Rounding, Time};
+use crate::vocab::time::{Rounding, Time};
 use crate::vocab::EncodeSettings;
 use crate::vocab::Ratio;
 

@@ -12,7 +12,7 @@ use ffmpeg::util::color::{Range as ColorRange, Space as ColorSpace};
 use ffmpeg_next as ffmpeg;
 
 use crate::error::FfmpegError;
-use crate::time::Time;
+use crate::vocab::time::Time;
 use crate::vocab::Rotation;
 
 /// The pixel layout every stage of the pipeline works on.

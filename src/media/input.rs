@@ -15,7 +15,7 @@ use ffmpeg_next as ffmpeg;
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
 use crate::media::source::{ImageSequence, Resolved, Source, SourceKind};
-use crate::time::Time;
+use crate::vocab::time::Time;
 use crate::vocab::{Ratio, Rotation};
 
 // Ratio is the plan's vocabulary (crate::vocab); FFmpeg's rational converts to and from it here.

@@ -6,6 +6,7 @@
 
 pub(crate) mod audio;
 pub(crate) mod audio_clock;
+pub(crate) mod bitstream;
 pub(crate) mod compat;
 pub(crate) mod decode;
 pub(crate) mod demux;

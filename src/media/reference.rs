@@ -24,7 +24,7 @@ use crate::media::frame::{
 };
 use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 use crate::media::source::Source;
-use crate::time::Time;
+use crate::vocab::time::Time;
 use crate::vocab::Ratio;
 
 /// One frame of the reference decode.

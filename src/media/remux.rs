@@ -13,7 +13,7 @@ use crate::media::audio::AudioFormat;
 use crate::media::input::{best_audio_stream, read_error_ends_input, read_packet, VideoInput};
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
-use crate::time::{Rounding, Time};
+use crate::vocab::time::{Rounding, Time};
 use crate::vocab::Ratio;
 
 /// What a copy wrote.

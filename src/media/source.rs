@@ -8,7 +8,7 @@
 //! - **An http(s) URL**: opened through FFmpeg's network protocols (only `http`, `https`, `tls`
 //!   and `tcp` are allowed), seeking with range requests, every socket operation bounded by a
 //!   timeout ([`NetworkSettings::timeout`](crate::NetworkSettings::timeout)), checked against the validators of its first open, or
-//!   downloaded whole when its server ignores ranges ([`crate::net::remote`]). Other
+//!   downloaded whole when its server ignores ranges ([`crate::call::net::remote`]). Other
 //!   schemes are refused.
 //!
 //! See `docs/sources.md`.
@@ -20,13 +20,13 @@ use ffmpeg_next as ffmpeg;
 use serde::Serialize;
 
 use crate::call::context::CallContext;
+use crate::call::net::remote::Remote;
 use crate::call::settings::NetworkSettings;
 use crate::error::{Error, Result};
 use crate::media::ffi::NetworkVerdict;
 pub use crate::media::images::ImageSequence;
 use crate::media::images::{folder_of, mot_parent_of, printf_pattern, read_seqinfo};
 use crate::media::recipe::{file_recipe, OpenRecipe};
-use crate::net::remote::Remote;
 use crate::vocab::FrameRate;
 
 /// URL schemes vidprep opens.
@@ -40,7 +40,7 @@ const NETWORK_PROTOCOLS: &str = "http,https,tls,tcp";
 /// that have none of their own).
 ///
 /// A URL source carries what vidprep learnt when it was first opened (its validators, the
-/// download of a file whose server ignores ranges: `crate::net::remote`), and every
+/// download of a file whose server ignores ranges: `crate::call::net::remote`), and every
 /// source what its first open saw of its container header (`Learnt`), shared by its clones;
 /// two sources are equal when they name the same thing at the same rate. (The inputs its
 /// readers share are their stream's: `crate::media::pool`.)
@@ -128,7 +128,7 @@ impl Source {
     }
 
     /// For a URL that was opened: its validators (ETag, Last-Modified, size) as first seen.
-    pub(crate) fn seen_validators(&self) -> Option<crate::net::remote::Validators> {
+    pub(crate) fn seen_validators(&self) -> Option<crate::call::net::remote::Validators> {
         self.remote.as_ref()?.seen()
     }
 
@@ -416,7 +416,7 @@ pub(crate) fn url_recipe(
         .chain(
             text.get(..8)
                 .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-                .then(|| crate::net::trust::Trust::of(settings).ffmpeg_options())
+                .then(|| crate::call::net::trust::Trust::of(settings).ffmpeg_options())
                 .unwrap_or_default(),
         )
         .collect(),
@@ -518,7 +518,7 @@ pub(crate) fn network_error(
     let verdict = verdict.filter(|_| !ctx.cancelled());
     let detail = match verdict {
         Some(NetworkVerdict::TooSlow { bytes, waited }) => {
-            crate::net::remote::too_slow_text(bytes, waited, n)
+            crate::call::net::remote::too_slow_text(bytes, waited, n)
         }
         Some(NetworkVerdict::Deadline) => deadline_text(n),
         None => match e {

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::media::audio::{AudioFormat, AudioPlan, AudioSegment, SegmentReader};
-use crate::time::{Rounding, Time};
+use crate::vocab::time::{Rounding, Time};
 
 /// What a WAV file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

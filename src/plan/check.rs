@@ -5,8 +5,8 @@
 
 use super::schema::{ExportSpec, Plan};
 use super::{FramesExport, ImageFormat};
-use crate::sampling::{Order, Sampler};
-use crate::time::TimeSpec;
+use crate::profiles::sampling::{Order, Sampler};
+use crate::vocab::time::TimeSpec;
 
 /// Names an export may not have (they are taken by files every item folder holds).
 const RESERVED_EXPORT_NAMES: [&str; 2] = ["item", "report"];
@@ -145,7 +145,7 @@ fn check_fill(fill: crate::annotations::Fill) -> Result<(), String> {
 /// choose the frames, a list of at least one frame and at most any video's, the explicit
 /// sampler only with a list, and a parity record only of the whole source.
 fn check_given_frames(f: &FramesExport, plan: &Plan) -> Result<(), String> {
-    let explicit = crate::sampling::explicit_sampler();
+    let explicit = crate::profiles::sampling::explicit_sampler();
     match &f.frames {
         Some(list) => {
             let other: Vec<&str> = [
@@ -323,7 +323,7 @@ fn check_export(e: &ExportSpec, plan: &Plan) -> Result<(), String> {
                 // its repeats, as the samplers do.
                 // (The explicit sampler comes with `frames`, checked above.)
                 let sampler_given = f.sampler != Sampler::default()
-                    && f.sampler != crate::sampling::explicit_sampler();
+                    && f.sampler != crate::profiles::sampling::explicit_sampler();
                 if sampler_given || f.max_size.is_some() || f.max_frames.is_some() {
                     return Err(format!(
                         "profile {name} picks the frames and their size as its package does; drop \"sampler\", \"max_size\" and \"max_frames\" (the package's own max_frames is a profile option)"
@@ -542,7 +542,10 @@ mod tests {
             panic!()
         };
         assert_eq!(f.sampler.name(), "explicit");
-        assert_eq!(f.request(), crate::sampling::Request::Frames(vec![4, 2]));
+        assert_eq!(
+            f.request(),
+            crate::profiles::sampling::Request::Frames(vec![4, 2])
+        );
         assert_eq!(f.profile_request().count, Some(2));
     }
 }

@@ -44,7 +44,7 @@ impl CheckedPlan {
         self.0.strict = strict;
     }
 
-    /// Changes the plan's paths with `change` (`crate::manifest` takes relative paths from a
+    /// Changes the plan's paths with `change` (`crate::batch::manifest` takes relative paths from a
     /// manifest's folder) and checks them again (UTF-8), the only part of the check that
     /// joining them to a folder can change. `change` must touch nothing but paths.
     pub(crate) fn change_paths(&mut self, change: impl FnOnce(&mut Plan)) -> Result<(), String> {

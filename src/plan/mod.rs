@@ -13,7 +13,7 @@
 //! spelt as text, with hand-written serde), `check.rs` ([`Plan::check`]), `checked.rs` (the
 //! proof of it, [`CheckedPlan`], so that an item is checked once), `normalise.rs`
 //! ([`Plan::normalized`]), `limits.rs` (the providers' limits on a video request). Manifests
-//! (JSONL / JSON arrays with line numbers) are `crate::manifest`'s.
+//! (JSONL / JSON arrays with line numbers) are `crate::batch::manifest`'s.
 
 mod check;
 mod checked;
@@ -23,7 +23,7 @@ mod schema;
 mod text;
 
 pub use crate::annotations::{Fill, Format, Grid, KeyKind, Units};
-pub use crate::sampling::{Order, Sampler};
+pub use crate::profiles::sampling::{Order, Sampler};
 pub use crate::vocab::Fit;
 pub use crate::vocab::FrameRate;
 pub use crate::vocab::Rgb;

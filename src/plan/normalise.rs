@@ -51,7 +51,7 @@ impl Plan {
 mod tests {
     use super::*;
     use crate::plan::FramesExport;
-    use crate::time::TimeSpec;
+    use crate::vocab::time::TimeSpec;
 
     #[test]
     fn a_plan_built_in_code_equals_its_manifest_line_once_normalised() {

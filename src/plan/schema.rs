@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{BoxesOut, FrameLabel, ImageFormat, Limits, Payload, Size, Strip, VideoPayload};
 use crate::annotations::{Fill, Format, Grid, KeyKind, Units};
-use crate::sampling::{Order, Request, Sampler};
-use crate::time::TimeSpec;
+use crate::profiles::sampling::{Order, Request, Sampler};
+use crate::vocab::time::TimeSpec;
 use crate::vocab::Fit;
 use crate::vocab::FrameRate;
 
@@ -734,7 +734,7 @@ impl FramesExport {
     /// The sampler in effect: `explicit` when `frames` are given, else `sampler`.
     pub fn effective_sampler(&self) -> Sampler {
         if self.frames.is_some() {
-            crate::sampling::explicit_sampler()
+            crate::profiles::sampling::explicit_sampler()
         } else {
             self.sampler
         }
@@ -800,7 +800,7 @@ mod tests {
         assert_eq!(
             plan.span(),
             (
-                Some(TimeSpec::Seconds(crate::time::Time::from_secs(1))),
+                Some(TimeSpec::Seconds(crate::vocab::time::Time::from_secs(1))),
                 Some(TimeSpec::Frame(50))
             )
         );

@@ -43,7 +43,7 @@ impl Serialize for Strip {
     }
 }
 
-crate::textual::json_schema_as!(
+crate::vocab::textual::json_schema_as!(
     Strip,
     "Strip",
     schemars::json_schema!({
@@ -96,13 +96,13 @@ impl std::fmt::Display for Size {
     }
 }
 
-crate::textual::serde_as_text!(Size);
+crate::vocab::textual::serde_as_text!(Size);
 // `vocab::parse_size`: split at the first `x` or `X`, each side a trimmed `u32` (a `+` sign
 // allowed) of at least 2.
-crate::textual::json_schema_as!(
+crate::vocab::textual::json_schema_as!(
     Size,
     "Size",
-    crate::textual::pattern(
+    crate::vocab::textual::pattern(
         "`WIDTHxHEIGHT` in pixels, both at least 2 (`1920x1280`).",
         r"^\s*\+?0*([2-9]|[1-9][0-9]+)\s*[xX]\s*\+?0*([2-9]|[1-9][0-9]+)\s*$"
     )
@@ -155,11 +155,11 @@ impl std::str::FromStr for ImageFormat {
     }
 }
 
-crate::textual::serde_as_text!(ImageFormat);
-crate::textual::json_schema_as!(
+crate::vocab::textual::serde_as_text!(ImageFormat);
+crate::vocab::textual::json_schema_as!(
     ImageFormat,
     "ImageFormat",
-    crate::textual::names(
+    crate::vocab::textual::names(
         "Image file format: `jpg` (`jpeg`) or `png`.",
         &["jpg", "jpeg", "png"]
     )
@@ -206,11 +206,11 @@ impl std::str::FromStr for Payload {
     }
 }
 
-crate::textual::serde_as_text!(Payload);
-crate::textual::json_schema_as!(
+crate::vocab::textual::serde_as_text!(Payload);
+crate::vocab::textual::json_schema_as!(
     Payload,
     "Payload",
-    crate::textual::names(
+    crate::vocab::textual::names(
         "The API whose request format the payload follows.",
         &["openai", "anthropic", "gemini", "vllm"]
     )
@@ -249,11 +249,11 @@ impl std::str::FromStr for VideoPayload {
     }
 }
 
-crate::textual::serde_as_text!(VideoPayload);
-crate::textual::json_schema_as!(
+crate::vocab::textual::serde_as_text!(VideoPayload);
+crate::vocab::textual::json_schema_as!(
     VideoPayload,
     "VideoPayload",
-    crate::textual::names(
+    crate::vocab::textual::names(
         "The API whose request body a video export writes beside the clip.",
         &["gemini-video", "openai-video"]
     )
@@ -310,11 +310,11 @@ impl std::str::FromStr for Limits {
     }
 }
 
-crate::textual::serde_as_text!(Limits);
-crate::textual::json_schema_as!(
+crate::vocab::textual::serde_as_text!(Limits);
+crate::vocab::textual::json_schema_as!(
     Limits,
     "Limits",
-    crate::textual::names(
+    crate::vocab::textual::names(
         "A named preset of a provider's limits on a video request.",
         &["vistr", "gemini", "vllm", "seed", "mimo"]
     )
@@ -331,7 +331,7 @@ pub enum FrameLabel {
 
 impl FrameLabel {
     /// The text drawn on stream frame `index`, shown at `time`.
-    pub fn text(self, index: usize, time: crate::time::Time) -> String {
+    pub fn text(self, index: usize, time: crate::vocab::time::Time) -> String {
         match self {
             FrameLabel::Frame => index.to_string(),
             FrameLabel::Time => format!("{:.2}s", time.as_secs_f64()),
@@ -361,11 +361,11 @@ impl std::str::FromStr for FrameLabel {
     }
 }
 
-crate::textual::serde_as_text!(FrameLabel);
-crate::textual::json_schema_as!(
+crate::vocab::textual::serde_as_text!(FrameLabel);
+crate::vocab::textual::json_schema_as!(
     FrameLabel,
     "FrameLabel",
-    crate::textual::names(
+    crate::vocab::textual::names(
         "Drawn on each frame: `frame` (its number in the stream) or `time` (seconds).",
         &["frame", "time"]
     )

@@ -26,7 +26,7 @@ use serde_json::json;
 
 use super::qwen::{processor_applied, rule, smart_resize_video, ProcessorOutcome};
 use super::{Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Rule};
-use crate::sampling::numpy_linspace;
+use crate::profiles::sampling::numpy_linspace;
 
 /// `DYNAMIC_FPS_THRES`, `MAX_FRAME_COUNT_DYNAMIC`, `MAX_DURATION`.
 const RATES: [(f64, f64); 3] = [(30.0, 3.0), (300.0, 1.0), (2400.0, 0.5)];

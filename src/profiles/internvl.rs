@@ -38,7 +38,7 @@ use super::{
     Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, RgbConversion,
     Rule,
 };
-use crate::sampling::Sampler;
+use crate::profiles::sampling::Sampler;
 
 fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
     Rule {

@@ -18,7 +18,7 @@
 use serde_json::json;
 
 use super::{Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, Rule};
-use crate::sampling::Sampler;
+use crate::profiles::sampling::Sampler;
 
 fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
     Rule {

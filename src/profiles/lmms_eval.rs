@@ -23,7 +23,7 @@ use super::{
     Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, RgbConversion,
     Rule,
 };
-use crate::sampling::{numpy_linspace, Sampler};
+use crate::profiles::sampling::{numpy_linspace, Sampler};
 
 fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
     Rule {
@@ -242,8 +242,8 @@ impl Profile for LmmsEvalReadVideo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profiles::sampling::ConstantRate;
     use crate::profiles::ContainerFacts;
-    use crate::sampling::ConstantRate;
     use std::path::Path;
 
     fn run(path: &str, header: u64, decoded: usize, req: ProfileRequest) -> Vec<usize> {

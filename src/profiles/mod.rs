@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::sampling::{FrameTimes, Sampler};
+use crate::profiles::sampling::{FrameTimes, Sampler};
 
 pub mod api;
 mod glm;
@@ -29,6 +29,7 @@ pub mod pil;
 pub mod pil_jpeg;
 mod qwen;
 pub mod resample;
+pub mod sampling;
 mod vlmevalkit;
 
 /// Every registered profile.

@@ -13,7 +13,7 @@
 use serde_json::json;
 
 use super::{Applied, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample, Rule};
-use crate::sampling::{numpy_linspace, torch_linspace_f32, Sampler};
+use crate::profiles::sampling::{numpy_linspace, torch_linspace_f32, Sampler};
 
 /// qwen-vl-utils' constants (`vision_process.py`).
 const FRAME_FACTOR: f64 = 2.0;
@@ -676,7 +676,7 @@ pub(super) fn processor_applied(o: ProcessorOutcome) -> Applied {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sampling::ConstantRate;
+    use crate::profiles::sampling::ConstantRate;
 
     /// Values computed with qwen-vl-utils 0.0.14's `smart_resize` (Python).
     #[test]

@@ -15,8 +15,8 @@ use super::{
     Applied, ImageEncoding, Mirror, Profile, ProfileError, ProfileInput, ProfileRequest, Resample,
     RgbConversion, Rule,
 };
-use crate::sampling::vlmevalkit::VlmEvalKit;
-use crate::sampling::{Formula, Sampler};
+use crate::profiles::sampling::vlmevalkit::VlmEvalKit;
+use crate::profiles::sampling::{Formula, Sampler};
 
 fn rule(rule: &str, formula: String, value: serde_json::Value) -> Rule {
     Rule {

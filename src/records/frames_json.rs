@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::plan::ImageFormat;
+use crate::profiles::sampling::{Arranged, Sampled};
 use crate::records::sidecar::SourceRecord;
-use crate::sampling::{Arranged, Sampled};
 
 /// `frames.json`: where each image came from and how it was chosen.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]

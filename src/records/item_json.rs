@@ -43,7 +43,7 @@ pub(crate) struct RemoteFingerprint {
     /// The URL as the plan gives it.
     pub url: String,
     #[serde(flatten)]
-    pub validators: crate::net::remote::Validators,
+    pub validators: crate::call::net::remote::Validators,
 }
 
 /// A file as seen at one moment: path, size and, for inputs, modification time.
@@ -174,7 +174,7 @@ impl ItemRecord {
                 let temporary = e
                     .file_name()
                     .to_string_lossy()
-                    .starts_with(crate::output::temporaries::TEMP_PREFIX);
+                    .starts_with(crate::call::output::temporaries::TEMP_PREFIX);
                 (rel != Path::new("item.json") && !temporary).then(|| FileFingerprint {
                     path: rel,
                     bytes: e.metadata().map(|m| m.len()).unwrap_or(0),
@@ -228,7 +228,7 @@ impl ItemRecord {
             if seen.url != plan.source.to_string_lossy() || !seen.validators.identify_a_version() {
                 return None;
             }
-            let now = crate::net::remote::current_validators(&plan.source, ctx).ok()?;
+            let now = crate::call::net::remote::current_validators(&plan.source, ctx).ok()?;
             if now != seen.validators {
                 return None;
             }

@@ -1,15 +1,18 @@
-//! The records vidprep writes: each output's sidecar, a batch item's `item.json` (what `--resume`
-//! compares), `frames.json` ([`FramesJson`]; its JSON Schema: `vidprep schema frames`) and the
-//! parity record ([`ParityRecord`], `vidprep schema parity`). Public are `frames.json`'s types,
-//! read-only (`#[non_exhaustive]`: later versions may add fields), and the parity record.
+//! The records vidprep reads and writes, and their JSON Schemas (`schema.rs`, `vidprep schema`):
+//! each output's sidecar, `frames.json` ([`FramesJson`]), a batch item's `item.json` (what
+//! `--resume` compares), a batch report's line (`report.rs`), `vidprep check`'s report and the
+//! parity record ([`ParityRecord`]). Public are their types, read-only (`#[non_exhaustive]`:
+//! later versions may add fields).
 //
 // `frames.json` is also [`MemoryFrames::frames_json`](crate::MemoryFrames::frames_json) of a run
-// kept in memory (`docs/schema/frames.schema.json`). The JSON Schemas of every record are
-// `crate::schemas`, above the executor and the batch runner whose reports it also describes.
+// kept in memory (`docs/schema/frames.schema.json`).
 
+pub(crate) mod check_report;
 pub(crate) mod frames_json;
 pub(crate) mod item_json;
 pub(crate) mod parity;
+pub(crate) mod report;
+pub(crate) mod schema;
 pub(crate) mod sidecar;
 
 pub use crate::media::images::{ImagesRecord, Layout};
@@ -18,7 +21,7 @@ pub use crate::media::table::{
     UnreadableTail,
 };
 pub use crate::profiles::api::Estimate as TokenEstimate;
-pub use crate::sampling::Arranged;
+pub use crate::profiles::sampling::Arranged;
 pub use crate::vocab::Ratio;
 pub use frames_json::{FrameRecord, FramesJson, ImageBox};
 pub use parity::{

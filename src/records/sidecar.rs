@@ -6,12 +6,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
+pub(crate) use crate::call::output::write_json;
 use crate::error::Result;
 use crate::media::encode::WriteReport;
 use crate::media::input::VideoStreamInfo;
 use crate::media::table::FrameTable;
-pub(crate) use crate::output::write_json;
-use crate::time::{decimal_text, Time};
+use crate::vocab::time::{decimal_text, Time};
 use crate::vocab::EncodeSettings;
 use crate::vocab::Ratio;
 

@@ -19,9 +19,9 @@ use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::call::output::group::OutputGroup;
 use crate::error::{Error, Result};
-use crate::output::group::OutputGroup;
-use crate::time::TimeSpec;
+use crate::vocab::time::TimeSpec;
 
 /// The format version this vidprep reads and the page writes.
 pub const DECISIONS_VERSION: u32 = 1;
@@ -348,7 +348,7 @@ pub fn apply_decisions(
         )));
     }
     // Read (and check) the manifest as `run` would, then rewrite its text.
-    let read = crate::manifest::read_manifest(manifest)?;
+    let read = crate::batch::manifest::read_manifest(manifest)?;
     let text = std::fs::read_to_string(manifest).map_err(|e| Error::read(manifest, e))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
     // The outputs are claimed before any work. Everything the manifest's items read is an
@@ -385,7 +385,7 @@ pub fn apply_decisions(
         .iter()
         .map(|i| (i.line, i.plan.id.clone()))
         .collect();
-    let item_at: HashMap<usize, &crate::manifest::ManifestItem> =
+    let item_at: HashMap<usize, &crate::batch::manifest::ManifestItem> =
         read.items.iter().map(|i| (i.line, i)).collect();
     let tables = crate::media::table::TableCache::new();
     let mut applied = Applied {
@@ -394,7 +394,7 @@ pub fn apply_decisions(
     };
     let mut in_manifest = HashSet::new();
     let mut replacements: Vec<(usize, Option<String>)> = Vec::new();
-    let entries = crate::manifest::split_entries(manifest, &text)?;
+    let entries = crate::batch::manifest::split_entries(manifest, &text)?;
     for (line, entry) in &entries {
         let Some(id) = line_of_id.get(line) else {
             continue; // a bad entry: kept as it is (run reports it)
@@ -494,9 +494,9 @@ pub fn apply_decisions(
         reviewed_from: name_of(manifest),
         decisions: name_of(decisions_path),
     };
-    crate::output::write_json(&record_temp, &record)?;
+    crate::call::output::write_json(&record_temp, &record)?;
     // The new manifest must read back with the same items, less the rejected ones.
-    let check = crate::manifest::read_manifest(&temp)?;
+    let check = crate::batch::manifest::read_manifest(&temp)?;
     if check.items.len() != read.items.len() - applied.rejected.len() {
         return Err(Error::internal(format!(
             "{}: the rewritten manifest has {} items, expected {}",
@@ -512,7 +512,7 @@ pub fn apply_decisions(
 /// The frames in `item`'s span (before any decision point), read from its source as `run`
 /// resolves it.
 fn span_frames(
-    item: &crate::manifest::ManifestItem,
+    item: &crate::batch::manifest::ManifestItem,
     tables: &crate::media::table::TableCache,
     ctx: &crate::call::context::CallContext,
 ) -> Result<u64> {
@@ -520,7 +520,7 @@ fn span_frames(
     plan.decision = None;
     plan.boxes = None;
     plan.insert = None;
-    let stream = crate::stages::stream::ProcessedStream::open(&plan, 1, tables, ctx)?;
+    let stream = crate::frames::stages::stream::ProcessedStream::open(&plan, 1, tables, ctx)?;
     Ok(stream.resolved.cut.len() as u64)
 }
 

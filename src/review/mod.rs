@@ -25,12 +25,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::batch::manifest::ManifestItem;
 use crate::batch::{run_batch, BatchOptions, Observer, Status};
 use crate::call::context::CallContext;
+use crate::call::output::group::OutputGroup;
 use crate::error::{Error, Result};
 use crate::exec::ExecOptions;
-use crate::manifest::ManifestItem;
-use crate::output::group::OutputGroup;
 use crate::plan::{BoxOptions, ExportSpec, FramesExport, Plan, PreviewExport, Size};
 
 pub use decisions::{apply_decisions, Applied};
@@ -163,7 +163,7 @@ pub fn build_review(
     check_page_dir(&page_dir, run_dir)?;
     let manifest = match &options.manifest {
         Some(m) => {
-            let read = crate::manifest::read_manifest(m)?;
+            let read = crate::batch::manifest::read_manifest(m)?;
             Some(read)
         }
         None => None,
@@ -260,7 +260,7 @@ fn check_page_dir(page_dir: &Path, run_dir: &Path) -> Result<()> {
             return Err(Error::Usage(format!(
                 "{} holds files vidprep did not write ({}; it is not an earlier review page); give an empty or new folder with -o",
                 page_dir.display(),
-                crate::output::ownership::some_of(&foreign)
+                crate::call::output::ownership::some_of(&foreign)
             )));
         }
     } else if page_dir.exists() {
@@ -278,7 +278,7 @@ fn check_page_dir(page_dir: &Path, run_dir: &Path) -> Result<()> {
 /// `item.json` proves). A review interrupted before its page was written (only `media/`
 /// there) is taken up again.
 fn foreign_page_files(page_dir: &Path) -> Vec<PathBuf> {
-    use crate::output::temporaries::TEMP_PREFIX;
+    use crate::call::output::temporaries::TEMP_PREFIX;
     let names = |dir: &Path| -> Vec<(String, PathBuf)> {
         std::fs::read_dir(dir)
             .map(|d| {
@@ -298,7 +298,7 @@ fn foreign_page_files(page_dir: &Path) -> Vec<PathBuf> {
                         || n.starts_with(".vidprep-lock")
                         || (n.starts_with("report") && n.ends_with(".jsonl") && p.is_file())
                         || (p.join("item.json").is_file()
-                            && crate::output::ownership::foreign_files(&p).is_empty());
+                            && crate::call::output::ownership::foreign_files(&p).is_empty());
                     if !ours {
                         foreign.push(PathBuf::from("media").join(n));
                     }
@@ -499,13 +499,13 @@ fn remove_unused_media(media_dir: &Path, keep: &HashSet<String>, warnings: &mut 
         let name = e.file_name().to_string_lossy().into_owned();
         let path = e.path();
         if keep.contains(&name)
-            || name.starts_with(crate::output::temporaries::TEMP_PREFIX)
+            || name.starts_with(crate::call::output::temporaries::TEMP_PREFIX)
             || !path.is_dir()
             || !path.join("item.json").is_file()
         {
             continue;
         }
-        if let Err(err) = crate::output::ownership::remove_owned(&path) {
+        if let Err(err) = crate::call::output::ownership::remove_owned(&path) {
             warnings.push(format!(
                 "{}: an earlier build's preview was left in place: {err}",
                 path.display()

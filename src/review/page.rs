@@ -687,7 +687,7 @@ pub(crate) fn write_assets(index_html: &Path, assets: &Path) -> Result<()> {
     write(index_html, INDEX_HTML)?;
     write(&assets.join("review.js"), REVIEW_JS)?;
     write(&assets.join("review.css"), REVIEW_CSS)?;
-    crate::output::ownership::write_review_marker(assets)?;
+    crate::call::output::ownership::write_review_marker(assets)?;
     Ok(())
 }
 
@@ -719,7 +719,7 @@ pub(crate) fn write_data(data: &Path, built: &Built) -> Result<()> {
             format!("vidprepReviewReceive({n}, {});\n", script_json(d)),
         )?;
     }
-    crate::output::ownership::write_review_marker(data)?;
+    crate::call::output::ownership::write_review_marker(data)?;
     Ok(())
 }
 

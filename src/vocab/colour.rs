@@ -17,13 +17,13 @@ impl std::str::FromStr for Rgb {
     }
 }
 
-crate::textual::serde_as_text!(Rgb);
-crate::textual::json_schema_as!(Rgb, "Rgb", {
+crate::vocab::textual::serde_as_text!(Rgb);
+crate::vocab::textual::json_schema_as!(Rgb, "Rgb", {
     // `Rgb::parse`: blanks trimmed, leading `#`s dropped, any case; six hex digits or a name.
-    let names = crate::textual::caseless_words(&[
+    let names = crate::vocab::textual::caseless_words(&[
         "red", "green", "blue", "yellow", "cyan", "magenta", "orange", "white", "black",
     ]);
-    crate::textual::pattern(
+    crate::vocab::textual::pattern(
         "A colour: `RRGGBB` (or `#RRGGBB`) or a name (`red`, `green`, `blue`, `yellow`, \
          `cyan`, `magenta`, `orange`, `white`, `black`).",
         &format!("^\\s*#*([0-9A-Fa-f]{{6}}|{names})\\s*$"),

@@ -4,8 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
-
 /// How outputs are encoded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EncodeSettings {
@@ -59,14 +57,30 @@ pub const X264_PRESETS: [&str; 10] = [
     "placebo",
 ];
 
+/// Encoder settings out of range: what is wrong, in the plan's words. Converts into
+/// `Error::Usage` (the vocabulary sits below the error type).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidEncodeSettings(pub String);
+
+impl std::fmt::Display for InvalidEncodeSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidEncodeSettings {}
+
 impl EncodeSettings {
     /// Checks values a user can get wrong.
-    pub fn validate(&self) -> Result<()> {
+    pub fn validate(&self) -> Result<(), InvalidEncodeSettings> {
         if !(0.0..=51.0).contains(&self.crf) {
-            return Err(Error::Usage(format!("`crf` {} is outside 0..51", self.crf)));
+            return Err(InvalidEncodeSettings(format!(
+                "`crf` {} is outside 0..51",
+                self.crf
+            )));
         }
         if !X264_PRESETS.contains(&self.preset.as_str()) {
-            return Err(Error::Usage(format!(
+            return Err(InvalidEncodeSettings(format!(
                 "unknown x264 preset {:?}; expected one of {}",
                 self.preset,
                 X264_PRESETS.join(", ")
@@ -74,14 +88,14 @@ impl EncodeSettings {
         }
         if let Some(g) = self.gop {
             if !(1..=1000).contains(&g) {
-                return Err(Error::Usage(format!(
+                return Err(InvalidEncodeSettings(format!(
                     "keyframe interval {g} is outside 1..1000 frames"
                 )));
             }
         }
         if let Some(b) = self.bframes {
             if b > 16 {
-                return Err(Error::Usage(format!("{b} B-frames: at most 16")));
+                return Err(InvalidEncodeSettings(format!("{b} B-frames: at most 16")));
             }
         }
         Ok(())

@@ -23,11 +23,11 @@ impl std::fmt::Display for Fit {
     }
 }
 
-crate::textual::serde_as_text!(Fit);
-crate::textual::json_schema_as!(
+crate::vocab::textual::serde_as_text!(Fit);
+crate::vocab::textual::json_schema_as!(
     Fit,
     "Fit",
-    crate::textual::names(
+    crate::vocab::textual::names(
         "How a picture fits another frame: `letterbox`, `stretch` or `crop`.",
         &["letterbox", "stretch", "crop"]
     )

@@ -10,9 +10,11 @@ mod encode;
 mod fit;
 mod rate;
 mod rotation;
+pub(crate) mod textual;
+pub mod time;
 
 pub use colour::Rgb;
-pub use encode::{EncodeSettings, X264_PRESETS};
+pub use encode::{EncodeSettings, InvalidEncodeSettings, X264_PRESETS};
 pub use fit::{parse_size, Fit};
 pub use rate::{FrameRate, Ratio};
 pub use rotation::Rotation;

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::time::{decimal_text, Time};
+use crate::vocab::time::{decimal_text, Time};
 
 /// A rational number as ffmpeg keeps it, for time bases and frame rates. In JSON it is the
 /// text `"num/den"`, as ffprobe writes it.
@@ -60,10 +60,10 @@ impl<'de> serde::Deserialize<'de> for Ratio {
     }
 }
 
-crate::textual::json_schema_as!(
+crate::vocab::textual::json_schema_as!(
     Ratio,
     "Ratio",
-    crate::textual::pattern(
+    crate::vocab::textual::pattern(
         "A rational number as ffprobe writes it: `\"num/den\"`.",
         r"^-?[0-9]+/-?[0-9]+$"
     )
@@ -150,7 +150,7 @@ impl Serialize for FrameRate {
 // A number, or text: a decimal or `num/den`, optionally followed by `hz` or `fps` (any
 // case), no zero denominator; 0.1 to 1000 frames per second (the range is checked for
 // numbers only here).
-crate::textual::json_schema_as!(
+crate::vocab::textual::json_schema_as!(
     FrameRate,
     "FrameRate",
     schemars::json_schema!({

@@ -23,19 +23,19 @@ mod strip;
 
 use std::path::{Path, PathBuf};
 
+use crate::call::output::group::OutputGroup;
 use crate::error::{Error, Result};
 use crate::exports::{Export, ExportContext, ExportReport, ExportTarget, Wants};
 use crate::frames::fit::fit_within;
 use crate::frames::pipeline::{FrameSink, FrameStage, PipelineFrame, Progress};
 use crate::frames::sinks::StagedSink;
-use crate::output::group::OutputGroup;
+use crate::frames::stages::resize::ScaleStage;
+use crate::frames::stages::stream::ProcessedStream;
 use crate::plan::{ExportSpec, FrameLabel, FramesExport, Plan};
+use crate::profiles::sampling::{self, Arranged, FrameList, Sampled};
 use crate::records::frames_json::FramesJson;
 use crate::records::sidecar::{write_json, VERSION};
-use crate::sampling::{self, Arranged, FrameList, Sampled};
-use crate::stages::resize::ScaleStage;
-use crate::stages::stream::ProcessedStream;
-use crate::time::{decimal_text, Time};
+use crate::vocab::time::{decimal_text, Time};
 use memory::MemoryFrames;
 use payload::PayloadExtras;
 use sink::{FramesOutputSpec, FramesSink};
@@ -379,7 +379,7 @@ impl Export for FramesMaker {
                         self.spec.name(),
                         a.profile,
                         a.indices.len(),
-                        crate::sampling::FrameTimes::total(&list),
+                        crate::profiles::sampling::FrameTimes::total(&list),
                         a.indices.len() - distinct,
                     ),
                 ));

@@ -20,7 +20,7 @@ use crate::media::{Converter, Picture, PixelFormat};
 use crate::plan::{FrameLabel, ImageFormat, Payload};
 use crate::records::frames_json::FrameRecord;
 use crate::records::sidecar::write_json;
-use crate::time::{decimal_text, Time};
+use crate::vocab::time::{decimal_text, Time};
 
 /// What a [`FramesSink`] wrote besides the images.
 #[derive(Clone, Debug, Default, Serialize)]

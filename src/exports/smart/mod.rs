@@ -41,14 +41,14 @@ pub(crate) use write::write;
 
 use serde_json::json;
 
-use crate::bitstream::h264;
 use crate::error::Result;
+use crate::frames::stages::stream::ProcessedStream;
+use crate::media::bitstream::h264;
 use crate::media::encode::Container;
 use crate::media::smart_parts::source::H264Source;
 use crate::media::smart_parts::x264::{free_parameter_set_id, x264_profile, Matched, PartEncoder};
 use crate::media::source::SourceKind;
-use crate::stages::stream::ProcessedStream;
-use crate::time::Rounding;
+use crate::vocab::time::Rounding;
 use crate::vocab::EncodeSettings;
 use crate::vocab::Ratio;
 use index::SourceIndex;

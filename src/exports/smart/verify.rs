@@ -8,9 +8,9 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::exports::smart::parts::Part;
 use crate::frames::pipeline::{FrameStage, PipelineFrame};
+use crate::frames::stages::stream::ProcessedStream;
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::smart_parts::compare::{compare, psnr};
-use crate::stages::stream::ProcessedStream;
 
 /// Re-encoded frames must be at least this close to the frames they stand for (`verify`).
 pub const MIN_PSNR_DB: f64 = 40.0;

@@ -20,14 +20,14 @@ use crate::frames::pipeline::FrameSource;
 use crate::frames::pipeline::{FrameOrigin, Geometry, PipelineFrame, Progress};
 use crate::frames::provenance::FrameNote;
 use crate::frames::sinks::EncodedOutput;
+use crate::frames::stages::stream::ProcessedStream;
 use crate::media::encode::{Container, WriteReport};
 use crate::media::smart_parts::mux::{SpliceMuxer, SpliceTiming};
 use crate::media::smart_parts::sink::{PacketBuffer, PacketSink};
 use crate::media::smart_parts::x264::{Matched, PartEncoder};
 use crate::media::table::UsedInput;
 use crate::plan::ExportSpec;
-use crate::stages::stream::ProcessedStream;
-use crate::time::{Rounding, Time};
+use crate::vocab::time::{Rounding, Time};
 use crate::vocab::EncodeSettings;
 
 /// Writes a smart clip of `stream` as `plan` says; returns its report (the sidecar and

@@ -11,13 +11,13 @@ use std::path::Path;
 
 use ffmpeg_next as ffmpeg;
 
-use crate::bitstream::h264::AvcC;
 use crate::error::{Error, Result};
 use crate::media::audio::{AudioFormat, AudioPlan, AudioTrack};
+use crate::media::bitstream::h264::AvcC;
 use crate::media::encode::Container;
 use crate::media::input::{read_error_ends_input, read_packet};
 use crate::media::smart_parts::source::H264Source;
-use crate::time::Time;
+use crate::vocab::time::Time;
 use crate::vocab::Ratio;
 
 /// The output's video timing.

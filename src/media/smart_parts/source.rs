@@ -7,9 +7,9 @@
 
 use ffmpeg_next as ffmpeg;
 
-use crate::bitstream::h264::{AvcC, Sps};
 use crate::call::context::CallContext;
 use crate::error::{Error, Result};
+use crate::media::bitstream::h264::{AvcC, Sps};
 use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 use crate::media::source::Source;
 use crate::media::table::{coded_packet, CodedPacket, FrameTable, UsedInput};

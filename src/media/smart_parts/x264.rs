@@ -9,8 +9,8 @@ use std::path::Path;
 use ffmpeg::util::error::EAGAIN;
 use ffmpeg_next as ffmpeg;
 
-use crate::bitstream::h264::{self, AvcC, Sps};
 use crate::error::{Error, Result};
+use crate::media::bitstream::h264::{self, AvcC, Sps};
 use crate::media::encode::ENCODER_THREADS;
 use crate::media::smart_parts::sink::PacketSink;
 use crate::vocab::EncodeSettings;

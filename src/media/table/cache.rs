@@ -54,7 +54,7 @@ struct FileKey {
     /// The rate a request gave (image sequences).
     fps: Option<crate::vocab::FrameRate>,
     /// A URL's ETag, Last-Modified and size.
-    validators: Option<crate::net::remote::Validators>,
+    validators: Option<crate::call::net::remote::Validators>,
 }
 
 impl FileKey {

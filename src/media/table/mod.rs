@@ -45,7 +45,7 @@ pub(crate) use scan::coded_packet;
 
 use std::sync::Arc;
 
-use crate::time::{FrameTimeline, Time};
+use crate::vocab::time::{FrameTimeline, Time};
 use crate::vocab::Ratio;
 
 /// One frame as the table knows it.
@@ -117,7 +117,7 @@ pub struct FrameTable {
     /// For H.264 with an avcC record, built from packets: which frames each frame may be
     /// predicted from (`bitstream::h264_refs`), so that sparse reading decodes only what its
     /// targets depend on; `None` where the analysis gave up.
-    refs: Option<Arc<crate::bitstream::h264_refs::RefGraph>>,
+    refs: Option<Arc<crate::media::bitstream::h264_refs::RefGraph>>,
     /// The first packet of each audio stream, as the scan read it from a fresh input, where
     /// the demuxer's rewind needs it as proof (`media::rewind`: Matroska, MPEG-TS).
     first_audio_packets: Vec<FirstPacket>,
@@ -160,8 +160,8 @@ pub(crate) type CodedPackets = std::result::Result<Vec<CodedPacket>, String>;
 
 impl FrameTable {
     /// Which frames each frame may be predicted from (H.264 from packets; see
-    /// [`crate::bitstream::h264_refs`]).
-    pub(crate) fn ref_graph(&self) -> Option<&crate::bitstream::h264_refs::RefGraph> {
+    /// [`crate::media::bitstream::h264_refs`]).
+    pub(crate) fn ref_graph(&self) -> Option<&crate::media::bitstream::h264_refs::RefGraph> {
         self.refs.as_deref()
     }
 

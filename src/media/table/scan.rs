@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::media::ffi;
 use crate::media::input::{read_error_ends_input, read_packet, VideoInput};
 use crate::media::source::{ImageSequence, Source};
-use crate::time::Time;
+use crate::vocab::time::Time;
 use crate::vocab::Ratio;
 
 /// The indices of `input`'s audio streams.
@@ -41,14 +41,14 @@ pub(crate) fn coded_packet(
         return Err("a video packet has no presentation timestamp".into());
     };
     let data = packet.data().unwrap_or(&[]);
-    let nals = crate::bitstream::h264::split_length_prefixed(data, length_size)
+    let nals = crate::media::bitstream::h264::split_length_prefixed(data, length_size)
         .map_err(|e| format!("a video packet is not length-prefixed H.264: {e}"))?;
     Ok(CodedPacket {
         pts,
         dts: packet.dts().unwrap_or(pts),
-        idr: nals
-            .iter()
-            .any(|n| crate::bitstream::h264::nal_type(n) == crate::bitstream::h264::NAL_IDR),
+        idr: nals.iter().any(|n| {
+            crate::media::bitstream::h264::nal_type(n) == crate::media::bitstream::h264::NAL_IDR
+        }),
     })
 }
 
@@ -130,7 +130,7 @@ impl FrameTable {
         let avcc = if input.video.codec == "h264" {
             input.context.stream(index).and_then(|s| {
                 let extradata = ffi::parameters_extradata(&s.parameters());
-                crate::bitstream::h264::AvcC::parse(&extradata).ok()
+                crate::media::bitstream::h264::AvcC::parse(&extradata).ok()
             })
         } else {
             None
@@ -138,7 +138,7 @@ impl FrameTable {
         let length_size = avcc.as_ref().map(|a| a.length_size);
         let mut analyser = avcc
             .as_ref()
-            .map(crate::bitstream::h264_refs::Analyser::new);
+            .map(crate::media::bitstream::h264_refs::Analyser::new);
         let mut coded: Option<CodedPackets> = length_size.map(|_| Ok(Vec::new()));
         let mut entries = Vec::new();
         let mut discarded = 0usize;
@@ -203,7 +203,7 @@ impl FrameTable {
             if let (Some(a), Some(size), Some(pts)) = (&mut analyser, length_size, packet.pts()) {
                 if packet.size() > 0 {
                     let data = packet.data().unwrap_or(&[]);
-                    match crate::bitstream::h264::split_length_prefixed(data, size) {
+                    match crate::media::bitstream::h264::split_length_prefixed(data, size) {
                         Ok(nals) => a.packet(pts, &nals),
                         Err(_) => analyser = None,
                     }

@@ -253,10 +253,10 @@ fn network(url: &Path, message: impl Into<String>) -> Error {
 
 /// An agent with vidprep's network bounds: connect and every read or write within the
 /// network timeout, the whole exchange (a download included) within `total`; https trusting
-/// the system's certificate authorities ([`crate::net::trust`]).
+/// the system's certificate authorities ([`crate::call::net::trust`]).
 fn agent(url: &Path, total: std::time::Duration, ctx: &CallContext) -> Result<ureq::Agent> {
     let t = Some(ctx.settings.network.timeout);
-    let roots = crate::net::trust::Trust::of(&ctx.settings)
+    let roots = crate::call::net::trust::Trust::of(&ctx.settings)
         .root_certs()
         .map_err(|e| network(url, e))?;
     let mut tls = ureq::tls::TlsConfig::builder();

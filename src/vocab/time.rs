@@ -571,7 +571,7 @@ const TIME_PATTERN: &str = concat!(
     r")\s*$"
 );
 
-crate::textual::json_schema_as!(
+crate::vocab::textual::json_schema_as!(
     TimeSpec,
     "TimeSpec",
     schemars::json_schema!({

@@ -61,7 +61,7 @@
 //!
 //! # Adding a sampler
 //!
-//! 1. Write `src/sampling/<name>.rs`: a unit struct implementing [`Formula`] (its name, its
+//! 1. Write `src/profiles/sampling/<name>.rs`: a unit struct implementing [`Formula`] (its name, its
 //!    count rule, its fps rule, and whether the toolkit itself refuses repeated frames), with a
 //!    doc comment quoting the toolkit's code and where it lives (file, function, version).
 //! 2. Add one line to the registry, `FORMULAS` below (and the file's `pub mod` line beside it).
@@ -77,7 +77,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::time::Time;
+use crate::vocab::time::Time;
 
 mod numeric;
 mod order;
@@ -310,7 +310,7 @@ impl schemars::JsonSchema for Sampler {
         "Sampler".into()
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::textual::names(
+        crate::vocab::textual::names(
             "The toolkit whose formula picks the frames (docs/export.md).",
             Sampler::names(),
         )

@@ -2,8 +2,8 @@
 //! decision point), resolved by [`super::resolve`]'s rules.
 
 use crate::error::Result;
-use crate::stages::builder::{Stage, StreamBuilder};
-use crate::stages::resolve::{resolve_clip, ClipSpec};
+use crate::frames::stages::builder::{Stage, StreamBuilder};
+use crate::frames::stages::resolve::{resolve_clip, ClipSpec};
 
 /// The span stage of a plan.
 pub(crate) struct SpanStage {

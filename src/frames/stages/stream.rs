@@ -14,6 +14,9 @@ use crate::frames::pipeline::{ClipSource, FrameSource, FrameStage, PipelineFrame
 use crate::frames::provenance::ProvenanceRecorder;
 use crate::frames::sinks::StreamTiming;
 use crate::frames::sparse::SparseSource;
+use crate::frames::stages::builder::{NeedleSegment, StreamBuilder};
+use crate::frames::stages::insert::{common_time_base, splice_audio, NeedleRenderer, SpliceSource};
+use crate::frames::stages::resolve::{resolve_clip, ClipSpec, ResolvedClip};
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::decode::{DecodeOptions, FrameReader};
 use crate::media::input::{VideoInput, VideoStreamInfo};
@@ -22,10 +25,7 @@ use crate::media::source::{ImageSequence, Source, SourceKind};
 use crate::media::table::{FrameTable, TableCache, UsedInput};
 use crate::plan::Plan;
 use crate::records::sidecar::SourceRecord;
-use crate::stages::builder::{NeedleSegment, StreamBuilder};
-use crate::stages::insert::{common_time_base, splice_audio, NeedleRenderer, SpliceSource};
-use crate::stages::resolve::{resolve_clip, ClipSpec, ResolvedClip};
-use crate::time::Time;
+use crate::vocab::time::Time;
 use crate::vocab::Ratio;
 
 /// The processed stream of a plan.
@@ -64,7 +64,7 @@ pub(crate) struct ProcessedStream {
 impl ProcessedStream {
     /// Opens the plan's source (once: the stream's description and, unless `tables` has it,
     /// the frame table come from one input) and applies its stages (see
-    /// [`crate::stages::stages_of`]), for the call `ctx`: its readers open, count and stop as
+    /// [`crate::frames::stages::stages_of`]), for the call `ctx`: its readers open, count and stop as
     /// the call's (the stream's [`InputPool`] carries it to them).
     pub fn open(
         plan: &Plan,
@@ -128,7 +128,7 @@ impl ProcessedStream {
             warnings: Vec::new(),
             call: ctx.clone(),
         };
-        for stage in crate::stages::stages_of(plan) {
+        for stage in crate::frames::stages::stages_of(plan) {
             stage.shape(&mut builder)?;
         }
         if !builder.table.damage.is_empty() {
@@ -333,7 +333,7 @@ impl ProcessedStream {
     pub fn source_file(&self, source: usize, index: usize) -> Option<String> {
         match source {
             0 => self.sequence.as_ref().map(|s| s.file_name(index)),
-            crate::stages::insert::NEEDLE_SOURCE => self.needle.as_ref().and_then(|n| {
+            crate::frames::stages::insert::NEEDLE_SOURCE => self.needle.as_ref().and_then(|n| {
                 n.prepared
                     .images
                     .get(index)
@@ -357,15 +357,15 @@ impl ProcessedStream {
                 "fit": n.fit,
                 // The needle sits before this frame of the clip (its frame count: appended).
                 "insert_frame": n.at,
-                "insert_time": crate::time::decimal_text(n.time),
+                "insert_time": crate::vocab::time::decimal_text(n.time),
                 // Output frames [needle_start, needle_end) are the needle.
                 "needle_start": n.at,
                 "needle_end": n.at + n.prepared.frames,
                 "needle_frames": n.prepared.frames,
-                "needle_duration": crate::time::decimal_text(n.prepared.duration),
+                "needle_duration": crate::vocab::time::decimal_text(n.prepared.duration),
                 "sequence_frames": n.prepared.images.len(),
-                "anno_fps": crate::time::decimal_text(n.prepared.anno_fps),
-                "fps": crate::time::decimal_text(Time::from_secs(1) / n.prepared.step),
+                "anno_fps": crate::vocab::time::decimal_text(n.prepared.anno_fps),
+                "fps": crate::vocab::time::decimal_text(Time::from_secs(1) / n.prepared.step),
                 "placement": n.prepared.placement,
             });
         }
@@ -695,7 +695,7 @@ impl FrameSource for StreamRange {
                     let clip = ClipSource::new(
                         reader,
                         self.table.clone(),
-                        crate::time::FrameRange::new(src, run_end),
+                        crate::vocab::time::FrameRange::new(src, run_end),
                         self.end_time,
                         0,
                     );

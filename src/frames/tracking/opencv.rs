@@ -12,7 +12,7 @@ use opencv::tracking::{TrackerCSRT, TrackerCSRT_Params, TrackerKCF, TrackerKCF_P
 
 use crate::annotations::{BBox, TrackerKind};
 use crate::error::{Error, Result};
-use crate::tracking::{BgrImage, BoxTracker};
+use crate::frames::tracking::{BgrImage, BoxTracker};
 
 enum Inner {
     Csrt(Ptr<TrackerCSRT>),

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::media::table::FrameTable;
 use crate::records::sidecar::TimeRecord;
-use crate::time::{FrameRange, Time, TimeSpec};
+use crate::vocab::time::{FrameRange, Time, TimeSpec};
 
 /// What a user asks of one clip.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -77,7 +77,7 @@ impl ResolvedClip {
 }
 
 fn secs(t: Time) -> String {
-    format!("{}s", crate::time::human_secs(t))
+    format!("{}s", crate::vocab::time::human_secs(t))
 }
 
 /// Resolves `spec` against the frames of `path` described by `table`.

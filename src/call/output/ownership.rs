@@ -10,7 +10,7 @@
 //! - `.vidprep-review` of a review page's folders: `{"vidprep_review": VERSION, "files": [...]}`.
 //!
 //! A single file output may carry its own proof (a boxes file of `vidprep track` records its
-//! tracked gaps): [`OutputGroup::owned_file`](crate::output::group::OutputGroup::owned_file)
+//! tracked gaps): [`OutputGroup::owned_file`](crate::call::output::group::OutputGroup::owned_file)
 //! replaces it only then, refusing with [`file_refusal`] otherwise.
 //!
 //! A file *named* like a marker proves nothing; a file no valid marker lists is someone
@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::call::output::temporaries::TEMP_PREFIX;
 use crate::error::Error;
-use crate::output::temporaries::TEMP_PREFIX;
 
 /// The marker a review page's `assets/` and `data/` carry.
 pub(crate) const REVIEW_MARKER: &str = ".vidprep-review";

@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 #[cfg(doc)]
 use crate::call::cancel::CancelToken;
 use crate::call::context::CallContext;
+use crate::call::output::temporaries::{remove_dead_temporaries, remove_path, temp_name};
 use crate::error::{Error, Result};
-use crate::output::temporaries::{remove_dead_temporaries, remove_path, temp_name};
 
 /// What an output is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! and its two implementations, [`ConstantRate`] and [`FrameList`] (any list of presentation
 //! times, so variable frame rate is handled).
 
-use crate::time::{FrameTimeline, Time};
+use crate::vocab::time::{FrameTimeline, Time};
 
 use super::numeric::rational_approx;
 

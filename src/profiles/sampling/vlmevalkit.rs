@@ -98,7 +98,7 @@ impl Formula for VlmEvalKit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sampling::ConstantRate;
+    use crate::profiles::sampling::ConstantRate;
 
     /// Found by the `profile_options` fuzz entry (10,000 mutations, seed 1): the fps mode on a
     /// video of no frames subtracted 1 from 0 frames (a panic); it is refused with the reason.

@@ -472,7 +472,7 @@ pub(crate) fn split_entries<'a>(path: &Path, text: &'a str) -> Result<Vec<(usize
 mod tests {
     use super::*;
     use crate::plan::ExportSpec;
-    use crate::time::TimeSpec;
+    use crate::vocab::time::TimeSpec;
 
     fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
         let p = dir.join(name);

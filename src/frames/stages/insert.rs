@@ -17,15 +17,15 @@ use crate::error::{Error, Result};
 use crate::frames::fit::Placer;
 use crate::frames::overlay::Style;
 use crate::frames::pipeline::{FrameOrigin, FrameSource, Geometry, PipelineFrame};
+use crate::frames::stages::builder::{NeedleSegment, Stage, StreamBuilder};
+use crate::frames::stages::needle::PreparedNeedle;
 use crate::media::audio::{AudioPlan, AudioSegment};
 use crate::media::still::decode_still;
 use crate::media::table::FrameTable;
 use crate::media::Picture;
 use crate::plan::{InsertSpec, Plan, Position};
-use crate::sampling::SplitMix64;
-use crate::stages::builder::{NeedleSegment, Stage, StreamBuilder};
-use crate::stages::needle::PreparedNeedle;
-use crate::time::{Time, TimeSpec};
+use crate::profiles::sampling::SplitMix64;
+use crate::vocab::time::{Time, TimeSpec};
 use crate::vocab::Fit;
 use crate::vocab::Ratio;
 
@@ -75,8 +75,8 @@ impl Stage for InsertStage {
                         source,
                         format!(
                             "insertion time {}s is past the end of the clip ({}s)",
-                            crate::time::human_secs(t),
-                            crate::time::human_secs(clip_duration)
+                            crate::vocab::time::human_secs(t),
+                            crate::vocab::time::human_secs(clip_duration)
                         ),
                     ));
                 }
@@ -520,9 +520,9 @@ pub fn plan_batch(
     overlay: bool,
     exports: &[crate::plan::ExportSpec],
 ) -> Vec<Plan> {
-    let seq_order = crate::sampling::shuffle_permutation(sequences.len(), seed);
+    let seq_order = crate::profiles::sampling::shuffle_permutation(sequences.len(), seed);
     let host_order =
-        crate::sampling::shuffle_permutation(hosts.len(), seed ^ 0xD1B5_4A32_D192_ED03);
+        crate::profiles::sampling::shuffle_permutation(hosts.len(), seed ^ 0xD1B5_4A32_D192_ED03);
     let name = |p: &Path| {
         p.file_stem()
             .or(p.file_name())

@@ -63,7 +63,9 @@ pub type TrackerFactory<'a> = dyn Fn() -> Result<Box<dyn BoxTracker>> + 'a;
 pub fn open_tracker(kind: TrackerKind) -> Result<Box<dyn BoxTracker>> {
     #[cfg(feature = "tracking")]
     {
-        Ok(Box::new(crate::tracking::opencv::OpenCvTracker::new(kind)?))
+        Ok(Box::new(
+            crate::frames::tracking::opencv::OpenCvTracker::new(kind)?,
+        ))
     }
     #[cfg(not(feature = "tracking"))]
     {
@@ -233,7 +235,7 @@ pub(crate) fn track_frames(
     let (w, h) = frames.size();
     let n = table.len();
     let end = end.unwrap_or(n).min(n);
-    let times: Vec<crate::time::Time> = (0..end).map(|i| table.time(i)).collect();
+    let times: Vec<crate::vocab::time::Time> = (0..end).map(|i| table.time(i)).collect();
     let clock_end = if end == n {
         table.end_time()
     } else {
@@ -702,7 +704,7 @@ fn shrink_factors(frames: &[Frame]) -> Option<[f64; 4]> {
 mod tests {
     use super::*;
     use crate::annotations::{Annotations, ConstantRateClock, Coords, Entry, Fill, Key, Track};
-    use crate::time::Time;
+    use crate::vocab::time::Time;
 
     /// Frames of a white 10x10 square on black moving 3 px right per frame from x = 5.
     struct Moving {

@@ -23,9 +23,9 @@ pub(crate) mod resolve;
 pub(crate) mod span;
 pub(crate) mod stream;
 
+use crate::frames::stages::builder::Stage;
+use crate::frames::stages::resolve::ClipSpec;
 use crate::plan::Plan;
-use crate::stages::builder::Stage;
-use crate::stages::resolve::ClipSpec;
 
 /// The stages of `plan`, in the order they apply (the registry of stages).
 pub(crate) fn stages_of(plan: &Plan) -> Vec<Box<dyn Stage>> {

@@ -76,7 +76,7 @@ fn given_formula(indices: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sampling::{sample, ConstantRate, Request};
+    use crate::profiles::sampling::{sample, ConstantRate, Request};
 
     fn named(s: &str) -> Sampler {
         s.parse().unwrap()

@@ -37,7 +37,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::bitstream::h264::{in_range, nal_type, AvcC, Bits, Sps, NAL_IDR, NAL_PPS, NAL_SPS};
+use crate::media::bitstream::h264::{
+    in_range, nal_type, AvcC, Bits, Sps, NAL_IDR, NAL_PPS, NAL_SPS,
+};
 
 type Result<T> = std::result::Result<T, String>;
 
@@ -1138,7 +1140,7 @@ mod tests {
                 return;
             }
             let data = std::fs::read(&path).unwrap();
-            let nals = crate::bitstream::h264::split_annexb(&data);
+            let nals = crate::media::bitstream::h264::split_annexb(&data);
             let of_type = |t: u8| {
                 nals.iter()
                     .filter(move |n| nal_type(n) == t)

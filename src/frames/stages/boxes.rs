@@ -9,8 +9,8 @@ use std::sync::Arc;
 use crate::annotations::Fill;
 use crate::error::Result;
 use crate::frames::overlay::{BoxesRequest, SourceBoxes};
-use crate::stages::builder::{Stage, StreamBuilder};
-use crate::tracking::{fill_gaps, TrackOptions};
+use crate::frames::stages::builder::{Stage, StreamBuilder};
+use crate::frames::tracking::{fill_gaps, TrackOptions};
 
 /// The boxes stage of a plan.
 pub(crate) struct BoxesStage {

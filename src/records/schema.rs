@@ -7,7 +7,7 @@
 //! The plan's schema describes what deserialisation accepts (unknown fields refused, the text
 //! forms of times, sizes and names as patterns or lists); the others describe what vidprep
 //! writes. Types whose serde is hand-written implement `JsonSchema` by hand beside that serde
-//! (`plan/text.rs`, `time.rs`, ...). `vidprep schema KIND` prints one; `docs/schema/` holds
+//! (`plan/text.rs`, `vocab/time.rs`, ...). `vidprep schema KIND` prints one; `docs/schema/` holds
 //! them all, checked against this module by `tests/schema.rs`.
 
 use schemars::generate::SchemaSettings;
@@ -116,11 +116,11 @@ pub fn json_schema(kind: SchemaKind) -> serde_json::Value {
         ),
         SchemaKind::Report => (
             "vidprep report.jsonl line",
-            root::<crate::batch::ItemReport>(generator),
+            root::<crate::records::report::ItemReport>(generator),
         ),
         SchemaKind::Check => (
             "vidprep check report",
-            root::<crate::check::CheckReport>(generator),
+            root::<crate::records::check_report::CheckReport>(generator),
         ),
         SchemaKind::Parity => (
             "vidprep parity record (of a profile)",

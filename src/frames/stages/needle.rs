@@ -12,7 +12,7 @@ use crate::frames::fit::Placement;
 use crate::frames::overlay::{BoxesRequest, SourceBoxes};
 use crate::media::still::still_size;
 use crate::records::sidecar::SourceRecord;
-use crate::time::{Rounding, Time};
+use crate::vocab::time::{Rounding, Time};
 use crate::vocab::Fit;
 use crate::vocab::Ratio;
 

@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 
 /// The reference implementation (real numpy/torch/qwen-vl-utils/transformers where
 /// installed), shared with the golden-table generator.
-const REFERENCE_PY: &str = include_str!("../../fixtures/sampling/reference.py");
-const GOLDEN_JSON: &str = include_str!("../../fixtures/sampling/golden.json");
+const REFERENCE_PY: &str = include_str!("../../../fixtures/sampling/reference.py");
+const GOLDEN_JSON: &str = include_str!("../../../fixtures/sampling/golden.json");
 
 /// The registered sampler called `name`.
 fn named(name: &str) -> Sampler {

@@ -10,12 +10,12 @@ use std::sync::Arc;
 use crate::call::context::CallContext;
 use crate::error::Result;
 use crate::frames::overlay::{SourceBoxes, Style};
+use crate::frames::stages::needle::PreparedNeedle;
+use crate::frames::stages::resolve::ResolvedClip;
 use crate::media::input::VideoStreamInfo;
 use crate::media::source::Source;
 use crate::media::table::FrameTable;
-use crate::stages::needle::PreparedNeedle;
-use crate::stages::resolve::ResolvedClip;
-use crate::time::Time;
+use crate::vocab::time::Time;
 use crate::vocab::Fit;
 
 /// A step of the processed stream, built from a plan.
