@@ -1,7 +1,9 @@
 //! The one batch runner, for every door that runs many plans (`run`, `cut --manifest`,
-//! `insert --hosts`): a bounded pool of workers, each item isolated (an error or even a panic
-//! fails that item and never the batch), one report schema, resume that checks outputs and
-//! inputs, shards for cluster job arrays, and a lock so two runs never share an output folder.
+//! `insert --hosts`): manifests read line by line ([`manifest`]), a bounded pool of isolated
+//! items, resume, shards for cluster job arrays, one report, and a lock on the output folder.
+//!
+//! An error or even a panic fails that item and never the batch; resume checks outputs and
+//! inputs; two runs never share an output folder.
 //!
 //! Layout: `OUT_DIR/<id>/...` per item (replaced as a whole when the item is made), with
 //! `OUT_DIR/<id>/item.json` saying what was made from what; `OUT_DIR/report.jsonl`

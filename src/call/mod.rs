@@ -1,6 +1,6 @@
-//! What one call carries: its [`CallContext`](context::CallContext) of cancel token
-//! ([`cancel`]), settings ([`settings`]) and work tally ([`tally`]), and the facts about the
-//! process it runs in: who it is ([`host`]) and the stable hash of its ids ([`hash`]).
+//! What one call carries and touches: its [`CallContext`](context::CallContext) (cancel token,
+//! settings, work tally), the host it runs on and the stable hash of its ids, the network it
+//! may use ([`net`]: HTTP client, trust) and the files it commits as one group ([`output`]).
 
 pub(crate) mod cancel;
 pub(crate) mod context;

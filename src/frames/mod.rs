@@ -1,6 +1,9 @@
-//! The frame pipeline: one decode -> stages -> sinks loop ([`pipeline`]), sparse reading by
-//! seeks ([`sparse`]), placement ([`fit`]), drawing ([`draw`], [`overlay`]), the sinks that
-//! encode video ([`sinks`]) and where their frames came from ([`provenance`]).
+//! The frame pipeline: what a plan does to the source's stream ([`stages`]), the one decode
+//! -> stages -> sinks loop ([`pipeline`]) and sparse reading by seeks ([`sparse`]), and what
+//! frames go through on the way (placement, drawing, OpenCV's trackers, the video sinks).
+//!
+//! Files: [`fit`] places, [`draw`] and [`overlay`] draw, [`tracking`] fills box gaps
+//! (`tracking` feature), [`sinks`] encode video, [`provenance`] says where frames came from.
 //
 // Two of each, told apart: `fit` here places pixels and boxes (`Placement`); `vocab/fit.rs` is
 // only the plan's word for it (`Fit`, the `WxH` syntax). `sinks` here encodes video

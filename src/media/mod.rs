@@ -1,8 +1,11 @@
 //! Everything FFmpeg: opening sources, the frame table, decoding with exact seeking, pixel
-//! work, encoding and probing. The one module that names FFmpeg's binding; the rest of the
-//! crate sees vidprep's own types ([`Source`], [`FrameTable`], [`FrameReader`], [`Frame`],
-//! [`Picture`], [`PixelFormat`], [`Scaling`], `FfmpegError`), held by the architecture test
-//! `only_media_names_ffmpeg`. The raw calls are in `ffi.rs`, FFmpeg versions in `compat.rs`.
+//! work, encoding and probing; and H.264 headers parsed without FFmpeg ([`bitstream`]). The
+//! one module that names FFmpeg's binding.
+//!
+//! The rest of the crate sees vidprep's own types ([`Source`], [`FrameTable`],
+//! [`FrameReader`], [`Frame`], [`Picture`], [`PixelFormat`], [`Scaling`], `FfmpegError`),
+//! held by the architecture test `only_media_names_ffmpeg`. The raw calls are in `ffi.rs`,
+//! FFmpeg versions in `compat.rs`.
 
 pub(crate) mod audio;
 pub(crate) mod audio_clock;

@@ -1,9 +1,12 @@
-//! Model profiles: for a named model family, exactly the frames, sizes, pixels and
-//! timestamps that model's own preprocessing gives it. A profile is an export rule over the
-//! frames export's sparse reader (it picks the frame indices and the resized size, and names
-//! the resampling), never a decode loop of its own; `frames.json` records its `profile`
-//! block (the profile, the package and version it mirrors, every rule applied with its
-//! value). `vidprep parity` runs the mirrored package on the same video and compares.
+//! What a model's toolkit feeds it: the frame samplers, one file per toolkit's formula
+//! ([`sampling`]), and the model profiles: for a named model family, exactly the frames,
+//! sizes, pixels and timestamps its own preprocessing gives it.
+//!
+//! A profile is an export rule over the frames export's sparse reader (it picks the frame
+//! indices and the resized size, and names the resampling), never a decode loop of its own;
+//! `frames.json` records its `profile` block (the profile, the package and version it
+//! mirrors, every rule applied with its value). `vidprep parity` runs the mirrored package on
+//! the same video and compares.
 //!
 //! Frames chosen elsewhere ([`with_frames`]): a frames export's explicit `frames`, or the
 //! frames a package really showed (`follow_package`, a `vidprep parity` record), take the

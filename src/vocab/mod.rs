@@ -1,7 +1,10 @@
-//! The plan's vocabulary: the value types a plan (`crate::plan`, the public schema) spells,
-//! at the bottom of the library so that the schema needs nothing that opens media, decodes or
-//! draws. Each type here parses, prints and serialises itself and checks its own range; what
-//! the engine does with it lives above (`media` opens at a [`FrameRate`], `frames::fit`
+//! The plan's vocabulary, at the bottom of the library: exact time and spans ([`time`]),
+//! frame rates, sizes and placement, colours, rotation and encoder settings, and the text
+//! each is spelt in (`textual.rs`). Needs nothing else of vidprep.
+//!
+//! Each type here parses, prints and serialises itself and checks its own range, so the plan
+//! (`crate::plan`, the public schema) needs nothing that opens media, decodes or draws; what
+//! the engine does with a value lives above (`media` opens at a [`FrameRate`], `frames::fit`
 //! places by a [`Fit`], `frames::draw` paints an [`Rgb`], `media::encode` encodes by
 //! [`EncodeSettings`]).
 
