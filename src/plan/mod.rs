@@ -1,8 +1,10 @@
 //! The plan: one declarative, serde-typed description of everything vidprep makes from one
-//! source (its span, decision point, boxes, needle insertion and exports). A manifest line is
-//! a plan in JSON; every command that makes files from a source builds a plan (or many) from
-//! its flags; one executor (`crate::exec`) runs any plan. So the same request gives the same
-//! files whichever door it comes in by.
+//! source (its span, decision point, boxes, needle insertion and exports), checked without
+//! opening media. A manifest line is a plan in JSON.
+//!
+//! Every command that makes files from a source builds a plan (or many) from its flags; one
+//! executor (`crate::exec`) runs any plan. So the same request gives the same files whichever
+//! door it comes in by.
 //!
 //! Deserialisation is strict: unknown fields are refused (a misspelt field is never ignored),
 //! enum-like values are checked against their names, and [`Plan::check`] validates what needs

@@ -1,8 +1,9 @@
-//! The records vidprep reads and writes, and their JSON Schemas (`schema.rs`, `vidprep schema`):
-//! each output's sidecar, `frames.json` ([`FramesJson`]), a batch item's `item.json` (what
-//! `--resume` compares), a batch report's line (`report.rs`), `vidprep check`'s report and the
-//! parity record ([`ParityRecord`]). Public are their types, read-only (`#[non_exhaustive]`:
-//! later versions may add fields).
+//! The records vidprep reads and writes, typed, with their JSON Schemas (`schema.rs`,
+//! `vidprep schema`): the sidecar, `frames.json` ([`FramesJson`]), `item.json`, a batch
+//! report's line (`report.rs`), `vidprep check`'s report and the parity record.
+//!
+//! Public are their types, read-only (`#[non_exhaustive]`: later versions may add fields);
+//! `item.json` is what `--resume` compares; the parity record is [`ParityRecord`].
 //
 // `frames.json` is also [`MemoryFrames::frames_json`](crate::MemoryFrames::frames_json) of a run
 // kept in memory (`docs/schema/frames.schema.json`).

@@ -1,7 +1,9 @@
 //! Human review (`vidprep review`): a run's output folder turned into a static page where a
-//! person checks every prepared item against the ViSTR quality criteria and moves decision
-//! points frame-exactly, and the decisions the page exports applied back to the manifest
-//! (`decisions.rs`), so that `vidprep run --resume` redoes exactly the changed items.
+//! person checks every item and moves decision points frame-exactly, and the page's decisions
+//! applied back to the manifest (`decisions.rs`).
+//!
+//! The page checks against the ViSTR quality criteria; after the decisions are applied,
+//! `vidprep run --resume` redoes exactly the changed items.
 //!
 //! The entries (public: a library feature, not the command line's alone): [`build_review`]
 //! makes the page of a run as [`ReviewOptions`] say and sums it up ([`ReviewSummary`]);
