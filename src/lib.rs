@@ -63,28 +63,28 @@
 // Items that only unit tests use are `#[cfg(test)]`, so the compiler's dead-code check covers
 // every module.
 pub(crate) mod annotations;
-pub(crate) mod batch;
+pub mod batch;
 pub(crate) mod bitstream;
-pub(crate) mod call;
-pub(crate) mod check;
+pub mod call;
+pub mod check;
 pub mod detect;
 mod error;
-pub(crate) mod exec;
+pub mod exec;
 pub(crate) mod exports;
 pub(crate) mod frames;
 // One entry per parser of untrusted input, for `fuzz/` and `tests/reliability/fuzz_replay.rs`.
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod manifest;
-pub(crate) mod media;
+pub mod media;
 pub(crate) mod net;
 pub(crate) mod output;
 pub mod plan;
 pub(crate) mod profiles;
 pub mod records;
 pub mod review;
-pub(crate) mod sampling;
-pub(crate) mod schemas;
+pub mod sampling;
+pub mod schemas;
 pub(crate) mod stages;
 mod textual;
 pub mod time;
@@ -189,6 +189,13 @@ pub mod boxes {
 pub mod track {
     pub use crate::exec::track::{track_source, track_source_in};
     pub use crate::tracking::{GapRecord, TrackTiming, DEFAULT_MIN_DRIFT_IOU};
+}
+
+/// Inserting GOT-10k tracking sequences into host videos in batches (`vidprep insert
+/// --hosts`): the host videos of a folder, the sequences of a dataset root, and the plans that
+/// pair them reproducibly from a seed.
+pub mod insert {
+    pub use crate::stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
 }
 
 /// The README's examples, compiled by `cargo test` so that they stay true.
