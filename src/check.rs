@@ -1,5 +1,5 @@
 //! `vidprep check`: proves, source by source, that vidprep reads a video exactly as a plain
-//! FFmpeg decode does. The reference is [`crate::media::reference`] (every frame decoded in
+//! FFmpeg decode does. The reference is `crate::media::reference` (every frame decoded in
 //! order, no frame table, no seek); against it each way vidprep reads is compared: the frame
 //! table (frame count, each frame's timestamp and time, the time origin), the time-to-frame
 //! mapping (`shown_at`, `first_at_or_after`, and a reader's seek to a time), a sequential read
@@ -17,7 +17,7 @@
 //!
 //! Each source is checked on a thread of its own under a cancellation token of its own and a
 //! time limit: at the limit its token is cancelled (every frame loop and FFmpeg's I/O stop at
-//! their next check); a source whose work does not stop within [`GRACE`] is reported as timed
+//! their next check); a source whose work does not stop within `GRACE` is reported as timed
 //! out and left behind, so a hostile file always gets an answer. Sources run `jobs` at a time.
 
 use std::collections::BTreeSet;
@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use crate::media::frame::SizeChange;
+pub use crate::profiles::mirrored_package;
 pub use crate::records::check_report::{
     CheckReport, Compared, DamageFacts, Difference, MendedTimestamps, ReferenceFrame, SourceCheck,
     TableFacts, Verdict,
@@ -74,9 +75,9 @@ pub struct CheckOptions {
     pub list_frames: bool,
     /// What stops the whole check (the CLI's Ctrl-C); each source is read under a token of
     /// its own besides (its time limit). Default: a fresh token.
-    pub cancel: crate::CancelToken,
-    /// Network timeouts and the download limit of the reads (see [`crate::Settings`]).
-    pub settings: crate::Settings,
+    pub cancel: crate::call::CancelToken,
+    /// Network timeouts and the download limit of the reads (see [`crate::call::Settings`]).
+    pub settings: crate::call::Settings,
 }
 
 impl Default for CheckOptions {
@@ -88,8 +89,8 @@ impl Default for CheckOptions {
             jobs: 1,
             threads: 0,
             list_frames: false,
-            cancel: crate::CancelToken::new(),
-            settings: crate::Settings::default(),
+            cancel: crate::call::CancelToken::new(),
+            settings: crate::call::Settings::default(),
         }
     }
 }
@@ -221,14 +222,14 @@ pub fn check_sources(
     let (tx, rx) = mpsc::channel::<Message>();
     let mut results: Vec<Option<SourceCheck>> = vec![None; sources.len()];
     // Running: (source index, its token, when it started, when it was cancelled).
-    let mut running: Vec<(usize, crate::CancelToken, Instant, Option<Instant>)> = Vec::new();
+    let mut running: Vec<(usize, crate::call::CancelToken, Instant, Option<Instant>)> = Vec::new();
     let mut next = 0;
     let mut length = 0u64;
     let outcome = loop {
         while running.len() < jobs && next < sources.len() {
             let i = next;
             next += 1;
-            let token = crate::CancelToken::new();
+            let token = crate::call::CancelToken::new();
             // The source's reads work for a call of their own: its token (the time limit's),
             // the check's settings.
             let call = CallContext {
@@ -716,19 +717,20 @@ fn read_all(
         strict: false,
         skip_loop_filter: false,
     };
-    let mut compare = |check: &mut SourceCheck, read: &str, want: usize, frame: &crate::Frame| {
-        let md5 = yuv420_md5(&frame.image);
-        compare_frame(
-            check,
-            reported,
-            reference,
-            read,
-            want,
-            frame.index,
-            frame.damaged,
-            md5,
-        );
-    };
+    let mut compare =
+        |check: &mut SourceCheck, read: &str, want: usize, frame: &crate::media::Frame| {
+            let md5 = yuv420_md5(&frame.image);
+            compare_frame(
+                check,
+                reported,
+                reference,
+                read,
+                want,
+                frame.index,
+                frame.damaged,
+                md5,
+            );
+        };
     // A sequential read from the start.
     if sequential {
         let mut reader =
@@ -865,7 +867,7 @@ fn read_all(
                 return Err(Error::Cancelled);
             }
             let want = frame.origin.index;
-            let as_frame = crate::Frame {
+            let as_frame = crate::media::Frame {
                 index: frame.index,
                 pts: frame.origin.pts,
                 time: frame.time,

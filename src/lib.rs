@@ -3,16 +3,39 @@
 //! Everything vidprep makes comes from a [`Plan`]: one source, an optional span and decision
 //! point, boxes to carry and draw, a needle to insert, and the exports to write (a clip, a
 //! capped video for video models, sampled frames for image models). A manifest line is a
-//! plan in JSON; [`execute`] runs one plan, [`run_batch`] runs many (parallel, resumable,
-//! sharded). [`probe`] describes a video and [`FrameReader`] reads its frames exactly;
-//! [`Destination::Memory`] returns sampled frames as RGB arrays (the Python package's
-//! `vidprep.sample`). [`sample`] picks frame indices with any toolkit's formula from a frame
-//! count and rate alone, with no video at all.
+//! plan in JSON. The crate root holds that main job and the error:
+//!
+//! - [`Plan`]: what to make from one source;
+//! - [`execute`] runs one plan to a [`Destination`] with [`ExecOptions`], telling a
+//!   [`Progress`] ([`NoProgress`]: nobody) how it goes, and returns its [`Outcome`];
+//!   [`Destination::Memory`] returns sampled frames as RGB arrays (the Python package's
+//!   `vidprep.sample`);
+//! - [`run_batch`] runs many plans with [`BatchOptions`] (parallel, resumable, sharded);
+//! - [`Error`], its [`ErrorKind`], and [`Result`].
+//!
+//! Everything else is in a module named by its job:
+//!
+//! - [`plan`]: the plan's types (exports, boxes, insertion, sizes, samplers, encoding);
+//! - [`time`]: exact times, the time syntax (`5s`, frame `250`, `75%`) and spans;
+//! - [`exec`]: running one plan: [`execute`] and its options, outcome and export reports;
+//! - [`batch`]: running many: [`run_batch`], one item, a manifest, reports, shards;
+//! - [`manifest`]: manifest files read and checked line by line;
+//! - [`call`]: what one call carries: cancel token, settings, work tally;
+//! - [`media`]: sources, probing, frame tables, exact frame reading;
+//! - [`sampling`]: which frames each toolkit's sampler takes, from a frame count and rate;
+//! - [`check`]: proving that vidprep reads sources as a plain FFmpeg decode does;
+//! - [`records`]: the records vidprep reads and writes (`frames.json`, reports, the parity
+//!   record, the version) and the JSON Schemas of plans, records and reports;
+//! - [`insert`]: batches of GOT-10k sequences inserted into host videos;
+//! - [`boxes`]: annotation boxes read and written;
+//! - [`track`]: boxes tracked through a source;
+//! - [`detect`]: event proposals as a manifest;
+//! - [`review`]: the review page of a run and applying its decisions.
 //!
 //! ```no_run
-//! use vidprep::plan::{ExportSpec, FramesExport, Plan};
+//! use vidprep::plan::{ExportSpec, FramesExport};
 //! use vidprep::time::TimeSpec;
-//! use vidprep::{execute, Destination, ExecOptions, NoProgress};
+//! use vidprep::{execute, Destination, ExecOptions, NoProgress, Plan};
 //!
 //! let mut frames = FramesExport::default();
 //! frames.count = Some(16);
@@ -31,14 +54,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Which frames a toolkit's sampler would take, without decoding anything: [`sample`] over a
-//! [`FrameTimes`] (a [`ConstantRate`], or a [`FrameList`] of presentation times for a
-//! variable frame rate), for a [`Request`] of a count or an fps. These are the formulas the
-//! frames export uses, and what its `frames.json` records as `indices`.
+//! Which frames a toolkit's sampler would take, without decoding anything:
+//! [`sampling::sample`] over a [`FrameTimes`](sampling::FrameTimes) (a
+//! [`ConstantRate`](sampling::ConstantRate), or a [`FrameList`](sampling::FrameList) of
+//! presentation times for a variable frame rate), for a [`Request`](sampling::Request) of a
+//! count or an fps. These are the formulas the frames export uses, and what its `frames.json`
+//! records as `indices`.
 //!
 //! ```
-//! use vidprep::plan::Sampler;
-//! use vidprep::{sample, ConstantRate, Request};
+//! use vidprep::sampling::{sample, ConstantRate, Request, Sampler};
 //!
 //! let video = ConstantRate::new(300, 30, 1); // 300 frames at 30 fps: 10 s
 //! // numpy.round(numpy.linspace(0, 299, 4)) gives [0, 100, 199, 299].
@@ -50,31 +74,33 @@
 //! assert_eq!(each_second.indices, [0, 30, 60, 90, 120, 150, 180, 210, 240, 270]);
 //! // More frames than the video has are refused unless repeats are allowed.
 //! assert!(sample(&ConstantRate::new(3, 30, 1), Sampler::default(), Request::Count(8), false).is_err());
-//! # Ok::<(), vidprep::SampleError>(())
+//! # Ok::<(), vidprep::sampling::SampleError>(())
 //! ```
 
 #![warn(missing_docs)]
 
-// Everything below the facade is crate-private: a library user sees the plan types (`plan`,
-// `time`), the event proposals (`detect`), the review page (`review`), the typed records
-// (`records`, whose own files are crate-private) and the items re-exported here. The command
-// line (`cli/`, package `vidprep-cli`) is a client of this facade like any other, so the
-// compiler holds it. `tests/architecture.rs` checks the layers.
+// The facade: the root re-exports the main job's names and the error (below); every other
+// public name is in one public module named by its job. A public module's own files are
+// private or `pub(crate)`, and it `pub use`s what it shows (`plan`, `records` and `media` are
+// the pattern), so everything not re-exported stays crate-private, as do the `pub(crate)`
+// modules but for what a public module re-exports from them. The command line (`cli/`, package
+// `vidprep-cli`) is a client of this facade like any other, so the compiler holds it.
+// `tests/architecture.rs` checks the layers.
 // Items that only unit tests use are `#[cfg(test)]`, so the compiler's dead-code check covers
 // every module.
 pub(crate) mod annotations;
-pub(crate) mod batch;
-pub(crate) mod call;
-pub(crate) mod check;
+pub mod batch;
+pub mod call;
+pub mod check;
 pub mod detect;
 mod error;
-pub(crate) mod exec;
+pub mod exec;
 pub(crate) mod exports;
 pub(crate) mod frames;
 // One entry per parser of untrusted input, for `fuzz/` and `tests/reliability/fuzz_replay.rs`.
 #[doc(hidden)]
 pub mod fuzzing;
-pub(crate) mod media;
+pub mod media;
 pub mod plan;
 pub(crate) mod profiles;
 pub mod records;
@@ -82,47 +108,13 @@ pub mod review;
 pub(crate) mod vocab;
 
 pub use batch::manifest;
+pub use profiles::sampling;
 pub use vocab::time;
 
-pub use batch::manifest::{read_manifest, read_manifest_in, read_manifest_shard_in};
-pub use batch::{
-    bad_reports, clean_item, merge_report, parse_shard, run_batch, run_item, run_manifest,
-    shard_of, write_report, BatchOptions, ItemReport, Observer, Quiet, Status, Summary,
-};
-pub use call::cancel::CancelToken;
-pub use call::context::CallContext;
-pub use call::output::group::{Committed, OutputGroup};
-pub use call::settings::{
-    FfmpegLog, NetworkSettings, Settings, DEFAULT_DOWNLOAD_LIMIT, DEFAULT_LEASE,
-    DEFAULT_NETWORK_DEADLINE, DEFAULT_NETWORK_TIMEOUT,
-};
-pub use call::tally::{Counts, Tally};
-pub use check::{
-    check_sources, manifest_sources, CheckOptions, CheckReport, Compared, DamageFacts, Difference,
-    ReferenceFrame, SizeChange, SourceCheck, TableFacts, Verdict, DEFAULT_CHECK_TIME_LIMIT,
-};
-pub use error::{require_utf8, Error, ErrorKind, FfmpegError, Result};
-pub use exec::{
-    execute, execute_checked, Destination, ExecOptions, MemoryFrames, Outcome,
-    DEFAULT_MEMORY_BUDGET,
-};
-pub use exports::{ExportReport, ExportTarget};
-pub use frames::pipeline::{NoProgress, Progress};
-pub use frames::stages::insert::{list_hosts, list_sequences, plan_batch as plan_insertions};
-pub use media::init::set_ffmpeg_log;
-pub use media::probe::{probe, probe_source, probe_source_in, AudioInfo, MediaInfo, VideoInfo};
-pub use media::reference::rgb_frames_at as reference_rgb_frames;
-pub use media::source::input_paths;
-pub use media::{build_facts, BuildFacts};
-pub use media::{DecodeOptions, Frame, FrameReader, FrameTable, Source, TableCache};
+pub use batch::{run_batch, BatchOptions};
+pub use error::{Error, ErrorKind, Result};
+pub use exec::{execute, Destination, ExecOptions, NoProgress, Outcome, Progress};
 pub use plan::Plan;
-pub use profiles::mirrored_package;
-pub use profiles::sampling::{
-    sample, ConstantRate, FrameList, FrameTimes, Request, SampleError, Sampled,
-};
-pub use records::schema::{json_schema, json_schema_text, SchemaKind};
-pub use records::sidecar::VERSION;
-pub use vocab::{EncodeSettings, X264_PRESETS};
 
 /// The boxes vidprep reads and writes: the native annotation format (`docs/annotations.md`) of
 /// boxes files and of the `annotations` a sidecar carries, any dataset format read with the
@@ -156,8 +148,8 @@ pub mod boxes {
     /// `times` and ending at `end` (the source's frame table).
     pub fn to_vstar_text(
         boxes: &Annotations,
-        times: Vec<crate::time::Time>,
-        end: crate::time::Time,
+        times: Vec<crate::vocab::time::Time>,
+        end: crate::vocab::time::Time,
     ) -> crate::Result<String> {
         let (w, h) = boxes.meta.frame_size.unwrap_or((0, 0));
         let clock = annotations::TimestampClock::new(times, end, w, h)?;
@@ -184,6 +176,15 @@ pub mod boxes {
 pub mod track {
     pub use crate::exec::track::{track_source, track_source_in};
     pub use crate::frames::tracking::{GapRecord, TrackTiming, DEFAULT_MIN_DRIFT_IOU};
+}
+
+/// Inserting GOT-10k tracking sequences into host videos in batches (`vidprep insert
+/// --hosts`): the host videos of a folder, the sequences of a dataset root, and the plans that
+/// pair them reproducibly from a seed.
+pub mod insert {
+    pub use crate::frames::stages::insert::{
+        list_hosts, list_sequences, plan_batch as plan_insertions,
+    };
 }
 
 /// The README's examples, compiled by `cargo test` so that they stay true.

@@ -972,7 +972,7 @@ fn files_form_no_cycle_but_through_a_mod_rs() {
 }
 
 /// The library reads no environment variable: its settings come in the options
-/// (`vidprep::Settings`), and the doors (`cli/`, `python/`) read the environment. Unit
+/// (`vidprep::call::Settings`), and the doors (`cli/`, `python/`) read the environment. Unit
 /// tests (`mod tests`, `*/tests.rs`) may.
 #[test]
 fn the_library_reads_no_environment() {
@@ -1004,7 +1004,7 @@ fn the_library_reads_no_environment() {
     }
     assert!(
         found.is_empty(),
-        "the library reads the environment (put it in vidprep::Settings, filled by the doors):\n{}",
+        "the library reads the environment (put it in vidprep::call::Settings, filled by the doors):\n{}",
         found.join("\n")
     );
 }

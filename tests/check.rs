@@ -34,7 +34,7 @@ fn check(args: &[&str]) -> (i32, Value) {
             String::from_utf8_lossy(&out.stdout)
         )
     });
-    let schema = vidprep::json_schema(vidprep::SchemaKind::Check);
+    let schema = vidprep::records::json_schema(vidprep::records::SchemaKind::Check);
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator
         .iter_errors(&report)
@@ -468,16 +468,18 @@ fn timestamps_out_of_order_are_mended_and_said_so() {
     reference_is_ffmpegs(&jump, s);
     // The frames after the jump: the stream's times, in the table requests read by (the
     // packets' table, in timestamp order, disagrees with the decoder: rebuilt by decoding).
-    let tables = vidprep::TableCache::new();
-    let source = vidprep::Source::from(jump.as_path());
-    let mut reader = vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
+    let tables = vidprep::media::TableCache::new();
+    let source = vidprep::media::Source::from(jump.as_path());
+    let mut reader =
+        vidprep::media::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
     let mut table = reader.table().clone();
     for i in [51, 60, 99] {
         if let Err(vidprep::Error::TableMismatch { .. }) =
             reader.seek_to_index(i).and_then(|()| reader.next_frame())
         {
             tables.distrust(&source);
-            reader = vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
+            reader =
+                vidprep::media::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
             reader.seek_to_index(i).unwrap();
             reader.next_frame().unwrap().unwrap();
             table = reader.table().clone();

@@ -14,14 +14,14 @@ use std::path::{Path, PathBuf};
 use common::synth::{Corruption, SynthVideo};
 use serde_json::Value;
 use support::vidprep;
-use vidprep::SchemaKind;
+use vidprep::records::SchemaKind;
 
 fn repo() -> PathBuf {
     crate::repo_root().to_path_buf()
 }
 
 pub(crate) fn validator(kind: SchemaKind) -> jsonschema::Validator {
-    let schema = vidprep::json_schema(kind);
+    let schema = vidprep::records::json_schema(kind);
     jsonschema::validator_for(&schema)
         .unwrap_or_else(|e| panic!("the {kind} schema is not a valid JSON Schema: {e}"))
 }
@@ -50,7 +50,7 @@ fn committed_schemas_are_what_the_code_generates() {
     for kind in SchemaKind::ALL {
         let path = dir.join(kind.file_name());
         let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        let generated = vidprep::json_schema_text(kind);
+        let generated = vidprep::records::json_schema_text(kind);
         assert!(
             committed == generated,
             "{} differs from what the code generates (a type changed): regenerate the \
@@ -376,7 +376,7 @@ fn sidecars_and_reports_of_real_runs_validate() {
 /// line, the reader's complaint (`None`: accepted).
 fn reader_verdicts(dir: &Path, lines: &[String]) -> Vec<Option<String>> {
     let m = manifest(dir, lines);
-    let read = vidprep::read_manifest(&m).unwrap();
+    let read = vidprep::manifest::read_manifest(&m).unwrap();
     (1..=lines.len())
         .map(|line| {
             read.bad

@@ -2,14 +2,29 @@
 //! turned into its part of a plan. Defaults are left to the plan and the run (so a command and
 //! the same manifest line make the same plan).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
+use vidprep::plan::EncodeSettings;
 use vidprep::plan::Rgb;
 use vidprep::plan::{BoxOptions, BoxesOut, BoxesSpec, FrameRate, Plan};
 use vidprep::plan::{Fill, Format, Grid, KeyKind, Units};
 use vidprep::time::TimeSpec;
-use vidprep::EncodeSettings;
+
+/// Refuses `path` (`role` says which: `"the source"`, `"--output"`) when its name is not
+/// UTF-8, before any work, with the usage error the library gives for the paths it records
+/// (JSON, in which vidprep writes every path, holds only UTF-8).
+pub fn require_utf8(path: &Path, role: &str) -> vidprep::Result<()> {
+    match path.to_str() {
+        Some(_) => Ok(()),
+        None => Err(vidprep::Error::Usage(format!(
+            "{role} {:?}: the name is not valid UTF-8; vidprep records every path in its JSON \
+             sidecars and reports, which can only hold UTF-8: rename it (for example with convmv) \
+             or give a UTF-8 symbolic link to it",
+            path.as_os_str()
+        ))),
+    }
+}
 
 pub fn parse_time(s: &str) -> Result<TimeSpec, String> {
     TimeSpec::parse(s)
@@ -30,7 +45,7 @@ pub struct EncodeArgs {
     #[arg(long)]
     pub crf: Option<f32>,
     /// x264 preset [default: medium].
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(vidprep::X264_PRESETS))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(vidprep::plan::X264_PRESETS))]
     pub preset: Option<String>,
     /// Drop the audio instead of re-encoding it to AAC.
     #[arg(long)]
@@ -50,7 +65,7 @@ impl EncodeArgs {
     }
 
     /// Execution options with these defaults, for the command's call `ctx`.
-    pub fn exec(&self, ctx: &vidprep::CallContext) -> vidprep::ExecOptions {
+    pub fn exec(&self, ctx: &vidprep::call::CallContext) -> vidprep::ExecOptions {
         let mut exec = vidprep::ExecOptions::default();
         exec.defaults = self.defaults();
         exec.in_context(ctx)
@@ -271,7 +286,7 @@ pub struct BatchArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
     /// Run only shard I of N (0-based), e.g. 3/8: items are split by a hash of their id.
-    #[arg(long, value_parser = vidprep::parse_shard)]
+    #[arg(long, value_parser = vidprep::batch::parse_shard)]
     pub shard: Option<(usize, usize)>,
     /// Skip items already complete whose plan, inputs and outputs are unchanged.
     #[arg(long)]

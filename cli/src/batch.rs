@@ -9,8 +9,9 @@ use std::sync::Mutex;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use vidprep::batch::{run_manifest, ItemReport, Observer, Status};
 use vidprep::manifest::Manifest;
-use vidprep::{run_manifest, BatchOptions, ItemReport, Observer, Status};
+use vidprep::BatchOptions;
 
 use crate::args::{BatchArgs, EncodeArgs};
 
@@ -169,9 +170,10 @@ impl Observer for Display {
     }
 }
 
-pub fn run(args: RunArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run(args: RunArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     // A shard's run reads its own entries only (and the others' ids).
-    let mut manifest = vidprep::read_manifest_shard_in(&args.manifest, args.batch.shard, ctx)?;
+    let mut manifest =
+        vidprep::manifest::read_manifest_shard_in(&args.manifest, args.batch.shard, ctx)?;
     if args.strict {
         for item in &mut manifest.items {
             item.plan.set_strict(true);
@@ -195,7 +197,7 @@ pub fn run_items(
     batch: &BatchArgs,
     encode: &EncodeArgs,
     origin: Option<&Path>,
-    ctx: &vidprep::CallContext,
+    ctx: &vidprep::call::CallContext,
 ) -> anyhow::Result<u8> {
     let mut options = BatchOptions::new(out_dir);
     options.jobs = batch.jobs.unwrap_or(0) as usize;

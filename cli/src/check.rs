@@ -8,7 +8,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
-use vidprep::{CheckOptions, Source, SourceCheck, Verdict};
+use vidprep::check::{CheckOptions, SourceCheck, Verdict};
+use vidprep::media::Source;
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -31,7 +32,7 @@ pub struct CheckArgs {
     samples: u32,
     /// Seconds one source's check may take; a source not done by then is reported as timed
     /// out.
-    #[arg(long, value_name = "SECONDS", default_value_t = vidprep::DEFAULT_CHECK_TIME_LIMIT.as_secs_f64(), value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = vidprep::check::DEFAULT_CHECK_TIME_LIMIT.as_secs_f64(), value_parser = parse_seconds)]
     time_limit: f64,
     /// Sources checked at a time.
     #[arg(long, short = 'j', value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -54,7 +55,7 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
-pub fn run(args: CheckArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run(args: CheckArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     let mut sources: Vec<Source> = args
         .sources
         .iter()
@@ -62,7 +63,7 @@ pub fn run(args: CheckArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         .collect();
     let mut bad_lines = 0;
     if let Some(m) = &args.manifest {
-        let (more, bad) = vidprep::manifest_sources(m)
+        let (more, bad) = vidprep::check::manifest_sources(m)
             .with_context(|| format!("reading the manifest {}", m.display()))?;
         for b in &bad {
             eprintln!("error: {}", b.error);
@@ -84,7 +85,7 @@ pub fn run(args: CheckArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         "check (all sources)"
     };
     let mut progress = crate::progress::BarProgress::new(label);
-    let report = vidprep::check_sources(&sources, &options, &mut progress)?;
+    let report = vidprep::check::check_sources(&sources, &options, &mut progress)?;
     progress.done();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

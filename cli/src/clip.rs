@@ -5,9 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use vidprep::exec::ExportTarget;
 use vidprep::plan::{ClipExport, ExportSpec, Plan};
 use vidprep::time::TimeSpec;
-use vidprep::{execute, Destination, ExportTarget};
+use vidprep::{execute, Destination};
 
 use crate::args::{
     parse_time, source_plan, BatchArgs, BoxesArgs, EncodeArgs, FormatArg, SmartArgs, SourceFpsArg,
@@ -122,7 +123,7 @@ impl CutArgs {
     }
 }
 
-pub fn run_cut(args: CutArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run_cut(args: CutArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     if let Some(manifest) = &args.manifest {
         if args.boxes.options_without_boxes() || args.format.format.is_some() {
             return Err(vidprep::Error::Usage(
@@ -131,10 +132,10 @@ pub fn run_cut(args: CutArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> 
             .into());
         }
         let out_dir = args.out_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-        let mut m = vidprep::read_manifest_shard_in(
+        let mut m = vidprep::manifest::read_manifest_shard_in(
             manifest,
             args.batch.shard,
-            &vidprep::CallContext::new(),
+            &vidprep::call::CallContext::new(),
         )?;
         if args.strict {
             for item in &mut m.items {
@@ -187,7 +188,7 @@ fn run_ratio_plans(
     plans: Vec<(Plan, PathBuf)>,
     exec: impl Fn() -> vidprep::ExecOptions,
     verb: &str,
-    ctx: &vidprep::CallContext,
+    ctx: &vidprep::call::CallContext,
 ) -> anyhow::Result<u8> {
     check_every_output(&plans, ctx)?;
     for (plan, output) in plans {
@@ -200,11 +201,14 @@ fn run_ratio_plans(
 /// its own plan), every output and its sidecar is claimed by the rules each plan's own group
 /// applies (not an input, not a folder or device, no two alike) and released again, so that a
 /// refusal comes before anything is written rather than after the first clips.
-fn check_every_output(plans: &[(Plan, PathBuf)], ctx: &vidprep::CallContext) -> anyhow::Result<()> {
+fn check_every_output(
+    plans: &[(Plan, PathBuf)],
+    ctx: &vidprep::call::CallContext,
+) -> anyhow::Result<()> {
     if plans.len() < 2 {
         return Ok(());
     }
-    let mut group = vidprep::OutputGroup::new(&plans[0].0.inputs(), ctx);
+    let mut group = vidprep::exec::OutputGroup::new(&plans[0].0.inputs(), ctx);
     for (_, output) in plans {
         group.file(output)?;
         group.file(&output.with_extension("json"))?;
@@ -278,7 +282,7 @@ fn ratio_output_path(base: &Path, ratio: &TimeSpec) -> PathBuf {
     base.with_file_name(format!("{stem}_{label}.{ext}"))
 }
 
-pub fn run_truncate(args: TruncateArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run_truncate(args: TruncateArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     refuse_box_options(&args.boxes, &args.format)?;
     let jobs: Vec<(TimeSpec, PathBuf)> = match args.at {
         Some(at) => vec![(at, args.output.clone())],
@@ -324,7 +328,7 @@ pub struct OverlayArgs {
     encode: EncodeArgs,
 }
 
-pub fn run_overlay(args: OverlayArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run_overlay(args: OverlayArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     if args.boxes.boxes.is_none() {
         return Err(vidprep::Error::Usage(
             "overlay needs --boxes FILE (the annotations to draw)".into(),

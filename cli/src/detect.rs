@@ -9,9 +9,9 @@ use clap::Args;
 use vidprep::detect::{
     AnnotationSpans, DetectOptions, Detector, Length, Region, Shaping, ShotOptions,
 };
+use vidprep::exec::OutputGroup;
 use vidprep::plan::{ExportSpec, FramesExport, Strip};
 use vidprep::time::Time;
-use vidprep::OutputGroup;
 
 fn parse_length(s: &str) -> Result<Length, String> {
     Length::parse(s)
@@ -138,7 +138,7 @@ pub struct DetectArgs {
     item: Option<String>,
 }
 
-pub fn run(args: DetectArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run(args: DetectArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     if args.by != Detector::Annotations
         && (args.annotations.is_some()
             || args.track.is_some()
@@ -150,15 +150,15 @@ pub fn run(args: DetectArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         )
         .into());
     }
-    vidprep::require_utf8(&args.source, "the source")?;
-    vidprep::require_utf8(&args.output, "--output")?;
+    crate::args::require_utf8(&args.source, "the source")?;
+    crate::args::require_utf8(&args.output, "--output")?;
     for (flag, p) in [
         ("--stats", &args.stats),
         ("--sheets", &args.sheets),
         ("--annotations", &args.annotations),
     ] {
         if let Some(p) = p {
-            vidprep::require_utf8(p, flag)?;
+            crate::args::require_utf8(p, flag)?;
         }
     }
     if args.by == Detector::Annotations && args.annotations.is_none() {
@@ -209,7 +209,7 @@ pub fn run(args: DetectArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         id_prefix: args.id_prefix.clone(),
     };
     // Claim the outputs before decoding anything: a bad -o fails fast.
-    let mut inputs = vidprep::input_paths(&args.source);
+    let mut inputs = vidprep::media::input_paths(&args.source);
     inputs.extend(args.annotations.clone());
     let mut group = OutputGroup::new(&inputs, ctx);
     let manifest_temp = group.file(&args.output)?;
@@ -228,7 +228,7 @@ pub fn run(args: DetectArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         }
     }
     let mut progress = crate::progress::BarProgress::new("detect");
-    let source = vidprep::Source::new(args.source.clone(), args.source_fps.source_fps);
+    let source = vidprep::media::Source::new(args.source.clone(), args.source_fps.source_fps);
     let detection = vidprep::detect::detect(&source, &options, &mut progress, ctx)?;
     progress.done();
     std::fs::write(&manifest_temp, detection.manifest())
@@ -310,7 +310,7 @@ fn same_place(a: &Path, b: &Path) -> bool {
 fn contact_sheets(
     detection: &vidprep::detect::Detection,
     dir: &Path,
-    ctx: &vidprep::CallContext,
+    ctx: &vidprep::call::CallContext,
 ) -> anyhow::Result<u8> {
     let (items, bad) =
         vidprep::manifest::ManifestItem::check_all(detection.plans().into_iter().enumerate().map(
@@ -326,7 +326,7 @@ fn contact_sheets(
         ));
     let mut options = vidprep::BatchOptions::new(dir);
     options.exec = vidprep::ExecOptions::default().in_context(ctx);
-    let (summary, _) = vidprep::run_batch(&items, &bad, &options, &vidprep::Quiet)?;
+    let (summary, _) = vidprep::run_batch(&items, &bad, &options, &vidprep::batch::Quiet)?;
     eprintln!(
         "contact sheets: {} ok, {} failed -> {}/<id>/sheet/strip.jpg (report {})",
         summary.ok,

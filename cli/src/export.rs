@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
+use vidprep::exec::ExportTarget;
 use vidprep::plan::{ExportSpec, FramesExport, Size, Strip, VideoExport};
 use vidprep::plan::{Order, Sampler};
-use vidprep::ExportTarget;
 
 use crate::args::{
     source_plan, BoxesArgs, BoxesFormatArg, EncodeArgs, FormatArg, SourceFpsArg, SpanArgs,
@@ -185,14 +185,14 @@ pub struct FramesArgs {
     encode: EncodeArgs,
 }
 
-pub fn run(args: ExportArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run(args: ExportArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     match args.what {
         ExportCommand::Video(v) => run_video(v, ctx),
         ExportCommand::Frames(f) => run_frames(f, ctx),
     }
 }
 
-fn run_video(args: VideoArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+fn run_video(args: VideoArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     args.boxes.refuse_options_without_boxes()?;
     let spec = VideoExport {
         max_size: args.max_size,
@@ -220,7 +220,7 @@ fn run_video(args: VideoArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> 
     crate::clip::run_plan(&plan, vec![target], args.encode.exec(ctx), "export")
 }
 
-fn run_frames(args: FramesArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+fn run_frames(args: FramesArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     args.boxes.refuse_options_without_boxes()?;
     if args.boxes.boxes_out.is_some() {
         return Err(vidprep::Error::Usage(

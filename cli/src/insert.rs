@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use vidprep::exec::ExportTarget;
 use vidprep::plan::{BoxesOut, ClipExport, ExportSpec, InsertSpec, Plan};
 use vidprep::time::TimeSpec;
-use vidprep::ExportTarget;
 
 use crate::args::{id_for, parse_time, BatchArgs, EncodeArgs, SmartArgs, SourceFpsArg};
 
@@ -74,7 +74,7 @@ impl InsertArgs {
     }
 }
 
-pub fn run(args: InsertArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run(args: InsertArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     if let Some(hosts_dir) = &args.hosts {
         if args.source_fps.source_fps.is_some() {
             return Err(vidprep::Error::Usage(
@@ -93,12 +93,13 @@ pub fn run(args: InsertArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
             )
             .into());
         }
-        let sequences =
-            vidprep::list_sequences(args.sequences.as_ref().expect("clap requires --sequences"))?;
-        let hosts = vidprep::list_hosts(hosts_dir)?;
+        let sequences = vidprep::insert::list_sequences(
+            args.sequences.as_ref().expect("clap requires --sequences"),
+        )?;
+        let hosts = vidprep::insert::list_hosts(hosts_dir)?;
         let out_dir = args.out_dir.clone().expect("clap requires --out-dir");
         let count = args.count.expect("clap requires --count");
-        let plans = vidprep::plan_insertions(
+        let plans = vidprep::insert::plan_insertions(
             &hosts,
             &sequences,
             count,

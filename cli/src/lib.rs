@@ -93,7 +93,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
     // seconds (a blocking read), the temporaries are removed here and the process exits; a
     // commit under way is never cut short (`CancelToken::settle`).
     // The CLI's one call: its token goes into the call's context, handed to every command.
-    let cancel = vidprep::CancelToken::new();
+    let cancel = vidprep::call::CancelToken::new();
     let handler_token = cancel.clone();
     let _ = ctrlc::set_handler(move || {
         handler_token.cancel();
@@ -114,17 +114,17 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
     // The library reads no environment: the settings its calls use (network timeouts, the
     // download limit, the lock lease) come from these variables here, into the call's
     // context with the token.
-    vidprep::set_ffmpeg_log(vidprep::FfmpegLog::from_text(
+    vidprep::media::set_ffmpeg_log(vidprep::call::FfmpegLog::from_text(
         std::env::var("VIDPREP_FFMPEG_LOG").ok().as_deref(),
     ));
-    let settings = match vidprep::Settings::from_vars(|k| std::env::var(k).ok()) {
+    let settings = match vidprep::call::Settings::from_vars(|k| std::env::var(k).ok()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     };
-    let mut ctx = vidprep::CallContext::new();
+    let mut ctx = vidprep::call::CallContext::new();
     ctx.cancel = cancel.clone();
     ctx.settings = settings;
     let ctx = &ctx;

@@ -168,7 +168,7 @@ impl Tail {
 fn run_with_limit(
     mut command: Command,
     limit: Duration,
-    cancel: &vidprep::CancelToken,
+    cancel: &vidprep::call::CancelToken,
 ) -> std::io::Result<Ended> {
     #[cfg(unix)]
     {
@@ -222,8 +222,8 @@ fn run_with_limit(
 pub(crate) fn our_frames(
     spec: FramesExport,
     source: &std::path::Path,
-    ctx: &vidprep::CallContext,
-) -> anyhow::Result<(vidprep::MemoryFrames, f64)> {
+    ctx: &vidprep::call::CallContext,
+) -> anyhow::Result<(vidprep::exec::MemoryFrames, f64)> {
     let plan = Plan::new(
         "parity",
         source.to_path_buf(),
@@ -275,7 +275,7 @@ pub(crate) struct RunnerOutput {
 /// result that is not what it must be.
 pub(crate) fn run_runner(
     call: RunnerCall<'_>,
-    cancel: &vidprep::CancelToken,
+    cancel: &vidprep::call::CancelToken,
 ) -> anyhow::Result<RunnerOutput> {
     let RunnerCall {
         python,
@@ -410,10 +410,10 @@ pub(crate) fn psnr(a: &[u8], b: &[u8]) -> (Option<f64>, u8, usize) {
 
 /// The package `profile` mirrors, for messages (`?` for an unknown profile).
 fn package_of(profile: &str) -> &'static str {
-    vidprep::mirrored_package(profile).unwrap_or("?")
+    vidprep::check::mirrored_package(profile).unwrap_or("?")
 }
 
-pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run(args: ParityArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     if let Some(loader) = args.loader.clone() {
         return crate::parity_loader::run(&args, &loader, ctx);
     }
@@ -537,7 +537,7 @@ pub fn run(args: ParityArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         && tokens_equal != Some(false)
         && worst.is_none_or(|w| w >= args.min_psnr);
     let record = ParityRecord {
-        vidprep_version: vidprep::VERSION.to_string(),
+        vidprep_version: vidprep::records::VERSION.to_string(),
         source: source.clone(),
         // What `export frames --follow-package` checks a record against: the source as
         // vidprep read it, and the request.
@@ -640,11 +640,11 @@ pub(crate) const SAME_FRAME_DB: f64 = 20.0;
 /// summary which side is wrong where.
 fn which_side(
     source: &std::path::Path,
-    ours: &vidprep::MemoryFrames,
+    ours: &vidprep::exec::MemoryFrames,
     theirs: &[u8],
     our_indices: &[u64],
     their_indices: Option<&[u64]>,
-    ctx: &vidprep::CallContext,
+    ctx: &vidprep::call::CallContext,
 ) -> anyhow::Result<ReferenceCheck> {
     let (w, h) = (ours.width, ours.height);
     let per = w as usize * h as usize * 3;
@@ -658,8 +658,14 @@ fn which_side(
             wanted.extend(i.saturating_sub(NEIGHBOURS)..=i + NEIGHBOURS);
         }
     }
-    let frames = vidprep::reference_rgb_frames(&vidprep::Source::from(source), &wanted, w, h, ctx)
-        .with_context(|| format!("{}: the plain sequential decode failed", source.display()))?;
+    let frames = vidprep::media::reference_rgb_frames(
+        &vidprep::media::Source::from(source),
+        &wanted,
+        w,
+        h,
+        ctx,
+    )
+    .with_context(|| format!("{}: the plain sequential decode failed", source.display()))?;
     let closest = |picture: &[u8], index: usize| -> Option<(usize, f64)> {
         (index.saturating_sub(NEIGHBOURS)..=index + NEIGHBOURS)
             .filter_map(|j| {

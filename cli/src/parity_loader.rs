@@ -52,7 +52,7 @@ pub(crate) fn parse_loader(s: &str) -> Result<String, String> {
 pub(crate) fn run(
     args: &ParityArgs,
     loader: &str,
-    ctx: &vidprep::CallContext,
+    ctx: &vidprep::call::CallContext,
 ) -> anyhow::Result<u8> {
     let source = &args.input;
     let python = args
@@ -153,8 +153,8 @@ pub(crate) fn run(
     let decoded = if names.is_empty() {
         Default::default()
     } else {
-        vidprep::reference_rgb_frames(
-            &vidprep::Source::from(source.as_path()),
+        vidprep::media::reference_rgb_frames(
+            &vidprep::media::Source::from(source.as_path()),
             &wanted,
             w as u32,
             h as u32,
@@ -285,7 +285,7 @@ pub(crate) fn run(
         "send the frames: --payload vllm".to_string()
     };
     let record = json!({
-        "vidprep_version": vidprep::VERSION,
+        "vidprep_version": vidprep::records::VERSION,
         "source": source,
         "vidprep_source": src,
         "loader": loader,

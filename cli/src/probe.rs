@@ -24,9 +24,9 @@ pub struct ProbeArgs {
     build: bool,
 }
 
-pub fn run(args: ProbeArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run(args: ProbeArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     let Some(file) = &args.file else {
-        let facts = vidprep::build_facts();
+        let facts = vidprep::media::build_facts();
         if args.json {
             crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&facts)?))?;
         } else {
@@ -42,9 +42,9 @@ pub fn run(args: ProbeArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
         return Ok(crate::EXIT_OK);
     };
     // As every other command: the JSON names the source, and JSON holds only UTF-8.
-    vidprep::require_utf8(file, "the source")?;
-    let source = vidprep::Source::new(file.clone(), args.source_fps.source_fps);
-    let info = vidprep::probe_source_in(&source, args.count_frames, ctx)?;
+    crate::args::require_utf8(file, "the source")?;
+    let source = vidprep::media::Source::new(file.clone(), args.source_fps.source_fps);
+    let info = vidprep::media::probe_source_in(&source, args.count_frames, ctx)?;
     if args.json {
         crate::print_out(&format!("{}\n", serde_json::to_string_pretty(&info)?))?;
     } else {

@@ -39,7 +39,7 @@ pub struct ReviewArgs {
     json: bool,
 }
 
-pub fn run(args: ReviewArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run(args: ReviewArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     let options = review::ReviewOptions {
         run_dir: args.out_dir.clone(),
         page_dir: args.output.clone(),
@@ -90,7 +90,7 @@ pub struct ReviewApplyArgs {
     json: bool,
 }
 
-pub fn run_apply(args: ReviewApplyArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run_apply(args: ReviewApplyArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     let applied =
         review::apply_decisions(&args.decisions, &args.manifest, args.output.as_deref(), ctx)?;
     let list = |ids: &[String]| {

@@ -1,11 +1,11 @@
 //! `vidprep schema KIND`: prints the JSON Schema of a plan (a manifest line), a video
 //! output's sidecar, `frames.json`, `item.json`, a `report.jsonl` line or a check report, as the library
-//! generates it ([`vidprep::json_schema_text`]; `docs/schema/` holds the same text).
+//! generates it ([`vidprep::records::json_schema_text`]; `docs/schema/` holds the same text).
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 
-use vidprep::SchemaKind;
+use vidprep::records::SchemaKind;
 
 #[derive(Args)]
 pub struct SchemaArgs {
@@ -25,7 +25,7 @@ fn kinds() -> impl TypedValueParser<Value = SchemaKind> {
 }
 
 pub fn run(args: SchemaArgs) -> anyhow::Result<u8> {
-    let text = vidprep::json_schema_text(args.kind);
+    let text = vidprep::records::json_schema_text(args.kind);
     crate::print_out(&text)?;
     Ok(crate::EXIT_OK)
 }

@@ -9,10 +9,11 @@ use anyhow::Context;
 use clap::Args;
 
 use vidprep::boxes::{self, Key};
+use vidprep::exec::OutputGroup;
+use vidprep::media::{FrameTable, Source};
 use vidprep::plan::{BoxesOut, Fill, Format};
 use vidprep::time::TimeSpec;
 use vidprep::track::{track_source_in, DEFAULT_MIN_DRIFT_IOU};
-use vidprep::{FrameTable, OutputGroup, Source};
 
 #[derive(Args)]
 pub struct TrackArgs {
@@ -64,13 +65,13 @@ fn written_by_track(path: &std::path::Path) -> bool {
         .is_ok_and(|t| t.contains("\"vidprep_annotations\"") && t.contains("\"tracked_gaps\""))
 }
 
-pub fn run(args: TrackArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
+pub fn run(args: TrackArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<u8> {
     let source = Source::new(args.source.clone(), args.source_fps.source_fps);
     // The output is claimed before any frame is decoded. The group's inputs are the source
     // (an image sequence: its folder) and the keys file, so it refuses an output that is one
     // of them or lies inside the sequence's folder; and it replaces an existing file only if
     // `vidprep track` wrote it.
-    let mut inputs = vidprep::input_paths(&args.source);
+    let mut inputs = vidprep::media::input_paths(&args.source);
     inputs.push(args.boxes.clone());
     let mut group = OutputGroup::new(&inputs, ctx);
     let temp = group.owned_file(&args.output, &written_by_track, "`vidprep track`")?;
@@ -85,7 +86,7 @@ pub fn run(args: TrackArgs, ctx: &vidprep::CallContext) -> anyhow::Result<u8> {
     }
     // One table for the keys' check and the tracking (which reads the source through the
     // executor's stream, from this cache).
-    let tables = vidprep::TableCache::new();
+    let tables = vidprep::media::TableCache::new();
     let table = tables.table_in(&source, ctx)?;
     let end = args.end.map(|spec| end_frame(&table, spec));
     let mut warnings = Vec::new();

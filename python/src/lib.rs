@@ -6,7 +6,7 @@
 //!
 //! - The GIL is released while the library works ([`detach`]), so other Python
 //!   threads run while frames decode. The work runs on a thread of its own with a
-//!   [`vidprep::CancelToken`] of its own; the calling thread checks for signals every 100 ms,
+//!   [`vidprep::call::CancelToken`] of its own; the calling thread checks for signals every 100 ms,
 //!   so Ctrl-C raises `KeyboardInterrupt` within about that (after the work has stopped and
 //!   removed its temporaries), and the next call is not affected.
 //! - Library errors become `vidprep.VidprepError` subclasses named after [`vidprep::ErrorKind`],
@@ -31,11 +31,11 @@ use numpy::PyArray1;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
+use vidprep::batch::{ItemReport, Observer};
+use vidprep::call::{CallContext, CancelToken, Settings};
 use vidprep::plan::CheckedPlan;
-use vidprep::{BatchOptions, ItemReport, Observer};
-use vidprep::{
-    CallContext, CancelToken, Destination, ErrorKind, ExecOptions, NoProgress, Plan, Settings,
-};
+use vidprep::BatchOptions;
+use vidprep::{Destination, ErrorKind, ExecOptions, NoProgress, Plan};
 
 create_exception!(
     _vidprep,
@@ -344,8 +344,8 @@ fn probe(
             .map(|rate| rate.parse::<vidprep::plan::FrameRate>())
             .transpose()
             .map_err(|e| PyErrText::Usage(format!("source_fps: {e}")))?;
-        let source = vidprep::Source::new(path, fps);
-        let info = vidprep::probe_source_in(&source, count_frames, ctx)?;
+        let source = vidprep::media::Source::new(path, fps);
+        let info = vidprep::media::probe_source_in(&source, count_frames, ctx)?;
         Ok(serde_json::to_string(&info).expect("probe info serialises"))
     })
 }
@@ -371,13 +371,13 @@ fn check(
             .map(|rate| rate.parse::<vidprep::plan::FrameRate>())
             .transpose()
             .map_err(|e| PyErrText::Usage(format!("source_fps: {e}")))?;
-        let mut all: Vec<vidprep::Source> = sources
+        let mut all: Vec<vidprep::media::Source> = sources
             .into_iter()
-            .map(|p| vidprep::Source::new(p, fps))
+            .map(|p| vidprep::media::Source::new(p, fps))
             .collect();
         let mut bad = Vec::new();
         if let Some(m) = manifest {
-            let (more, bad_items) = vidprep::manifest_sources(&m)?;
+            let (more, bad_items) = vidprep::check::manifest_sources(&m)?;
             all.extend(more);
             bad = bad_items.into_iter().map(|b| b.error.to_string()).collect();
         }
@@ -386,7 +386,7 @@ fn check(
                 "check: give at least one source (or a manifest)".into(),
             ));
         }
-        let mut options = vidprep::CheckOptions::default();
+        let mut options = vidprep::check::CheckOptions::default();
         options.full = full;
         options.samples = samples.max(1);
         if let Some(t) = time_limit {
@@ -401,7 +401,7 @@ fn check(
         options.list_frames = list_frames;
         options.cancel = ctx.cancel.clone();
         options.settings = ctx.settings.clone();
-        let report = vidprep::check_sources(&all, &options, &mut vidprep::NoProgress)?;
+        let report = vidprep::check::check_sources(&all, &options, &mut vidprep::NoProgress)?;
         Ok((
             serde_json::to_string(&report).expect("a check report serialises"),
             bad,
@@ -432,8 +432,8 @@ fn sample_plan<'py>(
         let mut options = exec_options(ctx);
         options.workers = workers;
         options.threads = threads;
-        options.memory_budget = memory_budget.unwrap_or(vidprep::DEFAULT_MEMORY_BUDGET);
-        Ok(vidprep::execute_checked(
+        options.memory_budget = memory_budget.unwrap_or(vidprep::exec::DEFAULT_MEMORY_BUDGET);
+        Ok(vidprep::exec::execute_checked(
             &plan,
             &Destination::Memory,
             &options,
@@ -456,7 +456,7 @@ fn sample_plan<'py>(
 fn execute_plan(py: Python<'_>, plan_json: String, out_dir: PathBuf) -> PyResult<String> {
     guarded(py, "running a plan", move |ctx| {
         let plan = plan_of(&plan_json)?;
-        let outcome = vidprep::execute_checked(
+        let outcome = vidprep::exec::execute_checked(
             &plan,
             &Destination::Folder(out_dir),
             &exec_options(ctx),
@@ -520,10 +520,11 @@ fn run_manifest(
 ) -> PyResult<(String, Vec<String>)> {
     guarded(py, "running a manifest", move |ctx| {
         if let Some((i, n)) = shard {
-            vidprep::parse_shard(&format!("{i}/{n}")).map_err(PyErrText::Usage)?;
+            vidprep::batch::parse_shard(&format!("{i}/{n}")).map_err(PyErrText::Usage)?;
         }
         // A shard's run reads its own entries only (and the others' ids).
-        let mut read = vidprep::read_manifest_shard_in(&manifest, shard, &CallContext::new())?;
+        let mut read =
+            vidprep::manifest::read_manifest_shard_in(&manifest, shard, &CallContext::new())?;
         if strict {
             for item in &mut read.items {
                 item.plan.set_strict(true);
@@ -536,7 +537,7 @@ fn run_manifest(
         options.fail_fast = fail_fast;
         options.origin = Some(manifest);
         let notices = Notices::default();
-        let (summary, reports) = vidprep::run_manifest(&read, &options, &notices)?;
+        let (summary, reports) = vidprep::batch::run_manifest(&read, &options, &notices)?;
         Ok((
             serde_json::to_string(&summary).expect("a summary serialises"),
             reports
@@ -565,7 +566,7 @@ fn read_manifest_items(
     strict: bool,
 ) -> PyResult<(Vec<(usize, String, String)>, Vec<String>)> {
     guarded(py, "reading a manifest", move |_| {
-        let mut read = vidprep::read_manifest(&manifest)?;
+        let mut read = vidprep::manifest::read_manifest(&manifest)?;
         if strict {
             for item in &mut read.items {
                 item.plan.set_strict(true);
@@ -579,7 +580,7 @@ fn read_manifest_items(
                 (i.line, i.plan.id.clone(), json)
             })
             .collect();
-        let bad = vidprep::bad_reports(&read.bad)
+        let bad = vidprep::batch::bad_reports(&read.bad)
             .iter()
             .map(|r| serde_json::to_string(r).expect("a report serialises"))
             .collect();
@@ -610,7 +611,7 @@ fn run_item(
         options.codec_threads = codec_threads;
         options.origin = manifest;
         let notices = Notices::default();
-        let report = vidprep::run_item(&item, &options, &notices)?;
+        let report = vidprep::batch::run_item(&item, &options, &notices)?;
         Ok((
             serde_json::to_string(&report).expect("a report serialises"),
             notices.into_vec(),
@@ -633,7 +634,7 @@ fn clean_item(
     manifest: Option<PathBuf>,
 ) -> PyResult<()> {
     guarded(py, "cleaning an item", move |ctx| {
-        Ok(vidprep::clean_item(
+        Ok(vidprep::batch::clean_item(
             &out_dir,
             &id,
             manifest.as_deref(),
@@ -655,7 +656,7 @@ fn write_report(py: Python<'_>, out_dir: PathBuf, report_lines: Vec<String>) -> 
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| PyErrText::Usage(format!("bad report line: {e}")))?;
         let notices = std::sync::Mutex::new(Vec::new());
-        let path = vidprep::merge_report(&out_dir, None, &reports, &|m: &str| {
+        let path = vidprep::batch::merge_report(&out_dir, None, &reports, &|m: &str| {
             notices
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -710,7 +711,7 @@ fn _vidprep(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // FFmpeg's log level is FFmpeg's own process-wide state: set once, at import.
-    vidprep::set_ffmpeg_log(vidprep::FfmpegLog::from_text(
+    vidprep::media::set_ffmpeg_log(vidprep::call::FfmpegLog::from_text(
         std::env::var("VIDPREP_FFMPEG_LOG").ok().as_deref(),
     ));
     m.add("VidprepError", py.get_type::<VidprepError>())?;

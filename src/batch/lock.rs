@@ -9,7 +9,7 @@
 //!   which fails if the name exists: a crash or a full disk leaves at most a temporary (removed
 //!   later as dead), never an empty lock; two runs racing for one name cannot both win.
 //! - **Lease.** While the run lives, a thread renews the lock (its modification time) every
-//!   quarter lease. A lock not renewed for its lease (the call's [`crate::Settings::lock_lease`],
+//!   quarter lease. A lock not renewed for its lease (the call's [`crate::call::Settings::lock_lease`],
 //!   120 s by default; the doors read `VIDPREP_LOCK_LEASE_SECONDS`) is dead wherever its holder ran.
 //! - **Dead or alive.** A lock of this host (same host name, boot id and PID namespace) is
 //!   judged by its process alone, never by its lease: alive while `kill(pid, 0)` finds it

@@ -143,7 +143,7 @@ pub fn parse_shard(text: &str) -> std::result::Result<(usize, usize), String> {
 }
 
 /// The report file of a run.
-pub fn report_name(shard: Option<(usize, usize)>) -> String {
+pub(crate) fn report_name(shard: Option<(usize, usize)>) -> String {
     match shard {
         None => "report.jsonl".to_string(),
         Some((i, n)) => format!("report.shard-{i}-of-{n}.jsonl"),
@@ -716,12 +716,12 @@ pub fn run_item(
 /// for a driver that stopped a worker (a time limit) and will not run the item again.
 /// Waits, as [`run_item`] does, for a lock of another host whose lease is not over; refused
 /// while a live run holds the item. `settings` give the lease of the lock it takes
-/// ([`Settings::lock_lease`](crate::Settings::lock_lease)).
+/// ([`Settings::lock_lease`](crate::call::Settings::lock_lease)).
 pub fn clean_item(
     out_dir: &Path,
     id: &str,
     origin: Option<&Path>,
-    settings: &crate::Settings,
+    settings: &crate::call::Settings,
 ) -> Result<()> {
     let call = CallContext {
         settings: settings.clone(),
@@ -735,12 +735,12 @@ pub fn clean_item(
 }
 
 /// Fault injection for tests of item isolation: the item whose id is
-/// [`Settings::fault_panic`](crate::Settings) (the doors read `VIDPREP_FAULT_PANIC`) panics.
+/// [`Settings::fault_panic`](crate::call::Settings) (the doors read `VIDPREP_FAULT_PANIC`) panics.
 /// Only a build with the test-only `fault-injection` feature has this function and that field
 /// (`cargo test` turns it on through the crate's dev-dependency on itself; `cargo build`,
 /// `cargo install` and the Python package never do).
 #[cfg(feature = "fault-injection")]
-fn inject_fault(id: &str, settings: &crate::Settings) {
+fn inject_fault(id: &str, settings: &crate::call::Settings) {
     if settings.fault_panic.as_deref() == Some(id) {
         panic!("fault injected into item {id} (VIDPREP_FAULT_PANIC)");
     }

@@ -9,7 +9,7 @@
 //! [`execute`](crate::execute), [`run_batch`](crate::run_batch) and the other entries build
 //! theirs from [`ExecOptions`](crate::ExecOptions) (its `cancel`, `settings` and `tally`),
 //! which stays the way a caller configures a call. Functions that read media outside a plan
-//! ([`FrameReader`](crate::FrameReader), [`probe`](crate::probe), ...) run with a fresh
+//! ([`FrameReader`](crate::media::FrameReader), [`probe`](crate::media::probe), ...) run with a fresh
 //! context (never cancelled, default settings, nothing counted), or with the one given to
 //! their `*_in` form. Nothing is read from the calling thread: which token stops a call and
 //! which tally counts it can be read from the signatures.

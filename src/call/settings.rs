@@ -13,7 +13,7 @@
 //! for. Never process-wide: two calls with two settings run apart.
 //!
 //! FFmpeg's log level is FFmpeg's own process-wide state: the doors set it once with
-//! [`crate::set_ffmpeg_log`] (`VIDPREP_FFMPEG_LOG`).
+//! [`crate::media::set_ffmpeg_log`] (`VIDPREP_FFMPEG_LOG`).
 
 use std::time::Duration;
 

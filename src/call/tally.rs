@@ -61,7 +61,7 @@ pub struct Counts {
     /// Pictures that came out of the call's video decoders (every [`FrameReader`]'s, those
     /// dropped on the way to a seek's target included): the decoding work done.
     ///
-    /// [`FrameReader`]: crate::FrameReader
+    /// [`FrameReader`]: crate::media::FrameReader
     pub frames_decoded: usize,
     /// Packets sparse reading did not send to a decoder because no frame it wanted depends on
     /// them (see `bitstream::h264_refs`).

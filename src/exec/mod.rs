@@ -17,11 +17,14 @@
 //! safe. It runs again rather than carrying on because every export planned its frames,
 //! times and sizes from the table that turned out wrong.
 
-pub use crate::call::cancel::CancelToken;
+use crate::call::cancel::CancelToken;
 use crate::call::context::CallContext;
 pub(crate) use crate::call::host::worker_count;
 use crate::call::output::group;
+pub use crate::call::output::group::{Committed, OutputGroup};
 pub use crate::exports::frames::memory::MemoryFrames;
+pub use crate::exports::{ExportReport, ExportTarget};
+pub use crate::frames::pipeline::{NoProgress, Progress};
 use crate::frames::stages::stream;
 
 pub(crate) mod track;
@@ -32,8 +35,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::exports::{self, ExportContext, ExportReport, ExportTarget, Wants};
-use crate::frames::pipeline::{self, FrameSink, Progress};
+use crate::exports::{self, ExportContext, Wants};
+use crate::frames::pipeline::{self, FrameSink};
 use crate::plan::{CheckedPlan, NormalPlan, Plan};
 use crate::records::item_json::{ItemRecord, RemoteFingerprint};
 use crate::vocab::EncodeSettings;
@@ -57,7 +60,7 @@ pub struct ExecOptions {
     pub cancel: CancelToken,
     /// The most bytes the frames of one export kept in memory ([`Destination::Memory`]) may
     /// take: a request for more (`n * height * width * 3`) fails with
-    /// [`Error::OverBudget`](crate::Error::OverBudget) before a frame is decoded. Default
+    /// [`Error::OverBudget`] before a frame is decoded. Default
     /// [`DEFAULT_MEMORY_BUDGET`].
     pub memory_budget: u64,
     /// The frame tables of the call's sources, built once per file version: a batch's items
@@ -66,10 +69,10 @@ pub struct ExecOptions {
     pub tables: crate::media::table::TableCache,
     /// Counts the work the call does (see `crate::call::tally`); `None` counts nothing.
     pub tally: Option<crate::call::tally::Tally>,
-    /// Network timeouts, the download limit, the lock lease (see [`crate::Settings`]). The
+    /// Network timeouts, the download limit, the lock lease (see [`crate::call::Settings`]). The
     /// default is the documented defaults: a door sets the ones it read
-    /// ([`Settings::from_vars`](crate::Settings::from_vars)).
-    pub settings: crate::Settings,
+    /// ([`Settings::from_vars`](crate::call::Settings::from_vars)).
+    pub settings: crate::call::Settings,
 }
 
 /// The default [`ExecOptions::memory_budget`]: 4 GiB.
@@ -85,7 +88,7 @@ impl Default for ExecOptions {
             memory_budget: DEFAULT_MEMORY_BUDGET,
             tables: crate::media::table::TableCache::new(),
             tally: None,
-            settings: crate::Settings::default(),
+            settings: crate::call::Settings::default(),
         }
     }
 }

@@ -3,7 +3,7 @@
 use ffmpeg_next as ffmpeg;
 
 /// Starts ffmpeg once per process and keeps its logging quiet (errors are reported through
-/// our own messages; a door may raise FFmpeg's level with [`crate::set_ffmpeg_log`]).
+/// our own messages; a door may raise FFmpeg's level with [`crate::media::set_ffmpeg_log`]).
 pub fn init() {
     static INIT: std::sync::Once = std::sync::Once::new();
     INIT.call_once(|| {

@@ -7,7 +7,7 @@
 //!   `i`-th image (see [`crate::media::images`]).
 //! - **An http(s) URL**: opened through FFmpeg's network protocols (only `http`, `https`, `tls`
 //!   and `tcp` are allowed), seeking with range requests, every socket operation bounded by a
-//!   timeout ([`NetworkSettings::timeout`](crate::NetworkSettings::timeout)), checked against the validators of its first open, or
+//!   timeout ([`NetworkSettings::timeout`](crate::call::NetworkSettings::timeout)), checked against the validators of its first open, or
 //!   downloaded whole when its server ignores ranges ([`crate::call::net::remote`]). Other
 //!   schemes are refused.
 //!

@@ -29,6 +29,7 @@ pub use crate::profiles::sampling::{Order, Sampler};
 pub use crate::vocab::Fit;
 pub use crate::vocab::FrameRate;
 pub use crate::vocab::Rgb;
+pub use crate::vocab::{EncodeSettings, X264_PRESETS};
 pub use check::validate_id;
 pub use checked::CheckedPlan;
 pub(crate) use checked::NormalPlan;

@@ -1,12 +1,13 @@
-//! The records vidprep reads and writes, typed, with their JSON Schemas (`schema.rs`,
+//! The records vidprep reads and writes, typed, with their JSON Schemas ([`json_schema`],
 //! `vidprep schema`): the sidecar, `frames.json` ([`FramesJson`]), `item.json`, a batch
-//! report's line (`report.rs`), `vidprep check`'s report and the parity record.
+//! report's line, `vidprep check`'s report and the parity record.
 //!
-//! Public are their types, read-only (`#[non_exhaustive]`: later versions may add fields);
-//! `item.json` is what `--resume` compares; the parity record is [`ParityRecord`].
+//! Public are their types, read-only (`#[non_exhaustive]`: later versions may add fields),
+//! and [`VERSION`], the version every record names; `item.json` is what `--resume` compares;
+//! the parity record is [`ParityRecord`].
 //
-// `frames.json` is also [`MemoryFrames::frames_json`](crate::MemoryFrames::frames_json) of a run
-// kept in memory (`docs/schema/frames.schema.json`).
+// `frames.json` is also [`MemoryFrames::frames_json`](crate::exec::MemoryFrames::frames_json)
+// of a run kept in memory (`docs/schema/frames.schema.json`).
 
 pub(crate) mod check_report;
 pub(crate) mod frames_json;
@@ -22,10 +23,11 @@ pub use crate::media::table::{
     UnreadableTail,
 };
 pub use crate::profiles::api::Estimate as TokenEstimate;
-pub use crate::profiles::sampling::Arranged;
+pub use crate::profiles::sampling::order::Arranged;
 pub use crate::vocab::Ratio;
 pub use frames_json::{FrameRecord, FramesJson, ImageBox};
 pub use parity::{
     FrameComparison, ParityRecord, ParityRequest, ParitySeconds, PositionCheck, ReferenceCheck,
 };
-pub use sidecar::SourceRecord;
+pub use schema::{json_schema, json_schema_text, SchemaKind};
+pub use sidecar::{SourceRecord, VERSION};

@@ -67,7 +67,7 @@ fn manifest(dir: &Path, lines: &BTreeMap<usize, String>) -> PathBuf {
 fn id_in_shard(prefix: &str, shard: usize) -> String {
     (0..)
         .map(|k| format!("{prefix}-{k}"))
-        .find(|id| vidprep::shard_of(id, SHARDS) == shard)
+        .find(|id| vidprep::batch::shard_of(id, SHARDS) == shard)
         .unwrap()
 }
 
@@ -100,10 +100,10 @@ fn a_shard_of_a_million_line_manifest_costs_its_own_items() {
     video(dir.path());
     // The first item of shard 0, duplicated near the end; an id of shard 1, duplicated too.
     let first = (1..)
-        .find(|&n| vidprep::shard_of(&id_of(n), SHARDS) == 0)
+        .find(|&n| vidprep::batch::shard_of(&id_of(n), SHARDS) == 0)
         .unwrap();
     let other = (1..)
-        .find(|&n| vidprep::shard_of(&id_of(n), SHARDS) == 1)
+        .find(|&n| vidprep::batch::shard_of(&id_of(n), SHARDS) == 1)
         .unwrap();
     let missing = id_in_shard("missing", 0);
     let dup = |n: usize| format!(r#"{{"id": "{}", "source": "v.mp4"}}"#, id_of(n));
@@ -129,7 +129,7 @@ fn a_shard_of_a_million_line_manifest_costs_its_own_items() {
 
     let got = report(&dir.path().join("out/report.shard-0-of-50000.jsonl"));
     let made: Vec<usize> = (1..=LINES)
-        .filter(|n| !lines.contains_key(n) && vidprep::shard_of(&id_of(*n), SHARDS) == 0)
+        .filter(|n| !lines.contains_key(n) && vidprep::batch::shard_of(&id_of(*n), SHARDS) == 0)
         .collect();
     assert!((10..40).contains(&made.len()), "{} items", made.len());
     let mut want: Vec<(usize, Option<String>, &str, Option<String>)> = made

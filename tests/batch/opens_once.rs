@@ -7,7 +7,7 @@
 //! them without a second check, and a `--resume` run normalises an item once for its check
 //! and its run.
 //!
-//! Counted by the call's tally (`vidprep::Tally`) and, for the `vidprep` binary, by `strace`
+//! Counted by the call's tally (`vidprep::call::Tally`) and, for the `vidprep` binary, by `strace`
 //! (skipped with a message when it is not installed).
 
 use crate::batch::work_once::boxes;
@@ -17,9 +17,12 @@ use crate::support;
 use std::path::{Path, PathBuf};
 
 use common::synth::SynthVideo;
+use vidprep::batch::{Quiet, Status};
+use vidprep::call::Counts;
+use vidprep::call::Tally;
 use vidprep::manifest::ManifestItem;
-use vidprep::{execute, run_batch, BatchOptions, Counts, Destination, ExecOptions};
-use vidprep::{NoProgress, Plan, Quiet, Status, Tally};
+use vidprep::{execute, run_batch, BatchOptions, Destination, ExecOptions};
+use vidprep::{NoProgress, Plan};
 
 /// 120 frames, a keyframe every 30, two B-frames, a soundtrack: the first sampled frame of
 /// the span lies in the first GOP (the worker's seek back to the first keyframe).
@@ -216,9 +219,9 @@ fn a_manifest_item_is_checked_and_normalised_once() {
     let out = dir.path().join("out");
     let run = |resume: bool| {
         let tally = Tally::new();
-        let read = vidprep::read_manifest_in(
+        let read = vidprep::manifest::read_manifest_in(
             &manifest,
-            &vidprep::CallContext::new().with_tally(tally.clone()),
+            &vidprep::call::CallContext::new().with_tally(tally.clone()),
         )
         .unwrap();
         assert_eq!(read.items.len(), 1, "{:?}", read.bad);
@@ -259,7 +262,7 @@ fn every_door_checks_its_plans_once() {
     let tally = Tally::new();
     let (items, refused) = ManifestItem::check_all_in(
         [(1, bad.clone())],
-        &vidprep::CallContext::new().with_tally(tally.clone()),
+        &vidprep::call::CallContext::new().with_tally(tally.clone()),
     );
     assert!(items.is_empty());
     let [refused] = &refused[..] else {

@@ -14,8 +14,9 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 
 use common::synth::SynthVideo;
+use vidprep::batch::{ItemReport, Quiet, Status};
 use vidprep::manifest::ManifestItem;
-use vidprep::{BatchOptions, ItemReport, Quiet, Status};
+use vidprep::BatchOptions;
 
 fn item(id: &str, line: usize, source: &Path) -> ManifestItem {
     let plan = serde_json::json!({
@@ -66,13 +67,13 @@ fn two_drivers_finishing_at_once_keep_every_line() {
                 let mut reports: Vec<ItemReport> = Vec::new();
                 for j in 0..per_driver {
                     let it = item(&format!("d{k}-{j}"), 1 + k * per_driver + j, &source);
-                    let r = vidprep::run_item(&it, &options, &Quiet).unwrap();
+                    let r = vidprep::batch::run_item(&it, &options, &Quiet).unwrap();
                     assert_eq!(r.status, Status::Ok, "{r:?}");
                     reports.push(r);
                 }
                 for _ in 0..rounds {
                     barrier.wait();
-                    vidprep::merge_report(&out, None, &reports, &|m: &str| {
+                    vidprep::batch::merge_report(&out, None, &reports, &|m: &str| {
                         panic!("unexpected notice: {m}")
                     })
                     .unwrap();
@@ -140,7 +141,7 @@ fn a_torn_final_line_is_left_out_with_a_notice_and_a_foreign_line_refused() {
     std::fs::write(&report, &torn).unwrap();
     let mine: ItemReport = serde_json::from_str(&row("mine", 3)).unwrap();
     let notices = std::sync::Mutex::new(Vec::new());
-    vidprep::merge_report(out, None, std::slice::from_ref(&mine), &|m: &str| {
+    vidprep::batch::merge_report(out, None, std::slice::from_ref(&mine), &|m: &str| {
         notices.lock().unwrap().push(m.to_string())
     })
     .unwrap();
@@ -155,7 +156,7 @@ fn a_torn_final_line_is_left_out_with_a_notice_and_a_foreign_line_refused() {
     // A bad line that is not the last: refused, the file left as it was.
     let foreign = format!("not json\n{}\n", row("old", 1));
     std::fs::write(&report, &foreign).unwrap();
-    let e = vidprep::merge_report(out, None, std::slice::from_ref(&mine), &|_: &str| {})
+    let e = vidprep::batch::merge_report(out, None, std::slice::from_ref(&mine), &|_: &str| {})
         .unwrap_err()
         .to_string();
     assert!(

@@ -2,7 +2,7 @@
 //! with a video export, one with a smart cut) opens its source once (plus one decoder per
 //! parallel seeking worker, bounded by the item's thread budget), scans its packets once,
 //! checks and normalises its plan once and reads its annotation file once; its decoder
-//! threads stay within the budget. Counted by the call's own tally (`vidprep::tally`), and
+//! threads stay within the budget. Counted by the call's own tally (`vidprep::call::Tally`), and
 //! checked against independent witnesses: the kernel's `/proc/self/task` for threads and
 //! `strace` (when installed) for the files the `vidprep` binary opens.
 
@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::synth::SynthVideo;
+use vidprep::call::{Counts, Tally};
 use vidprep::{execute, Destination, ExecOptions, NoProgress, Plan};
-use vidprep::{Counts, Tally};
 
 /// Threads are counted for the whole test process: one measurement at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -281,11 +281,11 @@ fn detect_options(boxes: &Path) -> Vec<(&'static str, vidprep::detect::DetectOpt
 fn a_detect_call_opens_its_source_once_plus_one_per_extra_worker() {
     let dir = tempfile::tempdir().unwrap();
     let (src, b) = (long_source(), boxes(dir.path()));
-    let source = vidprep::Source::from(src.as_path());
+    let source = vidprep::media::Source::from(src.as_path());
     for (name, options) in detect_options(&b) {
         for workers in [1, 2, 3] {
             let tally = Tally::new();
-            let ctx = vidprep::CallContext::new().with_tally(tally.clone());
+            let ctx = vidprep::call::CallContext::new().with_tally(tally.clone());
             let options = vidprep::detect::DetectOptions {
                 workers,
                 ..options.clone()
@@ -354,12 +354,12 @@ fn vidprep_detect_opens_the_source_once_as_strace_counts() {
 fn tracking_reads_its_source_through_the_executors_stream() {
     let dir = tempfile::tempdir().unwrap();
     let (src, b) = (source(), boxes(dir.path()));
-    let source = vidprep::Source::from(src.as_path());
+    let source = vidprep::media::Source::from(src.as_path());
     let keys = vidprep::boxes::read_with_defaults(&b, vidprep::plan::Format::Auto).unwrap();
     // (A fill without a tracker: the count is the reading's, with or without OpenCV.)
     let fill = vidprep::plan::Fill::Linear;
     let tally = Tally::new();
-    let ctx = vidprep::CallContext::new().with_tally(tally.clone());
+    let ctx = vidprep::call::CallContext::new().with_tally(tally.clone());
     let (tracked, _, _) = vidprep::track::track_source(&source, &keys, None, fill, &ctx).unwrap();
     assert_eq!(tracked.tracks.len(), 1);
     let c = tally.counts();
@@ -371,8 +371,8 @@ fn tracking_reads_its_source_through_the_executors_stream() {
     );
 
     let tally = Tally::new();
-    let ctx = vidprep::CallContext::new().with_tally(tally.clone());
-    let tables = vidprep::TableCache::new();
+    let ctx = vidprep::call::CallContext::new().with_tally(tally.clone());
+    let tables = vidprep::media::TableCache::new();
     let table = tables.table_in(&source, &ctx).unwrap();
     assert_eq!(table.len(), 120);
     vidprep::track::track_source_in(&source, &keys, Some(60), fill, &tables, &ctx).unwrap();

@@ -443,9 +443,10 @@ fn assert_seeks_give_ffmpegs_frames(src: &Path, packets_lie: bool) {
     let reference = oracle::decode_frames(src, PixFmt::Yuv420p, None);
     let count = oracle::count_frames(src) as usize;
     assert_eq!(reference.len(), count);
-    let tables = vidprep::TableCache::new();
-    let source = vidprep::Source::from(src);
-    let mut reader = vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
+    let tables = vidprep::media::TableCache::new();
+    let source = vidprep::media::Source::from(src);
+    let mut reader =
+        vidprep::media::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
     if !packets_lie {
         assert_eq!(
             reader.table().len(),
@@ -461,8 +462,8 @@ fn assert_seeks_give_ffmpegs_frames(src: &Path, packets_lie: bool) {
             Err(vidprep::Error::TableMismatch { .. }) => {
                 // The table is rebuilt by decoding: reopen with it, as jobs do.
                 tables.distrust(&source);
-                reader =
-                    vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
+                reader = vidprep::media::FrameReader::open_in(&tables, &source, Default::default())
+                    .unwrap();
                 assert_eq!(reader.table().len(), count);
                 reader.seek_to_index(i).unwrap();
                 reader.next_frame().unwrap().unwrap()
@@ -705,7 +706,7 @@ fn theora_with_undecodable_packets_seeks_give_ffmpegs_frames() {
     support::within(ANSWER_WITHIN, "seeking in the damaged Theora", move || {
         assert_seeks_give_ffmpegs_frames(&src, true);
         assert_eq!(
-            vidprep::FrameTable::for_file(&src).unwrap().len(),
+            vidprep::media::FrameTable::for_file(&src).unwrap().len(),
             1440,
             "the packets list every frame"
         );
@@ -809,22 +810,22 @@ fn damaged_theora_reads_one_way_and_lists_every_frame_threads_change() {
     // this file differ there.)
     let count = single.len();
     support::within(ANSWER_WITHIN, "reading the damaged Theora", move || {
-        let tables = vidprep::TableCache::new();
-        let source = vidprep::Source::from(src.as_path());
+        let tables = vidprep::media::TableCache::new();
+        let source = vidprep::media::Source::from(src.as_path());
         // (The packets list 1440 frames: the table is rebuilt by decoding, as jobs do when
         // the decoder disagrees with it.)
         tables.distrust(&source);
         for round in 0..2 {
             let mut reader =
-                vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
-            let read = |reader: &mut vidprep::FrameReader, i: usize| {
+                vidprep::media::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
+            let read = |reader: &mut vidprep::media::FrameReader, i: usize| {
                 reader.seek_to_index(i).and_then(|()| reader.next_frame())
             };
             let first = read(&mut reader, 0).unwrap();
             assert!(first.is_some());
             assert_eq!(reader.table().len(), single.len());
             let mut differ = Vec::new();
-            let mut check = |i: usize, f: vidprep::Frame| {
+            let mut check = |i: usize, f: vidprep::media::Frame| {
                 assert_eq!(f.index, i);
                 assert!(
                     f.damaged || !suspect.contains(&i),
@@ -1351,7 +1352,7 @@ fn a_webm_block_the_demuxer_drops_is_damage_and_reads_like_the_decode_from_the_s
     let dir = tempfile::tempdir().unwrap();
     let src = webm_with_a_dropped_block(dir.path());
     let single = oracle::framemd5(&src, &DecodeOpts::new(PixFmt::Yuv420p).threads(1));
-    let table = vidprep::FrameTable::for_file(&src).unwrap();
+    let table = vidprep::media::FrameTable::for_file(&src).unwrap();
     assert_eq!(table.len(), single.len(), "one frame count");
     let demuxer = &table.damage.demuxer_errors;
     assert!(
@@ -1359,9 +1360,10 @@ fn a_webm_block_the_demuxer_drops_is_damage_and_reads_like_the_decode_from_the_s
         "the dropped block is damage: {demuxer:?}"
     );
     assert_eq!(table.damage.first_affected_frame(), Some(0));
-    let tables = vidprep::TableCache::new();
-    let source = vidprep::Source::from(src.as_path());
-    let mut reader = vidprep::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
+    let tables = vidprep::media::TableCache::new();
+    let source = vidprep::media::Source::from(src.as_path());
+    let mut reader =
+        vidprep::media::FrameReader::open_in(&tables, &source, Default::default()).unwrap();
     let mut bad = Vec::new();
     let targets: Vec<usize> = (0..single.len())
         .step_by(7)

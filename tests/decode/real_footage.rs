@@ -10,7 +10,7 @@ use std::path::Path;
 
 use common::oracle::{self, PixFmt};
 use support::{packed, shared, vidprep};
-use vidprep::FrameReader;
+use vidprep::media::FrameReader;
 
 fn md5s_of_ours(path: &Path) -> Vec<String> {
     FrameReader::open(path)

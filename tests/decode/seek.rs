@@ -9,8 +9,8 @@ use crate::support;
 use common::oracle::{self, Frame as OracleFrame, PixFmt};
 use common::synth::{Codec, SynthVideo};
 use support::packed;
+use vidprep::media::{FrameReader, FrameTable};
 use vidprep::time::Time;
-use vidprep::{FrameReader, FrameTable};
 
 struct Decoded {
     frames: Vec<OracleFrame>,
@@ -285,8 +285,8 @@ fn damaged_video_decodes_as_far_as_ffmpeg_and_the_table_learns_the_damage() {
         .cached();
     // A reader with the table from packets meets the damage and says the table is wrong
     // (never a panic, never a silently wrong frame)...
-    let tables = vidprep::TableCache::new();
-    let source = vidprep::Source::from(v.path.as_path());
+    let tables = vidprep::media::TableCache::new();
+    let source = vidprep::media::Source::from(v.path.as_path());
     let first: Result<Vec<_>, _> = FrameReader::open_in(&tables, &source, Default::default())
         .and_then(|r| r.collect::<Result<Vec<_>, _>>());
     if let Err(e) = &first {

@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 
 use common::oracle::{self, PixFmt};
 use support::packed;
-use vidprep::{FrameReader, FrameTable, Tally};
+use vidprep::call::Tally;
+use vidprep::media::{FrameReader, FrameTable};
 
 /// One test video.
 pub(crate) struct Variant {
@@ -261,10 +262,14 @@ pub(crate) fn check_targets(v: &Variant, every: Option<usize>) -> Work {
     assert_eq!(theirs.len(), n, "{}: frame count", v.name);
 
     let tally = Tally::new();
-    let ctx = vidprep::CallContext::new().with_tally(tally.clone());
-    let mut reader =
-        FrameReader::open_with_table_in(&path, vidprep::DecodeOptions::default(), table, &ctx)
-            .unwrap();
+    let ctx = vidprep::call::CallContext::new().with_tally(tally.clone());
+    let mut reader = FrameReader::open_with_table_in(
+        &path,
+        vidprep::media::DecodeOptions::default(),
+        table,
+        &ctx,
+    )
+    .unwrap();
     reader.want_only(&want);
     for &t in &want {
         reader.seek_to_index(t).unwrap();
@@ -417,11 +422,11 @@ fn work_on_a_long_video() {
         .collect();
     for skip in [false, true] {
         let tally = Tally::new();
-        let ctx = vidprep::CallContext::new().with_tally(tally.clone());
+        let ctx = vidprep::call::CallContext::new().with_tally(tally.clone());
         let t = std::time::Instant::now();
         let mut reader = FrameReader::open_with_table_in(
             Path::new(&path),
-            vidprep::DecodeOptions {
+            vidprep::media::DecodeOptions {
                 threads: 1,
                 ..Default::default()
             },

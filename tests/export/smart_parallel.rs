@@ -16,7 +16,8 @@ use common::cmd::{ffmpeg, p};
 use common::md5::md5_hex;
 use common::oracle::{self, DecodeOpts, PixFmt};
 use common::synth::SynthVideo;
-use vidprep::{execute, CancelToken, Counts, Destination, ExecOptions, NoProgress, Plan, Tally};
+use vidprep::call::{CancelToken, Counts, Tally};
+use vidprep::{execute, Destination, ExecOptions, NoProgress, Plan};
 
 /// A 320x240 25 fps H.264 source with B-frames (x264 medium: B-pyramid), a keyframe every
 /// 25 frames, AAC audio, the frame index painted in.

@@ -214,7 +214,7 @@ pub(crate) fn parity(
         Ok(text) => {
             // Every record a check writes is what `vidprep schema parity` describes.
             let record: Value = serde_json::from_str(&text).unwrap();
-            let schema = crate::schema::validator(vidprep::SchemaKind::Parity);
+            let schema = crate::schema::validator(vidprep::records::SchemaKind::Parity);
             crate::schema::assert_valid(&schema, &record, "a parity record");
             Ok(record)
         }

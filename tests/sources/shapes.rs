@@ -410,8 +410,8 @@ fn seeks_into_a_sequence_land_on_the_exact_file() {
     images(&dir.path().join("s"), 30, "%06d.jpg", (320, 240));
     let pattern = dir.path().join("s/%06d.jpg");
     let oracle = oracle::framemd5(&pattern, &DecodeOpts::new(PixFmt::Yuv420p));
-    let source = vidprep::Source::new(&pattern, Some("29.97".parse().unwrap()));
-    let mut reader = vidprep::FrameReader::open_source(&source, Default::default()).unwrap();
+    let source = vidprep::media::Source::new(&pattern, Some("29.97".parse().unwrap()));
+    let mut reader = vidprep::media::FrameReader::open_source(&source, Default::default()).unwrap();
     for i in [17usize, 3, 29, 0, 16, 16, 28] {
         reader.seek_to_index(i).unwrap();
         let f = reader.next_frame().unwrap().unwrap();

@@ -118,7 +118,7 @@ pub fn sidecar(output: &Path) -> serde_json::Value {
 }
 
 /// A vidprep frame (YUV 4:2:0) as the oracle's packed frame.
-pub fn packed(frame: &vidprep::Frame) -> OracleFrame {
+pub fn packed(frame: &vidprep::media::Frame) -> OracleFrame {
     OracleFrame {
         width: frame.width() as usize,
         height: frame.height() as usize,

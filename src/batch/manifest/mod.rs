@@ -100,7 +100,7 @@ pub struct Manifest {
     /// The entries that cannot (bad JSON, a bad plan, a missing input, a duplicate id).
     pub bad: Vec<BadItem>,
     /// The shard read (`I` of `N`, 0-based): `items` and `bad` are its entries only (an entry
-    /// belongs to the shard of its id, [`shard_of`](crate::shard_of); one without an id to
+    /// belongs to the shard of its id, [`shard_of`]; one without an id to
     /// the shard of its line, line modulo `N`). `None`: every entry.
     pub shard: Option<(usize, usize)>,
     /// The other shards' entries that name an id: the item folders they may write, which

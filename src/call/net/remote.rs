@@ -10,7 +10,7 @@
 //! - **Downloads.** A server that answers the range request with the whole file (`200`, as
 //!   Python's `http.server` does) cannot serve the seeks vidprep makes, so the file is
 //!   downloaded once into an unnamed temporary file (in the system temporary folder,
-//!   `TMPDIR`), bounded by the download limit ([`crate::NetworkSettings::download_limit`]), and FFmpeg reads that copy. The copy lives as
+//!   `TMPDIR`), bounded by the download limit ([`crate::call::NetworkSettings::download_limit`]), and FFmpeg reads that copy. The copy lives as
 //!   long as the `Source` (and its clones); on Linux it never has a name, so nothing is left
 //!   behind even by `kill -9`.
 //!
@@ -20,7 +20,7 @@
 //! [`crate::media::source::url_recipe`]), and an answer whose body is encoded anyway
 //! (`Content-Encoding: gzip`) is refused: its size says nothing of what it unpacks to (a 1 MB
 //! gzip bomb unpacks to 1 GiB), and it cannot be read in ranges. A download that the server
-//! sends slower than the minimum rate ([`crate::NetworkSettings::min_rate`]) fails, naming the
+//! sends slower than the minimum rate ([`crate::call::NetworkSettings::min_rate`]) fails, naming the
 //! URL and the rate, as FFmpeg's reads of a URL do.
 
 use std::io::{Read, Write};

@@ -4,10 +4,10 @@
 //! is known, so every [`Sampler`] here reproduces one toolkit's published formula bit for bit,
 //! including its floating-point arithmetic (f64 for numpy and Python, f32 for `torch.linspace` /
 //! `torch.arange`). Each formula is quoted, with the file and function it comes from, on its
-//! struct in its own file ([`uniform::Uniform`], [`lmms_eval::LmmsEval`],
-//! [`vlmevalkit::VlmEvalKit`], [`qwen::Qwen`], [`hf::Hf`], [`hf_load_video::HfLoadVideo`],
-//! [`hf_processor::HfProcessor`], [`hf_default::HfDefault`]). One sampler has no formula:
-//! [`explicit::Explicit`] takes the frames given by index ([`Request::Frames`]).
+//! struct in its own file (`uniform::Uniform`, `lmms_eval::LmmsEval`,
+//! `vlmevalkit::VlmEvalKit`, `qwen::Qwen`, `hf::Hf`, `hf_load_video::HfLoadVideo`,
+//! `hf_processor::HfProcessor`, `hf_default::HfDefault`). One sampler has no formula:
+//! `explicit::Explicit` takes the frames given by index ([`Request::Frames`]).
 //! `fixtures/sampling/` holds golden
 //! tables produced by the real numpy and torch, and the tests compare against them (and against
 //! a live numpy when one is present).
@@ -34,14 +34,14 @@
 //! # transformers
 //!
 //! transformers has changed its default sampler between releases, so there are four `hf`
-//! samplers: [`hf::Hf`] (`get_uniform_frame_indices`), [`hf_load_video::HfLoadVideo`] and
-//! [`hf_processor::HfProcessor`] (`load_video` and the video processors up to 5.15), and
-//! [`hf_default::HfDefault`] (both from 5.18). Model-specific video processors that override
+//! samplers: `hf::Hf` (`get_uniform_frame_indices`), `hf_load_video::HfLoadVideo` and
+//! `hf_processor::HfProcessor` (`load_video` and the video processors up to 5.15), and
+//! `hf_default::HfDefault` (both from 5.18). Model-specific video processors that override
 //! `sample_frames` (Qwen2-VL, LLaVA-OneVision, ...) are not covered.
 //!
 //! # Orders
 //!
-//! [`arrange`] reorders a sample for ablations ([`Order`]): shuffled with a recorded seed and
+//! `arrange` reorders a sample for ablations ([`Order`]): shuffled with a recorded seed and
 //! permutation (SplitMix64 + Fisher–Yates, identical on every machine), reversed, or only the
 //! last frame.
 //!
@@ -53,10 +53,10 @@
 //! - one file per sampler (`uniform.rs`, `lmms_eval.rs`, `vlmevalkit.rs`, `qwen.rs`, `hf.rs`,
 //!   `hf_load_video.rs`, `hf_processor.rs`, `hf_default.rs`, `explicit.rs`), with what the four transformers
 //!   samplers share in `transformers.rs`;
-//! - `numeric.rs`: the exact numpy/torch arithmetic the formulas use ([`numpy_linspace`],
-//!   [`torch_linspace_f32`], the `arange`s, qwen-vl-utils' frame counts, ...);
+//! - `numeric.rs`: the exact numpy/torch arithmetic the formulas use (`numpy_linspace`,
+//!   `torch_linspace_f32`, the `arange`s, qwen-vl-utils' frame counts, ...);
 //! - `video.rs`: [`FrameTimes`], [`ConstantRate`], [`FrameList`];
-//! - `order.rs`: [`Order`], [`arrange`], [`SplitMix64`], [`shuffle_permutation`];
+//! - `order.rs`: [`Order`], `arrange`, `SplitMix64`, `shuffle_permutation`;
 //! - `tests.rs`: the unit tests, the golden table and the live Python parity test.
 //!
 //! # Adding a sampler
@@ -64,7 +64,7 @@
 //! 1. Write `src/profiles/sampling/<name>.rs`: a unit struct implementing [`Formula`] (its name, its
 //!    count rule, its fps rule, and whether the toolkit itself refuses repeated frames), with a
 //!    doc comment quoting the toolkit's code and where it lives (file, function, version).
-//! 2. Add one line to the registry, `FORMULAS` below (and the file's `pub mod` line beside it).
+//! 2. Add one line to the registry, `FORMULAS` below (and the file's `mod` line beside it).
 //! 3. Add golden rows to `fixtures/sampling/golden.json` if you can generate them with the real
 //!    toolkit (`fixtures/sampling/reference.py`), and the sampler's line in `docs/export.md`.
 //!
@@ -80,18 +80,19 @@ use serde::{Deserialize, Serialize};
 use crate::vocab::time::Time;
 
 mod numeric;
-mod order;
+pub(crate) mod order;
 #[cfg(test)]
 mod tests;
 mod transformers;
 mod video;
 
-pub use numeric::uniform_indices;
-pub use numeric::{numpy_linspace, torch_linspace_f32};
+pub(crate) use numeric::uniform_indices;
+pub(crate) use numeric::{numpy_linspace, torch_linspace_f32};
 // Only the unit tests name these by this path.
 #[cfg(test)]
-pub use numeric::{lmms_eval_indices, qwen_nframes_for_count, QWEN_DEFAULT_FPS};
-pub use order::{arrange, shuffle_permutation, Arranged, Order, SplitMix64};
+pub(crate) use numeric::{lmms_eval_indices, qwen_nframes_for_count, QWEN_DEFAULT_FPS};
+pub use order::Order;
+pub(crate) use order::{arrange, shuffle_permutation, Arranged, SplitMix64};
 pub use video::{ConstantRate, FrameList, FrameTimes};
 
 use numeric::rational_approx;
@@ -100,15 +101,15 @@ use numeric::rational_approx;
 // The registry
 // ---------------------------------------------------------------------------------------------
 
-pub mod explicit;
-pub mod hf;
-pub mod hf_default;
-pub mod hf_load_video;
-pub mod hf_processor;
-pub mod lmms_eval;
-pub mod qwen;
-pub mod uniform;
-pub mod vlmevalkit;
+mod explicit;
+mod hf;
+mod hf_default;
+mod hf_load_video;
+mod hf_processor;
+mod lmms_eval;
+mod qwen;
+mod uniform;
+pub(crate) mod vlmevalkit;
 
 /// Every sampler, one line each. The order is the order of [`Sampler::all`] and
 /// [`Sampler::names`] (so of the names listed for an unknown one) and each sampler's serde
@@ -233,7 +234,7 @@ impl Sampler {
 }
 
 /// The `explicit` sampler (the frames given by index).
-pub fn explicit_sampler() -> Sampler {
+pub(crate) fn explicit_sampler() -> Sampler {
     Sampler(&explicit::Explicit)
 }
 

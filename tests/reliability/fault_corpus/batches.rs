@@ -437,7 +437,7 @@ fn reads_another_items_output(b_source: &'static str, with_a: bool, shard: Optio
 
 /// The shard of a two-shard run that holds item `b`.
 fn shard_of_b() -> &'static str {
-    if vidprep::shard_of("b", 2) == 0 {
+    if vidprep::batch::shard_of("b", 2) == 0 {
         "0/2"
     } else {
         "1/2"

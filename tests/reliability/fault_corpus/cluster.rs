@@ -325,7 +325,7 @@ fn shards_on_several_hosts_share_one_folder() {
     let t0 = Instant::now();
     let ids1: Vec<String> = (0..n)
         .map(|i| format!("i{i}"))
-        .filter(|id| vidprep::shard_of(id, 2) == 1)
+        .filter(|id| vidprep::batch::shard_of(id, 2) == 1)
         .collect();
     assert!(ids1.len() >= 3, "{ids1:?}");
     while !ids1
