@@ -114,7 +114,7 @@ pub struct MendedTimestamps {
     pub frames: usize,
 }
 
-/// One frame of the reference decode (with [`CheckOptions::list_frames`]).
+/// One frame of the reference decode (with `CheckOptions::list_frames` (`vidprep check --list-frames`)).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ReferenceFrame {
     /// Best-effort presentation timestamp, in the stream's time base.
@@ -160,7 +160,7 @@ pub struct SourceCheck {
     /// few: an output keeps one size, so vidprep refuses one made across such a frame.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub size_changes: Vec<SizeChange>,
-    /// The reference's frames, with [`CheckOptions::list_frames`].
+    /// The reference's frames, with `CheckOptions::list_frames` (`vidprep check --list-frames`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frames: Option<Vec<ReferenceFrame>>,
 }

@@ -106,7 +106,7 @@ pub struct FrameTable {
     /// Why the table was built by decoding, if it was.
     pub decoded_because: Option<String>,
     /// Where the picture size changes (only a table built by decoding knows; at most
-    /// [`MAX_SIZE_CHANGES`]).
+    /// `MAX_SIZE_CHANGES`, 16).
     pub size_changes: Vec<crate::media::frame::SizeChange>,
     fallback_frame_duration: i64,
     /// (pos, index) sorted by pos, for [`Identity::Position`] look-ups.

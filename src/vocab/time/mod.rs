@@ -316,7 +316,7 @@ impl fmt::Debug for Time {
     }
 }
 
-/// Exact text: `"5"`, `"21/5"`, `"-1/3"`. Parsed back by [`Time::from_str`].
+/// Exact text: `"5"`, `"21/5"`, `"-1/3"`. Parsed back by its [`FromStr`](std::str::FromStr).
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.den == 1 {
