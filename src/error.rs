@@ -276,7 +276,7 @@ pub(crate) fn bytes_text(n: u64) -> String {
 /// Refuses a path whose name is not UTF-8 (legal on Linux) before any work: vidprep records
 /// every path it reads or writes in JSON sidecars, reports and `item.json`, and JSON holds
 /// only Unicode. `role` says which path it is (`"source"`, `"--out-dir"`).
-pub(crate) fn require_utf8(path: &Path, role: &str) -> Result<()> {
+pub fn require_utf8(path: &Path, role: &str) -> Result<()> {
     if path.to_str().is_some() {
         return Ok(());
     }

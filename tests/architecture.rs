@@ -573,6 +573,27 @@ impl Graph {
         let first = rel.iter().next().unwrap().to_str().unwrap();
         first.trim_end_matches(".rs").to_string()
     }
+
+    /// The top-level modules (every file's unit but `lib.rs`).
+    fn units(&self) -> BTreeSet<String> {
+        self.mods
+            .values()
+            .filter(|f| f.parent() != Some(&self.src) || f.file_name().unwrap() != "lib.rs")
+            .map(|f| self.unit(f))
+            .collect()
+    }
+
+    /// Which top-level modules each one uses (itself left out).
+    fn unit_edges(&self) -> BTreeMap<String, BTreeSet<String>> {
+        let mut adj: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for e in &self.edges {
+            let (a, b) = (self.unit(&e.from), self.unit(&e.to));
+            if a != b {
+                adj.entry(a).or_default().insert(b);
+            }
+        }
+        adj
+    }
 }
 
 fn layer_of(layers: &[(String, Vec<String>)], unit: &str) -> Option<usize> {
@@ -652,12 +673,7 @@ fn cycles(nodes: &BTreeSet<String>, adj: &BTreeMap<String, BTreeSet<String>>) ->
 #[test]
 fn every_top_level_module_has_a_layer() {
     let g = graph();
-    let units: BTreeSet<String> = g
-        .mods
-        .values()
-        .filter(|f| f.parent() != Some(&g.src) || f.file_name().unwrap() != "lib.rs")
-        .map(|f| g.unit(f))
-        .collect();
+    let units = g.units();
     let layers = layers();
     let missing: Vec<&String> = units
         .iter()
@@ -775,19 +791,8 @@ fn modules_form_no_cycle() {
 #[test]
 fn few_top_level_modules_and_short_chains() {
     let g = graph();
-    let units: BTreeSet<String> = g
-        .mods
-        .values()
-        .filter(|f| f.parent() != Some(&g.src) || f.file_name().unwrap() != "lib.rs")
-        .map(|f| g.unit(f))
-        .collect();
-    let mut adj: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for e in &g.edges {
-        let (a, b) = (g.unit(&e.from), g.unit(&e.to));
-        if a != b {
-            adj.entry(a).or_default().insert(b);
-        }
-    }
+    let units = g.units();
+    let adj = g.unit_edges();
     // The longest path from each unit, memoised (a cycle is `modules_form_no_cycle`'s to
     // report: a unit met again on the way counts as a dead end here).
     fn longest(

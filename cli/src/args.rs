@@ -2,7 +2,7 @@
 //! turned into its part of a plan. Defaults are left to the plan and the run (so a command and
 //! the same manifest line make the same plan).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use vidprep::plan::EncodeSettings;
@@ -10,21 +10,6 @@ use vidprep::plan::Rgb;
 use vidprep::plan::{BoxOptions, BoxesOut, BoxesSpec, FrameRate, Plan};
 use vidprep::plan::{Fill, Format, Grid, KeyKind, Units};
 use vidprep::time::TimeSpec;
-
-/// Refuses `path` (`role` says which: `"the source"`, `"--output"`) when its name is not
-/// UTF-8, before any work, with the usage error the library gives for the paths it records
-/// (JSON, in which vidprep writes every path, holds only UTF-8).
-pub fn require_utf8(path: &Path, role: &str) -> vidprep::Result<()> {
-    match path.to_str() {
-        Some(_) => Ok(()),
-        None => Err(vidprep::Error::Usage(format!(
-            "{role} {:?}: the name is not valid UTF-8; vidprep records every path in its JSON \
-             sidecars and reports, which can only hold UTF-8: rename it (for example with convmv) \
-             or give a UTF-8 symbolic link to it",
-            path.as_os_str()
-        ))),
-    }
-}
 
 pub fn parse_time(s: &str) -> Result<TimeSpec, String> {
     TimeSpec::parse(s)

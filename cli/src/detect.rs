@@ -150,15 +150,15 @@ pub fn run(args: DetectArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result
         )
         .into());
     }
-    crate::args::require_utf8(&args.source, "the source")?;
-    crate::args::require_utf8(&args.output, "--output")?;
+    vidprep::records::require_utf8(&args.source, "the source")?;
+    vidprep::records::require_utf8(&args.output, "--output")?;
     for (flag, p) in [
         ("--stats", &args.stats),
         ("--sheets", &args.sheets),
         ("--annotations", &args.annotations),
     ] {
         if let Some(p) = p {
-            crate::args::require_utf8(p, flag)?;
+            vidprep::records::require_utf8(p, flag)?;
         }
     }
     if args.by == Detector::Annotations && args.annotations.is_none() {

@@ -42,7 +42,7 @@ pub fn run(args: ProbeArgs, ctx: &vidprep::call::CallContext) -> anyhow::Result<
         return Ok(crate::EXIT_OK);
     };
     // As every other command: the JSON names the source, and JSON holds only UTF-8.
-    crate::args::require_utf8(file, "the source")?;
+    vidprep::records::require_utf8(file, "the source")?;
     let source = vidprep::media::Source::new(file.clone(), args.source_fps.source_fps);
     let info = vidprep::media::probe_source_in(&source, args.count_frames, ctx)?;
     if args.json {

@@ -3,8 +3,9 @@
 //! report's line, `vidprep check`'s report and the parity record.
 //!
 //! Public are their types, read-only (`#[non_exhaustive]`: later versions may add fields),
-//! and [`VERSION`], the version every record names; `item.json` is what `--resume` compares;
-//! the parity record is [`ParityRecord`].
+//! [`VERSION`], the version every record names, and [`require_utf8`], the rule every path a
+//! record names keeps; `item.json` is what `--resume` compares; the parity record is
+//! [`ParityRecord`].
 //
 // `frames.json` is also [`MemoryFrames::frames_json`](crate::exec::MemoryFrames::frames_json)
 // of a run kept in memory (`docs/schema/frames.schema.json`).
@@ -17,6 +18,7 @@ pub(crate) mod report;
 pub(crate) mod schema;
 pub(crate) mod sidecar;
 
+pub use crate::error::require_utf8;
 pub use crate::media::images::{ImagesRecord, Layout};
 pub use crate::media::table::{
     CorruptPacket, Damage, DamagedPacket, DemuxerErrors, LostPackets, TimesFrom, TruncatedImage,
